@@ -1,0 +1,124 @@
+// Package atomicfile writes files so that a reader sees either the old
+// content or the new one, never a mix, even when the writer is killed.
+//
+// It does not lock: callers that read, modify and write a file hold a
+// lock of their own (see package lockfile).
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// TempPrefix starts the name of every temporary file this package creates.
+// A temporary file left by a killed writer can be recognised by it and
+// removed with [CleanTemp].
+const TempPrefix = ".tmp-"
+
+// WriteFile writes data to a temporary file in the folder of name, syncs it
+// to disk, gives it mode perm and renames it over name, then syncs the
+// folder. On any error the temporary file is removed and name is untouched.
+func WriteFile(name string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", name, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = os.Rename(tmp, name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return SyncDir(dir)
+}
+
+// CreateExclusive writes data to name like [WriteFile], but fails with an
+// error matching [os.ErrExist] when name already exists. It links the
+// synced temporary file into place, so a concurrent creator cannot be
+// overwritten.
+func CreateExclusive(name string, data []byte, perm os.FileMode) (err error) {
+	dir, base := filepath.Split(name)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	defer f.Close()
+	if err = f.Chmod(perm); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("create %s: sync: %w", name, err)
+	}
+	if err = os.Link(tmp, name); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir flushes a folder's entries (a rename or a new file) to disk.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// IsTemp reports whether a file name (not a path) is one of this package's
+// temporary files.
+func IsTemp(base string) bool { return strings.HasPrefix(base, TempPrefix) }
+
+// CleanTemp removes the temporary files a killed writer left in dir. It
+// must only run while the caller holds the lock that guards dir's writers.
+func CleanTemp(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("clean %s: %w", dir, err)
+	}
+	for _, e := range ents {
+		if IsTemp(e.Name()) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("clean %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
