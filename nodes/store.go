@@ -1,0 +1,488 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
+)
+
+// Errors callers branch on.
+var (
+	// ErrPlatformNotFound: the platform has no platform.yaml.
+	ErrPlatformNotFound = errors.New("platform not found")
+	// ErrNodeNotFound: no node file has the hostname.
+	ErrNodeNotFound = errors.New("node not found")
+	// ErrExists: a create found the platform or node already there.
+	ErrExists = errors.New("already exists")
+	// ErrAmbiguous: a hostname names nodes in several platforms.
+	ErrAmbiguous = errors.New("ambiguous")
+	// ErrInvalidName: a platform name or hostname is not an RFC 1123 label.
+	ErrInvalidName = errors.New("invalid name")
+	// ErrLocked: another operation holds the platform's lock. It is
+	// [lockfile.ErrLocked], so either can be tested.
+	ErrLocked = lockfile.ErrLocked
+)
+
+// File and folder names under a project.
+const (
+	PlatformsDir = "platforms"
+	PlatformFile = "platform.yaml"
+	NodesDir     = "nodes"
+	lockName     = ".lock"
+	nodeExt      = ".yaml"
+)
+
+var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidateHostname reports whether h is an RFC 1123 label: lower-case
+// letters, digits and '-', 1 to 63 characters, not starting or ending
+// with '-'. The error wraps [ErrInvalidName].
+func ValidateHostname(h string) error {
+	if !labelRE.MatchString(h) {
+		return fmt.Errorf("hostname %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", h, ErrInvalidName)
+	}
+	return nil
+}
+
+// ValidatePlatformName reports whether name can name a platform: the
+// rules of [ValidateHostname], since it starts generated hostnames.
+func ValidatePlatformName(name string) error {
+	if !labelRE.MatchString(name) {
+		return fmt.Errorf("platform %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", name, ErrInvalidName)
+	}
+	return nil
+}
+
+// Options configure a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store reads and writes the node and platform files of one project
+// folder. It is safe for concurrent use; methods that change files expect
+// the caller to hold the platform's [Store.Lock] when other processes may
+// write too.
+type Store struct {
+	dir string
+	log *slog.Logger
+}
+
+// Open returns a Store over the project folder dir (the one holding
+// platforms/). It does no I/O.
+func Open(dir string, opts Options) *Store {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{dir: dir, log: log}
+}
+
+// Dir returns the project folder.
+func (s *Store) Dir() string { return s.dir }
+
+// PlatformDir returns platforms/<name> under the project folder.
+func (s *Store) PlatformDir(name string) string {
+	return filepath.Join(s.dir, PlatformsDir, name)
+}
+
+func (s *Store) platformPath(name string) string {
+	return filepath.Join(s.PlatformDir(name), PlatformFile)
+}
+
+func (s *Store) nodesDir(platform string) string {
+	return filepath.Join(s.PlatformDir(platform), NodesDir)
+}
+
+// NodePath returns the file a node of the platform is stored in.
+func (s *Store) NodePath(platform, hostname string) string {
+	return filepath.Join(s.nodesDir(platform), hostname+nodeExt)
+}
+
+// Lock takes the platform's lock, recording who holds it. With wait it
+// retries until ctx ends; otherwise it fails at once. Either way a failure
+// wraps [ErrLocked] and names the holder. Holding the lock, it removes
+// temporary files a killed writer left behind.
+func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*lockfile.Lock, error) {
+	dir := s.PlatformDir(platform)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, s.platformErr(platform, err)
+	}
+	path := filepath.Join(dir, lockName)
+	var (
+		l   *lockfile.Lock
+		err error
+	)
+	if wait {
+		l, err = lockfile.Acquire(ctx, path, who, 0)
+	} else {
+		l, err = lockfile.TryLock(path, who)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("platform %s: %w", platform, err)
+	}
+	for _, d := range []string{dir, s.nodesDir(platform)} {
+		if err := atomicfile.CleanTemp(d); err != nil {
+			s.log.Warn("cannot remove leftover temporary files", "dir", d, "err", err)
+		}
+	}
+	return l, nil
+}
+
+// Platforms returns the names of the platforms that have a platform.yaml,
+// sorted.
+func (s *Store) Platforms(ctx context.Context) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Join(s.dir, PlatformsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list platforms: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(s.platformPath(e.Name())); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out, ctx.Err()
+}
+
+func (s *Store) platformErr(name string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		known, _ := s.Platforms(context.Background())
+		hint := "none yet; create one with: plasma-node add " + name
+		if len(known) > 0 {
+			hint = strings.Join(known, ", ")
+		}
+		return fmt.Errorf("platform %q: %w (known platforms: %s)", name, ErrPlatformNotFound, hint)
+	}
+	return fmt.Errorf("platform %s: %w", name, err)
+}
+
+// Platform loads platforms/<name>/platform.yaml. A missing file is an error
+// wrapping [ErrPlatformNotFound]; a malformed one wraps [ErrMalformed].
+func (s *Store) Platform(ctx context.Context, name string) (*Platform, error) {
+	p, _, err := s.loadPlatform(ctx, name)
+	return p, err
+}
+
+func (s *Store) loadPlatform(ctx context.Context, name string) (*Platform, *document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	path := s.platformPath(name)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, s.platformErr(name, err)
+	}
+	p := &Platform{}
+	doc, err := parseDocument(s.rel(path), data, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Name == "" {
+		p.Name = name
+	}
+	p.file = path
+	return p, doc, nil
+}
+
+// CreatePlatform writes a new platforms/<p.Name>/platform.yaml and the
+// nodes/ folder. An existing platform is an error wrapping [ErrExists].
+func (s *Store) CreatePlatform(ctx context.Context, p *Platform) error {
+	if err := ValidatePlatformName(p.Name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := (&document{}).update(&Platform{}, p)
+	if err != nil {
+		return fmt.Errorf("encode platform %s: %w", p.Name, err)
+	}
+	if err := os.MkdirAll(s.nodesDir(p.Name), 0o755); err != nil {
+		return fmt.Errorf("create platform %s: %w", p.Name, err)
+	}
+	if err := atomicfile.CreateExclusive(s.platformPath(p.Name), data, 0o644); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("platform %s: %w", p.Name, ErrExists)
+		}
+		return err
+	}
+	p.file = s.platformPath(p.Name)
+	return nil
+}
+
+// UpdatePlatform loads the platform, calls fn on it and writes the change
+// back, keeping the file's comments, order and unknown fields. When fn
+// returns an error, nothing is written. Callers hold the platform's lock.
+func (s *Store) UpdatePlatform(ctx context.Context, name string, fn func(*Platform) error) (*Platform, error) {
+	p, doc, err := s.loadPlatform(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	old := clonePlatform(p)
+	if err := fn(p); err != nil {
+		return nil, err
+	}
+	data, err := doc.update(old, p)
+	if err != nil {
+		return nil, fmt.Errorf("encode platform %s: %w", name, err)
+	}
+	if err := atomicfile.WriteFile(s.platformPath(name), data, 0o644); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Nodes loads every node of the platform, sorted by hostname. A malformed
+// file is an error naming it; the platform must exist.
+func (s *Store) Nodes(ctx context.Context, platform string) ([]*Node, error) {
+	if _, err := os.Stat(s.platformPath(platform)); err != nil {
+		return nil, s.platformErr(platform, err)
+	}
+	return s.loadNodes(ctx, platform)
+}
+
+func (s *Store) loadNodes(ctx context.Context, platform string) ([]*Node, error) {
+	dir := s.nodesDir(platform)
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list nodes of %s: %w", platform, err)
+	}
+	var files []string
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, nodeExt) {
+			continue
+		}
+		files = append(files, filepath.Join(dir, name))
+	}
+	out := make([]*Node, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(runtime.GOMAXPROCS(0), max(1, len(files))) {
+		wg.Go(func() {
+			for i := range next {
+				out[i], _, errs[i] = s.loadNodeFile(platform, files[i])
+			}
+		})
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Hostname, b.Hostname) })
+	return out, nil
+}
+
+func (s *Store) loadNodeFile(platform, path string) (*Node, *document, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read node %s: %w", s.rel(path), err)
+	}
+	n := &Node{}
+	doc, err := parseDocument(s.rel(path), data, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n.Hostname == "" {
+		n.Hostname = strings.TrimSuffix(filepath.Base(path), nodeExt)
+	}
+	n.Platform = platform
+	n.file = path
+	return n, doc, nil
+}
+
+// AllNodes loads the nodes of every platform, sorted by platform, then
+// hostname.
+func (s *Store) AllNodes(ctx context.Context) ([]*Node, error) {
+	plats, err := s.Platforms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*Node
+	for _, p := range plats {
+		ns, err := s.loadNodes(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ns...)
+	}
+	return out, nil
+}
+
+// Node loads one node of a platform by hostname: the file <hostname>.yaml,
+// or else the file whose hostname field says so. Not found is an error
+// wrapping [ErrNodeNotFound].
+func (s *Store) Node(ctx context.Context, platform, hostname string) (*Node, error) {
+	n, _, err := s.loadNode(ctx, platform, hostname)
+	return n, err
+}
+
+func (s *Store) loadNode(ctx context.Context, platform, hostname string) (*Node, *document, error) {
+	if _, err := os.Stat(s.platformPath(platform)); err != nil {
+		return nil, nil, s.platformErr(platform, err)
+	}
+	path := s.NodePath(platform, hostname)
+	if filepath.Base(path) == hostname+nodeExt && !strings.ContainsAny(hostname, `/\`) {
+		n, doc, err := s.loadNodeFile(platform, path)
+		if err == nil && n.Hostname == hostname {
+			return n, doc, nil
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, err
+		}
+	}
+	all, err := s.loadNodes(ctx, platform)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, n := range all {
+		if n.Hostname == hostname {
+			return s.loadNodeFile(platform, n.file)
+		}
+	}
+	return nil, nil, fmt.Errorf("node %q in platform %s: %w", hostname, platform, ErrNodeNotFound)
+}
+
+// FindNode looks a hostname up in every platform. Not found wraps
+// [ErrNodeNotFound]; a hostname in several platforms wraps [ErrAmbiguous]
+// and lists them.
+func (s *Store) FindNode(ctx context.Context, hostname string) (*Node, error) {
+	all, err := s.AllNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var found []*Node
+	for _, n := range all {
+		if n.Hostname == hostname {
+			found = append(found, n)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("node %q: %w in any platform", hostname, ErrNodeNotFound)
+	case 1:
+		return found[0], nil
+	}
+	var plats []string
+	for _, n := range found {
+		plats = append(plats, n.Platform)
+	}
+	return nil, fmt.Errorf("node %q: %w: it is in platforms %s; choose one with -e PLATFORM", hostname, ErrAmbiguous, strings.Join(plats, ", "))
+}
+
+// CreateNode writes a new node file, platforms/<n.Platform>/nodes/<n.Hostname>.yaml.
+// An existing file is an error wrapping [ErrExists]; the platform must exist.
+func (s *Store) CreateNode(ctx context.Context, n *Node) error {
+	if err := ValidateHostname(n.Hostname); err != nil {
+		return err
+	}
+	if _, err := os.Stat(s.platformPath(n.Platform)); err != nil {
+		return s.platformErr(n.Platform, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := (&document{}).update(&Node{}, n)
+	if err != nil {
+		return fmt.Errorf("encode node %s: %w", n.Hostname, err)
+	}
+	if err := os.MkdirAll(s.nodesDir(n.Platform), 0o755); err != nil {
+		return fmt.Errorf("create node %s: %w", n.Hostname, err)
+	}
+	path := s.NodePath(n.Platform, n.Hostname)
+	if err := atomicfile.CreateExclusive(path, data, 0o644); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("node %s in platform %s: %w (%s)", n.Hostname, n.Platform, ErrExists, s.rel(path))
+		}
+		return err
+	}
+	n.file = path
+	return nil
+}
+
+// UpdateNode loads a node, calls fn on it and writes the change back,
+// keeping the file's comments, order and unknown fields. fn must not
+// change the hostname or platform. When fn returns an error or changes
+// nothing, nothing is written. Callers hold the platform's lock.
+func (s *Store) UpdateNode(ctx context.Context, platform, hostname string, fn func(*Node) error) (*Node, error) {
+	n, doc, err := s.loadNode(ctx, platform, hostname)
+	if err != nil {
+		return nil, err
+	}
+	old := cloneNode(n)
+	if err := fn(n); err != nil {
+		return nil, err
+	}
+	if n.Hostname != old.Hostname || n.Platform != old.Platform {
+		return nil, fmt.Errorf("update node %s: hostname and platform cannot change", hostname)
+	}
+	if equalNodeValues(old, n) {
+		return n, nil
+	}
+	data, err := doc.update(old, n)
+	if err != nil {
+		return nil, fmt.Errorf("encode node %s: %w", hostname, err)
+	}
+	if err := atomicfile.WriteFile(n.file, data, 0o644); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// DeleteNode removes a node's file.
+func (s *Store) DeleteNode(ctx context.Context, platform, hostname string) error {
+	n, err := s.Node(ctx, platform, hostname)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(n.file); err != nil {
+		return fmt.Errorf("delete node %s: %w", hostname, err)
+	}
+	return atomicfile.SyncDir(filepath.Dir(n.file))
+}
+
+// rel shortens a path for messages: relative to the project when inside it.
+func (s *Store) rel(path string) string {
+	if r, err := filepath.Rel(s.dir, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// LockTimeout is a sensible time to wait for a platform's lock in
+// interactive commands.
+const LockTimeout = 30 * time.Second

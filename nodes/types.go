@@ -1,0 +1,178 @@
+package nodes
+
+// Node is one machine of a platform, as stored in
+// platforms/<platform>/nodes/<hostname>.yaml. Field names are those of
+// plasmactl-node, in YAML and in JSON.
+type Node struct {
+	// Hostname is the node's name and its file name without ".yaml". A file
+	// without hostname takes it from its name.
+	Hostname string `yaml:"hostname" json:"hostname"`
+	// Platform is the platform the node belongs to, derived from the folder
+	// it is stored in; it is not written into the file.
+	Platform string `yaml:"-" json:"platform,omitempty"`
+	// Zones are the zone paths the node is allocated to, sorted.
+	Zones []string `yaml:"zones,omitempty" json:"zones,omitempty"`
+	// Machine is the provider's machine type (for example GP1-L).
+	Machine string `yaml:"machine,omitempty" json:"machine,omitempty"`
+
+	Network          Network          `yaml:"network" json:"network"`
+	Disks            []string         `yaml:"disks,omitempty" json:"disks,omitempty"`
+	ProviderMetadata ProviderMetadata `yaml:"provider_metadata,omitempty" json:"provider_metadata,omitempty"`
+
+	Resources Resources         `yaml:"resources,omitempty" json:"resources,omitempty"`
+	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	K8sLabels map[string]string `yaml:"k8s_labels,omitempty" json:"k8s_labels,omitempty"`
+
+	// file is the path the node was loaded from, empty for a new node.
+	file string
+}
+
+// File returns the path the node was loaded from, or "" for a node that was
+// not loaded from a file.
+func (n *Node) File() string { return n.file }
+
+// String returns "hostname@platform", as plasmactl-node displays a node.
+func (n *Node) String() string { return n.Hostname + "@" + n.Platform }
+
+// Network holds a node's addresses.
+type Network struct {
+	PublicIP      string `yaml:"public_ip" json:"public_ip"`
+	PrivateIP     string `yaml:"private_ip" json:"private_ip"`
+	FailoverIP    string `yaml:"failover_ip,omitempty" json:"failover_ip,omitempty"`
+	PublicMAC     string `yaml:"public_mac,omitempty" json:"public_mac,omitempty"`
+	PrivateMAC    string `yaml:"private_mac,omitempty" json:"private_mac,omitempty"`
+	PublicGateway string `yaml:"public_gateway,omitempty" json:"public_gateway,omitempty"`
+	PublicPrefix  int    `yaml:"public_prefix,omitempty" json:"public_prefix,omitempty"`
+}
+
+// ProviderMetadata is what the infrastructure provider knows of a node.
+// ServerID is the stable identity: a node is re-adopted by it on every run.
+type ProviderMetadata struct {
+	Provider   string `yaml:"provider,omitempty" json:"provider,omitempty"`
+	ServerID   string `yaml:"server_id,omitempty" json:"server_id,omitempty"`
+	Datacenter string `yaml:"datacenter,omitempty" json:"datacenter,omitempty"`
+	// Zone is the provider's datacenter zone (OVH dedicated_datacenter, for
+	// example "bhs"), not a topology zone.
+	Zone    string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	Region  string `yaml:"region,omitempty" json:"region,omitempty"`
+	OfferID string `yaml:"offer_id,omitempty" json:"offer_id,omitempty"`
+	Machine string `yaml:"machine,omitempty" json:"machine,omitempty"`
+}
+
+// Resources describes a node's capacity.
+type Resources struct {
+	CPU    int    `yaml:"cpu,omitempty" json:"cpu,omitempty"`
+	Memory string `yaml:"memory,omitempty" json:"memory,omitempty"`
+	GPU    string `yaml:"gpu,omitempty" json:"gpu,omitempty"`
+}
+
+// Platform is platforms/<platform>/platform.yaml, with the field names of
+// plasmactl-platform's schema. Credentials never appear in JSON output.
+type Platform struct {
+	Name           string          `yaml:"name" json:"name"`
+	Cluster        string          `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	Description    string          `yaml:"description,omitempty" json:"description,omitempty"`
+	Infrastructure Infrastructure  `yaml:"infrastructure" json:"infrastructure"`
+	DNS            DNS             `yaml:"dns,omitempty" json:"dns,omitempty"`
+	Networking     Networking      `yaml:"networking,omitempty" json:"networking,omitempty"`
+	Pools          map[string]Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	Defaults       Defaults        `yaml:"defaults,omitempty" json:"defaults,omitempty"`
+	Features       Features        `yaml:"features,omitempty" json:"features,omitempty"`
+	Environment    Environment     `yaml:"environment,omitempty" json:"environment,omitempty"`
+
+	file string
+}
+
+// File returns the path the platform was loaded from.
+func (p *Platform) File() string { return p.file }
+
+// Infrastructure names the provider that makes the platform's machines.
+type Infrastructure struct {
+	// MetalProvider is the provider name: manual, scaleway, hetzner, ovh,
+	// aws or pxe.
+	MetalProvider string `yaml:"metal_provider" json:"metal_provider"`
+	API           API    `yaml:"api,omitempty" json:"api,omitempty"`
+	// Zone is the provider's datacenter (for example "bhs" or "fsn1").
+	Zone          string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	Region        string `yaml:"region,omitempty" json:"region,omitempty"`
+	ProjectID     string `yaml:"project_id,omitempty" json:"project_id,omitempty"`
+	Image         string `yaml:"image,omitempty" json:"image,omitempty"`
+	SSHKeyID      string `yaml:"ssh_key_id,omitempty" json:"ssh_key_id,omitempty"`
+	PrivateVLANID int    `yaml:"private_vlan_id,omitempty" json:"private_vlan_id,omitempty"`
+}
+
+// API is a provider's endpoint and credentials. Credentials are usually
+// references such as "{{ .keyring.ovh_client_id }}" and are never shown in
+// JSON output.
+type API struct {
+	URI          string `yaml:"uri,omitempty" json:"uri,omitempty"`
+	Token        string `yaml:"token,omitempty" json:"-"`
+	ClientID     string `yaml:"client_id,omitempty" json:"-"`
+	ClientSecret string `yaml:"client_secret,omitempty" json:"-"`
+	AccessKey    string `yaml:"access_key,omitempty" json:"-"`
+	SecretKey    string `yaml:"secret_key,omitempty" json:"-"`
+}
+
+// DNS is the platform's DNS zone.
+type DNS struct {
+	Provider string `yaml:"provider,omitempty" json:"provider,omitempty"`
+	Domain   string `yaml:"domain,omitempty" json:"domain,omitempty"`
+	Zone     string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	API      API    `yaml:"api,omitempty" json:"api,omitempty"`
+	Region   string `yaml:"region,omitempty" json:"region,omitempty"`
+	DKIMKey  string `yaml:"dkim_key,omitempty" json:"dkim_key,omitempty"`
+}
+
+// Networking holds the platform's private addressing.
+type Networking struct {
+	// PrivateNetwork is the CIDR private IPs are allocated from when no
+	// named pool is used. Default: 192.168.0.0/16.
+	PrivateNetwork    string `yaml:"private_network,omitempty" json:"private_network,omitempty"`
+	PrivateVIPNetwork string `yaml:"private_vip_network,omitempty" json:"private_vip_network,omitempty"`
+	// IPPools are named address pools (an extension of plasmactl-node's
+	// single private_network). A machine pool picks one with ip_pool.
+	IPPools map[string]IPPool `yaml:"ip_pools,omitempty" json:"ip_pools,omitempty"`
+}
+
+// IPPool is a named private address pool.
+type IPPool struct {
+	// CIDR is the pool's network, IPv4 or IPv6.
+	CIDR string `yaml:"cidr" json:"cidr"`
+	// Range limits allocation to "first-last" inside CIDR.
+	Range string `yaml:"range,omitempty" json:"range,omitempty"`
+	// Exclude lists addresses or "first-last" ranges never handed out.
+	Exclude []string `yaml:"exclude,omitempty" json:"exclude,omitempty"`
+	// Gateway is never handed out.
+	Gateway string `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+}
+
+// Pool is a group of like machines in zones: pools.<name> in platform.yaml.
+type Pool struct {
+	Zones   []string `yaml:"zones" json:"zones"`
+	Machine string   `yaml:"machine" json:"machine"`
+	Count   int      `yaml:"count" json:"count"`
+	// IPPool names the networking.ip_pools entry the pool's private IPs come
+	// from; empty means networking.private_network.
+	IPPool string `yaml:"ip_pool,omitempty" json:"ip_pool,omitempty"`
+}
+
+// Defaults are platform-wide defaults.
+type Defaults struct {
+	Zone         string    `yaml:"zone,omitempty" json:"zone,omitempty"`
+	Capabilities []string  `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
+	Resources    Resources `yaml:"resources,omitempty" json:"resources,omitempty"`
+}
+
+// Features are platform switches.
+type Features struct {
+	DisplayOSRebuildConfirmation bool `yaml:"display_os_rebuild_confirmation,omitempty" json:"display_os_rebuild_confirmation,omitempty"`
+	DisplayDataWipeConfirmation  bool `yaml:"display_data_wipe_confirmation,omitempty" json:"display_data_wipe_confirmation,omitempty"`
+	OSWipeData                   bool `yaml:"os_wipe_data,omitempty" json:"os_wipe_data,omitempty"`
+}
+
+// Environment describes the kind of platform.
+type Environment struct {
+	Type            string `yaml:"type,omitempty" json:"type,omitempty"`
+	AutoDeploy      bool   `yaml:"auto_deploy,omitempty" json:"auto_deploy,omitempty"`
+	MonitoringLevel string `yaml:"monitoring_level,omitempty" json:"monitoring_level,omitempty"`
+}
