@@ -1,0 +1,29 @@
+# The README's test command is `make test`. CI runs it with PLASMA_E2E=1,
+# under which a test that would skip for a missing tool fails instead.
+GO ?= go
+FUZZTIME ?= 5s
+
+.PHONY: test vet fmt fuzz bench
+
+test: fmt vet
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# A short run of every fuzz target; FUZZTIME=10m for a long one.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null || exit 1; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,103 @@
+package plasmanode
+
+import (
+	"context"
+	"slices"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/zones"
+)
+
+// AllocateOptions describe a change of a node's zones.
+type AllocateOptions struct {
+	// Hostname of the node. Required.
+	Hostname string
+	// Platform holding the node. Default: the one platform that has a node
+	// of that name (an error wrapping [nodes.ErrAmbiguous] when several
+	// do).
+	Platform string
+	// Ops are kubectl-style operations: "X" adds, "X-" removes, "old/new"
+	// replaces. None shows the node's zones and changes nothing.
+	Ops []string
+}
+
+// AllocateResult is the node's allocation after Allocate.
+type AllocateResult struct {
+	Hostname string   `json:"hostname" yaml:"hostname"`
+	Platform string   `json:"platform" yaml:"platform"`
+	Zones    []string `json:"zones" yaml:"zones"`
+	// Modified reports whether the node file changed.
+	Modified bool `json:"modified" yaml:"modified"`
+}
+
+// Allocate applies zone operations to a node and rewrites its file,
+// keeping everything else as written. The operations are parsed and the
+// added zones checked against topology.yaml before anything is read; the
+// change is made under the platform's lock against the file as it is
+// then, so concurrent allocations on one node all survive. Removing a
+// zone the node does not have is an error wrapping
+// [zones.ErrNotAllocated], and leaves the file as it was.
+func (p *Project) Allocate(ctx context.Context, o AllocateOptions) (AllocateResult, error) {
+	ops, err := zones.ParseOps(o.Ops)
+	if err != nil {
+		return AllocateResult{}, err
+	}
+	for _, op := range ops {
+		added := op.Zone
+		if op.Kind == zones.Replace {
+			added = op.New
+		}
+		if op.Kind != zones.Remove {
+			if err := p.Topology.Check(added); err != nil {
+				return AllocateResult{}, err
+			}
+		}
+	}
+	platform := o.Platform
+	if platform == "" {
+		n, err := p.Store.FindNode(ctx, o.Hostname)
+		if err != nil {
+			return AllocateResult{}, err
+		}
+		platform = n.Platform
+	}
+	if len(ops) == 0 {
+		n, err := p.Store.Node(ctx, platform, o.Hostname)
+		if err != nil {
+			return AllocateResult{}, err
+		}
+		return AllocateResult{Hostname: n.Hostname, Platform: platform, Zones: nonNil(n.Zones)}, nil
+	}
+	unlock, err := p.lock(ctx, platform, "allocate")
+	if err != nil {
+		return AllocateResult{}, err
+	}
+	defer unlock()
+	var changed bool
+	n, err := p.Store.UpdateNode(ctx, platform, o.Hostname, func(n *nodes.Node) error {
+		result, ch, err := zones.Apply(n.Zones, ops)
+		if err != nil {
+			return err
+		}
+		changed = ch
+		if ch {
+			n.K8sLabels = zoneLabels(n.K8sLabels, n.Zones, result)
+			n.Zones = result
+		}
+		return nil
+	})
+	if err != nil {
+		return AllocateResult{}, err
+	}
+	if changed {
+		p.log.Info("zones allocated", "node", n.String(), "zones", n.Zones)
+	}
+	return AllocateResult{Hostname: n.Hostname, Platform: platform, Zones: nonNil(n.Zones), Modified: changed}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}

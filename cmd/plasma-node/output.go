@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"gopkg.in/yaml.v3"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+func checkOutput(o string) error {
+	switch o {
+	case "table", "json", "yaml":
+		return nil
+	}
+	return usageError{fmt.Errorf("--output %q: want table, json or yaml", o)}
+}
+
+func encode(w io.Writer, format string, v any) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
+}
+
+// listed is a node with its platform, for YAML output (the node type keeps
+// the platform out of its file).
+type listed struct {
+	Platform   string `yaml:"platform"`
+	nodes.Node `yaml:",inline"`
+}
+
+func withPlatform(ns []*nodes.Node) []listed {
+	out := make([]listed, len(ns))
+	for i, n := range ns {
+		out[i] = listed{Platform: n.Platform, Node: *n}
+	}
+	return out
+}
+
+func printNodes(w io.Writer, format string, ns []*nodes.Node) error {
+	switch format {
+	case "json":
+		if ns == nil {
+			ns = []*nodes.Node{}
+		}
+		return encode(w, format, ns)
+	case "yaml":
+		return encode(w, format, withPlatform(ns))
+	}
+	if len(ns) == 0 {
+		fmt.Fprintln(w, "No nodes.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLATFORM\tHOSTNAME\tPUBLIC IP\tPRIVATE IP\tZONES")
+	for _, n := range ns {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Platform, n.Hostname, dash(n.Network.PublicIP), dash(n.Network.PrivateIP), dash(strings.Join(n.Zones, ",")))
+	}
+	return tw.Flush()
+}
+
+func printNode(w io.Writer, format string, n *nodes.Node) error {
+	switch format {
+	case "json":
+		return encode(w, format, n)
+	case "yaml":
+		return encode(w, format, listed{Platform: n.Platform, Node: *n})
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	row("Hostname", n.Hostname)
+	row("Platform", n.Platform)
+	row("File", n.File())
+	row("Machine", n.Machine)
+	row("Zones", strings.Join(n.Zones, ", "))
+	row("Public IP", n.Network.PublicIP)
+	row("Private IP", n.Network.PrivateIP)
+	row("Failover IP", n.Network.FailoverIP)
+	row("Public MAC", n.Network.PublicMAC)
+	row("Private MAC", n.Network.PrivateMAC)
+	row("Provider", n.ProviderMetadata.Provider)
+	row("Server ID", n.ProviderMetadata.ServerID)
+	row("Disks", strings.Join(n.Disks, ", "))
+	return tw.Flush()
+}
+
+func printPlatform(w io.Writer, format string, v *plasmanode.PlatformView) error {
+	view := *v
+	view.Platform = v.Platform.Redacted()
+	if view.Nodes == nil {
+		view.Nodes = []*nodes.Node{}
+	}
+	switch format {
+	case "json":
+		return encode(w, format, view)
+	case "yaml":
+		return encode(w, format, struct {
+			Platform *nodes.Platform `yaml:"platform"`
+			Nodes    []listed        `yaml:"nodes"`
+		}{view.Platform, withPlatform(view.Nodes)})
+	}
+	p := view.Platform
+	fmt.Fprintf(w, "Platform:  %s\nFile:      %s\nProvider:  %s\n", p.Name, p.File(), p.Infrastructure.MetalProvider)
+	if p.DNS.Domain != "" {
+		fmt.Fprintf(w, "Domain:    %s\n", p.DNS.Domain)
+	}
+	network := p.Networking.PrivateNetwork
+	if network == "" {
+		network = "192.168.0.0/16 (default)"
+	}
+	fmt.Fprintf(w, "Network:   %s\n", network)
+	if len(p.Pools) > 0 {
+		fmt.Fprintln(w, "Pools:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, name := range sortedKeys(p.Pools) {
+			pool := p.Pools[name]
+			fmt.Fprintf(tw, "  %s\t%s x%d\t%s\n", name, pool.Machine, pool.Count, strings.Join(pool.Zones, ","))
+		}
+		tw.Flush()
+	}
+	fmt.Fprintf(w, "Nodes:     %d\n", len(view.Nodes))
+	if len(view.Nodes) == 0 {
+		return nil
+	}
+	return printNodes(w, "table", view.Nodes)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

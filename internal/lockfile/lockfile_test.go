@@ -1,0 +1,53 @@
+package lockfile
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTryLockNamesTheHolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	l, err := TryLock(p, "plasma-node provision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = TryLock(p, "other")
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "plasma-node provision (pid ") {
+		t.Fatalf("err = %v, want ErrLocked naming the holder", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := TryLock(p, "other")
+	if err != nil {
+		t.Fatalf("after Unlock: %v", err)
+	}
+	l2.Unlock()
+}
+
+func TestAcquireWaitsAndGivesUp(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	l, err := TryLock(p, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := Acquire(ctx, p, "second", 10*time.Millisecond); !errors.Is(err, ErrLocked) {
+		t.Fatalf("err = %v, want ErrLocked", err)
+	}
+	if d := time.Since(start); d < 90*time.Millisecond {
+		t.Errorf("gave up after %v, want about 100ms", d)
+	}
+	go func() { time.Sleep(50 * time.Millisecond); l.Unlock() }()
+	l2, err := Acquire(context.Background(), p, "second", 10*time.Millisecond)
+	if err != nil {
+		t.Fatalf("Acquire after release: %v", err)
+	}
+	l2.Unlock()
+}

@@ -1,0 +1,90 @@
+package plasmanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/zones"
+)
+
+// ListOptions select nodes.
+type ListOptions struct {
+	// Platform limits the list to one platform. Default: all.
+	Platform string
+	// Zone keeps the nodes allocated to the zone or to a zone below it, as
+	// plasmactl-zone's zone:show finds them. Default: all.
+	Zone string
+}
+
+// List returns the selected nodes, sorted by platform, then hostname.
+func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
+	var zone string
+	if o.Zone != "" {
+		z, err := p.zone(o.Zone)
+		if err != nil {
+			return nil, err
+		}
+		zone = z
+	}
+	var (
+		all []*nodes.Node
+		err error
+	)
+	if o.Platform != "" {
+		all, err = p.Store.Nodes(ctx, o.Platform)
+	} else {
+		all, err = p.Store.AllNodes(ctx)
+	}
+	if err != nil || zone == "" {
+		return all, err
+	}
+	var out []*nodes.Node
+	for _, n := range all {
+		for _, nz := range n.Zones {
+			if zones.Contains(zone, nz) {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// PlatformView is a platform with its nodes.
+type PlatformView struct {
+	Platform *nodes.Platform `json:"platform" yaml:"platform"`
+	Nodes    []*nodes.Node   `json:"nodes" yaml:"nodes"`
+}
+
+// Shown is what [Project.Show] found: a platform or a node.
+type Shown struct {
+	Platform *PlatformView
+	Node     *nodes.Node
+}
+
+// Show finds name as a platform, else as a node in any platform (a
+// platform wins when both exist). Neither is an error wrapping
+// [nodes.ErrNodeNotFound] that says so.
+func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
+	plat, err := p.Store.Platform(ctx, name)
+	switch {
+	case err == nil:
+		ns, err := p.Store.Nodes(ctx, name)
+		if err != nil {
+			return Shown{}, err
+		}
+		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, nil
+	case !errors.Is(err, nodes.ErrPlatformNotFound):
+		return Shown{}, err
+	}
+	n, err := p.Store.FindNode(ctx, name)
+	if errors.Is(err, nodes.ErrNodeNotFound) {
+		return Shown{}, fmt.Errorf("%q is neither a platform nor a node: %w", name, nodes.ErrNodeNotFound)
+	}
+	if err != nil {
+		return Shown{}, err
+	}
+	return Shown{Node: n}, nil
+}

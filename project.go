@@ -1,0 +1,139 @@
+package plasmanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/ipam"
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/zones"
+)
+
+// TopologyFile is the optional zone tree at the project root, in
+// plasmactl-zone's format.
+const TopologyFile = "topology.yaml"
+
+// Errors callers branch on, beside those of packages nodes, zones and ipam.
+var (
+	// ErrUnknownProvider: a provider name that plasma-node does not know.
+	ErrUnknownProvider = errors.New("unknown provider")
+	// ErrConflict: a platform exists with settings other than those asked.
+	ErrConflict = errors.New("conflicting settings")
+	// ErrInvalidAddress: an IP address that does not parse.
+	ErrInvalidAddress = errors.New("invalid address")
+)
+
+// Providers lists the infrastructure providers a platform may name, in
+// the order help texts show them.
+var providerNames = []string{"manual", "scaleway", "hetzner", "ovh", "aws", "pxe"}
+
+// Providers returns the provider names a platform may use.
+func Providers() []string { return slices.Clone(providerNames) }
+
+// Options configure a Project. The zero value is ready to use.
+type Options struct {
+	// Logger receives what the operations report; nil discards it.
+	Logger *slog.Logger
+}
+
+// Project is a folder holding platforms/ and, optionally, topology.yaml.
+// Its methods are the operations of plasma-node.
+type Project struct {
+	// Store reads and writes the project's node and platform files.
+	Store *nodes.Store
+	// Topology is the parsed topology.yaml, or nil when there is none, in
+	// which case every well-formed zone is accepted.
+	Topology *zones.Topology
+
+	log *slog.Logger
+}
+
+// OpenProject opens the project folder dir, reading topology.yaml when it
+// exists. A malformed topology.yaml is an error.
+func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	topo, err := zones.LoadTopology(filepath.Join(dir, TopologyFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log}, nil
+}
+
+// FindProjectDir returns the nearest folder at or above start that holds
+// platforms/, or start itself when none does.
+func FindProjectDir(start string) (string, error) {
+	abs, err := filepath.Abs(start)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(filepath.Join(d, nodes.PlatformsDir)); err == nil && st.IsDir() {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return abs, nil
+		}
+	}
+}
+
+// zone normalises a zone path and checks it against the topology.
+func (p *Project) zone(z string) (string, error) {
+	n, err := zones.Normalize(z)
+	if err != nil {
+		return "", err
+	}
+	if err := p.Topology.Check(n); err != nil {
+		return "", err
+	}
+	return n, nil
+}
+
+// lock takes a platform's lock for an operation that waits its turn.
+func (p *Project) lock(ctx context.Context, platform, op string) (func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, nodes.LockTimeout)
+	defer cancel()
+	l, err := p.Store.Lock(ctx, platform, "plasma-node "+op, true)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
+// IsUsageError reports whether err comes from bad input (a malformed
+// zone, spec, operation, name, address or file, an unknown platform or
+// node, a conflict) rather than from a failure: the CLIs exit 2 for these.
+func IsUsageError(err error) bool {
+	for _, target := range []error{
+		zones.ErrInvalidZone, zones.ErrInvalidSpec, zones.ErrInvalidOp, zones.ErrNotAllocated,
+		zones.ErrUnknownZone, zones.ErrInvalidTopology,
+		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
+		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
+		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
+		ErrUnknownProvider, ErrConflict, ErrInvalidAddress,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
+
+func validateProvider(name string) error {
+	if !slices.Contains(providerNames, name) {
+		return fmt.Errorf("provider %q: %w (known: %s)", name, ErrUnknownProvider, strings.Join(providerNames, ", "))
+	}
+	return nil
+}

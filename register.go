@@ -1,0 +1,198 @@
+package plasmanode
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/plasmactl/plasma-node/ipam"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+// RegisterOptions describe a node added by hand.
+type RegisterOptions struct {
+	// Platform the node joins. Required; it must exist.
+	Platform string
+	// Hostname of the node, an RFC 1123 label. Required.
+	Hostname string
+	// PublicIP is the node's public address. Optional.
+	PublicIP string
+	// PrivateIP is the node's private address. Default: the lowest free
+	// address of the platform's pool.
+	PrivateIP string
+	// Zones the node is allocated to; a path without "platform." gets it.
+	Zones []string
+	// IPPool names the networking.ip_pools entry to allocate from.
+	// Default: networking.private_network.
+	IPPool string
+}
+
+// Register writes a new node file for a machine that already exists. It
+// allocates the private IP from the platform's pool when none is given,
+// and refuses an address another node of the platform already uses
+// (errors wrap [ipam.ErrInUse]). On any error nothing is written.
+func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node, error) {
+	if err := nodes.ValidateHostname(o.Hostname); err != nil {
+		return nil, err
+	}
+	var zs []string
+	for _, z := range o.Zones {
+		n, err := p.zone(z)
+		if err != nil {
+			return nil, err
+		}
+		zs = append(zs, n)
+	}
+	slices.Sort(zs)
+	zs = slices.Compact(zs)
+	pub, err := parseAddr("--public-ip", o.PublicIP)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := parseAddr("--private-ip", o.PrivateIP)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := p.lock(ctx, o.Platform, "add")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	plat, err := p.Store.Platform(ctx, o.Platform)
+	if err != nil {
+		return nil, err
+	}
+	existing, err := p.Store.Nodes(ctx, o.Platform)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range existing {
+		if n.Hostname == o.Hostname {
+			return nil, fmt.Errorf("node %s in platform %s: %w (%s)", o.Hostname, o.Platform, nodes.ErrExists, p.Store.NodePath(o.Platform, o.Hostname))
+		}
+	}
+	if err := checkFree(existing, pub, func(n *nodes.Node) string { return n.Network.PublicIP }, "--public-ip"); err != nil {
+		return nil, err
+	}
+	if err := checkFree(existing, priv, func(n *nodes.Node) string { return n.Network.PrivateIP }, "--private-ip"); err != nil {
+		return nil, err
+	}
+	pool, err := PoolFor(plat, o.IPPool)
+	if err != nil {
+		return nil, err
+	}
+	if !priv.IsValid() {
+		got, err := pool.Allocate(UsedPrivateIPs(existing), 1)
+		if err != nil {
+			return nil, fmt.Errorf("platform %s: %w", o.Platform, err)
+		}
+		priv = got[0]
+	} else if !pool.Contains(priv) {
+		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.String())
+	}
+	n := &nodes.Node{
+		Hostname: o.Hostname,
+		Platform: o.Platform,
+		Zones:    zs,
+		Network:  nodes.Network{PrivateIP: priv.String()},
+	}
+	if pub.IsValid() {
+		n.Network.PublicIP = pub.String()
+	}
+	n.K8sLabels = zoneLabels(nil, nil, zs)
+	if err := p.Store.CreateNode(ctx, n); err != nil {
+		return nil, err
+	}
+	p.log.Info("node registered", "node", n.String(), "private_ip", n.Network.PrivateIP)
+	return n, nil
+}
+
+func parseAddr(flag, s string) (netip.Addr, error) {
+	if s == "" {
+		return netip.Addr{}, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("%s %q: %w: want an IPv4 or IPv6 address such as 192.168.1.10", flag, s, ErrInvalidAddress)
+	}
+	return a.Unmap(), nil
+}
+
+func checkFree(existing []*nodes.Node, a netip.Addr, field func(*nodes.Node) string, flag string) error {
+	if !a.IsValid() {
+		return nil
+	}
+	for _, n := range existing {
+		if b, err := netip.ParseAddr(field(n)); err == nil && b.Unmap() == a {
+			return fmt.Errorf("%s %s: %w by node %s (%s)", flag, a, ipam.ErrInUse, n.Hostname, n.File())
+		}
+	}
+	return nil
+}
+
+// UsedPrivateIPs returns the set of private addresses the nodes use, the
+// only record of allocations: node files are the source of truth.
+func UsedPrivateIPs(ns []*nodes.Node) *ipam.Used {
+	var addrs []netip.Addr
+	for _, n := range ns {
+		if a, err := netip.ParseAddr(n.Network.PrivateIP); err == nil {
+			addrs = append(addrs, a.Unmap())
+		}
+	}
+	return ipam.NewUsed(addrs...)
+}
+
+// PoolFor returns the address pool named name in the platform's
+// networking.ip_pools, or, for "", the pool plasmactl-node allocates from:
+// networking.private_network (default 192.168.0.0/16) without addresses
+// ending in .0 or .255.
+func PoolFor(plat *nodes.Platform, name string) (*ipam.Pool, error) {
+	if name == "" {
+		cidr := plat.Networking.PrivateNetwork
+		if cidr == "" {
+			cidr = ipam.DefaultPrivateNetwork
+		}
+		pool, err := ipam.Default(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: networking.private_network: %w", plat.File(), err)
+		}
+		return pool, nil
+	}
+	c, ok := plat.Networking.IPPools[name]
+	if !ok {
+		var known []string
+		for k := range plat.Networking.IPPools {
+			known = append(known, k)
+		}
+		slices.Sort(known)
+		return nil, fmt.Errorf("ip pool %q is not in %s networking.ip_pools: %w (known: %v)", name, plat.File(), ipam.ErrInvalidPool, known)
+	}
+	pool, err := ipam.New(ipam.Config{Name: name, CIDR: c.CIDR, Range: c.Range, Exclude: c.Exclude, Gateway: c.Gateway})
+	if err != nil {
+		return nil, fmt.Errorf("%s: networking.ip_pools.%s: %w", plat.File(), name, err)
+	}
+	return pool, nil
+}
+
+// zoneLabels returns the node's k8s_labels with one "<zone>: true" label
+// per zone, as plasmactl-node's AddZoneLabels sets them; labels of zones
+// the node no longer has (before) are dropped.
+func zoneLabels(labels map[string]string, before, after []string) map[string]string {
+	out := map[string]string{}
+	for k, v := range labels {
+		out[k] = v
+	}
+	for _, z := range before {
+		if !slices.Contains(after, z) && out[z] == "true" {
+			delete(out, z)
+		}
+	}
+	for _, z := range after {
+		out[z] = "true"
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

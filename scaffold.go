@@ -1,0 +1,100 @@
+package plasmanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/plasmactl/plasma-node/ipam"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+// ScaffoldOptions describe a platform to create.
+type ScaffoldOptions struct {
+	// Platform names the platform (an RFC 1123 label). Required.
+	Platform string
+	// Provider is infrastructure.metal_provider. Default: manual.
+	Provider string
+	// Domain is dns.domain. Default: none.
+	Domain string
+	// PrivateNetwork is networking.private_network. Default: 192.168.0.0/16.
+	PrivateNetwork string
+}
+
+// ScaffoldResult tells what Scaffold did.
+type ScaffoldResult struct {
+	// Platform is the platform as it is on disk.
+	Platform *nodes.Platform
+	// Created is false when the platform already existed with the same
+	// settings.
+	Created bool
+}
+
+// Scaffold creates platforms/<Platform>/platform.yaml and nodes/. A
+// platform that exists is left alone when the options agree with it (only
+// the options given are compared); otherwise the error wraps
+// [ErrConflict] and names the setting.
+func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResult, error) {
+	if err := nodes.ValidatePlatformName(o.Platform); err != nil {
+		return ScaffoldResult{}, err
+	}
+	provider := o.Provider
+	if provider == "" {
+		provider = "manual"
+	}
+	if err := validateProvider(provider); err != nil {
+		return ScaffoldResult{}, err
+	}
+	network := o.PrivateNetwork
+	if network == "" {
+		network = ipam.DefaultPrivateNetwork
+	}
+	if _, err := ipam.Default(network); err != nil {
+		return ScaffoldResult{}, fmt.Errorf("--private-network: %w", err)
+	}
+	existing, err := p.Store.Platform(ctx, o.Platform)
+	switch {
+	case err == nil:
+		return ScaffoldResult{Platform: existing}, agree(existing, o)
+	case !errors.Is(err, nodes.ErrPlatformNotFound):
+		return ScaffoldResult{}, err
+	}
+	plat := &nodes.Platform{
+		Name:           o.Platform,
+		Infrastructure: nodes.Infrastructure{MetalProvider: provider},
+		DNS:            nodes.DNS{Domain: o.Domain},
+		Networking:     nodes.Networking{PrivateNetwork: network},
+	}
+	if err := p.Store.CreatePlatform(ctx, plat); err != nil {
+		if errors.Is(err, nodes.ErrExists) {
+			// Created by a concurrent run between the check and the write.
+			existing, lerr := p.Store.Platform(ctx, o.Platform)
+			if lerr != nil {
+				return ScaffoldResult{}, lerr
+			}
+			return ScaffoldResult{Platform: existing}, agree(existing, o)
+		}
+		return ScaffoldResult{}, err
+	}
+	p.log.Info("platform created", "platform", o.Platform, "provider", provider)
+	return ScaffoldResult{Platform: plat, Created: true}, nil
+}
+
+func agree(existing *nodes.Platform, o ScaffoldOptions) error {
+	check := func(flag, want, have string) error {
+		if want != "" && want != have {
+			return fmt.Errorf("platform %s exists with %s %q; %s %q: %w (edit %s to change it)",
+				existing.Name, flag[2:], have, flag, want, ErrConflict, existing.File())
+		}
+		return nil
+	}
+	have := existing.Networking.PrivateNetwork
+	if have == "" {
+		have = ipam.DefaultPrivateNetwork
+	}
+	return errors.Join(
+		check("--provider", o.Provider, existing.Infrastructure.MetalProvider),
+		check("--domain", o.Domain, existing.DNS.Domain),
+		check("--private-network", o.PrivateNetwork, have),
+	)
+}
