@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
+)
+
+// TestMain lets the test binary act as plasma-node, so tests can run it as
+// separate processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("PLASMA_NODE_AS_MAIN") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+type result struct {
+	code        int
+	stdout, err string
+}
+
+func plasma(t *testing.T, dir string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"--dir", dir}, args...), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func mustRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	r := plasma(t, dir, args...)
+	if r.code != 0 {
+		t.Fatalf("plasma-node %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.err)
+	}
+	return r.stdout
+}
+
+// snapshot returns every file under dir with its content.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() != ".lock" {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+func setup(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "manual", "--domain", "example.com")
+	mustRun(t, dir, "add", "demo", "--hostname", "node001", "--public-ip", "51.159.0.1", "-z", "foundation.cluster.control")
+	mustRun(t, dir, "add", "demo", "--hostname", "node002", "-z", "platform.cognition.data")
+	return dir
+}
+
+func TestScaffoldAndRegister(t *testing.T) {
+	dir := setup(t)
+	got := snapshot(t, dir)
+	want := map[string]string{
+		"platforms/demo/platform.yaml": "name: demo\ninfrastructure:\n  metal_provider: manual\ndns:\n  domain: example.com\nnetworking:\n  private_network: 192.168.0.0/16\n",
+		"platforms/demo/nodes/node001.yaml": "hostname: node001\nzones:\n  - platform.foundation.cluster.control\nnetwork:\n  public_ip: 51.159.0.1\n  private_ip: 192.168.0.1\n" +
+			"k8s_labels:\n  platform.foundation.cluster.control: \"true\"\n",
+		"platforms/demo/nodes/node002.yaml": "hostname: node002\nzones:\n  - platform.cognition.data\nnetwork:\n  public_ip: \"\"\n  private_ip: 192.168.0.2\n" +
+			"k8s_labels:\n  platform.cognition.data: \"true\"\n",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	// Scaffolding again with agreeing flags is fine; disagreeing is not.
+	mustRun(t, dir, "node:add", "demo", "--domain", "example.com")
+	r := plasma(t, dir, "add", "demo", "--provider", "ovh")
+	if r.code != 2 || !strings.Contains(r.err, `exists with provider "manual"; --provider "ovh"`) {
+		t.Errorf("conflicting scaffold: exit %d, %q", r.code, r.err)
+	}
+}
+
+func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"bad zone":                       {[]string{"add", "demo", "--hostname", "n3", "-z", "Foundation.x"}, `zone "Foundation.x"`},
+		"bad op":                         {[]string{"allocate", "node001", "platform.a/"}, `platform.a/`},
+		"removing a zone the node lacks": {[]string{"allocate", "node001", "platform.cognition.data-"}, "platform.cognition.data"},
+		"duplicate private IP":           {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.1"}, "192.168.0.1 is already used by node node001"},
+		"duplicate public IP":            {[]string{"add", "demo", "--hostname", "n3", "--public-ip", "51.159.0.1"}, "--public-ip 51.159.0.1"},
+		"bad IP":                         {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.300"}, `--private-ip "192.168.0.300"`},
+		"bad hostname":                   {[]string{"add", "demo", "--hostname", "Node_3"}, `hostname "Node_3"`},
+		"existing hostname":              {[]string{"add", "demo", "--hostname", "node001"}, "node node001 in platform demo: already exists"},
+		"unknown platform":               {[]string{"add", "nope", "--hostname", "n3"}, `platform "nope": platform not found (known platforms: demo)`},
+		"unknown node":                   {[]string{"allocate", "node999", "platform.x"}, `node "node999"`},
+		"unknown provider":               {[]string{"add", "other", "--provider", "gcp"}, `provider "gcp": unknown provider (known: manual, scaleway, hetzner, ovh, aws, pxe)`},
+		"bad platform name":              {[]string{"add", "My_Platform"}, `platform "My_Platform"`},
+		"unknown flag":                   {[]string{"list", "--frobnicate"}, "unknown flag: --frobnicate"},
+		"missing argument":               {[]string{"show"}, "usage: plasma-node show"},
+		"bad output format":              {[]string{"list", "-o", "xml"}, `--output "xml": want table, json or yaml`},
+		"mixing node and platform flags": {[]string{"add", "demo", "--hostname", "n3", "--provider", "ovh"}, "--provider sets up a platform"},
+		"unknown command":                {[]string{"frob"}, "unknown command"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := setup(t)
+			before := snapshot(t, dir)
+			r := plasma(t, dir, tc.args...)
+			if r.code != 2 {
+				t.Errorf("exit = %d, want 2; stderr %q", r.code, r.err)
+			}
+			if !strings.Contains(r.err, tc.want) {
+				t.Errorf("stderr %q does not contain %q", r.err, tc.want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMalformedNodeFileIsNamed(t *testing.T) {
+	dir := setup(t)
+	os.WriteFile(filepath.Join(dir, "platforms/demo/nodes/broken.yaml"), []byte("hostname: broken\nzones: [a\n"), 0o644)
+	r := plasma(t, dir, "list")
+	if r.code != 2 || !strings.Contains(r.err, filepath.Join("platforms", "demo", "nodes", "broken.yaml")) || !strings.Contains(r.err, "line") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the file and line", r.code, r.err)
+	}
+}
+
+func TestTopologyConstrainsZones(t *testing.T) {
+	dir := setup(t)
+	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  foundation:\n    - cluster:\n      - control\n      - nodes\n  cognition:\n    - data\n    - knowledge\n"), 0o644)
+	mustRun(t, dir, "allocate", "node001", "platform.foundation.cluster.nodes")
+	r := plasma(t, dir, "allocate", "node001", "platform.foundation.clster.nodes")
+	if r.code != 2 || !strings.Contains(r.err, "platform.foundation.cluster.nodes") {
+		t.Errorf("unknown zone: exit %d, %q; want 2 suggesting the nearest zone", r.code, r.err)
+	}
+}
+
+func TestAllocateOps(t *testing.T) {
+	dir := setup(t)
+	out := mustRun(t, dir, "allocate", "node001", "-o", "json")
+	var res struct {
+		Zones    []string
+		Modified bool
+	}
+	json.Unmarshal([]byte(out), &res)
+	if diff := cmp.Diff([]string{"platform.foundation.cluster.control"}, res.Zones); diff != "" || res.Modified {
+		t.Errorf("show mode: %s modified=%v", diff, res.Modified)
+	}
+	mustRun(t, dir, "node:allocate", "node001", "newsection", "platform.foundation.cluster.control/platform.foundation.cluster.nodes", "-e", "demo")
+	out = mustRun(t, dir, "allocate", "node001", "platform.newsection-", "-o", "json")
+	json.Unmarshal([]byte(out), &res)
+	if diff := cmp.Diff([]string{"platform.foundation.cluster.nodes"}, res.Zones); diff != "" || !res.Modified {
+		t.Errorf("after ops (-want +got): %s modified=%v", diff, res.Modified)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "platforms/demo/nodes/node001.yaml"))
+	if strings.Contains(string(b), "platform.foundation.cluster.control") || !strings.Contains(string(b), "platform.foundation.cluster.nodes: \"true\"") {
+		t.Errorf("labels not recomputed:\n%s", b)
+	}
+}
+
+func TestAllocateAmbiguousNode(t *testing.T) {
+	dir := setup(t)
+	mustRun(t, dir, "add", "other")
+	mustRun(t, dir, "add", "other", "--hostname", "node001")
+	r := plasma(t, dir, "allocate", "node001", "platform.x")
+	if r.code != 2 || !strings.Contains(r.err, "demo, other") {
+		t.Errorf("exit %d, %q; want 2 listing both platforms", r.code, r.err)
+	}
+	mustRun(t, dir, "allocate", "node001", "platform.x", "-e", "other")
+}
+
+func TestListAndShowOutputs(t *testing.T) {
+	dir := setup(t)
+	var nodes []map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "list", "-o", "json")), &nodes); err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes) != 2 || nodes[0]["platform"] != "demo" || nodes[0]["hostname"] != "node001" {
+		t.Errorf("list -o json = %v", nodes)
+	}
+	if net, _ := nodes[0]["network"].(map[string]any); net["private_ip"] != "192.168.0.1" {
+		t.Errorf("list -o json uses other field names: %v", nodes[0])
+	}
+	var ys []map[string]any
+	if err := yaml.Unmarshal([]byte(mustRun(t, dir, "list", "-o", "yaml")), &ys); err != nil || len(ys) != 2 || ys[1]["platform"] != "demo" {
+		t.Errorf("list -o yaml = %v, %v", ys, err)
+	}
+	out := mustRun(t, dir, "list", "--zone", "foundation")
+	if !strings.Contains(out, "node001") || strings.Contains(out, "node002") {
+		t.Errorf("list --zone foundation:\n%s", out)
+	}
+	var one map[string]any
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "show", "node002", "-o", "json")), &one); err != nil || one["hostname"] != "node002" {
+		t.Errorf("show node -o json = %v, %v", one, err)
+	}
+	out = mustRun(t, dir, "show", "demo")
+	for _, w := range []string{"Platform:  demo", "Domain:    example.com", "node001", "node002"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("show demo lacks %q:\n%s", w, out)
+		}
+	}
+	if out := mustRun(t, dir, "list", "--zone", "interaction"); !strings.Contains(out, "No nodes.") {
+		t.Errorf("empty list:\n%s", out)
+	}
+}
+
+func TestShowNeverPrintsCredentials(t *testing.T) {
+	dir := setup(t)
+	p := filepath.Join(dir, "platforms/demo/platform.yaml")
+	os.WriteFile(p, []byte("name: demo\ninfrastructure:\n  metal_provider: hetzner\n  api:\n    token: s3cr3t-token-value\n    client_id: '{{ .keyring.ovh_client_id }}'\n"), 0o644)
+	for _, f := range []string{"table", "json", "yaml"} {
+		out := mustRun(t, dir, "show", "demo", "-o", f)
+		if strings.Contains(out, "s3cr3t") {
+			t.Errorf("show -o %s prints the token:\n%s", f, out)
+		}
+	}
+	if out := mustRun(t, dir, "show", "demo", "-o", "yaml"); !strings.Contains(out, "{{ .keyring.ovh_client_id }}") {
+		t.Errorf("keyring references should be shown:\n%s", out)
+	}
+}
+
+// TestConcurrentAllocatesFromTwoProcesses runs allocate in separate
+// processes on one node: every change must survive.
+func TestConcurrentAllocatesFromTwoProcesses(t *testing.T) {
+	dir := setup(t)
+	var wg sync.WaitGroup
+	var want []string
+	for i := range 8 {
+		z := fmt.Sprintf("platform.zone%d", i)
+		want = append(want, z)
+		wg.Go(func() {
+			cmd := exec.Command(os.Args[0], "--dir", dir, "allocate", "node001", z)
+			cmd.Env = append(os.Environ(), "PLASMA_NODE_AS_MAIN=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("allocate %s: %v\n%s", z, err, out)
+			}
+		})
+	}
+	wg.Wait()
+	want = append(want, "platform.foundation.cluster.control")
+	slices.Sort(want)
+	var res struct{ Zones []string }
+	json.Unmarshal([]byte(mustRun(t, dir, "allocate", "node001", "-o", "json")), &res)
+	if diff := cmp.Diff(want, res.Zones); diff != "" {
+		t.Errorf("zones after concurrent allocates (-want +got):\n%s", diff)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if out := mustRun(t, t.TempDir(), "version"); !strings.HasPrefix(out, "plasma-node ") {
+		t.Errorf("version = %q", out)
+	}
+}

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestQuickstartRuns(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), t.TempDir(), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{
+		"demo-node-001 got private IP 192.168.0.1",
+		"demo-node-003 got private IP 192.168.0.3",
+		"zones now platform.cognition.knowledge, platform.interaction.observability (modified: true)",
+		"demo-node-002@demo",
+		"k8s_labels:",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

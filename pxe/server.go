@@ -1,0 +1,178 @@
+package pxe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Defaults for [Config] fields left zero.
+const (
+	// DefaultHTTPAddr is where the HTTP server listens: port 8090 on every
+	// address, as TAPPaaS's node-provisioner does.
+	DefaultHTTPAddr = ":8090"
+	// DefaultTTL is how long a provisioning window stays open: 2 hours.
+	DefaultTTL = 2 * time.Hour
+	// shutdownGrace is how long running requests may finish after the
+	// window closes.
+	shutdownGrace = 5 * time.Second
+)
+
+// ErrWindowExpired is returned by [Server.Serve] when the window closed
+// because its TTL ran out (rather than because its context ended).
+var ErrWindowExpired = errors.New("provisioning window expired")
+
+// Config configures a [Server]. Zero values are the documented defaults.
+type Config struct {
+	// HTTPAddr is the listen address. Default: [DefaultHTTPAddr]. Ignored
+	// when Listener is set.
+	HTTPAddr string
+	// Listener, when set, is used instead of listening on HTTPAddr (tests
+	// and socket activation).
+	Listener net.Listener
+	// TTL closes the window this long after Serve starts. Default:
+	// [DefaultTTL]; negative means no limit.
+	TTL time.Duration
+	// Routes are mounted on the server's mux, pattern to handler, for
+	// example "POST /answer" to an answer handler. A request matching no
+	// route gets 404.
+	Routes map[string]http.Handler
+	// Logger receives the server's events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is one provisioning window. Create it with [New] and run it with
+// [Server.Serve].
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	mux  *http.ServeMux
+	mu   sync.Mutex
+	addr net.Addr
+	open bool
+	// ready is closed once the listener is bound.
+	ready chan struct{}
+}
+
+// New returns a server for cfg. It does no I/O.
+func New(cfg Config) (*Server, error) {
+	if cfg.HTTPAddr == "" {
+		cfg.HTTPAddr = DefaultHTTPAddr
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), ready: make(chan struct{})}
+	for pattern, h := range cfg.Routes {
+		if err := register(s.mux, pattern, h); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("route %q: %v", pattern, r)
+		}
+	}()
+	mux.Handle(pattern, h)
+	return nil
+}
+
+// Addr returns the bound address once Serve is listening, else nil.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Ready is closed once the server is listening.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Open reports whether the window is open: the server is listening and
+// its TTL has not run out.
+func (s *Server) Open() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}
+
+// ServeHTTP routes a request as the running server does; requests after
+// the window closed get 503.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.Open() {
+		http.Error(w, "provisioning window closed", http.StatusServiceUnavailable)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Serve listens and serves until ctx ends (it returns ctx's error) or the
+// TTL runs out (it returns [ErrWindowExpired]). Requests already running
+// get a few seconds to finish; new ones are refused at once.
+func (s *Server) Serve(ctx context.Context) error {
+	ln := s.cfg.Listener
+	if ln == nil {
+		var lc net.ListenConfig
+		l, err := lc.Listen(ctx, "tcp", s.cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", s.cfg.HTTPAddr, err)
+		}
+		ln = l
+	}
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.mu.Lock()
+	s.addr, s.open = ln.Addr(), true
+	s.mu.Unlock()
+	close(s.ready)
+	s.log.Info("provisioning window open", "http", ln.Addr().String(), "ttl", s.cfg.TTL.String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var expired <-chan time.Time
+	if s.cfg.TTL > 0 {
+		t := time.NewTimer(s.cfg.TTL)
+		defer t.Stop()
+		expired = t.C
+	}
+	var result error
+	select {
+	case err := <-errc:
+		s.close()
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+		result = ctx.Err()
+	case <-expired:
+		result = ErrWindowExpired
+	}
+	s.close()
+	s.log.Info("provisioning window closed", "reason", result.Error())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return result
+}
+
+func (s *Server) close() {
+	s.mu.Lock()
+	s.open = false
+	s.mu.Unlock()
+}
