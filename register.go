@@ -125,7 +125,7 @@ func checkFree(existing []*nodes.Node, a netip.Addr, field func(*nodes.Node) str
 	}
 	for _, n := range existing {
 		if b, err := netip.ParseAddr(field(n)); err == nil && b.Unmap() == a {
-			return fmt.Errorf("%s %s: %w by node %s (%s)", flag, a, ipam.ErrInUse, n.Hostname, n.File())
+			return fmt.Errorf("%s %s is already used by node %s (%s): %w", flag, a, n.Hostname, n.File(), ipam.ErrInUse)
 		}
 	}
 	return nil
