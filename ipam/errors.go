@@ -1,0 +1,33 @@
+package ipam
+
+import "errors"
+
+// Sentinel errors; callers branch on them with errors.Is.
+var (
+	// ErrInvalidPool means a pool Config is invalid.
+	ErrInvalidPool = errors.New("invalid address pool")
+	// ErrExhausted means the pool has fewer free addresses than asked for.
+	ErrExhausted = errors.New("address pool exhausted")
+	// ErrOutOfPool means an address lies outside the pool's CIDR or range.
+	ErrOutOfPool = errors.New("address outside pool")
+	// ErrReserved means an address is in the pool's span but never handed
+	// out: the network or broadcast address, the gateway, an excluded
+	// address, or (with SkipEdges) an IPv4 address ending in .0 or .255.
+	ErrReserved = errors.New("address reserved")
+	// ErrInUse means an address is already used.
+	ErrInUse = errors.New("address already used")
+)
+
+// poolError carries a full message and wraps a sentinel, so the message
+// reads naturally while errors.Is still finds the sentinel.
+type poolError struct {
+	msg string
+	err error
+}
+
+func (e *poolError) Error() string { return e.msg }
+func (e *poolError) Unwrap() error { return e.err }
+
+func newError(sentinel error, msg string) error {
+	return &poolError{msg: msg, err: sentinel}
+}
