@@ -283,7 +283,9 @@ func structOf(t table) reflect.Value {
 // the spellings v accepts (from 8.4 both kebab-case and the snake_case
 // aliases; before, only the spelling of the time), and nothing else. It
 // then validates the result like [Validate]. A missing network.source is
-// from-dhcp before 9.2, as in the installer.
+// from-dhcp before 9.2, as in the installer. Empty lvm and
+// interface-name-pinning tables are read as absent (Render writes no empty
+// table).
 //
 // Errors wrap [ErrInvalid] (TOML syntax, an unknown key, a value of the
 // wrong type, a rule broken, or both root passwords set, which the
@@ -613,14 +615,38 @@ func (r *reader) network() Network {
 		n.Source = NetworkFromDHCP
 	}
 	if p := r.sub("interface-name-pinning"); p != nil {
-		n.InterfaceNamePinning = &InterfaceNamePinning{
+		pin := InterfaceNamePinning{
 			Enabled: p.boolPtr("enabled"),
-			Mapping: p.strMap("mapping"),
+			Mapping: lowerMACKeys(p.strMap("mapping")),
+		}
+		// An empty table is rendered as none; read it as none.
+		if pin.Enabled != nil || len(pin.Mapping) > 0 {
+			n.InterfaceNamePinning = &pin
 		}
 		p.done()
 	}
 	r.done()
 	return n
+}
+
+// lowerMACKeys writes the MAC keys of a mapping in lower case, as the
+// installer reads them (and Render writes them). A mapping where that would
+// merge two keys is returned unchanged, for Validate to report.
+func lowerMACKeys(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if c, ok := canonicalMAC(k); ok {
+			k = c
+		}
+		if _, dup := out[k]; dup {
+			return m
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func (r *reader) diskSetup() DiskSetup {
@@ -643,12 +669,15 @@ func (r *reader) diskSetup() DiskSetup {
 		z.done()
 	}
 	if l := r.sub("lvm"); l != nil {
-		d.LVM = &LVMOptions{
+		lvm := LVMOptions{
 			HDSize:   l.floatPtr("hdsize"),
 			SwapSize: l.floatPtr("swapsize"),
 			MaxRoot:  l.floatPtr("maxroot"),
 			MaxVZ:    l.floatPtr("maxvz"),
 			MinFree:  l.floatPtr("minfree"),
+		}
+		if lvm != (LVMOptions{}) {
+			d.LVM = &lvm
 		}
 		l.done()
 	}
