@@ -833,3 +833,45 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestRenderRoundTripsEveryOption(t *testing.T) {
+	tests := map[string]func(a *answer.Answer){
+		"every LVM size": func(a *answer.Answer) {
+			a.DiskSetup = answer.DiskSetup{Filesystem: answer.FilesystemXFS, DiskList: []string{"nvme0n1"}, LVM: &answer.LVMOptions{
+				HDSize: answer.Ptr(100.0), SwapSize: answer.Ptr(8.5), MaxRoot: answer.Ptr(30.0), MaxVZ: answer.Ptr(0.0), MinFree: answer.Ptr(16.0),
+			}}
+		},
+		"every btrfs option": func(a *answer.Answer) {
+			a.DiskSetup = answer.DiskSetup{Filesystem: answer.FilesystemBtrfs, DiskList: []string{"sda", "sdb", "sdc", "sdd"},
+				Btrfs: &answer.BtrfsOptions{Raid: answer.Raid10, HDSize: answer.Ptr(200.0), Compress: "zstd"}}
+		},
+		"fqdn from DHCP with a fallback domain": func(a *answer.Answer) {
+			a.Global.FQDN = answer.FQDN{FromDHCP: true, Domain: "mgmt.internal"}
+			a.Global.RebootOnError = answer.Ptr(true)
+			a.Global.RebootMode = answer.RebootModeReboot
+		},
+		"fqdn from DHCP alone": func(a *answer.Answer) { a.Global.FQDN = answer.FQDN{FromDHCP: true} },
+		"a first-boot script from the ISO and a webhook without pinning": func(a *answer.Answer) {
+			a.FirstBoot = &answer.FirstBoot{Source: answer.FirstBootFromISO, Ordering: answer.OrderingFullyUp}
+			a.PostInstallationWebhook = &answer.Webhook{URL: "http://10.0.0.1:8090/done"}
+		},
+	}
+	for name, change := range tests {
+		for _, v := range []answer.Version{answer.Version84, answer.Version92} {
+			t.Run(fmt.Sprintf("%s for %s", name, v), func(t *testing.T) {
+				a := withOnly(change)
+				out, err := answer.Render(a, v, answer.RenderOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				back, err := answer.Decode(out, v)
+				if err != nil {
+					t.Fatalf("Decode: %v\n%s", err, out)
+				}
+				if diff := cmp.Diff(a, back); diff != "" {
+					t.Errorf("round trip (-rendered +decoded):\n%s\n%s", diff, out)
+				}
+			})
+		}
+	}
+}
