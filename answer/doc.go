@@ -1,0 +1,35 @@
+// Package answer is the Proxmox VE side of bare-metal provisioning: the
+// automated installer's answer model and its answer.toml rendering for each
+// installer version (snake_case keys before 8.4, kebab-case from 8.4, never
+// a key the version does not know), the system-info payload the installer
+// POSTs when it asks for its answer, SHA-512 crypt for hashed root
+// passwords, registrations of expected machines, the matching interlock that
+// picks a registration for a request, generated per-node secrets, first-boot
+// scripts, and the one-shot answer handler that serves each registration
+// once.
+//
+// The entry points are [Render] (an [Answer] to TOML for a [Version]),
+// [Validate] (the installer's rules), [Decode] (TOML back to an Answer, as a
+// given installer reads it), [ParseSystemInfo] (the request body) and
+// [HashPassword].
+//
+// Key and section history, by installer release (see [Version82] and the
+// constants after it):
+//
+//	8.2  [global] keyboard country fqdn mailto timezone root_password
+//	     reboot_on_error root_ssh_keys; [network] source cidr dns gateway
+//	     filter; [disk-setup] filesystem disk_list filter filter_match
+//	     zfs.{raid,ashift,arc_max,checksum,compress,copies,hdsize}
+//	     lvm.{hdsize,swapsize,maxroot,maxvz,minfree} btrfs.{raid,hdsize}
+//	8.3  root_password_hashed, btrfs.compress,
+//	     [post-installation-webhook] url cert_fingerprint,
+//	     [first-boot] source ordering url cert-fingerprint (kebab already)
+//	8.4  every key kebab-case (snake_case stays an alias), reboot-mode,
+//	     fqdn.source = "from-dhcp" with fqdn.domain, root-password >= 8 chars
+//	9.1  network.interface-name-pinning.{enabled,mapping}
+//	9.2  subscription-key, post-installation-webhook.auth-token;
+//	     network.source required
+//
+// It does not listen on the network, boot machines or prepare ISOs (that is
+// package pxe), and it leaves request size limits to the HTTP server.
+package answer
