@@ -443,7 +443,11 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 			if r.Extra == nil {
 				r.Extra = map[string]json.RawMessage{}
 			}
-			r.Extra[k] = v
+			var c bytes.Buffer
+			if err := json.Compact(&c, v); err != nil {
+				return Registration{}, invalid(ErrInvalidRegistration, "registration key %q: %v", k, err)
+			}
+			r.Extra[k] = c.Bytes()
 		}
 	}
 	if r, err = r.normalize(); err != nil {
