@@ -149,7 +149,7 @@ func ReadEvents(path string) ([]Event, error) {
 			return out, nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("read events %s: %w", path, err)
+			return nil, fmt.Errorf("read events %s: %w", path, err)
 		}
 	}
 }
