@@ -139,24 +139,31 @@ in_use() {
 		grep -Eq 'MOUNTPOINT="[^"]+"|FSTYPE="(LVM2_member|swap)"'
 }
 
-# pool NAME VDEV KIND:ID... resolves the pool's disks (pass=check) or
-# creates the pool (pass=create). An existing pool is left alone.
+# pool NAME VDEV KIND:ID... resolves the pool's disks and checks they are
+# unused (pass=check), or creates the pool from them (pass=create). An
+# existing pool, found in the check pass, is left alone.
+existing=' '
 pool() {
 	p_name=$1
 	p_vdev=$2
 	shift 2
-	if zpool list -H -o name "$p_name" >/dev/null 2>&1; then
-		if [ "$pass" = check ]; then
+	if [ "$pass" = check ]; then
+		if zpool list -H -o name "$p_name" >/dev/null 2>&1; then
 			say "pool $p_name exists; left alone"
+			existing="$existing$p_name "
+			return 0
 		fi
-		return 0
+	else
+		case $existing in
+		*" $p_name "*) return 0 ;;
+		esac
 	fi
 	p_n=$#
 	while [ "$p_n" -gt 0 ]; do
 		p_spec=$1
 		shift
 		p_dev=$(find_disk "$p_name" "${p_spec%%:*}" "${p_spec#*:}") || return 1
-		if in_use "$p_dev"; then
+		if [ "$pass" = check ] && in_use "$p_dev"; then
 			warn "pool $p_name: disk ${p_spec#*:} ($p_dev) holds a mounted filesystem, swap or LVM; not using it"
 			return 1
 		fi
