@@ -85,7 +85,7 @@ set -u
 const firstBootFuncs = `DISK_BY_ID=${DISK_BY_ID:-/dev/disk/by-id}
 DEV_DIR=${DEV_DIR:-/dev}
 EFI_DIR=${EFI_DIR:-/sys/firmware/efi}
-PATH=${PATH:-/usr/sbin:/usr/bin:/sbin:/bin}
+PATH=${PATH:-/usr/bin:/bin}:/usr/sbin:/sbin
 export PATH
 
 say() { printf 'first-boot: %s\n' "$*"; }

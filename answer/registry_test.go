@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -661,4 +662,53 @@ func FuzzLoadRegistration(f *testing.F) {
 			t.Fatalf("round trip (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// The answer server's path through the registry: a registration, the
+// installer's request matched against the pending ones, and the one-shot
+// consumption.
+func ExampleRegistry() {
+	ctx := context.Background()
+	state, err := os.MkdirTemp("", "example-registry")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(state)
+
+	g, err := OpenRegistry(state, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	boot, _ := ParseBootDisk("25414A800205")
+	pool, _ := ParsePoolSpec("tanka1=single:50026B73842AD86F")
+	mac, _ := NormalizeMAC("AA-BB-CC-DD-EE-FF")
+	if _, err := g.Put(ctx, Registration{Name: "tappaas3", MACs: []string{mac}, BootDisk: boot, Pools: []DataPool{pool}}); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The installer POSTs its system info; a 9.2 ISO sends upper-case MACs.
+	pending, _ := g.Pending(ctx)
+	r, reason, err := Match(pending, []string{"AA:BB:CC:DD:EE:FF"}, "SN-1234", "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("matched", r.Name, "by", reason, "boot filter", r.BootDisk.UdevFilter())
+
+	if _, err := g.Consume(ctx, r.Name, ConsumeRecord{ClientIP: "10.0.0.119", MACs: []string{"AA:BB:CC:DD:EE:FF"}, Serial: "SN-1234"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = g.Consume(ctx, r.Name, ConsumeRecord{})
+	fmt.Println(errors.Is(err, ErrAlreadyConsumed))
+	pending, _ = g.Pending(ctx)
+	_, _, err = Match(pending, []string{"AA:BB:CC:DD:EE:FF"}, "", "")
+	fmt.Println(errors.Is(err, ErrNoMatch))
+	// Output:
+	// matched tappaas3 by mac boot filter map[ID_SERIAL:*25414A800205*]
+	// true
+	// true
 }
