@@ -1,7 +1,3 @@
-// Package answer is the Proxmox side of node provisioning: registrations,
-// matching, one-shot consumption, secrets and first-boot scripts.
-// (Temporary package comment from the answer-registry branch; doc.go on the
-// answer-model branch replaces it.)
 package answer
 
 import (
