@@ -120,6 +120,9 @@ type Registration struct {
 	// UUID pins the registration to the machine's DMI system UUID (lower
 	// case). Optional.
 	UUID string
+	// SSHKeys are public keys for root's authorized_keys on this node, in
+	// addition to the site's. Optional.
+	SSHKeys []string
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord
@@ -304,6 +307,7 @@ type registrationJSON struct {
 	Created        string     `json:"created"`
 	Serial         string     `json:"serial,omitempty"`
 	UUID           string     `json:"uuid,omitempty"`
+	SSHKeys        []string   `json:"ssh_keys,omitempty"`
 	ConsumedAt     string     `json:"consumed_at,omitempty"`
 	InstallIP      *string    `json:"install_ip,omitempty"`
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
@@ -312,7 +316,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid",
 }
 
@@ -328,6 +332,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		Created:  formatTime(r.Created),
 		Serial:   r.Serial,
 		UUID:     r.UUID,
+		SSHKeys:  r.SSHKeys,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -403,7 +408,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys}
 	if r.Name == "" {
 		r.Name = fileStem
 	}
