@@ -62,7 +62,8 @@ type HandlerConfig struct {
 // Handler serves the Proxmox installer: POST /answer returns a registered
 // machine's answer once, GET /first-boot/<token> its first-boot script
 // once, and POST /webhook/<token> records the installer's report. Every
-// request is written to the event log. It never logs or records a secret.
+// request is written to the event log; GET /status lists the nodes. It
+// never logs or records a secret.
 type Handler struct {
 	cfg  HandlerConfig
 	log  *slog.Logger
@@ -103,6 +104,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	h.mux.HandleFunc("/answer/", h.answer)
 	h.mux.HandleFunc("/first-boot/{token}", h.firstBoot)
 	h.mux.HandleFunc("/webhook/{token}", h.webhook)
+	h.mux.HandleFunc("GET /status", h.status)
 	return h, nil
 }
 
@@ -116,7 +118,7 @@ func (h *Handler) Close() error {
 
 // Patterns are the paths the handler serves, for mounting it on a mux.
 func (h *Handler) Patterns() []string {
-	return []string{"/answer", "/answer/", "/first-boot/", "/webhook/"}
+	return []string{"/answer", "/answer/", "/first-boot/", "/webhook/", "/status"}
 }
 
 // ServeHTTP routes the request.

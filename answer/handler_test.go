@@ -3,6 +3,7 @@ package answer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -328,5 +329,28 @@ func TestOneAnswerUnderConcurrentPosts(t *testing.T) {
 	consumed, _ := e.reg.Consumed(context.Background())
 	if len(consumed) != 1 {
 		t.Errorf("%d consumed registrations, want 1", len(consumed))
+	}
+}
+
+func TestStatusShowsEachState(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "a", []string{"aa:bb:cc:dd:ee:01"}, "sda"), mustReg(t, "b", []string{"aa:bb:cc:dd:ee:02"}, "sdb", "tank=single:sdc"))
+	if status, _, _ := e.post(t, "", "application/json", body("9.2", "aa:bb:cc:dd:ee:01")); status != 200 {
+		t.Fatal(status)
+	}
+	resp, err := http.Get(e.srv.URL + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Nodes []NodeStatus }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, n := range got.Nodes {
+		states = append(states, n.Name+"="+n.State)
+	}
+	if diff := cmp.Diff([]string{"b=pending", "a=consumed"}, states); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
 	}
 }

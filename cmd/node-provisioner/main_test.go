@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type result struct {
+	code        int
+	stdout, err string
+}
+
+func np(t *testing.T, state string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	full := append([]string{"--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets")}, args...)
+	code := run(context.Background(), full, &out, &errb)
+	return result{code, out.String(), errb.String()}
+}
+
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	return out
+}
+
+func TestRegisterListUnregister(t *testing.T) {
+	state := t.TempDir()
+	r := np(t, state, "register", "pve3", "--mac", "AA-BB-CC-DD-EE-FF", "--boot-disk", "25414A800205", "--pool", "tanka1=single:50026B73842AD86F")
+	if r.code != 0 {
+		t.Fatalf("register: %d %s", r.code, r.err)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "registrations", "pve3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg map[string]any
+	json.Unmarshal(b, &reg)
+	if diff := cmp.Diff([]any{"aa:bb:cc:dd:ee:ff"}, reg["macs"]); diff != "" || reg["boot_disk"] != "25414A800205" {
+		t.Errorf("registration file: %s\n%s", diff, b)
+	}
+	if r := np(t, state, "register", "pve3", "--mac", "aa:bb:cc:dd:ee:01"); r.code != 0 || !strings.Contains(r.stdout, "Re-registered") {
+		t.Errorf("re-register: %d %q %q", r.code, r.stdout, r.err)
+	}
+	r = np(t, state, "list", "-o", "json")
+	var st []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st) != 1 || st[0]["state"] != "pending" {
+		t.Errorf("list -o json = %s (%v)", r.stdout, err)
+	}
+	if r := np(t, state, "list"); !strings.Contains(r.stdout, "pve3") || !strings.Contains(r.stdout, "pending") {
+		t.Errorf("list:\n%s", r.stdout)
+	}
+	if r := np(t, state, "unregister", "pve3"); r.code != 0 {
+		t.Errorf("unregister: %d %s", r.code, r.err)
+	}
+	if r := np(t, state, "unregister", "pve3"); r.code != 1 || !strings.Contains(r.err, "pve3") {
+		t.Errorf("unregister of an unknown name: exit %d %q, want 1", r.code, r.err)
+	}
+}
+
+func TestRegisterRefusesBadInput(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"a bad MAC":            {[]string{"register", "n1", "--mac", "aa:bb:cc"}, "invalid MAC address"},
+		"a bad pool spec":      {[]string{"register", "n1", "--pool", "tank=raid5:sdb"}, "invalid pool layout"},
+		"a pool without disks": {[]string{"register", "n1", "--pool", "tank=mirror:"}, "no disks"},
+		"a bad boot disk":      {[]string{"register", "n1", "--boot-disk", "/dev/sda"}, "--boot-disk"},
+		"a bad name":           {[]string{"register", "bad name!"}, "invalid"},
+		"a missing key file":   {[]string{"register", "n1", "--ssh-key", "/nonexistent/key.pub"}, "--ssh-key"},
+		"an abbreviated flag":  {[]string{"register", "n1", "--boot", "sda"}, "unknown flag: --boot"},
+		"no name":              {[]string{"register"}, "usage: node-provisioner register"},
+		"a negative ttl":       {[]string{"serve", "--ttl", "-1s"}, "--ttl"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			state := t.TempDir()
+			r := np(t, state, tc.args...)
+			if r.code != 2 || !strings.Contains(r.err, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 containing %q", r.code, r.err, tc.want)
+			}
+			if f := files(t, filepath.Join(state, "registrations")); len(f) != 0 {
+				t.Errorf("files written: %v", f)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if r := np(t, t.TempDir(), "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "node-provisioner ") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+}
