@@ -1,20 +1,30 @@
 // Command quickstart runs plasma-node's main job on embedded defaults in a
 // temporary folder: it scaffolds a platform, registers nodes (their private
 // IPs allocated from the platform's pool), allocates zones kubectl-style
-// and lists the result. It leaves nothing behind unless -keep is given.
+// and lists the result; then it registers a bare-metal node with
+// node-provisioner's library, serves answers on loopback, posts the
+// system info a Proxmox VE 9.2 installer sends and prints the one answer
+// it gets. It leaves nothing behind unless -keep is given.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"time"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe"
 )
 
 func main() {
@@ -82,5 +92,74 @@ func run(ctx context.Context, dir string, out io.Writer) error {
 	}
 	step("cat platforms/demo/nodes/demo-node-003.yaml")
 	fmt.Fprintf(out, "%s", node)
+	return answerDemo(ctx, filepath.Join(dir, "node-provisioner"), out, step)
+}
+
+// sysInfo is what a Proxmox VE 9.2 installer posts (trimmed).
+const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE","product":"pve"},
+"iso":{"release":"9.2","isorelease":"1"},"dmi":{"system":{"serial":"DEMO-0001","uuid":"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}},
+"network_interfaces":[{"link":"enp1s0","mac":"52:54:00:DE:AD:01"}]}`
+
+func answerDemo(ctx context.Context, state string, out io.Writer, step func(string, ...any)) error {
+	step("node-provisioner register pve1 --mac 52:54:00:de:ad:01 --boot-disk 25414A800205 --pool tanka1=single:50026B73842AD86F")
+	reg, err := answer.OpenRegistry(state, nil)
+	if err != nil {
+		return err
+	}
+	bd, _ := answer.ParseBootDisk("25414A800205")
+	pool, _ := answer.ParsePoolSpec("tanka1=single:50026B73842AD86F")
+	if _, err := reg.Put(ctx, answer.Registration{Name: "pve1", MACs: []string{"52:54:00:de:ad:01"}, BootDisk: bd, Pools: []answer.DataPool{pool}, Created: time.Now()}); err != nil {
+		return err
+	}
+	secrets, err := answer.OpenSecretStore(filepath.Join(state, "secrets"))
+	if err != nil {
+		return err
+	}
+	h, err := answer.NewHandler(answer.HandlerConfig{
+		Registry: reg, Secrets: secrets, StateDir: state,
+		Site: func() (answer.Site, error) {
+			return answer.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}}, nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv, err := pxe.New(pxe.Config{Listener: ln, TTL: time.Minute, Routes: map[string]http.Handler{"/": h}})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	<-srv.Ready()
+	url := "http://" + srv.Addr().String() + "/answer"
+	step("node-provisioner serve --http %s   (and the installer posts its system info)", srv.Addr())
+	for i := range 2 {
+		resp, err := http.Post(url, "application/json", strings.NewReader(sysInfo))
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if i == 0 {
+			fmt.Fprintf(out, "    POST /answer -> %s\n%s", resp.Status, b)
+			step("the same machine asks again")
+		} else {
+			fmt.Fprintf(out, "    POST /answer -> %s (%s)\n", resp.Status, strings.TrimSpace(string(b)))
+		}
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	fmt.Fprintf(out, "    the root password is in %s (mode 0600), never in the logs\n", secrets.PasswordPath("pve1"))
 	return nil
 }
+
+const demoKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g demo@quickstart"

@@ -18,6 +18,11 @@ func TestQuickstartRuns(t *testing.T) {
 		"zones now platform.cognition.knowledge, platform.interaction.observability (modified: true)",
 		"demo-node-002@demo",
 		"k8s_labels:",
+		"POST /answer -> 200 OK",
+		"fqdn = 'pve1.demo.example.com'",
+		"ID_SERIAL = '*25414A800205*'",
+		"[first-boot]",
+		"POST /answer -> 404 Not Found (no pending registration matches this machine)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
