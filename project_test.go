@@ -181,3 +181,16 @@ func ExampleProject_Register() {
 	// node001@demo 192.168.0.1 [platform.foundation.cluster.control]
 	// node002@demo 192.168.0.2 [platform.foundation.cluster.control]
 }
+
+func TestFindProjectDir(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "platforms", "p", "nodes")
+	os.MkdirAll(deep, 0o755)
+	if got, err := plasmanode.FindProjectDir(deep); err != nil || got != root {
+		t.Errorf("FindProjectDir(inside) = %q, %v; want %q", got, err, root)
+	}
+	other := t.TempDir()
+	if got, err := plasmanode.FindProjectDir(other); err != nil || got != other {
+		t.Errorf("FindProjectDir(outside) = %q, %v; want the folder itself", got, err)
+	}
+}

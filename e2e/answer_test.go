@@ -36,7 +36,7 @@ func TestAnswerServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	serve := npc(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "e2e.test")
+	serve := npc(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "e2e.test", "--timezone", "Europe/Vienna")
 	var logs bytes.Buffer
 	serve.Stderr = &logs
 	stdout, _ := serve.StdoutPipe()
@@ -70,7 +70,7 @@ func TestAnswerServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the answer is not a valid 9.2 answer: %v\n%s", err, toml)
 	}
-	if a.Global.FQDN.Name != "pve7.e2e.test" || a.DiskSetup.DiskList[0] != "nvme0n1" || len(a.Global.RootSSHKeys) != 1 {
+	if a.Global.FQDN.Name != "pve7.e2e.test" || a.Global.Timezone != "Europe/Vienna" || a.DiskSetup.DiskList[0] != "nvme0n1" || len(a.Global.RootSSHKeys) != 1 {
 		t.Errorf("answer: fqdn %q, disks %v, keys %v", a.Global.FQDN.Name, a.DiskSetup.DiskList, a.Global.RootSSHKeys)
 	}
 	pw, err := os.ReadFile(filepath.Join(home, ".node-secrets", "pve7.pw"))

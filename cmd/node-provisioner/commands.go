@@ -154,12 +154,13 @@ func (a *app) listCmd() *cobra.Command {
 
 func (a *app) serveCmd() *cobra.Command {
 	var (
-		addr, domain, baseURL string
-		ttl                   time.Duration
-		keys                  []string
+		addr, baseURL string
+		ttl           time.Duration
+		keys          []string
+		flagSite      answer.Site
 	)
 	c := &cobra.Command{
-		Use:   "serve [--http ADDR] [--ttl DURATION] [--domain D]",
+		Use:   "serve [--http ADDR] [--ttl DURATION] [--domain D] [--keyboard K] [--country C] [--timezone TZ] [--mailto M]",
 		Short: "Open a provisioning window: serve answers until the TTL runs out",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -183,7 +184,7 @@ func (a *app) serveCmd() *cobra.Command {
 				Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: baseURL, Logger: a.log,
 				Site: func() (answer.Site, error) {
 					s, err := answer.LoadSiteIfExists(sitePath)
-					return answer.Site{Domain: domain}.Merge(site).Merge(s), err
+					return flagSite.Merge(site).Merge(s), err
 				},
 			})
 			if err != nil {
@@ -219,7 +220,11 @@ func (a *app) serveCmd() *cobra.Command {
 	f := c.Flags()
 	f.StringVar(&addr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
 	f.DurationVar(&ttl, "ttl", pxe.DefaultTTL, "close the window after this long")
-	f.StringVar(&domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else mgmt.internal)")
+	f.StringVar(&flagSite.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+answer.DefaultDomain+")")
+	f.StringVar(&flagSite.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+answer.DefaultKeyboard+")")
+	f.StringVar(&flagSite.Country, "country", "", "two-letter country code (default: site.json's, else "+answer.DefaultCountry+")")
+	f.StringVar(&flagSite.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+answer.DefaultTimezone+")")
+	f.StringVar(&flagSite.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
 	f.StringVar(&baseURL, "base-url", "", "URL installers reach this server at, for first-boot and webhook URLs (default: from each request)")
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
 	return c
