@@ -55,7 +55,7 @@ func (a *app) registerCmd() *cobra.Command {
 			}
 			if len(keys) > 0 {
 				if r.SSHKeys, err = answer.LoadSSHKeys(keys); err != nil {
-					return usageError{fmt.Errorf("--ssh-key: %w", err)}
+					return usageError(fmt.Errorf("--ssh-key: %w", err))
 				}
 			}
 			if err := r.Validate(); err != nil {
@@ -121,7 +121,7 @@ func (a *app) listCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
-				return usageError{fmt.Errorf("--output %q: want table or json", output)}
+				return usageError(fmt.Errorf("--output %q: want table or json", output))
 			}
 			reg, err := answer.OpenRegistry(a.stateDir, a.log)
 			if err != nil {
@@ -165,7 +165,7 @@ func (a *app) serveCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ttl < 0 {
-				return usageError{fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", ttl)}
+				return usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", ttl))
 			}
 			reg, err := answer.OpenRegistry(a.stateDir, a.log)
 			if err != nil {
@@ -244,7 +244,7 @@ func (a *app) siteKeys(files []string) (answer.Site, error) {
 	}
 	keys, err := answer.LoadSSHKeys(files)
 	if err != nil {
-		return answer.Site{}, usageError{fmt.Errorf("--ssh-key: %w", err)}
+		return answer.Site{}, usageError(fmt.Errorf("--ssh-key: %w", err))
 	}
 	return answer.Site{SSHKeys: keys}, nil
 }

@@ -28,7 +28,7 @@ func (a *app) addCmd() *cobra.Command {
 			if ro.Hostname == "" {
 				for _, f := range []string{"public-ip", "private-ip", "zone", "ip-pool"} {
 					if cmd.Flags().Changed(f) {
-						return usageError{fmt.Errorf("--%s needs --hostname (it registers a node)", f)}
+						return usageError(fmt.Errorf("--%s needs --hostname (it registers a node)", f))
 					}
 				}
 				so.Platform = args[0]
@@ -45,7 +45,7 @@ func (a *app) addCmd() *cobra.Command {
 			}
 			for _, f := range []string{"provider", "domain", "private-network"} {
 				if cmd.Flags().Changed(f) {
-					return usageError{fmt.Errorf("--%s sets up a platform; it cannot be combined with --hostname", f)}
+					return usageError(fmt.Errorf("--%s sets up a platform; it cannot be combined with --hostname", f))
 				}
 			}
 			ro.Platform = args[0]

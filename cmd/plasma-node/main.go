@@ -4,19 +4,16 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
 func main() {
@@ -27,15 +24,13 @@ func main() {
 }
 
 // usageError marks bad usage: exit code 2.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
+func usageError(err error) error { return cli.Usage(err) }
 
 // app is the state the commands share.
 type app struct {
 	dir       string
 	logFormat string
-	out, err  io.Writer
+	out       io.Writer
 	log       *slog.Logger
 }
 
@@ -55,79 +50,24 @@ func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout, err: stderr}
+	a := &app{out: stdout}
 	root := &cobra.Command{
-		Use:           "plasma-node",
-		Short:         "Manage the platforms and nodes of a Plasma project",
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			var h slog.Handler
-			switch a.logFormat {
-			case "text":
-				h = slog.NewTextHandler(stderr, nil)
-			case "json":
-				h = slog.NewJSONHandler(stderr, nil)
-			default:
-				return usageError{fmt.Errorf("--log-format %q: want text or json", a.logFormat)}
-			}
-			a.log = slog.New(h)
-			return nil
+		Use:   "plasma-node",
+		Short: "Manage the platforms and nodes of a Plasma project",
+		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
+			a.log, err = cli.NewLogger(a.logFormat, stderr)
+			return err
 		},
 	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
-	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), versionCmd())
+	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), cli.VersionCommand("plasma-node"))
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
-		c.Args = wrapArgs(c.Args)
 	}
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(stderr, "plasma-node:", err)
-	var ue usageError
-	if errors.As(err, &ue) || plasmanode.IsUsageError(err) || isCobraUsage(err) {
-		return 2
-	}
-	return 1
-}
-
-// wrapArgs marks argument-count errors as usage errors.
-func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
-	if check == nil {
-		return nil
-	}
-	return func(cmd *cobra.Command, args []string) error {
-		if err := check(cmd, args); err != nil {
-			return usageError{fmt.Errorf("%w; usage: %s", err, cmd.UseLine())}
-		}
-		return nil
-	}
-}
-
-// isCobraUsage recognises cobra's unknown-command error, which has no type.
-func isCobraUsage(err error) bool {
-	return strings.HasPrefix(err.Error(), "unknown command ")
-}
-
-func versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the module version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), "plasma-node", v)
-			return nil
-		},
-	}
+	cli.Setup(root)
+	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
 }

@@ -19,7 +19,7 @@ func checkOutput(o string) error {
 	case "table", "json", "yaml":
 		return nil
 	}
-	return usageError{fmt.Errorf("--output %q: want table, json or yaml", o)}
+	return usageError(fmt.Errorf("--output %q: want table, json or yaml", o))
 }
 
 func encode(w io.Writer, format string, v any) error {

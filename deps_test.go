@@ -1,0 +1,25 @@
+package plasmanode_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLibrariesDoNotPullCLIPackages keeps the CLI framework out of the
+// packages other programs embed.
+func TestLibrariesDoNotPullCLIPackages(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go command")
+	}
+	libs := []string{".", "./nodes", "./zones", "./ipam", "./answer", "./pxe"}
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, libs...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/spf13/") || strings.HasSuffix(dep, "/internal/cli") {
+			t.Errorf("a library package depends on %s", dep)
+		}
+	}
+}
