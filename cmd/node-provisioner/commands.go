@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -149,84 +144,6 @@ func (a *app) listCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	return c
-}
-
-func (a *app) serveCmd() *cobra.Command {
-	var (
-		addr, baseURL string
-		ttl           time.Duration
-		keys          []string
-		flagSite      answer.Site
-	)
-	c := &cobra.Command{
-		Use:   "serve [--http ADDR] [--ttl DURATION] [--domain D] [--keyboard K] [--country C] [--timezone TZ] [--mailto M]",
-		Short: "Open a provisioning window: serve answers until the TTL runs out",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if ttl < 0 {
-				return usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", ttl))
-			}
-			reg, err := answer.OpenRegistry(a.stateDir, a.log)
-			if err != nil {
-				return err
-			}
-			sec, err := answer.OpenSecretStore(a.secretsDir)
-			if err != nil {
-				return err
-			}
-			site, err := a.siteKeys(keys)
-			if err != nil {
-				return err
-			}
-			sitePath := filepath.Join(a.stateDir, answer.SiteFileName)
-			h, err := answer.NewHandler(answer.HandlerConfig{
-				Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: baseURL, Logger: a.log,
-				Site: func() (answer.Site, error) {
-					s, err := answer.LoadSiteIfExists(sitePath)
-					return flagSite.Merge(site).Merge(s), err
-				},
-			})
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			routes := map[string]http.Handler{}
-			for _, p := range h.Patterns() {
-				routes[p] = h
-			}
-			srv, err := pxe.New(pxe.Config{HTTPAddr: addr, TTL: ttl, Routes: routes, Logger: a.log})
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(filepath.Join(a.stateDir, "assets")); err != nil {
-				a.log.Warn("no boot assets staged: only the answer endpoint works (network boot needs prepare, which is not available yet)", "missing", filepath.Join(a.stateDir, "assets"))
-			}
-			if pending, err := reg.Pending(cmd.Context()); err == nil && len(pending) == 0 {
-				a.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
-			}
-			go func() {
-				<-srv.Ready()
-				fmt.Fprintf(a.out, "Serving answers on http://%s/answer until %s\n", srv.Addr(), time.Now().Add(ttl).Format(time.RFC3339))
-			}()
-			err = srv.Serve(cmd.Context())
-			if errors.Is(err, pxe.ErrWindowExpired) || errors.Is(err, context.Canceled) {
-				fmt.Fprintln(a.out, "Provisioning window closed:", err)
-				return nil
-			}
-			return err
-		},
-	}
-	f := c.Flags()
-	f.StringVar(&addr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
-	f.DurationVar(&ttl, "ttl", pxe.DefaultTTL, "close the window after this long")
-	f.StringVar(&flagSite.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+answer.DefaultDomain+")")
-	f.StringVar(&flagSite.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+answer.DefaultKeyboard+")")
-	f.StringVar(&flagSite.Country, "country", "", "two-letter country code (default: site.json's, else "+answer.DefaultCountry+")")
-	f.StringVar(&flagSite.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+answer.DefaultTimezone+")")
-	f.StringVar(&flagSite.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
-	f.StringVar(&baseURL, "base-url", "", "URL installers reach this server at, for first-boot and webhook URLs (default: from each request)")
-	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
 	return c
 }
 

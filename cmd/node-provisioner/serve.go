@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe"
+)
+
+// serveOptions are the flags serve takes, and enable passes on to it.
+type serveOptions struct {
+	addr, baseURL, dhcpHook, bootFile string
+	ttl                               time.Duration
+	keys                              []string
+	site                              answer.Site
+}
+
+func (o *serveOptions) bind(f *pflag.FlagSet) {
+	f.StringVar(&o.addr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
+	f.DurationVar(&o.ttl, "ttl", pxe.DefaultTTL, "close the window after this long")
+	f.StringVar(&o.site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+answer.DefaultDomain+")")
+	f.StringVar(&o.site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+answer.DefaultKeyboard+")")
+	f.StringVar(&o.site.Country, "country", "", "two-letter country code (default: site.json's, else "+answer.DefaultCountry+")")
+	f.StringVar(&o.site.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+answer.DefaultTimezone+")")
+	f.StringVar(&o.site.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
+	f.StringVar(&o.baseURL, "base-url", "", "URL installers reach this server at, for first-boot and webhook URLs (default: from each request)")
+	f.StringArrayVar(&o.keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
+	f.StringVar(&o.dhcpHook, "dhcp-hook", "", "command (sh -c) run when the window opens and closes, with PXE_ACTION, PXE_NEXT_SERVER, PXE_BOOT_FILE and PXE_SCRIPT_URL set, for sites that set PXE options on their own DHCP server")
+	f.StringVar(&o.bootFile, "bootfile", "snponly.efi", "UEFI iPXE binary offered to UEFI clients: snponly.efi or ipxe.efi")
+}
+
+func (o *serveOptions) check() error {
+	if o.ttl <= 0 {
+		return usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", o.ttl))
+	}
+	if o.bootFile != "snponly.efi" && o.bootFile != "ipxe.efi" {
+		return usageError(fmt.Errorf("--bootfile %q: want snponly.efi or ipxe.efi", o.bootFile))
+	}
+	return nil
+}
+
+// args renders the options as serve's command line, for enable.
+func (o *serveOptions) args() []string {
+	out := []string{"--http", o.addr, "--ttl", o.ttl.String(), "--bootfile", o.bootFile}
+	for _, kv := range [][2]string{{"domain", o.site.Domain}, {"keyboard", o.site.Keyboard}, {"country", o.site.Country},
+		{"timezone", o.site.Timezone}, {"mailto", o.site.Mailto}, {"base-url", o.baseURL}, {"dhcp-hook", o.dhcpHook}} {
+		if kv[1] != "" {
+			out = append(out, "--"+kv[0], kv[1])
+		}
+	}
+	for _, k := range o.keys {
+		abs, err := filepath.Abs(k)
+		if err == nil {
+			k = abs
+		}
+		out = append(out, "--ssh-key", k)
+	}
+	return out
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var o serveOptions
+	c := &cobra.Command{
+		Use:   "serve [--http ADDR] [--ttl DURATION] [--domain D] [--keyboard K] [--country C] [--timezone TZ] [--mailto M]",
+		Short: "Serve a provisioning window in the foreground until its TTL runs out",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), o)
+		},
+	}
+	o.bind(c.Flags())
+	return c
+}
+
+func (a *app) serve(ctx context.Context, o serveOptions) error {
+	reg, err := answer.OpenRegistry(a.stateDir, a.log)
+	if err != nil {
+		return err
+	}
+	sec, err := answer.OpenSecretStore(a.secretsDir)
+	if err != nil {
+		return err
+	}
+	site, err := a.siteKeys(o.keys)
+	if err != nil {
+		return err
+	}
+	sitePath := filepath.Join(a.stateDir, answer.SiteFileName)
+	h, err := answer.NewHandler(answer.HandlerConfig{
+		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, Logger: a.log,
+		Site: func() (answer.Site, error) {
+			s, err := answer.LoadSiteIfExists(sitePath)
+			return o.site.Merge(site).Merge(s), err
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	routes := map[string]http.Handler{}
+	for _, p := range h.Patterns() {
+		routes[p] = h
+	}
+	srv, err := pxe.New(pxe.Config{HTTPAddr: o.addr, TTL: o.ttl, Routes: routes, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(a.stateDir, "assets")); err != nil {
+		a.log.Warn("no boot assets staged: only the answer endpoint works (network boot needs prepare, which is not available yet)", "missing", filepath.Join(a.stateDir, "assets"))
+	}
+	if pending, err := reg.Pending(ctx); err == nil && len(pending) == 0 {
+		a.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-srv.Ready():
+	}
+	now := time.Now().UTC()
+	base := "http://" + srv.Addr().String()
+	if o.baseURL != "" {
+		base = strings.TrimSuffix(o.baseURL, "/")
+	}
+	w := &pxe.Window{PID: os.Getpid(), Unit: os.Getenv("NODE_PROVISIONER_UNIT"), HTTP: srv.Addr().String(), URL: base + "/answer", Started: now, Deadline: now.Add(o.ttl)}
+	if err := pxe.WriteWindow(a.stateDir, w); err != nil {
+		a.log.Error("cannot record the window; status and disable will not see it", "err", err)
+	}
+	defer pxe.RemoveWindow(a.stateDir, os.Getpid())
+	host, _, _ := net.SplitHostPort(srv.Addr().String())
+	hookCtx := context.WithoutCancel(ctx)
+	if err := pxe.RunHook(hookCtx, o.dhcpHook, "enable", host, o.bootFile, base+"/boot.ipxe"); err != nil {
+		a.log.Error("dhcp hook failed", "err", err)
+	}
+	defer func() {
+		if err := pxe.RunHook(hookCtx, o.dhcpHook, "disable", host, o.bootFile, base+"/boot.ipxe"); err != nil {
+			a.log.Error("dhcp hook failed", "err", err)
+		}
+	}()
+	fmt.Fprintf(a.out, "Serving answers on %s until %s\n", w.URL, w.Deadline.Format(time.RFC3339))
+	err = <-errc
+	if errors.Is(err, pxe.ErrWindowExpired) || errors.Is(err, context.Canceled) {
+		fmt.Fprintln(a.out, "Provisioning window closed:", err)
+		return nil
+	}
+	return err
+}
+
+func (a *app) enableCmd() *cobra.Command {
+	var o serveOptions
+	c := &cobra.Command{
+		Use:   "enable [--ttl DURATION] [--http ADDR] [--bootfile snponly.efi|ipxe.efi] [--dhcp-hook CMD]",
+		Short: "Open the provisioning window in the background (a transient systemd unit, or a detached process)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, o.args()...)
+			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, TTL: o.ttl, Logger: a.log})
+			if errors.Is(err, pxe.ErrWindowOpen) {
+				fmt.Fprintf(a.out, "The provisioning window is already open: %s, %s left\n", w.URL, w.Left(time.Now()))
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "Provisioning window open: %s until %s (pid %d)\n", w.URL, w.Deadline.Format(time.RFC3339), w.PID)
+			return nil
+		},
+	}
+	o.bind(c.Flags())
+	return c
+}
+
+func abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func (a *app) disableCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "disable",
+		Short: "Close the provisioning window (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			closed, err := pxe.Disable(cmd.Context(), a.stateDir, 0)
+			if err != nil {
+				return err
+			}
+			if closed {
+				fmt.Fprintln(a.out, "Provisioning window closed")
+			} else {
+				fmt.Fprintln(a.out, "No provisioning window was open")
+			}
+			return nil
+		},
+	}
+}
+
+// errWindowClosed makes status exit 1 while no window is open.
+var errWindowClosed = errors.New("the provisioning window is closed")
+
+func (a *app) statusCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the window, the registrations and recent events; exit 0 only while the window is open",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			now := time.Now()
+			w, err := pxe.ReadWindow(a.stateDir)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			open := err == nil && w.Open(now)
+			if open {
+				fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
+				if w.Unit != "" {
+					fmt.Fprintf(a.out, ", unit %s", w.Unit)
+				}
+				fmt.Fprintf(a.out, ")\nHTTP:    %s (answers at %s)\n", w.HTTP, w.URL)
+				if w.DHCPInterface != "" {
+					fmt.Fprintf(a.out, "DHCP:    proxy on %s\n", w.DHCPInterface)
+				}
+				if w.TFTP != "" {
+					fmt.Fprintf(a.out, "TFTP:    %s\n", w.TFTP)
+				}
+			} else {
+				fmt.Fprintln(a.out, "Window:  closed")
+			}
+			reg, err := answer.OpenRegistry(a.stateDir, a.log)
+			if err != nil {
+				return err
+			}
+			st, err := answer.Status(cmd.Context(), reg, a.stateDir)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.out, "Nodes:")
+			if len(st) == 0 {
+				fmt.Fprintln(a.out, "  (no registrations)")
+			}
+			for _, s := range st {
+				fmt.Fprintf(a.out, "  %-16s %-9s %s\n", s.Name, s.State, strings.Join(s.MACs, ","))
+			}
+			evs, err := answer.ReadEvents(filepath.Join(a.stateDir, answer.EventsFileName))
+			if err == nil && len(evs) > 0 {
+				fmt.Fprintln(a.out, "Recent events:")
+				for _, e := range evs[max(0, len(evs)-10):] {
+					fmt.Fprintf(a.out, "  %s %-10s %-12s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(e.Node), e.Status, e.Detail)
+				}
+			}
+			if !open {
+				return errWindowClosed
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,101 @@
+package pxe
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+)
+
+// WindowFileName is the record of the open window in the state folder.
+const WindowFileName = "window.json"
+
+// Window is the record a serving window keeps in the state folder, so that
+// `status` and `disable` work from any shell on the host, whoever started
+// the server and in whatever network namespace.
+type Window struct {
+	// PID is the serving process.
+	PID int `json:"pid"`
+	// Unit is the transient systemd unit, when systemd runs the server.
+	Unit string `json:"unit,omitempty"`
+	// HTTP is the HTTP listen address; DHCPInterface and TFTP the
+	// network-boot side, when it runs.
+	HTTP          string `json:"http"`
+	DHCPInterface string `json:"dhcp_interface,omitempty"`
+	TFTP          string `json:"tftp,omitempty"`
+	// URL is where installers reach the answer endpoint.
+	URL string `json:"url,omitempty"`
+	// Started and Deadline bound the window; a zero Deadline means no TTL.
+	Started  time.Time `json:"started"`
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// Open reports whether the window is still open at now: its process is
+// alive and its deadline has not passed.
+func (w *Window) Open(now time.Time) bool {
+	if w == nil || w.PID <= 0 {
+		return false
+	}
+	if !w.Deadline.IsZero() && !now.Before(w.Deadline) {
+		return false
+	}
+	return processAlive(w.PID)
+}
+
+// Left returns the time left at now, 0 when the window is closed.
+func (w *Window) Left(now time.Time) time.Duration {
+	if !w.Open(now) || w.Deadline.IsZero() {
+		return 0
+	}
+	return w.Deadline.Sub(now).Round(time.Second)
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// WriteWindow records w in stateDir atomically.
+func WriteWindow(stateDir string, w *Window) error {
+	data, err := json.MarshalIndent(w, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(stateDir, WindowFileName), append(data, '\n'), 0o644)
+}
+
+// ReadWindow reads the window record of stateDir. No record is an error
+// wrapping [fs.ErrNotExist].
+func ReadWindow(stateDir string) (*Window, error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, WindowFileName))
+	if err != nil {
+		return nil, fmt.Errorf("window record: %w", err)
+	}
+	var w Window
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("window record %s: %w", filepath.Join(stateDir, WindowFileName), err)
+	}
+	return &w, nil
+}
+
+// RemoveWindow removes the record if it is still the one of process pid
+// (a newer window's record is left alone).
+func RemoveWindow(stateDir string, pid int) error {
+	w, err := ReadWindow(stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err == nil && w.PID != pid {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(stateDir, WindowFileName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
