@@ -2,8 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
-	"net/http"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -33,9 +33,9 @@ func TestWindowRecord(t *testing.T) {
 		open bool
 	}{
 		"a live process before its deadline is open": {Window{PID: os.Getpid(), Deadline: now.Add(time.Hour)}, now, true},
-		"past the deadline it is closed":              {Window{PID: os.Getpid(), Deadline: now.Add(time.Hour)}, now.Add(2 * time.Hour), false},
-		"a dead process is closed":                    {Window{PID: 1 << 30, Deadline: now.Add(time.Hour)}, now, false},
-		"no deadline stays open while alive":          {Window{PID: os.Getpid()}, now.Add(1000 * time.Hour), true},
+		"past the deadline it is closed":             {Window{PID: os.Getpid(), Deadline: now.Add(time.Hour)}, now.Add(2 * time.Hour), false},
+		"a dead process is closed":                   {Window{PID: 1 << 30, Deadline: now.Add(time.Hour)}, now, false},
+		"no deadline stays open while alive":         {Window{PID: os.Getpid()}, now.Add(1000 * time.Hour), true},
 	}
 	for name, tc := range tests {
 		if got := tc.w.Open(tc.at); got != tc.open {
