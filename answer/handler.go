@@ -105,6 +105,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	h.mux.HandleFunc("/first-boot/{token}", h.firstBoot)
 	h.mux.HandleFunc("/webhook/{token}", h.webhook)
 	h.mux.HandleFunc("GET /status", h.status)
+	h.mux.HandleFunc("/", h.unknown)
 	return h, nil
 }
 
@@ -116,9 +117,10 @@ func (h *Handler) Close() error {
 	return nil
 }
 
-// Patterns are the paths the handler serves, for mounting it on a mux.
+// Patterns are the paths the handler serves, for mounting it on a mux. It
+// takes every path, so that requests for unknown ones are recorded too.
 func (h *Handler) Patterns() []string {
-	return []string{"/answer", "/answer/", "/first-boot/", "/webhook/", "/status"}
+	return []string{"/"}
 }
 
 // ServeHTTP routes the request.
@@ -169,7 +171,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	si, err := ParseSystemInfo(body, r.Header.Get("Content-Type"))
 	if err != nil {
-		refuse(http.StatusBadRequest, "invalid system-info JSON: want a JSON object", Event{})
+		msg := "invalid system-info JSON: want a JSON object"
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
+			msg += fmt.Sprintf(" sent as application/json (got Content-Type %q)", truncate(ct, 80))
+		}
+		refuse(http.StatusBadRequest, msg, Event{})
 		return
 	}
 	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
@@ -349,11 +355,32 @@ func (h *Handler) claim(token, ext string) ([]byte, bool) {
 	return data, true
 }
 
+// EventRequest records a request for anything but an answer, a
+// first-boot script or a webhook.
+const EventRequest = "request"
+
+func (h *Handler) unknown(w http.ResponseWriter, r *http.Request) {
+	h.record(Event{Kind: EventRefused, ClientIP: clientIP(r), Status: http.StatusNotFound, Detail: "unknown endpoint " + r.Method + " " + truncate(r.URL.Path, 200)})
+	reply(w, http.StatusNotFound, "unknown endpoint")
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, kind, allow string) {
+	h.record(Event{Kind: kind, ClientIP: clientIP(r), Status: http.StatusMethodNotAllowed, Detail: r.Method + " not allowed"})
+	w.Header().Set("Allow", allow)
+	reply(w, http.StatusMethodNotAllowed, "method not allowed")
+}
+
 func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Kind: EventFirstBoot, ClientIP: clientIP(r)}
 	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", http.MethodGet)
-		reply(w, http.StatusMethodNotAllowed, "method not allowed")
+		h.methodNotAllowed(w, r, EventFirstBoot, http.MethodGet)
 		return
 	}
 	script, ok := h.claim(r.PathValue("token"), ".sh")
@@ -375,8 +402,7 @@ const EventInstalled = "installed"
 func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Kind: EventInstalled, ClientIP: clientIP(r)}
 	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		reply(w, http.StatusMethodNotAllowed, "method not allowed")
+		h.methodNotAllowed(w, r, EventRefused, http.MethodPost)
 		return
 	}
 	io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxBodySize))

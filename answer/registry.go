@@ -82,6 +82,20 @@ func ValidateName(name string) error {
 	return nil
 }
 
+var hostnameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidateHostname checks that a new registration's name can be the
+// node's host name, the first label of its FQDN: an RFC 1123 label in
+// lower case. TAPPaaS's looser names ([ValidateName]) still load, but a
+// registration made now must pass this, or its answer would fail the
+// installer's FQDN check. The error wraps [ErrInvalidName].
+func ValidateHostname(name string) error {
+	if !hostnameRe.MatchString(name) {
+		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name, so use a-z, 0-9 and '-' (1 to 63 characters, no leading or trailing '-')", name)
+	}
+	return nil
+}
+
 // NormalizeMAC returns a MAC address in the form registrations store it,
 // as TAPPaaS does: surrounding space stripped, lower case, '-' turned into
 // ':', and then it must be six hex pairs (aa:bb:cc:dd:ee:ff). The error
@@ -574,6 +588,9 @@ func (g *Registry) Put(ctx context.Context, r Registration) (replaced bool, err 
 	}
 	r.Consumed = nil
 	if err := r.Validate(); err != nil {
+		return false, err
+	}
+	if err := ValidateHostname(r.Name); err != nil {
 		return false, err
 	}
 	data, err := encodeRegistration(r)

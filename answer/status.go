@@ -80,6 +80,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 		reply(w, http.StatusInternalServerError, "status failed; see the server log")
 		return
 	}
+	h.record(Event{Kind: EventRequest, ClientIP: clientIP(r), Status: http.StatusOK, Detail: "status"})
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
