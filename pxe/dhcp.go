@@ -36,7 +36,7 @@ const maxDatagram = 4096
 
 // ErrInvalidConfig is matched by the errors of [BootConfig.Validate] and
 // [ProxyConfig.Validate], and so of [DHCPServer.Serve] given a bad
-// configuration.
+// configuration, and by [TFTPServer.Serve] without a Root.
 var ErrInvalidConfig = errors.New("invalid boot configuration")
 
 // Arrival says which socket a DHCP request came in on; it decides whether
