@@ -576,3 +576,33 @@ func ExampleTFTPServer() {
 	_ = <-done
 	// Output: iPXE
 }
+
+func FuzzTFTPName(f *testing.F) {
+	for _, s := range []string{"ipxe.efi", "/ipxe.efi", "../x", "a/../../b", "//etc/passwd", `..\x`, "a\x00b", "", ".", "sub/", strings.Repeat("a", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		rel, err := tftpName(name)
+		if err != nil {
+			if rel != "" {
+				t.Fatalf("refused %q but returned %q", name, rel)
+			}
+			return
+		}
+		if !filepath.IsLocal(rel) || !fs.ValidPath(rel) || hasDotDot(rel) || len(rel) > MaxTFTPName {
+			t.Fatalf("accepted %q as %q, which may leave the root", name, rel)
+		}
+		if strings.ContainsAny(rel, "\x00\\") {
+			t.Fatalf("accepted %q with a NUL or backslash", name)
+		}
+	})
+}
+
+func hasDotDot(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return true
+		}
+	}
+	return false
+}
