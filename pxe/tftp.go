@@ -1,0 +1,301 @@
+package pxe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pin/tftp/v3"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+)
+
+// DefaultTFTPAddr is where [TFTPServer] listens when its Addr is empty:
+// port 69 of every address.
+const DefaultTFTPAddr = ":69"
+
+// MaxTFTPName is the longest file name a TFTP request may carry, in bytes.
+const MaxTFTPName = 255
+
+// maxStaged bounds the size of one staged iPXE binary (they are about a
+// megabyte); a larger file is refused rather than read into memory.
+const maxStaged = 64 << 20
+
+// TFTPServer serves the files of one folder, read-only, over TFTP (RFC
+// 1350) with the blksize (RFC 2348) and tsize (RFC 2349) options. Set its
+// fields, then call [TFTPServer.Serve]; do not change them while it runs.
+//
+// A requested name is looked up inside Root only: one leading '/' is
+// dropped, since firmware and boot loaders commonly send "/ipxe.efi" for
+// a file of the TFTP root (dnsmasq and tftp-hpa --secure do the same);
+// any other absolute form ("//x"), "." or ".." elements, backslashes,
+// control characters and NUL, names over [MaxTFTPName] bytes, folders
+// and symlinks that resolve outside Root (refused by [os.Root]) get a
+// TFTP error. So do write requests.
+type TFTPServer struct {
+	// Root is the folder served. Required; it must exist when Serve starts.
+	Root string
+	// Addr is the UDP listen address. Default: [DefaultTFTPAddr]; port 69
+	// needs root or CAP_NET_BIND_SERVICE. Ignored when Conn is set.
+	Addr string
+	// Conn, when set, is used instead of listening on Addr (tests, sockets
+	// opened early); open it with [ListenTFTP]. Serve closes it when it
+	// returns.
+	Conn *net.UDPConn
+	// Logger receives every request and transfer; nil discards them.
+	Logger *slog.Logger
+	// OnEvent, when set, is called when a download completes, fails or is
+	// refused, from the transfer's goroutine; it must not block for long.
+	OnEvent func(Event)
+}
+
+// errShutdown ends the transfers still running when Serve's context ends.
+var errShutdown = errors.New("server shutting down")
+
+// Serve serves until ctx ends, then stops taking requests, ends running
+// transfers at their next block, waits for them to send their error
+// packet, closes the socket and returns ctx's error. It returns at once
+// an error matching [fs.ErrNotExist] when Root is missing, or an error
+// when the socket cannot be opened.
+func (s *TFTPServer) Serve(ctx context.Context) error {
+	if s.Root == "" {
+		return fmt.Errorf("tftp server: %w: Root is empty: want the folder to serve", ErrInvalidConfig)
+	}
+	root, err := os.OpenRoot(s.Root)
+	if err != nil {
+		return fmt.Errorf("tftp root: %w", err)
+	}
+	defer root.Close()
+	conn := s.Conn
+	if conn == nil {
+		addr := s.Addr
+		if addr == "" {
+			addr = DefaultTFTPAddr
+		}
+		c, err := ListenTFTP(ctx, addr)
+		if err != nil {
+			return fmt.Errorf("tftp server: %w", err)
+		}
+		conn = c
+	}
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := &tftpHandler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent}
+	srv := tftp.NewServer(h.read, h.write)
+	log.Info("TFTP listening", "addr", conn.LocalAddr().String(), "root", s.Root)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(conn) }()
+	select {
+	case <-ctx.Done():
+		srv.Shutdown()
+		<-done
+		conn.Close()
+		return ctx.Err()
+	case err := <-done:
+		conn.Close()
+		return fmt.Errorf("tftp server on %s: %w", conn.LocalAddr(), err)
+	}
+}
+
+// ListenTFTP opens the UDP socket for a [TFTPServer] on addr ("host:port")
+// and asks the kernel for each request's destination address and
+// interface. The TFTP library needs them to answer from the address the
+// request came to and to allow blocks larger than 512 bytes: a request
+// queued before they are asked for is held to 512-byte blocks.
+func ListenTFTP(ctx context.Context, addr string) (*net.UDPConn, error) {
+	var lc net.ListenConfig
+	pc, err := lc.ListenPacket(ctx, "udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on udp %s: %w", addr, err)
+	}
+	conn := pc.(*net.UDPConn)
+	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() == nil && !la.IP.IsUnspecified() {
+		err = ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
+	} else {
+		err = ipv4.NewPacketConn(conn).SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true)
+	}
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("listen on udp %s: ask for packet info: %w", addr, err)
+	}
+	return conn, nil
+}
+
+type tftpHandler struct {
+	ctx     context.Context
+	root    *os.Root
+	log     *slog.Logger
+	onEvent func(Event)
+}
+
+func (h *tftpHandler) event(kind EventKind, peer netip.AddrPort, file string, n int64, reason string) {
+	if h.onEvent != nil {
+		h.onEvent(Event{Time: time.Now(), Kind: kind, Peer: peer, File: file, Bytes: n, Reason: reason})
+	}
+}
+
+// refuse logs and reports a refused request and returns the error the
+// client is sent; it names no path of this machine.
+func (h *tftpHandler) refuse(peer netip.AddrPort, file, reason string) error {
+	h.log.Warn("TFTP request refused", "peer", peer.String(), "file", file, "reason", reason)
+	h.event(EventTFTPFailed, peer, file, 0, reason)
+	return errors.New(reason)
+}
+
+func (h *tftpHandler) read(filename string, rf io.ReaderFrom) error {
+	var peer netip.AddrPort
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		peer = udpAddrPort(ot.RemoteAddr())
+	}
+	name, err := tftpName(filename)
+	if err != nil {
+		return h.refuse(peer, filename, err.Error())
+	}
+	f, err := h.root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h.refuse(peer, filename, "file not found")
+	}
+	if err != nil {
+		// Escapes through symlinks and permission errors alike.
+		return h.refuse(peer, filename, "access violation: file cannot be read from the TFTP root")
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return h.refuse(peer, filename, "access violation: not a regular file")
+	}
+	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+		ot.SetSize(fi.Size())
+	}
+	start := time.Now()
+	n, err := rf.ReadFrom(ctxReader{h.ctx, f})
+	if err != nil {
+		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
+		h.event(EventTFTPFailed, peer, name, n, "transfer failed: "+err.Error())
+		return err
+	}
+	h.log.Info("TFTP sent", "peer", peer.String(), "file", name, "bytes", n, "duration", time.Since(start).String())
+	h.event(EventTFTPSent, peer, name, n, "download complete")
+	return nil
+}
+
+func (h *tftpHandler) write(filename string, wt io.WriterTo) error {
+	var peer netip.AddrPort
+	if it, ok := wt.(tftp.IncomingTransfer); ok {
+		peer = udpAddrPort(it.RemoteAddr())
+	}
+	return h.refuse(peer, filename, "access violation: this TFTP server is read-only")
+}
+
+func udpAddrPort(a net.UDPAddr) netip.AddrPort {
+	ap := a.AddrPort()
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+}
+
+// tftpName turns a requested name into a path relative to the TFTP root,
+// or says why it is refused.
+func tftpName(name string) (string, error) {
+	if len(name) > MaxTFTPName {
+		return "", fmt.Errorf("access violation: name longer than %d bytes", MaxTFTPName)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return "", errors.New("access violation: control character or NUL in name")
+		}
+	}
+	if strings.Contains(name, `\`) {
+		return "", errors.New(`access violation: backslash in name, want '/' separators`)
+	}
+	rel := strings.TrimPrefix(name, "/")
+	if rel == "" || !fs.ValidPath(rel) || rel == "." {
+		return "", errors.New("access violation: name leaves the TFTP root or is not a clean relative path")
+	}
+	return rel, nil
+}
+
+// ctxReader ends a transfer at its next block once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, errShutdown
+	}
+	return c.r.Read(p)
+}
+
+// StageIPXE copies iPXE binaries named names from srcDir into root, which
+// it creates (mode 0755) if needed. Symlinks in srcDir are followed
+// (Debian's /usr/lib/ipxe/ipxe.efi links to /boot/ipxe.efi); each copy is
+// a regular file of mode 0644 written atomically, so a running TFTP server
+// never serves half a binary. Names must be plain file names.
+//
+// Names missing from srcDir are skipped and the others still copied; the
+// error returned then matches [fs.ErrNotExist] and names each missing
+// file, so a caller can treat optional binaries (arm64) as a warning.
+func StageIPXE(srcDir, root string, names []string) error {
+	for _, n := range names {
+		if !validBinaryName(n) || n == "" {
+			return fmt.Errorf("stage iPXE: binary name %q: want a plain file name such as %q", n, UEFIBinary)
+		}
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return fmt.Errorf("stage iPXE: create TFTP root: %w", err)
+	}
+	var missing []error
+	for _, n := range names {
+		err := stageOne(filepath.Join(srcDir, n), filepath.Join(root, n))
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, err)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errors.Join(missing...)
+}
+
+func stageOne(src, dst string) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("stage iPXE binary %s: %w", src, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stage iPXE binary %s: %w", src, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("stage iPXE binary %s: not a regular file", src)
+	}
+	if fi.Size() > maxStaged {
+		return fmt.Errorf("stage iPXE binary %s: %d bytes, want at most %d", src, fi.Size(), maxStaged)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxStaged+1))
+	if err != nil {
+		return fmt.Errorf("stage iPXE binary %s: %w", src, err)
+	}
+	if len(data) > maxStaged {
+		return fmt.Errorf("stage iPXE binary %s: over %d bytes", src, maxStaged)
+	}
+	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+		return fmt.Errorf("stage iPXE binary %s: %w", src, err)
+	}
+	return nil
+}
