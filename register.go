@@ -90,6 +90,8 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 		priv = got[0]
 	} else if !pool.Contains(priv) {
 		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.String())
+	} else if err := pool.Check(priv, nil); err != nil {
+		return nil, fmt.Errorf("--private-ip: %w", err)
 	}
 	n := &nodes.Node{
 		Hostname: o.Hostname,

@@ -246,7 +246,7 @@ func (s *Store) UpdatePlatform(ctx context.Context, name string, fn func(*Platfo
 	if err != nil {
 		return nil, fmt.Errorf("encode platform %s: %w", name, err)
 	}
-	if err := atomicfile.WriteFile(s.platformPath(name), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(s.platformPath(name), data, fileMode(s.platformPath(name))); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -457,7 +457,7 @@ func (s *Store) UpdateNode(ctx context.Context, platform, hostname string, fn fu
 	if err != nil {
 		return nil, fmt.Errorf("encode node %s: %w", hostname, err)
 	}
-	if err := atomicfile.WriteFile(n.file, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(n.file, data, fileMode(n.file)); err != nil {
 		return nil, err
 	}
 	return n, nil
@@ -473,6 +473,15 @@ func (s *Store) DeleteNode(ctx context.Context, platform, hostname string) error
 		return fmt.Errorf("delete node %s: %w", hostname, err)
 	}
 	return atomicfile.SyncDir(filepath.Dir(n.file))
+}
+
+// fileMode returns the mode a rewrite keeps: the file's own (a
+// platform.yaml made 0600 for its tokens stays so), else 0644.
+func fileMode(path string) os.FileMode {
+	if st, err := os.Stat(path); err == nil {
+		return st.Mode().Perm()
+	}
+	return 0o644
 }
 
 // rel shortens a path for messages: relative to the project when inside it.

@@ -327,3 +327,15 @@ func BenchmarkList10000Nodes(b *testing.B) {
 		}
 	}
 }
+
+func TestRewriteKeepsTheFileMode(t *testing.T) {
+	s := project(t, map[string]string{"platforms/p/platform.yaml": "name: p\ninfrastructure:\n  metal_provider: hetzner\n  api:\n    token: t\n"})
+	path := filepath.Join(s.PlatformDir("p"), PlatformFile)
+	os.Chmod(path, 0o600)
+	if _, err := s.UpdatePlatform(context.Background(), "p", func(p *Platform) error { p.DNS.Domain = "x.example"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode after rewrite = %v, want 0600", st.Mode().Perm())
+	}
+}

@@ -17,9 +17,9 @@ type Node struct {
 
 	Network          Network          `yaml:"network" json:"network"`
 	Disks            []string         `yaml:"disks,omitempty" json:"disks,omitempty"`
-	ProviderMetadata ProviderMetadata `yaml:"provider_metadata,omitempty" json:"provider_metadata,omitempty"`
+	ProviderMetadata ProviderMetadata `yaml:"provider_metadata,omitempty" json:"provider_metadata,omitzero"`
 
-	Resources Resources         `yaml:"resources,omitempty" json:"resources,omitempty"`
+	Resources Resources         `yaml:"resources,omitempty" json:"resources,omitzero"`
 	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	K8sLabels map[string]string `yaml:"k8s_labels,omitempty" json:"k8s_labels,omitempty"`
 
@@ -73,12 +73,12 @@ type Platform struct {
 	Cluster        string          `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 	Description    string          `yaml:"description,omitempty" json:"description,omitempty"`
 	Infrastructure Infrastructure  `yaml:"infrastructure" json:"infrastructure"`
-	DNS            DNS             `yaml:"dns,omitempty" json:"dns,omitempty"`
-	Networking     Networking      `yaml:"networking,omitempty" json:"networking,omitempty"`
+	DNS            DNS             `yaml:"dns,omitempty" json:"dns,omitzero"`
+	Networking     Networking      `yaml:"networking,omitempty" json:"networking,omitzero"`
 	Pools          map[string]Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
-	Defaults       Defaults        `yaml:"defaults,omitempty" json:"defaults,omitempty"`
-	Features       Features        `yaml:"features,omitempty" json:"features,omitempty"`
-	Environment    Environment     `yaml:"environment,omitempty" json:"environment,omitempty"`
+	Defaults       Defaults        `yaml:"defaults,omitempty" json:"defaults,omitzero"`
+	Features       Features        `yaml:"features,omitempty" json:"features,omitzero"`
+	Environment    Environment     `yaml:"environment,omitempty" json:"environment,omitzero"`
 
 	file string
 }
@@ -91,7 +91,7 @@ type Infrastructure struct {
 	// MetalProvider is the provider name: manual, scaleway, hetzner, ovh,
 	// aws or pxe.
 	MetalProvider string `yaml:"metal_provider" json:"metal_provider"`
-	API           API    `yaml:"api,omitempty" json:"api,omitempty"`
+	API           API    `yaml:"api,omitempty" json:"api,omitzero"`
 	// Zone is the provider's datacenter (for example "bhs" or "fsn1").
 	Zone          string `yaml:"zone,omitempty" json:"zone,omitempty"`
 	Region        string `yaml:"region,omitempty" json:"region,omitempty"`
@@ -118,7 +118,7 @@ type DNS struct {
 	Provider string `yaml:"provider,omitempty" json:"provider,omitempty"`
 	Domain   string `yaml:"domain,omitempty" json:"domain,omitempty"`
 	Zone     string `yaml:"zone,omitempty" json:"zone,omitempty"`
-	API      API    `yaml:"api,omitempty" json:"api,omitempty"`
+	API      API    `yaml:"api,omitempty" json:"api,omitzero"`
 	Region   string `yaml:"region,omitempty" json:"region,omitempty"`
 	DKIMKey  string `yaml:"dkim_key,omitempty" json:"dkim_key,omitempty"`
 }
@@ -160,7 +160,7 @@ type Pool struct {
 type Defaults struct {
 	Zone         string    `yaml:"zone,omitempty" json:"zone,omitempty"`
 	Capabilities []string  `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
-	Resources    Resources `yaml:"resources,omitempty" json:"resources,omitempty"`
+	Resources    Resources `yaml:"resources,omitempty" json:"resources,omitzero"`
 }
 
 // Features are platform switches.

@@ -55,6 +55,8 @@ type Server struct {
 	mu   sync.Mutex
 	addr net.Addr
 	open bool
+	// started is set by the first Serve.
+	started bool
 	// ready is closed once the listener is bound.
 	ready chan struct{}
 }
@@ -122,6 +124,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TTL runs out (it returns [ErrWindowExpired]). Requests already running
 // get a few seconds to finish; new ones are refused at once.
 func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	started := s.started
+	s.started = true
+	s.mu.Unlock()
+	if started {
+		return errors.New("pxe: Serve called twice; a Server serves one window")
+	}
 	ln := s.cfg.Listener
 	if ln == nil {
 		var lc net.ListenConfig

@@ -86,6 +86,11 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 		"an abbreviated flag":  {[]string{"register", "n1", "--boot", "sda"}, "unknown flag: --boot"},
 		"no name":              {[]string{"register"}, "usage: node-provisioner register"},
 		"a negative ttl":       {[]string{"serve", "--ttl", "-1s"}, "--ttl"},
+		"a zero ttl":           {[]string{"serve", "--ttl", "0s"}, "--ttl"},
+		"a bad domain":         {[]string{"serve", "--domain", "bad domain"}, "site settings"},
+		"a bad country":        {[]string{"serve", "--country", "Atlantis"}, "site settings"},
+		"an upper-case name":   {[]string{"register", "PVE1"}, "host name"},
+		"an underscore name":   {[]string{"register", "pve_1"}, "host name"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -101,6 +101,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	sitePath := filepath.Join(a.stateDir, answer.SiteFileName)
+	if err := checkSite(o.site.Merge(site), sitePath); err != nil {
+		return err
+	}
 	h, err := answer.NewHandler(answer.HandlerConfig{
 		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, Logger: a.log,
 		Site: func() (answer.Site, error) {
@@ -160,6 +163,25 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return nil
 	}
 	return err
+}
+
+// checkSite refuses settings every answer would fail on, before the
+// window opens: it builds a probe answer and validates it with the
+// installer's rules.
+func checkSite(flags answer.Site, sitePath string) error {
+	file, err := answer.LoadSiteIfExists(sitePath)
+	if err != nil {
+		return usageError(err)
+	}
+	a, err := answer.Build(answer.Registration{Name: "probe", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}},
+		answer.BuildOptions{Site: flags.Merge(file), RootPassword: "probe-password"})
+	if err == nil {
+		err = answer.Validate(a, answer.LatestVersion)
+	}
+	if err != nil {
+		return usageError(fmt.Errorf("site settings (flags and %s): %w", sitePath, err))
+	}
+	return nil
 }
 
 func (a *app) enableCmd() *cobra.Command {

@@ -158,7 +158,7 @@ func answerDemo(ctx context.Context, state string, out io.Writer, step func(stri
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	fmt.Fprintf(out, "    the root password is in %s (mode 0600), never in the logs\n", secrets.PasswordPath("pve1"))
+	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.PasswordPath("pve1"))
 	return nil
 }
 

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// ErrLocked is returned by [TryLock], and by [Lock] when its context ends
+// ErrLocked is returned by [TryLock], and by [Acquire] when its context ends
 // first, while another holder has the lock. The error's text names the
 // holder.
 var ErrLocked = errors.New("locked")
