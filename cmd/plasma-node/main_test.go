@@ -102,7 +102,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"removing a zone the node lacks": {[]string{"allocate", "node001", "platform.cognition.data-"}, "platform.cognition.data"},
 		"duplicate private IP":           {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.1"}, "192.168.0.1 is already used by node node001"},
 		"duplicate public IP":            {[]string{"add", "demo", "--hostname", "n3", "--public-ip", "51.159.0.1"}, "--public-ip 51.159.0.1"},
-		"a reserved private IP": {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.1.255"}, "--private-ip"},
+		"a reserved private IP":          {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.1.255"}, "--private-ip"},
 		"bad IP":                         {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.300"}, `--private-ip "192.168.0.300"`},
 		"bad hostname":                   {[]string{"add", "demo", "--hostname", "Node_3"}, `hostname "Node_3"`},
 		"existing hostname":              {[]string{"add", "demo", "--hostname", "node001"}, "node node001 in platform demo: already exists"},
