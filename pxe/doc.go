@@ -1,7 +1,10 @@
-// Package pxe serves a provisioning window: one [Server] that answers the
-// Proxmox VE installer over HTTP and stops by itself when its TTL runs out.
+// Package pxe serves a provisioning window: one [Server] that runs
+// proxy-DHCP ([DHCPServer]: it offers boot files to PXE and HTTP-boot
+// clients and leaves the site's DHCP server alone), TFTP for the iPXE
+// binaries ([TFTPServer]) and HTTP for the installer, and stops all three
+// by itself when its TTL runs out. [Enable] and [Disable] run a window in
+// the background; [Window] is its record.
 //
 // The answer logic itself lives in package answer; this package only
-// listens, routes and enforces the window. Proxy-DHCP and TFTP are not
-// part of it yet.
+// listens, routes, chooses boot files and enforces the window.
 package pxe

@@ -42,6 +42,11 @@ type Config struct {
 	// example "POST /answer" to an answer handler. A request matching no
 	// route gets 404.
 	Routes map[string]http.Handler
+	// DHCP, when set, is the window's proxy-DHCP server: it runs while the
+	// window is open and stops with it.
+	DHCP *DHCPServer
+	// TFTP, when set, serves the iPXE binaries while the window is open.
+	TFTP *TFTPServer
 	// Logger receives the server's events; nil discards them.
 	Logger *slog.Logger
 }
@@ -152,8 +157,20 @@ func (s *Server) Serve(ctx context.Context) error {
 	close(s.ready)
 	s.log.Info("provisioning window open", "http", ln.Addr().String(), "ttl", s.cfg.TTL.String())
 
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	errc := make(chan error, 3)
+	go func() { errc <- fmt.Errorf("http server: %w", hs.Serve(ln)) }()
+	// The network-boot services share a context that ends with the window.
+	svcCtx, stopServices := context.WithCancel(ctx)
+	var services sync.WaitGroup
+	defer services.Wait()
+	defer stopServices()
+	for name, svc := range s.services() {
+		services.Go(func() {
+			if err := svc.Serve(svcCtx); err != nil && svcCtx.Err() == nil {
+				errc <- fmt.Errorf("%s server: %w", name, err)
+			}
+		})
+	}
 	var expired <-chan time.Time
 	if s.cfg.TTL > 0 {
 		t := time.NewTimer(s.cfg.TTL)
@@ -164,13 +181,16 @@ func (s *Server) Serve(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		s.close()
-		return fmt.Errorf("http server: %w", err)
+		stopServices()
+		hs.Close()
+		return err
 	case <-ctx.Done():
 		result = ctx.Err()
 	case <-expired:
 		result = ErrWindowExpired
 	}
 	s.close()
+	stopServices()
 	s.log.Info("provisioning window closed", "reason", result.Error())
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
@@ -178,6 +198,18 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs.Close()
 	}
 	return result
+}
+
+// services returns the network-boot services configured, by name.
+func (s *Server) services() map[string]interface{ Serve(context.Context) error } {
+	out := map[string]interface{ Serve(context.Context) error }{}
+	if s.cfg.DHCP != nil {
+		out["dhcp"] = s.cfg.DHCP
+	}
+	if s.cfg.TFTP != nil {
+		out["tftp"] = s.cfg.TFTP
+	}
+	return out
 }
 
 func (s *Server) close() {

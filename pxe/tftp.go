@@ -60,6 +60,10 @@ type TFTPServer struct {
 	OnEvent func(Event)
 }
 
+// tftpStopWait is how long Serve waits for running transfers once its
+// context ends.
+const tftpStopWait = 500 * time.Millisecond
+
 // errShutdown ends the transfers still running when Serve's context ends.
 var errShutdown = errors.New("server shutting down")
 
@@ -100,9 +104,22 @@ func (s *TFTPServer) Serve(ctx context.Context) error {
 	go func() { done <- srv.Serve(conn) }()
 	select {
 	case <-ctx.Done():
-		srv.Shutdown()
-		<-done
-		conn.Close()
+		// Shutdown closes the listening socket at once, so no new request
+		// is served; running transfers end at their next block or their
+		// own timeout. Serve waits for them only briefly, so that a
+		// window closes on time even with a client that went away.
+		stopped := make(chan struct{})
+		go func() {
+			srv.Shutdown()
+			<-done
+			conn.Close()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(tftpStopWait):
+			log.Warn("TFTP transfers still running after the window closed; they end at their timeout")
+		}
 		return ctx.Err()
 	case err := <-done:
 		conn.Close()
