@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ import (
 // serveOptions are the flags serve takes, and enable passes on to it.
 type serveOptions struct {
 	addr, baseURL, dhcpHook, bootFile string
+	dhcpIface, serverIP, tftpAddr     string
+	ipxeDir                           string
 	ttl                               time.Duration
 	keys                              []string
 	site                              answer.Site
@@ -39,6 +42,10 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
 	f.StringVar(&o.dhcpHook, "dhcp-hook", "", "command (sh -c) run when the window opens and closes, with PXE_ACTION, PXE_NEXT_SERVER, PXE_BOOT_FILE and PXE_SCRIPT_URL set, for sites that set PXE options on their own DHCP server")
 	f.StringVar(&o.bootFile, "bootfile", "snponly.efi", "UEFI iPXE binary offered to UEFI clients: snponly.efi or ipxe.efi")
+	f.StringVar(&o.dhcpIface, "dhcp-interface", "", "answer PXE clients with proxy-DHCP on this interface (UDP 67 and 4011) and serve TFTP; the site's DHCP server is left alone")
+	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
+	f.StringVar(&o.tftpAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
+	f.StringVar(&o.ipxeDir, "ipxe-dir", "/usr/lib/ipxe", "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
 
 func (o *serveOptions) check() error {
@@ -53,8 +60,8 @@ func (o *serveOptions) check() error {
 
 // args renders the options as serve's command line, for enable.
 func (o *serveOptions) args() []string {
-	out := []string{"--http", o.addr, "--ttl", o.ttl.String(), "--bootfile", o.bootFile}
-	for _, kv := range [][2]string{{"domain", o.site.Domain}, {"keyboard", o.site.Keyboard}, {"country", o.site.Country},
+	out := []string{"--http", o.addr, "--ttl", o.ttl.String(), "--bootfile", o.bootFile, "--ipxe-dir", o.ipxeDir}
+	for _, kv := range [][2]string{{"dhcp-interface", o.dhcpIface}, {"server-ip", o.serverIP}, {"tftp", o.tftpAddr}, {"domain", o.site.Domain}, {"keyboard", o.site.Keyboard}, {"country", o.site.Country},
 		{"timezone", o.site.Timezone}, {"mailto", o.site.Mailto}, {"base-url", o.baseURL}, {"dhcp-hook", o.dhcpHook}} {
 		if kv[1] != "" {
 			out = append(out, "--"+kv[0], kv[1])
@@ -119,7 +126,12 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	for _, p := range h.Patterns() {
 		routes[p] = h
 	}
-	srv, err := pxe.New(pxe.Config{HTTPAddr: o.addr, TTL: o.ttl, Routes: routes, Logger: a.log})
+	cfg := pxe.Config{HTTPAddr: o.addr, TTL: o.ttl, Routes: routes, Logger: a.log}
+	netboot, err := a.netboot(&cfg, o, reg)
+	if err != nil {
+		return err
+	}
+	srv, err := pxe.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -141,7 +153,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if o.baseURL != "" {
 		base = strings.TrimSuffix(o.baseURL, "/")
 	}
-	w := &pxe.Window{PID: os.Getpid(), Unit: os.Getenv("NODE_PROVISIONER_UNIT"), HTTP: srv.Addr().String(), URL: base + "/answer", Started: now, Deadline: now.Add(o.ttl)}
+	w := &pxe.Window{PID: os.Getpid(), Unit: os.Getenv("NODE_PROVISIONER_UNIT"), HTTP: srv.Addr().String(), URL: base + "/answer", Started: now, Deadline: now.Add(o.ttl),
+		DHCPInterface: o.dhcpIface, TFTP: netboot.tftp}
 	if err := pxe.WriteWindow(a.stateDir, w); err != nil {
 		a.log.Error("cannot record the window; status and disable will not see it", "err", err)
 	}
@@ -182,6 +195,58 @@ func checkSite(flags answer.Site, sitePath string) error {
 		return usageError(fmt.Errorf("site settings (flags and %s): %w", sitePath, err))
 	}
 	return nil
+}
+
+type netbootInfo struct{ tftp string }
+
+// netboot adds proxy-DHCP and TFTP to the window when --dhcp-interface is
+// given: iPXE binaries are staged into <state-dir>/tftp, offered by
+// architecture, and also served over HTTP under /ipxe/ for HTTP boot.
+func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (netbootInfo, error) {
+	if o.dhcpIface == "" {
+		if o.serverIP != "" || o.tftpAddr != "" {
+			return netbootInfo{}, usageError(errors.New("--server-ip and --tftp need --dhcp-interface"))
+		}
+		return netbootInfo{}, nil
+	}
+	ip, err := netip.ParseAddr(o.serverIP)
+	if o.serverIP == "" {
+		ip, err = pxe.InterfaceIPv4(o.dhcpIface)
+	}
+	if err != nil || !ip.Is4() {
+		return netbootInfo{}, usageError(fmt.Errorf("--server-ip %q: want this server's IPv4 address (%v)", o.serverIP, err))
+	}
+	_, port, err := net.SplitHostPort(o.addr)
+	if err != nil || port == "0" {
+		return netbootInfo{}, usageError(fmt.Errorf("--http %q: network boot needs a fixed port such as :8090", o.addr))
+	}
+	base := "http://" + net.JoinHostPort(ip.String(), port)
+	if o.baseURL != "" {
+		base = strings.TrimSuffix(o.baseURL, "/")
+	}
+	root := filepath.Join(a.stateDir, "tftp")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return netbootInfo{}, err
+	}
+	if err := pxe.StageIPXE(o.ipxeDir, root, []string{pxe.BIOSBinary, pxe.UEFIBinary, pxe.SNPOnlyBinary}); err != nil {
+		a.log.Warn("iPXE binaries missing; install Debian's ipxe package or give --ipxe-dir", "err", err)
+	}
+	files, err := pxe.IPXEFiles(root)
+	if err != nil {
+		return netbootInfo{}, err
+	}
+	cfg.Routes["/ipxe/"] = files
+	proxy := pxe.ProxyConfig{ServerIP: ip, Boot: pxe.BootConfig{UEFIBinary: o.bootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe"}}
+	if err := proxy.Validate(); err != nil {
+		return netbootInfo{}, usageError(err)
+	}
+	tftpAddr := o.tftpAddr
+	if tftpAddr == "" {
+		tftpAddr = net.JoinHostPort(ip.String(), "69")
+	}
+	cfg.DHCP = &pxe.DHCPServer{Proxy: proxy, Allow: pxe.PendingAllow(reg, 0, a.log), Interface: o.dhcpIface, Logger: a.log}
+	cfg.TFTP = &pxe.TFTPServer{Root: root, Addr: tftpAddr, Logger: a.log}
+	return netbootInfo{tftp: tftpAddr}, nil
 }
 
 func (a *app) enableCmd() *cobra.Command {

@@ -1,0 +1,44 @@
+package pxe
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+)
+
+func TestPendingAllow(t *testing.T) {
+	reg, err := answer.OpenRegistry(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	known, _ := net.ParseMAC("52:54:00:00:00:01")
+	stranger, _ := net.ParseMAC("52:54:00:00:00:99")
+	put := func(name string, macs ...string) {
+		t.Helper()
+		if _, err := reg.Put(ctx, answer.Registration{Name: name, MACs: macs, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allow := PendingAllow(reg, time.Nanosecond, nil)
+	if allow(known) {
+		t.Error("with nothing registered a MAC was admitted")
+	}
+	put("a", "52:54:00:00:00:01")
+	if !allow(known) || allow(stranger) {
+		t.Errorf("pinned registration: known %v, stranger %v; want true, false", allow(known), allow(stranger))
+	}
+	put("b")
+	if !allow(stranger) {
+		t.Error("a registration that pins nothing should admit any PXE client")
+	}
+	if _, err := reg.Consume(ctx, "b", answer.ConsumeRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if allow(stranger) {
+		t.Error("a consumed registration still admits strangers")
+	}
+}
