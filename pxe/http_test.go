@@ -46,7 +46,7 @@ func (s *syncBuffer) String() string {
 var testKernel = []byte("kernel bytes: 0123456789abcdefghijklmnopqrstuvwxyz")
 
 // stage writes a release's kernel and initrd under state/assets/.
-func stage(t *testing.T, state, release string) {
+func stage(t testing.TB, state, release string) {
 	t.Helper()
 	dir := filepath.Join(state, AssetsDirName, release)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -351,4 +351,9 @@ func TestBootHandlerMountsOnTheServer(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
 		}
 	}
+}
+
+func newRegistryTB(tb testing.TB, state string) (*answer.Registry, error) {
+	tb.Helper()
+	return answer.OpenRegistry(state, nil)
 }
