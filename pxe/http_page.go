@@ -108,7 +108,7 @@ func (h *BootHandler) page(w http.ResponseWriter, r *http.Request) {
 	open, _, left := h.cfg.Metrics.Window()
 	d.Open = open
 	if open && left != time.Duration(math.MaxInt64) {
-		d.Left = left.Round(time.Second).String()
+		d.Left = left.Truncate(time.Second).String()
 	}
 	for _, s := range st {
 		d.Nodes = append(d.Nodes, pageNode{NodeStatus: s, Events: snap.Nodes[s.Name]})
