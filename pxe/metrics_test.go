@@ -73,20 +73,20 @@ func TestMetricsTextParses(t *testing.T) {
 	}
 	got := parseMetrics(t, rec.Body.String())
 	want := map[string]float64{
-		"plasma_pxe_dhcp_offers_total":                       2,
-		"plasma_pxe_dhcp_ignored_total":                      1,
-		"plasma_pxe_tftp_transfers_total":                    1,
-		"plasma_pxe_tftp_bytes_total":                        1024,
-		"plasma_pxe_tftp_refused_total":                      1,
+		"plasma_pxe_dhcp_offers_total":                      2,
+		"plasma_pxe_dhcp_ignored_total":                     1,
+		"plasma_pxe_tftp_transfers_total":                   1,
+		"plasma_pxe_tftp_bytes_total":                       1024,
+		"plasma_pxe_tftp_refused_total":                     1,
 		`plasma_pxe_scripts_served_total{result="install"}`: 1,
 		`plasma_pxe_scripts_served_total{result="exit"}`:    1,
 		`plasma_pxe_scripts_served_total{result="rechain"}`: 0,
-		"plasma_pxe_asset_requests_total":                    1,
-		"plasma_pxe_asset_bytes_total":                       4096,
-		"plasma_pxe_answers_served_total":                    1,
-		"plasma_pxe_answers_refused_total":                   2,
-		"plasma_pxe_window_open":                             1,
-		"plasma_pxe_window_seconds_left":                     5400.5,
+		"plasma_pxe_asset_requests_total":                   1,
+		"plasma_pxe_asset_bytes_total":                      4096,
+		"plasma_pxe_answers_served_total":                   1,
+		"plasma_pxe_answers_refused_total":                  2,
+		"plasma_pxe_window_open":                            1,
+		"plasma_pxe_window_seconds_left":                    5400.5,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("samples (-want +got):\n%s", diff)
@@ -100,8 +100,8 @@ func TestMetricsWindowGauges(t *testing.T) {
 		wantLeft float64
 	}{
 		"an open window without limit has +Inf left": {true, time.Time{}, math.Inf(1)},
-		"a closed window has nothing left":            {false, time.Unix(5000, 0), 0},
-		"a window past its deadline has 0 left":       {true, time.Unix(10, 0), 0},
+		"a closed window has nothing left":           {false, time.Unix(5000, 0), 0},
+		"a window past its deadline has 0 left":      {true, time.Unix(10, 0), 0},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
