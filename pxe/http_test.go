@@ -357,3 +357,46 @@ func newRegistryTB(tb testing.TB, state string) (*answer.Registry, error) {
 	tb.Helper()
 	return answer.OpenRegistry(state, nil)
 }
+
+func FuzzBootScriptQuery(f *testing.F) {
+	for _, s := range []string{"mac=" + mac1, "mac=" + mac1 + "&platform=efi", "mac=%0Achain%20x", "", "mac=&platform=${x}", "mac=52-54-00-77-00-10&platform=pcbios%0Ashell"} {
+		f.Add(s)
+	}
+	state := f.TempDir()
+	stage(f, state, "9.1-1")
+	r, err := newRegistryTB(f, state)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := r.Put(context.Background(), answer.Registration{Name: "pve1", MACs: []string{mac1}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}); err != nil {
+		f.Fatal(err)
+	}
+	h, err := NewBootHandler(BootHandlerConfig{Registry: r, StateDir: state, BaseURL: testBase})
+	if err != nil {
+		f.Fatal(err)
+	}
+	allowed := []string{"#", "echo ", "kernel http://10.77.0.2:8090/assets/9.1-1/linux26?mac=", "initrd --name initrd http://10.77.0.2:8090/assets/9.1-1/initrd?mac=",
+		"boot", "exit", "iseq ${platform} efi ", "goto ", ":", "chain http://10.77.0.2:8090/boot.ipxe?mac="}
+	f.Fuzz(func(t *testing.T, query string) {
+		req := httptest.NewRequest(http.MethodGet, "/boot.ipxe", nil)
+		req.URL.RawQuery = query
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			t.Fatalf("status %d for %q", w.Code, query)
+		}
+		lines := strings.Split(strings.TrimSuffix(w.Body.String(), "\n"), "\n")
+		if lines[0] != "#!ipxe" {
+			t.Fatalf("script for %q starts %q", query, lines[0])
+		}
+		for _, l := range lines[1:] {
+			ok := false
+			for _, p := range allowed {
+				ok = ok || strings.HasPrefix(l, p)
+			}
+			if !ok {
+				t.Fatalf("script for %q has line %q", query, l)
+			}
+		}
+	})
+}
