@@ -279,6 +279,25 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// ReadFrom keeps the underlying writer's sendfile path for big assets.
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	rf, ok := c.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		rf = writerOnly{c.ResponseWriter}
+	}
+	n, err := rf.ReadFrom(r)
+	c.n += n
+	return n, err
+}
+
+// writerOnly gives a plain writer a ReadFrom by copying.
+type writerOnly struct{ io.Writer }
+
+func (w writerOnly) ReadFrom(r io.Reader) (int64, error) { return io.Copy(w.Writer, r) }
+
 func (c *countingWriter) code() int {
 	if c.status == 0 {
 		return http.StatusOK

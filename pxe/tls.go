@@ -103,8 +103,11 @@ func checkPrivate(dir, keyPath string) error {
 			return fmt.Errorf("tls certificate: %w", err)
 		}
 		if fi.Mode().Perm()&0o077 != 0 {
-			return fmt.Errorf("tls certificate: %s has mode %04o: %w (want %s; chmod it)",
-				p, fi.Mode().Perm(), ErrInsecureKey, map[bool]string{true: "0700", false: "0600"}[fi.IsDir()])
+			want := "0600"
+			if fi.IsDir() {
+				want = "0700"
+			}
+			return fmt.Errorf("tls certificate: %s has mode %04o: %w (want %s; chmod it)", p, fi.Mode().Perm(), ErrInsecureKey, want)
 		}
 	}
 	return nil
