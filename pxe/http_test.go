@@ -332,8 +332,22 @@ func TestBootHandlerMountsOnTheServer(t *testing.T) {
 	for _, p := range e.h.Patterns() {
 		routes[p] = e.h
 	}
+	sec, err := answer.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ah, err := answer.NewHandler(answer.HandlerConfig{Registry: e.reg, Secrets: sec, StateDir: e.state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ah.Close() })
+	counted := e.h.Metrics().CountAnswers(ah)
+	for _, p := range ah.Patterns() {
+		routes[p] = counted
+	}
 	_, base, _ := start(t, Config{Routes: routes})
 	for path, want := range map[string]int{
+		"/status":                         200,
 		"/boot.ipxe?mac=" + mac1:          200,
 		"/assets/9.1-1/linux26":           200,
 		"/":                               200,

@@ -105,7 +105,9 @@ func (m *Metrics) AnswerRefused() {
 }
 
 // SetWindow records whether the provisioning window is open and when it
-// closes (the zero time: no limit).
+// closes (the zero time: no limit), for the window gauges and the status
+// page. The caller running the [Server] sets it when the window opens and
+// closes.
 func (m *Metrics) SetWindow(open bool, deadline time.Time) {
 	if m == nil {
 		return
@@ -119,7 +121,8 @@ func (m *Metrics) SetWindow(open bool, deadline time.Time) {
 }
 
 // Window reports what [Metrics.SetWindow] last recorded and how long the
-// window has left: 0 when closed, +Inf when open without a limit.
+// window has left: 0 when closed, math.MaxInt64 when open without a limit
+// (GET /metrics shows +Inf).
 func (m *Metrics) Window() (open bool, deadline time.Time, left time.Duration) {
 	if m == nil {
 		return false, time.Time{}, 0
