@@ -243,8 +243,11 @@ func (h *BootHandler) choose(ctx context.Context, rawMAC string) (BootScript, er
 			return s, err
 		}
 		if c, ok := consumedBy(consumed, pending, mac); ok {
-			s.Reason = fmt.Sprintf("registration %s was consumed at %s: installed or installing; register it again to reinstall",
-				c.Name, c.Consumed.Time.UTC().Format(time.RFC3339))
+			at := ""
+			if c.Consumed != nil && !c.Consumed.Time.IsZero() {
+				at = " at " + c.Consumed.Time.UTC().Format(time.RFC3339)
+			}
+			s.Reason = fmt.Sprintf("registration %s was consumed%s: installed or installing; register it again to reinstall", c.Name, at)
 			return s, nil
 		}
 	}
@@ -255,6 +258,7 @@ func (h *BootHandler) choose(ctx context.Context, rawMAC string) (BootScript, er
 	release, err := h.release(ctx)
 	if err != nil {
 		s.Reason = fmt.Sprintf("node %s is pending but %v", reg.Name, err)
+		h.log.Warn("a pending node cannot boot: no release to boot", "node", reg.Name, "mac", mac, "err", err)
 		return s, nil
 	}
 	s.Node, s.Release, s.Reason = reg.Name, release, "matched by "+string(reason)
