@@ -13,18 +13,18 @@ import (
 	"testing"
 )
 
-// secret is what a file outside the assets folder holds; no request may
+// outsideSecret is what a file outside the assets folder holds; no request may
 // get it.
-const secret = "SECRET registration content"
+const outsideSecret = "SECRET registration content"
 
 func writeOutside(t testing.TB, state string) {
 	t.Helper()
 	dir := filepath.Join(state, "registrations")
 	os.MkdirAll(dir, 0o700)
-	if err := os.WriteFile(filepath.Join(dir, "x.json"), []byte(secret), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "x.json"), []byte(outsideSecret), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(state, "outside"), []byte(secret), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(state, "outside"), []byte(outsideSecret), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -37,7 +37,7 @@ func TestAssetsServeFilesWithRanges(t *testing.T) {
 		wantBody   string
 	}{
 		"the whole kernel":      {"/assets/9.1-1/linux26", "", 200, string(testKernel)},
-		"a range of the kernel": {"/assets/9.1-1/linux26?mac=" + mac1, "bytes=14-23", 206, string(testKernel[14:24])},
+		"a range of the kernel": {"/assets/9.1-1/linux26?mac=" + testMAC1, "bytes=14-23", 206, string(testKernel[14:24])},
 		"an open-ended range":   {"/assets/9.1-1/initrd", "bytes=7-", 206, "bytes"},
 		"a range past the end":  {"/assets/9.1-1/initrd", "bytes=100-200", 416, ""},
 		"a missing file":        {"/assets/9.1-1/vmlinuz", "", 404, "no such asset\n"},
@@ -65,10 +65,10 @@ func TestAssetsServeFilesWithRanges(t *testing.T) {
 }
 
 func TestAssetsRecordDownloadsByMAC(t *testing.T) {
-	e := newBootEnv(t, BootHandlerConfig{}, reg(t, "pve1", "sda", mac1))
-	e.get(t, "/boot.ipxe?mac="+mac1)
-	e.get(t, "/assets/9.1-1/linux26?mac="+mac1, "Range", "bytes=0-9")
-	e.get(t, "/assets/9.1-1/initrd?mac="+strings.ToUpper(mac1))
+	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
+	e.get(t, "/boot.ipxe?mac="+testMAC1)
+	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1, "Range", "bytes=0-9")
+	e.get(t, "/assets/9.1-1/initrd?mac="+strings.ToUpper(testMAC1))
 	e.get(t, "/assets/9.1-1/initrd?mac=<b>")
 	evs := e.h.Timeline().For("pve1")
 	var stages []Stage
@@ -123,7 +123,7 @@ func TestAssetsRefuseEverythingOutsideTheAssetsFolder(t *testing.T) {
 	for name, p := range paths {
 		t.Run(name, func(t *testing.T) {
 			code, body := rawGet(t, e.srv.URL, p)
-			if code == 200 || code == 206 || strings.Contains(body, secret) {
+			if code == 200 || code == 206 || strings.Contains(body, outsideSecret) {
 				t.Errorf("GET %s = %d %q, want a refusal", p, code, body)
 			}
 		})
@@ -163,7 +163,7 @@ func FuzzAssetPath(f *testing.F) {
 	}
 	state := f.TempDir()
 	writeOutside(f, state)
-	stage(f, state, "9.1-1")
+	stageRelease(f, state, "9.1-1")
 	os.Symlink(filepath.Join(state, "outside"), filepath.Join(state, AssetsDirName, "9.1-1", "escape"))
 	r, err := newRegistryTB(f, state)
 	if err != nil {
@@ -182,7 +182,7 @@ func FuzzAssetPath(f *testing.F) {
 		req.URL, req.RequestURI = u, u.RequestURI()
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if strings.Contains(w.Body.String(), secret) {
+		if strings.Contains(w.Body.String(), outsideSecret) {
 			t.Fatalf("GET /assets/%q served a file outside the assets folder", p)
 		}
 	})

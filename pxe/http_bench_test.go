@@ -12,7 +12,7 @@ import (
 // BenchmarkAssetDownload fetches a 64 MiB initrd over loopback HTTP.
 func BenchmarkAssetDownload(b *testing.B) {
 	state := b.TempDir()
-	stage(b, state, "9.1-1")
+	stageRelease(b, state, "9.1-1")
 	big := make([]byte, 64<<20)
 	if err := os.WriteFile(filepath.Join(state, AssetsDirName, "9.1-1", InitrdName), big, 0o644); err != nil {
 		b.Fatal(err)
@@ -30,7 +30,7 @@ func BenchmarkAssetDownload(b *testing.B) {
 	base := srv.URL
 	b.SetBytes(int64(len(big)))
 	for b.Loop() {
-		resp, err := http.Get(base + "/assets/9.1-1/initrd?mac=" + mac1)
+		resp, err := http.Get(base + "/assets/9.1-1/initrd?mac=" + testMAC1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func BenchmarkAssetDownload(b *testing.B) {
 }
 
 func BenchmarkIPXEScript(b *testing.B) {
-	s := BootScript{Node: "pve1", BaseURL: testBase, Release: "9.1-1", MAC: mac1}
+	s := BootScript{Node: "pve1", BaseURL: testBase, Release: "9.1-1", MAC: testMAC1}
 	for b.Loop() {
 		IPXEScript(s)
 	}

@@ -26,14 +26,14 @@ func appendEvents(t *testing.T, state string, evs ...answer.Event) {
 
 func TestStatusPageListsNodesWithTimelines(t *testing.T) {
 	e := newBootEnv(t, BootHandlerConfig{},
-		reg(t, "pve1", "sda", mac1), reg(t, "pve2", "sda", mac2), reg(t, "pve3", "sdb", "52:54:00:77:00:30"))
+		testReg(t, "pve1", "sda", testMAC1), testReg(t, "pve2", "sda", testMAC2), testReg(t, "pve3", "sdb", "52:54:00:77:00:30"))
 	e.h.Metrics().SetWindow(true, time.Now().Add(time.Hour))
-	e.get(t, "/boot.ipxe?mac="+mac1)
-	e.consume(t, "pve2", mac2)
+	e.get(t, "/boot.ipxe?mac="+testMAC1)
+	e.consume(t, "pve2", testMAC2)
 	e.consume(t, "pve3")
 	appendEvents(t, e.state, answer.Event{Time: time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC), Kind: answer.EventInstalled, Node: "pve3", Status: 200, Detail: "installer reported success"})
 	hostile := `<script>alert("x")</script>`
-	e.get(t, "/assets/9.1-1/linux26?mac="+mac1, "Range", "bytes=0-1,"+hostile)
+	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1, "Range", "bytes=0-1,"+hostile)
 	e.get(t, "/boot.ipxe?mac=52:54:00:77:00:99")
 
 	code, body, hdr := e.get(t, "/")
@@ -72,9 +72,9 @@ func TestStatusPageOfAnEmptyClosedWindow(t *testing.T) {
 }
 
 func TestTimelineRouteFoldsInTheEventLogOnce(t *testing.T) {
-	e := newBootEnv(t, BootHandlerConfig{}, reg(t, "pve1", "sda", mac1))
-	e.get(t, "/boot.ipxe?mac="+mac1)
-	appendEvents(t, e.state, answer.Event{Kind: answer.EventAnswer, Node: "pve1", MAC: mac1, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac"})
+	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
+	e.get(t, "/boot.ipxe?mac="+testMAC1)
+	appendEvents(t, e.state, answer.Event{Kind: answer.EventAnswer, Node: "pve1", MAC: testMAC1, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac"})
 	var snap TimelineSnapshot
 	for range 2 { // a second read must not add the answer again
 		code, body, hdr := e.get(t, "/timeline")

@@ -11,7 +11,7 @@ import (
 )
 
 // golden compares got with testdata/http/<name>, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+func goldenHTTP(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "http", name)
 	if *update {
@@ -50,7 +50,7 @@ func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 		"an exit without reason says so":        {BootScript{}, "exit-no-reason.ipxe"},
 	}
 	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) { golden(t, tc.file, IPXEScript(tc.in)) })
+		t.Run(name, func(t *testing.T) { goldenHTTP(t, tc.file, IPXEScript(tc.in)) })
 	}
 }
 
@@ -82,7 +82,7 @@ func TestIPXEScriptLinesAreIPXECommands(t *testing.T) {
 }
 
 func TestRechainScriptAsksWithMACAndPlatform(t *testing.T) {
-	golden(t, "rechain.ipxe", rechainScript(testBase+"/"))
+	goldenHTTP(t, "rechain.ipxe", rechainScript(testBase+"/"))
 }
 
 func ExampleIPXEScript() {

@@ -23,21 +23,21 @@ type bootEnv struct {
 	srv   *httptest.Server
 	reg   *answer.Registry
 	state string
-	logs  *syncBuffer
+	logs  *logBuffer
 }
 
-type syncBuffer struct {
+type logBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *logBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *logBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -46,7 +46,7 @@ func (s *syncBuffer) String() string {
 var testKernel = []byte("kernel bytes: 0123456789abcdefghijklmnopqrstuvwxyz")
 
 // stage writes a release's kernel and initrd under state/assets/.
-func stage(t testing.TB, state, release string) {
+func stageRelease(t testing.TB, state, release string) {
 	t.Helper()
 	dir := filepath.Join(state, AssetsDirName, release)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -59,7 +59,7 @@ func stage(t testing.TB, state, release string) {
 	}
 }
 
-func reg(t *testing.T, name, disk string, macs ...string) answer.Registration {
+func testReg(t *testing.T, name, disk string, macs ...string) answer.Registration {
 	t.Helper()
 	bd, err := answer.ParseBootDisk(disk)
 	if err != nil {
@@ -74,7 +74,7 @@ func reg(t *testing.T, name, disk string, macs ...string) answer.Registration {
 func newBootEnv(t *testing.T, cfg BootHandlerConfig, regs ...answer.Registration) *bootEnv {
 	t.Helper()
 	state := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	r, err := answer.OpenRegistry(state, log)
 	if err != nil {
@@ -85,7 +85,7 @@ func newBootEnv(t *testing.T, cfg BootHandlerConfig, regs ...answer.Registration
 			t.Fatal(err)
 		}
 	}
-	stage(t, state, "9.1-1")
+	stageRelease(t, state, "9.1-1")
 	cfg.Registry, cfg.StateDir, cfg.Logger = r, state, log
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = testBase
@@ -128,8 +128,8 @@ func (e *bootEnv) consume(t *testing.T, name string, macs ...string) {
 }
 
 const (
-	mac1 = "52:54:00:77:00:10"
-	mac2 = "52:54:00:77:00:20"
+	testMAC1 = "52:54:00:77:00:10"
+	testMAC2 = "52:54:00:77:00:20"
 )
 
 func TestBootScriptRoute(t *testing.T) {
@@ -142,48 +142,48 @@ func TestBootScriptRoute(t *testing.T) {
 		want    string // else the script must contain this
 	}{
 		"a pending pinned MAC gets the BIOS installer": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, query: "?mac=" + mac1 + "&platform=pcbios", golden: "install-bios.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "?mac=" + testMAC1 + "&platform=pcbios", golden: "install-bios.ipxe",
 		},
 		"a pending pinned MAC gets the UEFI installer": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, query: "?mac=52-54-00-77-00-10&platform=efi", golden: "install-efi.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "?mac=52-54-00-77-00-10&platform=efi", golden: "install-efi.ipxe",
 		},
 		"without a platform the script branches": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, query: "?mac=" + strings.ToUpper(mac1) + "&platform=arm", golden: "install-any.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "?mac=" + strings.ToUpper(testMAC1) + "&platform=arm", golden: "install-any.ipxe",
 		},
 		"a consumed node's MAC exits": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, consume: map[string][]string{"pve1": {mac1}},
-			query: "?mac=" + mac1, golden: "exit-consumed.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, consume: map[string][]string{"pve1": {testMAC1}},
+			query: "?mac=" + testMAC1, golden: "exit-consumed.ipxe",
 		},
 		"an unknown MAC exits": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, query: "?mac=52:54:00:77:00:99", golden: "exit-unknown.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "?mac=52:54:00:77:00:99", golden: "exit-unknown.ipxe",
 		},
 		"the only unpinned registration is installed on any MAC": {
-			regs: []answer.Registration{reg(t, "pve1", "sda")}, query: "?mac=" + mac1 + "&platform=pcbios", golden: "install-bios.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda")}, query: "?mac=" + testMAC1 + "&platform=pcbios", golden: "install-bios.ipxe",
 		},
 		"an installed unpinned node is not taken for the next unpinned registration": {
-			regs: []answer.Registration{reg(t, "pve1", "sda")}, consume: map[string][]string{"pve1": {mac1}},
-			repend: []answer.Registration{reg(t, "pve2", "sda")},
-			query:  "?mac=" + mac1, golden: "exit-consumed.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda")}, consume: map[string][]string{"pve1": {testMAC1}},
+			repend: []answer.Registration{testReg(t, "pve2", "sda")},
+			query:  "?mac=" + testMAC1, golden: "exit-consumed.ipxe",
 		},
 		"a consumed node registered again is installed again": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, consume: map[string][]string{"pve1": {mac1}},
-			repend: []answer.Registration{reg(t, "pve1", "sda")},
-			query:  "?mac=" + mac1 + "&platform=pcbios", golden: "install-bios.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, consume: map[string][]string{"pve1": {testMAC1}},
+			repend: []answer.Registration{testReg(t, "pve1", "sda")},
+			query:  "?mac=" + testMAC1 + "&platform=pcbios", golden: "install-bios.ipxe",
 		},
 		"two unpinned registrations install nothing": {
-			regs: []answer.Registration{reg(t, "pve1", "sda"), reg(t, "pve2", "sda")}, query: "?mac=" + mac1, golden: "exit-unknown-10.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda"), testReg(t, "pve2", "sda")}, query: "?mac=" + testMAC1, golden: "exit-unknown-10.ipxe",
 		},
 		"a boot disk left to the console adds the ask flag": {
-			regs: []answer.Registration{reg(t, "pve1", "ask", mac1)}, query: "?mac=" + mac1, want: "proxmox-start-auto-installer " + AskDiskKernelArg + "\n",
+			regs: []answer.Registration{testReg(t, "pve1", "ask", testMAC1)}, query: "?mac=" + testMAC1, want: "proxmox-start-auto-installer " + AskDiskKernelArg + "\n",
 		},
 		"a request without mac is asked again with it": {
-			regs: []answer.Registration{reg(t, "pve1", "sda", mac1)}, query: "", golden: "rechain.ipxe",
+			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "", golden: "rechain.ipxe",
 		},
 		"an unparsable MAC exits": {
-			regs: []answer.Registration{reg(t, "pve1", "sda")}, query: "?mac=%0Achain%20http://evil/", want: "the mac parameter is not a MAC address",
+			regs: []answer.Registration{testReg(t, "pve1", "sda")}, query: "?mac=%0Achain%20http://evil/", want: "the mac parameter is not a MAC address",
 		},
 		"an empty mac exits instead of asking again": {
-			regs: []answer.Registration{reg(t, "pve1", "sda")}, query: "?mac=", want: "\nexit\n",
+			regs: []answer.Registration{testReg(t, "pve1", "sda")}, query: "?mac=", want: "\nexit\n",
 		},
 	}
 	for name, tc := range tests {
@@ -205,7 +205,7 @@ func TestBootScriptRoute(t *testing.T) {
 				t.Errorf("Cache-Control = %q, want no-store", got)
 			}
 			if tc.golden != "" {
-				golden(t, tc.golden, body)
+				goldenHTTP(t, tc.golden, body)
 			} else if !strings.Contains(body, tc.want) {
 				t.Errorf("script lacks %q:\n%s", tc.want, body)
 			}
@@ -217,16 +217,16 @@ func TestBootScriptRoute(t *testing.T) {
 }
 
 func TestBootScriptRecordsTimelineAndMetrics(t *testing.T) {
-	e := newBootEnv(t, BootHandlerConfig{}, reg(t, "pve1", "sda", mac1))
-	e.get(t, "/boot.ipxe?mac="+mac1)
-	e.get(t, "/boot.ipxe?mac="+mac2)
+	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
+	e.get(t, "/boot.ipxe?mac="+testMAC1)
+	e.get(t, "/boot.ipxe?mac="+testMAC2)
 	e.get(t, "/boot.ipxe")
 	got := e.h.Timeline().For("pve1")
-	if len(got) != 1 || got[0].Stage != StageScript || got[0].MAC != mac1 || !strings.Contains(got[0].Detail, "install release 9.1-1 (matched by mac)") {
-		t.Errorf("pve1 timeline = %+v, want one script event for %s", got, mac1)
+	if len(got) != 1 || got[0].Stage != StageScript || got[0].MAC != testMAC1 || !strings.Contains(got[0].Detail, "install release 9.1-1 (matched by mac)") {
+		t.Errorf("pve1 timeline = %+v, want one script event for %s", got, testMAC1)
 	}
-	if got := e.h.Timeline().For(mac2); len(got) != 1 || got[0].Node != "" || !strings.HasPrefix(got[0].Detail, "exit: no pending registration") {
-		t.Errorf("%s timeline = %+v, want one exit event", mac2, got)
+	if got := e.h.Timeline().For(testMAC2); len(got) != 1 || got[0].Node != "" || !strings.HasPrefix(got[0].Detail, "exit: no pending registration") {
+		t.Errorf("%s timeline = %+v, want one exit event", testMAC2, got)
 	}
 	m := e.h.Metrics()
 	if i, x, r := m.scriptsInstall.Load(), m.scriptsExit.Load(), m.scriptsRechain.Load(); i != 1 || x != 1 || r != 1 {
@@ -251,14 +251,14 @@ func TestBootScriptExitsWhenNoReleaseCanBeChosen(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			e := newBootEnv(t, BootHandlerConfig{Release: tc.release}, reg(t, "pve1", "sda", mac1))
+			e := newBootEnv(t, BootHandlerConfig{Release: tc.release}, testReg(t, "pve1", "sda", testMAC1))
 			for _, r := range tc.extra {
-				stage(t, e.state, r)
+				stageRelease(t, e.state, r)
 			}
 			if tc.remove {
 				os.RemoveAll(filepath.Join(e.state, AssetsDirName))
 			}
-			_, body, _ := e.get(t, "/boot.ipxe?mac="+mac1)
+			_, body, _ := e.get(t, "/boot.ipxe?mac="+testMAC1)
 			if !strings.Contains(body, tc.want) {
 				t.Errorf("script lacks %q:\n%s", tc.want, body)
 			}
@@ -271,10 +271,10 @@ func TestStagedReleasesListsCompleteReleases(t *testing.T) {
 	if got, err := StagedReleases(context.Background(), state); err != nil || got != nil {
 		t.Errorf("no assets folder: %v, %v; want none and no error", got, err)
 	}
-	stage(t, state, "9.1-1")
-	stage(t, state, "8.4-1")
+	stageRelease(t, state, "9.1-1")
+	stageRelease(t, state, "8.4-1")
 	os.Remove(filepath.Join(state, AssetsDirName, "8.4-1", InitrdName))
-	stage(t, state, ".hidden")
+	stageRelease(t, state, ".hidden")
 	os.MkdirAll(filepath.Join(state, AssetsDirName, "empty"), 0o755)
 	got, err := StagedReleases(context.Background(), state)
 	if err != nil {
@@ -327,7 +327,7 @@ func TestNewBootHandlerRefusesBadConfig(t *testing.T) {
 }
 
 func TestBootHandlerMountsOnTheServer(t *testing.T) {
-	e := newBootEnv(t, BootHandlerConfig{}, reg(t, "pve1", "sda", mac1))
+	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
 	routes := map[string]http.Handler{}
 	for _, p := range e.h.Patterns() {
 		routes[p] = e.h
@@ -348,7 +348,7 @@ func TestBootHandlerMountsOnTheServer(t *testing.T) {
 	_, base, _ := start(t, Config{Routes: routes})
 	for path, want := range map[string]int{
 		"/status":                         200,
-		"/boot.ipxe?mac=" + mac1:          200,
+		"/boot.ipxe?mac=" + testMAC1:      200,
 		"/assets/9.1-1/linux26":           200,
 		"/":                               200,
 		"/timeline":                       200,
@@ -373,16 +373,16 @@ func newRegistryTB(tb testing.TB, state string) (*answer.Registry, error) {
 }
 
 func FuzzBootScriptQuery(f *testing.F) {
-	for _, s := range []string{"mac=" + mac1, "mac=" + mac1 + "&platform=efi", "mac=%0Achain%20x", "", "mac=&platform=${x}", "mac=52-54-00-77-00-10&platform=pcbios%0Ashell"} {
+	for _, s := range []string{"mac=" + testMAC1, "mac=" + testMAC1 + "&platform=efi", "mac=%0Achain%20x", "", "mac=&platform=${x}", "mac=52-54-00-77-00-10&platform=pcbios%0Ashell"} {
 		f.Add(s)
 	}
 	state := f.TempDir()
-	stage(f, state, "9.1-1")
+	stageRelease(f, state, "9.1-1")
 	r, err := newRegistryTB(f, state)
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := r.Put(context.Background(), answer.Registration{Name: "pve1", MACs: []string{mac1}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}); err != nil {
+	if _, err := r.Put(context.Background(), answer.Registration{Name: "pve1", MACs: []string{testMAC1}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}); err != nil {
 		f.Fatal(err)
 	}
 	h, err := NewBootHandler(BootHandlerConfig{Registry: r, StateDir: state, BaseURL: testBase})

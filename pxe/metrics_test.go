@@ -145,8 +145,8 @@ func TestCountAnswersCountsByReply(t *testing.T) {
 }
 
 func TestBootHandlerServesMetrics(t *testing.T) {
-	e := newBootEnv(t, BootHandlerConfig{}, reg(t, "pve1", "sda", mac1))
-	e.get(t, "/boot.ipxe?mac="+mac1)
+	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
+	e.get(t, "/boot.ipxe?mac="+testMAC1)
 	code, body, _ := e.get(t, "/metrics")
 	if code != 200 {
 		t.Fatalf("status %d", code)

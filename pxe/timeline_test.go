@@ -12,7 +12,7 @@ import (
 )
 
 // clock returns a Now that ticks one second per call from t0.
-func clock() func() time.Time {
+func tickClock() func() time.Time {
 	var mu sync.Mutex
 	t := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
 	return func() time.Time {
@@ -23,31 +23,31 @@ func clock() func() time.Time {
 	}
 }
 
-func at(sec int) time.Time { return time.Date(2026, 1, 2, 3, 0, sec, 0, time.UTC) }
+func atSec(sec int) time.Time { return time.Date(2026, 1, 2, 3, 0, sec, 0, time.UTC) }
 
 func TestTimelineLinksMACsToNodes(t *testing.T) {
-	tl := &Timeline{Now: clock()}
+	tl := &Timeline{Now: tickClock()}
 	tl.Record("52-54-00-77-00-10", "", StageDHCPOffer, "offered ipxe.efi")
-	tl.Record(mac1, "", StageTFTP, "ipxe.efi")
-	tl.Record(mac1, "pve1", StageScript, "install")
-	tl.Record(strings.ToUpper(mac1), "", StageKernel, "linux26")
-	tl.Record(mac2, "", StageDHCPOffer, "unknown machine")
+	tl.Record(testMAC1, "", StageTFTP, "ipxe.efi")
+	tl.Record(testMAC1, "pve1", StageScript, "install")
+	tl.Record(strings.ToUpper(testMAC1), "", StageKernel, "linux26")
+	tl.Record(testMAC2, "", StageDHCPOffer, "unknown machine")
 	tl.Record("", "", StageAsset, "no mac")
 
 	want := []BootEvent{
-		{Time: at(1), Stage: StageDHCPOffer, MAC: mac1, Node: "pve1", Detail: "offered ipxe.efi"},
-		{Time: at(2), Stage: StageTFTP, MAC: mac1, Node: "pve1", Detail: "ipxe.efi"},
-		{Time: at(3), Stage: StageScript, MAC: mac1, Node: "pve1", Detail: "install"},
-		{Time: at(4), Stage: StageKernel, MAC: mac1, Node: "pve1", Detail: "linux26"},
+		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offered ipxe.efi"},
+		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", Detail: "ipxe.efi"},
+		{Time: atSec(3), Stage: StageScript, MAC: testMAC1, Node: "pve1", Detail: "install"},
+		{Time: atSec(4), Stage: StageKernel, MAC: testMAC1, Node: "pve1", Detail: "linux26"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("For(pve1) (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, tl.For(mac1)); diff != "" {
+	if diff := cmp.Diff(want, tl.For(testMAC1)); diff != "" {
 		t.Errorf("For(mac) (-want +got):\n%s", diff)
 	}
 	snap := tl.Snapshot()
-	if diff := cmp.Diff([]string{mac2}, keys(snap.Unmatched)); diff != "" {
+	if diff := cmp.Diff([]string{testMAC2}, eventKeys(snap.Unmatched)); diff != "" {
 		t.Errorf("unmatched MACs (-want +got):\n%s", diff)
 	}
 	if len(snap.Other) != 1 || snap.Other[0].Detail != "no mac" {
@@ -58,7 +58,7 @@ func TestTimelineLinksMACsToNodes(t *testing.T) {
 	}
 }
 
-func keys(m map[string][]BootEvent) []string {
+func eventKeys(m map[string][]BootEvent) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
@@ -71,7 +71,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 		mac, node, detail string
 		want              BootEvent
 	}{
-		"control characters become spaces": {mac1, "pve1", "a\nb\x00c\x1b[31m", BootEvent{MAC: mac1, Node: "pve1", Detail: "a b c [31m"}},
+		"control characters become spaces": {testMAC1, "pve1", "a\nb\x00c\x1b[31m", BootEvent{MAC: testMAC1, Node: "pve1", Detail: "a b c [31m"}},
 		"a bad MAC moves into the detail":  {"zz:zz", "", "x", BootEvent{Detail: `unparsable MAC "zz:zz"; x`}},
 		"a bad name moves into the detail": {"", "../x", "y", BootEvent{Detail: `invalid node name "../x"; y`}},
 		"a long detail is cut":             {"", "n", strings.Repeat("é", 200), BootEvent{Node: "n", Detail: strings.Repeat("é", MaxDetailLen/2)}},
@@ -79,7 +79,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			tl := &Timeline{Now: func() time.Time { return at(0) }}
+			tl := &Timeline{Now: func() time.Time { return atSec(0) }}
 			tl.Record(tc.mac, tc.node, StageScript, tc.detail)
 			var got []BootEvent
 			snap := tl.Snapshot()
@@ -89,7 +89,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 			if tc.want.Node == "" && tc.want.MAC != "" {
 				got = tl.For(tc.want.MAC)
 			}
-			tc.want.Time, tc.want.Stage = at(0), StageScript
+			tc.want.Time, tc.want.Stage = atSec(0), StageScript
 			if diff := cmp.Diff([]BootEvent{tc.want}, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -98,9 +98,9 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 }
 
 func TestTimelineIsBounded(t *testing.T) {
-	tl := &Timeline{Limit: 3, Now: clock()}
+	tl := &Timeline{Limit: 3, Now: tickClock()}
 	for i := range 5 {
-		tl.Record(mac1, "pve1", StageScript, fmt.Sprint(i))
+		tl.Record(testMAC1, "pve1", StageScript, fmt.Sprint(i))
 	}
 	var got []string
 	for _, ev := range tl.For("pve1") {
@@ -109,7 +109,7 @@ func TestTimelineIsBounded(t *testing.T) {
 	if diff := cmp.Diff([]string{"2", "3", "4"}, got); diff != "" {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
-	tl = &Timeline{Now: clock()}
+	tl = &Timeline{Now: tickClock()}
 	for i := range TimelineMaxKeys + 10 {
 		tl.Record(fmt.Sprintf("02:00:00:00:%02x:%02x", i/256, i%256), "", StageDHCPOffer, "")
 	}
@@ -126,20 +126,20 @@ func TestTimelineIsBounded(t *testing.T) {
 }
 
 func TestTimelineIngestsAnswerEvents(t *testing.T) {
-	tl := &Timeline{Now: clock()}
-	tl.Record(mac2, "pve1", StageScript, "install") // at(1)
+	tl := &Timeline{Now: tickClock()}
+	tl.Record(testMAC2, "pve1", StageScript, "install") // atSec(1)
 	tl.Ingest(
-		answer.Event{Time: at(10), Kind: answer.EventAnswer, Node: "pve1", MAC: mac1 + "," + mac2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.1"},
-		answer.Event{Time: at(5), Kind: answer.EventRefused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.121", Status: 404, Detail: "no pending registration matches this machine"},
-		answer.Event{Time: at(20), Kind: answer.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
-		answer.Event{Time: at(30), Kind: answer.EventInstalled, Node: "pve1", ClientIP: "10.77.0.120", Status: 200, Detail: "installer reported success"},
-		answer.Event{Time: at(31), Kind: answer.EventRefused, ClientIP: "10.77.0.9", Status: 404, Detail: "unknown or already used webhook token"},
+		answer.Event{Time: atSec(10), Kind: answer.EventAnswer, Node: "pve1", MAC: testMAC1 + "," + testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.1"},
+		answer.Event{Time: atSec(5), Kind: answer.EventRefused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.121", Status: 404, Detail: "no pending registration matches this machine"},
+		answer.Event{Time: atSec(20), Kind: answer.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
+		answer.Event{Time: atSec(30), Kind: answer.EventInstalled, Node: "pve1", ClientIP: "10.77.0.120", Status: 200, Detail: "installer reported success"},
+		answer.Event{Time: atSec(31), Kind: answer.EventRefused, ClientIP: "10.77.0.9", Status: 404, Detail: "unknown or already used webhook token"},
 	)
 	want := []BootEvent{
-		{Time: at(1), Stage: StageScript, MAC: mac2, Node: "pve1", Detail: "install"},
-		{Time: at(10), Stage: StageAnswer, MAC: mac2, Node: "pve1", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
-		{Time: at(20), Stage: StageFirstBoot, Node: "pve1", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
-		{Time: at(30), Stage: StageWebhook, Node: "pve1", Detail: "installed: installer reported success (from 10.77.0.120)"},
+		{Time: atSec(1), Stage: StageScript, MAC: testMAC2, Node: "pve1", Detail: "install"},
+		{Time: atSec(10), Stage: StageAnswer, MAC: testMAC2, Node: "pve1", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
+		{Time: atSec(20), Stage: StageFirstBoot, Node: "pve1", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
+		{Time: atSec(30), Stage: StageWebhook, Node: "pve1", Detail: "installed: installer reported success (from 10.77.0.120)"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("pve1 (-want +got):\n%s", diff)
@@ -156,7 +156,7 @@ func TestTimelineIngestsAnswerEvents(t *testing.T) {
 
 func TestNilTimelineAndMetricsDoNothing(t *testing.T) {
 	var tl *Timeline
-	tl.Record(mac1, "pve1", StageScript, "x")
+	tl.Record(testMAC1, "pve1", StageScript, "x")
 	tl.Ingest(answer.Event{Kind: answer.EventAnswer, Node: "pve1"})
 	if tl.For("pve1") != nil || len(tl.Snapshot().Nodes) != 0 {
 		t.Error("a nil timeline returned events")
