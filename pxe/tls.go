@@ -1,0 +1,225 @@
+package pxe
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
+)
+
+// Where [EnsureCertificate] keeps the server's certificate.
+const (
+	// TLSDirName is the folder of the state folder that holds the
+	// certificate and its key (mode 0700).
+	TLSDirName = "tls"
+	// CertFileName is the certificate, PEM.
+	CertFileName = "cert.pem"
+	// KeyFileName is the private key, PEM PKCS #8, mode 0600.
+	KeyFileName = "key.pem"
+	// CertValidity is how long a new certificate is valid. The installer
+	// ignores expiry when it pins a fingerprint (reference §2.5), and a
+	// new certificate would break every ISO that bakes in the old
+	// fingerprint, so it is long.
+	CertValidity = 20 * 365 * 24 * time.Hour
+)
+
+var (
+	// ErrInsecureKey is returned (wrapped) by [EnsureCertificate] when the
+	// key file or its folder can be read by others than the owner.
+	ErrInsecureKey = errors.New("TLS key readable by others")
+	// ErrInvalidFingerprint is returned (wrapped) by [ParseFingerprint]
+	// for a value that is not a SHA-256 fingerprint.
+	ErrInvalidFingerprint = errors.New("invalid certificate fingerprint")
+)
+
+// EnsureCertificate returns the server's TLS certificate kept in
+// <stateDir>/tls/, and its fingerprint in the installer's format (see
+// [Fingerprint]). On first use it creates a self-signed ECDSA P-256
+// certificate naming hosts (host names or IP addresses; "localhost" when
+// none) in cert.pem, and its key in key.pem (0600, folder 0700). After
+// that it loads the same pair whatever hosts says: the fingerprint that
+// prepared ISOs carry stays valid. Concurrent callers, in any process,
+// get the same certificate. A key file or folder open to group or others
+// gives an error wrapping [ErrInsecureKey].
+func EnsureCertificate(ctx context.Context, stateDir string, hosts []string) (tls.Certificate, string, error) {
+	if err := ctx.Err(); err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
+	}
+	dir := filepath.Join(stateDir, TLSDirName)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
+	}
+	lk, err := lockfile.Acquire(ctx, filepath.Join(dir, ".lock"), "node-provisioner tls", 10*time.Millisecond)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
+	}
+	defer lk.Unlock()
+	certPath, keyPath := filepath.Join(dir, CertFileName), filepath.Join(dir, KeyFileName)
+	if err := atomicfile.CleanTemp(dir); err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
+	}
+	_, certErr := os.Stat(certPath)
+	_, keyErr := os.Stat(keyPath)
+	if errors.Is(certErr, fs.ErrNotExist) || errors.Is(keyErr, fs.ErrNotExist) {
+		// Neither, or a pair cut short before the certificate was written:
+		// no fingerprint was ever shown, so make a new pair.
+		if err := writeCertificate(certPath, keyPath, hosts); err != nil {
+			return tls.Certificate{}, "", err
+		}
+	}
+	if err := checkPrivate(dir, keyPath); err != nil {
+		return tls.Certificate{}, "", err
+	}
+	cert, err := tls.LoadX509KeyPair(certPath, keyPath)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate %s: %w", certPath, err)
+	}
+	return cert, Fingerprint(cert.Certificate[0]), nil
+}
+
+func checkPrivate(dir, keyPath string) error {
+	for _, p := range []string{dir, keyPath} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return fmt.Errorf("tls certificate: %w", err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			want := "0600"
+			if fi.IsDir() {
+				want = "0700"
+			}
+			return fmt.Errorf("tls certificate: %s has mode %04o: %w (want %s; chmod it)", p, fi.Mode().Perm(), ErrInsecureKey, want)
+		}
+	}
+	return nil
+}
+
+func writeCertificate(certPath, keyPath string, hosts []string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("tls certificate: generate key: %w", err)
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return fmt.Errorf("tls certificate: %w", err)
+	}
+	now := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "plasma-node provisioning server"},
+		NotBefore:             now,
+		NotAfter:              now.Add(CertValidity),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+	}
+	if len(hosts) == 0 {
+		hosts = []string{"localhost"}
+	}
+	for _, h := range hosts {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return fmt.Errorf("tls certificate: create: %w", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("tls certificate: %w", err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	// Key first: a pair cut short lacks its certificate and is made anew.
+	if err := atomicfile.WriteFile(keyPath, keyPEM, 0o600); err != nil {
+		return fmt.Errorf("tls certificate: %w", err)
+	}
+	if err := atomicfile.WriteFile(certPath, certPEM, 0o644); err != nil {
+		return fmt.Errorf("tls certificate: %w", err)
+	}
+	return nil
+}
+
+// Fingerprint returns the SHA-256 fingerprint of a DER certificate in the
+// installer's format: upper-case hex pairs joined by ':', as
+// `openssl x509 -noout -fingerprint -sha256` prints it after "=" and as
+// prepare-iso --cert-fingerprint takes it (reference §2.5).
+func Fingerprint(certDER []byte) string { return formatFingerprint(sha256.Sum256(certDER)) }
+
+func formatFingerprint(sum [sha256.Size]byte) string {
+	var b strings.Builder
+	for i, c := range sum {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02X", c)
+	}
+	return b.String()
+}
+
+// ParseFingerprint reads a SHA-256 fingerprint the way the installer does:
+// hex of either case, colons optional. Anything else gives an error
+// wrapping [ErrInvalidFingerprint].
+func ParseFingerprint(s string) ([sha256.Size]byte, error) {
+	var out [sha256.Size]byte
+	raw := strings.ReplaceAll(strings.TrimSpace(s), ":", "")
+	b, err := hex.DecodeString(raw)
+	if err != nil || len(b) != sha256.Size {
+		shown := s
+		if len(shown) > 120 {
+			shown = shown[:120] + "…"
+		}
+		return out, fmt.Errorf("%w %q: want 32 hex pairs, colons optional, such as AB:CD:…", ErrInvalidFingerprint, shown)
+	}
+	copy(out[:], b)
+	return out, nil
+}
+
+// PinnedTLSConfig returns a client configuration that trusts exactly the
+// server certificate with this fingerprint, ignoring its chain, names and
+// dates, as the installer does when given one (reference §2.5).
+func PinnedTLSConfig(fingerprint string) (*tls.Config, error) {
+	want, err := ParseFingerprint(fingerprint)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{
+		InsecureSkipVerify: true, // replaced by the pin check below
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("tls pin: server sent no certificate")
+			}
+			got := sha256.Sum256(raw[0])
+			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+				return fmt.Errorf("tls pin: server certificate %s is not the pinned %s", Fingerprint(raw[0]), formatFingerprint(want))
+			}
+			return nil
+		},
+	}, nil
+}
