@@ -2,6 +2,7 @@ package pxe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,8 @@ type Config struct {
 	// example "POST /answer" to an answer handler. A request matching no
 	// route gets 404.
 	Routes map[string]http.Handler
+	// TLS, when set, makes the HTTP side HTTPS with this configuration.
+	TLS *tls.Config
 	// DHCP, when set, is the window's proxy-DHCP server: it runs while the
 	// window is open and stops with it.
 	DHCP *DHCPServer
@@ -144,6 +147,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			return fmt.Errorf("listen on %s: %w", s.cfg.HTTPAddr, err)
 		}
 		ln = l
+	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	hs := &http.Server{
 		Handler:           s,

@@ -111,3 +111,11 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version: %d %q", r.code, r.stdout)
 	}
 }
+
+func TestTLSFingerprintIsStable(t *testing.T) {
+	state := t.TempDir()
+	a, b := np(t, state, "tls", "fingerprint"), np(t, state, "tls", "fingerprint")
+	if a.code != 0 || a.stdout != b.stdout || len(strings.TrimSpace(a.stdout)) != 95 {
+		t.Errorf("fingerprints %q (exit %d, %s) and %q; want one stable AB:CD:... value", a.stdout, a.code, a.err, b.stdout)
+	}
+}

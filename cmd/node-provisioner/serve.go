@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,7 +25,8 @@ import (
 type serveOptions struct {
 	addr, baseURL, dhcpHook, bootFile string
 	dhcpIface, serverIP, tftpAddr     string
-	ipxeDir                           string
+	ipxeDir, release                  string
+	tls                               bool
 	ttl                               time.Duration
 	keys                              []string
 	site                              answer.Site
@@ -45,6 +47,8 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.dhcpIface, "dhcp-interface", "", "answer PXE clients with proxy-DHCP on this interface (UDP 67 and 4011) and serve TFTP; the site's DHCP server is left alone")
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
 	f.StringVar(&o.tftpAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
+	f.StringVar(&o.release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https")
 	f.StringVar(&o.ipxeDir, "ipxe-dir", "/usr/lib/ipxe", "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
 
@@ -61,6 +65,12 @@ func (o *serveOptions) check() error {
 // args renders the options as serve's command line, for enable.
 func (o *serveOptions) args() []string {
 	out := []string{"--http", o.addr, "--ttl", o.ttl.String(), "--bootfile", o.bootFile, "--ipxe-dir", o.ipxeDir}
+	if o.tls {
+		out = append(out, "--tls")
+	}
+	if o.release != "" {
+		out = append(out, "--release", o.release)
+	}
 	for _, kv := range [][2]string{{"dhcp-interface", o.dhcpIface}, {"server-ip", o.serverIP}, {"tftp", o.tftpAddr}, {"domain", o.site.Domain}, {"keyboard", o.site.Keyboard}, {"country", o.site.Country},
 		{"timezone", o.site.Timezone}, {"mailto", o.site.Mailto}, {"base-url", o.baseURL}, {"dhcp-hook", o.dhcpHook}} {
 		if kv[1] != "" {
@@ -122,14 +132,46 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer h.Close()
-	routes := map[string]http.Handler{}
-	for _, p := range h.Patterns() {
-		routes[p] = h
-	}
-	cfg := pxe.Config{HTTPAddr: o.addr, TTL: o.ttl, Routes: routes, Logger: a.log}
+	cfg := pxe.Config{HTTPAddr: o.addr, TTL: o.ttl, Routes: map[string]http.Handler{}, Logger: a.log}
 	netboot, err := a.netboot(&cfg, o, reg)
 	if err != nil {
 		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("--http %s: %w", o.addr, err)
+	}
+	cfg.Listener = ln
+	switch {
+	case netboot.base != "":
+	case o.baseURL != "":
+		netboot.base = strings.TrimSuffix(o.baseURL, "/")
+	default:
+		netboot.base = a.guessBase(ln.Addr())
+	}
+	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{Registry: reg, StateDir: a.stateDir, BaseURL: netboot.base, Release: o.release, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	for _, p := range boot.Patterns() {
+		cfg.Routes[p] = boot
+	}
+	for _, p := range h.Patterns() {
+		cfg.Routes[p] = boot.Metrics().CountAnswers(h)
+	}
+	if cfg.DHCP != nil {
+		cfg.DHCP.OnEvent = netEvents(boot)
+		cfg.TFTP.OnEvent = netEvents(boot)
+	}
+	if o.tls {
+		host, _, _ := net.SplitHostPort(o.addr)
+		cert, fp, err := pxe.EnsureCertificate(ctx, a.stateDir, []string{host})
+		if err != nil {
+			return err
+		}
+		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", fp)
 	}
 	srv, err := pxe.New(cfg)
 	if err != nil {
@@ -149,7 +191,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	case <-srv.Ready():
 	}
 	now := time.Now().UTC()
-	base := "http://" + srv.Addr().String()
+	boot.Metrics().SetWindow(true, now.Add(o.ttl))
+	defer boot.Metrics().SetWindow(false, time.Time{})
+	scheme := "http"
+	if o.tls {
+		scheme = "https"
+	}
+	base := scheme + "://" + srv.Addr().String()
 	if o.baseURL != "" {
 		base = strings.TrimSuffix(o.baseURL, "/")
 	}
@@ -197,7 +245,44 @@ func checkSite(flags answer.Site, sitePath string) error {
 	return nil
 }
 
-type netbootInfo struct{ tftp string }
+type netbootInfo struct{ tftp, base string }
+
+// guessBase is the boot scripts' base URL when neither --dhcp-interface,
+// --server-ip nor --base-url says where machines reach this server: the
+// listen address when it is a concrete one, else the host name.
+func (a *app) guessBase(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		h, _ := os.Hostname()
+		a.log.Warn("boot scripts name this server by its host name; give --base-url or --dhcp-interface for a concrete address", "host", h)
+		host = h
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// netEvents feeds proxy-DHCP and TFTP events into the boot timeline and
+// the metrics.
+func netEvents(boot *pxe.BootHandler) func(pxe.Event) {
+	tl, m := boot.Timeline(), boot.Metrics()
+	return func(e pxe.Event) {
+		mac := ""
+		if e.MAC != nil {
+			mac = e.MAC.String()
+		}
+		switch e.Kind {
+		case pxe.EventDHCPOffer, pxe.EventDHCPAck:
+			m.DHCPOffer()
+			tl.Record(mac, "", pxe.StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
+		case pxe.EventDHCPIgnored:
+			m.DHCPIgnored()
+		case pxe.EventTFTPSent:
+			m.TFTPTransfer(e.Bytes)
+			tl.Record(mac, "", pxe.StageTFTP, e.File+" to "+e.Peer.String())
+		case pxe.EventTFTPFailed:
+			m.TFTPRefused()
+		}
+	}
+}
 
 // netboot adds proxy-DHCP and TFTP to the window when --dhcp-interface is
 // given: iPXE binaries are staged into <state-dir>/tftp, offered by
@@ -246,7 +331,7 @@ func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (ne
 	}
 	cfg.DHCP = &pxe.DHCPServer{Proxy: proxy, Allow: pxe.PendingAllow(reg, 0, a.log), Interface: o.dhcpIface, Logger: a.log}
 	cfg.TFTP = &pxe.TFTPServer{Root: root, Addr: tftpAddr, Logger: a.log}
-	return netbootInfo{tftp: tftpAddr}, nil
+	return netbootInfo{tftp: tftpAddr, base: base}, nil
 }
 
 func (a *app) enableCmd() *cobra.Command {
@@ -305,6 +390,24 @@ func (a *app) disableCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *app) tlsCmd() *cobra.Command {
+	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls"}
+	c.AddCommand(&cobra.Command{
+		Use:   "fingerprint",
+		Short: "Print the certificate's SHA-256 fingerprint in the installer's format (creating the certificate if needed)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.out, fp)
+			return nil
+		},
+	})
+	return c
 }
 
 // errWindowClosed makes status exit 1 while no window is open.
