@@ -12,9 +12,15 @@ import (
 )
 
 // UsageError marks bad usage or bad input: the binaries exit 2 for it.
-type UsageError struct{ Err error }
+type UsageError struct {
+	// Err says what was wrong with the usage.
+	Err error
+}
 
+// Error returns the message of the wrapped error.
 func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error, for [errors.Is] and [errors.As].
 func (e UsageError) Unwrap() error { return e.Err }
 
 // Usage wraps err as a [UsageError].
