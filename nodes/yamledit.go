@@ -135,7 +135,7 @@ func (d *document) update(old, cur any) ([]byte, error) {
 }
 
 // spellNulls writes "~" for the empty nulls yaml.v3 would otherwise emit
-// as ” (an empty string): mapping keys, and values in flow collections.
+// as a quoted empty string: mapping keys, and values in flow collections.
 // Empty nulls elsewhere ("key:") are left as written.
 func spellNulls(n *yaml.Node, flow bool) {
 	flow = flow || n.Style&yaml.FlowStyle != 0
