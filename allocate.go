@@ -23,9 +23,12 @@ type AllocateOptions struct {
 
 // AllocateResult is the node's allocation after Allocate.
 type AllocateResult struct {
-	Hostname string   `json:"hostname" yaml:"hostname"`
-	Platform string   `json:"platform" yaml:"platform"`
-	Zones    []string `json:"zones" yaml:"zones"`
+	// Hostname is the node's name.
+	Hostname string `json:"hostname" yaml:"hostname"`
+	// Platform is the platform holding the node.
+	Platform string `json:"platform" yaml:"platform"`
+	// Zones are the node's zones after the change, never nil.
+	Zones []string `json:"zones" yaml:"zones"`
 	// Modified reports whether the node file changed.
 	Modified bool `json:"modified" yaml:"modified"`
 }

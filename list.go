@@ -54,14 +54,18 @@ func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 
 // PlatformView is a platform with its nodes.
 type PlatformView struct {
+	// Platform is the platform as read from its platform.yaml.
 	Platform *nodes.Platform `json:"platform" yaml:"platform"`
-	Nodes    []*nodes.Node   `json:"nodes" yaml:"nodes"`
+	// Nodes are the platform's nodes, sorted by hostname.
+	Nodes []*nodes.Node `json:"nodes" yaml:"nodes"`
 }
 
 // Shown is what [Project.Show] found: a platform or a node.
 type Shown struct {
+	// Platform is set when the name is a platform's.
 	Platform *PlatformView
-	Node     *nodes.Node
+	// Node is set when the name is a node's and not a platform's.
+	Node *nodes.Node
 }
 
 // Show finds name as a platform, else as a node in any platform (a

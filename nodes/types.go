@@ -15,12 +15,18 @@ type Node struct {
 	// Machine is the provider's machine type (for example GP1-L).
 	Machine string `yaml:"machine,omitempty" json:"machine,omitempty"`
 
-	Network          Network          `yaml:"network" json:"network"`
-	Disks            []string         `yaml:"disks,omitempty" json:"disks,omitempty"`
+	// Network holds the node's addresses.
+	Network Network `yaml:"network" json:"network"`
+	// Disks lists the node's disk devices, for example /dev/nvme0n1.
+	Disks []string `yaml:"disks,omitempty" json:"disks,omitempty"`
+	// ProviderMetadata is what the provider knows of the node.
 	ProviderMetadata ProviderMetadata `yaml:"provider_metadata,omitempty" json:"provider_metadata,omitzero"`
 
-	Resources Resources         `yaml:"resources,omitempty" json:"resources,omitzero"`
-	Labels    map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	// Resources is the node's capacity.
+	Resources Resources `yaml:"resources,omitempty" json:"resources,omitzero"`
+	// Labels are free-form key-value labels of the node.
+	Labels map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	// K8sLabels are the Kubernetes node labels, zone labels included.
 	K8sLabels map[string]string `yaml:"k8s_labels,omitempty" json:"k8s_labels,omitempty"`
 
 	// file is the path the node was loaded from, empty for a new node.
@@ -36,49 +42,75 @@ func (n *Node) String() string { return n.Hostname + "@" + n.Platform }
 
 // Network holds a node's addresses.
 type Network struct {
-	PublicIP      string `yaml:"public_ip" json:"public_ip"`
-	PrivateIP     string `yaml:"private_ip" json:"private_ip"`
-	FailoverIP    string `yaml:"failover_ip,omitempty" json:"failover_ip,omitempty"`
-	PublicMAC     string `yaml:"public_mac,omitempty" json:"public_mac,omitempty"`
-	PrivateMAC    string `yaml:"private_mac,omitempty" json:"private_mac,omitempty"`
+	// PublicIP is the node's public address.
+	PublicIP string `yaml:"public_ip" json:"public_ip"`
+	// PrivateIP is the node's address in the platform's private network.
+	PrivateIP string `yaml:"private_ip" json:"private_ip"`
+	// FailoverIP is a failover (floating) address routed to the node.
+	FailoverIP string `yaml:"failover_ip,omitempty" json:"failover_ip,omitempty"`
+	// PublicMAC is the MAC address of the public interface.
+	PublicMAC string `yaml:"public_mac,omitempty" json:"public_mac,omitempty"`
+	// PrivateMAC is the MAC address of the private interface.
+	PrivateMAC string `yaml:"private_mac,omitempty" json:"private_mac,omitempty"`
+	// PublicGateway is the gateway of the public network.
 	PublicGateway string `yaml:"public_gateway,omitempty" json:"public_gateway,omitempty"`
-	PublicPrefix  int    `yaml:"public_prefix,omitempty" json:"public_prefix,omitempty"`
+	// PublicPrefix is the prefix length of the public network.
+	PublicPrefix int `yaml:"public_prefix,omitempty" json:"public_prefix,omitempty"`
 }
 
 // ProviderMetadata is what the infrastructure provider knows of a node.
 // ServerID is the stable identity: a node is re-adopted by it on every run.
 type ProviderMetadata struct {
-	Provider   string `yaml:"provider,omitempty" json:"provider,omitempty"`
-	ServerID   string `yaml:"server_id,omitempty" json:"server_id,omitempty"`
+	// Provider is the provider name, as in Infrastructure.MetalProvider.
+	Provider string `yaml:"provider,omitempty" json:"provider,omitempty"`
+	// ServerID is the provider's stable ID of the server.
+	ServerID string `yaml:"server_id,omitempty" json:"server_id,omitempty"`
+	// Datacenter is the provider's datacenter name.
 	Datacenter string `yaml:"datacenter,omitempty" json:"datacenter,omitempty"`
 	// Zone is the provider's datacenter zone (OVH dedicated_datacenter, for
 	// example "bhs"), not a topology zone.
-	Zone    string `yaml:"zone,omitempty" json:"zone,omitempty"`
-	Region  string `yaml:"region,omitempty" json:"region,omitempty"`
+	Zone string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	// Region is the provider's region.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// OfferID is the provider's offer (plan) the server was ordered with.
 	OfferID string `yaml:"offer_id,omitempty" json:"offer_id,omitempty"`
+	// Machine is the provider's machine type.
 	Machine string `yaml:"machine,omitempty" json:"machine,omitempty"`
 }
 
 // Resources describes a node's capacity.
 type Resources struct {
-	CPU    int    `yaml:"cpu,omitempty" json:"cpu,omitempty"`
+	// CPU is the number of CPU cores.
+	CPU int `yaml:"cpu,omitempty" json:"cpu,omitempty"`
+	// Memory is the amount of memory, for example "64GB".
 	Memory string `yaml:"memory,omitempty" json:"memory,omitempty"`
-	GPU    string `yaml:"gpu,omitempty" json:"gpu,omitempty"`
+	// GPU names the GPU, if any.
+	GPU string `yaml:"gpu,omitempty" json:"gpu,omitempty"`
 }
 
 // Platform is platforms/<platform>/platform.yaml, with the field names of
 // plasmactl-platform's schema. Credentials never appear in JSON output.
 type Platform struct {
-	Name           string          `yaml:"name" json:"name"`
-	Cluster        string          `yaml:"cluster,omitempty" json:"cluster,omitempty"`
-	Description    string          `yaml:"description,omitempty" json:"description,omitempty"`
-	Infrastructure Infrastructure  `yaml:"infrastructure" json:"infrastructure"`
-	DNS            DNS             `yaml:"dns,omitempty" json:"dns,omitzero"`
-	Networking     Networking      `yaml:"networking,omitempty" json:"networking,omitzero"`
-	Pools          map[string]Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
-	Defaults       Defaults        `yaml:"defaults,omitempty" json:"defaults,omitzero"`
-	Features       Features        `yaml:"features,omitempty" json:"features,omitzero"`
-	Environment    Environment     `yaml:"environment,omitempty" json:"environment,omitzero"`
+	// Name is the platform's name and its folder under platforms/.
+	Name string `yaml:"name" json:"name"`
+	// Cluster is the name of the cluster the platform runs.
+	Cluster string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	// Description is free text for people.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Infrastructure names the provider that makes the machines.
+	Infrastructure Infrastructure `yaml:"infrastructure" json:"infrastructure"`
+	// DNS is the platform's DNS zone.
+	DNS DNS `yaml:"dns,omitempty" json:"dns,omitzero"`
+	// Networking holds the private addressing.
+	Networking Networking `yaml:"networking,omitempty" json:"networking,omitzero"`
+	// Pools are the machine pools, by name.
+	Pools map[string]Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// Defaults are platform-wide defaults.
+	Defaults Defaults `yaml:"defaults,omitempty" json:"defaults,omitzero"`
+	// Features are platform switches.
+	Features Features `yaml:"features,omitempty" json:"features,omitzero"`
+	// Environment describes the kind of platform.
+	Environment Environment `yaml:"environment,omitempty" json:"environment,omitzero"`
 
 	file string
 }
@@ -91,43 +123,62 @@ type Infrastructure struct {
 	// MetalProvider is the provider name: manual, scaleway, hetzner, ovh,
 	// aws or pxe.
 	MetalProvider string `yaml:"metal_provider" json:"metal_provider"`
-	API           API    `yaml:"api,omitempty" json:"api,omitzero"`
+	// API is the provider's endpoint and credentials.
+	API API `yaml:"api,omitempty" json:"api,omitzero"`
 	// Zone is the provider's datacenter (for example "bhs" or "fsn1").
-	Zone          string `yaml:"zone,omitempty" json:"zone,omitempty"`
-	Region        string `yaml:"region,omitempty" json:"region,omitempty"`
-	ProjectID     string `yaml:"project_id,omitempty" json:"project_id,omitempty"`
-	Image         string `yaml:"image,omitempty" json:"image,omitempty"`
-	SSHKeyID      string `yaml:"ssh_key_id,omitempty" json:"ssh_key_id,omitempty"`
-	PrivateVLANID int    `yaml:"private_vlan_id,omitempty" json:"private_vlan_id,omitempty"`
+	Zone string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	// Region is the provider's region.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// ProjectID is the provider's project or account ID.
+	ProjectID string `yaml:"project_id,omitempty" json:"project_id,omitempty"`
+	// Image is the OS image machines are installed with.
+	Image string `yaml:"image,omitempty" json:"image,omitempty"`
+	// SSHKeyID is the provider's ID of the SSH key put on machines.
+	SSHKeyID string `yaml:"ssh_key_id,omitempty" json:"ssh_key_id,omitempty"`
+	// PrivateVLANID is the VLAN ID of the private network.
+	PrivateVLANID int `yaml:"private_vlan_id,omitempty" json:"private_vlan_id,omitempty"`
 }
 
 // API is a provider's endpoint and credentials. Credentials are usually
 // references such as "{{ .keyring.ovh_client_id }}" and are never shown in
 // JSON output.
 type API struct {
-	URI          string `yaml:"uri,omitempty" json:"uri,omitempty"`
-	Token        string `yaml:"token,omitempty" json:"-"`
-	ClientID     string `yaml:"client_id,omitempty" json:"-"`
+	// URI is the provider's API endpoint.
+	URI string `yaml:"uri,omitempty" json:"uri,omitempty"`
+	// Token is an API token (a credential: never printed).
+	Token string `yaml:"token,omitempty" json:"-"`
+	// ClientID is an API client ID (a credential: never printed).
+	ClientID string `yaml:"client_id,omitempty" json:"-"`
+	// ClientSecret is an API client secret (a credential: never printed).
 	ClientSecret string `yaml:"client_secret,omitempty" json:"-"`
-	AccessKey    string `yaml:"access_key,omitempty" json:"-"`
-	SecretKey    string `yaml:"secret_key,omitempty" json:"-"`
+	// AccessKey is an API access key (a credential: never printed).
+	AccessKey string `yaml:"access_key,omitempty" json:"-"`
+	// SecretKey is an API secret key (a credential: never printed).
+	SecretKey string `yaml:"secret_key,omitempty" json:"-"`
 }
 
 // DNS is the platform's DNS zone.
 type DNS struct {
+	// Provider is the DNS provider's name.
 	Provider string `yaml:"provider,omitempty" json:"provider,omitempty"`
-	Domain   string `yaml:"domain,omitempty" json:"domain,omitempty"`
-	Zone     string `yaml:"zone,omitempty" json:"zone,omitempty"`
-	API      API    `yaml:"api,omitempty" json:"api,omitzero"`
-	Region   string `yaml:"region,omitempty" json:"region,omitempty"`
-	DKIMKey  string `yaml:"dkim_key,omitempty" json:"dkim_key,omitempty"`
+	// Domain is the platform's domain name.
+	Domain string `yaml:"domain,omitempty" json:"domain,omitempty"`
+	// Zone is the provider's DNS zone name or ID.
+	Zone string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	// API is the DNS provider's endpoint and credentials.
+	API API `yaml:"api,omitempty" json:"api,omitzero"`
+	// Region is the DNS provider's region.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// DKIMKey is the domain's DKIM key.
+	DKIMKey string `yaml:"dkim_key,omitempty" json:"dkim_key,omitempty"`
 }
 
 // Networking holds the platform's private addressing.
 type Networking struct {
 	// PrivateNetwork is the CIDR private IPs are allocated from when no
 	// named pool is used. Default: 192.168.0.0/16.
-	PrivateNetwork    string `yaml:"private_network,omitempty" json:"private_network,omitempty"`
+	PrivateNetwork string `yaml:"private_network,omitempty" json:"private_network,omitempty"`
+	// PrivateVIPNetwork is the CIDR of virtual IPs; no allocation uses it.
 	PrivateVIPNetwork string `yaml:"private_vip_network,omitempty" json:"private_vip_network,omitempty"`
 	// IPPools are named address pools (an extension of plasmactl-node's
 	// single private_network). A machine pool picks one with ip_pool.
@@ -148,9 +199,12 @@ type IPPool struct {
 
 // Pool is a group of like machines in zones: pools.<name> in platform.yaml.
 type Pool struct {
-	Zones   []string `yaml:"zones" json:"zones"`
-	Machine string   `yaml:"machine" json:"machine"`
-	Count   int      `yaml:"count" json:"count"`
+	// Zones are the zone paths the pool's machines are allocated to.
+	Zones []string `yaml:"zones" json:"zones"`
+	// Machine is the provider's machine type of the pool.
+	Machine string `yaml:"machine" json:"machine"`
+	// Count is the number of machines the pool should have.
+	Count int `yaml:"count" json:"count"`
 	// IPPool names the networking.ip_pools entry the pool's private IPs come
 	// from; empty means networking.private_network.
 	IPPool string `yaml:"ip_pool,omitempty" json:"ip_pool,omitempty"`
@@ -158,21 +212,30 @@ type Pool struct {
 
 // Defaults are platform-wide defaults.
 type Defaults struct {
-	Zone         string    `yaml:"zone,omitempty" json:"zone,omitempty"`
-	Capabilities []string  `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
-	Resources    Resources `yaml:"resources,omitempty" json:"resources,omitzero"`
+	// Zone is the zone a node gets when none is given.
+	Zone string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	// Capabilities are the capabilities nodes get by default.
+	Capabilities []string `yaml:"capabilities,omitempty" json:"capabilities,omitempty"`
+	// Resources is the default node capacity.
+	Resources Resources `yaml:"resources,omitempty" json:"resources,omitzero"`
 }
 
 // Features are platform switches.
 type Features struct {
+	// DisplayOSRebuildConfirmation asks for confirmation before an OS rebuild.
 	DisplayOSRebuildConfirmation bool `yaml:"display_os_rebuild_confirmation,omitempty" json:"display_os_rebuild_confirmation,omitempty"`
-	DisplayDataWipeConfirmation  bool `yaml:"display_data_wipe_confirmation,omitempty" json:"display_data_wipe_confirmation,omitempty"`
-	OSWipeData                   bool `yaml:"os_wipe_data,omitempty" json:"os_wipe_data,omitempty"`
+	// DisplayDataWipeConfirmation asks for confirmation before a data wipe.
+	DisplayDataWipeConfirmation bool `yaml:"display_data_wipe_confirmation,omitempty" json:"display_data_wipe_confirmation,omitempty"`
+	// OSWipeData wipes the data disks when the OS is reinstalled.
+	OSWipeData bool `yaml:"os_wipe_data,omitempty" json:"os_wipe_data,omitempty"`
 }
 
 // Environment describes the kind of platform.
 type Environment struct {
-	Type            string `yaml:"type,omitempty" json:"type,omitempty"`
-	AutoDeploy      bool   `yaml:"auto_deploy,omitempty" json:"auto_deploy,omitempty"`
+	// Type is the kind of environment, for example "production".
+	Type string `yaml:"type,omitempty" json:"type,omitempty"`
+	// AutoDeploy deploys changes without a manual step.
+	AutoDeploy bool `yaml:"auto_deploy,omitempty" json:"auto_deploy,omitempty"`
+	// MonitoringLevel is how closely the platform is monitored.
 	MonitoringLevel string `yaml:"monitoring_level,omitempty" json:"monitoring_level,omitempty"`
 }

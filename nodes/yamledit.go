@@ -129,7 +129,52 @@ func (d *document) update(old, cur any) ([]byte, error) {
 	}
 	merged := mergeMapping(d.root.Content[0], oldN, curN)
 	d.root.Content[0] = merged
+	resolveAliases(d.root, map[string]*yaml.Node{})
+	spellNulls(d.root, false)
 	return marshal(d.root)
+}
+
+// spellNulls writes "~" for the empty nulls yaml.v3 would otherwise emit
+// as a quoted empty string: mapping keys, and values in flow collections.
+// Empty nulls elsewhere ("key:") are left as written.
+func spellNulls(n *yaml.Node, flow bool) {
+	flow = flow || n.Style&yaml.FlowStyle != 0
+	for i, c := range n.Content {
+		isKey := n.Kind == yaml.MappingNode && i%2 == 0
+		if c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == "" && (isKey || flow) {
+			c.Value = "~"
+		}
+		spellNulls(c, flow)
+	}
+}
+
+// resolveAliases replaces each alias whose anchored value is no longer in
+// the tree (it was rewritten) by a copy of the value it stood for, so the
+// output names no undefined anchor and the alias keeps its meaning.
+// defined maps each anchor seen so far, in document order, to its node.
+func resolveAliases(n *yaml.Node, defined map[string]*yaml.Node) {
+	if n.Anchor != "" {
+		defined[n.Anchor] = n
+	}
+	for i, c := range n.Content {
+		if c.Kind == yaml.AliasNode && c.Alias != nil && defined[c.Value] != c.Alias {
+			c = copyWithoutAnchors(c.Alias)
+			n.Content[i] = c
+		}
+		resolveAliases(c, defined)
+	}
+}
+
+// copyWithoutAnchors returns a deep copy of n with its anchors removed;
+// aliases inside are kept for resolveAliases to check.
+func copyWithoutAnchors(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Anchor = ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = copyWithoutAnchors(k)
+	}
+	return &c
 }
 
 func marshal(n *yaml.Node) ([]byte, error) {

@@ -1,5 +1,3 @@
-// Command node-provisioner hands the Proxmox VE automated installer a
-// per-node answer.toml, once, to registered machines only.
 package main
 
 import (

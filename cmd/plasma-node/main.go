@@ -1,5 +1,3 @@
-// Command plasma-node manages the platforms and nodes of a Plasma project:
-// platforms/<platform>/platform.yaml and platforms/<platform>/nodes/<host>.yaml.
 package main
 
 import (

@@ -1,7 +1,3 @@
-// Package cli holds what the project's two binaries share: usage errors
-// (exit code 2), the version command, the --log-format logger and the
-// argument-count checks. It has no domain logic; the commands call the
-// library packages.
 package cli
 
 import (
@@ -16,9 +12,15 @@ import (
 )
 
 // UsageError marks bad usage or bad input: the binaries exit 2 for it.
-type UsageError struct{ Err error }
+type UsageError struct {
+	// Err says what was wrong with the usage.
+	Err error
+}
 
+// Error returns the message of the wrapped error.
 func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error, for [errors.Is] and [errors.As].
 func (e UsageError) Unwrap() error { return e.Err }
 
 // Usage wraps err as a [UsageError].
