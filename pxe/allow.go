@@ -12,8 +12,8 @@ import (
 
 // PendingAllow returns an allow function for [DHCPServer]: it admits the
 // MACs of pending registrations, and any PXE client while a pending
-// registration pins nothing (no MAC, serial or UUID), since that one may
-// match whoever asks. The pending list is re-read at most every refresh
+// registration pins no MAC, since that one may be whoever asks (a serial
+// or UUID pin is checked when the installer posts its system info). The pending list is re-read at most every refresh
 // (default 2 s), so the function stays cheap on every packet.
 func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger) func(net.HardwareAddr) bool {
 	if refresh <= 0 {
@@ -41,7 +41,9 @@ func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger)
 		lastErr = nil
 		macs, anyMAC = map[string]bool{}, false
 		for _, r := range pending {
-			if !r.Pinned() {
+			// DHCP sees no serial or UUID: a registration that pins no MAC
+			// may be any PXE client (the answer's matching decides later).
+			if len(r.MACs) == 0 {
 				anyMAC = true
 			}
 			for _, m := range r.MACs {
