@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 )
 
@@ -300,7 +302,13 @@ func (cfg *Config) Render() ([]byte, error) {
 		}
 	}
 
-	return hclwrite.Format(f.Bytes()), nil
+	out := hclwrite.Format(f.Bytes())
+	// A safety net: formatting can join tokens of an odd expression
+	// (`0.0. 0` becomes `0.0.0`) into something that no longer parses.
+	if _, diags := hclsyntax.ParseConfig(out, ConfigFile, hcl.InitialPos); diags.HasErrors() {
+		return nil, invalidf("the generated configuration does not parse (check Expr values): %s", diags.Error())
+	}
+	return out, nil
 }
 
 func renderTerraform(body *hclwrite.Body, cfg *Config) error {

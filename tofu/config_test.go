@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plasmactl/plasma-node/internal/tofutest"
@@ -333,4 +336,81 @@ func TestRenderIsTofuFmtClean(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tofu fmt -check: %v\n%s", err, out)
 	}
+}
+
+// FuzzRenderString renders an arbitrary string as an attribute value and
+// an object key: the output must parse and give the strings back (in the
+// NFC form cty keeps), so no value can break out of its quotes or start
+// an interpolation.
+func FuzzRenderString(f *testing.F) {
+	for _, s := range []string{"", "plain", "${var.x}", "%{ if true }x%{ endif }", "\"quoted\"\n\\", "$${x}", "a\x00b", "\u00e9\u0301"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, value, key string) {
+		cfg := &Config{Resources: []Resource{{Type: "t", Name: "n", Attrs: map[string]any{
+			"v": value, "m": map[string]any{key: value},
+		}}}}
+		b, err := cfg.Render()
+		if !utf8.ValidString(value) || !utf8.ValidString(key) {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Render of invalid UTF-8 = %v, want ErrInvalid", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, diags := hclsyntax.ParseConfig(b, "main.tf", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("rendered config does not parse: %s\n%s", diags, b)
+		}
+		blocks := file.Body.(*hclsyntax.Body).Blocks
+		if len(blocks) != 1 || len(blocks[0].Body.Blocks) != 0 || len(blocks[0].Body.Attributes) != 2 {
+			t.Fatalf("rendered config has the wrong shape:\n%s", b)
+		}
+		attrs := blocks[0].Body.Attributes
+		v, diags := attrs["v"].Expr.Value(nil)
+		if diags.HasErrors() {
+			t.Fatalf("value does not evaluate: %s\n%s", diags, b)
+		}
+		want := cty.StringVal(value)
+		if !v.RawEquals(want) {
+			t.Fatalf("value = %#v, want %#v\n%s", v, want, b)
+		}
+		m, diags := attrs["m"].Expr.Value(nil)
+		if diags.HasErrors() {
+			t.Fatalf("object does not evaluate: %s\n%s", diags, b)
+		}
+		wantKey := cty.StringVal(key).AsString()
+		if m.LengthInt() != 1 || !m.Type().HasAttribute(wantKey) || !m.GetAttr(wantKey).RawEquals(want) {
+			t.Fatalf("object = %#v, want {%q = %#v}\n%s", m, wantKey, want, b)
+		}
+	})
+}
+
+// FuzzRenderExpr renders an arbitrary expression: either Render refuses
+// it with ErrInvalid, or the output parses with exactly the one attribute
+// in the one block, so an expression cannot add attributes or blocks.
+func FuzzRenderExpr(f *testing.F) {
+	for _, s := range []string{"var.x", "1\ny = 2", "{ a = 1 }", "[for s in x : s.id]", "x # comment", "<<EOT\nhi\nEOT", "1 }\nresource \"a\" \"b\" {", "\"${x}\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		cfg := &Config{Resources: []Resource{{Type: "t", Name: "n", Attrs: map[string]any{"v": Expr(expr)}}}}
+		b, err := cfg.Render()
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Render error %v does not match ErrInvalid", err)
+			}
+			return
+		}
+		file, diags := hclsyntax.ParseConfig(b, "main.tf", hcl.InitialPos)
+		if diags.HasErrors() {
+			t.Fatalf("rendered config does not parse: %s\n%s", diags, b)
+		}
+		blocks := file.Body.(*hclsyntax.Body).Blocks
+		if len(blocks) != 1 || len(blocks[0].Body.Blocks) != 0 || len(blocks[0].Body.Attributes) != 1 || blocks[0].Body.Attributes["v"] == nil {
+			t.Fatalf("rendered config has the wrong shape:\n%s", b)
+		}
+	})
 }
