@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
@@ -66,6 +68,46 @@ type Runner struct {
 	log   *slog.Logger
 	loud  *tfexec.Terraform // streams to Stdout/Stderr
 	quiet *tfexec.Terraform // for commands whose stdout is parsed
+
+	// terraform-exec runs `version -json` on first use of some commands
+	// (a compatibility check), through the streaming writers. prime runs
+	// it once up front with the gate closed, so the JSON is not streamed.
+	gate   *gate
+	primed sync.Mutex
+	ready  bool
+}
+
+// gate passes writes to w once opened, and drops them before.
+type gate struct {
+	open atomic.Bool
+}
+
+type gateWriter struct {
+	g *gate
+	w io.Writer
+}
+
+func (w gateWriter) Write(p []byte) (int, error) {
+	if !w.g.open.Load() {
+		return len(p), nil
+	}
+	return w.w.Write(p)
+}
+
+// prime fills the streaming instance's version cache with the streaming
+// writers closed, then opens them.
+func (r *Runner) prime(ctx context.Context) error {
+	r.primed.Lock()
+	defer r.primed.Unlock()
+	if r.ready {
+		return nil
+	}
+	if _, _, err := r.loud.Version(ctx, false); err != nil {
+		return fmt.Errorf("version: %w", err)
+	}
+	r.gate.open.Store(true)
+	r.ready = true
+	return nil
 }
 
 // NewRunner returns a Runner for bin in wd.
@@ -101,11 +143,12 @@ func NewRunner(bin Binary, wd *Workdir, opts RunnerOptions) (*Runner, error) {
 		}
 		*p = tf
 	}
+	r.gate = &gate{}
 	if opts.Stdout != nil {
-		r.loud.SetStdout(opts.Stdout)
+		r.loud.SetStdout(gateWriter{r.gate, opts.Stdout})
 	}
 	if opts.Stderr != nil {
-		r.loud.SetStderr(opts.Stderr)
+		r.loud.SetStderr(gateWriter{r.gate, opts.Stderr})
 	}
 	return r, nil
 }
@@ -327,14 +370,20 @@ const lockMarker = "Error acquiring the state lock"
 // run runs one command, logs it and wraps its error.
 func (r *Runner) run(ctx context.Context, cmd string, f func() error) error {
 	start := time.Now()
-	err := f()
+	err := r.prime(ctx)
+	if err == nil {
+		err = f()
+	}
 	r.log.Debug("tofu command", "cmd", cmd, "dir", r.wd.Dir(), "took", time.Since(start), "ok", err == nil)
 	if err == nil {
 		return nil
 	}
 	switch {
-	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
-		return fmt.Errorf("tofu %s: %w: %w", cmd, ctx.Err(), err)
+	case ctx.Err() != nil:
+		if errors.Is(err, ctx.Err()) {
+			return fmt.Errorf("tofu %s: stopped (%v): %w", cmd, ctx.Err(), err)
+		}
+		return fmt.Errorf("tofu %s: stopped: %w: %w", cmd, ctx.Err(), err)
 	case strings.Contains(err.Error(), lockMarker):
 		return fmt.Errorf("tofu %s: %w: %w", cmd, ErrStateLocked, err)
 	}
