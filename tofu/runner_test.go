@@ -295,7 +295,9 @@ func TestRunnerCancelSendsSIGINT(t *testing.T) {
 		want error
 	}{
 		"a deadline": {
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 300*time.Millisecond) },
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			},
 			want: context.DeadlineExceeded,
 		},
 		"a cancel": {
