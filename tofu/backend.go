@@ -41,8 +41,9 @@ type Backend struct {
 	Attrs map[string]any
 }
 
-// Persistent reports whether state outlives the working directory (pg,
-// s3), so that [Workdir.Clean] should be called with KeepState.
+// Persistent reports whether state lives outside the working directory
+// and outlives a run (pg, s3). [Workdir.Clean] never touches such state;
+// only the local backend's state is transient.
 func (b Backend) Persistent() bool {
 	return b.Type == BackendPG || b.Type == BackendS3
 }

@@ -126,11 +126,10 @@ func (w *Workdir) WriteVarsFile(vars map[string]any) (remove func() error, err e
 
 // CleanOptions tune [Workdir.Clean].
 type CleanOptions struct {
-	// KeepState keeps the local state files. Callers set it when a
-	// persistent backend (pg, s3) holds the state, or when they mean to
-	// keep local state between runs; by default state is transient: node
-	// files are the truth and every run re-adopts servers with import
-	// blocks.
+	// KeepState keeps the local backend's state files, for callers that
+	// keep local state between runs. By default that state is transient:
+	// node files are the truth and every run re-adopts servers with
+	// import blocks. State in a pg or s3 backend is never touched.
 	KeepState bool
 }
 
