@@ -332,7 +332,8 @@ func assertNoSecret(t *testing.T, dir, secret string) {
 }
 
 // TestE2ECancelApply cancels a slow apply (a local-exec provisioner
-// sleeping) with a deadline: the error matches
+// sleeping) with a deadline. While it runs, a second plan in the same
+// working directory fails with ErrStateLocked. The error matches
 // context.DeadlineExceeded, tofu stops on SIGINT well before the wait
 // delay, kills the provisioner, and leaves no lock and readable state
 // behind, so the next plan runs.
@@ -359,10 +360,24 @@ func TestE2ECancelApply(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, 4*time.Second)
 	defer cancel()
 	start := time.Now()
-	err = e.r.Apply(cctx, plan)
+	applied := make(chan error, 1)
+	go func() { applied <- e.r.Apply(cctx, plan) }()
+
+	// While the apply holds the state lock, a second run is refused.
+	time.Sleep(1500 * time.Millisecond)
+	var out2 bytes.Buffer
+	r2, err := NewRunner(e.r.bin, e.wd, RunnerOptions{Stdout: &out2, Stderr: &out2, Env: e.r.opts.Env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Plan(ctx, PlanOptions{}); !errors.Is(err, ErrStateLocked) {
+		t.Errorf("a plan during the apply = %v, want ErrStateLocked\n%s", err, out2.String())
+	}
+
+	err = <-applied
 	took := time.Since(start)
 	t.Logf("cancelled apply returned after %v: %v", took, err)
 	if !errors.Is(err, context.DeadlineExceeded) {

@@ -87,6 +87,7 @@ func fakeTofu(args []string) int {
 		if os.Getenv("TOFU_FAKE_SLOW") == "1" {
 			sig := make(chan os.Signal, 1)
 			signal.Notify(sig, syscall.SIGINT)
+			fakeRecord(args, "ready")
 			fmt.Println("applying, slowly")
 			select {
 			case <-sig:
@@ -290,20 +291,30 @@ func TestRunnerStateLocked(t *testing.T) {
 // sees SIGINT and stops by itself, long before the wait delay would kill
 // it, and the error matches the context's.
 func TestRunnerCancelSendsSIGINT(t *testing.T) {
+	// ready waits until the fake has its SIGINT handler in place (the
+	// race detector makes it slow to start).
+	ready := func(log string) {
+		for range 200 {
+			if b, _ := os.ReadFile(log); bytes.Contains(b, []byte(`"note":"ready"`)) {
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
 	tests := map[string]struct {
-		ctx  func() (context.Context, context.CancelFunc)
+		ctx  func(log string) (context.Context, context.CancelFunc)
 		want error
 	}{
 		"a deadline": {
-			ctx: func() (context.Context, context.CancelFunc) {
-				return context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx: func(string) (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 2*time.Second)
 			},
 			want: context.DeadlineExceeded,
 		},
 		"a cancel": {
-			ctx: func() (context.Context, context.CancelFunc) {
+			ctx: func(log string) (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(context.Background())
-				time.AfterFunc(300*time.Millisecond, cancel)
+				go func() { ready(log); cancel() }()
 				return ctx, cancel
 			},
 			want: context.Canceled,
@@ -313,7 +324,7 @@ func TestRunnerCancelSendsSIGINT(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var stdout bytes.Buffer
 			r, log := fakeRunner(t, map[string]string{"TOFU_FAKE_SLOW": "1"}, RunnerOptions{Stdout: &stdout, WaitDelay: 20 * time.Second})
-			ctx, cancel := tc.ctx()
+			ctx, cancel := tc.ctx(log)
 			defer cancel()
 			start := time.Now()
 			err := r.Apply(ctx, &SavedPlan{Path: r.Workdir().Path(PlanFile)})
@@ -324,9 +335,12 @@ func TestRunnerCancelSendsSIGINT(t *testing.T) {
 			if took > 10*time.Second {
 				t.Errorf("Apply took %v: the fake was killed after the wait delay, not stopped by SIGINT", took)
 			}
-			calls := fakeCalls(t, log)
-			if len(calls) != 2 || calls[1].Note != "SIGINT" {
-				t.Errorf("calls = %+v, want an apply that received SIGINT", calls)
+			var notes []string
+			for _, c := range fakeCalls(t, log) {
+				notes = append(notes, c.Args[0]+":"+c.Note)
+			}
+			if diff := cmp.Diff([]string{"apply:", "apply:ready", "apply:SIGINT"}, notes); diff != "" {
+				t.Errorf("calls mismatch (-want +got):\n%s", diff)
 			}
 			if !strings.Contains(stdout.String(), "Gracefully shutting down") {
 				t.Errorf("stdout = %q, want the fake's shutdown message", stdout.String())
