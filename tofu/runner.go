@@ -59,8 +59,10 @@ type RunnerOptions struct {
 // method takes a context: cancelling it sends tofu SIGINT and waits up to
 // [RunnerOptions.WaitDelay] for it to stop, so state is not left half
 // written; the error then matches context.Canceled or
-// context.DeadlineExceeded. A Runner holds no mutable settings, but runs
-// in one working directory must not overlap.
+// context.DeadlineExceeded. A Runner's settings are fixed by NewRunner;
+// its methods may be called from several goroutines, but runs that change
+// state in one working directory should not overlap (tofu's state lock
+// refuses the second with [ErrStateLocked]).
 type Runner struct {
 	wd    *Workdir
 	bin   Binary
@@ -117,6 +119,9 @@ func (r *Runner) prime(ctx context.Context) error {
 func NewRunner(bin Binary, wd *Workdir, opts RunnerOptions) (*Runner, error) {
 	if bin.Path == "" {
 		return nil, fmt.Errorf("new runner: %w: binary path is empty: want a Binary from Find", ErrInvalid)
+	}
+	if wd == nil {
+		return nil, fmt.Errorf("new runner: %w: no working directory: want one from OpenWorkdir", ErrInvalid)
 	}
 	if opts.LockTimeout < 0 || opts.WaitDelay < 0 {
 		return nil, fmt.Errorf("new runner: %w: LockTimeout %v, WaitDelay %v: want durations >= 0", ErrInvalid, opts.LockTimeout, opts.WaitDelay)
