@@ -282,7 +282,7 @@ func (s initrdScanner) scanOuter(ctx context.Context, br *bufio.Reader, fn func(
 			}
 			gz.Multistream(false)
 			if err := scanPlain(bufio.NewReaderSize(gz, 64<<10), fn); err != nil {
-				return err
+				return fmt.Errorf("initrd gzip part: %w", err)
 			}
 			// Drain to the end of the member so that its trailer is read.
 			if _, err := io.Copy(io.Discard, gz); err != nil {
@@ -330,6 +330,7 @@ func (s initrdScanner) scanZstd(ctx context.Context, br *bufio.Reader, fn func(c
 	serr := scanPlain(bufio.NewReaderSize(out, 64<<10), fn)
 	if serr != nil {
 		cancel()
+		serr = fmt.Errorf("initrd zstd part: %w", serr)
 	}
 	_, _ = io.Copy(io.Discard, out)
 	werr := cmd.Wait()

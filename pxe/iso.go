@@ -6,6 +6,7 @@ package pxe
 // Names are matched, per directory record, against the Rock Ridge NM name
 // (SUSP, with CE continuation areas) when the image has one, else against
 // the plain ISO 9660 name (";1" and a trailing dot dropped, case folded).
+// Rock Ridge and Joliet names are compared exactly.
 // When a path is not found that way and the image carries a Joliet tree, the
 // Joliet tree is searched too. Multi-extent files are read as one.
 
@@ -32,6 +33,11 @@ const (
 	isoMaxCE = 16
 	// isoMaxExtents caps how many records one multi-extent file may span.
 	isoMaxExtents = 1024
+	// isoMaxRecords caps the records of one directory.
+	isoMaxRecords = 1 << 16
+	// isoMaxCEBytes caps the continuation area bytes read for one
+	// directory's names.
+	isoMaxCEBytes = 1 << 20
 )
 
 // errNotISO9660 is wrapped by openISO when the image has no ISO 9660
@@ -59,7 +65,7 @@ type isoImage struct {
 // isoRecord is one directory record.
 type isoRecord struct {
 	name    string // Rock Ridge name when present, else the ISO/Joliet name
-	rrName  bool   // name came from Rock Ridge
+	exact   bool   // a Rock Ridge or Joliet name: compared case-sensitively
 	lba     uint32
 	length  uint32
 	dir     bool
@@ -202,6 +208,7 @@ func parseISORecord(rec []byte, joliet bool) (*isoRecord, []byte, error) {
 			u = append(u, binary.BigEndian.Uint16(raw[i:]))
 		}
 		r.name = plainISOName(string(utf16.Decode(u)))
+		r.exact = true
 	default:
 		r.name = plainISOName(string(raw))
 	}
@@ -219,7 +226,7 @@ func plainISOName(s string) string {
 
 // rockRidgeName collects the NM entries of the system use area su,
 // following CE continuation areas. It returns "" when there are none.
-func (im *isoImage) rockRidgeName(su []byte) string {
+func (im *isoImage) rockRidgeName(su []byte, ceBudget *int) string {
 	if !im.susp {
 		return ""
 	}
@@ -259,7 +266,8 @@ func (im *isoImage) rockRidgeName(su []byte) string {
 					off := binary.LittleEndian.Uint32(e[12:])
 					n := binary.LittleEndian.Uint32(e[20:])
 					at := int64(blk)*isoSector + int64(off)
-					if n > 0 && n <= isoSector*4 && at+int64(n) <= im.size {
+					if n > 0 && n <= isoSector && int(n) <= *ceBudget && at >= 0 && at+int64(n) <= im.size {
+						*ceBudget -= int(n)
 						b := make([]byte, n)
 						if _, err := im.r.ReadAt(b, at); err == nil {
 							next = b
@@ -297,6 +305,7 @@ func (im *isoImage) readDir(d *isoRecord, joliet bool) ([]*isoRecord, error) {
 	}
 	var out []*isoRecord
 	var pending *isoRecord
+	ceBudget, records := isoMaxCEBytes, 0
 	for sec := 0; sec < len(data); sec += isoSector {
 		end := min(sec+isoSector, len(data))
 		for i := sec; i < end; {
@@ -307,6 +316,9 @@ func (im *isoImage) readDir(d *isoRecord, joliet bool) ([]*isoRecord, error) {
 			if l < 34 || i+l > end {
 				return nil, fmt.Errorf("directory %s: malformed record at byte %d", d.name, i)
 			}
+			if records++; records > isoMaxRecords {
+				return nil, fmt.Errorf("directory %s has more than %d records", d.name, isoMaxRecords)
+			}
 			rec, su, err := parseISORecord(data[i:i+l], joliet)
 			i += l
 			if err != nil {
@@ -316,8 +328,8 @@ func (im *isoImage) readDir(d *isoRecord, joliet bool) ([]*isoRecord, error) {
 				continue
 			}
 			if !joliet {
-				if n := im.rockRidgeName(su); n != "" {
-					rec.name, rec.rrName = n, true
+				if n := im.rockRidgeName(su, &ceBudget); n != "" {
+					rec.name, rec.exact = n, true
 				}
 			}
 			ext := isoExtent{lba: rec.lba, length: rec.length}
@@ -372,11 +384,11 @@ func (im *isoImage) lookupIn(root *isoRecord, p string, joliet bool) (*isoRecord
 		}
 		var hit *isoRecord
 		for _, e := range ents {
-			if e.rrName && e.name == part {
+			if e.exact && e.name == part {
 				hit = e
 				break
 			}
-			if hit == nil && !e.rrName && strings.EqualFold(e.name, part) {
+			if hit == nil && !e.exact && strings.EqualFold(e.name, part) {
 				hit = e
 			}
 		}

@@ -188,7 +188,9 @@ func buildISO(t testing.TB, files map[string][]byte, o isoOpts) string {
 	}
 	out := filepath.Join(dir, o.name)
 	args := []string{"-as", "mkisofs", "-quiet", "-o", out, "-V", "PVE"}
-	if !o.noRockRidge {
+	if o.noRockRidge {
+		args = append(args, "--norock") // xorriso writes Rock Ridge unless told not to
+	} else {
 		args = append(args, "-R")
 	}
 	if !o.noJoliet {

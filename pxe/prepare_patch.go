@@ -20,17 +20,17 @@ const initPatchMarker = "# --- plasma-node boot-disk prompt: begin"
 // plasma_mount variables are unset at boot; tests set them to run the block
 // in a scratch folder.
 const initPatchBlock = initPatchMarker + ` (node-provisioner prepare) ---
-plasma_dhc="${plasma_root}/mnt/.installer-mp/etc/dhcp/dhclient.conf"
+plasma_dhc="${plasma_root:-}/mnt/.installer-mp/etc/dhcp/dhclient.conf"
 if [ -f "$plasma_dhc" ]; then
     sed -i 's/timeout 10;/timeout 60;/' "$plasma_dhc"
 fi
 plasma_ask=0
-for plasma_par in $(cat "${plasma_root}/proc/cmdline"); do
+for plasma_par in $(cat "${plasma_root:-}/proc/cmdline"); do
     if [ "$plasma_par" = "plasma.askdisk=1" ]; then
         plasma_ask=1
     fi
 done
-plasma_mode="${plasma_root}/mnt/auto-installer-mode.toml"
+plasma_mode="${plasma_root:-}/mnt/auto-installer-mode.toml"
 if [ "$plasma_ask" = 1 ] && [ ! -f "$plasma_mode" ]; then
     echo "[WARN] plasma-node: the ISO has no auto-installer-mode.toml, not asking for a boot disk"
 elif [ "$plasma_ask" = 1 ]; then
@@ -39,11 +39,11 @@ elif [ "$plasma_ask" = 1 ]; then
     plasma_disk=""
     exec 9<"$plasma_in"
     while [ -z "$plasma_disk" ]; do
-        echo "" >"$plasma_out"
-        echo "plasma-node: choose the disk to install Proxmox VE on (it is wiped):" >"$plasma_out"
+        echo "" >>"$plasma_out"
+        echo "plasma-node: choose the disk to install Proxmox VE on (it is wiped):" >>"$plasma_out"
         plasma_disks=""
         plasma_n=0
-        for plasma_d in "${plasma_root}"/sys/block/*; do
+        for plasma_d in "${plasma_root:-}"/sys/block/*; do
             plasma_name="${plasma_d##*/}"
             case "$plasma_name" in
                 loop*|ram*|sr*|dm-*|zram*|fd*|md*|nbd*) continue ;;
@@ -52,13 +52,13 @@ elif [ "$plasma_ask" = 1 ]; then
             plasma_n=$((plasma_n + 1))
             plasma_gb=$(( $(cat "$plasma_d/size") * 512 / 1000000000 ))
             plasma_model="$(cat "$plasma_d/device/model" 2>/dev/null)"
-            echo "  $plasma_n) $plasma_name  ${plasma_gb} GB  $plasma_model" >"$plasma_out"
+            echo "  $plasma_n) $plasma_name  ${plasma_gb} GB  $plasma_model" >>"$plasma_out"
             plasma_disks="$plasma_disks $plasma_name"
         done
         if [ "$plasma_n" = 0 ]; then
-            echo "no disks found; press Enter to look again" >"$plasma_out"
+            echo "no disks found; press Enter to look again" >>"$plasma_out"
         else
-            printf "disk number or name: " >"$plasma_out"
+            printf "disk number or name: " >>"$plasma_out"
         fi
         plasma_choice=""
         read -r plasma_choice <&9 || sleep 1
@@ -70,12 +70,12 @@ elif [ "$plasma_ask" = 1 ]; then
             fi
         done
         if [ -z "$plasma_disk" ] && [ -n "$plasma_choice" ]; then
-            echo "not a disk listed: $plasma_choice" >"$plasma_out"
+            echo "not a disk listed: $plasma_choice" >>"$plasma_out"
         fi
     done
     exec 9<&-
-    echo "plasma-node: installing on $plasma_disk" >"$plasma_out"
-    plasma_new="${plasma_root}/mnt/.workdir/auto-installer-mode.toml"
+    echo "plasma-node: installing on $plasma_disk" >>"$plasma_out"
+    plasma_new="${plasma_root:-}/mnt/.workdir/auto-installer-mode.toml"
     : >"$plasma_new"
     while IFS= read -r plasma_line || [ -n "$plasma_line" ]; do
         case "$plasma_line" in
@@ -91,7 +91,7 @@ elif [ "$plasma_ask" = 1 ]; then
             *) printf '%s\n' "$plasma_line" >>"$plasma_new" ;;
         esac
     done <"$plasma_mode"
-    if ! ${plasma_mount:-mount} --bind "$plasma_new" "${plasma_root}/mnt/.installer-mp/cdrom/auto-installer-mode.toml"; then
+    if ! ${plasma_mount:-mount} --bind "$plasma_new" "${plasma_root:-}/mnt/.installer-mp/cdrom/auto-installer-mode.toml"; then
         echo "[WARN] plasma-node: could not put the chosen boot disk into the answer URL"
     fi
 fi

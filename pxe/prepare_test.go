@@ -371,9 +371,9 @@ func TestPrepareFindsTheRelease(t *testing.T) {
 			},
 			want: "9.2-1",
 		},
-		"from plain ISO 9660 names, without Rock Ridge or Joliet": {
+		"from Joliet names, without Rock Ridge": {
 			files: func() map[string][]byte { return proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))) },
-			o:     isoOpts{noRockRidge: true, noJoliet: true},
+			o:     isoOpts{noRockRidge: true},
 			want:  "9.2-1",
 		},
 		"from the file name when nothing else says": {
