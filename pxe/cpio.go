@@ -31,10 +31,10 @@ const (
 	newcMaxName = 4096
 )
 
-// ErrUnsupportedInitrd is returned when an initrd is compressed in a way
+// errUnsupportedInitrd is returned when an initrd is compressed in a way
 // this package cannot read (xz, lzma, bzip2, lz4, lzo; or zstd while no
 // zstd command is installed), or is not an initramfs at all.
-var ErrUnsupportedInitrd = errors.New("unsupported initrd format")
+var errUnsupportedInitrd = errors.New("unsupported initrd format")
 
 // errStopScan ends a scan early without an error.
 var errStopScan = errors.New("stop scan")
@@ -160,7 +160,7 @@ func readNewcArchive(br *bufio.Reader, fn func(cpioFile, io.Reader) error) error
 		off += newcHeader
 		magic := string(hdr[:6])
 		if magic != newcMagic && magic != newcCRCMagic {
-			return fmt.Errorf("cpio header: magic %q, want %s: %w", magic, newcMagic, ErrUnsupportedInitrd)
+			return fmt.Errorf("cpio header: magic %q, want %s: %w", magic, newcMagic, errUnsupportedInitrd)
 		}
 		var f [13]uint32
 		for i := range f {
@@ -210,7 +210,7 @@ func noEOF(err error) error {
 }
 
 // initrdCompression names the format starting with magic, "" for a plain
-// cpio archive, or an error wrapping [ErrUnsupportedInitrd].
+// cpio archive, or an error wrapping [errUnsupportedInitrd].
 func initrdCompression(magic []byte) (string, error) {
 	switch {
 	case bytes.HasPrefix(magic, []byte(newcMagic)), bytes.HasPrefix(magic, []byte(newcCRCMagic)):
@@ -233,9 +233,9 @@ func initrdCompression(magic []byte) (string, error) {
 	case bytes.HasPrefix(magic, []byte{0x89, 'L', 'Z', 'O'}):
 		name = "lzo"
 	default:
-		return "", fmt.Errorf("initrd data starting % x is neither a cpio archive nor gzip or zstd: %w", magic, ErrUnsupportedInitrd)
+		return "", fmt.Errorf("initrd data starting % x is neither a cpio archive nor gzip or zstd: %w", magic, errUnsupportedInitrd)
 	}
-	return "", fmt.Errorf("%s-compressed initrd: only gzip and zstd can be read: %w", name, ErrUnsupportedInitrd)
+	return "", fmt.Errorf("%s-compressed initrd: only gzip and zstd can be read: %w", name, errUnsupportedInitrd)
 }
 
 // initrdScanner walks an initrd.
@@ -312,7 +312,7 @@ func scanPlain(br *bufio.Reader, fn func(cpioFile, io.Reader) error) error {
 
 func (s initrdScanner) scanZstd(ctx context.Context, br *bufio.Reader, fn func(cpioFile, io.Reader) error) error {
 	if s.zstd == "" {
-		return fmt.Errorf("zstd-compressed initrd: no zstd command found (Debian package zstd): %w", ErrUnsupportedInitrd)
+		return fmt.Errorf("zstd-compressed initrd: no zstd command found (Debian package zstd): %w", errUnsupportedInitrd)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -125,8 +125,8 @@ func TestInitrdScannerReadsZstd(t *testing.T) {
 	if got, err := findInitrdFile(context.Background(), initrdScanner{zstd: z}, bytes.NewReader(padded), "init"); err != nil || string(got) != "zinit" {
 		t.Errorf("padded: init = %q, %v; want zinit", got, err)
 	}
-	if _, err := findInitrdFile(context.Background(), initrdScanner{}, bytes.NewReader(initrd), "init"); !errors.Is(err, ErrUnsupportedInitrd) {
-		t.Errorf("without zstd: err = %v, want ErrUnsupportedInitrd", err)
+	if _, err := findInitrdFile(context.Background(), initrdScanner{}, bytes.NewReader(initrd), "init"); !errors.Is(err, errUnsupportedInitrd) {
+		t.Errorf("without zstd: err = %v, want errUnsupportedInitrd", err)
 	}
 }
 
@@ -137,13 +137,13 @@ func TestInitrdScannerRefuses(t *testing.T) {
 		want error
 		text string
 	}{
-		"an xz initrd":            {[]byte{0xfd, '7', 'z', 'X', 'Z', 0, 1, 2}, ErrUnsupportedInitrd, "xz-compressed"},
-		"a bzip2 initrd":          {[]byte("BZh91AY&SY"), ErrUnsupportedInitrd, "bzip2-compressed"},
-		"random bytes":            {[]byte("hello world"), ErrUnsupportedInitrd, "neither a cpio archive"},
+		"an xz initrd":            {[]byte{0xfd, '7', 'z', 'X', 'Z', 0, 1, 2}, errUnsupportedInitrd, "xz-compressed"},
+		"a bzip2 initrd":          {[]byte("BZh91AY&SY"), errUnsupportedInitrd, "bzip2-compressed"},
+		"random bytes":            {[]byte("hello world"), errUnsupportedInitrd, "neither a cpio archive"},
 		"an archive cut short":    {good[:len(good)-20], io.ErrUnexpectedEOF, ""},
 		"a header of non-hex":     {append([]byte("070701"), bytes.Repeat([]byte("z"), 104)...), nil, "not 8 hex digits"},
 		"a corrupt gzip member":   {[]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0xde, 0xad}, nil, "gzip"},
-		"an old binary cpio kind": {[]byte{0xc7, 0x71, 0, 0, 0, 0}, ErrUnsupportedInitrd, ""},
+		"an old binary cpio kind": {[]byte{0xc7, 0x71, 0, 0, 0, 0}, errUnsupportedInitrd, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package pxe
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,6 +40,11 @@ const (
 	// a patched "init" (with PatchAsk) and "proxmox.iso". Loaders that
 	// take one initrd (pxelinux) need it.
 	AssetNetbootInitrd = "initrd-netboot.img"
+	// AssetAskOverlay, present when the release is AskPatched, is a newc
+	// archive holding only the patched "init". Loaded after [AssetInitrd]
+	// and before [AssetISO] (three iPXE initrd lines) it adds the
+	// boot-disk prompt without the single-file initrd.
+	AssetAskOverlay = "ask-overlay.cpio"
 	// ManifestName is the release's manifest: what was prepared, from
 	// what, and the SHA-256 of every asset.
 	ManifestName = "manifest.json"
@@ -97,8 +103,9 @@ type PrepareOptions struct {
 	// /auto-installer-mode.toml with mode "http", the way
 	// "proxmox-auto-install-assistant prepare-iso --fetch-from http --url"
 	// does (this needs xorriso). Empty keeps the ISO as it is: use an ISO
-	// already prepared that way, or one whose installer finds the URL by
-	// DHCP option 250 or DNS.
+	// already prepared by proxmox-auto-install-assistant (with --fetch-from
+	// http but no --url, the installer takes the URL from DHCP option 250
+	// or DNS).
 	AnswerURL string
 	// CertFingerprint pins the answer server's TLS certificate: its
 	// SHA-256 as hex, colons optional, any case (written as "AA:BB:…").
@@ -311,7 +318,7 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 	if st.Size() > newcMaxSize {
 		return nil, fmt.Errorf("the ISO is %d bytes: a newc initrd entry holds at most 4 GiB", st.Size())
 	}
-	info, err := readISOInfo(ctx, im, p.opts.ISO, initrdScanner{zstd: p.zstd})
+	info, err := readISOInfo(ctx, im, p.opts.ISO, p.opts.Release, initrdScanner{zstd: p.zstd})
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +416,24 @@ func (p *preparer) build(ctx context.Context, im *isoImage, src *os.File, srcSiz
 		init = p.patchedInit(ctx, filepath.Join(dir, AssetInitrd))
 		p.rel.AskPatched = init != nil
 	}
-	return p.buildNetbootInitrd(ctx, dir, init)
+	if err := p.buildNetbootInitrd(ctx, dir, init); err != nil {
+		return err
+	}
+	if init == nil {
+		return nil
+	}
+	a, err = writeAssetFunc(filepath.Join(dir, AssetAskOverlay), func(w io.Writer) error {
+		cw := &newcWriter{w: w}
+		if err := cw.file(newcEntry{Name: "init", Mode: 0o100755, Size: int64(len(init))}, bytes.NewReader(init)); err != nil {
+			return err
+		}
+		return cw.close()
+	}, nil)
+	if err != nil {
+		return err
+	}
+	p.rel.Assets = append(p.rel.Assets, a)
+	return nil
 }
 
 // readServedMode records the fetch settings of the ISO that will be
@@ -431,7 +455,7 @@ func (p *preparer) readServedMode(isoPath string) error {
 	mode, err := readModeFile(im)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		p.warn("the ISO has no " + isoModeFile + " and no answer URL was given: the installer will not fetch an answer unless it is started with one (prepare with an answer URL, or use an ISO prepared by proxmox-auto-install-assistant)")
+		p.warn("the ISO has no " + isoModeFile + " and no answer URL was given, so the automated installer has no answer to fetch: prepare with an answer URL, or use an ISO prepared by proxmox-auto-install-assistant")
 		return nil
 	case err != nil:
 		return err
@@ -481,7 +505,7 @@ func (p *preparer) buildNetbootInitrd(ctx context.Context, dir string, init []by
 		}
 		cw := &newcWriter{w: w}
 		if init != nil {
-			if err := cw.file(newcEntry{Name: "init", Mode: 0o100755, Size: int64(len(init))}, strings.NewReader(string(init))); err != nil {
+			if err := cw.file(newcEntry{Name: "init", Mode: 0o100755, Size: int64(len(init))}, bytes.NewReader(init)); err != nil {
 				return err
 			}
 		}
@@ -528,7 +552,8 @@ type isoInfo struct {
 
 // readISOInfo reads the release from the ISO's /.cd-info, else the
 // initrd's, else the ISO's file name.
-func readISOInfo(ctx context.Context, im *isoImage, path string, sc initrdScanner) (isoInfo, error) {
+// A release name given as override stands in when none of them says.
+func readISOInfo(ctx context.Context, im *isoImage, path, override string, sc initrdScanner) (isoInfo, error) {
 	var info isoInfo
 	raw, err := im.readFile(isoCDInfo, 64<<10)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -545,8 +570,12 @@ func readISOInfo(ctx context.Context, im *isoImage, path string, sc initrdScanne
 		info.cdInfo = ci
 	} else {
 		m := isoNameRE.FindStringSubmatch(filepath.Base(path))
+		if m == nil && override != "" {
+			info.Release = override
+			return info, nil
+		}
 		if m == nil {
-			return info, fmt.Errorf("%w: no .cd-info in the ISO or its initrd, and no release in the file name %s (name the release with the release option)", ErrNotAutoInstallISO, filepath.Base(path))
+			return info, fmt.Errorf("cannot tell the release: no .cd-info in the ISO or its initrd, and the file name %s holds none such as _9.2-1 (name the release with the release option)", filepath.Base(path))
 		}
 		info.Version, info.ISORelease = m[1], m[2]
 		info.warnings = append(info.warnings, "no .cd-info found; release "+m[1]+"-"+m[2]+" taken from the file name")
@@ -691,7 +720,7 @@ func InspectISO(ctx context.Context, path string) (*ISOInfo, error) {
 	if z, err := exec.LookPath("zstd"); err == nil {
 		sc.zstd = z
 	}
-	info, err := readISOInfo(ctx, im, path, sc)
+	info, err := readISOInfo(ctx, im, path, "", sc)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", path, err)
 	}

@@ -54,6 +54,7 @@ func ExamplePrepare() {
 	//   initrd.img
 	//   proxmox.iso
 	//   initrd-netboot.img
+	//   ask-overlay.cpio
 	// verified
 }
 

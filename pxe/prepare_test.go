@@ -385,6 +385,14 @@ func TestPrepareFindsTheRelease(t *testing.T) {
 			o:    isoOpts{name: "proxmox-ve_8.4-1-auto-from-http.iso"},
 			want: "8.4-1", wantWarn: "taken from the file name",
 		},
+		"from the option when nothing else says": {
+			files: func() map[string][]byte {
+				f := proxmoxLayout(t, initrdWithout)
+				delete(f, ".cd-info")
+				return f
+			},
+			release: "lab", want: "lab",
+		},
 		"from the option over everything": {
 			files:   func() map[string][]byte { return proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))) },
 			release: "lab-9.2", want: "lab-9.2",
@@ -415,6 +423,16 @@ func TestPrepareFindsTheRelease(t *testing.T) {
 				t.Error("kernel not extracted byte for byte")
 			}
 		})
+	}
+}
+
+func TestPrepareAsksForTheReleaseWhenNothingSays(t *testing.T) {
+	needTool(t, "xorriso", "xorriso")
+	f := proxmoxLayout(t, compress(t, "gzip", newcArchive(t, map[string][]byte{"init": testInit(t)})))
+	delete(f, ".cd-info")
+	_, err := Prepare(context.Background(), PrepareOptions{ISO: buildISO(t, f, isoOpts{name: "pve.iso"}), StateDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "cannot tell the release") || !strings.Contains(err.Error(), "release option") {
+		t.Errorf("err = %v, want a request to name the release", err)
 	}
 }
 
@@ -488,6 +506,9 @@ func TestPreparePatchesTheBootDiskPrompt(t *testing.T) {
 				if _, ok := heads["init"]; ok {
 					t.Error("an unpatched release carries an init")
 				}
+				if _, err := os.Stat(rel.Path(AssetAskOverlay)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("an unpatched release has an overlay (stat: %v)", err)
+				}
 				joined := strings.Join(logs.warns, "\n")
 				if !strings.Contains(joined, "boot-disk prompt left out") || !strings.Contains(strings.Join(rel.Warnings, "\n"), tc.wantWarn) {
 					t.Errorf("warnings logged %q, recorded %q; want one saying %q", logs.warns, rel.Warnings, tc.wantWarn)
@@ -502,6 +523,23 @@ func TestPreparePatchesTheBootDiskPrompt(t *testing.T) {
 			}
 			if !bytes.Equal(bodies["init"], tc.wantInit) {
 				t.Errorf("appended init differs from the patched one:\n%s", bodies["init"])
+			}
+			// The overlay holds the same init alone.
+			var overlay []string
+			err = readNewcArchive(bufio.NewReader(bytes.NewReader(readFile(t, rel.Path(AssetAskOverlay)))), func(f cpioFile, body io.Reader) error {
+				b, err := io.ReadAll(body)
+				if f.Name == "init" && f.Mode == 0o100755 && bytes.Equal(b, tc.wantInit) {
+					overlay = append(overlay, "patched init")
+				} else {
+					overlay = append(overlay, f.Name)
+				}
+				return err
+			})
+			if diff := cmp.Diff([]string{"patched init"}, overlay); diff != "" || err != nil {
+				t.Errorf("overlay entries (-want +got), err %v:\n%s", err, diff)
+			}
+			if _, ok := rel.Asset(AssetAskOverlay); !ok {
+				t.Error("the manifest does not list the overlay")
 			}
 			// The kernel unpacks the appended init over the original one.
 			got, err := findInitrdFile(context.Background(), initrdScanner{}, bytes.NewReader(readFile(t, rel.Path(AssetNetbootInitrd))[:(len(orig)+3)/4*4]), "init")
