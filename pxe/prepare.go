@@ -332,7 +332,7 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 	p.rel = Release{Format: manifestFormat, Name: name, Product: info.Product, ProductLong: info.ProductLong,
 		Version: info.Version, ISORelease: info.ISORelease, SourceISO: filepath.Base(p.opts.ISO), Warnings: p.rel.Warnings}
 	p.log.Info("preparing release", "iso", p.opts.ISO, "release", name, "product", info.ProductLong)
-	p.prog.line(fmt.Sprintf("preparing %s %s from %s", orDefault(info.ProductLong, "Proxmox"), name, filepath.Base(p.opts.ISO)))
+	p.prog.line(fmt.Sprintf("preparing %s %s from %s", orString(info.ProductLong, "Proxmox"), name, filepath.Base(p.opts.ISO)))
 
 	assets := filepath.Join(p.opts.StateDir, AssetsDir)
 	if err := os.MkdirAll(assets, 0o755); err != nil {
@@ -736,7 +736,7 @@ func InspectISO(ctx context.Context, path string) (*ISOInfo, error) {
 	return out, nil
 }
 
-func orDefault(s, def string) string {
+func orString(s, def string) string {
 	if s == "" {
 		return def
 	}

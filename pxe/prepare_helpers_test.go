@@ -57,8 +57,8 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-// testKernel is the stand-in kernel of the test ISOs.
-var testKernel = []byte("not a kernel, but 37 bytes of one\x00\x01\x02\x03")
+// prepTestKernel is the stand-in kernel of the test ISOs.
+var prepTestKernel = []byte("not a kernel, but 37 bytes of one\x00\x01\x02\x03")
 
 // testCDInfo is the .cd-info of the test ISOs.
 const testCDInfo = "ISONAME='proxmox-ve'\nPRODUCT='pve'\nPRODUCTLONG='Proxmox VE'\nRELEASE='9.2'\nISORELEASE='1'\nISODIST='trixie'\n"
@@ -147,7 +147,7 @@ func testInitrd(t testing.TB, kind string, init []byte) []byte {
 func proxmoxLayout(t testing.TB, initrd []byte) map[string][]byte {
 	t.Helper()
 	return map[string][]byte{
-		"boot/linux26":           testKernel,
+		"boot/linux26":           prepTestKernel,
 		"boot/initrd.img":        initrd,
 		"boot/grub/eltorito.img": make([]byte, 2048),
 		"auto-installer-capable": nil,

@@ -419,7 +419,7 @@ func TestPrepareFindsTheRelease(t *testing.T) {
 			if tc.wantWarn != "" && !strings.Contains(strings.Join(rel.Warnings, "\n"), tc.wantWarn) {
 				t.Errorf("warnings %q, want one saying %q", rel.Warnings, tc.wantWarn)
 			}
-			if !bytes.Equal(readFile(t, rel.Path(AssetKernel)), testKernel) {
+			if !bytes.Equal(readFile(t, rel.Path(AssetKernel)), prepTestKernel) {
 				t.Error("kernel not extracted byte for byte")
 			}
 		})
