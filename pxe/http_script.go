@@ -28,7 +28,6 @@ const ipxeInitrdName = "initrd"
 // its automated entry.
 const DefaultKernelArgs = "ramdisk_size=16777216 rw quiet splash=silent proxmox-start-auto-installer"
 
-
 // Platforms of iPXE's ${platform} setting that a script can be rendered
 // for.
 const (

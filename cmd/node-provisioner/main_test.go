@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"io"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
