@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"unicode/utf16"
 )
@@ -79,6 +80,35 @@ type isoExtent struct {
 }
 
 // openISO reads the volume descriptors of the image r of size bytes.
+// openISOFile opens the file at path and parses it as an ISO image. The
+// caller closes the returned file once done with the image; on error
+// nothing stays open. An error in the content (rather than in opening the
+// file) is an *isoParseError.
+func openISOFile(path string) (*isoImage, *os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	im, err := openISO(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, nil, &isoParseError{err}
+	}
+	return im, f, nil
+}
+
+// isoParseError marks an error in the ISO's content rather than in
+// opening the file.
+type isoParseError struct{ err error }
+
+func (e *isoParseError) Error() string { return e.err.Error() }
+func (e *isoParseError) Unwrap() error { return e.err }
+
 func openISO(r io.ReaderAt, size int64) (*isoImage, error) {
 	im := &isoImage{r: r, size: size}
 	buf := make([]byte, isoSector)

@@ -439,19 +439,11 @@ func (p *preparer) build(ctx context.Context, im *isoImage, src *os.File, srcSiz
 // readServedMode records the fetch settings of the ISO that will be
 // served, and warns when they cannot work.
 func (p *preparer) readServedMode(isoPath string) error {
-	f, err := os.Open(isoPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	im, err := openISO(f, st.Size())
+	im, f, err := openISOFile(isoPath)
 	if err != nil {
 		return fmt.Errorf("read prepared ISO: %w", err)
 	}
+	defer f.Close()
 	mode, err := readModeFile(im)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -700,19 +692,15 @@ type ISOInfo struct {
 // writing anything. Errors wrap [ErrNotAutoInstallISO] for a file that is
 // not an auto-install capable Proxmox ISO.
 func InspectISO(ctx context.Context, path string) (*ISOInfo, error) {
-	f, err := os.Open(path)
+	im, f, err := openISOFile(path)
+	var pe *isoParseError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("inspect %s: %w: %w", path, ErrNotAutoInstallISO, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	im, err := openISO(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w: %w", path, ErrNotAutoInstallISO, err)
-	}
 	if err := checkProxmoxISO(im); err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", path, err)
 	}

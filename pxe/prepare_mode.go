@@ -156,19 +156,11 @@ func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath
 	if _, err := p.runXorriso(ctx, xorrisoMapArgs(uuid, isoPath, local, isoModeFile)); err != nil {
 		return err
 	}
-	f, err := os.Open(isoPath)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	im, err := openISO(f, st.Size())
+	im, f, err := openISOFile(isoPath)
 	if err != nil {
 		return fmt.Errorf("read the ISO xorriso wrote: %w", err)
 	}
+	defer f.Close()
 	got, err := im.readFile(isoModeFile, 64<<10)
 	if err != nil {
 		return fmt.Errorf("read back %s: %w", isoModeFile, err)
