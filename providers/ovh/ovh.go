@@ -1,0 +1,188 @@
+package ovh
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// Names and defaults.
+const (
+	// Name is the provider's name in platform.yaml.
+	Name = "ovh"
+	// ResourceType is the resource every server is.
+	ResourceType = "ovh_dedicated_server"
+	// DefaultOS is installed when infrastructure.image is empty.
+	DefaultOS = "debian12_64"
+)
+
+// Provider is the OVHcloud dedicated server provider. The zero value is
+// ready to use.
+type Provider struct{}
+
+var _ providers.Provider = (*Provider)(nil)
+
+func init() { providers.Register(&Provider{}) }
+
+// Name returns "ovh".
+func (*Provider) Name() string { return Name }
+
+// Requirement returns ovh/ovh >= 2.11.0, as the anchor pins it.
+func (*Provider) Requirement() tofu.RequiredProvider {
+	return tofu.RequiredProvider{Name: "ovh", Source: "ovh/ovh", Version: ">= 2.11.0"}
+}
+
+// Credentials returns OVH_ENDPOINT (environment, else "ovh-<region>"
+// from infrastructure.region, else "ovh-eu") and one credential set, the
+// first found: OAuth2 OVH_CLIENT_ID and OVH_CLIENT_SECRET (or
+// infrastructure.api.client_id and client_secret); the application keys
+// OVH_APPLICATION_KEY, OVH_APPLICATION_SECRET and OVH_CONSUMER_KEY
+// (environment only); or an OVH_ACCESS_TOKEN (or infrastructure.api.token).
+//
+// Errors: [providers.ErrNoCredentials] naming the variables of each set;
+// [providers.ErrKeyringRef].
+func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var api nodes.API
+	var region string
+	if p != nil {
+		api, region = p.Infrastructure.API, p.Infrastructure.Region
+	}
+	endpoint := "ovh-eu"
+	if region != "" {
+		endpoint = "ovh-" + region
+	}
+	var set []providers.Credential
+	switch {
+	case getenv("OVH_CLIENT_ID") != "" || api.ClientID != "":
+		set = []providers.Credential{
+			{Env: "OVH_CLIENT_ID", Field: "infrastructure.api.client_id", Value: api.ClientID},
+			{Env: "OVH_CLIENT_SECRET", Field: "infrastructure.api.client_secret", Value: api.ClientSecret},
+		}
+	case getenv("OVH_APPLICATION_KEY") != "":
+		set = []providers.Credential{{Env: "OVH_APPLICATION_KEY"}, {Env: "OVH_APPLICATION_SECRET"}, {Env: "OVH_CONSUMER_KEY"}}
+	case getenv("OVH_ACCESS_TOKEN") != "" || api.Token != "":
+		set = []providers.Credential{{Env: "OVH_ACCESS_TOKEN", Field: "infrastructure.api.token", Value: api.Token}}
+	default:
+		return nil, fmt.Errorf("%s credentials: %w: set OVH_CLIENT_ID and OVH_CLIENT_SECRET (or infrastructure.api.client_id and client_secret), or OVH_APPLICATION_KEY, OVH_APPLICATION_SECRET and OVH_CONSUMER_KEY", Name, providers.ErrNoCredentials)
+	}
+	set = append(set, providers.Credential{Env: "OVH_ENDPOINT", Field: "infrastructure.region", Value: endpoint})
+	return providers.ResolveCredentials(Name, getenv, set)
+}
+
+// Configure returns, as the anchor's template: for each fresh slot an
+// ovh_dedicated_server ordered with plan = [{plan_code = machine,
+// duration = "P1M", pricing_mode = "default", configuration =
+// dedicated_datacenter (infrastructure.zone), dedicated_os none_64.en,
+// region (infrastructure.region)}], ovh_subsidiary from data.ovh_me,
+// display_name = hostname, os = infrastructure.image (default
+// [DefaultOS]), customizations = {hostname, ssh_key (infrastructure.
+// ssh_key_id)}, ignore_changes = [display_name]; for each adopted one an
+// import block by service name and a resource with only service_name,
+// prevent_install_on_import = true and ignore_changes = all. The provider
+// block sets endpoint from infrastructure.api.uri when set.
+//
+// Errors: [providers.ErrInvalidInput].
+func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, err := providers.Slots(in)
+	if err != nil {
+		return nil, err
+	}
+	inf := in.Platform.Infrastructure
+	osName := inf.Image
+	if osName == "" {
+		osName = DefaultOS
+	}
+	prov := tofu.Provider{Name: "ovh", Attrs: map[string]any{}}
+	if inf.API.URI != "" {
+		prov.Attrs["endpoint"] = inf.API.URI
+	}
+	cfg := &tofu.Config{
+		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
+		Providers:         []tofu.Provider{prov},
+	}
+	fresh := false
+	for _, s := range slots {
+		r := tofu.Resource{Type: ResourceType, Name: s.Resource}
+		if s.Adopted() {
+			r.Attrs = map[string]any{"service_name": s.ServerID, "prevent_install_on_import": true}
+			r.Lifecycle = &tofu.Lifecycle{IgnoreAllChanges: true}
+			cfg.Imports = append(cfg.Imports, tofu.Import{To: r.Address(), ID: s.ServerID})
+			cfg.Resources = append(cfg.Resources, r)
+			continue
+		}
+		fresh = true
+		conf := []map[string]string{}
+		if inf.Zone != "" {
+			conf = append(conf, map[string]string{"label": "dedicated_datacenter", "value": inf.Zone})
+		}
+		conf = append(conf, map[string]string{"label": "dedicated_os", "value": "none_64.en"})
+		if inf.Region != "" {
+			conf = append(conf, map[string]string{"label": "region", "value": inf.Region})
+		}
+		cust := map[string]any{"hostname": s.Hostname}
+		if inf.SSHKeyID != "" {
+			cust["ssh_key"] = inf.SSHKeyID
+		}
+		r.Attrs = map[string]any{
+			"ovh_subsidiary": tofu.Expr("data.ovh_me.account.ovh_subsidiary"),
+			"display_name":   s.Hostname,
+			"os":             osName,
+			"customizations": cust,
+			"plan": []any{map[string]any{
+				"plan_code": s.Machine, "duration": "P1M", "pricing_mode": "default", "configuration": conf,
+			}},
+		}
+		r.Lifecycle = &tofu.Lifecycle{IgnoreChanges: []string{"display_name"}}
+		cfg.Resources = append(cfg.Resources, r)
+	}
+	if fresh {
+		cfg.Data = []tofu.Resource{{Type: "ovh_me", Name: "account"}}
+	}
+	cfg.Outputs = []tofu.Output{providers.ServersOutput(slots, func(s providers.Slot) providers.ServerAttrs {
+		ref := ResourceType + "." + s.Resource + "."
+		return providers.ServerAttrs{
+			ServerID:    tofu.Expr(ref + "service_name"),
+			PublicIP:    tofu.Expr(ref + "ip"),
+			Zone:        tofu.Expr(ref + "datacenter"),
+			Region:      tofu.Expr(ref + "region"),
+			Machine:     s.Machine,
+			DisplayName: tofu.Expr(ref + "display_name"),
+		}
+	})}
+	return cfg, nil
+}
+
+// Destructive names os, boot_id and customizations of
+// ovh_dedicated_server, which the plugin applies through POST
+// /dedicated/server/{name}/install/start (or a reboot on another boot):
+// a reinstall that wipes the boot disk (anchor A.9). display_name is
+// not destructive.
+func (*Provider) Destructive() tofu.DestructiveFunc {
+	return tofu.DestructiveAttrs(map[string][]string{ResourceType: {"os", "boot_id", "customizations"}})
+}
+
+var idRE = regexp.MustCompile(`^ns\d+\.ip-(\d{1,3}-){2}\d{1,3}\.net$`)
+
+// ValidateServerID accepts an OVH dedicated server service name, like
+// ns1234567.ip-1-2-3.net.
+//
+// Errors: [providers.ErrInvalidServerID].
+func (*Provider) ValidateServerID(id string) error {
+	if !idRE.MatchString(id) {
+		return fmt.Errorf("server-id %q: %w: not a valid OVH service name (want ns<N>.ip-<a>-<b>-<c>.net, like ns1234567.ip-1-2-3.net); use the canonical name from GET /dedicated/server, not the numeric admin-panel ID", id, providers.ErrInvalidServerID)
+	}
+	return nil
+}
+
+// Servers decodes the servers output.
+//
+// Errors: [providers.ErrBadOutput].
+func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Server, error) {
+	return providers.DecodeServers(outputs)
+}

@@ -1,0 +1,124 @@
+package ovh_test
+
+import (
+	"errors"
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/providers/internal/providertest"
+	"github.com/plasmactl/plasma-node/providers/ovh"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// Arguments of ovh_dedicated_server, from
+// https://registry.terraform.io/providers/ovh/ovh/latest/docs/resources/dedicated_server
+// (none is required by the schema: a server is either ordered with plan
+// and ovh_subsidiary, or adopted with service_name).
+var schema = map[string]providertest.Schema{ovh.ResourceType: {
+	Required: []string{"ovh_subsidiary", "plan"},
+	Optional: []string{"service_name", "display_name", "os", "customizations", "boot_id", "boot_script",
+		"efi_bootloader_path", "monitoring", "no_intervention", "prevent_install_on_create",
+		"prevent_install_on_import", "properties", "storage", "plan_option", "state", "range"},
+}}
+
+func TestConfigureMatchesGoldenAndSchema(t *testing.T) {
+	plat := &nodes.Platform{Name: "prod", Infrastructure: nodes.Infrastructure{MetalProvider: "ovh", Zone: "bhs", Region: "ca", SSHKeyID: "ssh-ed25519 AAAA"}}
+	pools := map[string]nodes.Pool{"control": {Zones: []string{"prod.control"}, Machine: "24adv01", Count: 2}}
+	tests := map[string]struct {
+		in   providers.Input
+		file string
+	}{
+		"fresh servers are ordered by plan code": {providers.Input{Platform: plat, Pools: pools}, "fresh.tf"},
+		"an existing server is adopted and left alone": {providers.Input{Platform: plat, Pools: pools,
+			Existing: []providers.Existing{{Pool: "control", Index: 0, ServerID: "ns1234567.ip-1-2-3.net"}}}, "adopt.tf"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := (&ovh.Provider{}).Configure(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := cfg.Render()
+			if err != nil {
+				t.Fatal(err)
+			}
+			providertest.Golden(t, filepath.Join("testdata", tc.file), b, *update)
+			if n := providertest.CheckSchema(t, b, schema); n != 2 {
+				t.Errorf("checked %d resources, want 2", n)
+			}
+		})
+	}
+}
+
+func TestValidateServerID(t *testing.T) {
+	tests := map[string]struct {
+		id string
+		ok bool
+	}{
+		"a canonical service name is valid": {"ns1234567.ip-1-2-3.net", true},
+		"the numeric admin id is refused":   {"1234567", false},
+		"a wrong domain is refused":         {"ns1.ip-1-2-3.eu", false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := (&ovh.Provider{}).ValidateServerID(tc.id)
+			if tc.ok != (err == nil) || (err != nil && !errors.Is(err, providers.ErrInvalidServerID)) {
+				t.Errorf("ValidateServerID(%q) = %v, want ok=%v", tc.id, err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestCredentials(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := map[string]struct {
+		plat    *nodes.Platform
+		getenv  func(string) string
+		want    map[string]string
+		wantErr error
+	}{
+		"oauth2 from platform.yaml with the region's endpoint": {
+			plat: &nodes.Platform{Infrastructure: nodes.Infrastructure{Region: "ca", API: nodes.API{ClientID: "cid", ClientSecret: "csec"}}},
+			want: map[string]string{"OVH_CLIENT_ID": "cid", "OVH_CLIENT_SECRET": "csec", "OVH_ENDPOINT": "ovh-ca"},
+		},
+		"application keys from the environment": {
+			plat:   &nodes.Platform{},
+			getenv: env(map[string]string{"OVH_APPLICATION_KEY": "a", "OVH_APPLICATION_SECRET": "b", "OVH_CONSUMER_KEY": "c"}),
+			want:   map[string]string{"OVH_APPLICATION_KEY": "a", "OVH_APPLICATION_SECRET": "b", "OVH_CONSUMER_KEY": "c", "OVH_ENDPOINT": "ovh-eu"},
+		},
+		"a keyring reference is refused": {
+			plat:    &nodes.Platform{Infrastructure: nodes.Infrastructure{API: nodes.API{ClientID: "{{ .keyring.ovh_client_id }}", ClientSecret: "x"}}},
+			wantErr: providers.ErrKeyringRef,
+		},
+		"nothing set": {plat: &nodes.Platform{}, wantErr: providers.ErrNoCredentials},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got, err := (&ovh.Provider{}).Credentials(tc.plat, tc.getenv)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			if tc.wantErr == nil && len(got) != len(tc.want) {
+				t.Errorf("got %d variables, want %v", len(got), tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestDestructive(t *testing.T) {
+	d := (&ovh.Provider{}).Destructive()
+	for attr, want := range map[string]bool{"os": true, "customizations": true, "boot_id": true, "display_name": false} {
+		if got := d(ovh.ResourceType, attr); got != want {
+			t.Errorf("destructive(%s) = %v, want %v", attr, got, want)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+terraform {
+  required_providers {
+    ovh = {
+      source  = "ovh/ovh"
+      version = ">= 2.11.0"
+    }
+  }
+}
+
+provider "ovh" {
+}
+
+data "ovh_me" "account" {
+}
+
+import {
+  to = ovh_dedicated_server.prod_control_001
+  id = "ns1234567.ip-1-2-3.net"
+}
+
+resource "ovh_dedicated_server" "prod_control_001" {
+  prevent_install_on_import = true
+  service_name              = "ns1234567.ip-1-2-3.net"
+
+  lifecycle {
+    ignore_changes = all
+  }
+}
+
+resource "ovh_dedicated_server" "prod_control_002" {
+  customizations = {
+    hostname = "prod-control-002"
+    ssh_key  = "ssh-ed25519 AAAA"
+  }
+  display_name   = "prod-control-002"
+  os             = "debian12_64"
+  ovh_subsidiary = data.ovh_me.account.ovh_subsidiary
+  plan = [{
+    configuration = [{
+      label = "dedicated_datacenter"
+      value = "bhs"
+      }, {
+      label = "dedicated_os"
+      value = "none_64.en"
+      }, {
+      label = "region"
+      value = "ca"
+    }]
+    duration     = "P1M"
+    plan_code    = "24adv01"
+    pricing_mode = "default"
+  }]
+
+  lifecycle {
+    ignore_changes = [display_name]
+  }
+}
+
+output "servers" {
+  description = "The servers, by hostname."
+  value = {
+    prod-control-001 = {
+      display_name = ovh_dedicated_server.prod_control_001.display_name
+      hostname     = "prod-control-001"
+      machine      = "24adv01"
+      pool         = "control"
+      private_ip   = null
+      public_ip    = ovh_dedicated_server.prod_control_001.ip
+      region       = ovh_dedicated_server.prod_control_001.region
+      server_id    = ovh_dedicated_server.prod_control_001.service_name
+      zone         = ovh_dedicated_server.prod_control_001.datacenter
+    }
+    prod-control-002 = {
+      display_name = ovh_dedicated_server.prod_control_002.display_name
+      hostname     = "prod-control-002"
+      machine      = "24adv01"
+      pool         = "control"
+      private_ip   = null
+      public_ip    = ovh_dedicated_server.prod_control_002.ip
+      region       = ovh_dedicated_server.prod_control_002.region
+      server_id    = ovh_dedicated_server.prod_control_002.service_name
+      zone         = ovh_dedicated_server.prod_control_002.datacenter
+    }
+  }
+}

@@ -1,0 +1,134 @@
+package providers
+
+import (
+	"errors"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// Sentinel errors; compare with errors.Is.
+var (
+	// ErrUnknownProvider: no provider is registered under the name.
+	ErrUnknownProvider = errors.New("unknown provider")
+	// ErrNoCredentials: a credential the provider needs is set neither
+	// in the environment nor in platform.yaml.
+	ErrNoCredentials = errors.New("no credentials")
+	// ErrKeyringRef: a credential is a "{{ .keyring.* }}" reference,
+	// which this program does not resolve and never sends to a cloud.
+	ErrKeyringRef = errors.New("credential is a keyring reference")
+	// ErrInvalidServerID: a server id does not have the provider's form.
+	ErrInvalidServerID = errors.New("invalid server id")
+	// ErrNoInfrastructure: the provider makes no servers (manual).
+	ErrNoInfrastructure = errors.New("no infrastructure")
+	// ErrInvalidInput: an [Input] is inconsistent (no platform, a bad
+	// pool name, an adopted server of an unknown pool, a duplicate).
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrBadOutput: the servers output is missing or malformed.
+	ErrBadOutput = errors.New("bad servers output")
+)
+
+// OutputName is the root module output every configuration declares: a
+// map keyed by hostname of the servers' attributes, decoded by
+// [Provider.Servers].
+const OutputName = "servers"
+
+// Provider is one infrastructure provider. Implementations are stateless
+// values, safe for concurrent use, registered with [Register].
+type Provider interface {
+	// Name is the provider's name, as in platform.yaml's
+	// infrastructure.metal_provider ("hetzner").
+	Name() string
+
+	// Requirement is the OpenTofu provider source and version
+	// constraint; the zero value for a provider with no plugin (manual).
+	Requirement() tofu.RequiredProvider
+
+	// Credentials returns the environment variables tofu needs to reach
+	// the provider: each one from getenv when set there, else from
+	// infrastructure.api in p. Credentials are never written into the
+	// configuration nor put into an error.
+	//
+	// Errors: [ErrNoCredentials] naming the variables to set;
+	// [ErrKeyringRef] for a "{{ .keyring.* }}" value.
+	Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error)
+
+	// Configure turns the pools and the servers to adopt into a complete
+	// configuration: required_providers, the provider block, one
+	// resource per server (adopted ones with an import block), and the
+	// [OutputName] output.
+	//
+	// Errors: [ErrInvalidInput]; [ErrNoInfrastructure] for manual.
+	Configure(in Input) (*tofu.Config, error)
+
+	// Destructive reports which in-place updates reinstall or wipe a
+	// server, for [tofu.Classify].
+	Destructive() tofu.DestructiveFunc
+
+	// ValidateServerID checks id has the provider's form.
+	//
+	// Errors: [ErrInvalidServerID], saying what would be valid.
+	ValidateServerID(id string) error
+
+	// Servers decodes the [OutputName] output of an applied
+	// configuration, sorted by hostname.
+	//
+	// Errors: [ErrBadOutput].
+	Servers(outputs map[string]tofu.OutputValue) ([]Server, error)
+}
+
+// Input is what [Provider.Configure] turns into a configuration.
+type Input struct {
+	// Platform is the platform; its Name prefixes resource names and
+	// hostnames, its Infrastructure gives endpoint, location, image and
+	// SSH key.
+	Platform *nodes.Platform
+	// Pools are the pools to configure, by name (usually
+	// Platform.Pools).
+	Pools map[string]nodes.Pool
+	// Existing are the servers already made, adopted by server id.
+	Existing []Existing
+	// ImportOnly adopts the Existing servers and creates nothing, as
+	// join does: pool counts are ignored.
+	ImportOnly bool
+}
+
+// Existing is a server that already exists, adopted with an import block.
+type Existing struct {
+	// Pool is the pool the server belongs to.
+	Pool string
+	// Index is the server's 0-based slot in its pool: its resource is
+	// named with Index+1, as a server created in that slot is, so a
+	// server made by provision keeps its address when adopted.
+	Index int
+	// Hostname is the node's hostname; empty means the generated
+	// <platform>-<pool>-<NNN>. Providers with a display name set it.
+	Hostname string
+	// ServerID is the provider's id of the server, the import id.
+	ServerID string
+}
+
+// Server is one server of an applied configuration, as decoded from the
+// [OutputName] output.
+type Server struct {
+	// Hostname is the node's hostname, the key of the output map.
+	Hostname string `json:"hostname"`
+	// ServerID is the provider's stable id of the server.
+	ServerID string `json:"server_id"`
+	// PublicIP is the public IPv4 address, if any.
+	PublicIP string `json:"public_ip"`
+	// PrivateIP is the provider-given private address, if any; empty
+	// means the caller allocates one from the pool.
+	PrivateIP string `json:"private_ip"`
+	// Zone is the provider's datacenter or location (not a topology
+	// zone).
+	Zone string `json:"zone"`
+	// Region is the provider's region, if it has one.
+	Region string `json:"region"`
+	// Machine is the provider's machine type.
+	Machine string `json:"machine"`
+	// Pool is the pool the server belongs to.
+	Pool string `json:"pool"`
+	// DisplayName is the provider's display name of the server.
+	DisplayName string `json:"display_name"`
+}

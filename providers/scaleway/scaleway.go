@@ -1,0 +1,157 @@
+package scaleway
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// Names.
+const (
+	// Name is the provider's name in platform.yaml.
+	Name = "scaleway"
+	// ResourceType is the resource every server is.
+	ResourceType = "scaleway_baremetal_server"
+)
+
+// Provider is the Scaleway Elastic Metal provider. The zero value is
+// ready to use.
+type Provider struct{}
+
+var _ providers.Provider = (*Provider)(nil)
+
+func init() { providers.Register(&Provider{}) }
+
+// Name returns "scaleway".
+func (*Provider) Name() string { return Name }
+
+// Requirement returns scaleway/scaleway ~> 2.0.
+func (*Provider) Requirement() tofu.RequiredProvider {
+	return tofu.RequiredProvider{Name: "scaleway", Source: "scaleway/scaleway", Version: "~> 2.0"}
+}
+
+// Credentials returns SCW_ACCESS_KEY and SCW_SECRET_KEY (or
+// infrastructure.api.access_key and secret_key) and, when set,
+// SCW_DEFAULT_PROJECT_ID (or infrastructure.project_id).
+//
+// Errors: [providers.ErrNoCredentials]; [providers.ErrKeyringRef].
+func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
+	var inf nodes.Infrastructure
+	if p != nil {
+		inf = p.Infrastructure
+	}
+	return providers.ResolveCredentials(Name, getenv, []providers.Credential{
+		{Env: "SCW_ACCESS_KEY", Field: "infrastructure.api.access_key", Value: inf.API.AccessKey},
+		{Env: "SCW_SECRET_KEY", Field: "infrastructure.api.secret_key", Value: inf.API.SecretKey},
+		{Env: "SCW_DEFAULT_PROJECT_ID", Field: "infrastructure.project_id", Value: inf.ProjectID, Optional: true},
+	})
+}
+
+// Configure returns one scaleway_baremetal_server per slot: name and
+// hostname = hostname, offer = the pool's machine, zone =
+// infrastructure.zone, os = infrastructure.image (an OS id), ssh_key_ids
+// = [infrastructure.ssh_key_id], tags platform:, pool:, managed-by:. An
+// adopted server is imported by <zone>/<uuid>, in the zone of its id, and
+// ignores os, offer, hostname, ssh_key_ids and install_config_afterward,
+// so adopting never reinstalls. The provider block sets api_url from
+// infrastructure.api.uri when set.
+//
+// Errors: [providers.ErrInvalidInput], also for a dedibox (sd-<N>) server
+// id.
+func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, err := providers.Slots(in)
+	if err != nil {
+		return nil, err
+	}
+	inf := in.Platform.Infrastructure
+	prov := tofu.Provider{Name: "scaleway", Attrs: map[string]any{}}
+	if inf.API.URI != "" {
+		prov.Attrs["api_url"] = inf.API.URI
+	}
+	cfg := &tofu.Config{
+		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
+		Providers:         []tofu.Provider{prov},
+	}
+	for _, s := range slots {
+		attrs := map[string]any{
+			"name":     s.Hostname,
+			"hostname": s.Hostname,
+			"offer":    s.Machine,
+			"tags":     []string{"platform:" + in.Platform.Name, "pool:" + s.Pool, "managed-by:plasma-node"},
+		}
+		zone := inf.Zone
+		if inf.Image != "" {
+			attrs["os"] = inf.Image
+		} else {
+			attrs["install_config_afterward"] = true
+		}
+		if inf.SSHKeyID != "" {
+			attrs["ssh_key_ids"] = []string{inf.SSHKeyID}
+		}
+		r := tofu.Resource{Type: ResourceType, Name: s.Resource, Attrs: attrs}
+		if s.Adopted() {
+			z, _, ok := strings.Cut(s.ServerID, "/")
+			if !ok {
+				return nil, fmt.Errorf("configure: server %q: %w: a dedibox server cannot be adopted as %s: want a <zone>/<uuid> Elastic Metal id", s.ServerID, providers.ErrInvalidInput, ResourceType)
+			}
+			zone = z
+			cfg.Imports = append(cfg.Imports, tofu.Import{To: r.Address(), ID: s.ServerID})
+			r.Lifecycle = &tofu.Lifecycle{IgnoreChanges: []string{"hostname", "install_config_afterward", "offer", "os", "ssh_key_ids"}}
+		}
+		if zone != "" {
+			attrs["zone"] = zone
+		}
+		cfg.Resources = append(cfg.Resources, r)
+	}
+	cfg.Outputs = []tofu.Output{providers.ServersOutput(slots, func(s providers.Slot) providers.ServerAttrs {
+		ref := ResourceType + "." + s.Resource + "."
+		return providers.ServerAttrs{
+			ServerID:    tofu.Expr(ref + "id"),
+			PublicIP:    tofu.Expr("try(" + ref + "ipv4[0].address, null)"),
+			Zone:        tofu.Expr(ref + "zone"),
+			Machine:     s.Machine,
+			DisplayName: tofu.Expr(ref + "name"),
+		}
+	})}
+	return cfg, nil
+}
+
+// Destructive names what the plugin applies by reinstalling the server
+// (the Elastic Metal install call takes os_id, hostname, ssh_key_ids,
+// user, password, service_user, service_password; partitioning is part of
+// the install too): os, hostname, ssh_key_ids, user, password,
+// service_user, service_password, partitioning, and
+// install_config_afterward (turning it off installs).
+func (*Provider) Destructive() tofu.DestructiveFunc {
+	return tofu.DestructiveAttrs(map[string][]string{ResourceType: {
+		"os", "hostname", "ssh_key_ids", "user", "password", "service_user", "service_password",
+		"partitioning", "install_config_afterward",
+	}})
+}
+
+var (
+	dediboxRE = regexp.MustCompile(`^sd-[1-9][0-9]*$`)
+	zonedRE   = regexp.MustCompile(`^[a-z]{2}-[a-z]{3}-[1-9]/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// ValidateServerID accepts a dedibox id sd-<N> or an Elastic Metal id
+// <zone>/<uuid>, like fr-par-2/11111111-2222-3333-4444-555555555555.
+//
+// Errors: [providers.ErrInvalidServerID].
+func (*Provider) ValidateServerID(id string) error {
+	if !dediboxRE.MatchString(id) && !zonedRE.MatchString(id) {
+		return fmt.Errorf("server id %q: %w: want a Scaleway dedibox id like sd-12345 or a zoned Elastic Metal id like fr-par-2/11111111-2222-3333-4444-555555555555", id, providers.ErrInvalidServerID)
+	}
+	return nil
+}
+
+// Servers decodes the servers output.
+//
+// Errors: [providers.ErrBadOutput].
+func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Server, error) {
+	return providers.DecodeServers(outputs)
+}

@@ -1,0 +1,144 @@
+package providers
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Slot is one server of a configuration, fresh or adopted, as [Slots]
+// lays them out.
+type Slot struct {
+	// Pool is the pool name.
+	Pool string
+	// Index is the 0-based slot in the pool.
+	Index int
+	// Hostname is the node's hostname (Existing.Hostname, or
+	// [Hostname]).
+	Hostname string
+	// Resource is the resource name, [ResourceName].
+	Resource string
+	// Machine is the pool's machine type.
+	Machine string
+	// ServerID is the import id of an adopted server; empty for a
+	// server to create.
+	ServerID string
+}
+
+// Adopted reports whether the slot adopts an existing server.
+func (s Slot) Adopted() bool { return s.ServerID != "" }
+
+var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// Hostname returns the generated hostname of slot index (0-based) of
+// pool: <platform>-<pool>-<NNN>, NNN being index+1 as %03d.
+func Hostname(platform, pool string, index int) string {
+	return fmt.Sprintf("%s-%s-%03d", platform, pool, index+1)
+}
+
+// ResourceName returns the resource name of slot index (0-based) of
+// pool: <platform>_<pool>_<NNN> with '-' replaced by '_'.
+func ResourceName(platform, pool string, index int) string {
+	return strings.ReplaceAll(Hostname(platform, pool, index), "-", "_")
+}
+
+// Slots lays out the servers of in, sorted by pool then index: every
+// Existing server adopted in its slot, then, unless in.ImportOnly, fresh
+// servers in the lowest free slots until the pool has Count. When a pool
+// has more adopted servers than Count, those with the highest indexes are
+// left out, so that a state holding them plans their deletion.
+//
+// Errors: [ErrInvalidInput] for no platform, a platform or pool name that
+// is not an RFC 1123 label, a negative count, an adopted server of an
+// unknown pool, with no server id, a negative index, or a pool slot or
+// server id used twice, and a hostname that is not an RFC 1123 label.
+func Slots(in Input) ([]Slot, error) {
+	if in.Platform == nil {
+		return nil, fmt.Errorf("configure: %w: no platform", ErrInvalidInput)
+	}
+	plat := in.Platform.Name
+	if !labelRE.MatchString(plat) || (plat[0] >= '0' && plat[0] <= '9') {
+		return nil, fmt.Errorf("configure: platform %q: %w: want an RFC 1123 label starting with a letter", plat, ErrInvalidInput)
+	}
+	names := make([]string, 0, len(in.Pools))
+	for name, pool := range in.Pools {
+		if !labelRE.MatchString(name) {
+			return nil, fmt.Errorf("configure: pool %q: %w: want an RFC 1123 label (a-z, 0-9, '-')", name, ErrInvalidInput)
+		}
+		if pool.Count < 0 {
+			return nil, fmt.Errorf("configure: pool %q: %w: count %d: want 0 or more", name, ErrInvalidInput, pool.Count)
+		}
+		names = append(names, name)
+	}
+	slices.Sort(names)
+
+	byPool := map[string][]Existing{}
+	ids := map[string]bool{}
+	for _, e := range in.Existing {
+		if _, ok := in.Pools[e.Pool]; !ok {
+			return nil, fmt.Errorf("configure: server %q: %w: pool %q is not configured (known pools: %s)", e.ServerID, ErrInvalidInput, e.Pool, strings.Join(names, ", "))
+		}
+		if e.ServerID == "" {
+			return nil, fmt.Errorf("configure: pool %q index %d: %w: empty server id", e.Pool, e.Index, ErrInvalidInput)
+		}
+		if e.Index < 0 {
+			return nil, fmt.Errorf("configure: server %q: %w: index %d: want 0 or more", e.ServerID, ErrInvalidInput, e.Index)
+		}
+		if ids[e.ServerID] {
+			return nil, fmt.Errorf("configure: server %q: %w: adopted twice", e.ServerID, ErrInvalidInput)
+		}
+		ids[e.ServerID] = true
+		byPool[e.Pool] = append(byPool[e.Pool], e)
+	}
+
+	var out []Slot
+	hosts := map[string]bool{}
+	for _, name := range names {
+		pool := in.Pools[name]
+		ex := byPool[name]
+		slices.SortFunc(ex, func(a, b Existing) int { return a.Index - b.Index })
+		used := map[int]bool{}
+		var slots []Slot
+		for _, e := range ex {
+			if used[e.Index] {
+				return nil, fmt.Errorf("configure: server %q: %w: pool %q slot %d is taken by another server", e.ServerID, ErrInvalidInput, name, e.Index)
+			}
+			used[e.Index] = true
+			if !in.ImportOnly && len(slots) >= pool.Count {
+				continue
+			}
+			h := e.Hostname
+			if h == "" {
+				h = Hostname(plat, name, e.Index)
+			}
+			slots = append(slots, Slot{Pool: name, Index: e.Index, Hostname: h,
+				Resource: ResourceName(plat, name, e.Index), Machine: pool.Machine, ServerID: e.ServerID})
+		}
+		if !in.ImportOnly {
+			for i := 0; len(slots) < pool.Count; i++ {
+				if used[i] {
+					continue
+				}
+				used[i] = true
+				slots = append(slots, Slot{Pool: name, Index: i, Hostname: Hostname(plat, name, i),
+					Resource: ResourceName(plat, name, i), Machine: pool.Machine})
+			}
+		}
+		slices.SortFunc(slots, func(a, b Slot) int { return a.Index - b.Index })
+		for _, s := range slots {
+			if !labelRE.MatchString(s.Hostname) {
+				return nil, fmt.Errorf("configure: hostname %q: %w: want an RFC 1123 label of at most 63 characters", s.Hostname, ErrInvalidInput)
+			}
+			if hosts[s.Hostname] {
+				return nil, fmt.Errorf("configure: hostname %q: %w: used by two servers", s.Hostname, ErrInvalidInput)
+			}
+			hosts[s.Hostname] = true
+			if !s.Adopted() && s.Machine == "" {
+				return nil, fmt.Errorf("configure: pool %q: %w: no machine type to create servers with", name, ErrInvalidInput)
+			}
+		}
+		out = append(out, slots...)
+	}
+	return out, nil
+}
