@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +100,8 @@ func TestRealPluginCreatesImportsAndDestroys(t *testing.T) {
 		want = append(want, providers.Server{Hostname: s.Name, ServerID: itoa(s.ID), PublicIP: s.PublicIPv4,
 			Zone: "fsn1", Machine: "cx22", Pool: "web", DisplayName: s.Name})
 	}
+	// tofu creates the two in parallel: the fake's ids follow no order.
+	slices.SortFunc(want, func(a, b providers.Server) int { return strings.Compare(a.Hostname, b.Hostname) })
 	if len(want) != 2 || want[0].Hostname != "demo-web-001" || want[1].Hostname != "demo-web-002" {
 		t.Fatalf("fake servers after apply = %+v, want demo-web-001 and demo-web-002", fake.Servers())
 	}
