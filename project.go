@@ -13,6 +13,13 @@ import (
 
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	// The providers a project can use register themselves.
+	_ "github.com/plasmactl/plasma-node/providers/aws"
+	_ "github.com/plasmactl/plasma-node/providers/hetzner"
+	_ "github.com/plasmactl/plasma-node/providers/manual"
+	_ "github.com/plasmactl/plasma-node/providers/ovh"
+	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/zones"
 )
 
@@ -30,12 +37,21 @@ var (
 	ErrInvalidAddress = errors.New("invalid address")
 )
 
-// Providers lists the infrastructure providers a platform may name, in
-// the order help texts show them.
-var providerNames = []string{"manual", "scaleway", "hetzner", "ovh", "aws", "pxe"}
+// plannedProviders are names a platform may already carry whose provider
+// package is still to come: pxe, bare metal handed to node-provisioner.
+var plannedProviders = []string{"pxe"}
 
-// Providers returns the provider names a platform may use.
-func Providers() []string { return slices.Clone(providerNames) }
+// Providers returns the provider names a platform may use: those in the
+// providers registry, and the planned ones.
+func Providers() []string {
+	names := providers.Names()
+	for _, p := range plannedProviders {
+		if !slices.Contains(names, p) {
+			names = append(names, p)
+		}
+	}
+	return names
+}
 
 // Options configure a Project. The zero value is ready to use.
 type Options struct {
@@ -132,8 +148,8 @@ func IsUsageError(err error) bool {
 }
 
 func validateProvider(name string) error {
-	if !slices.Contains(providerNames, name) {
-		return fmt.Errorf("provider %q: %w (known: %s)", name, ErrUnknownProvider, strings.Join(providerNames, ", "))
+	if known := Providers(); !slices.Contains(known, name) {
+		return fmt.Errorf("provider %q: %w (known: %s)", name, ErrUnknownProvider, strings.Join(known, ", "))
 	}
 	return nil
 }

@@ -3,8 +3,8 @@ package hetzner_test
 import (
 	"bytes"
 	"context"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
