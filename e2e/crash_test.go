@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -351,4 +354,121 @@ func checkCrashState(t *testing.T, ctx context.Context, i int, label string, e p
 		t.Errorf("plasma-node list shows %d nodes, %d on disk:\n%s", len(nl), len(all), out)
 	}
 	return temps
+}
+
+// TestCrashDuringConsumption SIGKILLs node-provisioner serve at a random
+// point while it answers, 30 times (10 with -short), then starts it
+// again and posts once more: across both runs the answer is served at
+// most once, the registration ends pending or consumed (never both, never
+// a claim file left behind once the next server has run), and a served
+// answer's password is in the secret file.
+func TestCrashDuringConsumption(t *testing.T) {
+	iterations := 30
+	if testing.Short() {
+		iterations = 10
+	}
+	body, err := os.ReadFile("../answer/testdata/sysinfo/pve-9.2-synthetic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	type result struct {
+		status int
+		body   string
+	}
+	post := func(url string) result {
+		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+		if err != nil {
+			return result{}
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return result{}
+		}
+		return result{resp.StatusCode, string(b)}
+	}
+	outcomes := map[string]int{}
+	for i := range iterations {
+		e := newProvisionerEnv(t)
+		e.run(t, "register", "pve7", "--mac", "52:54:00:ba:5e:11", "--boot-disk", "nvme0n1")
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		c := e.cmd(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "e2e.test")
+		stdout, _ := c.StdoutPipe()
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		url := waitForURL(t, stdout)
+		first := make(chan result, 1)
+		go func() { first <- post(url) }()
+		time.Sleep(time.Duration(rng.IntN(8_001)) * time.Microsecond)
+		c.Process.Signal(syscall.SIGKILL)
+		c.Wait()
+		cancel()
+		r1 := <-first
+
+		url2, second := e.serve(t)
+		r2 := post(url2)
+		second.stop()
+		served := 0
+		for _, r := range []result{r1, r2} {
+			if r.status == 200 {
+				served++
+			}
+		}
+		outcomes[fmt.Sprintf("first %d, second %d", r1.status, r2.status)]++
+		if served > 1 {
+			t.Fatalf("iteration %d: the answer was served twice", i)
+		}
+		if r2.status != 200 && r2.status != 404 {
+			t.Errorf("iteration %d: second POST %d %s", i, r2.status, r2.body)
+		}
+		// The second server has run Consume or refused: the folder is
+		// settled.
+		regDir := filepath.Join(e.state, "registrations")
+		ents, _ := os.ReadDir(regDir)
+		var files []string
+		for _, ent := range ents {
+			name := ent.Name()
+			if name == ".lock" {
+				continue
+			}
+			files = append(files, name)
+			data, err := os.ReadFile(filepath.Join(regDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stem, _, _ := strings.Cut(name, ".")
+			if _, err := answer.DecodeRegistration(data, stem); err != nil {
+				t.Errorf("iteration %d: %s does not parse: %v", i, name, err)
+			}
+		}
+		if len(files) != 1 || (files[0] != "pve7.json" && files[0] != "pve7.json.consumed") {
+			t.Errorf("iteration %d: registration files %v, want pve7.json or pve7.json.consumed", i, files)
+		}
+		if served == 1 && (len(files) != 1 || files[0] != "pve7.json.consumed") {
+			t.Errorf("iteration %d: an answer was served but the registration is %v", i, files)
+		}
+		for _, r := range []result{r1, r2} {
+			if r.status != 200 {
+				continue
+			}
+			a, err := answer.Decode([]byte(r.body), answer.Version92)
+			if err != nil {
+				t.Fatalf("iteration %d: answer: %v", i, err)
+			}
+			pw, err := os.ReadFile(filepath.Join(e.secrets, "pve7.pw"))
+			if err != nil || !answer.CheckPassword(a.Global.RootPasswordHashed, strings.TrimSpace(string(pw))) {
+				t.Errorf("iteration %d: the served answer's password is not in the secret file: %v", i, err)
+			}
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	t.Logf("%d iterations: %v", iterations, outcomes)
 }
