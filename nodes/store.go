@@ -253,10 +253,11 @@ func (s *Store) UpdatePlatform(ctx context.Context, name string, fn func(*Platfo
 }
 
 // Nodes loads every node of the platform, sorted by hostname. A malformed
-// file is an error naming it; the platform must exist.
+// node file or platform.yaml is an error naming it; the platform must
+// exist.
 func (s *Store) Nodes(ctx context.Context, platform string) ([]*Node, error) {
-	if _, err := os.Stat(s.platformPath(platform)); err != nil {
-		return nil, s.platformErr(platform, err)
+	if _, _, err := s.loadPlatform(ctx, platform); err != nil {
+		return nil, err
 	}
 	return s.loadNodes(ctx, platform)
 }
@@ -334,7 +335,7 @@ func (s *Store) AllNodes(ctx context.Context) ([]*Node, error) {
 	}
 	var out []*Node
 	for _, p := range plats {
-		ns, err := s.loadNodes(ctx, p)
+		ns, err := s.Nodes(ctx, p)
 		if err != nil {
 			return nil, err
 		}
