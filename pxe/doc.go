@@ -3,7 +3,8 @@
 // clients and leaves the site's DHCP server alone), TFTP for the iPXE
 // binaries ([TFTPServer]) and HTTP for the installer, and stops all three
 // by itself when its TTL runs out. [Enable] and [Disable] run a window in
-// the background; [Window] is its record.
+// the background; [Window] is its record. [Prepare] turns a Proxmox VE
+// installer ISO into boot assets without root or loop mounts.
 //
 // The answer logic itself lives in package answer; this package only
 // listens, routes, chooses boot files and enforces the window.

@@ -38,8 +38,8 @@ func TestAssetsServeFilesWithRanges(t *testing.T) {
 	}{
 		"the whole kernel":      {"/assets/9.1-1/linux26", "", 200, string(testKernel)},
 		"a range of the kernel": {"/assets/9.1-1/linux26?mac=" + testMAC1, "bytes=14-23", 206, string(testKernel[14:24])},
-		"an open-ended range":   {"/assets/9.1-1/initrd", "bytes=7-", 206, "bytes"},
-		"a range past the end":  {"/assets/9.1-1/initrd", "bytes=100-200", 416, ""},
+		"an open-ended range":   {"/assets/9.1-1/initrd-netboot.img", "bytes=7-", 206, "bytes"},
+		"a range past the end":  {"/assets/9.1-1/initrd-netboot.img", "bytes=100-200", 416, ""},
 		"a missing file":        {"/assets/9.1-1/vmlinuz", "", 404, "no such asset\n"},
 		"a missing release":     {"/assets/8.4-1/linux26", "", 404, "no such asset\n"},
 		"a hidden name":         {"/assets/9.1-1/.tmp-initrd", "", 400, ""},
@@ -68,8 +68,8 @@ func TestAssetsRecordDownloadsByMAC(t *testing.T) {
 	e := newBootEnv(t, BootHandlerConfig{}, testReg(t, "pve1", "sda", testMAC1))
 	e.get(t, "/boot.ipxe?mac="+testMAC1)
 	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1, "Range", "bytes=0-9")
-	e.get(t, "/assets/9.1-1/initrd?mac="+strings.ToUpper(testMAC1))
-	e.get(t, "/assets/9.1-1/initrd?mac=<b>")
+	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac="+strings.ToUpper(testMAC1))
+	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac=<b>")
 	evs := e.h.Timeline().For("pve1")
 	var stages []Stage
 	for _, ev := range evs {

@@ -10,24 +10,23 @@ import (
 // Names of the boot assets in a release folder <state-dir>/assets/<release>/.
 const (
 	// AssetsDirName is the folder of the state folder that holds one
-	// folder of boot assets per release.
-	AssetsDirName = "assets"
+	// folder of boot assets per release ([Prepare] writes them).
+	AssetsDirName = AssetsDir
 	// KernelName is the installer kernel, the ISO's boot/linux26.
-	KernelName = "linux26"
+	KernelName = AssetKernel
 	// InitrdName is the installer initrd with the ISO appended as
-	// /proxmox.iso.
-	InitrdName = "initrd"
+	// /proxmox.iso, as [Prepare] builds it.
+	InitrdName = AssetNetbootInitrd
 )
+
+// ipxeInitrdName is the name iPXE gives the loaded initrd, which the
+// kernel's initrd= argument names under UEFI.
+const ipxeInitrdName = "initrd"
 
 // DefaultKernelArgs is the installer's kernel command line for an
 // unattended install (reference §4.4): what prepare-iso --pxe writes for
 // its automated entry.
 const DefaultKernelArgs = "ramdisk_size=16777216 rw quiet splash=silent proxmox-start-auto-installer"
-
-// AskDiskKernelArg is added to the kernel command line of a node whose
-// registration leaves the boot disk to the console: the flag that
-// TAPPaaS's patched /init reads to prompt for the disk (anchors B.8 step 4).
-const AskDiskKernelArg = "tappaas.askdisk=1"
 
 // Platforms of iPXE's ${platform} setting that a script can be rendered
 // for.
@@ -125,17 +124,17 @@ func IPXEScript(s BootScript) string {
 	case PlatformBIOS:
 		line("kernel ", kernel, " ", args)
 	case PlatformEFI:
-		line("kernel ", kernel, " ", args, " initrd=", InitrdName)
+		line("kernel ", kernel, " ", args, " initrd=", ipxeInitrdName)
 	default:
 		line("iseq ${platform} efi && goto efi || goto pcbios")
 		line(":efi")
-		line("kernel ", kernel, " ", args, " initrd=", InitrdName)
+		line("kernel ", kernel, " ", args, " initrd=", ipxeInitrdName)
 		line("goto initrd")
 		line(":pcbios")
 		line("kernel ", kernel, " ", args)
 		line(":initrd")
 	}
-	line("initrd --name ", InitrdName, " ", initrd)
+	line("initrd --name ", ipxeInitrdName, " ", initrd)
 	line("boot")
 	return b.String()
 }

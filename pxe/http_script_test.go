@@ -101,6 +101,6 @@ func ExampleIPXEScript() {
 	// # Rendered for UEFI: initrd=initrd names the loaded initrd for the EFI stub.
 	// echo plasma-node: installing Proxmox VE on pve1
 	// kernel http://10.77.0.2:8090/assets/9.1-1/linux26?mac=52:54:00:77:00:10 ramdisk_size=16777216 rw quiet splash=silent proxmox-start-auto-installer initrd=initrd
-	// initrd --name initrd http://10.77.0.2:8090/assets/9.1-1/initrd?mac=52:54:00:77:00:10
+	// initrd --name initrd http://10.77.0.2:8090/assets/9.1-1/initrd-netboot.img?mac=52:54:00:77:00:10
 	// boot
 }

@@ -389,7 +389,7 @@ func FuzzBootScriptQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	allowed := []string{"#", "echo ", "kernel http://10.77.0.2:8090/assets/9.1-1/linux26?mac=", "initrd --name initrd http://10.77.0.2:8090/assets/9.1-1/initrd?mac=",
+	allowed := []string{"#", "echo ", "kernel http://10.77.0.2:8090/assets/9.1-1/linux26?mac=", "initrd --name initrd http://10.77.0.2:8090/assets/9.1-1/initrd-netboot.img?mac=",
 		"boot", "exit", "iseq ${platform} efi ", "goto ", ":", "chain http://10.77.0.2:8090/boot.ipxe?mac="}
 	f.Fuzz(func(t *testing.T, query string) {
 		req := httptest.NewRequest(http.MethodGet, "/boot.ipxe", nil)

@@ -198,7 +198,7 @@ func (h *tftpHandler) read(filename string, rf io.ReaderFrom) error {
 		ot.SetSize(fi.Size())
 	}
 	start := time.Now()
-	n, err := rf.ReadFrom(ctxReader{h.ctx, f})
+	n, err := rf.ReadFrom(shutdownReader{h.ctx, f})
 	if err != nil {
 		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
 		h.event(EventTFTPFailed, peer, name, n, "transfer failed: "+err.Error())
@@ -243,13 +243,13 @@ func tftpName(name string) (string, error) {
 	return rel, nil
 }
 
-// ctxReader ends a transfer at its next block once ctx is done.
-type ctxReader struct {
+// shutdownReader ends a transfer at its next block once ctx is done.
+type shutdownReader struct {
 	ctx context.Context
 	r   io.Reader
 }
 
-func (c ctxReader) Read(p []byte) (int, error) {
+func (c shutdownReader) Read(p []byte) (int, error) {
 	if c.ctx.Err() != nil {
 		return 0, errShutdown
 	}

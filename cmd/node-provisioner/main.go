@@ -31,12 +31,12 @@ func usageError(err error) error { return cli.Usage(err) }
 
 type app struct {
 	stateDir, secretsDir, logFormat string
-	out                             io.Writer
+	out, errw                       io.Writer
 	log                             *slog.Logger
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout}
+	a := &app{out: stdout, errw: stderr}
 	root := &cobra.Command{
 		Use:   "node-provisioner",
 		Short: "Serve the Proxmox VE automated installer one answer per registered node",
@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), cli.VersionCommand("node-provisioner"))
 	cli.Setup(root)
 	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
 		return errors.Is(err, answer.ErrInvalidRegistration) || errors.Is(err, answer.ErrInvalidSSHKey)

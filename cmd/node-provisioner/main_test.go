@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +119,35 @@ func TestTLSFingerprintIsStable(t *testing.T) {
 	a, b := np(t, state, "tls", "fingerprint"), np(t, state, "tls", "fingerprint")
 	if a.code != 0 || a.stdout != b.stdout || len(strings.TrimSpace(a.stdout)) != 95 {
 		t.Errorf("fingerprints %q (exit %d, %s) and %q; want one stable AB:CD:... value", a.stdout, a.code, a.err, b.stdout)
+	}
+}
+
+func TestPrepareStagesTheTestISO(t *testing.T) {
+	state := t.TempDir()
+	gz, err := os.ReadFile("../../pxe/testdata/prepare/pve-tiny.iso.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso, _ := io.ReadAll(zr)
+	isoPath := filepath.Join(t.TempDir(), "pve.iso")
+	os.WriteFile(isoPath, iso, 0o644)
+	r := np(t, state, "prepare", "--iso", isoPath)
+	if r.code != 0 || !strings.Contains(r.stdout, "Staged 9.2-1") {
+		t.Fatalf("prepare: %d %s %s", r.code, r.stdout, r.err)
+	}
+	for _, f := range []string{"linux26", "initrd-netboot.img", "manifest.json"} {
+		if _, err := os.Stat(filepath.Join(state, "assets", "9.2-1", f)); err != nil {
+			t.Errorf("missing asset: %v", err)
+		}
+	}
+	if r := np(t, state, "prepare", "--iso", "main.go"); r.code != 2 || !strings.Contains(r.err, "not an auto-install capable Proxmox ISO") {
+		t.Errorf("a non-ISO: exit %d %q, want 2", r.code, r.err)
+	}
+	if r := np(t, state, "prepare"); r.code != 2 || !strings.Contains(r.err, "--iso is required") {
+		t.Errorf("no --iso: exit %d %q", r.code, r.err)
 	}
 }

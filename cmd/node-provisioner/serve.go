@@ -177,9 +177,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(a.stateDir, "assets")); err != nil {
-		a.log.Warn("no boot assets staged: only the answer endpoint works (network boot needs prepare, which is not available yet)", "missing", filepath.Join(a.stateDir, "assets"))
-	}
+	a.checkReleases(ctx)
 	if pending, err := reg.Pending(ctx); err == nil && len(pending) == 0 {
 		a.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
 	}
@@ -243,6 +241,23 @@ func checkSite(flags answer.Site, sitePath string) error {
 		return usageError(fmt.Errorf("site settings (flags and %s): %w", sitePath, err))
 	}
 	return nil
+}
+
+// checkReleases verifies the staged boot assets against their manifests
+// and says what is missing.
+func (a *app) checkReleases(ctx context.Context) {
+	rels, err := pxe.ListReleases(ctx, a.stateDir)
+	if err != nil || len(rels) == 0 {
+		a.log.Warn("no boot assets staged: the answer endpoint works, network boot needs node-provisioner prepare --iso FILE", "assets", filepath.Join(a.stateDir, pxe.AssetsDir))
+		return
+	}
+	for _, r := range rels {
+		if _, err := pxe.VerifyRelease(ctx, r.Dir); err != nil {
+			a.log.Error("boot assets fail their checksums; run prepare again", "release", r.Name, "err", err)
+		} else {
+			a.log.Info("boot assets verified", "release", r.Name)
+		}
+	}
 }
 
 type netbootInfo struct{ tftp, base string }
@@ -407,6 +422,62 @@ func (a *app) tlsCmd() *cobra.Command {
 			return nil
 		},
 	})
+	return c
+}
+
+func (a *app) prepareCmd() *cobra.Command {
+	var o pxe.PrepareOptions
+	var patchAsk bool
+	c := &cobra.Command{
+		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--release NAME]",
+		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ISO == "" {
+				return usageError(errors.New("--iso is required: the Proxmox VE installer ISO to stage"))
+			}
+			if _, err := os.Stat(o.ISO); err != nil {
+				return usageError(fmt.Errorf("--iso: %w", err))
+			}
+			o.StateDir, o.Logger, o.Progress = a.stateDir, a.log, a.errw
+			o.FingerprintFunc = func() (string, error) {
+				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
+				return fp, err
+			}
+			o.PatchAsk = patchAsk
+			if reg, err := answer.OpenRegistry(a.stateDir, a.log); err == nil {
+				if pending, err := reg.Pending(cmd.Context()); err == nil {
+					for _, r := range pending {
+						if r.BootDisk.Kind == answer.BootDiskAsk {
+							o.PatchAsk = true
+						}
+					}
+				}
+			}
+			rel, err := pxe.Prepare(cmd.Context(), o)
+			if errors.Is(err, pxe.ErrNotAutoInstallISO) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			for _, w := range rel.Warnings {
+				fmt.Fprintln(a.out, "warning:", w)
+			}
+			fmt.Fprintf(a.out, "Staged %s in %s (%d assets", rel.Name, rel.Dir, len(rel.Assets))
+			if rel.AskPatched {
+				fmt.Fprint(a.out, ", console boot-disk prompt patched in")
+			}
+			fmt.Fprintln(a.out, ")")
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.ISO, "iso", "", "the Proxmox VE installer ISO (auto-install capable, 8.2 or later)")
+	f.StringVar(&o.AnswerURL, "answer-url", "", "bake this answer URL into a copy of the ISO, as prepare-iso --fetch-from http does (needs xorriso)")
+	f.StringVar(&o.CertFingerprint, "cert-fingerprint", "", "TLS fingerprint the installer pins for the answer URL, or auto for serve --tls's certificate")
+	f.StringVar(&o.Release, "release", "", "name of the release folder (default: from the ISO)")
+	f.BoolVar(&patchAsk, "patch-ask", false, "patch the console boot-disk prompt in even when no registration asks for it")
 	return c
 }
 

@@ -1,0 +1,203 @@
+package pxe
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	toml "github.com/pelletier/go-toml/v2"
+)
+
+// modeFile is /auto-installer-mode.toml (reference §3.2).
+type modeFile struct {
+	Mode           string `toml:"mode"`
+	PartitionLabel string `toml:"partition_label"`
+	HTTP           struct {
+		URL             string `toml:"url"`
+		CertFingerprint string `toml:"cert_fingerprint"`
+		Token           string `toml:"token"`
+	} `toml:"http"`
+}
+
+// renderModeFile returns the mode file prepare-iso --fetch-from http
+// writes, in the shape of its toml::to_string_pretty output. ISOs of
+// Proxmox VE 8.2 refuse the partition_label key (it came with 8.3), so it
+// is left out for them. fp may be empty.
+func renderModeFile(version, answerURL, fp string) []byte {
+	var b bytes.Buffer
+	b.WriteString("mode = \"http\"\n")
+	if hasPartitionLabel(version) {
+		b.WriteString("partition_label = \"proxmox-ais\"\n")
+	}
+	b.WriteString("\n[http]\n")
+	// Both values are checked to need no TOML escaping.
+	b.WriteString("url = \"" + answerURL + "\"\n")
+	if fp != "" {
+		b.WriteString("cert_fingerprint = \"" + fp + "\"\n")
+	}
+	return b.Bytes()
+}
+
+// hasPartitionLabel reports whether an ISO of the given product version
+// accepts partition_label: 8.3 and later, and any version it cannot parse.
+func hasPartitionLabel(version string) bool {
+	maj, min, ok := strings.Cut(version, ".")
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(min)
+	if !ok || err1 != nil || err2 != nil {
+		return true
+	}
+	return a > 8 || a == 8 && b >= 3
+}
+
+// readModeFile parses the ISO's /auto-installer-mode.toml. It returns an
+// error wrapping fs.ErrNotExist when there is none.
+func readModeFile(im *isoImage) (modeFile, error) {
+	var m modeFile
+	raw, err := im.readFile(isoModeFile, 64<<10)
+	if err != nil {
+		return m, err
+	}
+	if err := toml.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", isoModeFile, err)
+	}
+	return m, nil
+}
+
+// checkAnswerURL accepts an absolute http or https URL of printable ASCII
+// that can be written into a TOML string and a shell line without escaping.
+func checkAnswerURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("answer URL %q: want an absolute http:// or https:// URL such as http://192.0.2.10:8090/answer", s)
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' || r == '\\' || r == '`' || r == '$' }); i >= 0 {
+		return fmt.Errorf("answer URL %q: character %q at %d must be percent-encoded", s, s[i], i)
+	}
+	return nil
+}
+
+// normalizeFingerprint turns a SHA-256 fingerprint, hex with or without
+// colons in any case, into the installer's "AA:BB:…" form.
+func normalizeFingerprint(s string) (string, error) {
+	raw, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(s), ":", ""))
+	if err != nil || len(raw) != 32 {
+		return "", fmt.Errorf("certificate fingerprint %q: want the certificate's SHA-256 as 64 hex digits, colons optional (AA:BB:…)", s)
+	}
+	parts := make([]string, len(raw))
+	for i, c := range raw {
+		parts[i] = fmt.Sprintf("%02X", c)
+	}
+	return strings.Join(parts, ":"), nil
+}
+
+// xorrisoReportArgs asks xorriso for the commands that would recreate the
+// ISO's boot setup; one of them carries the volume "uuid".
+func xorrisoReportArgs(iso string) []string {
+	return []string{"-dev", iso, "-report_system_area", "cmd"}
+}
+
+// xorrisoMapArgs maps the local file into the ISO at target, keeping the
+// boot setup and, when uuid is not empty, the volume uuid GRUB looks for
+// (reference §3.1: prepare-iso does the same).
+func xorrisoMapArgs(uuid, iso, local, target string) []string {
+	args := []string{"-boot_image", "any", "keep"}
+	if uuid != "" {
+		args = append(args, "-volume_date", "uuid", uuid)
+	}
+	return append(args, "-dev", iso, "-map", local, target)
+}
+
+// parseVolumeUUID finds the "-volume_date uuid '…'" line of xorriso's
+// report; it returns "" when there is none.
+func parseVolumeUUID(report string) string {
+	for line := range strings.SplitSeq(report, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "-volume_date uuid ") {
+			continue
+		}
+		f := strings.Fields(line)
+		v := strings.Trim(f[len(f)-1], "'")
+		if isDigits(v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// bakeModeFile writes the mode file into the ISO copy at isoPath with
+// xorriso and checks it reads back.
+func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath string) error {
+	want := renderModeFile(p.rel.Version, p.opts.AnswerURL, p.fp)
+	if p.fp != "" && strings.HasPrefix(p.opts.AnswerURL, "http://") {
+		p.warn("a certificate fingerprint only matters for an https:// answer URL", "url", p.opts.AnswerURL)
+	}
+	p.prog.line("baking " + isoModeFile + " into the ISO copy (xorriso)")
+	out, err := p.runXorriso(ctx, xorrisoReportArgs(isoPath))
+	if err != nil {
+		return err
+	}
+	uuid := parseVolumeUUID(out)
+	if uuid == "" {
+		uuid = src.volumeDate
+	}
+	local := filepath.Join(dir, ".auto-installer-mode.toml")
+	if err := os.WriteFile(local, want, 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(local)
+	if _, err := p.runXorriso(ctx, xorrisoMapArgs(uuid, isoPath, local, isoModeFile)); err != nil {
+		return err
+	}
+	f, err := os.Open(isoPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	im, err := openISO(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("read the ISO xorriso wrote: %w", err)
+	}
+	got, err := im.readFile(isoModeFile, 64<<10)
+	if err != nil {
+		return fmt.Errorf("read back %s: %w", isoModeFile, err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("read back %s: xorriso wrote %q, want %q", isoModeFile, got, want)
+	}
+	p.log.Info("answer URL baked into the ISO", "url", p.opts.AnswerURL, "fingerprint", p.fp != "", "volume_uuid", uuid)
+	return nil
+}
+
+// runXorriso runs xorriso with args and returns its standard output.
+func (p *preparer) runXorriso(ctx context.Context, args []string) (string, error) {
+	cmd := exec.CommandContext(ctx, p.xorriso, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return "", cerr
+		}
+		return "", fmt.Errorf("xorriso %s: %w: %s", strings.Join(args, " "), err, lastLines(stderr.String(), 5))
+	}
+	return stdout.String(), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "; ")
+}
