@@ -232,6 +232,89 @@ func TestProvisionConverges(t *testing.T) {
 	}
 }
 
+func (c *cloud) destroy(ctx context.Context, o plasmanode.DestroyOptions) (plasmanode.DestroyResult, error) {
+	o.Platform = "demo"
+	o.TofuPath = c.bin
+	o.Env = c.env
+	o.Getenv = func(string) string { return "" }
+	o.Stdout, o.Stderr = c.out, c.out
+	return c.p.Destroy(ctx, o)
+}
+
+// TestDestroyRemovesServersAndNodes provisions two servers, declines a
+// destroy, then destroys with Force: the fake holds no servers and the
+// node files are gone, platform.yaml kept.
+func TestDestroyRemovesServersAndNodes(t *testing.T) {
+	c := newCloud(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if _, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, AutoApprove: true}); err != nil {
+		t.Fatal(err)
+	}
+	before := c.files(t)
+	res, err := c.destroy(ctx, plasmanode.DestroyOptions{Prompter: &answer{"no"}})
+	if err != nil || !res.Declined || res.Destroyed {
+		t.Fatalf("declined destroy: %+v, %v; want declined", res, err)
+	}
+	if got := len(c.fake.Servers()); got != 2 {
+		t.Errorf("fake holds %d servers after a declined destroy, want 2", got)
+	}
+	if diff := cmp.Diff(before, c.files(t)); diff != "" {
+		t.Errorf("declined destroy changed files (-before +after):\n%s", diff)
+	}
+	res, err = c.destroy(ctx, plasmanode.DestroyOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Summary.Deletes) != 2 || !res.Destroyed {
+		t.Errorf("destroy: %s, destroyed %v; want 2 deletes", res.Summary, res.Destroyed)
+	}
+	if s := c.fake.Servers(); len(s) != 0 {
+		t.Errorf("fake servers after destroy = %+v, want none", s)
+	}
+	if diff := cmp.Diff([]string{"demo-web-001", "demo-web-002"}, res.Removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if got := c.nodes(t); len(got) != 0 {
+		t.Errorf("node files after destroy: %+v, want none", got)
+	}
+	if _, ok := c.files(t)["demo/platform.yaml"]; !ok {
+		t.Error("platform.yaml is gone after destroy, want it kept")
+	}
+}
+
+func TestDestroyManualRemovesOnlyFiles(t *testing.T) {
+	ctx := context.Background()
+	p, err := plasmanode.OpenProject(ctx, t.TempDir(), plasmanode.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Scaffold(ctx, plasmanode.ScaffoldOptions{Platform: "hand"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Register(ctx, plasmanode.RegisterOptions{Platform: "hand", Hostname: "box1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Destroy(ctx, plasmanode.DestroyOptions{Platform: "hand"}); !errors.Is(err, plasmanode.ErrNoPrompter) {
+		t.Errorf("destroy without prompter or force: %v, want ErrNoPrompter", err)
+	}
+	res, err := p.Destroy(ctx, plasmanode.DestroyOptions{Platform: "hand", Prompter: &answer{"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"box1"}, res.Removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if ns, err := p.Store.Nodes(ctx, "hand"); err != nil || len(ns) != 0 {
+		t.Errorf("nodes after destroy: %v, %v; want none", ns, err)
+	}
+}
+
+// answer is a Prompter that always gives the same answer.
+type answer struct{ s string }
+
+func (a *answer) Prompt(string) (string, error) { return a.s, nil }
+
 // blockingPrompter signals asked, waits for release, and declines.
 type blockingPrompter struct{ asked, release chan struct{} }
 
