@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	tfjson "github.com/hashicorp/terraform-json"
+
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	// The providers a platform may name register themselves.
@@ -317,6 +319,8 @@ type tofuRun struct {
 	r    *tofu.Runner
 	prov providers.Provider
 	log  func(msg string, args ...any)
+	// last is the JSON of the last plan.
+	last *tfjson.Plan
 }
 
 func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o runOptions) (*tofuRun, error) {
@@ -373,6 +377,7 @@ func (t *tofuRun) plan(ctx context.Context, cfg *tofu.Config, po tofu.PlanOption
 	if err != nil {
 		return nil, tofu.Summary{}, fmt.Errorf("tofu show: %w", err)
 	}
+	t.last = js
 	return sp, tofu.Classify(js, t.prov.Destructive()), nil
 }
 
