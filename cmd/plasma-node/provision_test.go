@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,6 +30,39 @@ func TestProvisionRefusesBadSpecWithExit2(t *testing.T) {
 			dir := t.TempDir()
 			mustRun(t, dir, "add", "demo", "--provider", "hetzner")
 			before := snapshot(t, dir)
+			r := plasma(t, dir, tc.args...)
+			if r.code != 2 || !strings.Contains(r.err, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and a message containing %q", r.code, r.err, tc.want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJoinRefusesBadUsageWithExit2(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Pools = map[string]nodes.Pool{"web": {Zones: []string{"platform.web"}, Machine: "cx22", Count: 1}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"no --server-id":        {args: []string{"join", "demo", "--pool", "web"}, want: "server-id"},
+		"no --pool":             {args: []string{"join", "demo", "--server-id", "4711"}, want: "pool"},
+		"an unknown pool":       {args: []string{"join", "demo", "--server-id", "4711", "--pool", "db"}, want: "known pools: web"},
+		"a malformed server id": {args: []string{"join", "demo", "--server-id", "abc", "--pool", "web"}, want: "abc"},
+		"an invalid hostname":   {args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web", "--hostname", "Bad_Name"}, want: "Bad_Name"},
+	}
+	before := snapshot(t, dir)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
 			r := plasma(t, dir, tc.args...)
 			if r.code != 2 || !strings.Contains(r.err, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and a message containing %q", r.code, r.err, tc.want)
@@ -80,8 +114,13 @@ func TestProvisionAndDestroyCommands(t *testing.T) {
 	if !strings.Contains(out, "2 to import, 0 to create") || !strings.Contains(out, "Dry run") {
 		t.Errorf("dry run output:\n%s", out)
 	}
+	extra := fake.AddServer("handmade", "cx22", "debian-12", "fsn1")
+	out = mustRun(t, dir, "join", "demo", "--server-id", strconv.FormatInt(extra.ID, 10), "--pool", "web", "--auto-approve", "--tofu", bin)
+	if !strings.Contains(out, "as node handmade@demo") {
+		t.Errorf("join output:\n%s", out)
+	}
 	out = mustRun(t, dir, "destroy", "demo", "--force", "--tofu", bin)
-	if !strings.Contains(out, "Removed node demo-web-001@demo") || len(fake.Servers()) != 0 {
+	if !strings.Contains(out, "Removed node handmade@demo") || len(fake.Servers()) != 0 {
 		t.Errorf("destroy left %d servers; output:\n%s", len(fake.Servers()), out)
 	}
 	for f := range snapshot(t, dir) {
