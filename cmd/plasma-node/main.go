@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
-	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), cli.VersionCommand("plasma-node"))
+	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), cli.VersionCommand("plasma-node"))
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
 	}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/providers"
+)
+
+func (a *app) provisionCmd() *cobra.Command {
+	var o plasmanode.ProvisionOptions
+	c := &cobra.Command{
+		Use:   "provision PLATFORM -z ZONE:TYPE:COUNT... [--dry-run] [--auto-approve] [--allow-destructive-update] [--tofu PATH]",
+		Short: "Make the platform's servers match its pools through OpenTofu, and write their node files",
+		Long: `Each -z spec becomes (or updates) a pool named after the zone's last segment.
+Existing nodes are adopted by server id, so a second identical run changes
+nothing. The plan is shown classified; --dry-run stops there. A plan that
+deletes or replaces a server is refused: use destroy.`,
+		Example: `  plasma-node provision demo -z foundation.cluster.control:cx22:3 -z cognition.data:cx32:2
+  plasma-node provision demo --dry-run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.project(cmd.Context())
+			if err != nil {
+				return err
+			}
+			o.Platform = args[0]
+			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
+			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
+			res, err := p.Provision(cmd.Context(), o)
+			if errors.Is(err, plasmanode.ErrNoPools) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case o.DryRun:
+				fmt.Fprintln(a.out, "Dry run: nothing applied or written")
+			case res.Declined:
+				fmt.Fprintln(a.out, "Aborted.")
+			case !res.Applied:
+				fmt.Fprintln(a.out, "No changes.")
+			}
+			for _, n := range res.Nodes {
+				fmt.Fprintf(a.out, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, n.Network.PublicIP, n.Network.PrivateIP, n.ProviderMetadata.ServerID, n.File())
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&o.Specs, "zone", "z", nil, "ZONE:TYPE:COUNT spec, repeatable (default: the pools of platform.yaml)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "show the plan and stop: nothing applied, nothing written")
+	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
+	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
+	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	return c
+}
+
+func (a *app) destroyCmd() *cobra.Command {
+	var o plasmanode.DestroyOptions
+	c := &cobra.Command{
+		Use:   "destroy PLATFORM [--force] [--keep-nodes] [--tofu PATH]",
+		Short: "Destroy the platform's servers and remove their node files",
+		Long: `Every node with a server id is adopted and destroyed, after a typed "yes"
+unless --force; its node file is then removed unless --keep-nodes. For a
+manual platform only the node files are removed.`,
+		Example: `  plasma-node destroy demo
+  plasma-node destroy demo --force --keep-nodes`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.project(cmd.Context())
+			if err != nil {
+				return err
+			}
+			o.Platform = args[0]
+			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
+			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
+			res, err := p.Destroy(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if res.Declined {
+				fmt.Fprintln(a.out, "Aborted.")
+				return nil
+			}
+			for _, h := range res.Removed {
+				fmt.Fprintf(a.out, "Removed node %s@%s\n", h, o.Platform)
+			}
+			for _, h := range res.Skipped {
+				fmt.Fprintf(a.out, "Kept node %s@%s: its zones match no pool, its server was not destroyed\n", h, o.Platform)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&o.Force, "force", false, `destroy without the typed "yes"`)
+	f.BoolVar(&o.KeepNodes, "keep-nodes", false, "keep the node files")
+	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	return c
+}
+
+func (a *app) joinCmd() *cobra.Command {
+	var o plasmanode.JoinOptions
+	c := &cobra.Command{
+		Use:   "join PLATFORM --server-id ID --pool POOL [--hostname H] [--dry-run] [--auto-approve] [--allow-destructive-update] [--tofu PATH]",
+		Short: "Adopt an existing server into a pool and write its node file",
+		Long: `The server is imported with an import-only plan, shown classified and
+confirmed, then applied exactly. The hostname is --hostname (written back to
+the server's name), else the server's display name when it is a valid
+hostname, else the server id. Nothing is written on a dry run or a failure.`,
+		Example: `  plasma-node join demo --server-id 4711 --pool web
+  plasma-node join demo --server-id 4711 --pool web --hostname web-extra --auto-approve`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := a.project(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, f := range []string{"server-id", "pool"} {
+				if !cmd.Flags().Changed(f) {
+					return usageError(fmt.Errorf("--%s is required", f))
+				}
+			}
+			o.Platform = args[0]
+			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
+			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
+			res, err := p.Join(cmd.Context(), o)
+			if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case o.DryRun:
+				fmt.Fprintf(a.out, "Dry run: server %s would join as %s@%s; nothing applied or written\n", o.ServerID, res.Hostname, o.Platform)
+			case res.Declined:
+				fmt.Fprintln(a.out, "Aborted.")
+			case res.Node != nil:
+				n := res.Node
+				fmt.Fprintf(a.out, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, n.Network.PublicIP, n.Network.PrivateIP, n.File())
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.ServerID, "server-id", "", "the provider's id of the server (required)")
+	f.StringVar(&o.Pool, "pool", "", "the platform.yaml pool the server joins (required)")
+	f.StringVar(&o.Hostname, "hostname", "", "the node's hostname, an RFC 1123 label (default: the server's display name, else its id)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "show the plan and stop: nothing applied, nothing written")
+	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
+	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
+	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	return c
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/internal/fakehcloud"
+	"github.com/plasmactl/plasma-node/internal/tofutest"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+func TestProvisionRefusesBadSpecWithExit2(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"a spec without a count":          {args: []string{"provision", "demo", "-z", "web:cx22"}, want: "web:cx22"},
+		"a spec with a zero count":        {args: []string{"provision", "demo", "-z", "web:cx22:0"}, want: "count"},
+		"no spec and no pools":            {args: []string{"provision", "demo"}, want: "no pools configured"},
+		"an unknown platform":             {args: []string{"provision", "nope", "-z", "web:cx22:1"}, want: "nope"},
+		"provision without a platform":    {args: []string{"provision"}, want: "arg"},
+		"the node: alias with a bad spec": {args: []string{"node:provision", "demo", "-z", "::"}, want: "::"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+			before := snapshot(t, dir)
+			r := plasma(t, dir, tc.args...)
+			if r.code != 2 || !strings.Contains(r.err, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and a message containing %q", r.code, r.err, tc.want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJoinRefusesBadUsageWithExit2(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Pools = map[string]nodes.Pool{"web": {Zones: []string{"platform.web"}, Machine: "cx22", Count: 1}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"no --server-id":        {args: []string{"join", "demo", "--pool", "web"}, want: "server-id"},
+		"no --pool":             {args: []string{"join", "demo", "--server-id", "4711"}, want: "pool"},
+		"an unknown pool":       {args: []string{"join", "demo", "--server-id", "4711", "--pool", "db"}, want: "known pools: web"},
+		"a malformed server id": {args: []string{"join", "demo", "--server-id", "abc", "--pool", "web"}, want: "abc"},
+		"an invalid hostname":   {args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web", "--hostname", "Bad_Name"}, want: "Bad_Name"},
+	}
+	before := snapshot(t, dir)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := plasma(t, dir, tc.args...)
+			if r.code != 2 || !strings.Contains(r.err, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and a message containing %q", r.code, r.err, tc.want)
+			}
+			if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+				t.Errorf("files changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProvisionManualPlatformIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "hand")
+	r := plasma(t, dir, "provision", "hand", "-z", "web:cx22:1")
+	if r.code != 1 || !strings.Contains(r.err, "manual provider") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the manual provider", r.code, r.err)
+	}
+}
+
+// TestProvisionAndDestroyCommands runs provision and destroy through the
+// CLI, with the real tofu and hcloud plugin against the fake API.
+func TestProvisionAndDestroyCommands(t *testing.T) {
+	bin := tofutest.Binary(t)
+	t.Setenv("TF_CLI_CONFIG_FILE", tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.Hcloud)))
+	t.Setenv("HCLOUD_TOKEN", "")
+	token := strings.Repeat("f", 64)
+	fake := fakehcloud.Start(token)
+	defer fake.Close()
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Infrastructure.API = nodes.API{URI: fake.Endpoint(), Token: token}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	out := mustRun(t, dir, "provision", "demo", "-z", "web:cx22:2", "--auto-approve", "--tofu", bin)
+	for _, s := range []string{"Plan: 0 to import, 2 to create", "Node demo-web-001@demo", "Node demo-web-002@demo"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("provision output does not contain %q:\n%s", s, out)
+		}
+	}
+	if n := len(fake.Servers()); n != 2 {
+		t.Fatalf("fake holds %d servers, want 2", n)
+	}
+	out = mustRun(t, dir, "node:provision", "demo", "--dry-run", "--tofu", bin)
+	if !strings.Contains(out, "2 to import, 0 to create") || !strings.Contains(out, "Dry run") {
+		t.Errorf("dry run output:\n%s", out)
+	}
+	extra := fake.AddServer("handmade", "cx22", "debian-12", "fsn1")
+	out = mustRun(t, dir, "join", "demo", "--server-id", strconv.FormatInt(extra.ID, 10), "--pool", "web", "--auto-approve", "--tofu", bin)
+	if !strings.Contains(out, "as node handmade@demo") {
+		t.Errorf("join output:\n%s", out)
+	}
+	out = mustRun(t, dir, "destroy", "demo", "--force", "--tofu", bin)
+	if !strings.Contains(out, "Removed node handmade@demo") || len(fake.Servers()) != 0 {
+		t.Errorf("destroy left %d servers; output:\n%s", len(fake.Servers()), out)
+	}
+	for f := range snapshot(t, dir) {
+		if strings.Contains(f, "/nodes/") {
+			t.Errorf("node file %s left after destroy", f)
+		}
+	}
+}

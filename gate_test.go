@@ -1,0 +1,102 @@
+package plasmanode
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+type fakePrompter struct {
+	answers []string
+	err     error
+	asked   []string
+}
+
+func (f *fakePrompter) Prompt(q string) (string, error) {
+	f.asked = append(f.asked, q)
+	if f.err != nil {
+		return "", f.err
+	}
+	if len(f.answers) == 0 {
+		return "", nil
+	}
+	a := f.answers[0]
+	f.answers = f.answers[1:]
+	return a, nil
+}
+
+var errPromptBroken = errors.New("terminal gone")
+
+// TestGate reproduces the ten cases of plasmactl-node's confirm_test.go.
+func TestGate(t *testing.T) {
+	clean := tofu.Summary{Imports: []tofu.Change{{Address: "hcloud_server.demo_web_001", ImportID: "1"}}}
+	del := tofu.Summary{Deletes: []tofu.Change{{Address: "hcloud_server.demo_web_002", Type: "hcloud_server"}}}
+	repl := tofu.Summary{Replacements: []tofu.Change{{Address: "hcloud_server.demo_web_003", Type: "hcloud_server", ChangedAttrs: []string{"image"}}}}
+	destr := tofu.Summary{DestructiveUpdates: []tofu.Change{{Address: "ovh_dedicated_server.demo_web_001", Type: "ovh_dedicated_server",
+		ChangedAttrs: []string{"display_name", "os"}, DestructiveAttrs: []string{"os"}}}}
+	tests := map[string]struct {
+		sum         tofu.Summary
+		auto, allow bool
+		answers     []string
+		promptErr   error
+		want        bool
+		wantErr     error
+		wantInErr   []string
+		wantAsked   []string
+	}{
+		"a no-op plan under auto-approve proceeds without prompts": {sum: clean, auto: true, want: true},
+		"a no-op plan interactively asks y/N once":                 {sum: clean, answers: []string{"y"}, want: true, wantAsked: []string{PromptYN}},
+		"a no-op plan interactively declined does not proceed":     {sum: clean, answers: []string{"n"}, wantAsked: []string{PromptYN}},
+		"a delete is refused outright without prompts": {sum: del, auto: true, allow: true, wantErr: ErrDestructivePlan,
+			wantInErr: []string{"refused", "delete", "hcloud_server.demo_web_002", "plasma-node destroy"}},
+		"a replacement is refused outright without prompts": {sum: repl, answers: []string{"yes"}, wantErr: ErrDestructivePlan,
+			wantInErr: []string{"refused", "replace", "hcloud_server.demo_web_003", "plasma-node destroy"}},
+		"a destructive update under auto-approve without the flag is refused": {sum: destr, auto: true, wantErr: ErrDestructivePlan,
+			wantInErr: []string{"--allow-destructive-update", "ovh_dedicated_server.demo_web_001 (os)"}},
+		"a destructive update under auto-approve with the flag proceeds without prompts": {sum: destr, auto: true, allow: true, want: true},
+		"a destructive update interactively needs a typed yes":                           {sum: destr, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
+		"a destructive update interactively is blocked by a typed no":                    {sum: destr, answers: []string{"y"}, wantAsked: []string{PromptTyped}},
+		"a destructive update interactively passes a prompt error through": {sum: destr, promptErr: errPromptBroken, wantErr: errPromptBroken,
+			wantAsked: []string{PromptTyped}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			fp := &fakePrompter{answers: tc.answers, err: tc.promptErr}
+			got, err := Gate(tc.sum, GateOptions{Command: "plasma-node join", AutoApprove: tc.auto, AllowDestructive: tc.allow, Prompter: fp})
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Gate() error = %v, want %v", err, tc.wantErr)
+			}
+			for _, s := range tc.wantInErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err, s)
+				}
+			}
+			if got != tc.want {
+				t.Errorf("Gate() = %v, want %v", got, tc.want)
+			}
+			if diff := cmp.Diff(tc.wantAsked, fp.asked); diff != "" {
+				t.Errorf("prompts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGateWithoutPrompterRefuses(t *testing.T) {
+	_, err := Gate(tofu.Summary{}, GateOptions{})
+	if !errors.Is(err, ErrNoPrompter) {
+		t.Errorf("Gate() error = %v, want ErrNoPrompter", err)
+	}
+}
+
+func TestLinePrompterReadsOneLine(t *testing.T) {
+	var out strings.Builder
+	lp := NewLinePrompter(strings.NewReader("yes\nno\n"), &out)
+	a, err := lp.Prompt("q? ")
+	if err != nil || a != "yes" || out.String() != "q? " {
+		t.Errorf("Prompt() = %q, %v, wrote %q; want yes, nil, \"q? \"", a, err, out.String())
+	}
+}

@@ -1,0 +1,250 @@
+package plasmanode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// ErrUnknownPool: a pool that platform.yaml does not define.
+var ErrUnknownPool = errors.New("unknown pool")
+
+// JoinOptions describe a server to adopt into a pool.
+type JoinOptions struct {
+	// Platform the server joins. Required; it must exist.
+	Platform string
+	// ServerID is the provider's id of the server. Required.
+	ServerID string
+	// Pool is the platform.yaml pool the server joins. Required.
+	Pool string
+	// Hostname is the node's hostname, written back to the provider's
+	// display name. Default: the display name when it is an RFC 1123
+	// label, else the server id.
+	Hostname string
+	// DryRun stops after the plan: nothing is written, nothing applied.
+	DryRun bool
+	// AutoApprove applies a plan that destroys nothing without asking.
+	AutoApprove bool
+	// AllowDestructive lets AutoApprove apply destructive updates.
+	AllowDestructive bool
+	// Prompter asks for confirmation; nil with no AutoApprove refuses.
+	Prompter Prompter
+	// Stdout and Stderr receive tofu's output and the plan summary.
+	Stdout, Stderr io.Writer
+	// TofuPath is an explicit tofu or terraform binary.
+	TofuPath string
+	// Getenv reads credentials from the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Env is added to tofu's environment.
+	Env map[string]string
+}
+
+// JoinResult is what a join did.
+type JoinResult struct {
+	// Hostname is the node's hostname.
+	Hostname string
+	// Summary is the classified import plan.
+	Summary tofu.Summary
+	// Applied reports whether the plan was applied.
+	Applied bool
+	// Declined reports that the person declined the plan.
+	Declined bool
+	// Node is the node file written, nil on a dry run or decline.
+	Node *nodes.Node
+}
+
+// Join adopts an existing server into a pool: an import-only plan of the
+// platform's known servers plus this one, confirmed by [Gate], applied
+// exactly, then the node file is written. Nothing is written on a dry
+// run, a decline or a failure. For a manual platform it only writes the
+// node file (hostname: Hostname or the server id).
+//
+// Errors: [ErrUnknownPool]; [providers.ErrInvalidServerID];
+// [nodes.ErrExists] for a server id already joined or a hostname taken;
+// [nodes.ErrInvalidName]; [ErrDestructivePlan]; [ErrNoPrompter];
+// [nodes.ErrLocked]; those of tofu.
+func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
+	var res JoinResult
+	if o.Hostname != "" {
+		if err := nodes.ValidateHostname(o.Hostname); err != nil {
+			return res, fmt.Errorf("--hostname: %w", err)
+		}
+	}
+	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node join", false)
+	if err != nil {
+		return res, err
+	}
+	defer l.Unlock()
+	plat, err := p.Store.Platform(ctx, o.Platform)
+	if err != nil {
+		return res, err
+	}
+	pool, ok := plat.Pools[o.Pool]
+	if !ok {
+		return res, fmt.Errorf("pool %q not defined in %s: %w (known pools: %s)", o.Pool, plat.File(), ErrUnknownPool,
+			strings.Join(slices.Sorted(maps.Keys(plat.Pools)), ", "))
+	}
+	if o.ServerID == "" {
+		return res, fmt.Errorf("--server-id: %w: empty", providers.ErrInvalidServerID)
+	}
+	manual := plat.Infrastructure.MetalProvider == "manual" || plat.Infrastructure.MetalProvider == ""
+	var prov providers.Provider
+	if !manual {
+		if prov, err = p.provider(plat, "join"); err != nil {
+			return res, err
+		}
+		if err := prov.ValidateServerID(o.ServerID); err != nil {
+			return res, fmt.Errorf("--server-id: %w", err)
+		}
+	}
+	ns, err := p.Store.Nodes(ctx, o.Platform)
+	if err != nil {
+		return res, err
+	}
+	for _, n := range ns {
+		if n.ProviderMetadata.ServerID == o.ServerID {
+			return res, fmt.Errorf("server_id %q already joined as node %s (%s): %w", o.ServerID, n.Hostname, n.File(), nodes.ErrExists)
+		}
+	}
+	taken := func(h string) error {
+		for _, n := range ns {
+			if n.Hostname == h {
+				return fmt.Errorf("hostname %s is taken by %s: %w", h, n.File(), nodes.ErrExists)
+			}
+		}
+		return nil
+	}
+	if manual {
+		h := o.Hostname
+		if h == "" {
+			h = o.ServerID
+		}
+		if err := nodes.ValidateHostname(h); err != nil {
+			return res, fmt.Errorf("hostname from the server id: %w; pass --hostname", err)
+		}
+		if err := taken(h); err != nil {
+			return res, err
+		}
+		res.Hostname = h
+		if o.DryRun {
+			return res, nil
+		}
+		n, err := p.writeServers(ctx, plat, "manual", []providers.Server{{Hostname: h, ServerID: o.ServerID, Machine: pool.Machine, Pool: o.Pool}}, ns)
+		if err != nil {
+			return res, err
+		}
+		res.Node, res.Applied = n[0], true
+		return res, nil
+	}
+	if o.Hostname != "" {
+		if err := taken(o.Hostname); err != nil {
+			return res, err
+		}
+	}
+	existing := adopt(o.Platform, plat.Pools, ns)
+	idx := 0
+	for slices.ContainsFunc(existing, func(e providers.Existing) bool { return e.Pool == o.Pool && e.Index == idx }) {
+		idx++
+	}
+	run, err := p.startTofu(ctx, plat, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
+	if err != nil {
+		return res, err
+	}
+	defer run.close()
+	planFor := func(hostname string) (*tofu.SavedPlan, tofu.Summary, error) {
+		in := providers.Input{Platform: plat, Pools: plat.Pools, ImportOnly: true,
+			Existing: append(slices.Clone(existing), providers.Existing{Pool: o.Pool, Index: idx, Hostname: hostname, ServerID: o.ServerID})}
+		cfg, err := prov.Configure(in)
+		if err != nil {
+			return nil, tofu.Summary{}, fmt.Errorf("configure %s: %w", prov.Name(), err)
+		}
+		return run.plan(ctx, cfg, tofu.PlanOptions{})
+	}
+	hostname := o.Hostname
+	if hostname == "" {
+		// First plan under the server id, to read the display name.
+		hostname = o.ServerID
+		if _, _, err := planFor(hostname); err != nil {
+			return res, err
+		}
+		if dn := displayName(run.last, o.ServerID); dn != "" && nodes.ValidateHostname(dn) == nil {
+			hostname = dn
+		}
+		if err := nodes.ValidateHostname(hostname); err != nil {
+			return res, fmt.Errorf("server %s has no display name that is a hostname: %w; pass --hostname", o.ServerID, err)
+		}
+		if err := taken(hostname); err != nil {
+			return res, fmt.Errorf("%w; pass --hostname", err)
+		}
+	}
+	res.Hostname = hostname
+	sp, sum, err := planFor(hostname)
+	if err != nil {
+		return res, err
+	}
+	res.Summary = sum
+	printSummary(o.Stdout, sum)
+	if !slices.ContainsFunc(sum.Imports, func(c tofu.Change) bool { return c.ImportID == o.ServerID }) {
+		return res, fmt.Errorf("join %s: the plan does not import server %s", o.Platform, o.ServerID)
+	}
+	if o.DryRun {
+		return res, nil
+	}
+	ok, err = Gate(sum, GateOptions{Command: "plasma-node join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+		Prompter: o.Prompter, StatePath: run.wd.Path("terraform.tfstate")})
+	if err != nil {
+		return res, err
+	}
+	if !ok {
+		res.Declined = true
+		return res, nil
+	}
+	if err := run.r.Apply(ctx, sp); err != nil {
+		return res, fmt.Errorf("apply join plan of platform %s: %w", o.Platform, err)
+	}
+	res.Applied = true
+	servers, err := run.servers(ctx)
+	if err != nil {
+		return res, err
+	}
+	i := slices.IndexFunc(servers, func(s providers.Server) bool { return s.ServerID == o.ServerID })
+	if i < 0 {
+		return res, fmt.Errorf("tofu outputs did not include server_id %q: adoption may have failed", o.ServerID)
+	}
+	written, err := p.writeServers(ctx, plat, prov.Name(), servers[i:i+1], ns)
+	if err != nil {
+		return res, err
+	}
+	res.Node = written[0]
+	return res, nil
+}
+
+// displayName reads the display name of the server imported as id from
+// the plan's prior state: display_name, else name.
+func displayName(plan *tfjson.Plan, id string) string {
+	if plan == nil {
+		return ""
+	}
+	for _, rc := range plan.ResourceChanges {
+		if rc.Change == nil || rc.Change.Importing == nil || rc.Change.Importing.ID != id {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		for _, k := range []string{"display_name", "name"} {
+			if s, ok := before[k].(string); ok && s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}
