@@ -57,6 +57,9 @@ func DecodeServers(outputs map[string]tofu.OutputValue) ([]Server, error) {
 		if s.Hostname == "" {
 			s.Hostname = k
 		}
+		if strings.TrimSpace(s.Hostname) == "" {
+			return nil, fmt.Errorf("decode servers: %w: a server has no hostname", ErrBadOutput)
+		}
 		if strings.TrimSpace(s.ServerID) == "" {
 			return nil, fmt.Errorf("decode servers: %w: server %q has no server_id", ErrBadOutput, k)
 		}
