@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# bench/run.sh: node-provisioner and plasma-node side by side with the
+# tools an operator would otherwise run (dnsmasq, tftpd-hpa, nginx, cat).
+# Needs root (network namespaces, ports 67/69). Idempotent: installs the
+# peers from Debian when missing, builds into a scratch folder, removes its
+# namespaces and processes when it ends. Not part of `make test`.
+#
+# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [inventory]   (default: all)
+# Env: BENCH_WORK (scratch folder, default a new one under /tmp),
+#      BENCH_HTTP_SIZE_MB (default 1024), BENCH_NODES (default 10000).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+WORK=${BENCH_WORK:-$(mktemp -d /tmp/plasma-bench.XXXXXX)}
+BIN=$WORK/bin
+RESULTS=$WORK/results.tsv
+HTTP_MB=${BENCH_HTTP_SIZE_MB:-1024}
+NODES=${BENCH_NODES:-10000}
+SECTIONS=${*:-dhcp tftp http inventory}
+
+NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
+CLIENT_IP=10.78.0.100 SERVER_IP=10.78.0.2 NET=10.78.0.0
+
+mkdir -p "$WORK" "$BIN"
+: >"$RESULTS"
+PIDS=()
+
+log() { printf '== %s\n' "$*" >&2; }
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	ip netns del "$NS_C" 2>/dev/null || true
+	ip netns del "$NS_S" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# stop_pids kills the processes started so far (one section's servers).
+stop_pids() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+
+# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0)
+result() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
+
+# wait_port NS PROTO PORT: until something listens there (5 s at most).
+wait_port() {
+	for _ in $(seq 100); do
+		if ip netns exec "$1" ss -Hln"${2:0:1}" "sport = :$3" | grep -q .; then return 0; fi
+		sleep 0.05
+	done
+	echo "nothing listens on $2 port $3 in $1" >&2
+	return 1
+}
+
+jget() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+[ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (network namespaces, ports 67 and 69)" >&2; exit 1; }
+
+# --- peers from Debian --------------------------------------------------
+need=()
+command -v dnsmasq >/dev/null || need+=(dnsmasq-base)
+command -v in.tftpd >/dev/null || need+=(tftpd-hpa)
+command -v nginx >/dev/null || need+=(nginx-light)
+command -v wrk >/dev/null || need+=(wrk)
+command -v hyperfine >/dev/null || need+=(hyperfine)
+command -v ss >/dev/null || need+=(iproute2)
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+	# Debian's packages may start their own services; these runs use their own.
+	if command -v service >/dev/null; then
+		service nginx stop >/dev/null 2>&1 || true
+		service tftpd-hpa stop >/dev/null 2>&1 || true
+	fi
+fi
+
+# --- build ---------------------------------------------------------------
+log "building into $BIN"
+(cd "$REPO" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node ./bench/dhcpload ./bench/tftpload)
+
+# --- lab: two namespaces joined by a veth pair ----------------------------
+lab() {
+	cleanup
+	ip netns add "$NS_C"
+	ip netns add "$NS_S"
+	ip link add "$VETH_C" netns "$NS_C" type veth peer name "$VETH_S" netns "$NS_S"
+	for ns in "$NS_C" "$NS_S"; do ip -n "$ns" link set lo up; done
+	ip -n "$NS_C" addr add "$CLIENT_IP/24" dev "$VETH_C"
+	ip -n "$NS_S" addr add "$SERVER_IP/24" dev "$VETH_S"
+	ip -n "$NS_C" link set "$VETH_C" up
+	ip -n "$NS_S" link set "$VETH_S" up
+	ip -n "$NS_C" route add 255.255.255.255/32 dev "$VETH_C"
+}
+lab
+
+# A node-provisioner state folder: one registration pinning no MAC (so any
+# PXE client is offered), a fake staged release, the iPXE binaries.
+STATE=$WORK/state
+prepare_state() {
+	rm -rf "$STATE"
+	mkdir -p "$STATE/assets/9.2-1" "$WORK/secrets" "$WORK/ipxe"
+	chmod 0700 "$WORK/secrets"
+	head -c 65536 /dev/urandom >"$WORK/ipxe/snponly.efi"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/ipxe.efi"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/undionly.kpxe"
+	echo kernel >"$STATE/assets/9.2-1/linux26"
+	echo initrd >"$STATE/assets/9.2-1/initrd-netboot.img"
+	"$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register bench --boot-disk any >/dev/null
+}
+
+# serve_ours: node-provisioner serve in the server namespace.
+serve_ours() {
+	ip netns exec "$NS_S" "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
+		serve --http "$SERVER_IP:8090" --ttl 1h --dhcp-interface "$VETH_S" --server-ip "$SERVER_IP" \
+		--tftp "$SERVER_IP:69" --ipxe-dir "$WORK/ipxe" "$@" >"$WORK/ours.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 67
+	wait_port "$NS_S" tcp 8090
+}
+
+# --- 1. proxy-DHCP ---------------------------------------------------------
+bench_dhcp() {
+	log "proxy-DHCP: 2000 PXE DISCOVERs"
+	prepare_state
+	local ours_rate ours_lat peer_rate peer_lat
+	serve_ours
+	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
+	ours_rate=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)
+	ours_lat=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)
+	stop_pids
+
+	ip netns exec "$NS_S" dnsmasq --keep-in-foreground --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
+		--port=0 --interface="$VETH_S" --bind-interfaces --dhcp-range="$NET,proxy" --no-ping \
+		--pxe-service=x86-64_EFI,"boot",snponly.efi --dhcp-boot=snponly.efi,,"$SERVER_IP" \
+		--pid-file="$WORK/dnsmasq.pid" --log-facility="$WORK/dnsmasq.log" >"$WORK/dnsmasq.out" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 67
+	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null
+	peer_rate=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)
+	peer_lat=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)
+	stop_pids
+	echo "ours:    rate $ours_rate" >&2
+	echo "ours:    latency $ours_lat" >&2
+	echo "dnsmasq: rate $peer_rate" >&2
+	echo "dnsmasq: latency $peer_lat" >&2
+	result "DHCP offers/s (64 in flight)" "$(jget offers_per_second <<<"$ours_rate")" "$(jget offers_per_second <<<"$peer_rate")" "offers/s" 1
+	result "DHCP offers lost (of 2x2000)" "$(( $(jget lost <<<"$ours_rate") + $(jget lost <<<"$ours_lat") ))" "$(( $(jget lost <<<"$peer_rate") + $(jget lost <<<"$peer_lat") ))" "offers" 0
+	result "DHCP p50 latency (1 in flight)" "$(jget p50_ms <<<"$ours_lat")" "$(jget p50_ms <<<"$peer_lat")" "ms" 0
+	result "DHCP p99 latency (1 in flight)" "$(jget p99_ms <<<"$ours_lat")" "$(jget p99_ms <<<"$peer_lat")" "ms" 0
+	result "DHCP p99 latency (64 in flight)" "$(jget p99_ms <<<"$ours_rate")" "$(jget p99_ms <<<"$peer_rate")" "ms" 0
+}
+
+for s in $SECTIONS; do "bench_$s"; done
+
+# --- table -------------------------------------------------------------------
+python3 - "$RESULTS" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+print(f"{'benchmark':<36} {'ours':>12} {'peer':>12} {'unit':<9} {'ours/peer':>9} {'better':>7}")
+for name, ours, peer, unit, hib in rows:
+    o, p = float(ours), float(peer)
+    ratio = f"{o/p:.2f}" if p else "-"
+    if o == p: better = "="
+    elif hib == "1": better = "ours" if o > p else "peer"
+    else: better = "ours" if o < p else "peer"
+    fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    print(f"{name:<36} {fmt(o):>12} {fmt(p):>12} {unit:<9} {ratio:>9} {better:>7}")
+PY
