@@ -105,7 +105,8 @@ prepare_state() {
 	rm -rf "$STATE"
 	mkdir -p "$STATE/assets/9.2-1" "$WORK/secrets" "$WORK/ipxe"
 	chmod 0700 "$WORK/secrets"
-	head -c 65536 /dev/urandom >"$WORK/ipxe/snponly.efi"
+	# The TFTP benchmark's 1 MiB file is the staged snponly.efi.
+	head -c 1048576 /dev/urandom >"$WORK/ipxe/snponly.efi"
 	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/ipxe.efi"
 	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/undionly.kpxe"
 	echo kernel >"$STATE/assets/9.2-1/linux26"
@@ -153,6 +154,34 @@ bench_dhcp() {
 	result "DHCP p50 latency (1 in flight)" "$(jget p50_ms <<<"$ours_lat")" "$(jget p50_ms <<<"$peer_lat")" "ms" 0
 	result "DHCP p99 latency (1 in flight)" "$(jget p99_ms <<<"$ours_lat")" "$(jget p99_ms <<<"$peer_lat")" "ms" 0
 	result "DHCP p99 latency (64 in flight)" "$(jget p99_ms <<<"$ours_rate")" "$(jget p99_ms <<<"$peer_rate")" "ms" 0
+}
+
+# --- 2. TFTP -------------------------------------------------------------------
+bench_tftp() {
+	log "TFTP: 200 clients fetching a 1 MiB file at once"
+	prepare_state
+	local ours peer size=1048576 load=(-addr "$SERVER_IP:69" -file snponly.efi -size 1048576 -c 200)
+	serve_ours
+	wait_port "$NS_S" udp 69
+	ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}" -c 1 >/dev/null
+	ours=$(ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}")
+	stop_pids
+
+	mkdir -p "$WORK/tftproot"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/tftproot/snponly.efi"
+	chmod 0755 "$WORK/tftproot"
+	chmod 0644 "$WORK/tftproot/snponly.efi"
+	ip netns exec "$NS_S" in.tftpd -L -s "$WORK/tftproot" -a "$SERVER_IP:69" >"$WORK/tftpd.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 69
+	ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}" -c 1 >/dev/null
+	peer=$(ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}")
+	stop_pids
+	echo "ours:      $ours" >&2
+	echo "tftpd-hpa: $peer" >&2
+	result "TFTP 200x1MiB total time" "$(jget seconds <<<"$ours")" "$(jget seconds <<<"$peer")" "s" 0
+	result "TFTP 200x1MiB failures" "$(jget failures <<<"$ours")" "$(jget failures <<<"$peer")" "clients" 0
+	result "TFTP 200x1MiB throughput" "$(jget mib_per_second <<<"$ours")" "$(jget mib_per_second <<<"$peer")" "MiB/s" 1
 }
 
 for s in $SECTIONS; do "bench_$s"; done

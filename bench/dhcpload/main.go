@@ -158,7 +158,9 @@ func run(iface string, n, conc int, timeout time.Duration, macBase uint32) (resu
 		r.PerSecond = float64(len(ok)) / el
 	}
 	if len(ok) > 0 {
-		pct := func(p float64) float64 { return float64(ok[min(len(ok)-1, int(p*float64(len(ok))))].Microseconds()) / 1000 }
+		pct := func(p float64) float64 {
+			return float64(ok[min(len(ok)-1, int(p*float64(len(ok))))].Microseconds()) / 1000
+		}
 		r.P50ms, r.P99ms, r.MaxMs = pct(0.50), pct(0.99), float64(ok[len(ok)-1].Microseconds())/1000
 	}
 	return r, nil
