@@ -184,6 +184,65 @@ bench_tftp() {
 	result "TFTP 200x1MiB throughput" "$(jget mib_per_second <<<"$ours")" "$(jget mib_per_second <<<"$peer")" "MiB/s" 1
 }
 
+# --- 3. HTTP -------------------------------------------------------------------
+# wrk_mibps OUTPUT: wrk's Transfer/sec in MiB/s.
+wrk_mibps() {
+	python3 -c '
+import re, sys
+m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", sys.stdin.read())
+v, u = float(m.group(1)), m.group(2)
+print(round(v * {"B": 1/2**20, "KB": 1/1024, "MB": 1, "GB": 1024}[u], 1))'
+}
+
+bench_http() {
+	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, 20 s each side)"
+	prepare_state
+	local rel="$STATE/assets/9.2-1" ours peer url
+	# The big file is the staged initrd, as in a real boot.
+	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
+	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache for both
+	url="/assets/9.2-1/initrd-netboot.img"
+	serve_ours
+	ip netns exec "$NS_C" curl -sf -o /dev/null "http://$SERVER_IP:8090$url"
+	ours=$(ip netns exec "$NS_C" wrk -t2 -c20 -d20s --timeout 60s "http://$SERVER_IP:8090$url")
+	stop_pids
+
+	mkdir -p "$WORK/nginx"
+	cat >"$WORK/nginx/nginx.conf" <<NGINX
+user root;
+daemon off;
+worker_processes auto;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	sendfile on;
+	tcp_nopush on;
+	access_log off;
+	default_type application/octet-stream;
+	client_body_temp_path $WORK/nginx/body;
+	proxy_temp_path $WORK/nginx/proxy;
+	fastcgi_temp_path $WORK/nginx/fastcgi;
+	uwsgi_temp_path $WORK/nginx/uwsgi;
+	scgi_temp_path $WORK/nginx/scgi;
+	server {
+		listen $SERVER_IP:8091;
+		root $STATE;
+	}
+}
+NGINX
+	ip netns exec "$NS_S" nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" tcp 8091
+	ip netns exec "$NS_C" curl -sf -o /dev/null "http://$SERVER_IP:8091$url"
+	peer=$(ip netns exec "$NS_C" wrk -t2 -c20 -d20s --timeout 60s "http://$SERVER_IP:8091$url")
+	stop_pids
+	echo "ours:  $ours" >&2
+	echo "nginx: $peer" >&2
+	result "HTTP 20 clients x ${HTTP_MB}MiB" "$(wrk_mibps <<<"$ours")" "$(wrk_mibps <<<"$peer")" "MiB/s" 1
+	rm -f "$rel/initrd-netboot.img"
+}
+
 for s in $SECTIONS; do "bench_$s"; done
 
 # --- table -------------------------------------------------------------------
