@@ -243,6 +243,38 @@ NGINX
 	rm -f "$rel/initrd-netboot.img"
 }
 
+# --- 4. inventory -----------------------------------------------------------
+bench_inventory() {
+	log "inventory: plasma-node list of $NODES nodes against cat of their files"
+	local dir="$WORK/project" platforms=10 ours peer
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for p in $(seq 1 $platforms); do
+		"$BIN/plasma-node" --dir "$dir" add "p$p" --provider manual >/dev/null 2>&1
+	done
+	# Node files in the format plasma-node add writes, spread over the platforms.
+	python3 - "$dir" "$NODES" "$platforms" <<'PY'
+import os, sys
+d, n, np = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    p = f"p{i % np + 1}"
+    h = f"node{i:05d}"
+    with open(os.path.join(d, "platforms", p, "nodes", h + ".yaml"), "w") as f:
+        f.write(f"hostname: {h}\nzones:\n  - platform.prod\nnetwork:\n  public_ip: 192.0.{i >> 8 & 255}.{i & 255}\n"
+                f"  private_ip: 192.168.{i >> 8 & 255}.{i & 255}\nk8s_labels:\n  platform.prod: \"true\"\n")
+PY
+	local got
+	got=$("$BIN/plasma-node" --dir "$dir" list | tail -n +2 | wc -l)
+	[ "$got" = "$NODES" ] || { echo "plasma-node list printed $got nodes, want $NODES" >&2; return 1; }
+	hyperfine -N --warmup 2 --runs 10 --export-json "$WORK/inventory.json" \
+		"$BIN/plasma-node --dir $dir list" >&2
+	ours=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory.json")
+	hyperfine --warmup 2 --runs 10 --export-json "$WORK/inventory-cat.json" \
+		"cat $dir/platforms/*/nodes/*.yaml >/dev/null" >&2
+	peer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory-cat.json")
+	result "list of $NODES nodes (mean)" "$ours" "$peer" "ms" 0
+}
+
 for s in $SECTIONS; do "bench_$s"; done
 
 # --- table -------------------------------------------------------------------
