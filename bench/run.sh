@@ -7,7 +7,9 @@
 #
 # Usage: sudo bench/run.sh [dhcp] [tftp] [http] [inventory]   (default: all)
 # Env: BENCH_WORK (scratch folder, default a new one under /tmp),
-#      BENCH_HTTP_SIZE_MB (default 1024), BENCH_NODES (default 10000).
+#      BENCH_ROUNDS (runs of each side, alternating; default 3),
+#      BENCH_HTTP_SIZE_MB (default 1024), BENCH_HTTP_SECONDS (wrk run, default 10),
+#      BENCH_NODES (default 10000).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +19,8 @@ BIN=$WORK/bin
 RESULTS=$WORK/results.tsv
 HTTP_MB=${BENCH_HTTP_SIZE_MB:-1024}
 NODES=${BENCH_NODES:-10000}
+ROUNDS=${BENCH_ROUNDS:-3}
+HTTP_SECONDS=${BENCH_HTTP_SECONDS:-10}
 SECTIONS=${*:-dhcp tftp http inventory}
 
 NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
@@ -124,49 +128,61 @@ serve_ours() {
 	wait_port "$NS_S" tcp 8090
 }
 
-# --- 1. proxy-DHCP ---------------------------------------------------------
-bench_dhcp() {
-	log "proxy-DHCP: 2000 PXE DISCOVERs"
-	prepare_state
-	local ours_rate ours_lat peer_rate peer_lat
-	serve_ours
-	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
-	ours_rate=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)
-	ours_lat=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)
-	stop_pids
+# Each side runs ROUNDS times, alternating, and the table shows medians: a
+# small machine is noisy.
+# med JSON... -- KEY: median of KEY over the JSON lines given.
+med() {
+	python3 -c '
+import json, statistics, sys
+key = sys.argv[1]
+print(round(statistics.median(json.loads(l)[key] for l in sys.argv[2:]), 3))' "$@"
+}
 
+# --- 1. proxy-DHCP ---------------------------------------------------------
+start_dnsmasq() {
 	ip netns exec "$NS_S" dnsmasq --keep-in-foreground --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
 		--port=0 --interface="$VETH_S" --bind-interfaces --dhcp-range="$NET,proxy" --no-ping \
 		--pxe-service=x86-64_EFI,"boot",snponly.efi --dhcp-boot=snponly.efi,,"$SERVER_IP" \
 		--pid-file="$WORK/dnsmasq.pid" --log-facility="$WORK/dnsmasq.log" >"$WORK/dnsmasq.out" 2>&1 &
 	PIDS+=($!)
 	wait_port "$NS_S" udp 67
-	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null
-	peer_rate=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)
-	peer_lat=$(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)
+}
+
+# dhcp_side START: rate and latency runs of one side, one JSON line each.
+dhcp_side() {
+	"$1"
+	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
+	echo "rate $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)"
+	echo "lat $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)"
 	stop_pids
-	echo "ours:    rate $ours_rate" >&2
-	echo "ours:    latency $ours_lat" >&2
-	echo "dnsmasq: rate $peer_rate" >&2
-	echo "dnsmasq: latency $peer_lat" >&2
-	result "DHCP offers/s (64 in flight)" "$(jget offers_per_second <<<"$ours_rate")" "$(jget offers_per_second <<<"$peer_rate")" "offers/s" 1
-	result "DHCP offers lost (of 2x2000)" "$(( $(jget lost <<<"$ours_rate") + $(jget lost <<<"$ours_lat") ))" "$(( $(jget lost <<<"$peer_rate") + $(jget lost <<<"$peer_lat") ))" "offers" 0
-	result "DHCP p50 latency (1 in flight)" "$(jget p50_ms <<<"$ours_lat")" "$(jget p50_ms <<<"$peer_lat")" "ms" 0
-	result "DHCP p99 latency (1 in flight)" "$(jget p99_ms <<<"$ours_lat")" "$(jget p99_ms <<<"$peer_lat")" "ms" 0
-	result "DHCP p99 latency (64 in flight)" "$(jget p99_ms <<<"$ours_rate")" "$(jget p99_ms <<<"$peer_rate")" "ms" 0
+}
+
+bench_dhcp() {
+	log "proxy-DHCP: 2000 PXE DISCOVERs from distinct MACs, $ROUNDS rounds"
+	prepare_state
+	local or=() ol=() pr=() pl=() out
+	for _ in $(seq "$ROUNDS"); do
+		out=$(dhcp_side serve_ours)
+		or+=("$(sed -n 's/^rate //p' <<<"$out")") ol+=("$(sed -n 's/^lat //p' <<<"$out")")
+		out=$(dhcp_side start_dnsmasq)
+		pr+=("$(sed -n 's/^rate //p' <<<"$out")") pl+=("$(sed -n 's/^lat //p' <<<"$out")")
+	done
+	printf 'ours rate:       %s\n' "${or[@]}" >&2
+	printf 'ours latency:    %s\n' "${ol[@]}" >&2
+	printf 'dnsmasq rate:    %s\n' "${pr[@]}" >&2
+	printf 'dnsmasq latency: %s\n' "${pl[@]}" >&2
+	result "DHCP offers/s (64 in flight)" "$(med offers_per_second "${or[@]}")" "$(med offers_per_second "${pr[@]}")" "offers/s" 1
+	result "DHCP offers lost (median run)" "$(med lost "${or[@]}")" "$(med lost "${pr[@]}")" "offers" 0
+	result "DHCP p50 latency (1 in flight)" "$(med p50_ms "${ol[@]}")" "$(med p50_ms "${pl[@]}")" "ms" 0
+	result "DHCP p99 latency (1 in flight)" "$(med p99_ms "${ol[@]}")" "$(med p99_ms "${pl[@]}")" "ms" 0
+	result "DHCP p50 latency (64 in flight)" "$(med p50_ms "${or[@]}")" "$(med p50_ms "${pr[@]}")" "ms" 0
+	result "DHCP p99 latency (64 in flight)" "$(med p99_ms "${or[@]}")" "$(med p99_ms "${pr[@]}")" "ms" 0
 }
 
 # --- 2. TFTP -------------------------------------------------------------------
-bench_tftp() {
-	log "TFTP: 200 clients fetching a 1 MiB file at once"
-	prepare_state
-	local ours peer size=1048576 load=(-addr "$SERVER_IP:69" -file snponly.efi -size 1048576 -c 200)
-	serve_ours
-	wait_port "$NS_S" udp 69
-	ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}" -c 1 >/dev/null
-	ours=$(ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}")
-	stop_pids
+TFTP_LOAD=(-addr "$SERVER_IP:69" -file snponly.efi -size 1048576)
 
+start_tftpd() {
 	mkdir -p "$WORK/tftproot"
 	cp "$WORK/ipxe/snponly.efi" "$WORK/tftproot/snponly.efi"
 	chmod 0755 "$WORK/tftproot"
@@ -174,39 +190,45 @@ bench_tftp() {
 	ip netns exec "$NS_S" in.tftpd -L -s "$WORK/tftproot" -a "$SERVER_IP:69" >"$WORK/tftpd.log" 2>&1 &
 	PIDS+=($!)
 	wait_port "$NS_S" udp 69
-	ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}" -c 1 >/dev/null
-	peer=$(ip netns exec "$NS_C" "$BIN/tftpload" "${load[@]}")
+}
+
+tftp_side() {
+	"$1"
+	wait_port "$NS_S" udp 69
+	ip netns exec "$NS_C" "$BIN/tftpload" "${TFTP_LOAD[@]}" -c 1 >/dev/null # warm-up
+	ip netns exec "$NS_C" "$BIN/tftpload" "${TFTP_LOAD[@]}" -c 200
 	stop_pids
-	echo "ours:      $ours" >&2
-	echo "tftpd-hpa: $peer" >&2
-	result "TFTP 200x1MiB total time" "$(jget seconds <<<"$ours")" "$(jget seconds <<<"$peer")" "s" 0
-	result "TFTP 200x1MiB failures" "$(jget failures <<<"$ours")" "$(jget failures <<<"$peer")" "clients" 0
-	result "TFTP 200x1MiB throughput" "$(jget mib_per_second <<<"$ours")" "$(jget mib_per_second <<<"$peer")" "MiB/s" 1
+}
+
+bench_tftp() {
+	log "TFTP: 200 clients fetching a 1 MiB file at once, $ROUNDS rounds"
+	prepare_state
+	local ours=() peer=()
+	for _ in $(seq "$ROUNDS"); do
+		ours+=("$(tftp_side serve_ours)")
+		peer+=("$(tftp_side start_tftpd)")
+	done
+	printf 'ours:      %s\n' "${ours[@]}" >&2
+	printf 'tftpd-hpa: %s\n' "${peer[@]}" >&2
+	local of=0 pf=0 j
+	for j in "${ours[@]}"; do of=$((of + $(jget failures <<<"$j"))); done
+	for j in "${peer[@]}"; do pf=$((pf + $(jget failures <<<"$j"))); done
+	result "TFTP 200x1MiB total time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0
+	result "TFTP failures (all rounds)" "$of" "$pf" "clients" 0
+	result "TFTP 200x1MiB throughput" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1
 }
 
 # --- 3. HTTP -------------------------------------------------------------------
-# wrk_mibps OUTPUT: wrk's Transfer/sec in MiB/s.
-wrk_mibps() {
+# wrk_json: wrk's Transfer/sec in MiB/s, as a JSON line.
+wrk_json() {
 	python3 -c '
-import re, sys
+import json, re, sys
 m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", sys.stdin.read())
 v, u = float(m.group(1)), m.group(2)
-print(round(v * {"B": 1/2**20, "KB": 1/1024, "MB": 1, "GB": 1024}[u], 1))'
+print(json.dumps({"mib_per_second": v * {"B": 1/2**20, "KB": 1/1024, "MB": 1, "GB": 1024}[u]}))'
 }
 
-bench_http() {
-	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, 20 s each side)"
-	prepare_state
-	local rel="$STATE/assets/9.2-1" ours peer url
-	# The big file is the staged initrd, as in a real boot.
-	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
-	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache for both
-	url="/assets/9.2-1/initrd-netboot.img"
-	serve_ours
-	ip netns exec "$NS_C" curl -sf -o /dev/null "http://$SERVER_IP:8090$url"
-	ours=$(ip netns exec "$NS_C" wrk -t2 -c20 -d20s --timeout 60s "http://$SERVER_IP:8090$url")
-	stop_pids
-
+start_nginx() {
 	mkdir -p "$WORK/nginx"
 	cat >"$WORK/nginx/nginx.conf" <<NGINX
 user root;
@@ -226,20 +248,41 @@ http {
 	uwsgi_temp_path $WORK/nginx/uwsgi;
 	scgi_temp_path $WORK/nginx/scgi;
 	server {
-		listen $SERVER_IP:8091;
+		listen $SERVER_IP:8090;
 		root $STATE;
 	}
 }
 NGINX
 	ip netns exec "$NS_S" nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
 	PIDS+=($!)
-	wait_port "$NS_S" tcp 8091
-	ip netns exec "$NS_C" curl -sf -o /dev/null "http://$SERVER_IP:8091$url"
-	peer=$(ip netns exec "$NS_C" wrk -t2 -c20 -d20s --timeout 60s "http://$SERVER_IP:8091$url")
+	wait_port "$NS_S" tcp 8090
+}
+
+# Both servers serve the same file at the same URL.
+HTTP_URL="http://$SERVER_IP:8090/assets/9.2-1/initrd-netboot.img"
+
+http_side() {
+	"$1"
+	ip netns exec "$NS_C" curl -sf -o /dev/null "$HTTP_URL" # warm-up, and proof the route works
+	ip netns exec "$NS_C" wrk -t2 -c20 -d"${HTTP_SECONDS}s" --timeout 120s "$HTTP_URL" | tee -a "$WORK/wrk.log" | wrk_json
 	stop_pids
-	echo "ours:  $ours" >&2
-	echo "nginx: $peer" >&2
-	result "HTTP 20 clients x ${HTTP_MB}MiB" "$(wrk_mibps <<<"$ours")" "$(wrk_mibps <<<"$peer")" "MiB/s" 1
+}
+
+bench_http() {
+	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, ${HTTP_SECONDS} s a run), $ROUNDS rounds"
+	prepare_state
+	local rel="$STATE/assets/9.2-1" ours=() peer=()
+	# The big file is the staged initrd, as in a real boot.
+	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
+	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache, for both sides
+	: >"$WORK/wrk.log"
+	for _ in $(seq "$ROUNDS"); do
+		ours+=("$(http_side serve_ours)")
+		peer+=("$(http_side start_nginx)")
+	done
+	printf 'ours:  %s\n' "${ours[@]}" >&2
+	printf 'nginx: %s\n' "${peer[@]}" >&2
+	result "HTTP 20 clients x ${HTTP_MB} MiB" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1
 	rm -f "$rel/initrd-netboot.img"
 }
 
