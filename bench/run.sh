@@ -47,8 +47,9 @@ stop_pids() {
 	PIDS=()
 }
 
-# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0)
-result() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
+# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0) [GOAL]; GOAL is a Python
+# expression over ours, peer and ratio (ours/peer), from issue 7.
+result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" >>"$RESULTS"; }
 
 # wait_port NS PROTO PORT: until something listens there (5 s at most).
 wait_port() {
@@ -171,10 +172,10 @@ bench_dhcp() {
 	printf 'ours latency:    %s\n' "${ol[@]}" >&2
 	printf 'dnsmasq rate:    %s\n' "${pr[@]}" >&2
 	printf 'dnsmasq latency: %s\n' "${pl[@]}" >&2
-	result "DHCP offers/s (64 in flight)" "$(med offers_per_second "${or[@]}")" "$(med offers_per_second "${pr[@]}")" "offers/s" 1
+	result "DHCP offers/s (64 in flight)" "$(med offers_per_second "${or[@]}")" "$(med offers_per_second "${pr[@]}")" "offers/s" 1 "ratio >= 1.5"
 	result "DHCP offers lost (median run)" "$(med lost "${or[@]}")" "$(med lost "${pr[@]}")" "offers" 0
 	result "DHCP p50 latency (1 in flight)" "$(med p50_ms "${ol[@]}")" "$(med p50_ms "${pl[@]}")" "ms" 0
-	result "DHCP p99 latency (1 in flight)" "$(med p99_ms "${ol[@]}")" "$(med p99_ms "${pl[@]}")" "ms" 0
+	result "DHCP p99 latency (1 in flight)" "$(med p99_ms "${ol[@]}")" "$(med p99_ms "${pl[@]}")" "ms" 0 "ours < 2"
 	result "DHCP p50 latency (64 in flight)" "$(med p50_ms "${or[@]}")" "$(med p50_ms "${pr[@]}")" "ms" 0
 	result "DHCP p99 latency (64 in flight)" "$(med p99_ms "${or[@]}")" "$(med p99_ms "${pr[@]}")" "ms" 0
 }
@@ -213,8 +214,8 @@ bench_tftp() {
 	local of=0 pf=0 j
 	for j in "${ours[@]}"; do of=$((of + $(jget failures <<<"$j"))); done
 	for j in "${peer[@]}"; do pf=$((pf + $(jget failures <<<"$j"))); done
-	result "TFTP 200x1MiB total time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0
-	result "TFTP failures (all rounds)" "$of" "$pf" "clients" 0
+	result "TFTP 200x1MiB total time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0 "ratio <= 1"
+	result "TFTP failures (all rounds)" "$of" "$pf" "clients" 0 "ours == 0"
 	result "TFTP 200x1MiB throughput" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1
 }
 
@@ -282,7 +283,7 @@ bench_http() {
 	done
 	printf 'ours:  %s\n' "${ours[@]}" >&2
 	printf 'nginx: %s\n' "${peer[@]}" >&2
-	result "HTTP 20 clients x ${HTTP_MB} MiB" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1
+	result "HTTP 20 clients x ${HTTP_MB} MiB" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1 "ratio >= 0.9"
 	rm -f "$rel/initrd-netboot.img"
 }
 
@@ -324,13 +325,22 @@ for s in $SECTIONS; do "bench_$s"; done
 python3 - "$RESULTS" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'benchmark':<36} {'ours':>12} {'peer':>12} {'unit':<9} {'ours/peer':>9} {'better':>7}")
-for name, ours, peer, unit, hib in rows:
+print(f"{'benchmark':<34} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal (issue 7)")
+for name, ours, peer, unit, hib, goal in rows:
     o, p = float(ours), float(peer)
-    ratio = f"{o/p:.2f}" if p else "-"
+    ratio = o / p if p else None
     if o == p: better = "="
     elif hib == "1": better = "ours" if o > p else "peer"
     else: better = "ours" if o < p else "peer"
+    g = ""
+    if goal:
+        try:
+            ok = eval(goal, {}, {"ours": o, "peer": p, "ratio": ratio})
+        except TypeError:
+            ok = False
+        g = f"{goal}: {'met' if ok else 'MISSED'}"
     fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
-    print(f"{name:<36} {fmt(o):>12} {fmt(p):>12} {unit:<9} {ratio:>9} {better:>7}")
+    rs = f"{ratio:.2f}" if ratio is not None else "-"
+    print(f"{name:<34} {fmt(o):>9} {fmt(p):>9} {unit:<9} {rs:>9} {better:>6}  {g}")
 PY
+echo "(scratch folder with logs: $WORK)" >&2
