@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# bench/run.sh: node-provisioner and plasma-node side by side with the
+# tools an operator would otherwise run (dnsmasq, tftpd-hpa, nginx, cat).
+# Needs root (network namespaces, ports 67/69). Idempotent: installs the
+# peers from Debian when missing, builds into a scratch folder, removes its
+# namespaces and processes when it ends. Not part of `make test`.
+#
+# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [inventory]   (default: all)
+# Env: BENCH_WORK (scratch folder, default a new one under /tmp),
+#      BENCH_ROUNDS (runs of each side, alternating; default 3),
+#      BENCH_HTTP_SIZE_MB (default 1024), BENCH_HTTP_SECONDS (wrk run, default 10),
+#      BENCH_NODES (default 10000).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(dirname "$HERE")
+WORK=${BENCH_WORK:-$(mktemp -d /tmp/plasma-bench.XXXXXX)}
+BIN=$WORK/bin
+RESULTS=$WORK/results.tsv
+HTTP_MB=${BENCH_HTTP_SIZE_MB:-1024}
+NODES=${BENCH_NODES:-10000}
+ROUNDS=${BENCH_ROUNDS:-3}
+HTTP_SECONDS=${BENCH_HTTP_SECONDS:-10}
+SECTIONS=${*:-dhcp tftp http inventory}
+
+NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
+CLIENT_IP=10.78.0.100 SERVER_IP=10.78.0.2 NET=10.78.0.0
+
+mkdir -p "$WORK" "$BIN"
+: >"$RESULTS"
+PIDS=()
+
+log() { printf '== %s\n' "$*" >&2; }
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	ip netns del "$NS_C" 2>/dev/null || true
+	ip netns del "$NS_S" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+# stop_pids kills the processes started so far (one section's servers).
+stop_pids() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+
+# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0) [GOAL]; GOAL is a Python
+# expression over ours, peer and ratio (ours/peer), from issue 7.
+result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" >>"$RESULTS"; }
+
+# wait_port NS PROTO PORT: until something listens there (5 s at most).
+wait_port() {
+	for _ in $(seq 100); do
+		if ip netns exec "$1" ss -Hln"${2:0:1}" "sport = :$3" | grep -q .; then return 0; fi
+		sleep 0.05
+	done
+	echo "nothing listens on $2 port $3 in $1" >&2
+	return 1
+}
+
+jget() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+
+[ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (network namespaces, ports 67 and 69)" >&2; exit 1; }
+
+# --- peers from Debian --------------------------------------------------
+need=()
+command -v dnsmasq >/dev/null || need+=(dnsmasq-base)
+command -v in.tftpd >/dev/null || need+=(tftpd-hpa)
+command -v nginx >/dev/null || need+=(nginx-light)
+command -v wrk >/dev/null || need+=(wrk)
+command -v hyperfine >/dev/null || need+=(hyperfine)
+command -v ss >/dev/null || need+=(iproute2)
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+	# Debian's packages may start their own services; these runs use their own.
+	if command -v service >/dev/null; then
+		service nginx stop >/dev/null 2>&1 || true
+		service tftpd-hpa stop >/dev/null 2>&1 || true
+	fi
+fi
+
+# --- build ---------------------------------------------------------------
+log "building into $BIN"
+(cd "$REPO" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node ./bench/dhcpload ./bench/tftpload)
+
+# --- lab: two namespaces joined by a veth pair ----------------------------
+lab() {
+	cleanup
+	ip netns add "$NS_C"
+	ip netns add "$NS_S"
+	ip link add "$VETH_C" netns "$NS_C" type veth peer name "$VETH_S" netns "$NS_S"
+	for ns in "$NS_C" "$NS_S"; do ip -n "$ns" link set lo up; done
+	ip -n "$NS_C" addr add "$CLIENT_IP/24" dev "$VETH_C"
+	ip -n "$NS_S" addr add "$SERVER_IP/24" dev "$VETH_S"
+	ip -n "$NS_C" link set "$VETH_C" up
+	ip -n "$NS_S" link set "$VETH_S" up
+	ip -n "$NS_C" route add 255.255.255.255/32 dev "$VETH_C"
+}
+lab
+
+# A node-provisioner state folder: one registration pinning no MAC (so any
+# PXE client is offered), a fake staged release, the iPXE binaries.
+STATE=$WORK/state
+prepare_state() {
+	rm -rf "$STATE"
+	mkdir -p "$STATE/assets/9.2-1" "$WORK/secrets" "$WORK/ipxe"
+	chmod 0700 "$WORK/secrets"
+	# The TFTP benchmark's 1 MiB file is the staged snponly.efi.
+	head -c 1048576 /dev/urandom >"$WORK/ipxe/snponly.efi"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/ipxe.efi"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/undionly.kpxe"
+	echo kernel >"$STATE/assets/9.2-1/linux26"
+	echo initrd >"$STATE/assets/9.2-1/initrd-netboot.img"
+	"$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register bench --boot-disk any >/dev/null
+}
+
+# serve_ours: node-provisioner serve in the server namespace.
+serve_ours() {
+	ip netns exec "$NS_S" "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
+		serve --http "$SERVER_IP:8090" --ttl 1h --dhcp-interface "$VETH_S" --server-ip "$SERVER_IP" \
+		--tftp "$SERVER_IP:69" --ipxe-dir "$WORK/ipxe" "$@" >"$WORK/ours.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 67
+	wait_port "$NS_S" tcp 8090
+}
+
+# Each side runs ROUNDS times, alternating, and the table shows medians: a
+# small machine is noisy.
+# med JSON... -- KEY: median of KEY over the JSON lines given.
+med() {
+	python3 -c '
+import json, statistics, sys
+key = sys.argv[1]
+print(round(statistics.median(json.loads(l)[key] for l in sys.argv[2:]), 3))' "$@"
+}
+
+# --- 1. proxy-DHCP ---------------------------------------------------------
+start_dnsmasq() {
+	ip netns exec "$NS_S" dnsmasq --keep-in-foreground --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
+		--port=0 --interface="$VETH_S" --bind-interfaces --dhcp-range="$NET,proxy" --no-ping \
+		--pxe-service=x86-64_EFI,"boot",snponly.efi --dhcp-boot=snponly.efi,,"$SERVER_IP" \
+		--pid-file="$WORK/dnsmasq.pid" --log-facility="$WORK/dnsmasq.log" >"$WORK/dnsmasq.out" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 67
+}
+
+# dhcp_side START: rate and latency runs of one side, one JSON line each.
+dhcp_side() {
+	"$1"
+	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
+	echo "rate $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)"
+	echo "lat $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)"
+	stop_pids
+}
+
+bench_dhcp() {
+	log "proxy-DHCP: 2000 PXE DISCOVERs from distinct MACs, $ROUNDS rounds"
+	prepare_state
+	local or=() ol=() pr=() pl=() out
+	for _ in $(seq "$ROUNDS"); do
+		out=$(dhcp_side serve_ours)
+		or+=("$(sed -n 's/^rate //p' <<<"$out")") ol+=("$(sed -n 's/^lat //p' <<<"$out")")
+		out=$(dhcp_side start_dnsmasq)
+		pr+=("$(sed -n 's/^rate //p' <<<"$out")") pl+=("$(sed -n 's/^lat //p' <<<"$out")")
+	done
+	printf 'ours rate:       %s\n' "${or[@]}" >&2
+	printf 'ours latency:    %s\n' "${ol[@]}" >&2
+	printf 'dnsmasq rate:    %s\n' "${pr[@]}" >&2
+	printf 'dnsmasq latency: %s\n' "${pl[@]}" >&2
+	result "DHCP offers/s (64 in flight)" "$(med offers_per_second "${or[@]}")" "$(med offers_per_second "${pr[@]}")" "offers/s" 1 "ratio >= 1.5"
+	result "DHCP offers lost (median run)" "$(med lost "${or[@]}")" "$(med lost "${pr[@]}")" "offers" 0
+	result "DHCP p50 latency (1 in flight)" "$(med p50_ms "${ol[@]}")" "$(med p50_ms "${pl[@]}")" "ms" 0
+	result "DHCP p99 latency (1 in flight)" "$(med p99_ms "${ol[@]}")" "$(med p99_ms "${pl[@]}")" "ms" 0 "ours < 2"
+	result "DHCP p50 latency (64 in flight)" "$(med p50_ms "${or[@]}")" "$(med p50_ms "${pr[@]}")" "ms" 0
+	result "DHCP p99 latency (64 in flight)" "$(med p99_ms "${or[@]}")" "$(med p99_ms "${pr[@]}")" "ms" 0
+}
+
+# --- 2. TFTP -------------------------------------------------------------------
+TFTP_LOAD=(-addr "$SERVER_IP:69" -file snponly.efi -size 1048576)
+
+start_tftpd() {
+	mkdir -p "$WORK/tftproot"
+	cp "$WORK/ipxe/snponly.efi" "$WORK/tftproot/snponly.efi"
+	chmod 0755 "$WORK/tftproot"
+	chmod 0644 "$WORK/tftproot/snponly.efi"
+	ip netns exec "$NS_S" in.tftpd -L -s "$WORK/tftproot" -a "$SERVER_IP:69" >"$WORK/tftpd.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 69
+}
+
+tftp_side() {
+	"$1"
+	wait_port "$NS_S" udp 69
+	ip netns exec "$NS_C" "$BIN/tftpload" "${TFTP_LOAD[@]}" -c 1 >/dev/null # warm-up
+	ip netns exec "$NS_C" "$BIN/tftpload" "${TFTP_LOAD[@]}" -c 200
+	stop_pids
+}
+
+bench_tftp() {
+	log "TFTP: 200 clients fetching a 1 MiB file at once, $ROUNDS rounds"
+	prepare_state
+	local ours=() peer=()
+	for _ in $(seq "$ROUNDS"); do
+		ours+=("$(tftp_side serve_ours)")
+		peer+=("$(tftp_side start_tftpd)")
+	done
+	printf 'ours:      %s\n' "${ours[@]}" >&2
+	printf 'tftpd-hpa: %s\n' "${peer[@]}" >&2
+	local of=0 pf=0 j
+	for j in "${ours[@]}"; do of=$((of + $(jget failures <<<"$j"))); done
+	for j in "${peer[@]}"; do pf=$((pf + $(jget failures <<<"$j"))); done
+	result "TFTP 200x1MiB total time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0 "ratio <= 1"
+	result "TFTP failures (all rounds)" "$of" "$pf" "clients" 0 "ours == 0"
+	result "TFTP 200x1MiB throughput" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1
+}
+
+# --- 3. HTTP -------------------------------------------------------------------
+# wrk_json: wrk's Transfer/sec in MiB/s, as a JSON line.
+wrk_json() {
+	python3 -c '
+import json, re, sys
+m = re.search(r"Transfer/sec:\s+([\d.]+)(\w+)", sys.stdin.read())
+v, u = float(m.group(1)), m.group(2)
+print(json.dumps({"mib_per_second": v * {"B": 1/2**20, "KB": 1/1024, "MB": 1, "GB": 1024}[u]}))'
+}
+
+start_nginx() {
+	mkdir -p "$WORK/nginx"
+	cat >"$WORK/nginx/nginx.conf" <<NGINX
+user root;
+daemon off;
+worker_processes auto;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+events { worker_connections 1024; }
+http {
+	sendfile on;
+	tcp_nopush on;
+	access_log off;
+	default_type application/octet-stream;
+	client_body_temp_path $WORK/nginx/body;
+	proxy_temp_path $WORK/nginx/proxy;
+	fastcgi_temp_path $WORK/nginx/fastcgi;
+	uwsgi_temp_path $WORK/nginx/uwsgi;
+	scgi_temp_path $WORK/nginx/scgi;
+	server {
+		listen $SERVER_IP:8090;
+		root $STATE;
+	}
+}
+NGINX
+	ip netns exec "$NS_S" nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" >"$WORK/nginx/out.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" tcp 8090
+}
+
+# Both servers serve the same file at the same URL.
+HTTP_URL="http://$SERVER_IP:8090/assets/9.2-1/initrd-netboot.img"
+
+http_side() {
+	"$1"
+	ip netns exec "$NS_C" curl -sf -o /dev/null "$HTTP_URL" # warm-up, and proof the route works
+	ip netns exec "$NS_C" wrk -t2 -c20 -d"${HTTP_SECONDS}s" --timeout 120s "$HTTP_URL" | tee -a "$WORK/wrk.log" | wrk_json
+	stop_pids
+}
+
+bench_http() {
+	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, ${HTTP_SECONDS} s a run), $ROUNDS rounds"
+	prepare_state
+	local rel="$STATE/assets/9.2-1" ours=() peer=()
+	# The big file is the staged initrd, as in a real boot.
+	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
+	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache, for both sides
+	: >"$WORK/wrk.log"
+	for _ in $(seq "$ROUNDS"); do
+		ours+=("$(http_side serve_ours)")
+		peer+=("$(http_side start_nginx)")
+	done
+	printf 'ours:  %s\n' "${ours[@]}" >&2
+	printf 'nginx: %s\n' "${peer[@]}" >&2
+	result "HTTP 20 clients x ${HTTP_MB} MiB" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1 "ratio >= 0.9"
+	rm -f "$rel/initrd-netboot.img"
+}
+
+# --- 4. inventory -----------------------------------------------------------
+bench_inventory() {
+	log "inventory: plasma-node list of $NODES nodes against cat of their files"
+	local dir="$WORK/project" platforms=10 ours peer
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for p in $(seq 1 $platforms); do
+		"$BIN/plasma-node" --dir "$dir" add "p$p" --provider manual >/dev/null 2>&1
+	done
+	# Node files in the format plasma-node add writes, spread over the platforms.
+	python3 - "$dir" "$NODES" "$platforms" <<'PY'
+import os, sys
+d, n, np = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(n):
+    p = f"p{i % np + 1}"
+    h = f"node{i:05d}"
+    with open(os.path.join(d, "platforms", p, "nodes", h + ".yaml"), "w") as f:
+        f.write(f"hostname: {h}\nzones:\n  - platform.prod\nnetwork:\n  public_ip: 192.0.{i >> 8 & 255}.{i & 255}\n"
+                f"  private_ip: 192.168.{i >> 8 & 255}.{i & 255}\nk8s_labels:\n  platform.prod: \"true\"\n")
+PY
+	local got
+	got=$("$BIN/plasma-node" --dir "$dir" list | tail -n +2 | wc -l)
+	[ "$got" = "$NODES" ] || { echo "plasma-node list printed $got nodes, want $NODES" >&2; return 1; }
+	hyperfine -N --warmup 2 --runs 10 --export-json "$WORK/inventory.json" \
+		"$BIN/plasma-node --dir $dir list" >&2
+	ours=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory.json")
+	hyperfine --warmup 2 --runs 10 --export-json "$WORK/inventory-cat.json" \
+		"cat $dir/platforms/*/nodes/*.yaml >/dev/null" >&2
+	peer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory-cat.json")
+	result "list of $NODES nodes (mean)" "$ours" "$peer" "ms" 0
+}
+
+for s in $SECTIONS; do "bench_$s"; done
+
+# --- table -------------------------------------------------------------------
+python3 - "$RESULTS" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+print(f"{'benchmark':<34} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal (issue 7)")
+for name, ours, peer, unit, hib, goal in rows:
+    o, p = float(ours), float(peer)
+    ratio = o / p if p else None
+    if o == p: better = "="
+    elif hib == "1": better = "ours" if o > p else "peer"
+    else: better = "ours" if o < p else "peer"
+    g = ""
+    if goal:
+        try:
+            ok = eval(goal, {}, {"ours": o, "peer": p, "ratio": ratio})
+        except TypeError:
+            ok = False
+        g = f"{goal}: {'met' if ok else 'MISSED'}"
+    fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    rs = f"{ratio:.2f}" if ratio is not None else "-"
+    print(f"{name:<34} {fmt(o):>9} {fmt(p):>9} {unit:<9} {rs:>9} {better:>6}  {g}")
+PY
+echo "(scratch folder with logs: $WORK)" >&2
