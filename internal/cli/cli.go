@@ -27,10 +27,12 @@ func (e UsageError) Unwrap() error { return e.Err }
 func Usage(err error) error { return UsageError{err} }
 
 // IsUsage reports whether err is a [UsageError] or one of cobra's own
-// usage errors (an unknown command).
+// usage errors (an unknown command, a required flag not set), which carry
+// no type to test.
 func IsUsage(err error) bool {
 	var ue UsageError
-	return errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command ")
+	msg := err.Error()
+	return errors.As(err, &ue) || strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "required flag(s) ")
 }
 
 // NewLogger returns the logger --log-format asks for: "text" or "json" on w.

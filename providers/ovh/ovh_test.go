@@ -38,18 +38,7 @@ func TestConfigureMatchesGoldenAndSchema(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := (&ovh.Provider{}).Configure(tc.in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := cfg.Render()
-			if err != nil {
-				t.Fatal(err)
-			}
-			providertest.Golden(t, filepath.Join("testdata", tc.file), b, *update)
-			if n := providertest.CheckSchema(t, b, schema); n != 2 {
-				t.Errorf("checked %d resources, want 2", n)
-			}
+			providertest.CheckConfigure(t, &ovh.Provider{}, tc.in, filepath.Join("testdata", tc.file), schema, 2, *update)
 		})
 	}
 }

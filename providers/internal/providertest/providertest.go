@@ -6,6 +6,7 @@
 package providertest
 
 import (
+	"github.com/plasmactl/plasma-node/providers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,4 +93,24 @@ func CheckSchema(t testing.TB, src []byte, schemas map[string]Schema) int {
 		}
 	}
 	return n
+}
+
+// CheckConfigure renders p's configuration for in, compares it with the
+// golden file at path (rewritten when update is set) and checks its
+// resources against schemas, failing unless exactly want resources were
+// checked.
+func CheckConfigure(t testing.TB, p providers.Provider, in providers.Input, path string, schemas map[string]Schema, want int, update bool) {
+	t.Helper()
+	cfg, err := p.Configure(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cfg.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	Golden(t, path, b, update)
+	if n := CheckSchema(t, b, schemas); n != want {
+		t.Errorf("checked %d resources, want %d", n, want)
+	}
 }
