@@ -19,6 +19,7 @@ func TestExitCodes(t *testing.T) {
 		"a usage error is 2":             {Usage(errors.New("--x: want y")), 2},
 		"a wrapped usage error is 2":     {errors.Join(errors.New("a"), Usage(errors.New("b"))), 2},
 		"cobra's unknown command is 2":   {errors.New(`unknown command "frob" for "x"`), 2},
+		"cobra's required flag is 2":     {errors.New(`required flag(s) "pool" not set`), 2},
 		"what the caller calls bad is 2": {bad, 2},
 	}
 	for name, tc := range tests {
