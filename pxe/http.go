@@ -66,7 +66,11 @@ type BootHandlerConfig struct {
 //   - GET /assets/<release>/<file>[?mac=…] a boot asset, with Range
 //     support, recorded in the machine's timeline;
 //   - GET / a page listing pending, consumed and installed nodes with
-//     their timelines;
+//     their boot steps and timelines and the time left in the window,
+//     refreshing itself (see [RefreshSeconds]);
+//   - GET /status the same as JSON ([StatusReport]), a superset of the
+//     answer handler's GET /status, which it takes over on a mux where
+//     both are mounted (its pattern is the more specific);
 //   - GET /timeline the timeline as JSON ([TimelineSnapshot]);
 //   - GET /metrics the [Metrics] in Prometheus' text format.
 //
@@ -78,6 +82,8 @@ type BootHandler struct {
 	assets   string
 	syncMu   sync.Mutex
 	ingested int
+	// now returns the time of the page and GET /status; tests set it.
+	now func() time.Time
 }
 
 var _ http.Handler = (*BootHandler)(nil)
@@ -116,7 +122,7 @@ func NewBootHandler(cfg BootHandlerConfig) (*BootHandler, error) {
 	if cfg.EventsPath == "" {
 		cfg.EventsPath = filepath.Join(cfg.StateDir, answer.EventsFileName)
 	}
-	h := &BootHandler{cfg: cfg, log: cfg.Logger, assets: filepath.Join(cfg.StateDir, AssetsDirName)}
+	h := &BootHandler{cfg: cfg, log: cfg.Logger, assets: filepath.Join(cfg.StateDir, AssetsDirName), now: time.Now}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,6 +130,7 @@ func NewBootHandler(cfg BootHandlerConfig) (*BootHandler, error) {
 	h.mux.HandleFunc("GET /boot.ipxe", h.script)
 	h.mux.HandleFunc("GET /assets/{release}/{file}", h.asset)
 	h.mux.HandleFunc("GET /{$}", h.page)
+	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /timeline", h.timeline)
 	h.mux.Handle("GET /metrics", cfg.Metrics)
 	return h, nil
@@ -146,7 +153,7 @@ func checkBaseURL(s string) (string, error) {
 // Patterns are the routes the handler serves, for mounting it on a
 // [Server] (Config.Routes) or another mux.
 func (h *BootHandler) Patterns() []string {
-	return []string{"GET /boot.ipxe", "GET /assets/{release}/{file}", "GET /{$}", "GET /timeline", "GET /metrics"}
+	return []string{"GET /boot.ipxe", "GET /assets/{release}/{file}", "GET /{$}", "GET /status", "GET /timeline", "GET /metrics"}
 }
 
 // Timeline returns the timeline the handler records to.
@@ -154,6 +161,35 @@ func (h *BootHandler) Timeline() *Timeline { return h.cfg.Timeline }
 
 // Metrics returns the metrics the handler counts in and serves.
 func (h *BootHandler) Metrics() *Metrics { return h.cfg.Metrics }
+
+// NetEvent records an event of the window's proxy-DHCP or TFTP server in
+// the timeline and the metrics; set it as their OnEvent. A DHCP event is
+// filed under the client's MAC; a TFTP download, which names no MAC,
+// under the client's address, until a boot script or asset request from
+// that address names the MAC.
+func (h *BootHandler) NetEvent(e Event) {
+	tl, m := h.cfg.Timeline, h.cfg.Metrics
+	mac := ""
+	if e.MAC != nil {
+		mac = e.MAC.String()
+	}
+	switch e.Kind {
+	case EventDHCPOffer, EventDHCPAck:
+		m.DHCPOffer()
+		tl.Record(mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
+	case EventDHCPIgnored:
+		m.DHCPIgnored()
+	case EventTFTPSent:
+		m.TFTPTransfer(e.Bytes)
+		ip := ""
+		if e.Peer.IsValid() {
+			ip = e.Peer.Addr().String()
+		}
+		tl.RecordFrom(ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
+	case EventTFTPFailed:
+		m.TFTPRefused()
+	}
+}
 
 // ServeHTTP routes the request.
 //
@@ -211,7 +247,7 @@ func (h *BootHandler) script(w http.ResponseWriter, r *http.Request) {
 				detail += " for " + platform
 			}
 		}
-		h.cfg.Timeline.Record(s.MAC, s.Node, StageScript, detail)
+		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), s.MAC, s.Node, StageScript, detail)
 	}
 	if install {
 		h.log.Info("boot script: install", "node", s.Node, "mac", s.MAC, "release", s.Release, "match", s.Reason, "platform", platform)

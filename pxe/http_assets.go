@@ -68,15 +68,18 @@ func (h *BootHandler) asset(w http.ResponseWriter, r *http.Request) {
 	if rg := r.Header.Get("Range"); rg != "" {
 		detail += ", range " + rg
 	}
-	mac := ""
+	mac, ip := "", hostOf(r.RemoteAddr)
 	if m := r.URL.Query().Get("mac"); m != "" {
 		if n, err := answer.NormalizeMAC(m); err == nil {
 			mac = n
 		} else {
+			// A request that names a machine wrongly is not filed
+			// under its address's machine.
 			detail += ", unparsable mac " + quoteShort(m)
+			ip = ""
 		}
 	}
-	h.cfg.Timeline.Record(mac, "", stage, detail)
+	h.cfg.Timeline.RecordFrom(ip, mac, "", stage, detail)
 	h.log.Info("asset sent", "release", release, "file", file, "status", cw.code(), "bytes", cw.n, "mac", mac,
 		"client_ip", hostOf(r.RemoteAddr), "range", strings.TrimSpace(r.Header.Get("Range")))
 }

@@ -41,10 +41,11 @@ func TestStatusPageListsNodesWithTimelines(t *testing.T) {
 		t.Fatalf("GET / = %d %s", code, hdr.Get("Content-Type"))
 	}
 	for _, want := range []string{
-		"Window: <strong>open</strong>, 59m",
-		`<h3 id="node-pve1">pve1 <span class="pending">pending</span></h3>`,
-		`<h3 id="node-pve2">pve2 <span class="consumed">consumed</span></h3>`,
-		`<h3 id="node-pve3">pve3 <span class="installed">installed</span></h3>`,
+		`Window: <strong>open</strong>, <span id="window-left">59m`,
+		`<section class="node" id="node-pve1" data-node="pve1" data-state="pending">`,
+		`<section class="node" id="node-pve2" data-node="pve2" data-state="consumed">`,
+		`<section class="node" id="node-pve3" data-node="pve3" data-state="installed">`,
+		`<span data-count="pending">1 pending</span> <span data-count="consumed">1 consumed</span> <span data-count="installed">1 installed</span>`,
 		"install release 9.1-1 (matched by mac)",
 		"<td>kernel</td>",
 		"installed: installer reported success",

@@ -1,6 +1,7 @@
 package pxe
 
 import (
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,6 +54,9 @@ type BootEvent struct {
 	MAC string `json:"mac,omitempty"`
 	// Node is the registration's name, when known.
 	Node string `json:"node,omitempty"`
+	// IP is the address the request came from, when it came from the
+	// machine itself (TFTP, HTTP, the installer); never a DHCP relay's.
+	IP string `json:"ip,omitempty"`
 	// Detail says what happened, in words. It may hold text a client sent
 	// (a Range header, an unparsable MAC): show it escaped.
 	Detail string `json:"detail,omitempty"`
@@ -72,7 +76,11 @@ type TimelineSnapshot struct {
 // Timeline keeps, in memory, the recent boot events of every machine, by
 // MAC address and by node name. When an event names both, the MAC is
 // linked to the node: the MAC's earlier events join the node's timeline
-// and later events of that MAC name the node. It is bounded (see
+// and later events of that MAC name the node. Likewise an event naming a
+// client IP and a MAC links the IP to the MAC: the earlier events of that
+// IP that named no MAC (TFTP downloads, which come before the iPXE script
+// says its MAC) join the MAC's timeline, and later ones name the MAC
+// until another event links the IP elsewhere. It is bounded (see
 // [DefaultTimelineLimit] and [TimelineMaxKeys]) and safe for concurrent
 // use. The zero value is ready; a nil *Timeline records nothing. It does
 // not persist anything.
@@ -90,6 +98,7 @@ type Timeline struct {
 	other  []BootEvent
 	nodeOf map[string]string // MAC → node
 	nodeAt map[string]string // client IP → node, from answer events
+	macAt  map[string]string // client IP → MAC, from events naming both
 }
 
 // Record adds an event for a machine: its MAC address (any form
@@ -98,12 +107,31 @@ type Timeline struct {
 // that is not valid is kept in the detail instead. Control characters in
 // the detail become spaces and it is cut at [MaxDetailLen].
 func (t *Timeline) Record(mac, node string, stage Stage, detail string) {
+	t.RecordFrom("", mac, node, stage, detail)
+}
+
+// RecordFrom is [Timeline.Record] for a request that came from the
+// machine's own address ip (empty or not an IP address: unknown), such as
+// a TFTP download, which names no MAC: the event joins the timeline of
+// the MAC that IP is linked to, now or once an event links it.
+func (t *Timeline) RecordFrom(ip, mac, node string, stage Stage, detail string) {
 	if t == nil {
 		return
 	}
 	ev := BootEvent{Time: t.now(), Stage: stage, Detail: detail}
 	ev.MAC, ev.Node, ev.Detail = cleanKeys(mac, node, detail)
+	ev.IP = cleanIP(ip)
 	t.add(ev)
+}
+
+// cleanIP returns ip in its canonical form, or "" for anything that is
+// not a unicast address (unknown, unspecified, malformed).
+func cleanIP(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || a.IsUnspecified() || a.IsMulticast() {
+		return ""
+	}
+	return a.Unmap().String()
 }
 
 func cleanKeys(mac, node, detail string) (string, string, string) {
@@ -169,13 +197,19 @@ func (t *Timeline) add(ev BootEvent) {
 	defer t.mu.Unlock()
 	if t.nodes == nil {
 		t.nodes, t.macs = map[string][]BootEvent{}, map[string][]BootEvent{}
-		t.nodeOf, t.nodeAt = map[string]string{}, map[string]string{}
+		t.nodeOf, t.nodeAt, t.macAt = map[string]string{}, map[string]string{}, map[string]string{}
+	}
+	if ev.MAC == "" && ev.IP != "" {
+		ev.MAC = t.macAt[ev.IP]
 	}
 	if ev.MAC != "" && ev.Node == "" {
 		ev.Node = t.nodeOf[ev.MAC]
 	}
 	if ev.MAC != "" && ev.Node != "" && t.nodeOf[ev.MAC] != ev.Node {
 		t.link(ev.MAC, ev.Node)
+	}
+	if ev.MAC != "" && ev.IP != "" && t.macAt[ev.IP] != ev.MAC {
+		t.linkIP(ev.IP, ev.MAC)
 	}
 	switch {
 	case ev.MAC == "" && ev.Node == "":
@@ -203,6 +237,31 @@ func (t *Timeline) link(mac, node string) {
 			t.nodes[node] = t.insert(t.nodes[node], evs[i])
 		}
 	}
+}
+
+// linkIP ties a client IP to mac: the IP's events that named neither a
+// MAC nor a node leave the unattributed ones for the MAC's timeline (and
+// its node's, when the MAC is linked to one).
+func (t *Timeline) linkIP(ip, mac string) {
+	if len(t.macAt) >= TimelineMaxKeys {
+		clear(t.macAt)
+	}
+	t.macAt[ip] = mac
+	node := t.nodeOf[mac]
+	kept := t.other[:0]
+	for _, ev := range t.other {
+		if ev.IP != ip || ev.MAC != "" || ev.Node != "" {
+			kept = append(kept, ev)
+			continue
+		}
+		ev.MAC, ev.Node = mac, node
+		t.macs[mac] = t.insert(t.macs[mac], ev)
+		if node != "" {
+			t.nodes[node] = t.insert(t.nodes[node], ev)
+		}
+	}
+	clear(t.other[len(kept):])
+	t.other = kept
 }
 
 // insert adds ev in time order and drops the oldest events past the limit.
@@ -325,7 +384,7 @@ func (t *Timeline) Ingest(events ...answer.Event) {
 		if e.Time.IsZero() {
 			when = t.now()
 		}
-		ev := BootEvent{Time: when, Stage: stage}
+		ev := BootEvent{Time: when, Stage: stage, IP: cleanIP(e.ClientIP)}
 		ev.MAC, ev.Node, ev.Detail = cleanKeys(mac, node, detail)
 		t.add(ev)
 		if ev.Node != "" && e.ClientIP != "" && e.Kind == answer.EventAnswer {

@@ -137,9 +137,10 @@ func TestTimelineIngestsAnswerEvents(t *testing.T) {
 	)
 	want := []BootEvent{
 		{Time: atSec(1), Stage: StageScript, MAC: testMAC2, Node: "pve1", Detail: "install"},
-		{Time: atSec(10), Stage: StageAnswer, MAC: testMAC2, Node: "pve1", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
-		{Time: atSec(20), Stage: StageFirstBoot, Node: "pve1", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
-		{Time: atSec(30), Stage: StageWebhook, Node: "pve1", Detail: "installed: installer reported success (from 10.77.0.120)"},
+		{Time: atSec(10), Stage: StageAnswer, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
+		// The answer linked 10.77.0.120 to the MAC too.
+		{Time: atSec(20), Stage: StageFirstBoot, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
+		{Time: atSec(30), Stage: StageWebhook, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "installed: installer reported success (from 10.77.0.120)"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("pve1 (-want +got):\n%s", diff)
@@ -151,6 +152,29 @@ func TestTimelineIngestsAnswerEvents(t *testing.T) {
 	other := tl.Snapshot().Other
 	if len(other) != 1 || other[0].Stage != StageWebhook || !strings.HasPrefix(other[0].Detail, "webhook refused (404)") {
 		t.Errorf("other = %+v, want the refused webhook", other)
+	}
+}
+
+func TestTimelineLinksClientIPsToMACs(t *testing.T) {
+	tl := &Timeline{Now: tickClock()}
+	tl.Record(testMAC1, "", StageDHCPOffer, "offer")                              // atSec(1)
+	tl.RecordFrom("10.77.0.120", "", "", StageTFTP, "ipxe.efi")                   // atSec(2): no MAC yet
+	tl.RecordFrom("10.77.0.121", "", "", StageTFTP, "another machine")            // atSec(3)
+	tl.RecordFrom("::ffff:10.77.0.120", testMAC1, "pve1", StageScript, "install") // atSec(4): links both
+	tl.RecordFrom("10.77.0.120", "", "", StageKernel, "linux26")                  // atSec(5): named by the IP
+	tl.RecordFrom("0.0.0.0", "", "", StageTFTP, "unspecified")                    // atSec(6)
+	want := []BootEvent{
+		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offer"},
+		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "ipxe.efi"},
+		{Time: atSec(4), Stage: StageScript, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "install"},
+		{Time: atSec(5), Stage: StageKernel, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "linux26"},
+	}
+	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
+		t.Errorf("pve1 (-want +got):\n%s", diff)
+	}
+	other := tl.Snapshot().Other
+	if len(other) != 2 || other[0].IP != "10.77.0.121" || other[1].IP != "" {
+		t.Errorf("other = %+v, want the other machine's download and the one from no address", other)
 	}
 }
 

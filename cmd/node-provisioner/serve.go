@@ -161,8 +161,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		cfg.Routes[p] = boot.Metrics().CountAnswers(h)
 	}
 	if cfg.DHCP != nil {
-		cfg.DHCP.OnEvent = netEvents(boot)
-		cfg.TFTP.OnEvent = netEvents(boot)
+		cfg.DHCP.OnEvent = boot.NetEvent
+		cfg.TFTP.OnEvent = boot.NetEvent
 	}
 	if o.tls {
 		host, _, _ := net.SplitHostPort(o.addr)
@@ -273,30 +273,6 @@ func (a *app) guessBase(addr net.Addr) string {
 		host = h
 	}
 	return "http://" + net.JoinHostPort(host, port)
-}
-
-// netEvents feeds proxy-DHCP and TFTP events into the boot timeline and
-// the metrics.
-func netEvents(boot *pxe.BootHandler) func(pxe.Event) {
-	tl, m := boot.Timeline(), boot.Metrics()
-	return func(e pxe.Event) {
-		mac := ""
-		if e.MAC != nil {
-			mac = e.MAC.String()
-		}
-		switch e.Kind {
-		case pxe.EventDHCPOffer, pxe.EventDHCPAck:
-			m.DHCPOffer()
-			tl.Record(mac, "", pxe.StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
-		case pxe.EventDHCPIgnored:
-			m.DHCPIgnored()
-		case pxe.EventTFTPSent:
-			m.TFTPTransfer(e.Bytes)
-			tl.Record(mac, "", pxe.StageTFTP, e.File+" to "+e.Peer.String())
-		case pxe.EventTFTPFailed:
-			m.TFTPRefused()
-		}
-	}
 }
 
 // netboot adds proxy-DHCP and TFTP to the window when --dhcp-interface is
