@@ -2,7 +2,9 @@ package pxe
 
 import (
 	"encoding/json"
+	"github.com/google/go-cmp/cmp"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,59 @@ func TestTimelineRouteFoldsInTheEventLogOnce(t *testing.T) {
 	if len(stages) != 2 || stages[0] != StageScript || stages[1] != StageAnswer {
 		t.Errorf("pve1 stages = %v, want [script answer]", stages)
 	}
+}
+
+func TestStatusPageAfterAFullBootShowsEveryStepAndNoSecret(t *testing.T) {
+	lab := newWindowLab(t)
+	lab.netboot(t)
+	pw := lab.install(t)
+
+	var rep StatusReport
+	if err := json.Unmarshal([]byte(lab.do(t, "GET", lab.base+"/status", "")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	states := map[string]string{}
+	for _, n := range rep.Nodes {
+		states[n.Name] = n.State
+		if n.Name == "lab1" {
+			if diff := cmp.Diff(labSteps, stagesOf(n.Timeline)); diff != "" {
+				t.Errorf("lab1's timeline in GET /status (-want +got):\n%s", diff)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"lab1": "installed", "lab2": "pending", "lab3": "consumed"}, states); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if l := rep.Window.LeftSeconds; !rep.Window.Open || l == nil || *l <= 0 || *l > int64(lab.ttl/time.Second) {
+		t.Errorf("window = %+v, want open with at most %s left", rep.Window, lab.ttl)
+	}
+
+	page := lab.do(t, "GET", lab.base+"/", "")
+	for path, body := range map[string]string{"/": page, "/status": lab.do(t, "GET", lab.base+"/status", ""), "/timeline": lab.do(t, "GET", lab.base+"/timeline", "")} {
+		if strings.Contains(body, pw) {
+			t.Errorf("GET %s holds the generated root password", path)
+		}
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`<tr data-stage="([^"]+)">`).FindAllStringSubmatch(sectionOf(t, page, "lab1"), -1) {
+		order = append(order, m[1])
+	}
+	want := make([]string, len(labSteps))
+	for i, s := range labSteps {
+		want[i] = string(s)
+	}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("lab1's rows on the page (-want +got):\n%s", diff)
+	}
+}
+
+// sectionOf cuts a node's section out of the page.
+func sectionOf(t *testing.T, page, node string) string {
+	t.Helper()
+	start := strings.Index(page, `<section class="node" id="node-`+node+`"`)
+	if start < 0 {
+		t.Fatalf("the page has no section for %s", node)
+	}
+	end := strings.Index(page[start:], "</section>")
+	return page[start : start+end]
 }
