@@ -169,6 +169,10 @@ func (h *BootHandler) Metrics() *Metrics { return h.cfg.Metrics }
 // that address names the MAC.
 func (h *BootHandler) NetEvent(e Event) {
 	tl, m := h.cfg.Timeline, h.cfg.Metrics
+	at := e.Time
+	if at.IsZero() {
+		at = tl.now()
+	}
 	mac := ""
 	if e.MAC != nil {
 		mac = e.MAC.String()
@@ -176,7 +180,7 @@ func (h *BootHandler) NetEvent(e Event) {
 	switch e.Kind {
 	case EventDHCPOffer, EventDHCPAck:
 		m.DHCPOffer()
-		tl.Record(mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
+		tl.record(at, "", mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
 	case EventDHCPIgnored:
 		m.DHCPIgnored()
 	case EventTFTPSent:
@@ -185,7 +189,7 @@ func (h *BootHandler) NetEvent(e Event) {
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
-		tl.RecordFrom(ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
+		tl.record(at, ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
 	case EventTFTPFailed:
 		m.TFTPRefused()
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -203,6 +204,15 @@ func (l *windowLab) netboot(t testing.TB) {
 	}
 	if _, err := wt.WriteTo(io.Discard); err != nil {
 		t.Fatalf("TFTP %s: %v", offer.BootFileName, err)
+	}
+	// The server records the download once the last ACK is in, which
+	// may be after the client has it; iPXE takes longer to start than
+	// this wait.
+	for deadline := time.Now().Add(3 * time.Second); !slices.ContainsFunc(l.boot.Timeline().Snapshot().Other, func(e BootEvent) bool { return e.Stage == StageTFTP }); {
+		if time.Now().After(deadline) {
+			t.Fatal("the TFTP download is not in the timeline")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 	script := l.do(t, "GET", l.base+"/boot.ipxe?mac="+labMAC+"&platform=efi", "")
 	var got int

@@ -118,7 +118,15 @@ func (t *Timeline) RecordFrom(ip, mac, node string, stage Stage, detail string) 
 	if t == nil {
 		return
 	}
-	ev := BootEvent{Time: t.now(), Stage: stage, Detail: detail}
+	t.record(t.now(), ip, mac, node, stage, detail)
+}
+
+// record is RecordFrom at a given time.
+func (t *Timeline) record(at time.Time, ip, mac, node string, stage Stage, detail string) {
+	if t == nil {
+		return
+	}
+	ev := BootEvent{Time: at.UTC(), Stage: stage, Detail: detail}
 	ev.MAC, ev.Node, ev.Detail = cleanKeys(mac, node, detail)
 	ev.IP = cleanIP(ip)
 	t.add(ev)
