@@ -214,7 +214,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <h1>plasma-node provisioning</h1>
 <p id="refresh" data-every="{{.Refresh}}" data-state="ok">This page refreshes every {{.Refresh}} s.<span id="refresh-note"></span></p>
 <main id="status">
-{{with .Window}}<p id="window" data-open="{{.Open}}"{{with .LeftSeconds}} data-left="{{.}}"{{end}}{{if .Open}}{{with .Deadline}} data-deadline="{{rfc .}}"{{end}}{{end}}>Window: {{if .Open}}<strong>open</strong>{{if .LeftSeconds}}, <span id="window-left">{{$.Left}}</span> left (closes <time datetime="{{rfc .Deadline}}">{{when .Deadline}}</time>){{else}}, no time limit{{end}}{{else}}<strong>closed</strong>{{end}}.</p>{{end}}
+{{with .Window}}<p id="window" data-open="{{.Open}}"{{with .LeftSeconds}} data-left="{{.}}" data-deadline="{{rfc $.Window.Deadline}}"{{end}}>Window: {{if .Open}}<strong>open</strong>{{if .LeftSeconds}}, <span id="window-left">{{$.Left}}</span> left (closes <time datetime="{{rfc .Deadline}}">{{when .Deadline}}</time>){{else}}, no time limit{{end}}{{else}}<strong>closed</strong>{{end}}.</p>{{end}}
 <p id="counts">{{range .Counts}}<span data-count="{{.State}}">{{.N}} {{.State}}</span> {{end}}· updated <time id="updated" datetime="{{rfc .Time}}">{{when .Time}}</time></p>
 <h2>Nodes</h2>
 {{if not .Nodes}}<p>No registrations.</p>{{end}}

@@ -2,13 +2,16 @@ package pxe
 
 import (
 	"encoding/json"
-	"github.com/google/go-cmp/cmp"
+	"net"
+	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
 )
 
@@ -150,4 +153,105 @@ func sectionOf(t *testing.T, page, node string) string {
 	}
 	end := strings.Index(page[start:], "</section>")
 	return page[start : start+end]
+}
+
+// goldenPageEnv renders the page of a fixed state: every clock is
+// frozen, so the page is the same on every run.
+func goldenPageEnv(t *testing.T) *bootEnv {
+	t.Helper()
+	e := newBootEnv(t, BootHandlerConfig{Timeline: &Timeline{Now: tickClock()}, Metrics: &Metrics{now: func() time.Time { return atSec(0) }}},
+		testReg(t, "pve1", "sda", testMAC1), testReg(t, "pve2", "sda", testMAC2), testReg(t, "pve3", "sdb"))
+	e.h.now = func() time.Time { return atSec(59) }
+	e.h.Metrics().SetWindow(true, atSec(0).Add(90*time.Minute+5*time.Second))
+	e.h.NetEvent(Event{Kind: EventDHCPOffer, MAC: mustMAC(t, testMAC1), File: UEFIBinary, Arch: "x86-64 UEFI"})
+	e.h.NetEvent(Event{Kind: EventTFTPSent, File: UEFIBinary, Peer: netip.MustParseAddrPort("127.0.0.1:1234"), Bytes: 1024})
+	e.get(t, "/boot.ipxe?mac="+testMAC1+"&platform=efi")
+	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1)
+	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac="+testMAC1, "Range", `bytes=0-1,<script>alert("x")</script>`)
+	e.consume(t, "pve2", testMAC2)
+	e.consume(t, "pve3")
+	appendEvents(t, e.state,
+		answer.Event{Time: atSec(30), Kind: answer.EventAnswer, Node: "pve2", MAC: testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.2"},
+		answer.Event{Time: atSec(40), Kind: answer.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
+		answer.Event{Time: time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC), Kind: answer.EventInstalled, Node: "pve3", Status: 200, Detail: "installer reported success"},
+	)
+	e.get(t, "/boot.ipxe?mac=52:54:00:77:00:99")
+	return e
+}
+
+func mustMAC(t *testing.T, s string) net.HardwareAddr {
+	t.Helper()
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestStatusPageGolden(t *testing.T) {
+	e := goldenPageEnv(t)
+	_, body, _ := e.get(t, "/")
+	path := filepath.Join("testdata", "http", "page.html")
+	if *update {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), body); diff != "" {
+		t.Errorf("page differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestStatusPageLoadsNothingButItsOwnInlineCode(t *testing.T) {
+	e := goldenPageEnv(t)
+	_, body, hdr := e.get(t, "/")
+	csp := hdr.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") {
+		t.Errorf("Content-Security-Policy = %q, want default-src 'none' and connect-src 'self'", csp)
+	}
+	// The inline style and script as served must be the ones the policy
+	// allows by hash (html/template must not have changed them).
+	inline := regexp.MustCompile(`(?s)<(style|script)>(.*?)</(?:style|script)>`).FindAllStringSubmatch(body, -1)
+	if len(inline) != 2 {
+		t.Fatalf("the page has %d inline style and script elements, want 2", len(inline))
+	}
+	for _, m := range inline {
+		if want := m[1] + "-src " + cspHash(m[2]); !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy lacks %q for the %s served", want, m[1])
+		}
+	}
+	for _, ref := range regexp.MustCompile(`(?:src|href)="([^"]*)"`).FindAllStringSubmatch(body, -1) {
+		if ref[1] != "data:," {
+			t.Errorf("the page refers to %q; it must load nothing", ref[1])
+		}
+	}
+	if !strings.Contains(body, `<noscript><meta http-equiv="refresh" content="5"></noscript>`) {
+		t.Error("without JavaScript the page does not refresh itself")
+	}
+}
+
+func TestStatusPageWindowStates(t *testing.T) {
+	for name, tc := range map[string]struct {
+		open     bool
+		deadline time.Time
+		want     string
+	}{
+		"closed":        {want: `<p id="window" data-open="false">Window: <strong>closed</strong>.</p>`},
+		"open, no TTL":  {open: true, want: `<p id="window" data-open="true">Window: <strong>open</strong>, no time limit.</p>`},
+		"open, 1h left": {open: true, deadline: atSec(0).Add(time.Hour), want: `<p id="window" data-open="true" data-left="3600" data-deadline="2026-01-02T04:00:00Z">Window: <strong>open</strong>, <span id="window-left">1h0m0s</span> left`},
+		"open, past":    {open: true, deadline: atSec(-5), want: `data-left="0"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newBootEnv(t, BootHandlerConfig{Metrics: &Metrics{now: func() time.Time { return atSec(0) }}})
+			e.h.Metrics().SetWindow(tc.open, tc.deadline)
+			_, body, _ := e.get(t, "/")
+			if !strings.Contains(body, tc.want) {
+				t.Errorf("page lacks %q:\n%s", tc.want, body)
+			}
+		})
+	}
 }
