@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,7 +83,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	// The page's first load is GET / number 1; its script's first
 	// refresh is number 2, held until the installer is done.
 	refreshing, installed := make(chan struct{}), make(chan struct{})
-	lab.onPage(func(n int) {
+	lab.onPage(func(n int) int {
 		if n == 2 {
 			close(refreshing)
 			select {
@@ -90,6 +91,7 @@ func TestStatusPageInChromium(t *testing.T) {
 			case <-time.After(chromiumTimeout):
 			}
 		}
+		return 0
 	})
 	dir := artifactsDir(t)
 	png := filepath.Join(dir, "statuspage.png")
@@ -239,4 +241,37 @@ func text(n *html.Node) string {
 	}
 	rec(n)
 	return strings.TrimSpace(b.String())
+}
+
+// TestStatusPageInChromiumSaysWhenTheServerIsGone: once the window has
+// closed, the server refuses every request; the page keeps what it last
+// showed and says it cannot reach the server.
+func TestStatusPageInChromiumSaysWhenTheServerIsGone(t *testing.T) {
+	bin := needTool(t, "chromium", "chromium")
+	lab := newWindowLab(t)
+	lab.netboot(t)
+	lab.onPage(func(n int) int {
+		if n > 1 {
+			return http.StatusServiceUnavailable
+		}
+		return 0
+	})
+	dir := artifactsDir(t)
+	png := filepath.Join(dir, "statuspage-closed.png")
+	dom, err := runChromium(bin, lab.base+"/", png, t.TempDir(), 7*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", png)
+	doc, err := html.Parse(strings.NewReader(dom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := byID(t, doc, "refresh")
+	if attr(r, "data-state") != "error" || !strings.Contains(text(r), "Cannot reach the server (HTTP 503)") {
+		t.Errorf("refresh note %q (state %q), want the server's 503 said", text(r), attr(r, "data-state"))
+	}
+	if got := attr(byID(t, doc, "node-lab1"), "data-state"); got != "pending" {
+		t.Errorf("lab1 is %q, want the page to keep what it showed (pending)", got)
+	}
 }

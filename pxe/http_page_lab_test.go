@@ -42,7 +42,7 @@ type windowLab struct {
 	ttl     time.Duration
 
 	mu      sync.Mutex
-	pageGet func(n int) // called before the n-th GET / is served
+	pageGet func(n int) int // called before the n-th GET / is served; a status other than 0 is replied instead
 	pages   int
 }
 
@@ -95,7 +95,10 @@ func newWindowLab(t *testing.T) *windowLab {
 		n, hook := lab.pages, lab.pageGet
 		lab.mu.Unlock()
 		if hook != nil {
-			hook(n)
+			if code := hook(n); code != 0 {
+				http.Error(w, "provisioning window closed", code)
+				return
+			}
 		}
 		lab.boot.ServeHTTP(w, r)
 	})
@@ -150,8 +153,9 @@ func newWindowLab(t *testing.T) *windowLab {
 }
 
 // onPage sets a function called before each GET / is served, with its
-// number (1 for the first).
-func (l *windowLab) onPage(f func(n int)) {
+// number (1 for the first); when it returns a status other than 0, that
+// is the reply.
+func (l *windowLab) onPage(f func(n int) int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pageGet = f

@@ -105,9 +105,23 @@ func TestStatusPageAfterAFullBootShowsEveryStepAndNoSecret(t *testing.T) {
 	lab.netboot(t)
 	pw := lab.install(t)
 
+	statusJSON := lab.do(t, "GET", lab.base+"/status", "")
 	var rep StatusReport
-	if err := json.Unmarshal([]byte(lab.do(t, "GET", lab.base+"/status", "")), &rep); err != nil {
+	if err := json.Unmarshal([]byte(statusJSON), &rep); err != nil {
 		t.Fatal(err)
+	}
+	// The boot handler's GET /status took over the answer handler's and
+	// keeps its fields.
+	var raw struct {
+		Nodes []map[string]any `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(statusJSON), &raw); err != nil || len(raw.Nodes) == 0 {
+		t.Fatalf("GET /status: %v\n%s", err, statusJSON)
+	}
+	for _, k := range []string{"name", "state", "macs", "boot_disk", "pools", "created", "timeline"} {
+		if _, ok := raw.Nodes[0][k]; !ok {
+			t.Errorf("GET /status: nodes lack %q:\n%s", k, statusJSON)
+		}
 	}
 	states := map[string]string{}
 	for _, n := range rep.Nodes {
