@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -197,6 +198,9 @@ func (l *windowLab) netboot(t testing.TB) {
 	if offer.BootFileName != UEFIBinary {
 		t.Fatalf("offered %q, want %s", offer.BootFileName, UEFIBinary)
 	}
+	// The server records the offer after sending it; firmware takes
+	// longer than this wait to start TFTP.
+	l.waitFor(t, StageDHCPOffer)
 	c, err := tftp.NewClient(l.tftp)
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +216,7 @@ func (l *windowLab) netboot(t testing.TB) {
 	// The server records the download once the last ACK is in, which
 	// may be after the client has it; iPXE takes longer to start than
 	// this wait.
-	for deadline := time.Now().Add(3 * time.Second); !slices.ContainsFunc(l.boot.Timeline().Snapshot().Other, func(e BootEvent) bool { return e.Stage == StageTFTP }); {
-		if time.Now().After(deadline) {
-			t.Fatal("the TFTP download is not in the timeline")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	l.waitFor(t, StageTFTP)
 	script := l.do(t, "GET", l.base+"/boot.ipxe?mac="+labMAC+"&platform=efi", "")
 	var got int
 	for line := range strings.Lines(script) {
@@ -231,6 +230,23 @@ func (l *windowLab) netboot(t testing.TB) {
 	}
 	if got != 2 {
 		t.Fatalf("the script names %d assets, want a kernel and an initrd:\n%s", got, script)
+	}
+}
+
+// waitFor waits until the timeline holds an event of stage.
+func (l *windowLab) waitFor(t testing.TB, stage Stage) {
+	t.Helper()
+	has := func(evs []BootEvent) bool {
+		return slices.ContainsFunc(evs, func(e BootEvent) bool { return e.Stage == stage })
+	}
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		snap := l.boot.Timeline().Snapshot()
+		if has(snap.Other) || slices.ContainsFunc(slices.Collect(maps.Values(snap.Nodes)), has) || slices.ContainsFunc(slices.Collect(maps.Values(snap.Unmatched)), has) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s event in the timeline", stage)
+		}
 	}
 }
 
