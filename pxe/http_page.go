@@ -126,6 +126,7 @@ td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top
 .steps{list-style:none;display:flex;flex-wrap:wrap;gap:.3em;padding:0;margin:.5em 0}
 .steps li{border:1px solid #bbb;border-radius:1em;padding:.1em .7em;color:#888}
 .steps li.seen{background:#dfd;border-color:#080;color:#040}
+.steps li.failed{background:#fdd;border-color:#b00;color:#700}
 #refresh[data-state=error]{color:#b00}
 `
 	pageScript = `
@@ -221,7 +222,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{range .Nodes}}
 <section class="node" id="node-{{.Name}}" data-node="{{.Name}}" data-state="{{.State}}">
 <h3>{{.Name}} <span class="{{.State}}">{{.State}}</span></h3>
-<ol class="steps">{{range steps .Timeline}}<li data-step="{{.Stage}}"{{if .Seen}} class="seen" title="{{when .Time}}: {{.Detail}}"{{end}}>{{.Label}}</li>{{end}}</ol>
+<ol class="steps">{{range steps .Timeline}}<li data-step="{{.Stage}}"{{if .Seen}} class="seen{{if .Failed}} failed{{end}}" title="{{when .Time}}: {{.Detail}}"{{end}}>{{.Label}}</li>{{end}}</ol>
 <table>
 <tr><th>MACs</th><td>{{with .MACs}}{{join .}}{{else}}none pinned{{end}}</td></tr>
 <tr><th>Boot disk</th><td>{{.BootDisk}}</td></tr>
@@ -275,23 +276,39 @@ type pageStep struct {
 	Stage  Stage
 	Label  string
 	Seen   bool
+	Failed bool
 	Time   time.Time
 	Detail string
 }
 
 // steps says which of pageSteps a timeline reached, each with its latest
-// event.
+// event, and whether that event was a refusal.
 func steps(evs []BootEvent) []pageStep {
 	out := make([]pageStep, len(pageSteps))
 	for i, s := range pageSteps {
 		out[i] = pageStep{Stage: s.Stage, Label: s.Label}
 		for _, ev := range evs {
 			if ev.Stage == s.Stage {
-				out[i].Seen, out[i].Time, out[i].Detail = true, ev.Time, ev.Detail
+				out[i].Seen, out[i].Failed, out[i].Time, out[i].Detail = true, refusal(ev), ev.Time, ev.Detail
 			}
 		}
 	}
 	return out
+}
+
+// refusal reports whether ev says the step did not go through: an exit
+// script, a refused answer or webhook, a first-boot fetch that failed, in
+// the words [BootHandler] and [Timeline.Ingest] record.
+func refusal(ev BootEvent) bool {
+	switch ev.Stage {
+	case StageScript:
+		return strings.HasPrefix(ev.Detail, "exit: ")
+	case StageAnswer, StageWebhook:
+		return strings.HasPrefix(ev.Detail, "answer refused") || strings.HasPrefix(ev.Detail, "webhook refused")
+	case StageFirstBoot:
+		return strings.HasPrefix(ev.Detail, "first-boot script (") && !strings.HasPrefix(ev.Detail, "first-boot script (200)")
+	}
+	return false
 }
 
 func when(v any) string {

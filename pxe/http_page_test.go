@@ -269,3 +269,34 @@ func TestStatusPageWindowStates(t *testing.T) {
 		})
 	}
 }
+
+func TestStatusPageStepsMarkRefusals(t *testing.T) {
+	tests := map[string]struct {
+		ev         BootEvent
+		seen, fail bool
+	}{
+		"install script": {ev: BootEvent{Stage: StageScript, Detail: "install release 9.1-1 (matched by mac)"}, seen: true},
+		"exit script":    {ev: BootEvent{Stage: StageScript, Detail: "exit: no pending registration matches MAC x"}, seen: true, fail: true},
+		"answer served":  {ev: BootEvent{Stage: StageAnswer, Detail: "answer served: matched by mac"}, seen: true},
+		"answer refused": {ev: BootEvent{Stage: StageAnswer, Detail: "answer refused (404): no pending registration"}, seen: true, fail: true},
+		"webhook":        {ev: BootEvent{Stage: StageWebhook, Detail: "installed: installer reported success"}, seen: true},
+		"webhook refused": {ev: BootEvent{Stage: StageWebhook, Detail: "webhook refused (404): unknown or already used webhook token"},
+			seen: true, fail: true},
+		"first boot":        {ev: BootEvent{Stage: StageFirstBoot, Detail: "first-boot script (200): first-boot script served"}, seen: true},
+		"first boot reused": {ev: BootEvent{Stage: StageFirstBoot, Detail: "first-boot script (404): unknown or already used token"}, seen: true, fail: true},
+		"kernel":            {ev: BootEvent{Stage: StageKernel, Detail: "9.1-1/linux26: 200, 50 of 50 bytes sent"}, seen: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			for _, st := range steps([]BootEvent{tc.ev}) {
+				want := pageStep{Stage: st.Stage, Label: st.Label}
+				if st.Stage == tc.ev.Stage {
+					want.Seen, want.Failed, want.Detail = tc.seen, tc.fail, tc.ev.Detail
+				}
+				if diff := cmp.Diff(want, st); diff != "" {
+					t.Errorf("step %s (-want +got):\n%s", st.Stage, diff)
+				}
+			}
+		})
+	}
+}
