@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
 type result struct {
@@ -149,5 +151,31 @@ func TestPrepareStagesTheTestISO(t *testing.T) {
 	}
 	if r := np(t, state, "prepare"); r.code != 2 || !strings.Contains(r.err, "--iso is required") {
 		t.Errorf("no --iso: exit %d %q", r.code, r.err)
+	}
+}
+
+// TestEveryCommandHasShortAndExample walks the whole command tree, help
+// and completion included.
+func TestEveryCommandHasShortAndExample(t *testing.T) {
+	var out, errb bytes.Buffer
+	root := newRoot(&app{out: &out, errw: &errb}, &out, &errb)
+	if missing := cli.MissingHelp(root); len(missing) > 0 {
+		t.Errorf("commands without help:\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+func TestCompletionAndJSONLogs(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		if r := np(t, t.TempDir(), "completion", sh); r.code != 0 || !strings.Contains(r.stdout, "node-provisioner") {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, r.code, len(r.stdout), r.err)
+		}
+	}
+	r := np(t, t.TempDir(), "--log-format", "json", "register", "pve1", "--mac", "52:54:00:de:ad:01", "--boot-disk", "sda")
+	if r.code != 0 {
+		t.Fatalf("register: %d %s", r.code, r.err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(r.err), &rec); err != nil || rec["msg"] != "registration written" || rec["node"] != "pve1" {
+		t.Errorf("--log-format json: %v: %q", err, r.err)
 	}
 }

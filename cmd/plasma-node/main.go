@@ -48,16 +48,25 @@ func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout}
+	root := newRoot(&app{out: stdout}, stdout, stderr)
+	root.SetArgs(args)
+	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
+}
+
+// newRoot returns the command tree.
+func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "plasma-node",
 		Short: "Manage the platforms and nodes of a Plasma project",
+		Example: `  plasma-node add demo --provider hetzner --domain example.com
+  plasma-node provision demo -z foundation.cluster.control:cx22:3
+  plasma-node list demo
+  source <(plasma-node completion bash)`,
 		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
 			a.log, err = cli.NewLogger(a.logFormat, stderr)
 			return err
 		},
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
@@ -67,5 +76,5 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
 	}
 	cli.Setup(root)
-	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
+	return root
 }
