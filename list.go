@@ -16,10 +16,25 @@ type ListOptions struct {
 	// Zone keeps the nodes allocated to the zone or to a zone below it, as
 	// plasmactl-zone's zone:show finds them. Default: all.
 	Zone string
+	// ProvisionerDir is node-provisioner's state folder, read for the
+	// InstallState of bare-metal (pxe) nodes. Empty: each platform's
+	// [Project.ProvisionerDir].
+	ProvisionerDir string
 }
 
 // List returns the selected nodes, sorted by platform, then hostname.
+// A node made by a [providers.Direct] provider (pxe) has its
+// InstallState from the provider's records: pending, consumed,
+// installed, or "unregistered" when it has none.
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
+	ns, err := p.list(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return ns, p.installStates(ctx, ns, o.ProvisionerDir)
+}
+
+func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
 	var zone string
 	if o.Zone != "" {
 		z, err := p.zone(o.Zone)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -19,6 +20,7 @@ import (
 	_ "github.com/plasmactl/plasma-node/providers/hetzner"
 	_ "github.com/plasmactl/plasma-node/providers/manual"
 	_ "github.com/plasmactl/plasma-node/providers/ovh"
+	pxeprovider "github.com/plasmactl/plasma-node/providers/pxe"
 	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/zones"
 )
@@ -37,20 +39,10 @@ var (
 	ErrInvalidAddress = errors.New("invalid address")
 )
 
-// plannedProviders are names a platform may already carry whose provider
-// package is still to come: pxe, bare metal handed to node-provisioner.
-var plannedProviders = []string{"pxe"}
-
 // Providers returns the provider names a platform may use: those in the
-// providers registry, and the planned ones.
+// providers registry.
 func Providers() []string {
-	names := providers.Names()
-	for _, p := range plannedProviders {
-		if !slices.Contains(names, p) {
-			names = append(names, p)
-		}
-	}
-	return names
+	return providers.Names()
 }
 
 // Options configure a Project. The zero value is ready to use.
@@ -139,6 +131,7 @@ func IsUsageError(err error) bool {
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
 		ErrUnknownProvider, ErrConflict, ErrInvalidAddress,
+		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, answer.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {
 			return true

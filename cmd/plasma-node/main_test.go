@@ -111,7 +111,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"existing hostname":              {[]string{"add", "demo", "--hostname", "node001"}, "node node001 in platform demo: already exists"},
 		"unknown platform":               {[]string{"add", "nope", "--hostname", "n3"}, `platform "nope": platform not found (known platforms: demo)`},
 		"unknown node":                   {[]string{"allocate", "node999", "platform.x"}, `node "node999"`},
-		"unknown provider":               {[]string{"add", "other", "--provider", "gcp"}, `provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, scaleway, pxe)`},
+		"unknown provider":               {[]string{"add", "other", "--provider", "gcp"}, `provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, pxe, scaleway)`},
 		"bad platform name":              {[]string{"add", "My_Platform"}, `platform "My_Platform"`},
 		"unknown flag":                   {[]string{"list", "--frobnicate"}, "unknown flag: --frobnicate"},
 		"missing argument":               {[]string{"show"}, "usage: plasma-node show"},

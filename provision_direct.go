@@ -1,0 +1,116 @@
+package plasmanode
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+)
+
+// DefaultProvisionerDir is node-provisioner's default state folder.
+const DefaultProvisionerDir = "/var/lib/node-provisioner"
+
+// EnvProvisionerDir is node-provisioner's variable for its state folder,
+// read by [Project.ProvisionerDir] too.
+const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
+
+// ProvisionerDir returns the node-provisioner state folder of a
+// platform: explicit when set (the --provisioner-dir flag), else
+// $NODE_PROVISIONER_STATE_DIR, else the platform's
+// infrastructure.provisioner_dir (relative to the project folder), else
+// [DefaultProvisionerDir], as node-provisioner chooses its own.
+func (p *Project) ProvisionerDir(plat *nodes.Platform, explicit string) string {
+	switch {
+	case explicit != "":
+		return explicit
+	case os.Getenv(EnvProvisionerDir) != "":
+		return os.Getenv(EnvProvisionerDir)
+	case plat != nil && plat.Infrastructure.ProvisionerDir != "":
+		d := plat.Infrastructure.ProvisionerDir
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(p.Store.Dir(), d)
+		}
+		return d
+	}
+	return DefaultProvisionerDir
+}
+
+// provisionDirect is Provision for a provider that makes its servers
+// itself: plan, gate, pools, apply, node files.
+func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d providers.Direct, in providers.DirectInput,
+	plat *nodes.Platform, existingNodes []*nodes.Node, res ProvisionResult) (ProvisionResult, error) {
+	pl, err := d.Plan(ctx, in)
+	if err != nil {
+		return res, fmt.Errorf("plan %s: %w", d.Name(), err)
+	}
+	sum := pl.Summary()
+	res.Summary = sum
+	printSummary(o.Stdout, sum)
+	if o.DryRun {
+		return res, nil
+	}
+	if !sum.Empty() {
+		ok, err := Gate(sum, GateOptions{Command: "plasma-node provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+			Prompter: o.Prompter, StatePath: in.Dir})
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			res.Declined = true
+			return res, nil
+		}
+	}
+	if !maps.EqualFunc(plat.Pools, in.Pools, poolEqual) {
+		if _, err := p.Store.UpdatePlatform(ctx, o.Platform, func(pl *nodes.Platform) error {
+			pl.Pools = in.Pools
+			return nil
+		}); err != nil {
+			return res, fmt.Errorf("write pools: %w", err)
+		}
+		plat.Pools = in.Pools
+	}
+	servers, err := pl.Apply(ctx)
+	if err != nil {
+		return res, fmt.Errorf("apply %s plan of platform %s: %w", d.Name(), o.Platform, err)
+	}
+	res.Applied = !sum.Empty()
+	res.Nodes, err = p.writeServers(ctx, plat, d.Name(), servers, existingNodes)
+	return res, err
+}
+
+// installStates fills in InstallState of the nodes made by a
+// [providers.Direct] provider, from the records in each platform's
+// provisioner folder (explicit, when set, for every platform).
+func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit string) error {
+	states := map[string]map[string]string{} // platform -> hostname -> state
+	for _, n := range ns {
+		prov, err := providers.Get(n.ProviderMetadata.Provider)
+		if err != nil {
+			continue
+		}
+		d, ok := prov.(providers.Direct)
+		if !ok {
+			continue
+		}
+		st, ok := states[n.Platform]
+		if !ok {
+			plat, err := p.Store.Platform(ctx, n.Platform)
+			if err != nil {
+				return err
+			}
+			if st, err = d.States(ctx, p.ProvisionerDir(plat, explicit)); err != nil {
+				return fmt.Errorf("install states of platform %s: %w", n.Platform, err)
+			}
+			states[n.Platform] = st
+		}
+		n.InstallState = st[n.Hostname]
+		if n.InstallState == "" {
+			n.InstallState = "unregistered"
+		}
+	}
+	return nil
+}
