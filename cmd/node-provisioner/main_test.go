@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
@@ -177,5 +178,13 @@ func TestCompletionAndJSONLogs(t *testing.T) {
 	var rec map[string]any
 	if err := json.Unmarshal([]byte(r.err), &rec); err != nil || rec["msg"] != "registration written" || rec["node"] != "pve1" {
 		t.Errorf("--log-format json: %v: %q", err, r.err)
+	}
+}
+
+// TestPlasmaNodeFindsThisStateFolder keeps plasma-node's default for a
+// pxe platform's registrations where node-provisioner keeps them.
+func TestPlasmaNodeFindsThisStateFolder(t *testing.T) {
+	if DefaultStateDir != plasmanode.DefaultProvisionerDir || plasmanode.EnvProvisionerDir != "NODE_PROVISIONER_STATE_DIR" {
+		t.Errorf("node-provisioner uses %s ($NODE_PROVISIONER_STATE_DIR), plasma-node looks in %s ($%s)", DefaultStateDir, plasmanode.DefaultProvisionerDir, plasmanode.EnvProvisionerDir)
 	}
 }
