@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,11 +44,17 @@ func (inv *inventory) answer(_ context.Context, si *answer.SystemInfo) (*answer.
 			return nil, fmt.Errorf("%w: %s was answered already", pxe.ErrNoAnswer, m.host)
 		}
 		inv.served[mac] = true
+		// A password per node, kept by the site (here: thrown away; the
+		// node is reached with SSH keys), sent only as a hash (8.3+).
+		hash, err := answer.HashPassword(rand.Text())
+		if err != nil {
+			return nil, err
+		}
 		return &answer.Answer{
 			Global: answer.Global{
 				Keyboard: "en-us", Country: "de", Timezone: "Europe/Berlin", Mailto: "ops@" + inv.domain,
-				FQDN:         answer.FQDN{Name: m.host + "." + inv.domain},
-				RootPassword: "change-me-on-first-login", // a real site generates one per node
+				FQDN:               answer.FQDN{Name: m.host + "." + inv.domain},
+				RootPasswordHashed: hash,
 			},
 			Network:   answer.Network{Source: answer.NetworkFromDHCP},
 			DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: []string{m.disk}},
