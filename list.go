@@ -25,7 +25,8 @@ type ListOptions struct {
 // List returns the selected nodes, sorted by platform, then hostname.
 // A node made by a [providers.Direct] provider (pxe) has its
 // InstallState from the provider's records: pending, consumed,
-// installed, or "unregistered" when it has none.
+// installed, [StateUnregistered] when it has none, or [StateUnknown]
+// when they cannot be read (logged; the list does not fail for it).
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
 	ns, err := p.list(ctx, o)
 	if err != nil {
@@ -84,7 +85,8 @@ type Shown struct {
 }
 
 // Show finds name as a platform, else as a node in any platform (a
-// platform wins when both exist). Neither is an error wrapping
+// platform wins when both exist); bare-metal nodes have their
+// InstallState as [Project.List] gives it. Neither is an error wrapping
 // [nodes.ErrNodeNotFound] that says so.
 func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	plat, err := p.Store.Platform(ctx, name)
@@ -94,7 +96,7 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 		if err != nil {
 			return Shown{}, err
 		}
-		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, nil
+		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, p.installStates(ctx, ns, "")
 	case !errors.Is(err, nodes.ErrPlatformNotFound):
 		return Shown{}, err
 	}
@@ -105,5 +107,5 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	if err != nil {
 		return Shown{}, err
 	}
-	return Shown{Node: n}, nil
+	return Shown{Node: n}, p.installStates(ctx, []*nodes.Node{n}, "")
 }

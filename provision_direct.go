@@ -82,10 +82,22 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 	return res, err
 }
 
+// Install states beside those of the registrations (pending, consumed,
+// installed), as [Project.List] reports them.
+const (
+	// StateUnregistered: the provider has no record of the node.
+	StateUnregistered = "unregistered"
+	// StateUnknown: the provider's records could not be read.
+	StateUnknown = "unknown"
+)
+
 // installStates fills in InstallState of the nodes made by a
 // [providers.Direct] provider, from the records in each platform's
 // provisioner folder (explicit, when set, for every platform).
 func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	states := map[string]map[string]string{} // platform -> hostname -> state
 	for _, n := range ns {
 		prov, err := providers.Get(n.ProviderMetadata.Provider)
@@ -102,14 +114,22 @@ func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit 
 			if err != nil {
 				return err
 			}
-			if st, err = d.States(ctx, p.ProvisionerDir(plat, explicit)); err != nil {
-				return fmt.Errorf("install states of platform %s: %w", n.Platform, err)
+			dir := p.ProvisionerDir(plat, explicit)
+			if st, err = d.States(ctx, dir); err != nil {
+				// The nodes are still listed: the state is what is unknown
+				// (a folder of another user, say).
+				p.log.Warn("cannot read install states", "platform", n.Platform, "dir", dir, "err", err)
+				st = nil
 			}
 			states[n.Platform] = st
 		}
-		n.InstallState = st[n.Hostname]
-		if n.InstallState == "" {
-			n.InstallState = "unregistered"
+		switch {
+		case st == nil:
+			n.InstallState = StateUnknown
+		case st[n.Hostname] == "":
+			n.InstallState = StateUnregistered
+		default:
+			n.InstallState = st[n.Hostname]
 		}
 	}
 	return nil

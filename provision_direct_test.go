@@ -98,4 +98,14 @@ pools:
 	if err != nil || len(ns) != 2 || ns[0].InstallState != "pending" {
 		t.Errorf("list: %v %v", ns, err)
 	}
+	notADir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notADir, nil, 0o600)
+	ns, err = p.List(ctx, ListOptions{Platform: "metal", ProvisionerDir: notADir})
+	if err != nil || len(ns) != 2 || ns[1].InstallState != StateUnknown {
+		t.Errorf("list with an unreadable state folder: %v %v", ns, err)
+	}
+	ns, err = p.List(ctx, ListOptions{Platform: "metal", ProvisionerDir: t.TempDir()})
+	if err != nil || len(ns) != 2 || ns[0].InstallState != StateUnregistered {
+		t.Errorf("list with an empty state folder: %v %v", ns, err)
+	}
 }

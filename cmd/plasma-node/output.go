@@ -108,6 +108,7 @@ func printNode(w io.Writer, format string, n *nodes.Node) error {
 	row("Private MAC", n.Network.PrivateMAC)
 	row("Provider", n.ProviderMetadata.Provider)
 	row("Server ID", n.ProviderMetadata.ServerID)
+	row("Install", n.InstallState)
 	row("Disks", strings.Join(n.Disks, ", "))
 	return tw.Flush()
 }
