@@ -49,6 +49,10 @@ func Providers() []string {
 type Options struct {
 	// Logger receives what the operations report; nil discards it.
 	Logger *slog.Logger
+	// ProvisionerDir is node-provisioner's state folder for every pxe
+	// platform, when an operation's options name none; empty leaves the
+	// choice to [Project.ProvisionerDir].
+	ProvisionerDir string
 }
 
 // Project is a folder holding platforms/ and, optionally, topology.yaml.
@@ -60,7 +64,8 @@ type Project struct {
 	// which case every well-formed zone is accepted.
 	Topology *zones.Topology
 
-	log *slog.Logger
+	log            *slog.Logger
+	provisionerDir string
 }
 
 // OpenProject opens the project folder dir, reading topology.yaml when it
@@ -77,7 +82,7 @@ func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log}, nil
+	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log, provisionerDir: opts.ProvisionerDir}, nil
 }
 
 // FindProjectDir returns the nearest folder at or above start that holds

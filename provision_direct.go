@@ -19,14 +19,17 @@ const DefaultProvisionerDir = "/var/lib/node-provisioner"
 const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
 
 // ProvisionerDir returns the node-provisioner state folder of a
-// platform: explicit when set (the --provisioner-dir flag), else
-// $NODE_PROVISIONER_STATE_DIR, else the platform's
+// platform: explicit when set, else [Options.ProvisionerDir] (both the
+// --provisioner-dir flag), else $NODE_PROVISIONER_STATE_DIR, else the
+// platform's
 // infrastructure.provisioner_dir (relative to the project folder), else
 // [DefaultProvisionerDir], as node-provisioner chooses its own.
 func (p *Project) ProvisionerDir(plat *nodes.Platform, explicit string) string {
 	switch {
 	case explicit != "":
 		return explicit
+	case p.provisionerDir != "":
+		return p.provisionerDir
 	case os.Getenv(EnvProvisionerDir) != "":
 		return os.Getenv(EnvProvisionerDir)
 	case plat != nil && plat.Infrastructure.ProvisionerDir != "":

@@ -146,7 +146,6 @@ func (a *app) listCmd() *cobra.Command {
 	}
 	c.Flags().StringVarP(&o.Zone, "zone", "z", "", "only nodes allocated to this zone or a zone below it")
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
-	provisionerDirFlag(c.Flags(), &o.ProvisionerDir)
 	return c
 }
 

@@ -26,10 +26,11 @@ func usageError(err error) error { return cli.Usage(err) }
 
 // app is the state the commands share.
 type app struct {
-	dir       string
-	logFormat string
-	out       io.Writer
-	log       *slog.Logger
+	dir            string
+	logFormat      string
+	provisionerDir string
+	out            io.Writer
+	log            *slog.Logger
 }
 
 func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
@@ -44,7 +45,7 @@ func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
 		}
 		dir = d
 	}
-	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: a.log})
+	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: a.log, ProvisionerDir: a.provisionerDir})
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -71,6 +72,8 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
+	root.PersistentFlags().StringVar(&a.provisionerDir, "provisioner-dir", "", "pxe platforms: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
+		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), cli.VersionCommand("plasma-node"))
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/providers"
@@ -64,14 +63,7 @@ in platform.yaml), registered with node-provisioner in its state folder.`,
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}])")
-	provisionerDirFlag(f, &o.ProvisionerDir)
 	return c
-}
-
-// provisionerDirFlag adds --provisioner-dir, for pxe platforms.
-func provisionerDirFlag(f *pflag.FlagSet, p *string) {
-	f.StringVar(p, "provisioner-dir", "", "provider pxe: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
-		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 }
 
 func (a *app) destroyCmd() *cobra.Command {
@@ -114,7 +106,6 @@ manual platform only the node files are removed.`,
 	f.BoolVar(&o.Force, "force", false, `destroy without the typed "yes"`)
 	f.BoolVar(&o.KeepNodes, "keep-nodes", false, "keep the node files")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
-	provisionerDirFlag(f, &o.ProvisionerDir)
 	return c
 }
 
