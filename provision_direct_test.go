@@ -21,17 +21,21 @@ func TestProvisionerDir(t *testing.T) {
 		explicit string
 		env      string
 		want     string
+		project  string
 	}{
-		"the flag wins":                               {withDir, "/flag", "/env", "/flag"},
-		"the environment comes next":                  {withDir, "", "/env", "/env"},
-		"platform.yaml is relative to the project":    {withDir, "", "", "/proj/state/np"},
-		"an absolute platform.yaml folder is kept":    {abs, "", "", "/srv/np"},
-		"the default is node-provisioner's own":       {&nodes.Platform{}, "", "", DefaultProvisionerDir},
-		"no platform at all gets the default as well": {nil, "", "", DefaultProvisionerDir},
+		"the project's option comes after the operation's": {plat: withDir, env: "/env", want: "/opt", project: "/opt"},
+		"the operation's option wins over the project's":   {plat: withDir, explicit: "/flag", want: "/flag", project: "/opt"},
+		"the flag wins":                               {withDir, "/flag", "/env", "/flag", ""},
+		"the environment comes next":                  {withDir, "", "/env", "/env", ""},
+		"platform.yaml is relative to the project":    {withDir, "", "", "/proj/state/np", ""},
+		"an absolute platform.yaml folder is kept":    {abs, "", "", "/srv/np", ""},
+		"the default is node-provisioner's own":       {&nodes.Platform{}, "", "", DefaultProvisionerDir, ""},
+		"no platform at all gets the default as well": {nil, "", "", DefaultProvisionerDir, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(EnvProvisionerDir, tc.env)
+			p.provisionerDir = tc.project
 			if got := p.ProvisionerDir(tc.plat, tc.explicit); got != tc.want {
 				t.Errorf("ProvisionerDir = %q, want %q", got, tc.want)
 			}
