@@ -76,3 +76,28 @@ func TestMachineIDIsAValidServerID(t *testing.T) {
 		t.Error("a cloud server id passes")
 	}
 }
+
+// FuzzParseHardware: any input is refused with ErrInvalidHardware or
+// gives machines that each pin something and make a valid registration.
+func FuzzParseHardware(f *testing.F) {
+	f.Add([]byte(hwFile))
+	f.Add([]byte(`{"machines": [{"macs": ["AA-BB-CC-DD-EE-01"], "boot_disk": "sda"}]}`))
+	f.Add([]byte("machines:\n  - serial: &a X1\n  - serial: *a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		hs, err := ParseHardware("fuzz.yaml", data)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidHardware) {
+				t.Fatalf("error %v does not wrap ErrInvalidHardware", err)
+			}
+			return
+		}
+		for _, h := range hs {
+			if MachineID(h.Machine) == "" {
+				t.Fatalf("machine at %s pins nothing", h.Where)
+			}
+			if _, err := registration("node", h.Machine); err != nil {
+				t.Fatalf("machine at %s: %v", h.Where, err)
+			}
+		}
+	})
+}
