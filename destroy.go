@@ -30,6 +30,9 @@ type DestroyOptions struct {
 	Getenv func(string) string
 	// Env is added to tofu's environment.
 	Env map[string]string
+	// ProvisionerDir is node-provisioner's state folder of a pxe
+	// platform. Empty: [Project.ProvisionerDir]'s choice.
+	ProvisionerDir string
 }
 
 // DestroyResult is what a destroy run did.
@@ -56,6 +59,9 @@ const PromptDestroy = `Destroy these servers? Type "yes" to confirm, anything el
 // removed unless KeepNodes. For a manual platform it only removes node
 // files. A run already in progress for the platform makes it fail at
 // once.
+//
+// For a [providers.Direct] provider (pxe) the servers are withdrawn
+// from the provider (pending registrations removed) instead.
 //
 // Errors: [nodes.ErrLocked], [ErrNoPrompter], and those of tofu.
 func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult, error) {
@@ -120,6 +126,29 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 			fmt.Fprintf(o.Stdout, "Platform %s has no servers to destroy\n", o.Platform)
 		}
 		return res, nil
+	}
+	if d, ok := prov.(providers.Direct); ok {
+		if o.Stdout != nil {
+			fmt.Fprintf(o.Stdout, "Nodes of platform %s to withdraw (pending registrations are removed; installed machines are not wiped):\n  %s\n",
+				o.Platform, strings.Join(hosts, "\n  "))
+		}
+		if !o.Force {
+			ok, err := ask(gate, PromptDestroy, "yes")
+			if err != nil || !ok {
+				res.Declined = !ok
+				return res, err
+			}
+		}
+		in := providers.DirectInput{Input: providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true},
+			Dir: p.ProvisionerDir(plat, o.ProvisionerDir), Logger: p.log}
+		if _, err := d.Remove(ctx, in); err != nil {
+			return res, fmt.Errorf("withdraw servers of platform %s: %w", o.Platform, err)
+		}
+		res.Destroyed = true
+		if o.KeepNodes {
+			return res, nil
+		}
+		return res, p.removeNodes(ctx, o.Platform, hosts, &res)
 	}
 	cfg, err := prov.Configure(providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true})
 	if err != nil {

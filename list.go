@@ -16,10 +16,26 @@ type ListOptions struct {
 	// Zone keeps the nodes allocated to the zone or to a zone below it, as
 	// plasmactl-zone's zone:show finds them. Default: all.
 	Zone string
+	// ProvisionerDir is node-provisioner's state folder, read for the
+	// InstallState of bare-metal (pxe) nodes. Empty: each platform's
+	// [Project.ProvisionerDir].
+	ProvisionerDir string
 }
 
 // List returns the selected nodes, sorted by platform, then hostname.
+// A node made by a [providers.Direct] provider (pxe) has its
+// InstallState from the provider's records: pending, consumed,
+// installed, [StateUnregistered] when it has none, or [StateUnknown]
+// when they cannot be read (logged; the list does not fail for it).
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
+	ns, err := p.list(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return ns, p.installStates(ctx, ns, o.ProvisionerDir)
+}
+
+func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
 	var zone string
 	if o.Zone != "" {
 		z, err := p.zone(o.Zone)
@@ -69,7 +85,8 @@ type Shown struct {
 }
 
 // Show finds name as a platform, else as a node in any platform (a
-// platform wins when both exist). Neither is an error wrapping
+// platform wins when both exist); bare-metal nodes have their
+// InstallState as [Project.List] gives it. Neither is an error wrapping
 // [nodes.ErrNodeNotFound] that says so.
 func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	plat, err := p.Store.Platform(ctx, name)
@@ -79,7 +96,7 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 		if err != nil {
 			return Shown{}, err
 		}
-		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, nil
+		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, p.installStates(ctx, ns, "")
 	case !errors.Is(err, nodes.ErrPlatformNotFound):
 		return Shown{}, err
 	}
@@ -90,5 +107,5 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	if err != nil {
 		return Shown{}, err
 	}
-	return Shown{Node: n}, nil
+	return Shown{Node: n}, p.installStates(ctx, []*nodes.Node{n}, "")
 }

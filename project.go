@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -19,6 +20,7 @@ import (
 	_ "github.com/plasmactl/plasma-node/providers/hetzner"
 	_ "github.com/plasmactl/plasma-node/providers/manual"
 	_ "github.com/plasmactl/plasma-node/providers/ovh"
+	pxeprovider "github.com/plasmactl/plasma-node/providers/pxe"
 	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/zones"
 )
@@ -37,26 +39,20 @@ var (
 	ErrInvalidAddress = errors.New("invalid address")
 )
 
-// plannedProviders are names a platform may already carry whose provider
-// package is still to come: pxe, bare metal handed to node-provisioner.
-var plannedProviders = []string{"pxe"}
-
 // Providers returns the provider names a platform may use: those in the
-// providers registry, and the planned ones.
+// providers registry.
 func Providers() []string {
-	names := providers.Names()
-	for _, p := range plannedProviders {
-		if !slices.Contains(names, p) {
-			names = append(names, p)
-		}
-	}
-	return names
+	return providers.Names()
 }
 
 // Options configure a Project. The zero value is ready to use.
 type Options struct {
 	// Logger receives what the operations report; nil discards it.
 	Logger *slog.Logger
+	// ProvisionerDir is node-provisioner's state folder for every pxe
+	// platform, when an operation's options name none; empty leaves the
+	// choice to [Project.ProvisionerDir].
+	ProvisionerDir string
 }
 
 // Project is a folder holding platforms/ and, optionally, topology.yaml.
@@ -68,7 +64,8 @@ type Project struct {
 	// which case every well-formed zone is accepted.
 	Topology *zones.Topology
 
-	log *slog.Logger
+	log            *slog.Logger
+	provisionerDir string
 }
 
 // OpenProject opens the project folder dir, reading topology.yaml when it
@@ -85,7 +82,7 @@ func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log}, nil
+	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log, provisionerDir: opts.ProvisionerDir}, nil
 }
 
 // FindProjectDir returns the nearest folder at or above start that holds
@@ -139,6 +136,7 @@ func IsUsageError(err error) bool {
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
 		ErrUnknownProvider, ErrConflict, ErrInvalidAddress,
+		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, answer.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {
 			return true

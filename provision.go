@@ -21,6 +21,7 @@ import (
 	_ "github.com/plasmactl/plasma-node/providers/hetzner"
 	_ "github.com/plasmactl/plasma-node/providers/manual"
 	_ "github.com/plasmactl/plasma-node/providers/ovh"
+	_ "github.com/plasmactl/plasma-node/providers/pxe"
 	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/tofu"
 	"github.com/plasmactl/plasma-node/zones"
@@ -55,6 +56,12 @@ type ProvisionOptions struct {
 	Getenv func(string) string
 	// Env is added to tofu's environment (TF_CLI_CONFIG_FILE, say).
 	Env map[string]string
+	// ProvisionerDir is node-provisioner's state folder, where a pxe
+	// platform's registrations go. Empty: [ProvisionerDir]'s choice.
+	ProvisionerDir string
+	// HardwareFile lists the bare-metal machines new servers of a pxe
+	// platform are taken from (format: providers/pxe.ParseHardware).
+	HardwareFile string
 }
 
 // ProvisionResult is what a provision run did.
@@ -78,6 +85,11 @@ type ProvisionResult struct {
 // node files being the truth. A run already in progress for the platform
 // makes it fail at once (an error wrapping [nodes.ErrLocked] naming the
 // holder).
+//
+// A [providers.Direct] provider (pxe) is planned and applied by itself
+// instead of by tofu, through the same gate: for pxe every new server is
+// a machine of the hardware lists registered with node-provisioner in
+// ProvisionerDir, then a node file.
 //
 // Errors: [zones.ErrInvalidSpec] (nothing written), [ErrNoPools],
 // [providers.ErrNoInfrastructure] for manual, [ErrDestructivePlan],
@@ -105,6 +117,7 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 		old, ok := pools[name]
 		if ok {
 			sp.IPPool = old.IPPool
+			sp.Hardware = old.Hardware
 		}
 		pools[name] = sp
 	}
@@ -123,6 +136,11 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	existing := adopt(o.Platform, pools, existingNodes)
 	cplat := *plat
 	cplat.Pools = pools
+	if d, ok := prov.(providers.Direct); ok {
+		in := providers.DirectInput{Input: providers.Input{Platform: &cplat, Pools: pools, Existing: existing},
+			Dir: p.ProvisionerDir(plat, o.ProvisionerDir), HardwareFile: o.HardwareFile, Logger: p.log}
+		return p.provisionDirect(ctx, o, d, in, plat, existingNodes, res)
+	}
 	cfg, err := prov.Configure(providers.Input{Platform: &cplat, Pools: pools, Existing: existing})
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
@@ -174,7 +192,11 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 }
 
 func poolEqual(a, b nodes.Pool) bool {
-	return slices.Equal(a.Zones, b.Zones) && a.Machine == b.Machine && a.Count == b.Count && a.IPPool == b.IPPool
+	return slices.Equal(a.Zones, b.Zones) && a.Machine == b.Machine && a.Count == b.Count && a.IPPool == b.IPPool &&
+		slices.EqualFunc(a.Hardware, b.Hardware, func(x, y nodes.Machine) bool {
+			return x.Pool == y.Pool && slices.Equal(x.MACs, y.MACs) && x.Serial == y.Serial && x.UUID == y.UUID &&
+				x.BootDisk == y.BootDisk && slices.Equal(x.DataPools, y.DataPools)
+		})
 }
 
 var nonLabel = regexp.MustCompile(`[^a-z0-9]+`)
@@ -469,6 +491,9 @@ func (p *Project) writeServers(ctx context.Context, plat *nodes.Platform, provNa
 				n.ProviderMetadata.Region = s.Region
 			}
 			n.ProviderMetadata.Machine = machine
+			if s.MAC != "" {
+				n.Network.PrivateMAC = s.MAC
+			}
 			n.K8sLabels = zoneLabels(n.K8sLabels, before, n.Zones)
 			return nil
 		}

@@ -22,6 +22,12 @@ func clonePlatform(p *Platform) *Platform {
 	c.Pools = maps.Clone(p.Pools)
 	for k, v := range c.Pools {
 		v.Zones = slices.Clone(v.Zones)
+		v.Hardware = slices.Clone(v.Hardware)
+		for i, m := range v.Hardware {
+			m.MACs = slices.Clone(m.MACs)
+			m.DataPools = slices.Clone(m.DataPools)
+			v.Hardware[i] = m
+		}
 		c.Pools[k] = v
 	}
 	c.Networking.IPPools = maps.Clone(p.Networking.IPPools)

@@ -29,6 +29,11 @@ type Node struct {
 	// K8sLabels are the Kubernetes node labels, zone labels included.
 	K8sLabels map[string]string `yaml:"k8s_labels,omitempty" json:"k8s_labels,omitempty"`
 
+	// InstallState is a bare-metal node's install state from its
+	// node-provisioner registration (pending, consumed, installed), as
+	// the list operation fills it in; it is not written into the file.
+	InstallState string `yaml:"-" json:"install_state,omitempty"`
+
 	// file is the path the node was loaded from, empty for a new node.
 	file string
 }
@@ -137,6 +142,10 @@ type Infrastructure struct {
 	SSHKeyID string `yaml:"ssh_key_id,omitempty" json:"ssh_key_id,omitempty"`
 	// PrivateVLANID is the VLAN ID of the private network.
 	PrivateVLANID int `yaml:"private_vlan_id,omitempty" json:"private_vlan_id,omitempty"`
+	// ProvisionerDir is node-provisioner's state folder, where provider
+	// pxe writes the platform's registrations; relative to the project
+	// folder. Default: node-provisioner's (/var/lib/node-provisioner).
+	ProvisionerDir string `yaml:"provisioner_dir,omitempty" json:"provisioner_dir,omitempty"`
 }
 
 // API is a provider's endpoint and credentials. Credentials are usually
@@ -208,6 +217,30 @@ type Pool struct {
 	// IPPool names the networking.ip_pools entry the pool's private IPs come
 	// from; empty means networking.private_network.
 	IPPool string `yaml:"ip_pool,omitempty" json:"ip_pool,omitempty"`
+	// Hardware lists the bare-metal machines new servers of the pool are
+	// taken from, in order (provider pxe).
+	Hardware []Machine `yaml:"hardware,omitempty" json:"hardware,omitempty"`
+}
+
+// Machine is one bare-metal machine of a hardware list (provider pxe):
+// what its node-provisioner registration pins and where the system and
+// the data pools go. It needs at least one of MACs, Serial and UUID.
+type Machine struct {
+	// Pool, in a hardware file, keeps the machine for that pool; empty
+	// means any pool. A pool's own list in platform.yaml leaves it empty.
+	Pool string `yaml:"pool,omitempty" json:"pool,omitempty"`
+	// MACs are the machine's network interfaces (aa:bb:cc:dd:ee:ff).
+	MACs []string `yaml:"macs,omitempty" json:"macs,omitempty"`
+	// Serial is the machine's DMI system serial.
+	Serial string `yaml:"serial,omitempty" json:"serial,omitempty"`
+	// UUID is the machine's DMI system UUID.
+	UUID string `yaml:"uuid,omitempty" json:"uuid,omitempty"`
+	// BootDisk is the disk for the system: a serial, a kernel name (sda)
+	// or any; empty means chosen on the console.
+	BootDisk string `yaml:"boot_disk,omitempty" json:"boot_disk,omitempty"`
+	// DataPools are data pool specs NAME=LAYOUT:DISK[,DISK...], created
+	// on first boot.
+	DataPools []string `yaml:"data_pools,omitempty" json:"data_pools,omitempty"`
 }
 
 // Defaults are platform-wide defaults.

@@ -131,4 +131,7 @@ type Server struct {
 	Pool string `json:"pool"`
 	// DisplayName is the provider's display name of the server.
 	DisplayName string `json:"display_name"`
+	// MAC is the MAC address of the interface the server boots and is
+	// installed over (bare metal), written as the node's private_mac.
+	MAC string `json:"mac,omitempty"`
 }

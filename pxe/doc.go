@@ -7,5 +7,7 @@
 // installer ISO into boot assets without root or loop mounts.
 //
 // The answer logic itself lives in package answer; this package only
-// listens, routes, chooses boot files and enforces the window.
+// listens, routes, chooses boot files and enforces the window. A program
+// with answer logic of its own mounts [AnswerHandler] with its
+// [AnswerFunc] instead.
 package pxe

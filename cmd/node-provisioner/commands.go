@@ -88,9 +88,10 @@ func (a *app) registerCmd() *cobra.Command {
 
 func (a *app) unregisterCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "unregister NAME",
-		Short: "Remove a pending registration",
-		Args:  cobra.ExactArgs(1),
+		Use:     "unregister NAME",
+		Short:   "Remove a pending registration",
+		Example: "  node-provisioner unregister pve3",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := answer.ValidateName(args[0]); err != nil {
 				return err
@@ -113,7 +114,9 @@ func (a *app) listCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list",
 		Short: "List registrations: pending, consumed and installed",
-		Args:  cobra.NoArgs,
+		Example: `  node-provisioner list
+  node-provisioner list -o json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "table" && output != "json" {
 				return usageError(fmt.Errorf("--output %q: want table or json", output))

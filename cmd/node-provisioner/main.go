@@ -36,10 +36,22 @@ type app struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout, errw: stderr}
+	root := newRoot(&app{out: stdout, errw: stderr}, stdout, stderr)
+	root.SetArgs(args)
+	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
+		return errors.Is(err, answer.ErrInvalidRegistration) || errors.Is(err, answer.ErrInvalidSSHKey)
+	})
+}
+
+// newRoot returns the command tree.
+func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "node-provisioner",
 		Short: "Serve the Proxmox VE automated installer one answer per registered node",
+		Example: `  node-provisioner register pve1 --mac 52:54:00:de:ad:01 --boot-disk sda
+  node-provisioner enable --ttl 2h --dhcp-interface eth0
+  node-provisioner list
+  source <(node-provisioner completion bash)`,
 		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
 			if a.log, err = cli.NewLogger(a.logFormat, stderr); err != nil {
 				return err
@@ -58,7 +70,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return nil
 		},
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	pf := root.PersistentFlags()
@@ -67,9 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
 	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), cli.VersionCommand("node-provisioner"))
 	cli.Setup(root)
-	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
-		return errors.Is(err, answer.ErrInvalidRegistration) || errors.Is(err, answer.ErrInvalidSSHKey)
-	})
+	return root
 }
 
 func envOr(key, def string) string {

@@ -12,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
 type result struct {
@@ -149,5 +152,39 @@ func TestPrepareStagesTheTestISO(t *testing.T) {
 	}
 	if r := np(t, state, "prepare"); r.code != 2 || !strings.Contains(r.err, "--iso is required") {
 		t.Errorf("no --iso: exit %d %q", r.code, r.err)
+	}
+}
+
+// TestEveryCommandHasShortAndExample walks the whole command tree, help
+// and completion included.
+func TestEveryCommandHasShortAndExample(t *testing.T) {
+	var out, errb bytes.Buffer
+	root := newRoot(&app{out: &out, errw: &errb}, &out, &errb)
+	if missing := cli.MissingHelp(root); len(missing) > 0 {
+		t.Errorf("commands without help:\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+func TestCompletionAndJSONLogs(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		if r := np(t, t.TempDir(), "completion", sh); r.code != 0 || !strings.Contains(r.stdout, "node-provisioner") {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, r.code, len(r.stdout), r.err)
+		}
+	}
+	r := np(t, t.TempDir(), "--log-format", "json", "register", "pve1", "--mac", "52:54:00:de:ad:01", "--boot-disk", "sda")
+	if r.code != 0 {
+		t.Fatalf("register: %d %s", r.code, r.err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(r.err), &rec); err != nil || rec["msg"] != "registration written" || rec["node"] != "pve1" {
+		t.Errorf("--log-format json: %v: %q", err, r.err)
+	}
+}
+
+// TestPlasmaNodeFindsThisStateFolder keeps plasma-node's default for a
+// pxe platform's registrations where node-provisioner keeps them.
+func TestPlasmaNodeFindsThisStateFolder(t *testing.T) {
+	if DefaultStateDir != plasmanode.DefaultProvisionerDir || plasmanode.EnvProvisionerDir != "NODE_PROVISIONER_STATE_DIR" {
+		t.Errorf("node-provisioner uses %s ($NODE_PROVISIONER_STATE_DIR), plasma-node looks in %s ($%s)", DefaultStateDir, plasmanode.DefaultProvisionerDir, plasmanode.EnvProvisionerDir)
 	}
 }

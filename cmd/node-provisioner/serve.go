@@ -92,7 +92,9 @@ func (a *app) serveCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "serve [--http ADDR] [--ttl DURATION] [--domain D] [--keyboard K] [--country C] [--timezone TZ] [--mailto M]",
 		Short: "Serve a provisioning window in the foreground until its TTL runs out",
-		Args:  cobra.NoArgs,
+		Example: `  node-provisioner serve --http :8090 --ttl 2h --domain mgmt.internal
+  node-provisioner serve --dhcp-interface eth0 --tls`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
 				return err
@@ -330,7 +332,9 @@ func (a *app) enableCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "enable [--ttl DURATION] [--http ADDR] [--bootfile snponly.efi|ipxe.efi] [--dhcp-hook CMD]",
 		Short: "Open the provisioning window in the background (a transient systemd unit, or a detached process)",
-		Args:  cobra.NoArgs,
+		Example: `  node-provisioner enable --ttl 2h
+  node-provisioner enable --http 127.0.0.1:8090 --ttl 10m`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
 				return err
@@ -365,9 +369,10 @@ func abs(p string) string {
 
 func (a *app) disableCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "disable",
-		Short: "Close the provisioning window (idempotent)",
-		Args:  cobra.NoArgs,
+		Use:     "disable",
+		Short:   "Close the provisioning window (idempotent)",
+		Example: "  node-provisioner disable",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			closed, err := pxe.Disable(cmd.Context(), a.stateDir, 0)
 			if err != nil {
@@ -384,11 +389,12 @@ func (a *app) disableCmd() *cobra.Command {
 }
 
 func (a *app) tlsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls"}
+	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls", Example: "  node-provisioner tls fingerprint"}
 	c.AddCommand(&cobra.Command{
-		Use:   "fingerprint",
-		Short: "Print the certificate's SHA-256 fingerprint in the installer's format (creating the certificate if needed)",
-		Args:  cobra.NoArgs,
+		Use:     "fingerprint",
+		Short:   "Print the certificate's SHA-256 fingerprint in the installer's format (creating the certificate if needed)",
+		Example: "  node-provisioner --state-dir /var/lib/node-provisioner tls fingerprint",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
 			if err != nil {
@@ -407,7 +413,9 @@ func (a *app) prepareCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--release NAME]",
 		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
-		Args:  cobra.NoArgs,
+		Example: `  node-provisioner prepare --iso proxmox-ve_9.2-1.iso
+  node-provisioner prepare --iso proxmox-ve_9.2-1.iso --answer-url https://10.0.0.2:8090/answer --cert-fingerprint auto`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.ISO == "" {
 				return usageError(errors.New("--iso is required: the Proxmox VE installer ISO to stage"))
@@ -464,7 +472,9 @@ func (a *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "Show the window, the registrations and recent events; exit 0 only while the window is open",
-		Args:  cobra.NoArgs,
+		Example: `  node-provisioner status
+  node-provisioner status >/dev/null && echo open`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
 			w, err := pxe.ReadWindow(a.stateDir)

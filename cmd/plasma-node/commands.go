@@ -123,7 +123,9 @@ func (a *app) listCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "list [PLATFORM]",
 		Short: "List nodes, of one platform or all, optionally those in a zone",
-		Args:  cobra.MaximumNArgs(1),
+		Example: `  plasma-node list
+  plasma-node list demo --zone foundation -o json`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
@@ -152,7 +154,9 @@ func (a *app) showCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show PLATFORM|NODE",
 		Short: "Show a platform and its nodes, or one node",
-		Args:  cobra.ExactArgs(1),
+		Example: `  plasma-node show demo
+  plasma-node show server1 -o yaml`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output); err != nil {
 				return err

@@ -26,10 +26,11 @@ func usageError(err error) error { return cli.Usage(err) }
 
 // app is the state the commands share.
 type app struct {
-	dir       string
-	logFormat string
-	out       io.Writer
-	log       *slog.Logger
+	dir            string
+	logFormat      string
+	provisionerDir string
+	out            io.Writer
+	log            *slog.Logger
 }
 
 func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
@@ -44,28 +45,39 @@ func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
 		}
 		dir = d
 	}
-	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: a.log})
+	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: a.log, ProvisionerDir: a.provisionerDir})
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{out: stdout}
+	root := newRoot(&app{out: stdout}, stdout, stderr)
+	root.SetArgs(args)
+	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
+}
+
+// newRoot returns the command tree.
+func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "plasma-node",
 		Short: "Manage the platforms and nodes of a Plasma project",
+		Example: `  plasma-node add demo --provider hetzner --domain example.com
+  plasma-node provision demo -z foundation.cluster.control:cx22:3
+  plasma-node list demo
+  source <(plasma-node completion bash)`,
 		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
 			a.log, err = cli.NewLogger(a.logFormat, stderr)
 			return err
 		},
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
+	root.PersistentFlags().StringVar(&a.provisionerDir, "provisioner-dir", "", "pxe platforms: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
+		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), cli.VersionCommand("plasma-node"))
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
 	}
 	cli.Setup(root)
-	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
+	return root
 }

@@ -14,7 +14,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
+
+	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
 // TestMain lets the test binary act as plasma-node, so tests can run it as
@@ -108,7 +111,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"existing hostname":              {[]string{"add", "demo", "--hostname", "node001"}, "node node001 in platform demo: already exists"},
 		"unknown platform":               {[]string{"add", "nope", "--hostname", "n3"}, `platform "nope": platform not found (known platforms: demo)`},
 		"unknown node":                   {[]string{"allocate", "node999", "platform.x"}, `node "node999"`},
-		"unknown provider":               {[]string{"add", "other", "--provider", "gcp"}, `provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, scaleway, pxe)`},
+		"unknown provider":               {[]string{"add", "other", "--provider", "gcp"}, `provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, pxe, scaleway)`},
 		"bad platform name":              {[]string{"add", "My_Platform"}, `platform "My_Platform"`},
 		"unknown flag":                   {[]string{"list", "--frobnicate"}, "unknown flag: --frobnicate"},
 		"missing argument":               {[]string{"show"}, "usage: plasma-node show"},
@@ -267,5 +270,45 @@ func TestConcurrentAllocatesFromTwoProcesses(t *testing.T) {
 func TestVersion(t *testing.T) {
 	if out := mustRun(t, t.TempDir(), "version"); !strings.HasPrefix(out, "plasma-node ") {
 		t.Errorf("version = %q", out)
+	}
+}
+
+// TestEveryCommandHasShortAndExample walks the whole command tree, help
+// and completion included.
+func TestEveryCommandHasShortAndExample(t *testing.T) {
+	var out, errb bytes.Buffer
+	root := newRoot(&app{out: &out}, &out, &errb)
+	if missing := cli.MissingHelp(root); len(missing) > 0 {
+		t.Errorf("commands without help:\n%s", strings.Join(missing, "\n"))
+	}
+	var n int
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		n++
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if n < 14 { // 8 commands, help, completion and its 4 shells, and the root
+		t.Errorf("walked %d commands; the tree lost some", n)
+	}
+}
+
+func TestCompletionAndJSONLogs(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish", "powershell"} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), []string{"completion", sh}, &out, &errb); code != 0 || !strings.Contains(out.String(), "plasma-node") {
+			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, code, out.Len(), errb.String())
+		}
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--dir", dir, "--log-format", "json", "add", "demo"}, &out, &errb); code != 0 {
+		t.Fatalf("add: %d %s", code, errb.String())
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(errb.Bytes(), &rec); err != nil || rec["msg"] != "platform created" || rec["platform"] != "demo" || rec["level"] != "INFO" {
+		t.Errorf("--log-format json: %v: %q", err, errb.String())
 	}
 }

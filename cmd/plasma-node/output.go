@@ -39,14 +39,15 @@ func encode(w io.Writer, format string, v any) error {
 // listed is a node with its platform, for YAML output (the node type keeps
 // the platform out of its file).
 type listed struct {
-	Platform   string `yaml:"platform"`
-	nodes.Node `yaml:",inline"`
+	Platform     string `yaml:"platform"`
+	InstallState string `yaml:"install_state,omitempty"`
+	nodes.Node   `yaml:",inline"`
 }
 
 func withPlatform(ns []*nodes.Node) []listed {
 	out := make([]listed, len(ns))
 	for i, n := range ns {
-		out[i] = listed{Platform: n.Platform, Node: *n}
+		out[i] = listed{Platform: n.Platform, InstallState: n.InstallState, Node: *n}
 	}
 	return out
 }
@@ -66,9 +67,18 @@ func printNodes(w io.Writer, format string, ns []*nodes.Node) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PLATFORM\tHOSTNAME\tPUBLIC IP\tPRIVATE IP\tZONES")
+	state := slices.ContainsFunc(ns, func(n *nodes.Node) bool { return n.InstallState != "" })
+	head := "PLATFORM\tHOSTNAME\tPUBLIC IP\tPRIVATE IP\tZONES"
+	if state {
+		head += "\tINSTALL"
+	}
+	fmt.Fprintln(tw, head)
 	for _, n := range ns {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Platform, n.Hostname, dash(n.Network.PublicIP), dash(n.Network.PrivateIP), dash(strings.Join(n.Zones, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", n.Platform, n.Hostname, dash(n.Network.PublicIP), dash(n.Network.PrivateIP), dash(strings.Join(n.Zones, ",")))
+		if state {
+			fmt.Fprintf(tw, "\t%s", dash(n.InstallState))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }
@@ -98,6 +108,7 @@ func printNode(w io.Writer, format string, n *nodes.Node) error {
 	row("Private MAC", n.Network.PrivateMAC)
 	row("Provider", n.ProviderMetadata.Provider)
 	row("Server ID", n.ProviderMetadata.ServerID)
+	row("Install", n.InstallState)
 	row("Disks", strings.Join(n.Disks, ", "))
 	return tw.Flush()
 }

@@ -18,9 +18,14 @@ func (a *app) provisionCmd() *cobra.Command {
 		Long: `Each -z spec becomes (or updates) a pool named after the zone's last segment.
 Existing nodes are adopted by server id, so a second identical run changes
 nothing. The plan is shown classified; --dry-run stops there. A plan that
-deletes or replaces a server is refused: use destroy.`,
+deletes or replaces a server is refused: use destroy.
+
+On a platform whose provider is pxe, no tofu runs: each new node is a
+machine of the hardware lists (--hardware FILE, then pools.<pool>.hardware
+in platform.yaml), registered with node-provisioner in its state folder.`,
 		Example: `  plasma-node provision demo -z foundation.cluster.control:cx22:3 -z cognition.data:cx32:2
-  plasma-node provision demo --dry-run`,
+  plasma-node provision demo --dry-run
+  plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := a.project(cmd.Context())
@@ -57,6 +62,7 @@ deletes or replaces a server is refused: use destroy.`,
 	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}])")
 	return c
 }
 

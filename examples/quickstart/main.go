@@ -17,6 +17,7 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
@@ -85,7 +86,30 @@ func run(ctx context.Context, dir string, out io.Writer) error {
 	}
 	step("cat platforms/demo/nodes/demo-node-003.yaml")
 	fmt.Fprintf(out, "%s", node)
-	return answerDemo(ctx, filepath.Join(dir, "node-provisioner"), out, step)
+
+	// Bare metal in the same inventory: provider pxe registers the pool's
+	// machines with node-provisioner instead of calling a cloud.
+	state := filepath.Join(dir, "node-provisioner")
+	step("plasma-node add metal --provider pxe --domain demo.example.com")
+	if _, err := p.Scaffold(ctx, plasmanode.ScaffoldOptions{Platform: "metal", Provider: "pxe", Domain: "demo.example.com"}); err != nil {
+		return err
+	}
+	if _, err := p.Store.UpdatePlatform(ctx, "metal", func(pl *nodes.Platform) error {
+		pl.Pools = map[string]nodes.Pool{"control": {Zones: []string{"platform.foundation.cluster.control"}, Machine: "pve", Count: 1,
+			Hardware: []nodes.Machine{{MACs: []string{"52:54:00:de:ad:01"}, BootDisk: "25414A800205", DataPools: []string{"tanka1=single:50026B73842AD86F"}}}}}
+		return nil
+	}); err != nil {
+		return err
+	}
+	step("plasma-node provision metal --provisioner-dir %s --auto-approve   (pools.control.hardware lists one machine)", filepath.Base(state))
+	pr, err := p.Provision(ctx, plasmanode.ProvisionOptions{Platform: "metal", AutoApprove: true, ProvisionerDir: state, Stdout: out})
+	if err != nil {
+		return err
+	}
+	for _, n := range pr.Nodes {
+		fmt.Fprintf(out, "    node %s: machine %s, private IP %s\n", n, n.ProviderMetadata.ServerID, n.Network.PrivateIP)
+	}
+	return answerDemo(ctx, p, state, out, step)
 }
 
 // sysInfo is what a Proxmox VE 9.2 installer posts (trimmed).
@@ -93,16 +117,18 @@ const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE"
 "iso":{"release":"9.2","isorelease":"1"},"dmi":{"system":{"serial":"DEMO-0001","uuid":"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}},
 "network_interfaces":[{"link":"enp1s0","mac":"52:54:00:DE:AD:01"}]}`
 
-func answerDemo(ctx context.Context, state string, out io.Writer, step func(string, ...any)) error {
-	step("node-provisioner register pve1 --mac 52:54:00:de:ad:01 --boot-disk 25414A800205 --pool tanka1=single:50026B73842AD86F")
+func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io.Writer, step func(string, ...any)) error {
+	step("node-provisioner list   (the registration plasma-node provision wrote)")
 	reg, err := answer.OpenRegistry(state, nil)
 	if err != nil {
 		return err
 	}
-	bd, _ := answer.ParseBootDisk("25414A800205")
-	pool, _ := answer.ParsePoolSpec("tanka1=single:50026B73842AD86F")
-	if _, err := reg.Put(ctx, answer.Registration{Name: "pve1", MACs: []string{"52:54:00:de:ad:01"}, BootDisk: bd, Pools: []answer.DataPool{pool}, Created: time.Now()}); err != nil {
+	pending, err := reg.Pending(ctx)
+	if err != nil {
 		return err
+	}
+	for _, r := range pending {
+		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
 	secrets, err := answer.OpenSecretStore(filepath.Join(state, "secrets"))
 	if err != nil {
@@ -126,10 +152,10 @@ func answerDemo(ctx context.Context, state string, out io.Writer, step func(stri
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
+	go func() { done <- srv.Serve(sctx) }()
 	<-srv.Ready()
 	url := "http://" + srv.Addr().String() + "/answer"
 	step("node-provisioner serve --http %s   (and the installer posts its system info)", srv.Addr())
@@ -151,7 +177,15 @@ func answerDemo(ctx context.Context, state string, out io.Writer, step func(stri
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.PasswordPath("pve1"))
+	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.PasswordPath("metal-control-001"))
+	step("plasma-node list metal")
+	ns, err := p.List(ctx, plasmanode.ListOptions{Platform: "metal", ProvisionerDir: state})
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		fmt.Fprintf(out, "    %-24s %-12s install state %s\n", n, n.Network.PrivateIP, n.InstallState)
+	}
 	return nil
 }
 

@@ -18,11 +18,14 @@ func TestQuickstartRuns(t *testing.T) {
 		"zones now platform.cognition.knowledge, platform.interaction.observability (modified: true)",
 		"demo-node-002@demo",
 		"k8s_labels:",
+		"node metal-control-001@metal: machine 52:54:00:de:ad:01, private IP 192.168.0.1",
+		"metal-control-001 pending, MACs 52:54:00:de:ad:01, boot disk 25414A800205",
 		"POST /answer -> 200 OK",
-		"fqdn = 'pve1.demo.example.com'",
+		"fqdn = 'metal-control-001.demo.example.com'",
 		"ID_SERIAL = '*25414A800205*'",
 		"[first-boot]",
 		"POST /answer -> 404 Not Found (no pending registration matches this machine)",
+		"metal-control-001@metal  192.168.0.1  install state consumed",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

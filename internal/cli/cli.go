@@ -46,10 +46,26 @@ func NewLogger(format string, w io.Writer) (*slog.Logger, error) {
 	return nil, Usage(fmt.Errorf("--log-format %q: want text or json", format))
 }
 
-// Setup makes root's flag and argument-count errors usage errors and
-// silences cobra's own error printing, which [Exit] does.
+// Setup adds cobra's help and completion commands (with examples, as
+// every command has), makes root's flag and argument-count errors usage
+// errors and silences cobra's own error printing, which [Exit] does.
+// Call it after root.SetOut: the completion scripts go to that writer.
 func Setup(root *cobra.Command) {
 	root.SilenceErrors, root.SilenceUsage = true, true
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	name := root.Name()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			setExample(c, "  "+name+" help\n  "+name+" help "+firstOther(root))
+		case "completion":
+			setExample(c, "  "+name+" completion bash > ~/.local/share/bash-completion/completions/"+name+"\n  "+name+" completion zsh > \"${fpath[1]}/_"+name+"\"")
+			for _, sh := range c.Commands() {
+				setExample(sh, completionExample(name, sh.Name()))
+			}
+		}
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
 	for _, c := range root.Commands() {
 		if check := c.Args; check != nil {
@@ -61,6 +77,58 @@ func Setup(root *cobra.Command) {
 			}
 		}
 	}
+}
+
+func setExample(c *cobra.Command, ex string) {
+	if c.Example == "" {
+		c.Example = ex
+	}
+}
+
+// firstOther returns the name of root's first command that is neither
+// help nor completion, for the help command's example.
+func firstOther(root *cobra.Command) string {
+	for _, c := range root.Commands() {
+		if n := c.Name(); n != "help" && n != "completion" {
+			return n
+		}
+	}
+	return ""
+}
+
+func completionExample(name, shell string) string {
+	switch shell {
+	case "bash":
+		return "  source <(" + name + " completion bash)\n  " + name + " completion bash > /etc/bash_completion.d/" + name
+	case "zsh":
+		return "  " + name + " completion zsh > \"${fpath[1]}/_" + name + "\""
+	case "fish":
+		return "  " + name + " completion fish > ~/.config/fish/completions/" + name + ".fish"
+	case "powershell":
+		return "  " + name + " completion powershell | Out-String | Invoke-Expression"
+	}
+	return "  " + name + " completion " + shell
+}
+
+// MissingHelp walks root and every command below it and returns the
+// command paths that lack a Short description or an Example, for a test
+// that keeps every --help useful.
+func MissingHelp(root *cobra.Command) []string {
+	var out []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Short == "" {
+			out = append(out, c.CommandPath()+": no Short")
+		}
+		if c.Example == "" {
+			out = append(out, c.CommandPath()+": no Example")
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
 }
 
 // Exit prints err, if any, as "<name>: <err>" on w and returns the exit
@@ -76,19 +144,47 @@ func Exit(w io.Writer, name string, err error, isUsage func(error) bool) int {
 	return 1
 }
 
-// VersionCommand prints "<name> <module version>".
+// Module is the SDK's module path, whose version the version command
+// prints.
+const Module = "github.com/plasmactl/plasma-node"
+
+// VersionCommand prints "<name> <module version>": the version of
+// [Module] in the binary's build information, whether it is the main
+// module (go install .../cmd/plasma-node@v1.2.3) or a dependency of
+// another program that embeds the commands.
 func VersionCommand(name string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the module version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the module version",
+		Example: "  " + name + " version",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), name, v)
+			bi, _ := debug.ReadBuildInfo()
+			fmt.Fprintln(cmd.OutOrStdout(), name, ModuleVersion(bi, Module))
 			return nil
 		},
 	}
+}
+
+// ModuleVersion returns the version of module path in bi: the main
+// module's version when it is path, else the required version of the
+// dependency (a replaced one included), else "(devel)" (a build from a
+// working tree without version control information, or a test).
+func ModuleVersion(bi *debug.BuildInfo, path string) string {
+	const devel = "(devel)"
+	if bi == nil {
+		return devel
+	}
+	if bi.Main.Path == path {
+		if bi.Main.Version != "" {
+			return bi.Main.Version
+		}
+		return devel
+	}
+	for _, d := range bi.Deps {
+		if d.Path == path && d.Version != "" {
+			return d.Version
+		}
+	}
+	return devel
 }

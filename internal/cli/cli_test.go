@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"runtime/debug"
+	"strings"
+
 	"bytes"
 	"errors"
+	"github.com/google/go-cmp/cmp"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -47,5 +51,45 @@ func TestSetupMarksArgumentErrors(t *testing.T) {
 	}
 	if _, err := NewLogger("xml", &bytes.Buffer{}); !IsUsage(err) {
 		t.Errorf("bad --log-format: %v", err)
+	}
+}
+
+func TestModuleVersion(t *testing.T) {
+	const mod = "github.com/plasmactl/plasma-node"
+	tests := map[string]struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		"no build information is devel":          {nil, "(devel)"},
+		"the main module's version is printed":   {&debug.BuildInfo{Main: debug.Module{Path: mod, Version: "v1.2.3"}}, "v1.2.3"},
+		"a main module without version is devel": {&debug.BuildInfo{Main: debug.Module{Path: mod}}, "(devel)"},
+		"a dependency's version is printed": {&debug.BuildInfo{Main: debug.Module{Path: "example.com/site", Version: "v9.9.9"},
+			Deps: []*debug.Module{{Path: "other", Version: "v0.1.0"}, {Path: mod, Version: "v0.4.0", Replace: &debug.Module{Path: "../plasma-node"}}}}, "v0.4.0"},
+		"a program without the module is devel": {&debug.BuildInfo{Main: debug.Module{Path: "example.com/site", Version: "v9.9.9"}}, "(devel)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ModuleVersion(tc.bi, mod); got != tc.want {
+				t.Errorf("ModuleVersion = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSetupAddsHelpAndCompletionWithExamples(t *testing.T) {
+	root := &cobra.Command{Use: "x", Short: "x", Example: "  x one"}
+	root.AddCommand(&cobra.Command{Use: "one", Short: "one", Example: "  x one", RunE: func(*cobra.Command, []string) error { return nil }})
+	root.AddCommand(&cobra.Command{Use: "two", RunE: func(*cobra.Command, []string) error { return nil }})
+	var out bytes.Buffer
+	root.SetOut(&out)
+	Setup(root)
+	got := MissingHelp(root)
+	want := []string{"x two: no Short", "x two: no Example"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MissingHelp (-want +got):\n%s", diff)
+	}
+	root.SetArgs([]string{"completion", "bash"})
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "bash completion") {
+		t.Errorf("completion bash: %v\n%.200s", err, out.String())
 	}
 }

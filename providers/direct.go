@@ -1,0 +1,67 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// ErrDirect: the provider makes its servers without OpenTofu (a
+// [Direct] provider), so it has no configuration to plan.
+var ErrDirect = errors.New("provider is not OpenTofu-backed")
+
+// Direct is a [Provider] whose servers are not made through OpenTofu but
+// by the provider itself: bare metal handed to an installer (pxe). The
+// plasmanode operations test for it and call Plan and Remove instead of
+// configuring, planning and applying with tofu; its Configure returns an
+// error wrapping [ErrDirect]. Node files stay the source of truth: the
+// servers to adopt come in [Input.Existing], as for the cloud providers.
+type Direct interface {
+	Provider
+
+	// Plan lays out the servers of in.Input as [Slots] does and compares
+	// them with what the provider already holds in in.Dir. Nothing is
+	// written: [DirectPlan.Apply] does that. Servers that the pools no
+	// longer have room for are planned as deletes, which the caller's
+	// gate refuses as it refuses a tofu plan that deletes.
+	//
+	// Errors: [ErrInvalidInput], and the provider's own for bad input
+	// (a malformed hardware list, too few machines).
+	Plan(ctx context.Context, in DirectInput) (DirectPlan, error)
+
+	// Remove withdraws the servers of in.Existing from the provider (pxe:
+	// their pending registrations; a consumed one stays, the record of
+	// an install) and returns their hostnames.
+	Remove(ctx context.Context, in DirectInput) ([]string, error)
+
+	// States returns the install state of each server the provider holds
+	// in dir, by hostname (pxe: pending, consumed, installed). A dir that
+	// does not exist holds none.
+	States(ctx context.Context, dir string) (map[string]string, error)
+}
+
+// DirectInput is what a [Direct] provider plans from.
+type DirectInput struct {
+	Input
+	// Dir is the folder the provider keeps its records in
+	// (node-provisioner's state folder for pxe). Required.
+	Dir string
+	// HardwareFile is a provider-specific list of the machines new
+	// servers are taken from (pxe: see its ParseHardware). Optional.
+	HardwareFile string
+	// Logger receives what the provider does; nil discards it.
+	Logger *slog.Logger
+}
+
+// DirectPlan is a [Direct] provider's plan: its changes, classified as a
+// tofu plan is, and the step that makes them.
+type DirectPlan interface {
+	// Summary is the plan, classified: Creates for new servers, Deletes
+	// for servers beyond a pool's count.
+	Summary() tofu.Summary
+	// Apply makes the planned changes (never the deletes) and returns
+	// every server of the layout, sorted by hostname.
+	Apply(ctx context.Context) ([]Server, error)
+}

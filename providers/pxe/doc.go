@@ -1,0 +1,10 @@
+// Package pxe is the bare-metal provider: a pool's servers are machines
+// of a hardware list, registered with node-provisioner (one registration
+// per node, in its state folder) so that the Proxmox VE installer they
+// network-boot gets their answer. It implements [providers.Direct]: no
+// OpenTofu is involved, and plasma-node provision, list and destroy call
+// it directly.
+//
+// It does not serve anything: node-provisioner's window (package
+// github.com/plasmactl/plasma-node/pxe) answers the machines.
+package pxe

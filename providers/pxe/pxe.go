@@ -1,0 +1,350 @@
+package pxe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
+)
+
+// Name is the provider's name in platform.yaml.
+const Name = "pxe"
+
+// ResourceType is the Type of the changes a plan lists.
+const ResourceType = "node-provisioner_registration"
+
+// Provider is the bare-metal provider. The zero value is ready to use.
+type Provider struct{}
+
+var (
+	_ providers.Provider = (*Provider)(nil)
+	_ providers.Direct   = (*Provider)(nil)
+)
+
+func init() { providers.Register(&Provider{}) }
+
+// Name returns "pxe".
+func (*Provider) Name() string { return Name }
+
+// Requirement returns the zero value: there is no OpenTofu plugin.
+func (*Provider) Requirement() tofu.RequiredProvider { return tofu.RequiredProvider{} }
+
+// Credentials returns no environment: no API is called.
+func (*Provider) Credentials(*nodes.Platform, func(string) string) (map[string]string, error) {
+	return map[string]string{}, nil
+}
+
+// Configure refuses: the servers are registrations, not tofu resources.
+//
+// Errors: always [providers.ErrDirect].
+func (*Provider) Configure(providers.Input) (*tofu.Config, error) {
+	return nil, fmt.Errorf("provider pxe: %w: bare-metal nodes are node-provisioner registrations; raise a pool's count with plasma-node provision and give the machines with --hardware", providers.ErrDirect)
+}
+
+// Destructive returns nil: nothing is updated in place.
+func (*Provider) Destructive() tofu.DestructiveFunc { return nil }
+
+var idRE = regexp.MustCompile(`^(([0-9a-f]{2}:){5}[0-9a-f]{2}|serial:[!-~]{1,128}|uuid:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
+
+// ValidateServerID accepts a machine id as [MachineID] makes it: a MAC
+// address in lower case, "serial:<serial>" or "uuid:<uuid>".
+//
+// Errors: [providers.ErrInvalidServerID].
+func (*Provider) ValidateServerID(id string) error {
+	if !idRE.MatchString(id) {
+		return fmt.Errorf("server id %q: %w: want a machine's MAC (aa:bb:cc:dd:ee:ff), serial:<DMI serial> or uuid:<DMI UUID>", id, providers.ErrInvalidServerID)
+	}
+	return nil
+}
+
+// Servers decodes a servers output like every provider, though a pxe
+// platform never has one.
+//
+// Errors: [providers.ErrBadOutput].
+func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Server, error) {
+	return providers.DecodeServers(outputs)
+}
+
+// registrations returns the pending and consumed registrations of dir by
+// name (pending wins), or none when dir has no registrations folder; it
+// creates nothing then.
+func registrations(ctx context.Context, dir string, log *slog.Logger) (*answer.Registry, map[string]answer.Registration, error) {
+	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
+		return nil, map[string]answer.Registration{}, nil
+	}
+	reg, err := answer.OpenRegistry(dir, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[string]answer.Registration{}
+	consumed, err := reg.Consumed(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	pending, err := reg.Pending(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range append(consumed, pending...) {
+		out[r.Name] = r
+	}
+	return reg, out, nil
+}
+
+// plan is a [providers.DirectPlan] of registrations to write.
+type plan struct {
+	dir     string
+	log     *slog.Logger
+	summary tofu.Summary
+	create  []answer.Registration
+	servers []providers.Server
+}
+
+func (p *plan) Summary() tofu.Summary { return p.summary }
+
+// Apply writes the new registrations (0600, in a 0700 folder) and
+// returns every server of the layout.
+func (p *plan) Apply(ctx context.Context) ([]providers.Server, error) {
+	if len(p.create) > 0 {
+		reg, err := answer.OpenRegistry(p.dir, p.log)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range p.create {
+			if _, err := reg.Put(ctx, r); err != nil {
+				return nil, fmt.Errorf("register %s: %w", r.Name, err)
+			}
+		}
+	}
+	return p.servers, nil
+}
+
+// Plan lays out the pools' servers ([providers.Slots]). An adopted
+// server keeps its registration (a node whose registration is gone is
+// never registered again: its machine may be installed and must not be
+// reinstalled). A new slot whose hostname already has a registration (a
+// run stopped between writing it and the node file, or one made by
+// hand) takes that one. Any other new slot takes the next free machine
+// for its pool: first the pool's hardware in platform.yaml, then those of
+// in.HardwareFile that name the pool or none. A machine is free when no
+// node has it as server id and no registration of another name pins
+// it. Adopted servers beyond a pool's count are planned as deletes.
+//
+// Errors: [ErrInvalidHardware], [ErrNoHardware], [providers.ErrInvalidInput].
+func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (providers.DirectPlan, error) {
+	log := in.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if in.Dir == "" {
+		return nil, fmt.Errorf("provider pxe: %w: no node-provisioner state folder", providers.ErrInvalidInput)
+	}
+	slots, err := providers.Slots(in.Input)
+	if err != nil {
+		return nil, err
+	}
+	hw, err := hardware(in, log)
+	if err != nil {
+		return nil, err
+	}
+	_, regs, err := registrations(ctx, in.Dir, log)
+	if err != nil {
+		return nil, err
+	}
+	// Machines already taken: by a node, or by a registration.
+	taken := map[string]string{}
+	for _, e := range in.Existing {
+		taken["id "+e.ServerID] = "node " + hostOf(in.Platform.Name, e)
+	}
+	for name, r := range regs {
+		for _, k := range pins(machineOf(r)) {
+			taken[k] = "registration " + name
+		}
+	}
+	isFree := func(h Hardware) bool {
+		if _, ok := taken["id "+MachineID(h.Machine)]; ok {
+			return false
+		}
+		for _, k := range pins(h.Machine) {
+			if _, ok := taken[k]; ok {
+				return false
+			}
+		}
+		return true
+	}
+	p := &plan{dir: in.Dir, log: log}
+	need := map[string]int{}
+	kept := map[string]bool{}
+	for _, s := range slots {
+		pool := in.Pools[s.Pool]
+		srv := providers.Server{Hostname: s.Hostname, Pool: s.Pool, Machine: pool.Machine, ServerID: s.ServerID}
+		if s.Adopted() {
+			kept[s.ServerID] = true
+			if r, ok := regs[s.Hostname]; ok && len(r.MACs) > 0 {
+				srv.MAC = r.MACs[0]
+			}
+			p.servers = append(p.servers, srv)
+			continue
+		}
+		if r, ok := regs[s.Hostname]; ok {
+			srv.ServerID = MachineID(machineOf(r))
+			if srv.ServerID == "" {
+				return nil, fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, in.Dir, ErrInvalidHardware, s.Hostname)
+			}
+			if len(r.MACs) > 0 {
+				srv.MAC = r.MACs[0]
+			}
+			p.servers = append(p.servers, srv)
+			p.summary.Creates = append(p.summary.Creates, change(s.Hostname, machineOf(r), "node file; the registration exists"))
+			continue
+		}
+		i := slices.IndexFunc(hw, func(h Hardware) bool { return (h.Pool == "" || h.Pool == s.Pool) && isFree(h) })
+		if i < 0 {
+			need[s.Pool]++
+			continue
+		}
+		h := hw[i]
+		for _, k := range append(pins(h.Machine), "id "+MachineID(h.Machine)) {
+			taken[k] = "node " + s.Hostname
+		}
+		r, err := registration(s.Hostname, h.Machine)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", h.Where, ErrInvalidHardware, err)
+		}
+		p.create = append(p.create, r)
+		srv.ServerID = MachineID(h.Machine)
+		if len(r.MACs) > 0 {
+			srv.MAC = r.MACs[0]
+		}
+		p.servers = append(p.servers, srv)
+		p.summary.Creates = append(p.summary.Creates, change(s.Hostname, h.Machine, "boot disk "+r.BootDisk.String()))
+	}
+	if len(need) > 0 {
+		var parts []string
+		for _, name := range sortedKeys(need) {
+			parts = append(parts, fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name]))
+		}
+		src := "pools.<pool>.hardware in platform.yaml"
+		if in.HardwareFile != "" {
+			src = in.HardwareFile + " or " + src
+		}
+		return nil, fmt.Errorf("%s: %w: add machines (each with macs, serial or uuid) to %s, or lower the count", strings.Join(parts, "; "), ErrNoHardware, src)
+	}
+	for _, e := range in.Existing {
+		if !kept[e.ServerID] {
+			p.summary.Deletes = append(p.summary.Deletes, tofu.Change{Address: ResourceType + "." + hostOf(in.Platform.Name, e), Type: ResourceType, ImportID: e.ServerID})
+		}
+	}
+	slices.SortFunc(p.servers, func(a, b providers.Server) int { return strings.Compare(a.Hostname, b.Hostname) })
+	return p, nil
+}
+
+func change(host string, m nodes.Machine, note string) tofu.Change {
+	return tofu.Change{Address: fmt.Sprintf("%s.%s (%s; %s)", ResourceType, host, strings.Join(pins(m), ", "), note), Type: ResourceType}
+}
+
+func hostOf(platform string, e providers.Existing) string {
+	if e.Hostname != "" {
+		return e.Hostname
+	}
+	return providers.Hostname(platform, e.Pool, e.Index)
+}
+
+// hardware returns the machines to take new servers from: each pool's
+// own list in platform.yaml (sorted by pool name), then the file's.
+func hardware(in providers.DirectInput, log *slog.Logger) ([]Hardware, error) {
+	var out []Hardware
+	for _, name := range sortedKeys(in.Pools) {
+		for i, m := range in.Pools[name].Hardware {
+			m.MACs = slices.Clone(m.MACs)
+			m.Pool = name
+			h := Hardware{Machine: m, Where: fmt.Sprintf("%s pools.%s.hardware[%d]", in.Platform.File(), name, i)}
+			if h.Where[0] == ' ' {
+				h.Where = "platform.yaml" + h.Where
+			}
+			if err := check(&h); err != nil {
+				return nil, err
+			}
+			out = append(out, h)
+		}
+	}
+	if in.HardwareFile != "" {
+		hs, err := ReadHardware(in.HardwareFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			if _, ok := in.Pools[h.Pool]; h.Pool != "" && !ok {
+				// Kept for a pool a later run may configure.
+				log.Warn("machine kept for a pool that is not configured", "at", h.Where, "pool", h.Pool, "known", strings.Join(sortedKeys(in.Pools), ", "))
+			}
+		}
+		out = append(out, hs...)
+	}
+	return out, distinct(out)
+}
+
+// Remove deletes the pending registrations of in.Existing's servers and
+// returns their hostnames; consumed ones are kept, the record of an
+// install. A server without a registration is skipped.
+func (*Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string, error) {
+	reg, regs, err := registrations(ctx, in.Dir, in.Logger)
+	if err != nil || reg == nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range in.Existing {
+		h := hostOf(in.Platform.Name, e)
+		r, ok := regs[h]
+		if !ok || r.Consumed != nil {
+			continue
+		}
+		if err := reg.Delete(ctx, h); err != nil && !errors.Is(err, answer.ErrNotFound) {
+			return out, fmt.Errorf("unregister %s: %w", h, err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// States returns answer.Status's state of each registration in dir by
+// name: pending, consumed or installed.
+func (*Provider) States(ctx context.Context, dir string) (map[string]string, error) {
+	out := map[string]string{}
+	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	reg, err := answer.OpenRegistry(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	st, err := answer.Status(ctx, reg, dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range st {
+		if _, dup := out[s.Name]; !dup || s.State == answer.StatePending {
+			out[s.Name] = s.State
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
