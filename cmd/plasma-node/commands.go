@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
 func (a *app) addCmd() *cobra.Command {
@@ -21,40 +21,7 @@ func (a *app) addCmd() *cobra.Command {
   plasma-node add myplatform --hostname server1 --public-ip 51.159.0.10 -z foundation.cluster.control`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if ro.Hostname == "" {
-				for _, f := range []string{"public-ip", "private-ip", "zone", "ip-pool"} {
-					if cmd.Flags().Changed(f) {
-						return usageError(fmt.Errorf("--%s needs --hostname (it registers a node)", f))
-					}
-				}
-				so.Platform = args[0]
-				res, err := p.Scaffold(cmd.Context(), so)
-				if err != nil {
-					return err
-				}
-				if res.Created {
-					fmt.Fprintf(a.out, "Created platform %s (provider %s) in %s\n", so.Platform, res.Platform.Infrastructure.MetalProvider, res.Platform.File())
-				} else {
-					fmt.Fprintf(a.out, "Platform %s already exists with these settings\n", so.Platform)
-				}
-				return nil
-			}
-			for _, f := range []string{"provider", "domain", "private-network"} {
-				if cmd.Flags().Changed(f) {
-					return usageError(fmt.Errorf("--%s sets up a platform; it cannot be combined with --hostname", f))
-				}
-			}
-			ro.Platform = args[0]
-			n, err := p.Register(cmd.Context(), ro)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(a.out, "Registered node %s (private IP %s) in %s\n", n, n.Network.PrivateIP, n.File())
-			return nil
+			return nodecmd.Add(cmd.Context(), a.env(cmd), args[0], so, ro, cmd.Flags().Changed)
 		},
 	}
 	f := c.Flags()
@@ -82,32 +49,8 @@ func (a *app) allocateCmd() *cobra.Command {
   plasma-node allocate node001 platform.foundation.cluster.control/platform.foundation.cluster.nodes`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
 			o.Hostname, o.Ops = args[0], args[1:]
-			res, err := p.Allocate(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			if output != "table" {
-				return encode(a.out, output, res)
-			}
-			fmt.Fprintf(a.out, "%s@%s zones:\n", res.Hostname, res.Platform)
-			if len(res.Zones) == 0 {
-				fmt.Fprintln(a.out, "  (none)")
-			}
-			for _, z := range res.Zones {
-				fmt.Fprintln(a.out, " ", z)
-			}
-			if len(o.Ops) > 0 && !res.Modified {
-				fmt.Fprintln(a.out, "(unchanged)")
-			}
-			return nil
+			return nodecmd.Allocate(cmd.Context(), a.env(cmd), o, output)
 		},
 	}
 	c.Flags().StringVarP(&o.Platform, "env", "e", "", "platform of the node (default: the one platform that has it)")
@@ -127,21 +70,10 @@ func (a *app) listCmd() *cobra.Command {
   plasma-node list demo --zone foundation -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
 			if len(args) == 1 {
 				o.Platform = args[0]
 			}
-			ns, err := p.List(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			return printNodes(a.out, output, ns)
+			return nodecmd.List(cmd.Context(), a.env(cmd), o, output)
 		},
 	}
 	c.Flags().StringVarP(&o.Zone, "zone", "z", "", "only nodes allocated to this zone or a zone below it")
@@ -158,21 +90,7 @@ func (a *app) showCmd() *cobra.Command {
   plasma-node show server1 -o yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output); err != nil {
-				return err
-			}
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
-			shown, err := p.Show(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if shown.Node != nil {
-				return printNode(a.out, output, shown.Node)
-			}
-			return printPlatform(a.out, output, shown.Platform)
+			return nodecmd.Show(cmd.Context(), a.env(cmd), args[0], output)
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")

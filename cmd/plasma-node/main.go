@@ -12,6 +12,7 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
 func main() {
@@ -20,9 +21,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
-
-// usageError marks bad usage: exit code 2.
-func usageError(err error) error { return cli.Usage(err) }
 
 // app is the state the commands share.
 type app struct {
@@ -33,19 +31,9 @@ type app struct {
 	log            *slog.Logger
 }
 
-func (a *app) project(ctx context.Context) (*plasmanode.Project, error) {
-	dir := a.dir
-	if dir == "" {
-		dir = os.Getenv("PLASMA_NODE_DIR")
-	}
-	if dir == "" {
-		d, err := plasmanode.FindProjectDir(".")
-		if err != nil {
-			return nil, err
-		}
-		dir = d
-	}
-	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: a.log, ProvisionerDir: a.provisionerDir})
+// env is what the shared command runner needs from cmd.
+func (a *app) env(cmd *cobra.Command) nodecmd.Env {
+	return nodecmd.Env{Dir: a.dir, ProvisionerDir: a.provisionerDir, Logger: a.log, Stdin: cmd.InOrStdin(), Stdout: a.out, Stderr: cmd.ErrOrStderr()}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
-	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
 func (a *app) provisionCmd() *cobra.Command {
@@ -28,32 +25,8 @@ in platform.yaml), registered with node-provisioner in its state folder.`,
   plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
 			o.Platform = args[0]
-			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
-			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
-			res, err := p.Provision(cmd.Context(), o)
-			if errors.Is(err, plasmanode.ErrNoPools) {
-				return usageError(err)
-			}
-			if err != nil {
-				return err
-			}
-			switch {
-			case o.DryRun:
-				fmt.Fprintln(a.out, "Dry run: nothing applied or written")
-			case res.Declined:
-				fmt.Fprintln(a.out, "Aborted.")
-			case !res.Applied:
-				fmt.Fprintln(a.out, "No changes.")
-			}
-			for _, n := range res.Nodes {
-				fmt.Fprintf(a.out, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, n.Network.PublicIP, n.Network.PrivateIP, n.ProviderMetadata.ServerID, n.File())
-			}
-			return nil
+			return nodecmd.Provision(cmd.Context(), a.env(cmd), o)
 		},
 	}
 	f := c.Flags()
@@ -78,28 +51,8 @@ manual platform only the node files are removed.`,
   plasma-node destroy demo --force --keep-nodes`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
 			o.Platform = args[0]
-			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
-			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
-			res, err := p.Destroy(cmd.Context(), o)
-			if err != nil {
-				return err
-			}
-			if res.Declined {
-				fmt.Fprintln(a.out, "Aborted.")
-				return nil
-			}
-			for _, h := range res.Removed {
-				fmt.Fprintf(a.out, "Removed node %s@%s\n", h, o.Platform)
-			}
-			for _, h := range res.Skipped {
-				fmt.Fprintf(a.out, "Kept node %s@%s: its zones match no pool, its server was not destroyed\n", h, o.Platform)
-			}
-			return nil
+			return nodecmd.Destroy(cmd.Context(), a.env(cmd), o)
 		},
 	}
 	f := c.Flags()
@@ -122,35 +75,8 @@ hostname, else the server id. Nothing is written on a dry run or a failure.`,
   plasma-node join demo --server-id 4711 --pool web --hostname web-extra --auto-approve`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := a.project(cmd.Context())
-			if err != nil {
-				return err
-			}
-			for _, f := range []string{"server-id", "pool"} {
-				if !cmd.Flags().Changed(f) {
-					return usageError(fmt.Errorf("--%s is required", f))
-				}
-			}
 			o.Platform = args[0]
-			o.Stdout, o.Stderr = a.out, cmd.ErrOrStderr()
-			o.Prompter = plasmanode.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
-			res, err := p.Join(cmd.Context(), o)
-			if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
-				return usageError(err)
-			}
-			if err != nil {
-				return err
-			}
-			switch {
-			case o.DryRun:
-				fmt.Fprintf(a.out, "Dry run: server %s would join as %s@%s; nothing applied or written\n", o.ServerID, res.Hostname, o.Platform)
-			case res.Declined:
-				fmt.Fprintln(a.out, "Aborted.")
-			case res.Node != nil:
-				n := res.Node
-				fmt.Fprintf(a.out, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, n.Network.PublicIP, n.Network.PrivateIP, n.File())
-			}
-			return nil
+			return nodecmd.Join(cmd.Context(), a.env(cmd), o, cmd.Flags().Changed)
 		},
 	}
 	f := c.Flags()

@@ -1,4 +1,4 @@
-package main
+package nodecmd
 
 import (
 	"encoding/json"
@@ -11,15 +11,17 @@ import (
 	"gopkg.in/yaml.v3"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
-func checkOutput(o string) error {
+// CheckOutput checks an -o value: table, json or yaml.
+func CheckOutput(o string) error {
 	switch o {
 	case "table", "json", "yaml":
 		return nil
 	}
-	return usageError(fmt.Errorf("--output %q: want table, json or yaml", o))
+	return cli.Usage(fmt.Errorf("--output %q: want table, json or yaml", o))
 }
 
 func encode(w io.Writer, format string, v any) error {

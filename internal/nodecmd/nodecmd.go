@@ -1,0 +1,290 @@
+package nodecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/providers"
+)
+
+// DirEnv is the environment variable naming the project folder when no
+// --dir is given.
+const DirEnv = "PLASMA_NODE_DIR"
+
+// Env is what every command needs from its front end.
+type Env struct {
+	// Dir is the project folder (--dir). Empty: $PLASMA_NODE_DIR, else the
+	// nearest folder upward that holds platforms/, else the current one.
+	Dir string
+	// ProvisionerDir is node-provisioner's state folder for pxe platforms
+	// (--provisioner-dir); empty: plasmanode.Options' default order.
+	ProvisionerDir string
+	// Logger receives what the operations report; nil discards it.
+	Logger *slog.Logger
+	// Stdin answers confirmation prompts; nil answers none.
+	Stdin io.Reader
+	// Stdout receives the results; Stderr the prompts and tofu's errors.
+	// Nil discards them.
+	Stdout, Stderr io.Writer
+	// Prompts receives the confirmation questions. Default: Stderr.
+	Prompts io.Writer
+}
+
+func (e Env) out() io.Writer {
+	if e.Stdout == nil {
+		return io.Discard
+	}
+	return e.Stdout
+}
+
+func (e Env) errw() io.Writer {
+	if e.Stderr == nil {
+		return io.Discard
+	}
+	return e.Stderr
+}
+
+func (e Env) prompter() plasmanode.Prompter {
+	if e.Stdin == nil {
+		return nil
+	}
+	w := e.Prompts
+	if w == nil {
+		w = e.errw()
+	}
+	return plasmanode.NewLinePrompter(e.Stdin, w)
+}
+
+// Project opens the project folder Env names.
+func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
+	dir := e.Dir
+	if dir == "" {
+		dir = os.Getenv(DirEnv)
+	}
+	if dir == "" {
+		d, err := plasmanode.FindProjectDir(".")
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: e.Logger, ProvisionerDir: e.ProvisionerDir})
+}
+
+// projectFor checks the -o value, then opens the project.
+func (e Env) projectFor(ctx context.Context, output string) (*plasmanode.Project, error) {
+	if err := CheckOutput(output); err != nil {
+		return nil, err
+	}
+	return e.Project(ctx)
+}
+
+// ExitCode is the exit code for err: 0 for none, 2 for bad usage or bad
+// input ([cli.IsUsage], [plasmanode.IsUsageError]), else 1.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case cli.IsUsage(err) || plasmanode.IsUsageError(err):
+		return 2
+	}
+	return 1
+}
+
+// Changed reports whether the person gave the named option (flag name
+// without dashes).
+type Changed func(name string) bool
+
+// Add scaffolds platform so describes, or, with ro.Hostname, registers a
+// node in it; options of the other mode are usage errors.
+func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOptions, ro plasmanode.RegisterOptions, changed Changed) error {
+	if ro.Hostname == "" {
+		for _, f := range []string{"public-ip", "private-ip", "zone", "ip-pool"} {
+			if changed(f) {
+				return cli.Usage(fmt.Errorf("--%s needs --hostname (it registers a node)", f))
+			}
+		}
+	} else {
+		for _, f := range []string{"provider", "domain", "private-network"} {
+			if changed(f) {
+				return cli.Usage(fmt.Errorf("--%s sets up a platform; it cannot be combined with --hostname", f))
+			}
+		}
+	}
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	if ro.Hostname == "" {
+		so.Platform = platform
+		res, err := p.Scaffold(ctx, so)
+		if err != nil {
+			return err
+		}
+		if res.Created {
+			fmt.Fprintf(w, "Created platform %s (provider %s) in %s\n", so.Platform, res.Platform.Infrastructure.MetalProvider, res.Platform.File())
+		} else {
+			fmt.Fprintf(w, "Platform %s already exists with these settings\n", so.Platform)
+		}
+		return nil
+	}
+	ro.Platform = platform
+	n, err := p.Register(ctx, ro)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Registered node %s (private IP %s) in %s\n", n, n.Network.PrivateIP, n.File())
+	return nil
+}
+
+// Allocate applies o.Ops to a node, or shows its zones when there are
+// none, printed as output says (table, json or yaml).
+func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output string) error {
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	res, err := p.Allocate(ctx, o)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	if output != "table" {
+		return encode(w, output, res)
+	}
+	fmt.Fprintf(w, "%s@%s zones:\n", res.Hostname, res.Platform)
+	if len(res.Zones) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	for _, z := range res.Zones {
+		fmt.Fprintln(w, " ", z)
+	}
+	if len(o.Ops) > 0 && !res.Modified {
+		fmt.Fprintln(w, "(unchanged)")
+	}
+	return nil
+}
+
+// List prints the nodes o selects.
+func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) error {
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	ns, err := p.List(ctx, o)
+	if err != nil {
+		return err
+	}
+	return printNodes(e.out(), output, ns)
+}
+
+// Show prints a platform and its nodes, or one node.
+func Show(ctx context.Context, e Env, name, output string) error {
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	shown, err := p.Show(ctx, name)
+	if err != nil {
+		return err
+	}
+	if shown.Node != nil {
+		return printNode(e.out(), output, shown.Node)
+	}
+	return printPlatform(e.out(), output, shown.Platform)
+}
+
+// Provision runs a provision and prints what it did; o's streams and
+// prompter come from e.
+func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) error {
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	res, err := p.Provision(ctx, o)
+	if errors.Is(err, plasmanode.ErrNoPools) {
+		return cli.Usage(err)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.DryRun:
+		fmt.Fprintln(w, "Dry run: nothing applied or written")
+	case res.Declined:
+		fmt.Fprintln(w, "Aborted.")
+	case !res.Applied:
+		fmt.Fprintln(w, "No changes.")
+	}
+	for _, n := range res.Nodes {
+		fmt.Fprintf(w, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, n.Network.PublicIP, n.Network.PrivateIP, n.ProviderMetadata.ServerID, n.File())
+	}
+	return nil
+}
+
+// Join adopts a server into a pool and prints what it did; --server-id
+// and --pool must have been given.
+func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed) error {
+	for _, f := range []string{"server-id", "pool"} {
+		if !changed(f) {
+			return cli.Usage(fmt.Errorf("--%s is required", f))
+		}
+	}
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	res, err := p.Join(ctx, o)
+	if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
+		return cli.Usage(err)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.DryRun:
+		fmt.Fprintf(w, "Dry run: server %s would join as %s@%s; nothing applied or written\n", o.ServerID, res.Hostname, o.Platform)
+	case res.Declined:
+		fmt.Fprintln(w, "Aborted.")
+	case res.Node != nil:
+		n := res.Node
+		fmt.Fprintf(w, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, n.Network.PublicIP, n.Network.PrivateIP, n.File())
+	}
+	return nil
+}
+
+// Destroy destroys a platform's servers and prints what it removed.
+func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) error {
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	res, err := p.Destroy(ctx, o)
+	if err != nil {
+		return err
+	}
+	if res.Declined {
+		fmt.Fprintln(w, "Aborted.")
+		return nil
+	}
+	for _, h := range res.Removed {
+		fmt.Fprintf(w, "Removed node %s@%s\n", h, o.Platform)
+	}
+	for _, h := range res.Skipped {
+		fmt.Fprintf(w, "Kept node %s@%s: its zones match no pool, its server was not destroyed\n", h, o.Platform)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package nodecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+func TestExitCode(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"no error":                    {nil, 0},
+		"a usage error":               {cli.Usage(errors.New("--x")), 2},
+		"bad input of the operations": {fmt.Errorf("show: %w", nodes.ErrNodeNotFound), 2},
+		"a failure":                   {errors.New("tofu apply: exit 1"), 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ExitCode(tc.err); got != tc.want {
+				t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestOptionsOfTheOtherModeAreRefusedFirst checks that add and join refuse
+// what does not go together before they open the project: the folder
+// does not exist.
+func TestOptionsOfTheOtherModeAreRefusedFirst(t *testing.T) {
+	e := Env{Dir: "/nonexistent/project"}
+	only := func(name string) Changed { return func(n string) bool { return n == name } }
+	tests := map[string]struct {
+		run  func() error
+		want string
+	}{
+		"a node option without --hostname": {func() error {
+			return Add(context.Background(), e, "demo", plasmanode.ScaffoldOptions{}, plasmanode.RegisterOptions{}, only("zone"))
+		}, "--zone needs --hostname (it registers a node)"},
+		"a platform option with --hostname": {func() error {
+			return Add(context.Background(), e, "demo", plasmanode.ScaffoldOptions{}, plasmanode.RegisterOptions{Hostname: "n1"}, only("domain"))
+		}, "--domain sets up a platform; it cannot be combined with --hostname"},
+		"join without --pool": {func() error {
+			return Join(context.Background(), e, plasmanode.JoinOptions{}, only("server-id"))
+		}, "--pool is required"},
+		"a bad output format": {func() error {
+			return List(context.Background(), e, plasmanode.ListOptions{}, "xml")
+		}, `--output "xml": want table, json or yaml`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := tc.run()
+			if err == nil || ExitCode(err) != 2 {
+				t.Fatalf("error %v (exit %d), want a usage error", err, ExitCode(err))
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
