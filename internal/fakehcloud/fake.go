@@ -45,6 +45,13 @@ type Fake struct {
 	nextID   int64
 	actionID int64
 	calls    []string
+	hold     *hold
+}
+
+// hold is a pause on server creation set by [Fake.HoldCreates].
+type hold struct {
+	arrived chan struct{}
+	release chan struct{}
 }
 
 // Start starts a fake on a loopback port that accepts only requests
@@ -93,6 +100,26 @@ func (f *Fake) Servers() []Server {
 	return out
 }
 
+// HoldCreates makes every later server create (POST /v1/servers) wait
+// until release is called, as a slow cloud would; arrived receives once
+// for each create that starts waiting (it has room for 16; more are not
+// reported). It lets a test act while a tofu apply is in progress. Call
+// release once.
+func (f *Fake) HoldCreates() (arrived <-chan struct{}, release func()) {
+	h := &hold{arrived: make(chan struct{}, 16), release: make(chan struct{})}
+	f.mu.Lock()
+	f.hold = h
+	f.mu.Unlock()
+	return h.arrived, func() {
+		f.mu.Lock()
+		if f.hold == h {
+			f.hold = nil
+		}
+		f.mu.Unlock()
+		close(h.release)
+	}
+}
+
 // Calls returns the requests served, as "METHOD /path", in order.
 func (f *Fake) Calls() []string {
 	f.mu.Lock()
@@ -128,6 +155,19 @@ type apiError struct {
 
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
+	if h := f.hold; h != nil && r.Method == http.MethodPost && strings.Trim(r.URL.Path, "/") == "v1/servers" {
+		f.mu.Unlock()
+		select {
+		case h.arrived <- struct{}{}:
+		default:
+		}
+		select {
+		case <-h.release:
+		case <-r.Context().Done():
+			return
+		}
+		f.mu.Lock()
+	}
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, r.Method+" "+r.URL.Path)
 	if r.Header.Get("Authorization") != "Bearer "+f.token {
