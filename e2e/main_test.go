@@ -19,6 +19,15 @@ func TestMain(m *testing.M) {
 		json.NewEncoder(os.Stdout).Encode(pxeClient(d))
 		os.Exit(0)
 	}
+	if c := os.Getenv("PN_E2E_PROBE"); c != "" {
+		var cfg probeConfig
+		if err := json.Unmarshal([]byte(c), &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "PN_E2E_PROBE:", err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode(runProber(cfg))
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "plasma-node-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

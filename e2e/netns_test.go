@@ -51,30 +51,45 @@ func run(t *testing.T, args ...string) {
 // the test ends, also when it fails.
 func lab(t *testing.T) {
 	t.Helper()
+	netLab{client: nsClient, server: nsServer, vethA: vethA, vethB: vethB, clientCIDR: "10.77.0.100/24", serverCIDR: serverIP + "/24"}.create(t)
+}
+
+// netLab is a pair of namespaces joined by a veth pair: vethA with
+// clientCIDR in client, vethB with serverCIDR in server.
+type netLab struct {
+	client, server         string
+	vethA, vethB           string
+	clientCIDR, serverCIDR string
+}
+
+// create makes the lab and removes it when the test ends, also when it
+// fails. It skips (or fails under PLASMA_E2E=1) without root or ip.
+func (l netLab) create(t *testing.T) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		skipOrFail(t, "the network-namespace lab needs root")
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		skipOrFail(t, "the lab needs ip from Debian's iproute2")
 	}
-	for _, ns := range []string{nsClient, nsServer} {
+	for _, ns := range []string{l.client, l.server} {
 		exec.Command("ip", "netns", "del", ns).Run()
 	}
 	t.Cleanup(func() {
-		for _, ns := range []string{nsClient, nsServer} {
+		for _, ns := range []string{l.client, l.server} {
 			exec.Command("ip", "netns", "del", ns).Run()
 		}
 	})
-	run(t, "ip", "netns", "add", nsClient)
-	run(t, "ip", "netns", "add", nsServer)
-	run(t, "ip", "link", "add", vethA, "netns", nsClient, "type", "veth", "peer", "name", vethB, "netns", nsServer)
-	run(t, "ip", "-n", nsClient, "link", "set", "lo", "up")
-	run(t, "ip", "-n", nsServer, "link", "set", "lo", "up")
-	run(t, "ip", "-n", nsClient, "addr", "add", "10.77.0.100/24", "dev", vethA)
-	run(t, "ip", "-n", nsServer, "addr", "add", serverIP+"/24", "dev", vethB)
-	run(t, "ip", "-n", nsClient, "link", "set", vethA, "up")
-	run(t, "ip", "-n", nsServer, "link", "set", vethB, "up")
-	run(t, "ip", "-n", nsClient, "route", "add", "255.255.255.255/32", "dev", vethA)
+	run(t, "ip", "netns", "add", l.client)
+	run(t, "ip", "netns", "add", l.server)
+	run(t, "ip", "link", "add", l.vethA, "netns", l.client, "type", "veth", "peer", "name", l.vethB, "netns", l.server)
+	run(t, "ip", "-n", l.client, "link", "set", "lo", "up")
+	run(t, "ip", "-n", l.server, "link", "set", "lo", "up")
+	run(t, "ip", "-n", l.client, "addr", "add", l.clientCIDR, "dev", l.vethA)
+	run(t, "ip", "-n", l.server, "addr", "add", l.serverCIDR, "dev", l.vethB)
+	run(t, "ip", "-n", l.client, "link", "set", l.vethA, "up")
+	run(t, "ip", "-n", l.server, "link", "set", l.vethB, "up")
+	run(t, "ip", "-n", l.client, "route", "add", "255.255.255.255/32", "dev", l.vethA)
 }
 
 // clientResult is what the client side of the lab saw.
