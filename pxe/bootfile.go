@@ -87,9 +87,19 @@ var archNames = map[iana.Arch]string{
 	iana.INTEL_X86PC_HTTP: "BIOS HTTP",
 }
 
+// archLabels are archName's results for the architectures of archNames,
+// made once: archName is on the path of every DHCP request.
+var archLabels = func() map[iana.Arch]string {
+	m := make(map[iana.Arch]string, len(archNames))
+	for a, n := range archNames {
+		m[a] = fmt.Sprintf("%d (%s)", a, n)
+	}
+	return m
+}()
+
 func archName(a iana.Arch) string {
-	if n, ok := archNames[a]; ok {
-		return fmt.Sprintf("%d (%s)", a, n)
+	if l, ok := archLabels[a]; ok {
+		return l
 	}
 	return fmt.Sprintf("%d (%s)", a, a.String())
 }
@@ -231,7 +241,7 @@ func SelectBoot(c Client, cfg BootConfig) Boot {
 		return Boot{
 			File:   strings.TrimSuffix(cfg.HTTPBase, "/") + "/" + bin,
 			Class:  ClassHTTP,
-			Reason: fmt.Sprintf("HTTP boot client of architecture %s: %s over HTTP", archName(arch), bin),
+			Reason: "HTTP boot client of architecture " + archName(arch) + ": " + bin + " over HTTP",
 		}
 	}
 	var bin string
@@ -248,7 +258,7 @@ func SelectBoot(c Client, cfg BootConfig) Boot {
 	default:
 		return ignore("PXE client of architecture %s, for which no iPXE binary is staged", archName(arch))
 	}
-	return Boot{File: bin, Class: ClassPXE, Reason: fmt.Sprintf("PXE client of architecture %s: %s over TFTP", archName(arch), bin)}
+	return Boot{File: bin, Class: ClassPXE, Reason: "PXE client of architecture " + archName(arch) + ": " + bin + " over TFTP"}
 }
 
 // scriptURL adds the client's MAC to the script URL. The MAC is the

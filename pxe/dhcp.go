@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
@@ -172,14 +174,23 @@ func archFromClass(vc string) (iana.Arch, bool) {
 // "boot the file given, no discovery". An ACK on 4011 carries option 43
 // only to echo the PXE boot item (71) the client sent.
 func Reply(req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, allow func(net.HardwareAddr) bool) (*dhcpv4.DHCPv4, Decision) {
+	d := decide(req, on, cfg, allow)
+	if d.Ignored() {
+		return nil, d
+	}
+	return buildReply(req, on, cfg, d), d
+}
+
+// decide is the decision of [Reply], without building the reply.
+func decide(req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, allow func(net.HardwareAddr) bool) Decision {
 	if req == nil {
-		return nil, Decision{Reason: "no request"}
+		return Decision{Reason: "no request"}
 	}
 	d := Decision{XID: req.TransactionID, Client: ParseClient(req)}
-	ignored := func(format string, args ...any) (*dhcpv4.DHCPv4, Decision) {
+	ignored := func(format string, args ...any) Decision {
 		d.Type = dhcpv4.MessageTypeNone
 		d.Reason = fmt.Sprintf(format, args...)
-		return nil, d
+		return d
 	}
 	if req.OpCode != dhcpv4.OpcodeBootRequest {
 		return ignored("not a BOOTREQUEST (op %d)", req.OpCode)
@@ -222,7 +233,15 @@ func Reply(req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, allow func(net.Hardw
 		return ignored("boot file %q is longer than the %d bytes of the BOOTP file field", d.Boot.File, maxBootFile)
 	}
 	d.Reason = d.Boot.Reason
+	return d
+}
 
+// echoedOptions are the request's options a reply copies when they fit
+// in one option (RFC 6842, RFC 3046, and 97 for PXE).
+var echoedOptions = [...]dhcpv4.OptionCode{dhcpv4.OptionClientIdentifier, dhcpv4.OptionRelayAgentInformation, dhcpv4.OptionClientMachineIdentifier}
+
+// buildReply is the reply of [Reply] for a decision d that answers req.
+func buildReply(req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, d Decision) *dhcpv4.DHCPv4 {
 	sip := net.IP(cfg.ServerIP.AsSlice())
 	resp := &dhcpv4.DHCPv4{
 		OpCode:         dhcpv4.OpcodeBootReply,
@@ -247,20 +266,123 @@ func Reply(req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, allow func(net.Hardw
 	resp.UpdateOption(dhcpv4.OptServerIdentifier(sip))
 	resp.UpdateOption(dhcpv4.OptClassIdentifier(d.Boot.Class))
 	resp.UpdateOption(dhcpv4.OptBootFileName(d.Boot.File))
-	for _, code := range []dhcpv4.OptionCode{dhcpv4.OptionClientMachineIdentifier, dhcpv4.OptionClientIdentifier, dhcpv4.OptionRelayAgentInformation} {
+	for _, code := range echoedOptions {
 		if v := req.Options.Get(code); v != nil && len(v) <= 255 {
 			resp.UpdateOption(dhcpv4.OptGeneric(code, slices.Clone(v)))
 		}
 	}
-	if d.Boot.Class == ClassPXE {
-		if on == OnDHCPPort {
-			resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, []byte{pxeDiscoveryControl, 1, discoveryBootFileOnly, pxeEnd}))
-		} else if item, ok := pxeSubOption(req.Options.Get(dhcpv4.OptionVendorSpecificInformation), pxeBootItem); ok {
-			v := append([]byte{pxeBootItem, byte(len(item))}, item...)
-			resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, append(v, pxeEnd)))
-		}
+	if v := vendorOption(req, on, d); v != nil {
+		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.OptionVendorSpecificInformation, v))
 	}
-	return resp, d
+	return resp
+}
+
+// vendorOption is the option 43 of the reply, or nil for none: for a
+// PXEClient on port 67 discovery control, on 4011 the boot item echoed.
+func vendorOption(req *dhcpv4.DHCPv4, on Arrival, d Decision) []byte {
+	if d.Boot.Class != ClassPXE {
+		return nil
+	}
+	if on == OnDHCPPort {
+		return []byte{pxeDiscoveryControl, 1, discoveryBootFileOnly, pxeEnd}
+	}
+	if item, ok := pxeSubOption(req.Options.Get(dhcpv4.OptionVendorSpecificInformation), pxeBootItem); ok {
+		v := append([]byte{pxeBootItem, byte(len(item))}, item...)
+		return append(v, pxeEnd)
+	}
+	return nil
+}
+
+// BOOTP framing, as dhcpv4's ToBytes writes it.
+const (
+	bootpHeaderLen = 236
+	bootpMinLen    = 300
+)
+
+var magicCookie = [4]byte{99, 130, 83, 99}
+
+// appendReply appends to dst the bytes of buildReply(req, on, cfg,
+// d).ToBytes() without building the packet: the same header, the same
+// options in the same order, the end option and the padding to 300 bytes.
+// It is the hot path of [DHCPServer]; a test holds it to buildReply.
+func appendReply(dst []byte, req *dhcpv4.DHCPv4, on Arrival, cfg ProxyConfig, d Decision) []byte {
+	start := len(dst)
+	flags := req.Flags
+	var ciaddr [4]byte
+	if on == OnPXEPort {
+		copy(ciaddr[:], ip4OrZero(req.ClientIPAddr))
+	} else {
+		flags |= 0x8000
+	}
+	sip := cfg.ServerIP.As4()
+	dst = append(dst, byte(dhcpv4.OpcodeBootReply), byte(req.HWType), byte(len(req.ClientHWAddr)), 0)
+	dst = append(dst, req.TransactionID[:]...)
+	dst = append(dst, 0, 0, byte(flags>>8), byte(flags))
+	dst = append(dst, ciaddr[:]...)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = append(dst, sip[:]...)
+	if gi := req.GatewayIPAddr.To4(); gi != nil {
+		dst = append(dst, gi...)
+	} else {
+		dst = append(dst, 0, 0, 0, 0)
+	}
+	dst = appendField(dst, req.ClientHWAddr, 16, 16)
+	var sname [15]byte
+	dst = appendField(dst, cfg.ServerIP.AppendTo(sname[:0]), 63, 64)
+	dst = appendField(dst, d.Boot.File, 127, 128)
+	dst = append(dst, magicCookie[:]...)
+
+	// Options in code order, but 82 last (RFC 3046 §2.1): 43, 53, 54,
+	// 60, 61, 67, 97, 82.
+	if v := vendorOption(req, on, d); v != nil {
+		dst = appendOption(dst, dhcpv4.OptionVendorSpecificInformation, v)
+	}
+	dst = append(dst, byte(dhcpv4.OptionDHCPMessageType), 1, byte(d.Type))
+	dst = append(dst, byte(dhcpv4.OptionServerIdentifier), 4)
+	dst = append(dst, sip[:]...)
+	dst = appendOption(dst, dhcpv4.OptionClassIdentifier, d.Boot.Class)
+	echo := func(dst []byte, code dhcpv4.OptionCode) []byte {
+		if v := req.Options.Get(code); v != nil && len(v) <= 255 {
+			return appendOption(dst, code, v)
+		}
+		return dst
+	}
+	dst = echo(dst, dhcpv4.OptionClientIdentifier)
+	dst = appendOption(dst, dhcpv4.OptionBootfileName, d.Boot.File)
+	dst = echo(dst, dhcpv4.OptionClientMachineIdentifier)
+	dst = echo(dst, dhcpv4.OptionRelayAgentInformation)
+	dst = append(dst, byte(dhcpv4.OptionEnd))
+	for len(dst)-start < bootpMinLen {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// appendField appends v cut at max bytes and zero-padded to size.
+func appendField[T ~string | ~[]byte](dst []byte, v T, max, size int) []byte {
+	if len(v) > max {
+		v = v[:max]
+	}
+	dst = append(dst, v...)
+	for i := len(v); i < size; i++ {
+		dst = append(dst, 0)
+	}
+	return dst
+}
+
+// appendOption appends an option, split into pieces of 255 bytes when
+// longer (RFC 3396), as dhcpv4 writes one.
+func appendOption[T ~string | ~[]byte](dst []byte, code dhcpv4.OptionCode, v T) []byte {
+	if len(v) == 0 {
+		return append(dst, byte(code.Code()), 0)
+	}
+	for len(v) > 0 {
+		n := min(len(v), 255)
+		dst = append(dst, byte(code.Code()), byte(n))
+		dst = append(dst, v[:n]...)
+		v = v[n:]
+	}
+	return dst
 }
 
 // PXE vendor-encapsulated (option 43) sub-options, PXE specification 2.1.
@@ -373,11 +495,90 @@ type DHCPServer struct {
 	// Port and PXEPort (tests, sockets opened early with [ListenDHCP]).
 	// Serve closes them when it returns.
 	DHCPConn, PXEConn net.PacketConn
-	// Logger receives every decision; nil discards them.
+	// Logger receives every decision, within LogBudget; nil discards
+	// them.
 	Logger *slog.Logger
+	// LogBudget is how many decisions a second are logged. Past it, lines
+	// are dropped and counted: the count is logged ("DHCP log lines
+	// dropped") when the next second starts, and [DHCPServer.LogsDropped]
+	// returns the total. A network full of PXE clients thus cannot make
+	// logging the bottleneck. Default: [DefaultDHCPLogBudget]; negative
+	// logs every decision.
+	LogBudget int
+	// Readers is how many goroutines read each socket. Default: one per
+	// CPU (GOMAXPROCS).
+	Readers int
 	// OnEvent, when set, is called with every offer, ACK and ignored PXE
-	// client, from the serving goroutines; it must not block for long.
+	// client, from the serving goroutines (several at once); it must be
+	// safe for concurrent use and not block for long.
 	OnEvent func(Event)
+
+	budget  logBudget
+	dropped atomic.Int64
+}
+
+// Defaults of [DHCPServer].
+const (
+	// DefaultDHCPLogBudget is the default LogBudget: 50 lines a second.
+	DefaultDHCPLogBudget = 50
+	// dhcpReadBuffer is the receive buffer asked for each socket (4 MiB),
+	// so that a burst of DISCOVERs waits in the kernel rather than being
+	// dropped.
+	dhcpReadBuffer = 4 << 20
+)
+
+// resetBudget starts the log budget afresh, from LogBudget.
+func (s *DHCPServer) resetBudget() {
+	s.budget.mu.Lock()
+	s.budget.per, s.budget.second, s.budget.used, s.budget.dropped = s.LogBudget, time.Time{}, 0, 0
+	if s.budget.per == 0 {
+		s.budget.per = DefaultDHCPLogBudget
+	}
+	s.budget.mu.Unlock()
+	s.dropped.Store(0)
+}
+
+// LogsDropped returns how many decision log lines were dropped for
+// LogBudget since Serve started.
+func (s *DHCPServer) LogsDropped() int64 { return s.dropped.Load() }
+
+// logBudget lets through at most per lines in each second.
+type logBudget struct {
+	mu      sync.Mutex
+	per     int
+	second  time.Time
+	used    int
+	dropped int64
+}
+
+// take reports whether one more line may be written at now; when a new
+// second starts after lines were dropped in the last, it also returns
+// how many were.
+func (b *logBudget) take(now time.Time) (ok bool, dropped int64) {
+	if b.per < 0 {
+		return true, 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.second) >= time.Second || now.Before(b.second) {
+		dropped, b.dropped = b.dropped, 0
+		b.second, b.used = now, 0
+	}
+	if b.used < b.per {
+		b.used++
+		return true, dropped
+	}
+	b.dropped++
+	return false, dropped
+}
+
+// flush returns the lines dropped and not yet reported.
+func (b *logBudget) flush() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.dropped
+	b.dropped = 0
+	return d
 }
 
 // ListenDHCP opens a UDP socket on port of every IPv4 address, bound to
@@ -445,25 +646,39 @@ func (s *DHCPServer) Serve(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	readers := s.Readers
+	if readers <= 0 {
+		readers = runtime.GOMAXPROCS(0)
+	}
+	s.resetBudget()
 	for _, l := range ls {
-		log.Info("proxy-DHCP listening", "addr", l.conn.LocalAddr().String(), "interface", s.Interface, "server_ip", s.Proxy.ServerIP.String())
+		if err := setReadBuffer(l.conn, dhcpReadBuffer); err != nil {
+			log.Debug("proxy-DHCP receive buffer not enlarged", "addr", l.conn.LocalAddr().String(), "err", err)
+		}
+		log.Info("proxy-DHCP listening", "addr", l.conn.LocalAddr().String(), "interface", s.Interface, "server_ip", s.Proxy.ServerIP.String(), "readers", readers)
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, len(ls))
+	errc := make(chan error, len(ls)*readers)
 	var wg sync.WaitGroup
 	for _, l := range ls {
-		wg.Go(func() {
-			if err := s.loop(ctx, log, l.conn, l.on); err != nil {
-				errc <- err
-				cancel()
-			}
-		})
+		for range readers {
+			wg.Go(func() {
+				if err := s.loop(ctx, log, l.conn, l.on); err != nil {
+					errc <- err
+					cancel()
+				}
+			})
+		}
 	}
 	<-ctx.Done()
 	closeAll()
 	wg.Wait()
+	if n := s.budget.flush(); n > 0 {
+		s.dropped.Add(n)
+		log.Info("DHCP log lines dropped", "dropped", n, "budget_per_second", s.budget.per)
+	}
 	select {
 	case err := <-errc:
 		return err
@@ -472,48 +687,73 @@ func (s *DHCPServer) Serve(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// reader is the buffers of one reading goroutine.
+type reader struct {
+	in, out []byte
+}
+
 func (s *DHCPServer) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn, on Arrival) error {
-	buf := make([]byte, maxDatagram)
+	r := &reader{in: make([]byte, maxDatagram), out: make([]byte, 0, 576)}
 	for {
-		n, peer, err := conn.ReadFrom(buf)
+		n, peer, err := conn.ReadFrom(r.in)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("read dhcp on %s: %w", conn.LocalAddr(), err)
 		}
-		s.handle(log, conn, on, buf[:n], peer)
+		s.handle(log, r, conn, on, r.in[:n], peer)
 	}
 }
 
 // handle answers one datagram; it never panics on its content.
-func (s *DHCPServer) handle(log *slog.Logger, conn net.PacketConn, on Arrival, pkt []byte, peer net.Addr) {
+func (s *DHCPServer) handle(log *slog.Logger, r *reader, conn net.PacketConn, on Arrival, pkt []byte, peer net.Addr) {
 	from := addrPort(peer)
 	req, err := dhcpv4.FromBytes(pkt)
 	if err != nil {
-		log.Debug("drop malformed DHCP packet", "peer", from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("drop malformed DHCP packet", "peer", from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
+		}
 		return
 	}
-	resp, d := Reply(req, on, s.Proxy, s.Allow)
-	attrs := []any{"mac", d.Client.MAC.String(), "xid", d.XID.String(), "arch", d.Client.ArchName(), "decision", d.Action(),
-		"port", on.String(), "peer", from.String(), "file", d.Boot.File, "reason", d.Reason}
-	if d.Client.Relay.IsValid() {
-		attrs = append(attrs, "relay", d.Client.Relay.String())
+	d := decide(req, on, s.Proxy, s.Allow)
+	attrs := func() []any {
+		a := []any{"mac", d.Client.MAC.String(), "xid", d.XID.String(), "arch", d.Client.ArchName(), "decision", d.Action(),
+			"port", on.String(), "peer", from.String(), "file", d.Boot.File, "reason", d.Reason}
+		if d.Client.Relay.IsValid() {
+			a = append(a, "relay", d.Client.Relay.String())
+		}
+		return a
 	}
 	if d.Client.Class == "" {
-		log.Debug("DHCP request", attrs...)
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("DHCP request", attrs()...)
+		}
 		return
 	}
-	if resp != nil {
-		dst := s.replyAddr(req, on, peer)
-		if _, err := conn.WriteTo(resp.ToBytes(), dst); err != nil {
-			log.Warn("send DHCP reply", append(attrs, "to", dst.String(), "err", err)...)
-			d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", dst, err)
-		} else {
-			attrs = append(attrs, "to", dst.String())
+	var dst net.Addr
+	var sendErr error
+	if !d.Ignored() {
+		r.out = appendReply(r.out[:0], req, on, s.Proxy, d)
+		dst = s.replyAddr(req, on, peer)
+		if _, sendErr = conn.WriteTo(r.out, dst); sendErr != nil {
+			d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", dst, sendErr)
 		}
 	}
-	log.Info("DHCP "+d.Action(), attrs...)
+	if ok, dropped := s.budget.take(time.Now()); ok {
+		if dropped > 0 {
+			s.dropped.Add(dropped)
+			log.Info("DHCP log lines dropped", "dropped", dropped, "budget_per_second", s.budget.per)
+		}
+		switch {
+		case sendErr != nil:
+			log.Warn("send DHCP reply", append(attrs(), "to", dst.String(), "err", sendErr)...)
+		case dst != nil:
+			log.Info("DHCP "+d.Action(), append(attrs(), "to", dst.String())...)
+		default:
+			log.Info("DHCP "+d.Action(), attrs()...)
+		}
+	}
 	if s.OnEvent != nil {
 		kind := EventDHCPIgnored
 		switch d.Type {

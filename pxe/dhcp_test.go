@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"os"
@@ -280,6 +281,10 @@ func TestReply(t *testing.T) {
 				if diff := cmp.Diff(summarize(resp), summarize(back)); diff != "" {
 					t.Errorf("reply after a round trip (-sent +parsed):\n%s", diff)
 				}
+				// The server's fast path writes the same bytes.
+				if got := appendReply(nil, tc.req, tc.on, cfg, d); !bytes.Equal(got, resp.ToBytes()) {
+					t.Errorf("appendReply differs from Reply (-Reply +appendReply):\n%s", cmp.Diff(hex.Dump(resp.ToBytes()), hex.Dump(got)))
+				}
 			}
 			if tc.golden != "" {
 				checkGolden(t, filepath.Join("testdata", "dhcp", tc.golden+".bin"), resp.ToBytes())
@@ -464,7 +469,11 @@ func FuzzReply(f *testing.F) {
 		if d.Ignored() {
 			t.Fatal("a reply for an ignored request")
 		}
-		back, err := dhcpv4.FromBytes(resp.ToBytes())
+		wire := resp.ToBytes()
+		if got := appendReply([]byte("prefix"), req, on, cfg, d); !bytes.Equal(got[6:], wire) || string(got[:6]) != "prefix" {
+			t.Fatalf("appendReply differs from Reply (-Reply +appendReply):\n%s", cmp.Diff(hex.Dump(wire), hex.Dump(got[6:])))
+		}
+		back, err := dhcpv4.FromBytes(wire)
 		if err != nil {
 			t.Fatalf("reply does not parse back: %v", err)
 		}
@@ -782,4 +791,88 @@ func ExampleReply() {
 	// offer ipxe.efi from 192.0.2.10
 	// PXE client of architecture 7 (UEFI x86-64): ipxe.efi over TFTP
 	// http://192.0.2.10:8090/boot.ipxe?mac=52:54:00:12:34:56
+}
+
+func TestLogBudgetCountsWhatItDrops(t *testing.T) {
+	b := logBudget{per: 3}
+	t0 := time.Unix(1_700_000_000, 0)
+	var ok int
+	for i := range 10 {
+		if took, dropped := b.take(t0.Add(time.Duration(i) * time.Millisecond)); took {
+			ok++
+			if dropped != 0 {
+				t.Errorf("line %d: %d dropped reported within the first second", i, dropped)
+			}
+		}
+	}
+	if ok != 3 {
+		t.Errorf("%d lines let through in one second, want 3", ok)
+	}
+	took, dropped := b.take(t0.Add(time.Second))
+	if !took || dropped != 7 {
+		t.Errorf("first line of the next second: took %v, dropped %d; want true, 7", took, dropped)
+	}
+	if n := b.flush(); n != 0 {
+		t.Errorf("flush after the report = %d, want 0", n)
+	}
+	unlimited := logBudget{per: -1}
+	for range 100 {
+		if took, _ := unlimited.take(t0); !took {
+			t.Fatal("a negative budget dropped a line")
+		}
+	}
+}
+
+// TestDHCPServerKeepsToItsLogBudget sends ten DISCOVERs to a server whose
+// budget is two lines a second: every one is answered, two are logged, and
+// the eight others are counted and reported when it stops.
+func TestDHCPServerKeepsToItsLogBudget(t *testing.T) {
+	dc, dhcpAddr := loopbackConn(t)
+	client := newTestClient(t)
+	var logs lockedLog
+	s := &DHCPServer{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEPort: -1, ClientPort: client.port,
+		LogBudget: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ctx) }()
+	start := time.Now()
+	for i := range 10 {
+		req, xid := withXID(t, byte(100+i), dhcpv4.MessageTypeDiscover, uefiPXE...)
+		if resp, _ := client.exchange(t, req, dhcpAddr, xid, 3*time.Second); resp == nil {
+			t.Fatalf("DISCOVER %d got no OFFER", i)
+		}
+	}
+	if time.Since(start) > 900*time.Millisecond {
+		t.Skip("the machine is too slow to send ten DISCOVERs within one budget second")
+	}
+	cancel()
+	<-errc
+	out := logs.String()
+	if n := strings.Count(out, `msg="DHCP offer"`); n != 2 {
+		t.Errorf("%d offers logged, want 2:\n%s", n, out)
+	}
+	if !strings.Contains(out, `msg="DHCP log lines dropped" dropped=8`) {
+		t.Errorf("no report of 8 dropped lines:\n%s", out)
+	}
+	if n := s.LogsDropped(); n != 8 {
+		t.Errorf("LogsDropped = %d, want 8", n)
+	}
+}
+
+// lockedLog is a log sink for several goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -92,13 +92,16 @@ type Timeline struct {
 	// before first use.
 	Now func() time.Time
 
-	mu     sync.Mutex
-	nodes  map[string][]BootEvent
-	macs   map[string][]BootEvent
-	other  []BootEvent
-	nodeOf map[string]string // MAC → node
-	nodeAt map[string]string // client IP → node, from answer events
-	macAt  map[string]string // client IP → MAC, from events naming both
+	mu    sync.Mutex
+	nodes map[string][]BootEvent
+	macs  map[string][]BootEvent
+	other []BootEvent
+	// macOrder and nodeOrder order the keys of macs and nodes by their
+	// newest event, so that eviction finds the quietest in O(log n).
+	macOrder, nodeOrder keyHeap
+	nodeOf              map[string]string // MAC → node
+	nodeAt              map[string]string // client IP → node, from answer events
+	macAt               map[string]string // client IP → MAC, from events naming both
 }
 
 // Record adds an event for a machine: its MAC address (any form
@@ -144,7 +147,7 @@ func cleanIP(ip string) string {
 
 func cleanKeys(mac, node, detail string) (string, string, string) {
 	var notes []string
-	if mac != "" {
+	if mac != "" && !canonicalMAC(mac) {
 		m, err := answer.NormalizeMAC(mac)
 		if err != nil {
 			notes = append(notes, "unparsable MAC "+quoteShort(mac))
@@ -169,9 +172,35 @@ func quoteShort(s string) string {
 	return `"` + cleanDetail(s) + `"`
 }
 
+// canonicalMAC reports whether mac is already in the form
+// [answer.NormalizeMAC] returns (aa:bb:cc:dd:ee:ff, lower case), as
+// net.HardwareAddr.String gives it: the DHCP server's events skip the
+// regular expression.
+func canonicalMAC(mac string) bool {
+	if len(mac) != 17 {
+		return false
+	}
+	for i := 0; i < 17; i++ {
+		c := mac[i]
+		if i%3 == 2 {
+			if c != ':' {
+				return false
+			}
+			continue
+		}
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // cleanDetail turns control characters (and invalid UTF-8) into spaces
 // and cuts the text at MaxDetailLen bytes on a rune boundary.
 func cleanDetail(s string) string {
+	if plainDetail(s) {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if r == utf8.RuneError || unicode.IsControl(r) {
@@ -183,6 +212,21 @@ func cleanDetail(s string) string {
 		b.WriteRune(r)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// plainDetail reports whether cleanDetail would return s unchanged:
+// printable ASCII within MaxDetailLen, not starting or ending with a
+// space.
+func plainDetail(s string) bool {
+	if len(s) > MaxDetailLen || (s != "" && (s[0] == ' ' || s[len(s)-1] == ' ')) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Timeline) now() time.Time {
@@ -224,12 +268,12 @@ func (t *Timeline) add(ev BootEvent) {
 		t.other = t.insert(t.other, ev)
 	default:
 		if ev.MAC != "" {
-			t.macs[ev.MAC] = t.insert(t.macs[ev.MAC], ev)
-			evict(t.macs, ev.MAC, func(k string) { delete(t.nodeOf, k) })
+			t.putMAC(ev.MAC, ev)
+			evict(t.macs, &t.macOrder, ev.MAC, func(k string) { delete(t.nodeOf, k) })
 		}
 		if ev.Node != "" {
-			t.nodes[ev.Node] = t.insert(t.nodes[ev.Node], ev)
-			evict(t.nodes, ev.Node, nil)
+			t.putNode(ev.Node, ev)
+			evict(t.nodes, &t.nodeOrder, ev.Node, nil)
 		}
 	}
 }
@@ -242,7 +286,7 @@ func (t *Timeline) link(mac, node string) {
 	for i := range evs {
 		if evs[i].Node == "" {
 			evs[i].Node = node
-			t.nodes[node] = t.insert(t.nodes[node], evs[i])
+			t.putNode(node, evs[i])
 		}
 	}
 }
@@ -263,9 +307,9 @@ func (t *Timeline) linkIP(ip, mac string) {
 			continue
 		}
 		ev.MAC, ev.Node = mac, node
-		t.macs[mac] = t.insert(t.macs[mac], ev)
+		t.putMAC(mac, ev)
 		if node != "" {
-			t.nodes[node] = t.insert(t.nodes[node], ev)
+			t.putNode(node, ev)
 		}
 	}
 	clear(t.other[len(kept):])
@@ -284,24 +328,31 @@ func (t *Timeline) insert(list []BootEvent, ev BootEvent) []BootEvent {
 	return list
 }
 
+// putMAC adds ev to the timeline of mac.
+func (t *Timeline) putMAC(mac string, ev BootEvent) {
+	l := t.insert(t.macs[mac], ev)
+	t.macs[mac] = l
+	t.macOrder.touch(mac, l[len(l)-1].Time)
+}
+
+// putNode adds ev to the timeline of node.
+func (t *Timeline) putNode(node string, ev BootEvent) {
+	l := t.insert(t.nodes[node], ev)
+	t.nodes[node] = l
+	t.nodeOrder.touch(node, l[len(l)-1].Time)
+}
+
 // evict forgets the key whose newest event is the oldest, other than
-// keep, while m holds more than TimelineMaxKeys keys.
-func evict(m map[string][]BootEvent, keep string, forget func(string)) {
+// keep, while m holds more than TimelineMaxKeys keys. order holds m's
+// keys by their newest event.
+func evict(m map[string][]BootEvent, order *keyHeap, keep string, forget func(string)) {
 	for len(m) > TimelineMaxKeys {
-		oldest, at := "", time.Time{}
-		for k, evs := range m {
-			if k == keep {
-				continue
-			}
-			var last time.Time
-			if len(evs) > 0 {
-				last = evs[len(evs)-1].Time
-			}
-			if oldest == "" || last.Before(at) {
-				oldest, at = k, last
-			}
+		oldest, ok := order.oldestExcept(keep)
+		if !ok {
+			return
 		}
 		delete(m, oldest)
+		order.remove(oldest)
 		if forget != nil {
 			forget(oldest)
 		}

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package pxe
+
+import (
+	"errors"
+	"net"
+)
+
+// setReadBuffer asks for a receive buffer of n bytes on c, as far as the
+// system allows.
+func setReadBuffer(c net.PacketConn, n int) error {
+	if u, ok := c.(interface{ SetReadBuffer(int) error }); ok {
+		return u.SetReadBuffer(n)
+	}
+	return errors.New("not a socket")
+}
