@@ -28,7 +28,7 @@ type serveOptions struct {
 	ipxeDir, release                  string
 	tls                               bool
 	ttl                               time.Duration
-	keys                              []string
+	keys, kernelArgs                  []string
 	site                              answer.Site
 }
 
@@ -49,6 +49,7 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.tftpAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.StringVar(&o.release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
 	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https")
+	f.StringArrayVar(&o.kernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")
 	f.StringVar(&o.ipxeDir, "ipxe-dir", "/usr/lib/ipxe", "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
 
@@ -58,6 +59,11 @@ func (o *serveOptions) check() error {
 	}
 	if o.bootFile != "snponly.efi" && o.bootFile != "ipxe.efi" {
 		return usageError(fmt.Errorf("--bootfile %q: want snponly.efi or ipxe.efi", o.bootFile))
+	}
+	for _, k := range o.kernelArgs {
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return usageError(fmt.Errorf("--kernel-arg %q: want one word of printable ASCII, such as console=ttyS0,115200", k))
+		}
 	}
 	return nil
 }
@@ -76,6 +82,9 @@ func (o *serveOptions) args() []string {
 		if kv[1] != "" {
 			out = append(out, "--"+kv[0], kv[1])
 		}
+	}
+	for _, k := range o.kernelArgs {
+		out = append(out, "--kernel-arg", k)
 	}
 	for _, k := range o.keys {
 		abs, err := filepath.Abs(k)
@@ -152,7 +161,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	default:
 		netboot.base = a.guessBase(ln.Addr())
 	}
-	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{Registry: reg, StateDir: a.stateDir, BaseURL: netboot.base, Release: o.release, Logger: a.log})
+	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{Registry: reg, StateDir: a.stateDir, BaseURL: netboot.base, Release: o.release, ExtraKernelArgs: o.kernelArgs, Logger: a.log})
 	if err != nil {
 		return err
 	}
