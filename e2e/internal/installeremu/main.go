@@ -434,4 +434,3 @@ func get(url, fp string) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 }
-
