@@ -86,6 +86,61 @@ func TestNetboot(t *testing.T) {
 		l.wantNoLog(t, "tftp: sent")
 		l.wantEvent(t, "installed", "bios1")
 	})
+	t.Run("HTTPS", func(t *testing.T) {
+		t.Parallel()
+		l := newLab(t, 3, labOptions{bootFile: "ipxe.efi", tls: true})
+		l.register(t, "tls1", "52:54:00:77:03:10")
+		l.serve(t, media)
+		m := l.boot(t, vmOptions{name: "tls1", mac: "52:54:00:77:03:10", uefi: true, limit: 150 * time.Second})
+		m.wantOK(t, "tls1.")
+		m.wantDetail(t, "scheme=https", "first-boot=", "webhook=200")
+		l.wantEvent(t, "installed", "tls1")
+	})
+	t.Run("Refusals", func(t *testing.T) {
+		t.Parallel()
+		l := newLab(t, 4, labOptions{})
+		// Pending, pinned to a machine that never boots: a stranger must
+		// not be taken for it.
+		l.register(t, "pending1", "52:54:00:77:04:99")
+		l.register(t, "inst1", "52:54:00:77:04:10")
+		l.serve(t, media)
+		// The stranger boots the staged installer directly (as from a USB
+		// stick: its MAC gets no proxy offer) and asks for an answer.
+		stranger := l.boot(t, vmOptions{name: "stranger", mac: "52:54:00:77:04:66", direct: true, limit: 90 * time.Second})
+		if stranger.marker != "REFUSED" || !strings.Contains(stranger.detail, "status=404") {
+			t.Errorf("stranger: marker %s %q; want REFUSED status=404", orNone(stranger.marker), stranger.detail)
+		}
+		l.wantEvent(t, "refused", "52:54:00:77:04:66")
+		first := l.boot(t, vmOptions{name: "inst1", mac: "52:54:00:77:04:10", rom: true, limit: 60 * time.Second})
+		first.wantOK(t, "inst1.")
+		// The installed machine boots again: the exit script, never the
+		// installer.
+		again := l.boot(t, vmOptions{name: "inst1-again", mac: "52:54:00:77:04:10", rom: true, until: "booting the next device", limit: 60 * time.Second})
+		again.wantSerial(t, "registration inst1 was consumed")
+		if again.marker != "" {
+			t.Errorf("the second boot of an installed machine reached the installer: %s %s", again.marker, again.detail)
+		}
+		l.wantLog(t, "boot script: exit")
+		if n := strings.Count(l.serveLog.String(), "boot script: install"); n != 1 {
+			t.Errorf("%d install scripts served; want 1 (the first boot of inst1)", n)
+		}
+	})
+	t.Run("TwoAtOnce", func(t *testing.T) {
+		t.Parallel()
+		l := newLab(t, 5, labOptions{})
+		l.register(t, "twin1", "52:54:00:77:05:11")
+		l.register(t, "twin2", "52:54:00:77:05:12")
+		l.serve(t, media)
+		ms := l.bootAll(t,
+			vmOptions{name: "twin1", mac: "52:54:00:77:05:11", rom: true, limit: 90 * time.Second},
+			vmOptions{name: "twin2", mac: "52:54:00:77:05:12", rom: true, limit: 90 * time.Second})
+		ms[0].wantOK(t, "twin1.")
+		ms[0].wantDetail(t, "mac=52:54:00:77:05:11")
+		ms[1].wantOK(t, "twin2.")
+		ms[1].wantDetail(t, "mac=52:54:00:77:05:12")
+		l.wantEvent(t, "installed", "twin1")
+		l.wantEvent(t, "installed", "twin2")
+	})
 }
 
 // netbootPrereqs skips (fails under PLASMA_E2E=1) without root or a tool,
@@ -578,6 +633,16 @@ func (m *machine) wantOK(t *testing.T, fqdn string) {
 	t.Helper()
 	if m.marker != "OK" || !strings.Contains(m.detail, "fqdn="+fqdn) {
 		t.Errorf("%s: marker %s %q; want OK with fqdn=%s…", m.opts.name, orNone(m.marker), m.detail, fqdn)
+	}
+}
+
+// wantDetail wants each of parts in the marker line's details.
+func (m *machine) wantDetail(t *testing.T, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(m.detail, p) {
+			t.Errorf("%s: marker details %q lack %q", m.opts.name, m.detail, p)
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
 	f.StringVar(&o.tftpAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.StringVar(&o.release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
-	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
 	f.StringArrayVar(&o.kernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")
 	f.StringVar(&o.ipxeDir, "ipxe-dir", "/usr/lib/ipxe", "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
@@ -132,8 +132,17 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err := checkSite(o.site.Merge(site), sitePath); err != nil {
 		return err
 	}
+	var cert tls.Certificate
+	var fp string
+	if o.tls {
+		host, _, _ := net.SplitHostPort(o.addr)
+		if cert, fp, err = pxe.EnsureCertificate(ctx, a.stateDir, []string{host}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", fp)
+	}
 	h, err := answer.NewHandler(answer.HandlerConfig{
-		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, Logger: a.log,
+		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, CertFingerprint: fp, Logger: a.log,
 		Site: func() (answer.Site, error) {
 			s, err := answer.LoadSiteIfExists(sitePath)
 			return o.site.Merge(site).Merge(s), err
@@ -176,13 +185,12 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		cfg.TFTP.OnEvent = boot.NetEvent
 	}
 	if o.tls {
-		host, _, _ := net.SplitHostPort(o.addr)
-		cert, fp, err := pxe.EnsureCertificate(ctx, a.stateDir, []string{host})
-		if err != nil {
-			return err
-		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", fp)
+		// iPXE cannot pin a self-signed certificate: what it fetches
+		// (script, kernel, initrd, iPXE binaries) is also plain HTTP on
+		// this port. The installer pins the fingerprint, so its answer,
+		// first-boot script and webhook stay HTTPS only.
+		cfg.PlainPaths = []string{"/boot.ipxe", "/assets/", "/ipxe/"}
 	}
 	srv, err := pxe.New(cfg)
 	if err != nil {
