@@ -88,12 +88,14 @@ func TestNetboot(t *testing.T) {
 	})
 	t.Run("HTTPS", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 3, labOptions{bootFile: "ipxe.efi", tls: true})
+		// serve's default UEFI binary here (the UEFI run has ipxe.efi).
+		l := newLab(t, 3, labOptions{tls: true})
 		l.register(t, "tls1", "52:54:00:77:03:10")
 		l.serve(t, media)
 		m := l.boot(t, vmOptions{name: "tls1", mac: "52:54:00:77:03:10", uefi: true, limit: 150 * time.Second})
 		m.wantOK(t, "tls1.")
 		m.wantDetail(t, "scheme=https", "first-boot=", "webhook=200")
+		l.wantLog(t, "file=snponly.efi")
 		l.wantEvent(t, "installed", "tls1")
 	})
 	t.Run("Refusals", func(t *testing.T) {
