@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/plasmactl/plasma-node/tofu"
@@ -69,14 +70,27 @@ type GateOptions struct {
 	Prompter Prompter
 	// StatePath is the state file named as a possible cause of a delete.
 	StatePath string
+	// Deletes are the addresses the caller planned to delete on purpose
+	// (the surplus servers of a lowered pool count). Only those may be
+	// deleted, and only on a typed "yes", or with AutoApprove and
+	// AllowDelete; any other delete is refused outright.
+	Deletes []string
+	// AllowDelete lets AutoApprove apply the planned Deletes.
+	AllowDelete bool
 }
 
 // Gate applies the confirmation policy of plasmactl-node's join to a
 // classified plan and reports whether to apply it:
 //
-//   - any delete or replacement: refused, an error wrapping
-//     [ErrDestructivePlan] listing each address and action and pointing
-//     to plasma-node destroy;
+//   - any replacement, or a delete of an address not in Deletes:
+//     refused, an error wrapping [ErrDestructivePlan] listing each
+//     address and action and pointing to plasma-node destroy;
+//   - deletes of Deletes (a lowered count) under AutoApprove without
+//     AllowDelete: refused, naming --allow-delete and each address;
+//     AutoApprove never deletes a server by itself;
+//   - deletes of Deletes with AutoApprove and AllowDelete: applied (with
+//     destructive updates, AllowDestructive is needed too);
+//   - deletes of Deletes otherwise: applied only on a typed "yes";
 //   - destructive updates with AutoApprove but not AllowDestructive:
 //     refused, naming --allow-destructive-update and each "<address>
 //     (<attrs>)";
@@ -91,10 +105,16 @@ func Gate(s tofu.Summary, o GateOptions) (bool, error) {
 	if cmd == "" {
 		cmd = "plasma-node"
 	}
-	if len(s.Deletes)+len(s.Replacements) > 0 {
+	var unplanned []tofu.Change
+	for _, c := range s.Deletes {
+		if !slices.Contains(o.Deletes, c.Address) {
+			unplanned = append(unplanned, c)
+		}
+	}
+	if len(unplanned)+len(s.Replacements) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s refused to apply this plan: it would destroy servers:", cmd)
-		for _, c := range s.Deletes {
+		for _, c := range unplanned {
 			fmt.Fprintf(&b, "\n  %s (action: delete)", c.Address)
 		}
 		for _, c := range s.Replacements {
@@ -107,6 +127,20 @@ func Gate(s tofu.Summary, o GateOptions) (bool, error) {
 		fmt.Fprintf(&b, "\nLikely causes: a wrong --server-id or a lowered count, stale state at %s, or a configuration bug."+
 			"\nTo remove servers on purpose, use plasma-node destroy", state)
 		return false, fmt.Errorf("%s: %w", b.String(), ErrDestructivePlan)
+	}
+	if len(s.Deletes) > 0 {
+		if o.AutoApprove && !o.AllowDelete {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s refused to delete servers under --auto-approve alone:", cmd)
+			for _, c := range s.Deletes {
+				fmt.Fprintf(&b, "\n  %s (action: delete)", c.Address)
+			}
+			b.WriteString("\nReview the plan interactively (typed \"yes\"), or add --allow-delete beside --auto-approve")
+			return false, fmt.Errorf("%s: %w", b.String(), ErrDestructivePlan)
+		}
+		if !o.AutoApprove {
+			return ask(o, PromptTyped, "yes")
+		}
 	}
 	if len(s.DestructiveUpdates) > 0 {
 		if o.AutoApprove && o.AllowDestructive {

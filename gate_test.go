@@ -41,6 +41,8 @@ func TestGate(t *testing.T) {
 	tests := map[string]struct {
 		sum         tofu.Summary
 		auto, allow bool
+		deletes     []string // planned on purpose (a lowered count)
+		allowDelete bool
 		answers     []string
 		promptErr   error
 		want        bool
@@ -63,10 +65,41 @@ func TestGate(t *testing.T) {
 		"a destructive update interactively passes a prompt error through": {sum: destr, promptErr: errPromptBroken, wantErr: errPromptBroken,
 			wantAsked: []string{PromptTyped}},
 	}
+	// Deletes planned on purpose, as provision plans them for a lowered
+	// count.
+	planned := []string{"hcloud_server.demo_web_002"}
+	delDestr := tofu.Summary{Deletes: del.Deletes, DestructiveUpdates: destr.DestructiveUpdates}
+	for name, tc := range map[string]struct {
+		sum         tofu.Summary
+		auto, allow bool
+		deletes     []string
+		allowDelete bool
+		answers     []string
+		promptErr   error
+		want        bool
+		wantErr     error
+		wantInErr   []string
+		wantAsked   []string
+	}{
+		"a planned delete under auto-approve alone is refused naming --allow-delete": {sum: del, auto: true, allow: true, deletes: planned,
+			wantErr: ErrDestructivePlan, wantInErr: []string{"--allow-delete", "--auto-approve", "hcloud_server.demo_web_002 (action: delete)"}},
+		"a planned delete under auto-approve with --allow-delete proceeds":  {sum: del, auto: true, deletes: planned, allowDelete: true, want: true},
+		"a planned delete interactively needs a typed yes":                  {sum: del, deletes: planned, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
+		"a planned delete interactively is blocked by y":                    {sum: del, deletes: planned, answers: []string{"y"}, wantAsked: []string{PromptTyped}},
+		"--allow-delete without --auto-approve still asks":                  {sum: del, deletes: planned, allowDelete: true, answers: []string{"no"}, wantAsked: []string{PromptTyped}},
+		"a delete not planned is refused outright even with --allow-delete": {sum: del, auto: true, deletes: []string{"hcloud_server.other"}, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"plasma-node destroy"}},
+		"a planned delete with destructive updates needs both flags":        {sum: delDestr, auto: true, deletes: planned, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"--allow-destructive-update"}},
+		"a planned delete with destructive updates and both flags proceeds": {sum: delDestr, auto: true, allow: true, deletes: planned, allowDelete: true, want: true},
+		"a planned delete with destructive updates interactively asks once": {sum: delDestr, deletes: planned, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
+		"a replacement is refused outright even beside a planned delete":    {sum: tofu.Summary{Deletes: del.Deletes, Replacements: repl.Replacements}, auto: true, deletes: planned, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"replace"}},
+	} {
+		tests[name] = tc
+	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			fp := &fakePrompter{answers: tc.answers, err: tc.promptErr}
-			got, err := Gate(tc.sum, GateOptions{Command: "plasma-node join", AutoApprove: tc.auto, AllowDestructive: tc.allow, Prompter: fp})
+			got, err := Gate(tc.sum, GateOptions{Command: "plasma-node join", AutoApprove: tc.auto, AllowDestructive: tc.allow, Prompter: fp,
+				Deletes: tc.deletes, AllowDelete: tc.allowDelete})
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Gate() error = %v, want %v", err, tc.wantErr)
 			}

@@ -65,7 +65,9 @@ type JoinResult struct {
 
 // Join adopts an existing server into a pool: an import-only plan of the
 // platform's known servers plus this one, confirmed by [Gate], applied
-// exactly, then the node file is written. Nothing is written on a dry
+// exactly, then the node file is written and the pool's count in
+// platform.yaml raised by one, so that a later provision with the same
+// pools keeps the server. Nothing is written on a dry
 // run, a decline or a failure. For a manual platform it only writes the
 // node file (hostname: Hostname or the server id).
 //
@@ -144,7 +146,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			return res, err
 		}
 		res.Node, res.Applied = n[0], true
-		return res, nil
+		return res, p.raiseCount(ctx, o.Platform, o.Pool)
 	}
 	if o.Hostname != "" {
 		if err := taken(o.Hostname); err != nil {
@@ -201,7 +203,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 		return res, nil
 	}
 	ok, err = Gate(sum, GateOptions{Command: "plasma-node join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
-		Prompter: o.Prompter, StatePath: run.wd.Path("terraform.tfstate")})
+		Prompter: o.Prompter, StatePath: run.statePath()})
 	if err != nil {
 		return res, err
 	}
@@ -226,7 +228,28 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 		return res, err
 	}
 	res.Node = written[0]
+	if err := p.raiseCount(ctx, o.Platform, o.Pool); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// raiseCount adds one to the count of pool in platform.yaml, for a
+// server joined into it: a later provision with the pools as they are
+// adopts it instead of planning its deletion as a surplus.
+func (p *Project) raiseCount(ctx context.Context, platform, pool string) error {
+	if _, err := p.Store.UpdatePlatform(ctx, platform, func(pl *nodes.Platform) error {
+		pp, ok := pl.Pools[pool]
+		if !ok {
+			return fmt.Errorf("pool %q: %w", pool, ErrUnknownPool)
+		}
+		pp.Count++
+		pl.Pools[pool] = pp
+		return nil
+	}); err != nil {
+		return fmt.Errorf("raise the count of pool %s in platform.yaml for the joined server: %w", pool, err)
+	}
+	return nil
 }
 
 // displayName reads the display name of the server imported as id from

@@ -97,6 +97,14 @@ func TestJoinAdoptsServers(t *testing.T) {
 	if !names["custom"] || names["Not_A_Label"] {
 		t.Errorf("fake server names %v, want custom written back", names)
 	}
+	// Each join raised the pool's count: 1 provisioned + 2 joined.
+	plat, err := c.p.Store.Platform(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plat.Pools["web"].Count; got != 3 {
+		t.Errorf("pool web count after two joins = %d, want 3", got)
+	}
 	// Everything joined is adopted again: a provision at the pool's count
 	// plans no change, and destroy removes all three.
 	if res, err := c.provision(ctx, plasmanode.ProvisionOptions{AutoApprove: true}); err != nil || len(res.Summary.Creates)+len(res.Summary.Deletes) != 0 {

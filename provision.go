@@ -43,6 +43,10 @@ type ProvisionOptions struct {
 	AutoApprove bool
 	// AllowDestructive lets AutoApprove apply destructive updates.
 	AllowDestructive bool
+	// AllowDelete lets AutoApprove delete the servers a lowered count
+	// leaves out. Without AutoApprove those deletes need a typed "yes";
+	// AutoApprove alone never deletes a server.
+	AllowDelete bool
 	// Prompter asks for confirmation; nil with no AutoApprove refuses.
 	Prompter Prompter
 	// Stdout and Stderr receive tofu's output and the plan summary; nil
@@ -76,6 +80,9 @@ type ProvisionResult struct {
 	Declined bool
 	// Nodes are the node files written, sorted by hostname.
 	Nodes []*nodes.Node
+	// Removed are the hostnames whose servers a lowered count deleted and
+	// whose node files were removed, sorted.
+	Removed []string
 }
 
 // Provision makes the platform's servers match its pools, after
@@ -141,7 +148,8 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 			Dir: p.ProvisionerDir(plat, o.ProvisionerDir), HardwareFile: o.HardwareFile, Logger: p.log}
 		return p.provisionDirect(ctx, o, d, in, plat, existingNodes, res)
 	}
-	cfg, err := prov.Configure(providers.Input{Platform: &cplat, Pools: pools, Existing: existing})
+	in := providers.Input{Platform: &cplat, Pools: pools, Existing: existing}
+	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
 	}
@@ -150,10 +158,18 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 		return res, err
 	}
 	defer run.close()
+	surplus := providers.Surplus(in)
+	deletes, missing, err := run.adoptSurplus(ctx, &cplat, pools, surplus, o.DryRun)
+	if err != nil {
+		return res, err
+	}
 	sp, sum, err := run.plan(ctx, cfg, tofu.PlanOptions{})
 	if err != nil {
 		return res, err
 	}
+	// A dry run against a persistent backend does not record the surplus
+	// servers in state: their deletes are listed from the node files.
+	sum.Deletes = append(sum.Deletes, missing...)
 	res.Summary = sum
 	printSummary(o.Stdout, sum)
 	if o.DryRun {
@@ -161,7 +177,7 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	}
 	if !sum.Empty() {
 		ok, err := Gate(sum, GateOptions{Command: "plasma-node provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
-			Prompter: o.Prompter, StatePath: run.wd.Path("terraform.tfstate")})
+			Prompter: o.Prompter, StatePath: run.statePath(), Deletes: deletes, AllowDelete: o.AllowDelete})
 		if err != nil {
 			return res, err
 		}
@@ -188,7 +204,95 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 		return res, err
 	}
 	res.Nodes, err = p.writeServers(ctx, plat, prov.Name(), servers, existingNodes)
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	gone := map[string]bool{}
+	for _, e := range surplus {
+		gone[e.ServerID] = true
+	}
+	var removed []*nodes.Node
+	for _, n := range existingNodes {
+		if id := n.ProviderMetadata.ServerID; id != "" && gone[id] {
+			removed = append(removed, n)
+		}
+	}
+	for _, n := range removed {
+		if err := p.Store.DeleteNode(ctx, o.Platform, n.Hostname); err != nil {
+			return res, fmt.Errorf("remove node file of deleted server %s (%s): %w", n.ProviderMetadata.ServerID, n.Hostname, err)
+		}
+		res.Removed = append(res.Removed, n.Hostname)
+	}
+	slices.Sort(res.Removed)
+	return res, nil
+}
+
+// adoptSurplus puts the surplus servers of a lowered count into state, so
+// that the plan of the configuration without them deletes them: an
+// import-only configuration of just those servers, every change ignored,
+// planned and applied (state only; the plan is checked to change
+// nothing). Servers already in a persistent state are not imported again.
+// It returns the resource addresses the plan is to delete; on a dry run
+// with a persistent backend the servers not in state are not imported
+// but returned as missing deletes instead, so that a dry run writes
+// nothing.
+func (t *tofuRun) adoptSurplus(ctx context.Context, plat *nodes.Platform, pools map[string]nodes.Pool, surplus []providers.Existing, dryRun bool) ([]string, []tofu.Change, error) {
+	if len(surplus) == 0 {
+		return nil, nil, nil
+	}
+	acfg, err := t.prov.Configure(providers.Input{Platform: plat, Pools: pools, Existing: surplus, ImportOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("configure %s: %w", t.prov.Name(), err)
+	}
+	for i := range acfg.Resources {
+		acfg.Resources[i].Lifecycle = &tofu.Lifecycle{IgnoreAllChanges: true}
+	}
+	deletes := make([]string, 0, len(acfg.Imports))
+	for _, im := range acfg.Imports {
+		deletes = append(deletes, im.To)
+	}
+	inState := map[string]bool{}
+	if t.backend.Persistent() {
+		if err := t.init(ctx, acfg); err != nil {
+			return nil, nil, err
+		}
+		st, err := t.r.State(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read state: %w", err)
+		}
+		if st != nil && st.Values != nil && st.Values.RootModule != nil {
+			for _, r := range st.Values.RootModule.Resources {
+				inState[r.Address] = true
+			}
+		}
+	}
+	var imports []tofu.Import
+	var missing []tofu.Change
+	for _, im := range acfg.Imports {
+		if inState[im.To] {
+			continue
+		}
+		if dryRun && t.backend.Persistent() {
+			missing = append(missing, tofu.Change{Address: im.To, Type: strings.SplitN(im.To, ".", 2)[0], ImportID: im.ID})
+			continue
+		}
+		imports = append(imports, im)
+	}
+	if len(imports) == 0 {
+		return deletes, missing, nil
+	}
+	acfg.Imports = imports
+	sp, sum, err := t.plan(ctx, acfg, tofu.PlanOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: %w", err)
+	}
+	if !sum.Empty() || len(sum.Imports) != len(imports) {
+		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: the import plan is not import only (%s): %w", sum, ErrDestructivePlan)
+	}
+	if err := t.r.Apply(ctx, sp); err != nil {
+		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: %w", err)
+	}
+	return deletes, missing, nil
 }
 
 func poolEqual(a, b nodes.Pool) bool {
@@ -343,6 +447,8 @@ type tofuRun struct {
 	log  func(msg string, args ...any)
 	// last is the JSON of the last plan.
 	last *tfjson.Plan
+	// backend is where the state is kept, set into every configuration.
+	backend tofu.Backend
 }
 
 func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o runOptions) (*tofuRun, error) {
@@ -382,13 +488,34 @@ func (t *tofuRun) close() {
 	}
 }
 
+// statePath names where the state is, for messages.
+func (t *tofuRun) statePath() string {
+	if t.backend.Persistent() {
+		return "the " + t.backend.Type + " backend"
+	}
+	return t.wd.Path(tofu.StateFile)
+}
+
+// init writes cfg, with the run's backend, and runs tofu init.
+func (t *tofuRun) init(ctx context.Context, cfg *tofu.Config) error {
+	cfg.Backend = t.backend
+	b, err := cfg.Render()
+	if err != nil {
+		return fmt.Errorf("write configuration: %w", err)
+	}
+	if err := t.wd.WriteConfigBytes(b); err != nil {
+		return err
+	}
+	if err := t.r.Init(ctx, tofu.InitOptions{Reconfigure: true}); err != nil {
+		return fmt.Errorf("tofu init: %w", err)
+	}
+	return nil
+}
+
 func (t *tofuRun) plan(ctx context.Context, cfg *tofu.Config, po tofu.PlanOptions) (*tofu.SavedPlan, tofu.Summary, error) {
 	if cfg != nil {
-		if err := t.wd.WriteConfig(cfg); err != nil {
-			return nil, tofu.Summary{}, fmt.Errorf("write configuration: %w", err)
-		}
-		if err := t.r.Init(ctx, tofu.InitOptions{}); err != nil {
-			return nil, tofu.Summary{}, fmt.Errorf("tofu init: %w", err)
+		if err := t.init(ctx, cfg); err != nil {
+			return nil, tofu.Summary{}, err
 		}
 	}
 	sp, err := t.r.Plan(ctx, po)

@@ -378,3 +378,114 @@ func snapshotDir(t *testing.T, dir string) map[string]string {
 	})
 	return out
 }
+
+// TestProvisionLowersCount provisions three servers, then lowers the
+// count: --auto-approve alone is refused naming --allow-delete, a plain
+// "y" declines, a typed "yes" deletes the highest-numbered server, and
+// --auto-approve with --allow-delete another; a count of 0 set in
+// platform.yaml deletes the last one. Each delete removes the node file;
+// refused and declined runs change nothing.
+func TestProvisionLowersCount(t *testing.T) {
+	c := newCloud(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if _, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:3"}, AutoApprove: true}); err != nil {
+		t.Fatal(err)
+	}
+	names := func() []string {
+		var out []string
+		for _, s := range c.fake.Servers() {
+			out = append(out, s.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	hosts := func() []string {
+		var out []string
+		for _, n := range c.nodes(t) {
+			out = append(out, n.Hostname)
+		}
+		return out
+	}
+	all := []string{"demo-web-001", "demo-web-002", "demo-web-003"}
+	if diff := cmp.Diff(all, names()); diff != "" {
+		t.Fatalf("servers after provision (-want +got):\n%s", diff)
+	}
+
+	before := c.files(t)
+	_, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, AutoApprove: true})
+	if !errors.Is(err, plasmanode.ErrDestructivePlan) || !strings.Contains(err.Error(), "--allow-delete") ||
+		!strings.Contains(err.Error(), "hcloud_server.demo_web_003") {
+		t.Errorf("lowering under --auto-approve alone: %v, want ErrDestructivePlan naming --allow-delete and demo_web_003", err)
+	}
+	res, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, Prompter: &answer{"y"}})
+	if err != nil || !res.Declined {
+		t.Errorf("lowering answered y: %+v, %v; want declined (a typed yes is needed)", res.Summary, err)
+	}
+	if diff := cmp.Diff(before, c.files(t)); diff != "" {
+		t.Errorf("refused and declined runs changed files (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(all, names()); diff != "" {
+		t.Errorf("servers after refused runs (-want +got):\n%s", diff)
+	}
+
+	res, err = c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, Prompter: &answer{"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Summary.Deletes) != 1 || res.Summary.Deletes[0].Address != "hcloud_server.demo_web_003" || len(res.Summary.Creates) != 0 {
+		t.Errorf("lowering to 2: %s %+v, want one delete of demo_web_003", res.Summary, res.Summary.Deletes)
+	}
+	if diff := cmp.Diff([]string{"demo-web-003"}, res.Removed); diff != "" {
+		t.Errorf("removed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(all[:2], names()); diff != "" {
+		t.Errorf("servers after lowering to 2 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(all[:2], hosts()); diff != "" {
+		t.Errorf("node files after lowering to 2 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(c.wantFake(t), c.nodes(t)); diff != "" {
+		t.Errorf("node files match the fake (-want +got):\n%s", diff)
+	}
+
+	res, err = c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:1"}, AutoApprove: true, AllowDelete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"demo-web-002"}, res.Removed); diff != "" {
+		t.Errorf("removed at 1 (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(all[:1], names()); diff != "" {
+		t.Errorf("servers after lowering to 1 (-want +got):\n%s", diff)
+	}
+	// Converged: the same count again changes nothing.
+	if res, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:1"}, AutoApprove: true}); err != nil || !res.Summary.Empty() {
+		t.Errorf("provision at 1 again: %s, %v; want no change", res.Summary, err)
+	}
+
+	if _, err := c.p.Store.UpdatePlatform(ctx, "demo", func(pl *nodes.Platform) error {
+		pool := pl.Pools["web"]
+		pool.Count = 0
+		pl.Pools["web"] = pool
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.provision(ctx, plasmanode.ProvisionOptions{AutoApprove: true}); !errors.Is(err, plasmanode.ErrDestructivePlan) {
+		t.Errorf("count 0 under --auto-approve alone: %v, want ErrDestructivePlan", err)
+	}
+	res, err = c.provision(ctx, plasmanode.ProvisionOptions{AutoApprove: true, AllowDelete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"demo-web-001"}, res.Removed); diff != "" {
+		t.Errorf("removed at 0 (-want +got):\n%s", diff)
+	}
+	if got := c.fake.Servers(); len(got) != 0 {
+		t.Errorf("fake servers at count 0: %+v, want none", got)
+	}
+	if got := hosts(); len(got) != 0 {
+		t.Errorf("node files at count 0: %v, want none", got)
+	}
+}

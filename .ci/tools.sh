@@ -6,6 +6,9 @@
 #   .tools/mirror/<host>/<ns>/<type>/<version>/linux_amd64/terraform-provider-<type>_v<version>
 #                                   provider plugins, for both registry hosts
 #   .tools/tofurc                   CLI configuration installing only from that mirror
+#   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
+#   .tools/kernel/modules/          not installed) and the NIC driver modules the
+#                                   netboot test's initrd loads (e2e/netboot_test.go)
 #
 # Tests and CI use them with:
 #   export PLASMA_TOFU="$PWD/.tools/bin/tofu"
@@ -97,6 +100,40 @@ EOF
 if [ ! -f "$rc" ] || [ "$(cat "$rc")" != "$want" ]; then
   printf '%s\n' "$want" >"$rc.tmp"
   mv -f "$rc.tmp" "$rc"
+fi
+
+# The kernel for the netboot test's installer emulator: the package
+# linux-image-amd64 depends on, downloaded with apt-get (the mirror CI
+# installs from) and unpacked, never installed. Only vmlinuz and the
+# virtio-net and e1000 modules are kept (about 12 MB).
+kdir="$tools/kernel"
+if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ]; then
+  echo "tools: kernel $(cat "$kdir/release") present" >&2
+else
+  kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
+  if [ -z "$kpkg" ]; then
+    apt-get update -qq
+    kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
+  fi
+  if [ -z "$kpkg" ]; then
+    echo "tools: apt-cache knows no linux-image-amd64 after apt-get update" >&2
+    exit 1
+  fi
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download -qq "$kpkg" >&2)
+  mkdir -p "$work/x"
+  dpkg-deb --fsys-tarfile "$work"/"$kpkg"_*.deb | tar -x -C "$work/x" --wildcards './boot/vmlinuz-*' \
+    './lib/modules/*/kernel/drivers/net/virtio_net.ko*' './lib/modules/*/kernel/drivers/net/net_failover.ko*' \
+    './lib/modules/*/kernel/net/core/failover.ko*' './lib/modules/*/kernel/drivers/virtio/*' \
+    './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*'
+  rm -rf "$kdir.tmp"
+  mkdir -p "$kdir.tmp/modules"
+  cp "$work"/x/boot/vmlinuz-* "$kdir.tmp/vmlinuz"
+  find "$work/x/lib/modules" -name '*.ko*' -exec cp {} "$kdir.tmp/modules/" \;
+  basename "$(ls -d "$work"/x/lib/modules/*)" >"$kdir.tmp/release"
+  rm -rf "$work" "$kdir"
+  mv "$kdir.tmp" "$kdir"
+  echo "tools: kernel $(cat "$kdir/release") unpacked into $kdir" >&2
 fi
 
 echo "tools: ready; export PLASMA_TOFU=$tofu TF_CLI_CONFIG_FILE=$rc" >&2

@@ -24,6 +24,11 @@ type BuildOptions struct {
 	// WebhookURL receives the installer's post-installation report
 	// (8.3+); empty leaves it out.
 	WebhookURL string
+	// CertFingerprint is the SHA-256 fingerprint of the server's TLS
+	// certificate; an https first-boot or webhook URL pins it
+	// (cert-fingerprint), as the installer otherwise verifies them against
+	// its CA store, where a self-signed certificate fails.
+	CertFingerprint string
 }
 
 // Build makes a registration's answer: ext4 on the boot disk (by kernel
@@ -54,10 +59,10 @@ func Build(r Registration, o BuildOptions) (*Answer, error) {
 		DiskSetup: DiskSetup{Filesystem: FilesystemExt4, DiskList: disk.DiskList(), Filter: disk.UdevFilter()},
 	}
 	if o.FirstBootURL != "" {
-		a.FirstBoot = &FirstBoot{Source: FirstBootFromURL, URL: o.FirstBootURL, Ordering: OrderingFullyUp}
+		a.FirstBoot = &FirstBoot{Source: FirstBootFromURL, URL: o.FirstBootURL, Ordering: OrderingFullyUp, CertFingerprint: pin(o.FirstBootURL, o.CertFingerprint)}
 	}
 	if o.WebhookURL != "" {
-		a.PostInstallationWebhook = &Webhook{URL: o.WebhookURL}
+		a.PostInstallationWebhook = &Webhook{URL: o.WebhookURL, CertFingerprint: pin(o.WebhookURL, o.CertFingerprint)}
 	}
 	return a, nil
 }
@@ -81,4 +86,12 @@ func Header(r Registration, fqdn string, v Version, now time.Time) string {
 			"("+strings.Join(ps, ", ")+") are NOT created; create them after the install.")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// pin is fp for an https URL, else empty.
+func pin(url, fp string) string {
+	if strings.HasPrefix(url, "https://") {
+		return fp
+	}
+	return ""
 }

@@ -50,6 +50,10 @@ type HandlerConfig struct {
 	// first-boot and webhook URLs in answers (for example
 	// "http://10.0.0.2:8090"). Empty: taken from each request's Host.
 	BaseURL string
+	// CertFingerprint is the fingerprint of the server's TLS certificate
+	// ([BuildOptions.CertFingerprint]): answers served over HTTPS pin it
+	// for their first-boot and webhook URLs.
+	CertFingerprint string
 	// OnInstalled, if set, is called when a node's installer reports
 	// success through the post-installation webhook.
 	OnInstalled func(node string)
@@ -286,6 +290,7 @@ func (h *Handler) render(r *http.Request, reg Registration, site Site, override 
 		files[hook+".webhook"] = []byte(reg.Name + "\n")
 		o.FirstBootURL = base + "/first-boot/" + fb
 		o.WebhookURL = base + "/webhook/" + hook
+		o.CertFingerprint = h.cfg.CertFingerprint
 	}
 	a, err := Build(reg, o)
 	if err != nil {

@@ -64,7 +64,8 @@ var runs = map[string]run{
 	"provision": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
 		o := plasmanode.ProvisionOptions{
 			Platform: arg(in, "platform"), Specs: optSlice(in, "zone"), DryRun: flag(in, "dry-run"),
-			AutoApprove: flag(in, "auto-approve"), AllowDestructive: flag(in, "allow-destructive-update"), TofuPath: opt(in, "tofu"),
+			AutoApprove: flag(in, "auto-approve"), AllowDestructive: flag(in, "allow-destructive-update"), AllowDelete: flag(in, "allow-delete"),
+			TofuPath:     opt(in, "tofu"),
 			HardwareFile: opt(in, "hardware"),
 		}
 		return nodecmd.Provision(ctx, e, o)

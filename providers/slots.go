@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -141,4 +142,32 @@ func Slots(in Input) ([]Slot, error) {
 		out = append(out, slots...)
 	}
 	return out, nil
+}
+
+// Surplus returns the Existing servers of in that [Slots] leaves out
+// because their pool has more adopted servers than its Count: in each
+// pool, those beyond the first Count by slot index, so the
+// highest-numbered slots go first. None when in.ImportOnly. It does not
+// validate in; [Slots] does.
+func Surplus(in Input) []Existing {
+	if in.ImportOnly {
+		return nil
+	}
+	byPool := map[string][]Existing{}
+	for _, e := range in.Existing {
+		byPool[e.Pool] = append(byPool[e.Pool], e)
+	}
+	var out []Existing
+	for _, name := range slices.Sorted(maps.Keys(byPool)) {
+		pool, ok := in.Pools[name]
+		if !ok {
+			continue
+		}
+		ex := byPool[name]
+		slices.SortFunc(ex, func(a, b Existing) int { return a.Index - b.Index })
+		if len(ex) > pool.Count {
+			out = append(out, ex[max(pool.Count, 0):]...)
+		}
+	}
+	return out
 }

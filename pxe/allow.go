@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,8 +14,14 @@ import (
 // PendingAllow returns an allow function for [DHCPServer]: it admits the
 // MACs of pending registrations, and any PXE client while a pending
 // registration pins no MAC, since that one may be whoever asks (a serial
-// or UUID pin is checked when the installer posts its system info). The pending list is re-read at most every refresh
-// (default 2 s), so the function stays cheap on every packet.
+// or UUID pin is checked when the installer posts its system info). It
+// also admits the MACs of consumed registrations (those pinned and those
+// their installer posted), so that an installed machine whose boot order
+// starts with PXE gets the exit script of [BootHandler] and boots its disk
+// at once, rather than waiting for the firmware's PXE timeout (or being
+// taken for the next unpinned registration). The lists are re-read at
+// most every refresh (default 2 s), so the function stays cheap on every
+// packet.
 func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger) func(net.HardwareAddr) bool {
 	if refresh <= 0 {
 		refresh = 2 * time.Second
@@ -38,8 +45,27 @@ func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger)
 			lastErr, macs, anyMAC = err, nil, false
 			return
 		}
+		consumed, err := reg.Consumed(context.Background())
+		if err != nil {
+			if lastErr == nil {
+				log.Error("cannot read registrations; offering nothing", "err", err)
+			}
+			lastErr, macs, anyMAC = err, nil, false
+			return
+		}
 		lastErr = nil
 		macs, anyMAC = map[string]bool{}, false
+		for _, r := range consumed {
+			admit := r.MACs
+			if r.Consumed != nil {
+				admit = append(slices.Clone(admit), r.Consumed.MACs...)
+			}
+			for _, m := range admit {
+				if n, err := answer.NormalizeMAC(m); err == nil {
+					macs[n] = true
+				}
+			}
+		}
 		for _, r := range pending {
 			// DHCP sees no serial or UUID: a registration that pins no MAC
 			// may be any PXE client (the answer's matching decides later).

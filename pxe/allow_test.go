@@ -35,10 +35,20 @@ func TestPendingAllow(t *testing.T) {
 	if !allow(stranger) {
 		t.Error("a registration that pins nothing should admit any PXE client")
 	}
-	if _, err := reg.Consume(ctx, "b", answer.ConsumeRecord{}); err != nil {
+	posted, _ := net.ParseMAC("52:54:00:00:00:42")
+	if _, err := reg.Consume(ctx, "b", answer.ConsumeRecord{MACs: []string{"52:54:00:00:00:42"}}); err != nil {
 		t.Fatal(err)
 	}
 	if allow(stranger) {
 		t.Error("a consumed registration still admits strangers")
+	}
+	if !allow(posted) {
+		t.Error("the MAC a consumed registration's installer posted is not admitted (its second boot must reach the exit script)")
+	}
+	if _, err := reg.Consume(ctx, "a", answer.ConsumeRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if !allow(known) {
+		t.Error("the MAC a consumed registration pins is not admitted (its second boot must reach the exit script)")
 	}
 }

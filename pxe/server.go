@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	gopath "path"
+	"strings"
 	"sync"
 	"time"
 )
@@ -45,6 +47,14 @@ type Config struct {
 	Routes map[string]http.Handler
 	// TLS, when set, makes the HTTP side HTTPS with this configuration.
 	TLS *tls.Config
+	// PlainPaths, with TLS, are the request paths the same port also
+	// serves over plain HTTP, for clients that cannot pin a self-signed
+	// certificate: iPXE fetching its script, the kernel and the initrd
+	// (the installer itself pins the certificate's fingerprint, so the
+	// answer, first-boot script and webhook stay HTTPS). A path ending in
+	// "/" is a prefix. Any other plain request gets 403. The port tells
+	// the two apart by the connection's first byte.
+	PlainPaths []string
 	// DHCP, when set, is the window's proxy-DHCP server: it runs while the
 	// window is open and stops with it.
 	DHCP *DHCPServer
@@ -125,6 +135,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "provisioning window closed", http.StatusServiceUnavailable)
 		return
 	}
+	if s.cfg.TLS != nil && r.TLS == nil && !s.plainPath(r.URL.Path) {
+		http.Error(w, "this path is served over HTTPS only", http.StatusForbidden)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -148,7 +162,10 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 		ln = l
 	}
-	if s.cfg.TLS != nil {
+	switch {
+	case s.cfg.TLS != nil && len(s.cfg.PlainPaths) > 0:
+		ln = newSniffListener(ln, s.cfg.TLS)
+	case s.cfg.TLS != nil:
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	hs := &http.Server{
@@ -204,6 +221,19 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs.Close()
 	}
 	return result
+}
+
+// plainPath reports whether path is one of [Config.PlainPaths].
+func (s *Server) plainPath(path string) bool {
+	if clean := gopath.Clean(path); clean != path && clean+"/" != path {
+		return false // the mux redirects it; the clean path is checked then
+	}
+	for _, p := range s.cfg.PlainPaths {
+		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // services returns the network-boot services configured, by name.

@@ -92,6 +92,7 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 		"no name":              {[]string{"register"}, "usage: node-provisioner register"},
 		"a negative ttl":       {[]string{"serve", "--ttl", "-1s"}, "--ttl"},
 		"a zero ttl":           {[]string{"serve", "--ttl", "0s"}, "--ttl"},
+		"a spaced kernel arg":  {[]string{"serve", "--kernel-arg", "console=ttyS0 quiet"}, "--kernel-arg"},
 		"a bad domain":         {[]string{"serve", "--domain", "bad domain"}, "site settings"},
 		"a bad country":        {[]string{"serve", "--country", "Atlantis"}, "site settings"},
 		"an upper-case name":   {[]string{"register", "PVE1"}, "host name"},

@@ -28,7 +28,7 @@ type serveOptions struct {
 	ipxeDir, release                  string
 	tls                               bool
 	ttl                               time.Duration
-	keys                              []string
+	keys, kernelArgs                  []string
 	site                              answer.Site
 }
 
@@ -48,7 +48,8 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
 	f.StringVar(&o.tftpAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.StringVar(&o.release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
-	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
+	f.StringArrayVar(&o.kernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")
 	f.StringVar(&o.ipxeDir, "ipxe-dir", "/usr/lib/ipxe", "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
 
@@ -58,6 +59,11 @@ func (o *serveOptions) check() error {
 	}
 	if o.bootFile != "snponly.efi" && o.bootFile != "ipxe.efi" {
 		return usageError(fmt.Errorf("--bootfile %q: want snponly.efi or ipxe.efi", o.bootFile))
+	}
+	for _, k := range o.kernelArgs {
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return usageError(fmt.Errorf("--kernel-arg %q: want one word of printable ASCII, such as console=ttyS0,115200", k))
+		}
 	}
 	return nil
 }
@@ -76,6 +82,9 @@ func (o *serveOptions) args() []string {
 		if kv[1] != "" {
 			out = append(out, "--"+kv[0], kv[1])
 		}
+	}
+	for _, k := range o.kernelArgs {
+		out = append(out, "--kernel-arg", k)
 	}
 	for _, k := range o.keys {
 		abs, err := filepath.Abs(k)
@@ -123,8 +132,17 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err := checkSite(o.site.Merge(site), sitePath); err != nil {
 		return err
 	}
+	var cert tls.Certificate
+	var fp string
+	if o.tls {
+		host, _, _ := net.SplitHostPort(o.addr)
+		if cert, fp, err = pxe.EnsureCertificate(ctx, a.stateDir, []string{host}); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", fp)
+	}
 	h, err := answer.NewHandler(answer.HandlerConfig{
-		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, Logger: a.log,
+		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, CertFingerprint: fp, Logger: a.log,
 		Site: func() (answer.Site, error) {
 			s, err := answer.LoadSiteIfExists(sitePath)
 			return o.site.Merge(site).Merge(s), err
@@ -152,7 +170,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	default:
 		netboot.base = a.guessBase(ln.Addr())
 	}
-	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{Registry: reg, StateDir: a.stateDir, BaseURL: netboot.base, Release: o.release, Logger: a.log})
+	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{Registry: reg, StateDir: a.stateDir, BaseURL: netboot.base, Release: o.release, ExtraKernelArgs: o.kernelArgs, Logger: a.log})
 	if err != nil {
 		return err
 	}
@@ -167,13 +185,12 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		cfg.TFTP.OnEvent = boot.NetEvent
 	}
 	if o.tls {
-		host, _, _ := net.SplitHostPort(o.addr)
-		cert, fp, err := pxe.EnsureCertificate(ctx, a.stateDir, []string{host})
-		if err != nil {
-			return err
-		}
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", fp)
+		// iPXE cannot pin a self-signed certificate: what it fetches
+		// (script, kernel, initrd, iPXE binaries) is also plain HTTP on
+		// this port. The installer pins the fingerprint, so its answer,
+		// first-boot script and webhook stay HTTPS only.
+		cfg.PlainPaths = []string{"/boot.ipxe", "/assets/", "/ipxe/"}
 	}
 	srv, err := pxe.New(cfg)
 	if err != nil {

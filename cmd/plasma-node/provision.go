@@ -10,18 +10,25 @@ import (
 func (a *app) provisionCmd() *cobra.Command {
 	var o plasmanode.ProvisionOptions
 	c := &cobra.Command{
-		Use:   "provision PLATFORM -z ZONE:TYPE:COUNT... [--dry-run] [--auto-approve] [--allow-destructive-update] [--tofu PATH]",
+		Use:   "provision PLATFORM -z ZONE:TYPE:COUNT... [--dry-run] [--auto-approve] [--allow-delete] [--allow-destructive-update] [--tofu PATH]",
 		Short: "Make the platform's servers match its pools through OpenTofu, and write their node files",
 		Long: `Each -z spec becomes (or updates) a pool named after the zone's last segment.
 Existing nodes are adopted by server id, so a second identical run changes
-nothing. The plan is shown classified; --dry-run stops there. A plan that
-deletes or replaces a server is refused: use destroy.
+nothing. The plan is shown classified; --dry-run stops there.
+
+Lowering a pool's count deletes its highest-numbered servers
+(<platform>-<pool>-<NNN>) and removes their node files; those deletes need a
+typed "yes", or --allow-delete beside --auto-approve: --auto-approve alone
+never deletes a server. A count of 0 in platform.yaml deletes every server of
+the pool under the same rule (a -z spec's count must be at least 1). Any
+other delete, and any replacement, is refused: use destroy.
 
 On a platform whose provider is pxe, no tofu runs: each new node is a
 machine of the hardware lists (--hardware FILE, then pools.<pool>.hardware
 in platform.yaml), registered with node-provisioner in its state folder.`,
 		Example: `  plasma-node provision demo -z foundation.cluster.control:cx22:3 -z cognition.data:cx32:2
   plasma-node provision demo --dry-run
+  plasma-node provision demo -z foundation.cluster.control:cx22:2 --auto-approve --allow-delete
   plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -34,6 +41,7 @@ in platform.yaml), registered with node-provisioner in its state folder.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "show the plan and stop: nothing applied, nothing written")
 	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
+	f.BoolVar(&o.AllowDelete, "allow-delete", false, "with --auto-approve, also delete the servers a lowered count leaves out")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}])")
 	return c
@@ -70,7 +78,9 @@ func (a *app) joinCmd() *cobra.Command {
 		Long: `The server is imported with an import-only plan, shown classified and
 confirmed, then applied exactly. The hostname is --hostname (written back to
 the server's name), else the server's display name when it is a valid
-hostname, else the server id. Nothing is written on a dry run or a failure.`,
+hostname, else the server id. The pool's count in platform.yaml is raised by
+one, so a later provision keeps the server. Nothing is written on a dry run
+or a failure.`,
 		Example: `  plasma-node join demo --server-id 4711 --pool web
   plasma-node join demo --server-id 4711 --pool web --hostname web-extra --auto-approve`,
 		Args: cobra.ExactArgs(1),

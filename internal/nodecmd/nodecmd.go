@@ -228,6 +228,9 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) error 
 	for _, n := range res.Nodes {
 		fmt.Fprintf(w, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, n.Network.PublicIP, n.Network.PrivateIP, n.ProviderMetadata.ServerID, n.File())
 	}
+	for _, h := range res.Removed {
+		fmt.Fprintf(w, "Deleted server of node %s@%s and removed its node file\n", h, o.Platform)
+	}
 	return nil
 }
 

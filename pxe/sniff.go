@@ -1,0 +1,131 @@
+package pxe
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// sniffTimeout bounds how long a new connection may take to send its
+// first byte, which tells TLS from plain HTTP.
+const sniffTimeout = 10 * time.Second
+
+// tlsRecordHandshake is the first byte of every TLS connection (a
+// handshake record carrying the ClientHello).
+const tlsRecordHandshake = 0x16
+
+// sniffListener serves TLS and plain HTTP on one port: a connection that
+// opens with a TLS handshake record is wrapped with [tls.Server], any other
+// is passed on as it is. [http.Server] tells them apart by type (a
+// *tls.Conn) and sets Request.TLS only for the first kind, which is what
+// [Server.ServeHTTP] checks against [Config.PlainPaths].
+//
+// The first byte is read in a goroutine per connection, so a client that
+// sends nothing holds up no other, and only for [sniffTimeout].
+type sniffListener struct {
+	inner net.Listener
+	cfg   *tls.Config
+	conns chan net.Conn
+	done  chan struct{} // closed by Close or when inner fails
+	once  sync.Once
+	mu    sync.Mutex
+	err   error
+}
+
+func newSniffListener(inner net.Listener, cfg *tls.Config) *sniffListener {
+	l := &sniffListener{inner: inner, cfg: cfg, conns: make(chan net.Conn), done: make(chan struct{})}
+	go l.acceptLoop()
+	return l
+}
+
+func (l *sniffListener) acceptLoop() {
+	for {
+		c, err := l.inner.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			l.stop(err)
+			return
+		}
+		go l.sniff(c)
+	}
+}
+
+func (l *sniffListener) sniff(c net.Conn) {
+	first := make([]byte, 1)
+	c.SetReadDeadline(time.Now().Add(sniffTimeout))
+	if _, err := io.ReadFull(c, first); err != nil {
+		c.Close()
+		return
+	}
+	c.SetReadDeadline(time.Time{})
+	var out net.Conn = &peekedConn{Conn: c, first: first}
+	if first[0] == tlsRecordHandshake {
+		out = tls.Server(out, l.cfg)
+	}
+	select {
+	case l.conns <- out:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *sniffListener) stop(err error) {
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+		close(l.done)
+	})
+}
+
+// Accept returns the next connection, TLS or plain.
+func (l *sniffListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return nil, l.err
+	}
+}
+
+// Close stops accepting; connections already passed on stay open.
+func (l *sniffListener) Close() error {
+	l.stop(net.ErrClosed)
+	return l.inner.Close()
+}
+
+// Addr is the port's address.
+func (l *sniffListener) Addr() net.Addr { return l.inner.Addr() }
+
+// peekedConn gives back the byte the sniffer read before the rest.
+type peekedConn struct {
+	net.Conn
+	first []byte
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if len(c.first) > 0 {
+		n := copy(p, c.first)
+		c.first = c.first[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// ReadFrom keeps the connection's own ReadFrom (sendfile for a TCP
+// connection) for plain responses such as the installer's kernel and
+// initrd.
+func (c *peekedConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(c.Conn, r)
+}

@@ -1,0 +1,101 @@
+package pxe
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestTLSPortAlsoServesPlainPaths: with TLS and PlainPaths one port speaks
+// both; plain HTTP reaches only the plain paths, HTTPS reaches everything,
+// and a client that sends nothing holds up no other.
+func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
+	cert, fp, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		io.WriteString(w, scheme+" "+r.URL.Path)
+	})
+	s, _, _ := start(t, Config{
+		TLS:        &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		PlainPaths: []string{"/boot.ipxe", "/assets/"},
+		Routes:     map[string]http.Handler{"GET /boot.ipxe": echo, "GET /assets/{r}/{f}": echo, "POST /answer": echo, "GET /{$}": echo},
+	})
+	addr := s.Addr().String()
+	// A silent client first: it must not block the requests below.
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+
+	pinned, err := PinnedTLSConfig(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: pinned}}
+	plain := &http.Client{Timeout: 5 * time.Second}
+	type result struct {
+		Status int
+		Body   string
+	}
+	tests := map[string]struct {
+		client      *http.Client
+		method, url string
+		want        result
+	}{
+		"plain script":                  {plain, "GET", "http://" + addr + "/boot.ipxe?mac=x", result{200, "http /boot.ipxe"}},
+		"plain asset":                   {plain, "GET", "http://" + addr + "/assets/9.2-1/linux26", result{200, "http /assets/9.2-1/linux26"}},
+		"plain answer is refused":       {plain, "POST", "http://" + addr + "/answer", result{403, "this path is served over HTTPS only"}},
+		"plain status page is refused":  {plain, "GET", "http://" + addr + "/", result{403, "this path is served over HTTPS only"}},
+		"plain traversal out of assets": {plain, "POST", "http://" + addr + "/assets/../answer", result{403, "this path is served over HTTPS only"}},
+		"https answer":                  {secure, "POST", "https://" + addr + "/answer", result{200, "https /answer"}},
+		"https script":                  {secure, "GET", "https://" + addr + "/boot.ipxe", result{200, "https /boot.ipxe"}},
+		"https status page":             {secure, "GET", "https://" + addr + "/", result{200, "https /"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, tc.url, nil)
+			resp, err := tc.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if diff := cmp.Diff(tc.want, result{resp.StatusCode, strings.TrimSpace(string(b))}); diff != "" {
+				t.Errorf("%s %s (-want +got):\n%s", tc.method, tc.url, diff)
+			}
+		})
+	}
+}
+
+// TestTLSWithoutPlainPathsRefusesPlainHTTP: without PlainPaths the port is
+// HTTPS only, as before.
+func TestTLSWithoutPlainPathsRefusesPlainHTTP(t *testing.T) {
+	cert, _, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello") })
+	s, _, _ := start(t, Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}, Routes: map[string]http.Handler{"GET /boot.ipxe": hello}})
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + s.Addr().String() + "/boot.ipxe")
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Errorf("plain GET of an HTTPS-only port = 200 %q; want a refusal", b)
+		}
+	}
+}
