@@ -5,11 +5,11 @@
 # peers from Debian when missing, builds into a scratch folder, removes its
 # namespaces and processes when it ends. Not part of `make test`.
 #
-# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [inventory]   (default: all)
+# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [storm] [inventory]   (default: all)
 # Env: BENCH_WORK (scratch folder, default a new one under /tmp),
 #      BENCH_ROUNDS (runs of each side, alternating; default 3),
 #      BENCH_HTTP_SIZE_MB (default 1024), BENCH_HTTP_SECONDS (wrk run, default 10),
-#      BENCH_NODES (default 10000).
+#      BENCH_NODES (default 10000), BENCH_STORM_CLIENTS (default 200).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +21,8 @@ HTTP_MB=${BENCH_HTTP_SIZE_MB:-1024}
 NODES=${BENCH_NODES:-10000}
 ROUNDS=${BENCH_ROUNDS:-3}
 HTTP_SECONDS=${BENCH_HTTP_SECONDS:-10}
-SECTIONS=${*:-dhcp tftp http inventory}
+STORM_CLIENTS=${BENCH_STORM_CLIENTS:-200}
+SECTIONS=${*:-dhcp tftp http storm inventory}
 
 NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
 CLIENT_IP=10.78.0.100 SERVER_IP=10.78.0.2 NET=10.78.0.0
@@ -48,7 +49,8 @@ stop_pids() {
 }
 
 # result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0) [GOAL]; GOAL is a Python
-# expression over ours, peer and ratio (ours/peer), from issue 7.
+# expression over ours, peer and ratio (ours/peer), from issue 7; PEER is -
+# where no peer does the same work.
 result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" >>"$RESULTS"; }
 
 # wait_port NS PROTO PORT: until something listens there (5 s at most).
@@ -86,7 +88,7 @@ fi
 
 # --- build ---------------------------------------------------------------
 log "building into $BIN"
-(cd "$REPO" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node ./bench/dhcpload ./bench/tftpload)
+(cd "$REPO" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node ./bench/dhcpload ./bench/tftpload ./bench/stormload)
 
 # --- lab: two namespaces joined by a veth pair ----------------------------
 lab() {
@@ -287,7 +289,50 @@ bench_http() {
 	rm -f "$rel/initrd-netboot.img"
 }
 
-# --- 4. inventory -----------------------------------------------------------
+# --- 4. boot storm -------------------------------------------------------------
+# STORM_CLIENTS emulated machines at once, each with its own registration
+# (pinned to its MAC): proxy-DHCP DISCOVER, TFTP of the offered boot file,
+# GET of the iPXE script, POST of its system info to /answer. There is no
+# peer doing all four; the goal is absolute. The registrations are written
+# before the clock starts (their time is its own row): an operator registers
+# the machines before powering them on.
+bench_storm() {
+	log "boot storm: $STORM_CLIENTS clients DHCP -> TFTP -> script -> answer, $ROUNDS rounds"
+	prepare_state
+	# The real iPXE binary when Debian's ipxe is there, as a machine would fetch.
+	[ -f /usr/lib/ipxe/snponly.efi ] && cp /usr/lib/ipxe/snponly.efi "$WORK/ipxe/snponly.efi"
+	mkdir -p "$WORK/home/.ssh"
+	# serve puts the operator's key into every answer.
+	echo "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g op@bench" >"$WORK/home/.ssh/id_ed25519.pub"
+	local runs=() regs=() i t0 t1 out
+	for _ in $(seq "$ROUNDS"); do
+		rm -rf "$STATE/registrations" "$WORK/secrets"
+		mkdir -m 0700 "$WORK/secrets"
+		t0=$(date +%s.%N)
+		for i in $(seq 0 $((STORM_CLIENTS - 1))); do
+			HOME=$WORK/home "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register "storm$i" \
+				--mac "$(printf '52:54:00:99:%02x:%02x' $((i >> 8 & 255)) $((i & 255)))" --boot-disk any >/dev/null 2>&1
+		done
+		t1=$(date +%s.%N)
+		regs+=("$(python3 -c 'import json,sys; print(json.dumps({"seconds": float(sys.argv[2]) - float(sys.argv[1])}))' "$t0" "$t1")")
+		HOME=$WORK/home serve_ours
+		out=$(ip netns exec "$NS_C" "$BIN/stormload" -iface "$VETH_C" -server "$SERVER_IP" -http-port 8090 \
+			-c "$STORM_CLIENTS" -sysinfo "$REPO/answer/testdata/sysinfo/pve-9.2-synthetic.json")
+		stop_pids
+		runs+=("$out")
+	done
+	printf 'storm:         %s\n' "${runs[@]}" >&2
+	printf 'registrations: %s\n' "${regs[@]}" >&2
+	local fails=0 j
+	for j in "${runs[@]}"; do fails=$((fails + $(jget failures <<<"$j"))); done
+	result "storm $STORM_CLIENTS clients total" "$(med seconds "${runs[@]}")" - "s" 0 "ours < 10"
+	result "storm failures (all rounds)" "$fails" - "clients" 0 "ours == 0"
+	result "storm per-client p50" "$(med p50_s "${runs[@]}")" - "s" 0
+	result "storm per-client p99" "$(med p99_s "${runs[@]}")" - "s" 0
+	result "storm: $STORM_CLIENTS registrations (CLI)" "$(med seconds "${regs[@]}")" - "s" 0
+}
+
+# --- 5. inventory -----------------------------------------------------------
 bench_inventory() {
 	log "inventory: plasma-node list of $NODES nodes against cat of their files"
 	local dir="$WORK/project" platforms=10 ours peer
@@ -317,6 +362,31 @@ PY
 		"cat $dir/platforms/*/nodes/*.yaml >/dev/null" >&2
 	peer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory-cat.json")
 	result "list of $NODES nodes (mean)" "$ours" "$peer" "ms" 0
+
+	# IP allocation at scale: one platform holding all $NODES nodes in its
+	# private network; each `add --hostname` takes the platform lock, reads
+	# every node's address and writes the new node with the lowest free one.
+	# `allocate` moves 20 nodes of the same platform to another zone, one run
+	# each. No peer does this; the rows show the mean time of one run.
+	"$BIN/plasma-node" --dir "$dir" add big --provider manual >/dev/null 2>&1
+	python3 - "$dir" "$NODES" <<'PY'
+import os, sys
+d, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    h = f"big{i:05d}"
+    with open(os.path.join(d, "platforms", "big", "nodes", h + ".yaml"), "w") as f:
+        f.write(f"hostname: {h}\nzones:\n  - platform.prod\nnetwork:\n  private_ip: 192.168.{i >> 8 & 255}.{i & 255}\n")
+PY
+	hyperfine -N --runs 1 -P i 1 20 --export-json "$WORK/alloc-add.json" \
+		"$BIN/plasma-node --dir $dir add big --hostname new{i} -z platform.prod" >/dev/null
+	got=$("$BIN/plasma-node" --dir "$dir" show new20 -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["network"]["private_ip"])')
+	log "new20 got private IP ${got:-?} (the 20th free address after $NODES taken)"
+	ours=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(sum(x["mean"] for x in r)/len(r)*1000)' "$WORK/alloc-add.json")
+	result "add with IP, $NODES-node platform" "$ours" - "ms" 0
+	hyperfine -N --runs 1 -P i 10 29 --export-json "$WORK/alloc-zones.json" \
+		"$BIN/plasma-node --dir $dir allocate big000{i} platform.prod/platform.staging" >/dev/null
+	ours=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(sum(x["mean"] for x in r)/len(r)*1000)' "$WORK/alloc-zones.json")
+	result "allocate zones, $NODES-node platform" "$ours" - "ms" 0
 }
 
 for s in $SECTIONS; do "bench_$s"; done
@@ -327,9 +397,10 @@ import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 print(f"{'benchmark':<34} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal (issue 7)")
 for name, ours, peer, unit, hib, goal in rows:
-    o, p = float(ours), float(peer)
+    o, p = float(ours), (None if peer == "-" else float(peer))
     ratio = o / p if p else None
-    if o == p: better = "="
+    if p is None: better = "-"
+    elif o == p: better = "="
     elif hib == "1": better = "ours" if o > p else "peer"
     else: better = "ours" if o < p else "peer"
     g = ""
@@ -341,6 +412,7 @@ for name, ours, peer, unit, hib, goal in rows:
         g = f"{goal}: {'met' if ok else 'MISSED'}"
     fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
     rs = f"{ratio:.2f}" if ratio is not None else "-"
-    print(f"{name:<34} {fmt(o):>9} {fmt(p):>9} {unit:<9} {rs:>9} {better:>6}  {g}")
+    ps = "-" if p is None else fmt(p)
+    print(f"{name:<34} {fmt(o):>9} {ps:>9} {unit:<9} {rs:>9} {better:>6}  {g}")
 PY
 echo "(scratch folder with logs: $WORK)" >&2

@@ -88,12 +88,14 @@ func TestNetboot(t *testing.T) {
 	})
 	t.Run("HTTPS", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 3, labOptions{bootFile: "ipxe.efi", tls: true})
+		// serve's default UEFI binary here (the UEFI run has ipxe.efi).
+		l := newLab(t, 3, labOptions{tls: true})
 		l.register(t, "tls1", "52:54:00:77:03:10")
 		l.serve(t, media)
 		m := l.boot(t, vmOptions{name: "tls1", mac: "52:54:00:77:03:10", uefi: true, limit: 150 * time.Second})
 		m.wantOK(t, "tls1.")
 		m.wantDetail(t, "scheme=https", "first-boot=", "webhook=200")
+		l.wantLog(t, "file=snponly.efi")
 		l.wantEvent(t, "installed", "tls1")
 	})
 	t.Run("Refusals", func(t *testing.T) {
@@ -271,28 +273,9 @@ type bootLab struct {
 	subnet     string // "10.77.1N"
 	state, dir string
 	env        []string
-	serveLog   *syncBuffer
-	dnsmasqLog *syncBuffer
+	serveLog   *lockedBuffer
+	dnsmasqLog *lockedBuffer
 	taps       int
-}
-
-// syncBuffer is a bytes.Buffer safe for a process writing while the test
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newLab builds run n's namespaces, bridge, veth and site DHCP server, and
@@ -300,7 +283,7 @@ func (s *syncBuffer) String() string {
 func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 	t.Helper()
 	l := &bootLab{n: n, opts: opts, site: fmt.Sprintf("pn-nb%d-site", n), prov: fmt.Sprintf("pn-nb%d-prov", n), subnet: fmt.Sprintf("10.77.%d", 10+n),
-		dir: t.TempDir(), serveLog: &syncBuffer{}, dnsmasqLog: &syncBuffer{}}
+		dir: t.TempDir(), serveLog: &lockedBuffer{}, dnsmasqLog: &lockedBuffer{}}
 	l.state = filepath.Join(l.dir, "state")
 	home := filepath.Join(l.dir, "home")
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)

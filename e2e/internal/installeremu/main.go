@@ -251,11 +251,15 @@ func lease(nic string) (net.IP, error) {
 	if mask == nil {
 		mask = net.IPv4(255, 255, 255, 0).To4()
 	}
-	for req, v := range map[uint]net.IP{unix.SIOCSIFADDR: ip, unix.SIOCSIFNETMASK: mask} {
+	// The address first: a netmask needs an address to apply to.
+	for _, set := range []struct {
+		req uint
+		v   net.IP
+	}{{unix.SIOCSIFADDR, ip}, {unix.SIOCSIFNETMASK, mask}} {
 		ifr, _ := unix.NewIfreq(nic)
-		ifr.SetInet4Addr(v)
-		if err := unix.IoctlIfreq(fd, req, ifr); err != nil {
-			return nil, fmt.Errorf("set %s on %s: %w", v, nic, err)
+		ifr.SetInet4Addr(set.v)
+		if err := unix.IoctlIfreq(fd, set.req, ifr); err != nil {
+			return nil, fmt.Errorf("set %s on %s: %w", set.v, nic, err)
 		}
 	}
 	return ip, nil

@@ -1,0 +1,291 @@
+// Command stormload emulates a boot storm: many PXE clients at once, each
+// doing what a real machine does on its way to an installed system:
+// a proxy-DHCP DISCOVER, a TFTP fetch of the offered boot file, a GET of
+// its iPXE script and a POST of its system info to /answer. Client i uses
+// the MAC 52:54:00:99:HH:LL (i = HHLL) so each one matches its own
+// registration. It reports the total time and per-client percentiles as
+// JSON. It is a benchmark tool for bench/run.sh, not a test.
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/iana"
+	"github.com/pin/tftp/v3"
+
+	"github.com/plasmactl/plasma-node/pxe"
+)
+
+// result is what one run reports.
+type result struct {
+	Clients  int      `json:"clients"`
+	OK       int      `json:"ok"`
+	Failures int      `json:"failures"`
+	Seconds  float64  `json:"seconds"`
+	P50s     float64  `json:"p50_s"`
+	P99s     float64  `json:"p99_s"`
+	MaxS     float64  `json:"max_s"`
+	Stages   stages   `json:"stage_p99_ms"`
+	Errors   []string `json:"errors,omitempty"`
+}
+
+// stages is the p99 of each step over the clients that finished.
+type stages struct {
+	DHCP   float64 `json:"dhcp"`
+	TFTP   float64 `json:"tftp"`
+	Script float64 `json:"script"`
+	Answer float64 `json:"answer"`
+}
+
+// MAC returns client i's MAC, the one its registration pins.
+func MAC(i int) net.HardwareAddr {
+	return net.HardwareAddr{0x52, 0x54, 0x00, 0x99, byte(i >> 8), byte(i)}
+}
+
+func main() {
+	iface := flag.String("iface", "", "client interface to broadcast DISCOVERs on (SO_BINDTODEVICE)")
+	server := flag.String("server", "", "server IP (TFTP on :69 unless the offer names another, HTTP on -http-port)")
+	httpPort := flag.Int("http-port", 8090, "the server's HTTP port")
+	clients := flag.Int("c", 200, "clients booting at once")
+	sysinfo := flag.String("sysinfo", "", "system-info JSON to post; its MACs and DMI UUID are replaced by each client's")
+	timeout := flag.Duration("timeout", 30*time.Second, "how long one client may take")
+	flag.Parse()
+	if *iface == "" || *server == "" || *sysinfo == "" {
+		fmt.Fprintln(os.Stderr, "stormload: -iface, -server and -sysinfo are required")
+		os.Exit(2)
+	}
+	tmpl, err := os.ReadFile(*sysinfo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stormload:", err)
+		os.Exit(1)
+	}
+	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stormload:", err)
+		os.Exit(1)
+	}
+	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// body is client i's system info: the template with its MAC and UUID.
+func body(tmpl []byte, i int) ([]byte, error) {
+	var si map[string]any
+	if err := json.Unmarshal(tmpl, &si); err != nil {
+		return nil, fmt.Errorf("sysinfo template: %w", err)
+	}
+	mac := MAC(i).String()
+	if nics, ok := si["network_interfaces"].([]any); ok {
+		for _, n := range nics {
+			if m, ok := n.(map[string]any); ok && m["mac"] != "00:00:00:00:00:00" {
+				m["mac"] = mac
+			}
+		}
+	}
+	if dmi, ok := si["dmi"].(map[string]any); ok {
+		if sys, ok := dmi["system"].(map[string]any); ok {
+			sys["uuid"] = fmt.Sprintf("5707B007-0000-4000-8000-%012X", i)
+		}
+	}
+	return json.Marshal(si)
+}
+
+// timing is one client's steps.
+type timing struct {
+	dhcp, tftp, script, answer, total time.Duration
+}
+
+func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration) (result, error) {
+	conn, err := pxe.ListenDHCP(iface, pxe.DHCPClientPort)
+	if err != nil {
+		return result{}, err
+	}
+	defer conn.Close()
+
+	// One DHCP socket for all clients: the receiver hands each offer to
+	// the client with its transaction id.
+	offers := make([]chan *dhcpv4.DHCPv4, n)
+	bodies := make([][]byte, n)
+	for i := range n {
+		offers[i] = make(chan *dhcpv4.DHCPv4, 1)
+		if bodies[i], err = body(tmpl, i); err != nil {
+			return result{}, err
+		}
+	}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			m, _, err := conn.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			o, err := dhcpv4.FromBytes(buf[:m])
+			if err != nil || o.MessageType() != dhcpv4.MessageTypeOffer {
+				continue
+			}
+			i := int(binary.BigEndian.Uint32(o.TransactionID[:]) - 0x57000000)
+			if i >= 0 && i < n {
+				select {
+				case offers[i] <- o:
+				default:
+				}
+			}
+		}
+	}()
+
+	hc := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	base := fmt.Sprintf("http://%s:%d", server, httpPort)
+	var (
+		mu    sync.Mutex
+		r     = result{Clients: n}
+		times []timing
+		wg    sync.WaitGroup
+		begin = make(chan struct{})
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		r.Failures++
+		if len(r.Errors) < 10 {
+			r.Errors = append(r.Errors, fmt.Sprintf(format, args...))
+		}
+	}
+	for i := range n {
+		wg.Go(func() {
+			var xid dhcpv4.TransactionID
+			binary.BigEndian.PutUint32(xid[:], 0x57000000+uint32(i))
+			req, err := dhcpv4.NewDiscovery(MAC(i),
+				dhcpv4.WithTransactionID(xid),
+				dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")),
+				dhcpv4.WithOption(dhcpv4.OptClientArch(iana.EFI_X86_64)),
+				dhcpv4.WithBroadcast(true))
+			if err != nil {
+				fail("client %d: discover: %v", i, err)
+				return
+			}
+			pkt := req.ToBytes()
+			<-begin
+			var t timing
+			start := time.Now()
+			// DHCP: a PXE ROM retransmits after 4 s; a shorter wait keeps a
+			// lost packet from dominating the run while still showing it.
+			var offer *dhcpv4.DHCPv4
+			for try := 0; offer == nil && try < 4; try++ {
+				if _, err := conn.WriteTo(pkt, &net.UDPAddr{IP: net.IPv4bcast, Port: pxe.DHCPPort}); err != nil {
+					fail("client %d: send discover: %v", i, err)
+					return
+				}
+				select {
+				case offer = <-offers[i]:
+				case <-time.After(time.Second):
+				}
+			}
+			if offer == nil {
+				fail("client %d: no offer after 4 DISCOVERs", i)
+				return
+			}
+			t.dhcp = time.Since(start)
+
+			// TFTP of the offered boot file from the offered server.
+			step := time.Now()
+			next := server
+			if ip := offer.ServerIPAddr; ip != nil && !ip.IsUnspecified() {
+				next = ip.String()
+			}
+			c, err := tftp.NewClient(net.JoinHostPort(next, "69"))
+			if err != nil {
+				fail("client %d: tftp: %v", i, err)
+				return
+			}
+			c.SetTimeout(2 * time.Second)
+			c.SetRetries(5)
+			c.SetBlockSize(1468)
+			wt, err := c.Receive(offer.BootFileName, "octet")
+			if err != nil {
+				fail("client %d: tftp %q: %v", i, offer.BootFileName, err)
+				return
+			}
+			if _, err := wt.WriteTo(io.Discard); err != nil {
+				fail("client %d: tftp %q: %v", i, offer.BootFileName, err)
+				return
+			}
+			t.tftp = time.Since(step)
+
+			// The iPXE script, as the chain-loaded iPXE asks for it.
+			step = time.Now()
+			resp, err := hc.Get(base + "/boot.ipxe?mac=" + MAC(i).String() + "&platform=efi")
+			if err != nil {
+				fail("client %d: script: %v", i, err)
+				return
+			}
+			script, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			// A boot script, not the exit script of a machine nothing waits for.
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(script, []byte("kernel http")) {
+				fail("client %d: script: %s %q", i, resp.Status, script)
+				return
+			}
+			t.script = time.Since(step)
+
+			// The installer's request for its answer.
+			step = time.Now()
+			resp, err = hc.Post(base+"/answer", "application/json", bytes.NewReader(bodies[i]))
+			if err != nil {
+				fail("client %d: answer: %v", i, err)
+				return
+			}
+			ans, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				fail("client %d: answer: %s %q", i, resp.Status, ans)
+				return
+			}
+			t.answer = time.Since(step)
+			t.total = time.Since(start)
+			mu.Lock()
+			r.OK++
+			times = append(times, t)
+			mu.Unlock()
+		})
+	}
+	start := time.Now()
+	close(begin)
+	wg.Wait()
+	r.Seconds = time.Since(start).Seconds()
+	if len(times) > 0 {
+		r.P50s = pct(times, 0.50, func(t timing) time.Duration { return t.total }).Seconds()
+		r.P99s = pct(times, 0.99, func(t timing) time.Duration { return t.total }).Seconds()
+		r.MaxS = pct(times, 1, func(t timing) time.Duration { return t.total }).Seconds()
+		ms := func(f func(timing) time.Duration) float64 {
+			return float64(pct(times, 0.99, f).Microseconds()) / 1000
+		}
+		r.Stages = stages{
+			DHCP:   ms(func(t timing) time.Duration { return t.dhcp }),
+			TFTP:   ms(func(t timing) time.Duration { return t.tftp }),
+			Script: ms(func(t timing) time.Duration { return t.script }),
+			Answer: ms(func(t timing) time.Duration { return t.answer }),
+		}
+	}
+	return r, nil
+}
+
+// pct is the p-th percentile (0..1) of one step over the clients.
+func pct(ts []timing, p float64, f func(timing) time.Duration) time.Duration {
+	d := make([]time.Duration, len(ts))
+	for i, t := range ts {
+		d[i] = f(t)
+	}
+	slices.Sort(d)
+	return d[min(len(d)-1, int(p*float64(len(d))))]
+}
