@@ -548,6 +548,22 @@ func (t *tofuRun) servers(ctx context.Context) ([]providers.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s servers: %w", t.prov.Name(), err)
 	}
+	if e, ok := t.prov.(providers.StateEnricher); ok && len(s) > 0 {
+		st, err := t.r.State(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read state: %w", err)
+		}
+		providers.Enrich(e, s, func(yield func(string, map[string]any) bool) {
+			if st == nil || st.Values == nil || st.Values.RootModule == nil {
+				return
+			}
+			for _, r := range st.Values.RootModule.Resources {
+				if r.Mode == tfjson.ManagedResourceMode && !yield(r.Type, r.AttributeValues) {
+					return
+				}
+			}
+		})
+	}
 	return s, nil
 }
 
@@ -625,6 +641,12 @@ func (p *Project) writeServers(ctx context.Context, plat *nodes.Platform, provNa
 			n.ProviderMetadata.Zone = s.Zone
 			if s.Region != "" {
 				n.ProviderMetadata.Region = s.Region
+			}
+			if s.Datacenter != "" {
+				n.ProviderMetadata.Datacenter = s.Datacenter
+			}
+			if s.OfferID != "" {
+				n.ProviderMetadata.OfferID = s.OfferID
 			}
 			n.ProviderMetadata.Machine = machine
 			if s.MAC != "" {

@@ -1,6 +1,8 @@
 package providers
 
 import (
+	"iter"
+
 	"errors"
 
 	"github.com/plasmactl/plasma-node/nodes"
@@ -134,4 +136,50 @@ type Server struct {
 	// MAC is the MAC address of the interface the server boots and is
 	// installed over (bare metal), written as the node's private_mac.
 	MAC string `json:"mac,omitempty"`
+	// Datacenter is the provider's datacenter name, written as
+	// provider_metadata.datacenter ([StateEnricher]).
+	Datacenter string `json:"datacenter,omitempty"`
+	// OfferID is the provider's offer (plan code) the server was ordered
+	// with, written as provider_metadata.offer_id ([StateEnricher]).
+	OfferID string `json:"offer_id,omitempty"`
+}
+
+// StateEnricher is implemented by providers whose state holds node
+// fields the servers output does not give. After an apply, every managed
+// resource of the state is offered to EnrichFromState; what it returns is
+// merged into the server of the same id (empty fields keep the output's
+// values).
+type StateEnricher interface {
+	// EnrichFromState returns the server a state resource of type typ
+	// with attribute values attrs is, with the fields it gives; ok is
+	// false for a resource that is not one of the provider's servers.
+	EnrichFromState(typ string, attrs map[string]any) (s Server, ok bool)
+}
+
+// Enrich merges into each of servers what e reads from the state
+// resources (type and attribute values), matched by server id.
+func Enrich(e StateEnricher, servers []Server, resources iter.Seq2[string, map[string]any]) {
+	byID := map[string]Server{}
+	for typ, attrs := range resources {
+		if s, ok := e.EnrichFromState(typ, attrs); ok && s.ServerID != "" {
+			byID[s.ServerID] = s
+		}
+	}
+	for i := range servers {
+		x, ok := byID[servers[i].ServerID]
+		if !ok {
+			continue
+		}
+		for _, f := range []struct {
+			dst *string
+			v   string
+		}{
+			{&servers[i].PublicIP, x.PublicIP}, {&servers[i].Datacenter, x.Datacenter}, {&servers[i].Region, x.Region},
+			{&servers[i].OfferID, x.OfferID}, {&servers[i].Zone, x.Zone}, {&servers[i].Machine, x.Machine},
+		} {
+			if f.v != "" {
+				*f.dst = f.v
+			}
+		}
+	}
 }

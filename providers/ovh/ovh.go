@@ -186,3 +186,34 @@ func (*Provider) ValidateServerID(id string) error {
 func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Server, error) {
 	return providers.DecodeServers(outputs)
 }
+
+var _ providers.StateEnricher = (*Provider)(nil)
+
+// EnrichFromState reads an ovh_dedicated_server's state as the anchor's
+// output and join enrichment do: service_name is the server id, ip the
+// public IP, datacenter the datacenter (also the provider zone, as
+// infrastructure.zone names it), region the region, and the plan_code of
+// its first plan the offer and machine type.
+func (*Provider) EnrichFromState(typ string, attrs map[string]any) (providers.Server, bool) {
+	if typ != ResourceType {
+		return providers.Server{}, false
+	}
+	str := func(m map[string]any, k string) string {
+		s, _ := m[k].(string)
+		return s
+	}
+	s := providers.Server{
+		ServerID:   str(attrs, "service_name"),
+		PublicIP:   str(attrs, "ip"),
+		Datacenter: str(attrs, "datacenter"),
+		Zone:       str(attrs, "datacenter"),
+		Region:     str(attrs, "region"),
+	}
+	if plans, ok := attrs["plan"].([]any); ok && len(plans) > 0 {
+		if p, ok := plans[0].(map[string]any); ok {
+			s.OfferID = str(p, "plan_code")
+			s.Machine = s.OfferID
+		}
+	}
+	return s, s.ServerID != ""
+}
