@@ -135,7 +135,7 @@ func IsUsageError(err error) bool {
 		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
-		ErrUnknownProvider, ErrConflict, ErrInvalidAddress,
+		ErrUnknownProvider, ErrConflict, ErrInvalidAddress, ErrInvalidState,
 		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, answer.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {

@@ -88,8 +88,10 @@ type ProvisionResult struct {
 // Provision makes the platform's servers match its pools, after
 // turning Specs into pools: existing nodes are adopted by server id, the
 // plan is classified and confirmed ([Gate]), applied, and each server
-// becomes a node file. State is transient: it is removed after the run,
-// node files being the truth. A run already in progress for the platform
+// becomes a node file. With the default local backend state is
+// transient: it is removed after the run, node files being the truth;
+// with infrastructure.state backend pg or s3 it is kept there, under
+// tofu's own lock (credentials from PG_CONN_STR or AWS_* only). A run already in progress for the platform
 // makes it fail at once (an error wrapping [nodes.ErrLocked] naming the
 // holder).
 //
@@ -460,6 +462,13 @@ func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov prov
 	if err != nil {
 		return nil, fmt.Errorf("platform %s credentials: %w", plat.Name, err)
 	}
+	backend, benv, err := stateBackend(plat, getenv)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range benv {
+		env[k] = v
+	}
 	for k, v := range o.Env {
 		env[k] = v
 	}
@@ -478,7 +487,7 @@ func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov prov
 	if err != nil {
 		return nil, err
 	}
-	return &tofuRun{wd: wd, r: r, prov: prov, log: p.log.Warn}, nil
+	return &tofuRun{wd: wd, r: r, prov: prov, log: p.log.Warn, backend: backend}, nil
 }
 
 // close removes the transient state, plan and variables files.

@@ -12,6 +12,11 @@ func (p *Platform) Redacted() *Platform {
 	c := clonePlatform(p)
 	c.Infrastructure.API = c.Infrastructure.API.redacted()
 	c.DNS.API = c.DNS.API.redacted()
+	for _, f := range []*string{&c.Infrastructure.State.ConnStr, &c.Infrastructure.State.AccessKey, &c.Infrastructure.State.SecretKey} {
+		if *f != "" {
+			*f = Redacted
+		}
+	}
 	return c
 }
 

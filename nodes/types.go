@@ -146,6 +146,36 @@ type Infrastructure struct {
 	// pxe writes the platform's registrations; relative to the project
 	// folder. Default: node-provisioner's (/var/lib/node-provisioner).
 	ProvisionerDir string `yaml:"provisioner_dir,omitempty" json:"provisioner_dir,omitempty"`
+	// State is where OpenTofu keeps the platform's state.
+	State State `yaml:"state,omitempty" json:"state,omitzero"`
+}
+
+// State is infrastructure.state: the OpenTofu state backend of a
+// platform. The zero value is the local backend, whose state is
+// transient (node files are the truth). Backend credentials are never
+// read from here: pg takes its connection string from PG_CONN_STR, s3
+// its keys from the usual AWS_* variables.
+type State struct {
+	// Backend is "local" (the default), "pg" or "s3".
+	Backend string `yaml:"backend,omitempty" json:"backend,omitempty"`
+	// SchemaName is the pg schema holding the state. Default:
+	// plasma_node_<platform> ('-' as '_'), one per platform.
+	SchemaName string `yaml:"schema_name,omitempty" json:"schema_name,omitempty"`
+	// Bucket is the s3 bucket. Required for s3.
+	Bucket string `yaml:"bucket,omitempty" json:"bucket,omitempty"`
+	// Key is the s3 object key of the state. Default:
+	// plasma-node/<platform>/terraform.tfstate.
+	Key string `yaml:"key,omitempty" json:"key,omitempty"`
+	// Region is the s3 bucket's region. Required for s3.
+	Region string `yaml:"region,omitempty" json:"region,omitempty"`
+	// Endpoint is an s3-compatible endpoint URL (MinIO, Ceph); empty for
+	// AWS.
+	Endpoint string `yaml:"endpoint,omitempty" json:"endpoint,omitempty"`
+	// ConnStr, AccessKey and SecretKey are read only to be refused:
+	// credentials belong in the environment, not in platform.yaml.
+	ConnStr   string `yaml:"conn_str,omitempty" json:"-"`
+	AccessKey string `yaml:"access_key,omitempty" json:"-"`
+	SecretKey string `yaml:"secret_key,omitempty" json:"-"`
 }
 
 // API is a provider's endpoint and credentials. Credentials are usually
