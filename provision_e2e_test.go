@@ -34,7 +34,7 @@ type cloud struct {
 	out  *bytes.Buffer
 }
 
-func newCloud(t *testing.T) *cloud {
+func newCloud(t testing.TB) *cloud {
 	t.Helper()
 	bin := tofutest.Binary(t)
 	rc := tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.Hcloud))
