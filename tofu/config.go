@@ -302,7 +302,8 @@ func (cfg *Config) Render() ([]byte, error) {
 		}
 	}
 
-	out := hclwrite.Format(f.Bytes())
+	// File.Bytes formats the tokens as tofu fmt does: no second pass.
+	out := f.Bytes()
 	// A safety net: formatting can join tokens of an odd expression
 	// (`0.0. 0` becomes `0.0.0`) into something that no longer parses.
 	if _, diags := hclsyntax.ParseConfig(out, ConfigFile, hcl.InitialPos); diags.HasErrors() {
