@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,8 @@ func (f *flow) count() int {
 
 // run is the flow: provision 3, the same again plans no change,
 // the state deleted (dropState) then again no create, count 4 gives one
-// create, two servers made outside joined (by display name and with
+// create, a lowered count deletes the last server (only with
+// --allow-delete), two servers made outside joined (by display name and with
 // --hostname), a provision stays converged, destroy --force leaves no
 // server and no node file. dropState deletes the state; between runs
 // right after the count of 4.
@@ -146,6 +148,25 @@ func (f *flow) run(ctx context.Context, dropState func(), between func()) {
 	f.check("count 4", 4)
 	between()
 	n := len(f.fake.Servers())
+
+	// Lowering the count: --auto-approve alone deletes nothing; with
+	// --allow-delete the highest-numbered server goes, and its node file.
+	lower := fmt.Sprintf("web:cx22:%d", n-1)
+	last := fmt.Sprintf("demo-web-%03d", n)
+	refused, err := f.cmd(ctx, "provision", "demo", "-z", lower, "--auto-approve").CombinedOutput()
+	if err == nil || !strings.Contains(string(refused), "--allow-delete") {
+		t.Errorf("lowering under --auto-approve alone: %v, want a refusal naming --allow-delete\n%s", err, refused)
+	}
+	f.check("lowering refused", n)
+	out2 := f.ok(ctx, "provision", "demo", "-z", lower, "--auto-approve", "--allow-delete")
+	if !strings.Contains(out2, "1 to delete") || !strings.Contains(out2, "node "+last+"@demo") {
+		t.Errorf("lowering with --allow-delete does not delete %s:\n%s", last, out2)
+	}
+	n--
+	f.check("lowered", n)
+	if _, ok := f.nodes()[last]; ok {
+		t.Errorf("node file of %s kept after its server was deleted", last)
+	}
 
 	a := f.fake.AddServer("handmade", "cx22", "debian-12", "fsn1")
 	b := f.fake.AddServer("made-by-hand", "cx22", "debian-12", "fsn1")
