@@ -40,6 +40,10 @@ func stateBackend(plat *nodes.Platform, getenv func(string) string) (tofu.Backen
 			return tofu.Backend{}, nil, fmt.Errorf("%s.%s: %w: a credential does not belong in platform.yaml; set %s in the environment", where, f.name, ErrInvalidState, f.env)
 		}
 	}
+	if len(st.Unknown) > 0 {
+		return tofu.Backend{}, nil, fmt.Errorf("%s: %w: unknown setting %s; want backend, schema_name (pg), bucket, key, region, endpoint (s3)",
+			where, ErrInvalidState, strings.Join(st.Unknown, ", "))
+	}
 	env := map[string]string{}
 	switch st.Backend {
 	case "", tofu.BackendLocal:

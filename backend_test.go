@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"gopkg.in/yaml.v3"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -90,5 +91,24 @@ func TestStateBackend(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStateBackendRefusesAMisspelledSetting: a key of the state block that
+// is no setting (schema instead of schema_name) is refused with its line,
+// rather than the state silently going to the default place.
+func TestStateBackendRefusesAMisspelledSetting(t *testing.T) {
+	const file = "infrastructure:\n  metal_provider: hetzner\n  state:\n    backend: pg\n    schema: team\n"
+	var plat nodes.Platform
+	if err := yaml.Unmarshal([]byte(file), &plat); err != nil {
+		t.Fatal(err)
+	}
+	plat.Name = "p"
+	if diff := cmp.Diff([]string{"schema (line 5)"}, plat.Infrastructure.State.Unknown); diff != "" {
+		t.Errorf("Unknown (-want +got):\n%s", diff)
+	}
+	_, _, err := stateBackend(&plat, func(string) string { return "postgres://x" })
+	if !errors.Is(err, ErrInvalidState) || !strings.Contains(err.Error(), "unknown setting schema (line 5)") || !strings.Contains(err.Error(), "schema_name") {
+		t.Errorf("stateBackend = %v; want ErrInvalidState naming schema (line 5) and the valid keys", err)
 	}
 }

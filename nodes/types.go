@@ -1,5 +1,11 @@
 package nodes
 
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
 // Node is one machine of a platform, as stored in
 // platforms/<platform>/nodes/<hostname>.yaml. Field names are those of
 // plasmactl-node, in YAML and in JSON.
@@ -176,6 +182,32 @@ type State struct {
 	ConnStr   string `yaml:"conn_str,omitempty" json:"-"`
 	AccessKey string `yaml:"access_key,omitempty" json:"-"`
 	SecretKey string `yaml:"secret_key,omitempty" json:"-"`
+	// Unknown are the keys of the file's state block that are none of the
+	// above, as "key (line N)"; a misspelled setting is refused rather than
+	// ignored (the state would silently go elsewhere).
+	Unknown []string `yaml:"-" json:"-"`
+}
+
+// stateKeys are the keys a state block may hold.
+var stateKeys = map[string]bool{"backend": true, "schema_name": true, "bucket": true, "key": true, "region": true,
+	"endpoint": true, "conn_str": true, "access_key": true, "secret_key": true}
+
+// UnmarshalYAML decodes the block and records its unknown keys.
+func (s *State) UnmarshalYAML(n *yaml.Node) error {
+	type plain State
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*s = State(p)
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !stateKeys[k.Value] {
+				s.Unknown = append(s.Unknown, fmt.Sprintf("%s (line %d)", k.Value, k.Line))
+			}
+		}
+	}
+	return nil
 }
 
 // API is a provider's endpoint and credentials. Credentials are usually
