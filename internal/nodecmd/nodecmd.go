@@ -226,7 +226,7 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) error 
 		fmt.Fprintln(w, "No changes.")
 	}
 	for _, n := range res.Nodes {
-		fmt.Fprintf(w, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, n.Network.PublicIP, n.Network.PrivateIP, n.ProviderMetadata.ServerID, n.File())
+		fmt.Fprintf(w, "Node %s: public IP %s, private IP %s, server %s (%s)\n", n, orNone(n.Network.PublicIP), orNone(n.Network.PrivateIP), orNone(n.ProviderMetadata.ServerID), n.File())
 	}
 	for _, h := range res.Removed {
 		fmt.Fprintf(w, "Deleted server of node %s@%s and removed its node file\n", h, o.Platform)
@@ -262,7 +262,7 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 		fmt.Fprintln(w, "Aborted.")
 	case res.Node != nil:
 		n := res.Node
-		fmt.Fprintf(w, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, n.Network.PublicIP, n.Network.PrivateIP, n.File())
+		fmt.Fprintf(w, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, orNone(n.Network.PublicIP), orNone(n.Network.PrivateIP), n.File())
 	}
 	return nil
 }
@@ -290,4 +290,13 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) error {
 		fmt.Fprintf(w, "Kept node %s@%s: its zones match no pool, its server was not destroyed\n", h, o.Platform)
 	}
 	return nil
+}
+
+// orNone is s, or "none" when it is empty, for lines such as "public IP
+// none, private IP 10.0.0.5".
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

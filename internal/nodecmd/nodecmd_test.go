@@ -67,3 +67,11 @@ func TestOptionsOfTheOtherModeAreRefusedFirst(t *testing.T) {
 		})
 	}
 }
+
+func TestOrNoneFillsEmptyFields(t *testing.T) {
+	for in, want := range map[string]string{"": "none", "203.0.113.7": "203.0.113.7"} {
+		if got := orNone(in); got != want {
+			t.Errorf("orNone(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
