@@ -180,7 +180,7 @@ func (h *BootHandler) NetEvent(e Event) {
 	switch e.Kind {
 	case EventDHCPOffer, EventDHCPAck:
 		m.DHCPOffer()
-		tl.record(at, "", mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" ("+e.Arch+")")
+		tl.record(at, "", mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" for "+e.Arch)
 	case EventDHCPIgnored:
 		m.DHCPIgnored()
 	case EventTFTPSent:
