@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,6 +149,26 @@ func TestPrepareStagesTheTestISO(t *testing.T) {
 	for _, f := range []string{"linux26", "initrd-netboot.img", "manifest.json"} {
 		if _, err := os.Stat(filepath.Join(state, "assets", "9.2-1", f)); err != nil {
 			t.Errorf("missing asset: %v", err)
+		}
+	}
+	// --cert-fingerprint auto makes the certificate naming the answer
+	// URL's host (xorriso bakes the mode file).
+	if _, err := exec.LookPath("xorriso"); err == nil {
+		r := np(t, state, "prepare", "--iso", isoPath, "--answer-url", "https://10.1.2.3:8090/answer", "--cert-fingerprint", "auto")
+		if r.code != 0 {
+			t.Fatalf("prepare --cert-fingerprint auto: %d %s %s", r.code, r.stdout, r.err)
+		}
+		pemBytes, err := os.ReadFile(filepath.Join(state, "tls", "cert.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		block, _ := pem.Decode(pemBytes)
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cert.VerifyHostname("10.1.2.3"); err != nil {
+			t.Errorf("the certificate prepare made does not name the answer URL's host: %v", err)
 		}
 	}
 	if r := np(t, state, "prepare", "--iso", "main.go"); r.code != 2 || !strings.Contains(r.err, "not an auto-install capable Proxmox ISO") {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -442,7 +443,13 @@ func (a *app) prepareCmd() *cobra.Command {
 			}
 			o.StateDir, o.Logger, o.Progress = a.stateDir, a.log, a.errw
 			o.FingerprintFunc = func() (string, error) {
-				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
+				// A certificate made now names the answer URL's host, so
+				// that a client checking names (not only the pin) accepts it.
+				var hosts []string
+				if u, err := url.Parse(o.AnswerURL); err == nil && u.Hostname() != "" {
+					hosts = []string{u.Hostname()}
+				}
+				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, hosts)
 				return fp, err
 			}
 			o.PatchAsk = patchAsk
