@@ -262,10 +262,8 @@ func (t *tofuRun) adoptSurplus(ctx context.Context, plat *nodes.Platform, pools 
 		if err != nil {
 			return nil, nil, fmt.Errorf("read state: %w", err)
 		}
-		if st != nil && st.Values != nil && st.Values.RootModule != nil {
-			for _, r := range st.Values.RootModule.Resources {
-				inState[r.Address] = true
-			}
+		for _, r := range rootResources(st) {
+			inState[r.Address] = true
 		}
 	}
 	var imports []tofu.Import
@@ -451,6 +449,10 @@ type tofuRun struct {
 	last *tfjson.Plan
 	// backend is where the state is kept, set into every configuration.
 	backend tofu.Backend
+	// inited is set once tofu init ran: the configurations of one run
+	// differ only in resources and imports (same providers, same
+	// backend), so later ones need no init of their own.
+	inited bool
 }
 
 func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o runOptions) (*tofuRun, error) {
@@ -505,7 +507,8 @@ func (t *tofuRun) statePath() string {
 	return t.wd.Path(tofu.StateFile)
 }
 
-// init writes cfg, with the run's backend, and runs tofu init.
+// init writes cfg, with the run's backend, and runs tofu init the first
+// time.
 func (t *tofuRun) init(ctx context.Context, cfg *tofu.Config) error {
 	cfg.Backend = t.backend
 	b, err := cfg.Render()
@@ -515,9 +518,13 @@ func (t *tofuRun) init(ctx context.Context, cfg *tofu.Config) error {
 	if err := t.wd.WriteConfigBytes(b); err != nil {
 		return err
 	}
+	if t.inited {
+		return nil
+	}
 	if err := t.r.Init(ctx, tofu.InitOptions{Reconfigure: true}); err != nil {
 		return fmt.Errorf("tofu init: %w", err)
 	}
+	t.inited = true
 	return nil
 }
 
@@ -554,10 +561,7 @@ func (t *tofuRun) servers(ctx context.Context) ([]providers.Server, error) {
 			return nil, fmt.Errorf("read state: %w", err)
 		}
 		providers.Enrich(e, s, func(yield func(string, map[string]any) bool) {
-			if st == nil || st.Values == nil || st.Values.RootModule == nil {
-				return
-			}
-			for _, r := range st.Values.RootModule.Resources {
+			for _, r := range rootResources(st) {
 				if r.Mode == tfjson.ManagedResourceMode && !yield(r.Type, r.AttributeValues) {
 					return
 				}
@@ -565,6 +569,15 @@ func (t *tofuRun) servers(ctx context.Context) ([]providers.Server, error) {
 		})
 	}
 	return s, nil
+}
+
+// rootResources are the resources of st's root module; none for an
+// empty state.
+func rootResources(st *tfjson.State) []*tfjson.StateResource {
+	if st == nil || st.Values == nil || st.Values.RootModule == nil {
+		return nil
+	}
+	return st.Values.RootModule.Resources
 }
 
 // printSummary writes the classified plan for people.

@@ -151,6 +151,23 @@ func (r Registration) Pinned() bool {
 	return len(r.MACs) > 0 || r.Serial != "" || r.UUID != ""
 }
 
+// KnownMACs returns the MAC addresses the registration answers to, in
+// canonical form: those it pins and, once consumed, those its installer
+// posted. Malformed ones are left out.
+func (r Registration) KnownMACs() []string {
+	all := r.MACs
+	if r.Consumed != nil {
+		all = append(slices.Clone(all), r.Consumed.MACs...)
+	}
+	var out []string
+	for _, m := range all {
+		if n, err := NormalizeMAC(m); err == nil && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Validate checks every field and how they fit together: the name, MACs
 // (normalised and listed once), boot disk, pools (unique names, no disk in
 // two pools, no pool on the boot disk, and no pool serial the boot disk's

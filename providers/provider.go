@@ -1,9 +1,8 @@
 package providers
 
 import (
-	"iter"
-
 	"errors"
+	"iter"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/tofu"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"slices"
 	"sync"
 	"time"
 
@@ -38,14 +37,10 @@ func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger)
 	)
 	load := func() {
 		pending, err := reg.Pending(context.Background())
-		if err != nil {
-			if lastErr == nil {
-				log.Error("cannot read registrations; offering nothing", "err", err)
-			}
-			lastErr, macs, anyMAC = err, nil, false
-			return
+		var consumed []answer.Registration
+		if err == nil {
+			consumed, err = reg.Consumed(context.Background())
 		}
-		consumed, err := reg.Consumed(context.Background())
 		if err != nil {
 			if lastErr == nil {
 				log.Error("cannot read registrations; offering nothing", "err", err)
@@ -56,14 +51,8 @@ func PendingAllow(reg *answer.Registry, refresh time.Duration, log *slog.Logger)
 		lastErr = nil
 		macs, anyMAC = map[string]bool{}, false
 		for _, r := range consumed {
-			admit := r.MACs
-			if r.Consumed != nil {
-				admit = append(slices.Clone(admit), r.Consumed.MACs...)
-			}
-			for _, m := range admit {
-				if n, err := answer.NormalizeMAC(m); err == nil {
-					macs[n] = true
-				}
+			for _, m := range r.KnownMACs() {
+				macs[m] = true
 			}
 		}
 		for _, r := range pending {

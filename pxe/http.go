@@ -317,14 +317,8 @@ func consumedBy(consumed, pending []answer.Registration, mac string) (answer.Reg
 		if slices.ContainsFunc(pending, func(p answer.Registration) bool { return p.Name == c.Name }) {
 			continue
 		}
-		macs := slices.Clone(c.MACs)
-		if c.Consumed != nil {
-			macs = append(macs, c.Consumed.MACs...)
-		}
-		for _, m := range macs {
-			if n, err := answer.NormalizeMAC(m); err == nil && n == mac {
-				return c, true
-			}
+		if slices.Contains(c.KnownMACs(), mac) {
+			return c, true
 		}
 	}
 	return answer.Registration{}, false
