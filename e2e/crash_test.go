@@ -155,7 +155,10 @@ func TestCrashSafety(t *testing.T) {
 			}
 		case 2:
 			h := hosts[rng.IntN(len(hosts))]
-			c = pn(ctx, "add", "plat1", "--hostname", h, "--public-ip", fmt.Sprintf("203.0.113.%d", rng.IntN(250)+1))
+			// A public IP of its own per iteration (at most 200 of them): a
+			// random one collided now and then with a node's, a refusal
+			// the model does not expect.
+			c = pn(ctx, "add", "plat1", "--hostname", h, "--public-ip", fmt.Sprintf("203.0.%d.%d", 113+i/250, i%250+1))
 			label = "add --hostname " + h
 			apply = func(killed bool, code int) {
 				switch {
