@@ -3,25 +3,17 @@ package plasmanode
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
-	// The providers a project can use register themselves.
-	_ "github.com/plasmactl/plasma-node/providers/aws"
-	_ "github.com/plasmactl/plasma-node/providers/hetzner"
-	_ "github.com/plasmactl/plasma-node/providers/manual"
-	_ "github.com/plasmactl/plasma-node/providers/ovh"
+	"github.com/plasmactl/plasma-node/providers/builtin"
 	pxeprovider "github.com/plasmactl/plasma-node/providers/pxe"
-	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/zones"
 )
 
@@ -29,21 +21,14 @@ import (
 // plasmactl-zone's format.
 const TopologyFile = "topology.yaml"
 
-// Errors callers branch on, beside those of packages nodes, zones and ipam.
+// Errors callers branch on, beside those of packages nodes, zones, ipam
+// and providers.
 var (
-	// ErrUnknownProvider: a provider name that plasma-node does not know.
-	ErrUnknownProvider = errors.New("unknown provider")
 	// ErrConflict: a platform exists with settings other than those asked.
 	ErrConflict = errors.New("conflicting settings")
 	// ErrInvalidAddress: an IP address that does not parse.
 	ErrInvalidAddress = errors.New("invalid address")
 )
-
-// Providers returns the provider names a platform may use: those in the
-// providers registry.
-func Providers() []string {
-	return providers.Names()
-}
 
 // Options configure a Project. The zero value is ready to use.
 type Options struct {
@@ -53,6 +38,11 @@ type Options struct {
 	// platform, when an operation's options name none; empty leaves the
 	// choice to [Project.ProvisionerDir].
 	ProvisionerDir string
+	// Providers are the providers the project's platforms may name in
+	// infrastructure.metal_provider; nil means the built-in ones,
+	// [builtin.Set]. A name the set lacks is an error that is
+	// [providers.ErrUnknown].
+	Providers *providers.Set
 }
 
 // Project is a folder holding platforms/ and, optionally, topology.yaml.
@@ -66,6 +56,7 @@ type Project struct {
 
 	log            *slog.Logger
 	provisionerDir string
+	providers      *providers.Set
 }
 
 // OpenProject opens the project folder dir, reading topology.yaml when it
@@ -82,7 +73,18 @@ func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log, provisionerDir: opts.ProvisionerDir}, nil
+	set := opts.Providers
+	if set == nil {
+		set = builtin.Set()
+	}
+	return &Project{Store: nodes.Open(dir, nodes.Options{Logger: log}), Topology: topo, log: log, provisionerDir: opts.ProvisionerDir,
+		providers: set}, nil
+}
+
+// Providers returns the providers the project's platforms may name:
+// [Options.Providers], or the built-in ones.
+func (p *Project) Providers() *providers.Set {
+	return p.providers
 }
 
 // FindProjectDir returns the nearest folder at or above start that holds
@@ -135,7 +137,7 @@ func IsUsageError(err error) bool {
 		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
-		ErrUnknownProvider, ErrConflict, ErrInvalidAddress, ErrInvalidState,
+		providers.ErrUnknown, ErrConflict, ErrInvalidAddress, ErrInvalidState,
 		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, answer.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {
@@ -143,11 +145,4 @@ func IsUsageError(err error) bool {
 		}
 	}
 	return false
-}
-
-func validateProvider(name string) error {
-	if known := Providers(); !slices.Contains(known, name) {
-		return fmt.Errorf("provider %q: %w (known: %s)", name, ErrUnknownProvider, strings.Join(known, ", "))
-	}
-	return nil
 }

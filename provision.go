@@ -16,13 +16,6 @@ import (
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
-	// The providers a platform may name register themselves.
-	_ "github.com/plasmactl/plasma-node/providers/aws"
-	_ "github.com/plasmactl/plasma-node/providers/hetzner"
-	_ "github.com/plasmactl/plasma-node/providers/manual"
-	_ "github.com/plasmactl/plasma-node/providers/ovh"
-	_ "github.com/plasmactl/plasma-node/providers/pxe"
-	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/tofu"
 	"github.com/plasmactl/plasma-node/zones"
 )
@@ -353,7 +346,7 @@ func (p *Project) provider(plat *nodes.Platform, op string) (providers.Provider,
 		return nil, fmt.Errorf("platform %s uses the manual provider: %w: nothing to %s; register machines with plasma-node add %s --hostname H",
 			plat.Name, providers.ErrNoInfrastructure, op, plat.Name)
 	}
-	prov, err := providers.Get(name)
+	prov, err := p.providers.Get(name)
 	if err != nil {
 		return nil, fmt.Errorf("platform %s: %w", plat.Name, err)
 	}

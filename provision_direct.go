@@ -103,7 +103,7 @@ func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit 
 	}
 	states := map[string]map[string]string{} // platform -> hostname -> state
 	for _, n := range ns {
-		prov, err := providers.Get(n.ProviderMetadata.Provider)
+		prov, err := p.providers.Get(n.ProviderMetadata.Provider)
 		if err != nil {
 			continue
 		}

@@ -42,7 +42,7 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 	if provider == "" {
 		provider = "manual"
 	}
-	if err := validateProvider(provider); err != nil {
+	if _, err := p.providers.Get(provider); err != nil {
 		return ScaffoldResult{}, err
 	}
 	network := o.PrivateNetwork

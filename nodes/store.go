@@ -31,8 +31,7 @@ var (
 	ErrAmbiguous = errors.New("ambiguous")
 	// ErrInvalidName: a platform name or hostname is not an RFC 1123 label.
 	ErrInvalidName = errors.New("invalid name")
-	// ErrLocked: another operation holds the platform's lock. It is
-	// [lockfile.ErrLocked], so either can be tested.
+	// ErrLocked: another operation holds the platform's lock.
 	ErrLocked = lockfile.ErrLocked
 )
 
@@ -116,7 +115,7 @@ func (s *Store) NodePath(platform, hostname string) string {
 // retries until ctx ends; otherwise it fails at once. Either way a failure
 // wraps [ErrLocked] and names the holder. Holding the lock, it removes
 // temporary files a killed writer left behind.
-func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*lockfile.Lock, error) {
+func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*Lock, error) {
 	dir := s.PlatformDir(platform)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, s.platformErr(platform, err)
@@ -139,7 +138,21 @@ func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*loc
 			s.log.Warn("cannot remove leftover temporary files", "dir", d, "err", err)
 		}
 	}
-	return l, nil
+	return &Lock{l: l}, nil
+}
+
+// Lock is a platform's lock held by [Store.Lock], until Unlock. The lock
+// is also released when the process ends.
+type Lock struct {
+	l *lockfile.Lock
+}
+
+// Unlock releases the lock; a second call does nothing.
+func (l *Lock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	return l.l.Unlock()
 }
 
 // Platforms returns the names of the platforms that have a platform.yaml,

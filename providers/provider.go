@@ -10,8 +10,6 @@ import (
 
 // Sentinel errors; compare with errors.Is.
 var (
-	// ErrUnknownProvider: no provider is registered under the name.
-	ErrUnknownProvider = errors.New("unknown provider")
 	// ErrNoCredentials: a credential the provider needs is set neither
 	// in the environment nor in platform.yaml.
 	ErrNoCredentials = errors.New("no credentials")
@@ -35,7 +33,7 @@ var (
 const OutputName = "servers"
 
 // Provider is one infrastructure provider. Implementations are stateless
-// values, safe for concurrent use, registered with [Register].
+// values, safe for concurrent use, gathered into a [Set].
 type Provider interface {
 	// Name is the provider's name, as in platform.yaml's
 	// infrastructure.metal_provider ("hetzner").

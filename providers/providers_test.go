@@ -11,27 +11,25 @@ import (
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
-	_ "github.com/plasmactl/plasma-node/providers/aws"
-	_ "github.com/plasmactl/plasma-node/providers/hetzner"
+	"github.com/plasmactl/plasma-node/providers/builtin"
 	"github.com/plasmactl/plasma-node/providers/manual"
-	_ "github.com/plasmactl/plasma-node/providers/ovh"
-	_ "github.com/plasmactl/plasma-node/providers/scaleway"
 	"github.com/plasmactl/plasma-node/tofu"
 )
 
-func ExampleGet() {
-	p, err := providers.Get("hetzner")
+func ExampleSet_Get() {
+	set := builtin.Set()
+	p, err := set.Get("hetzner")
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(p.Requirement().Source, p.ValidateServerID("4711") == nil)
-	_, err = providers.Get("gcp")
-	fmt.Println(errors.Is(err, providers.ErrUnknownProvider))
-	fmt.Println(providers.Names())
+	_, err = set.Get("gcp")
+	fmt.Println(errors.Is(err, providers.ErrUnknown))
+	fmt.Println(err)
 	// Output:
 	// hetznercloud/hcloud true
 	// true
-	// [aws hetzner manual ovh scaleway]
+	// provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, pxe, scaleway)
 }
 
 func TestSlots(t *testing.T) {
@@ -155,7 +153,7 @@ func FuzzDecodeServers(f *testing.F) {
 func TestManualRefusesToConfigure(t *testing.T) {
 	p := &manual.Provider{}
 	_, err := p.Configure(providers.Input{})
-	if !errors.Is(err, providers.ErrNoInfrastructure) || err.Error() != "provider manual has no infrastructure: register nodes with plasma-node add --hostname" {
+	if !errors.Is(err, providers.ErrNoInfrastructure) || err.Error() != "provider manual has no infrastructure: its nodes are registered one by one" {
 		t.Errorf("Configure err = %v", err)
 	}
 	if err := p.ValidateServerID(" "); !errors.Is(err, providers.ErrInvalidServerID) {

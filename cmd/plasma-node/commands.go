@@ -7,6 +7,7 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
+	"github.com/plasmactl/plasma-node/providers/builtin"
 )
 
 func (a *app) addCmd() *cobra.Command {
@@ -25,7 +26,7 @@ func (a *app) addCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVarP(&so.Provider, "provider", "p", "", "infrastructure provider: "+strings.Join(plasmanode.Providers(), ", ")+" (default manual)")
+	f.StringVarP(&so.Provider, "provider", "p", "", "infrastructure provider: "+strings.Join(builtin.Set().Names(), ", ")+" (default manual)")
 	f.StringVarP(&so.Domain, "domain", "d", "", "platform domain (dns.domain)")
 	f.StringVar(&so.PrivateNetwork, "private-network", "", "private network CIDR (default 192.168.0.0/16)")
 	f.StringVar(&ro.Hostname, "hostname", "", "register a node with this hostname (an RFC 1123 label)")

@@ -12,6 +12,7 @@ import (
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/providers/builtin"
 )
 
 func main() {
@@ -39,11 +40,16 @@ func main() {
 // env is added to tofu's environment.
 func run(ctx context.Context, dir, tofuPath string, env map[string]string, out io.Writer) error {
 	step := func(format string, args ...any) { fmt.Fprintf(out, "==> "+format+"\n", args...) }
-	p, err := plasmanode.OpenProject(ctx, dir, plasmanode.Options{})
+	// The project's providers: the built-in ones and the file cloud.
+	set, err := providers.NewSet(append(builtin.Providers(), fileCloud{})...)
 	if err != nil {
 		return err
 	}
-	step("providers registered: %v", providers.Names())
+	p, err := plasmanode.OpenProject(ctx, dir, plasmanode.Options{Providers: set})
+	if err != nil {
+		return err
+	}
+	step("providers known: %v", set.Names())
 	step("plasma-node add demo --provider %s", Name)
 	if _, err := p.Scaffold(ctx, plasmanode.ScaffoldOptions{Platform: "demo", Provider: Name}); err != nil {
 		return err
@@ -61,7 +67,7 @@ func run(ctx context.Context, dir, tofuPath string, env map[string]string, out i
 	if err != nil {
 		return err
 	}
-	prov, err := providers.Get(Name)
+	prov, err := p.Providers().Get(Name)
 	if err != nil {
 		return err
 	}

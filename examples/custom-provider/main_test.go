@@ -42,7 +42,7 @@ func TestCustomProviderRuns(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"providers registered: [aws filecloud hetzner manual ovh pxe scaleway]",
+		"providers known: [aws filecloud hetzner manual ovh pxe scaleway]",
 		`resource "local_file" "demo_web_001"`,
 		"Plan: 0 to import, 2 to create, 0 to update (0 destructive), 0 to replace, 0 to delete\n  create               local_file.demo_web_001",
 		"node demo-web-002@demo: server ",

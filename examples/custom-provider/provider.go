@@ -21,9 +21,6 @@ type fileCloud struct{}
 
 var _ providers.Provider = fileCloud{}
 
-// init registers the provider: importing the package is all it takes.
-func init() { providers.Register(fileCloud{}) }
-
 // Name returns "filecloud".
 func (fileCloud) Name() string { return Name }
 

@@ -34,6 +34,9 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// Prompts receives the confirmation questions. Default: Stderr.
 	Prompts io.Writer
+	// Providers are the providers platforms may name; nil: the built-in
+	// ones (plasmanode.Options.Providers).
+	Providers *providers.Set
 }
 
 func (e Env) out() io.Writer {
@@ -74,7 +77,7 @@ func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
 		}
 		dir = d
 	}
-	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: e.Logger, ProvisionerDir: e.ProvisionerDir})
+	return plasmanode.OpenProject(ctx, dir, plasmanode.Options{Logger: e.Logger, ProvisionerDir: e.ProvisionerDir, Providers: e.Providers})
 }
 
 // projectFor checks the -o value, then opens the project.

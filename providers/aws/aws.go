@@ -22,7 +22,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-func init() { providers.Register(&Provider{}) }
 
 // Name returns "aws".
 func (*Provider) Name() string { return Name }

@@ -17,7 +17,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-func init() { providers.Register(&Provider{}) }
 
 // Name returns "manual".
 func (*Provider) Name() string { return Name }
@@ -34,7 +33,7 @@ func (*Provider) Credentials(*nodes.Platform, func(string) string) (map[string]s
 //
 // Errors: always [providers.ErrNoInfrastructure].
 func (*Provider) Configure(providers.Input) (*tofu.Config, error) {
-	return nil, fmt.Errorf("provider manual has %w: register nodes with plasma-node add --hostname", providers.ErrNoInfrastructure)
+	return nil, fmt.Errorf("provider manual has %w: its nodes are registered one by one", providers.ErrNoInfrastructure)
 }
 
 // Destructive returns nil: nothing is ever updated.

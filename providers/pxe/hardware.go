@@ -130,7 +130,7 @@ func ParseHardware(name string, data []byte) ([]Hardware, error) {
 func ReadHardware(path string) ([]Hardware, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--hardware: %w: %w", ErrInvalidHardware, err)
+		return nil, fmt.Errorf("hardware file: %w: %w", ErrInvalidHardware, err)
 	}
 	return ParseHardware(path, data)
 }

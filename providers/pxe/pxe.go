@@ -31,7 +31,6 @@ var (
 	_ providers.Direct   = (*Provider)(nil)
 )
 
-func init() { providers.Register(&Provider{}) }
 
 // Name returns "pxe".
 func (*Provider) Name() string { return Name }
@@ -48,7 +47,7 @@ func (*Provider) Credentials(*nodes.Platform, func(string) string) (map[string]s
 //
 // Errors: always [providers.ErrDirect].
 func (*Provider) Configure(providers.Input) (*tofu.Config, error) {
-	return nil, fmt.Errorf("provider pxe: %w: bare-metal nodes are node-provisioner registrations; raise a pool's count with plasma-node provision and give the machines with --hardware", providers.ErrDirect)
+	return nil, fmt.Errorf("provider pxe: %w: bare-metal nodes are node-provisioner registrations, made by provisioning a pool from a hardware list", providers.ErrDirect)
 }
 
 // Destructive returns nil: nothing is updated in place.

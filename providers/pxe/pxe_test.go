@@ -207,7 +207,7 @@ func TestPlanRefusals(t *testing.T) {
 		"a machine kept for another pool is not taken": {func(in *providers.DirectInput) { c := in.Pools["control"]; c.Count = 3; in.Pools["control"] = c },
 			ErrNoHardware, "pool control needs 1 more machine(s): not enough machines: add machines (each with macs, serial or uuid) to /"},
 		"a missing hardware file": {func(in *providers.DirectInput) { in.HardwareFile = filepath.Join(t.TempDir(), "none.yaml") },
-			ErrInvalidHardware, "--hardware"},
+			ErrInvalidHardware, "hardware file: invalid hardware list: open "},
 		"a bad machine in platform.yaml": {func(in *providers.DirectInput) {
 			c := in.Pools["control"]
 			c.Hardware = []nodes.Machine{{MACs: []string{"zz"}}}

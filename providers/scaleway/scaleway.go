@@ -24,7 +24,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-func init() { providers.Register(&Provider{}) }
 
 // Name returns "scaleway".
 func (*Provider) Name() string { return Name }
