@@ -22,7 +22,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-
 // Name returns "aws".
 func (*Provider) Name() string { return Name }
 

@@ -28,7 +28,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-
 // Name returns "hetzner".
 func (*Provider) Name() string { return Name }
 

@@ -17,7 +17,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-
 // Name returns "manual".
 func (*Provider) Name() string { return Name }
 

@@ -25,7 +25,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-
 // Name returns "ovh".
 func (*Provider) Name() string { return Name }
 

@@ -31,7 +31,6 @@ var (
 	_ providers.Direct   = (*Provider)(nil)
 )
 
-
 // Name returns "pxe".
 func (*Provider) Name() string { return Name }
 

@@ -24,7 +24,6 @@ type Provider struct{}
 
 var _ providers.Provider = (*Provider)(nil)
 
-
 // Name returns "scaleway".
 func (*Provider) Name() string { return Name }
 
