@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 // ContentTypeIPXE is the type of an iPXE script reply. iPXE itself goes by
@@ -304,7 +304,7 @@ func (h *BootHandler) choose(ctx context.Context, rawMAC string) (BootScript, er
 	s.Node, s.Release, s.Reason = reg.Name, release, "matched by "+string(reason)
 	args := []string{DefaultKernelArgs}
 	if reg.BootDisk.Kind == answer.BootDiskAsk {
-		args = append(args, AskDiskKernelArg)
+		args = append(args, bootassets.AskDiskKernelArg)
 	}
 	s.KernelArgs = strings.Join(append(args, h.cfg.ExtraKernelArgs...), " ")
 	return s, nil
@@ -333,12 +333,12 @@ func (h *BootHandler) release(ctx context.Context) (string, error) {
 			return "", fmt.Errorf("%w: %s is missing (run prepare)", errNoRelease, AssetsDirName)
 		}
 		defer root.Close()
-		if !staged(root, h.cfg.Release) {
+		if !bootassets.Staged(root, h.cfg.Release) {
 			return "", fmt.Errorf("%w: release %s lacks %s or %s (run prepare)", errNoRelease, h.cfg.Release, KernelName, InitrdName)
 		}
 		return h.cfg.Release, nil
 	}
-	rs, err := StagedReleases(ctx, h.cfg.StateDir)
+	rs, err := bootassets.StagedReleases(ctx, h.cfg.StateDir)
 	if err != nil {
 		return "", fmt.Errorf("%w (run prepare)", errNoRelease)
 	}
@@ -350,45 +350,6 @@ func (h *BootHandler) release(ctx context.Context) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %d releases are staged (%s); choose one", errNoRelease, len(rs), strings.Join(rs, ", "))
 	}
-}
-
-// StagedReleases lists the releases of <stateDir>/assets/ whose folder
-// holds both [KernelName] and [InitrdName] as regular files, sorted. A
-// missing assets folder gives none and no error.
-func StagedReleases(ctx context.Context, stateDir string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("list releases: %w", err)
-	}
-	dir := filepath.Join(stateDir, AssetsDirName)
-	root, err := os.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list releases in %s: %w", dir, err)
-	}
-	defer root.Close()
-	ents, err := fs.ReadDir(root.FS(), ".")
-	if err != nil {
-		return nil, fmt.Errorf("list releases in %s: %w", dir, err)
-	}
-	var out []string
-	for _, e := range ents {
-		if assetNameRE.MatchString(e.Name()) && staged(root, e.Name()) {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
-}
-
-func staged(root *os.Root, release string) bool {
-	for _, f := range []string{KernelName, InitrdName} {
-		fi, err := root.Stat(release + "/" + f)
-		if err != nil || !fi.Mode().IsRegular() {
-			return false
-		}
-	}
-	return true
 }
 
 func hostOf(addr string) string {

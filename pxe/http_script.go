@@ -5,18 +5,19 @@ import (
 	"strings"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 // Names of the boot assets in a release folder <state-dir>/assets/<release>/.
 const (
 	// AssetsDirName is the folder of the state folder that holds one
 	// folder of boot assets per release ([Prepare] writes them).
-	AssetsDirName = AssetsDir
+	AssetsDirName = bootassets.AssetsDir
 	// KernelName is the installer kernel, the ISO's boot/linux26.
-	KernelName = AssetKernel
+	KernelName = bootassets.AssetKernel
 	// InitrdName is the installer initrd with the ISO appended as
 	// /proxmox.iso, as [Prepare] builds it.
-	InitrdName = AssetNetbootInitrd
+	InitrdName = bootassets.AssetNetbootInitrd
 )
 
 // ipxeInitrdName is the name iPXE gives the loaded initrd, which the

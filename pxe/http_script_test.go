@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 // golden compares got with testdata/http/<name>, or rewrites it with -update.
@@ -43,7 +45,7 @@ func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 		"without a MAC the URLs carry ${net0/mac}":              {with(func(s *BootScript) { s.MAC = ""; s.Platform = PlatformEFI }), "install-no-mac.ipxe"},
 		"extra kernel arguments replace the default line": {with(func(s *BootScript) {
 			s.Platform = PlatformBIOS
-			s.KernelArgs = DefaultKernelArgs + " " + AskDiskKernelArg + " console=ttyS0,115200"
+			s.KernelArgs = DefaultKernelArgs + " " + bootassets.AskDiskKernelArg + " console=ttyS0,115200"
 		}), "install-args.ipxe"},
 		"a consumed node exits with the reason": {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
 		"an unknown machine exits":              {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},

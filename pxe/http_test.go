@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 type bootEnv struct {
@@ -174,7 +174,7 @@ func TestBootScriptRoute(t *testing.T) {
 			regs: []answer.Registration{testReg(t, "pve1", "sda"), testReg(t, "pve2", "sda")}, query: "?mac=" + testMAC1, golden: "exit-unknown-10.ipxe",
 		},
 		"a boot disk left to the console adds the ask flag": {
-			regs: []answer.Registration{testReg(t, "pve1", "ask", testMAC1)}, query: "?mac=" + testMAC1, want: "proxmox-start-auto-installer " + AskDiskKernelArg + "\n",
+			regs: []answer.Registration{testReg(t, "pve1", "ask", testMAC1)}, query: "?mac=" + testMAC1, want: "proxmox-start-auto-installer " + bootassets.AskDiskKernelArg + "\n",
 		},
 		"a request without mac is asked again with it": {
 			regs: []answer.Registration{testReg(t, "pve1", "sda", testMAC1)}, query: "", golden: "rechain.ipxe",
@@ -263,30 +263,6 @@ func TestBootScriptExitsWhenNoReleaseCanBeChosen(t *testing.T) {
 				t.Errorf("script lacks %q:\n%s", tc.want, body)
 			}
 		})
-	}
-}
-
-func TestStagedReleasesListsCompleteReleases(t *testing.T) {
-	state := t.TempDir()
-	if got, err := StagedReleases(context.Background(), state); err != nil || got != nil {
-		t.Errorf("no assets folder: %v, %v; want none and no error", got, err)
-	}
-	stageRelease(t, state, "9.1-1")
-	stageRelease(t, state, "8.4-1")
-	os.Remove(filepath.Join(state, AssetsDirName, "8.4-1", InitrdName))
-	stageRelease(t, state, ".hidden")
-	os.MkdirAll(filepath.Join(state, AssetsDirName, "empty"), 0o755)
-	got, err := StagedReleases(context.Background(), state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"9.1-1"}, got); diff != "" {
-		t.Errorf("releases (-want +got):\n%s", diff)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := StagedReleases(ctx, state); err == nil {
-		t.Error("a cancelled context listed releases")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
 // TestTLSPortAlsoServesPlainPaths: with TLS and PlainPaths one port speaks
@@ -41,7 +43,7 @@ func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
 	}
 	defer silent.Close()
 
-	pinned, err := PinnedTLSConfig(fp)
+	pinned, err := tlscert.PinnedTLSConfig(fp)
 	if err != nil {
 		t.Fatal(err)
 	}

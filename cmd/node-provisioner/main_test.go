@@ -131,7 +131,7 @@ func TestTLSFingerprintIsStable(t *testing.T) {
 
 func TestPrepareStagesTheTestISO(t *testing.T) {
 	state := t.TempDir()
-	gz, err := os.ReadFile("../../pxe/testdata/prepare/pve-tiny.iso.gz")
+	gz, err := os.ReadFile("../../pxe/bootassets/testdata/pve-tiny.iso.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +145,11 @@ func TestPrepareStagesTheTestISO(t *testing.T) {
 	r := np(t, state, "prepare", "--iso", isoPath)
 	if r.code != 0 || !strings.Contains(r.stdout, "Staged 9.2-1") {
 		t.Fatalf("prepare: %d %s %s", r.code, r.stdout, r.err)
+	}
+	for _, line := range []string{"preparing Proxmox VE 9.2-1 from pve.iso\n", "copy ISO: 100% (", "\nwarning: the ISO has no /auto-installer-mode.toml", "\nprepared 9.2-1 in "} {
+		if !strings.Contains(r.err, line) {
+			t.Errorf("prepare's progress lacks %q:\n%s", line, r.err)
+		}
 	}
 	for _, f := range []string{"linux26", "initrd-netboot.img", "manifest.json"} {
 		if _, err := os.Stat(filepath.Join(state, "assets", "9.2-1", f)); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
@@ -441,7 +442,18 @@ func (a *app) prepareCmd() *cobra.Command {
 			if _, err := os.Stat(o.ISO); err != nil {
 				return usageError(fmt.Errorf("--iso: %w", err))
 			}
-			o.StateDir, o.Logger, o.Progress = a.stateDir, a.log, a.errw
+			bar := cli.NewProgress(a.errw)
+			o.StateDir, o.Logger = a.stateDir, a.log
+			o.Progress = func(p pxe.PrepareProgress) {
+				switch p.Kind {
+				case pxe.PrepareCopy:
+					bar.Copy(p.Step, p.Done, p.Total, p.Finished)
+				case pxe.PrepareWarning:
+					bar.Line("warning: " + p.Step)
+				default:
+					bar.Line(p.Step)
+				}
+			}
 			o.FingerprintFunc = func() (string, error) {
 				// A certificate made now names the answer URL's host, so
 				// that a client checking names (not only the pin) accepts it.

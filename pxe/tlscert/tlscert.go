@@ -1,4 +1,4 @@
-package pxe
+package tlscert
 
 import (
 	"context"
@@ -28,9 +28,9 @@ import (
 
 // Where [EnsureCertificate] keeps the server's certificate.
 const (
-	// TLSDirName is the folder of the state folder that holds the
+	// DirName is the folder of the state folder that holds the
 	// certificate and its key (mode 0700).
-	TLSDirName = "tls"
+	DirName = "tls"
 	// CertFileName is the certificate, PEM.
 	CertFileName = "cert.pem"
 	// KeyFileName is the private key, PEM PKCS #8, mode 0600.
@@ -58,18 +58,23 @@ var (
 // none) in cert.pem, and its key in key.pem (0600, folder 0700). After
 // that it loads the same pair whatever hosts says: the fingerprint that
 // prepared ISOs carry stays valid. Concurrent callers, in any process,
-// get the same certificate. A key file or folder open to group or others
-// gives an error wrapping [ErrInsecureKey].
+// get the same certificate; one still waiting for another when ctx ends
+// gets an error wrapping ctx's. A key file or folder open to group or
+// others gives an error wrapping [ErrInsecureKey].
 func EnsureCertificate(ctx context.Context, stateDir string, hosts []string) (tls.Certificate, string, error) {
 	if err := ctx.Err(); err != nil {
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
-	dir := filepath.Join(stateDir, TLSDirName)
+	dir := filepath.Join(stateDir, DirName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
 	lk, err := lockfile.Acquire(ctx, filepath.Join(dir, ".lock"), "node-provisioner tls", 10*time.Millisecond)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Another caller held the lock until ctx ended.
+			return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w (%v)", cerr, err)
+		}
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
 	defer lk.Unlock()

@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 // A minimal read-only ISO 9660 reader: enough to find a file by path in a
 // Proxmox installer ISO and read it, without root or a loop mount.

@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"bufio"
@@ -77,8 +77,8 @@ func readFile(t testing.TB, p string) []byte {
 func TestPrepareStagesAReleaseWithoutAnswerURL(t *testing.T) {
 	iso := testISO(t)
 	state := t.TempDir()
-	var prog bytes.Buffer
-	rel, err := Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: state, Progress: &prog})
+	var prog []Progress
+	rel, err := Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: state, Progress: func(p Progress) { prog = append(prog, p) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +132,16 @@ func TestPrepareStagesAReleaseWithoutAnswerURL(t *testing.T) {
 	if diff := cmp.Diff(rel, got); diff != "" {
 		t.Errorf("manifest read back (-prepared +read):\n%s", diff)
 	}
-	if !strings.Contains(prog.String(), "copy ISO: 100%") || !strings.Contains(prog.String(), "prepared 9.2-1") {
-		t.Errorf("progress lacks the copy and the end:\n%s", prog.String())
+	copied := slices.ContainsFunc(prog, func(p Progress) bool {
+		return p.Kind == ProgressCopy && p.Step == "copy ISO" && p.Finished && p.Done == int64(len(src)) && p.Total == p.Done
+	})
+	end := prog[len(prog)-1]
+	if !copied || !strings.HasPrefix(end.Step, "prepared 9.2-1 in ") || !end.Finished || end.Kind != ProgressNote {
+		t.Errorf("progress lacks the copy and the end:\n%+v", prog)
+	}
+	warned := slices.ContainsFunc(prog, func(p Progress) bool { return p.Kind == ProgressWarning && p.Step == rel.Warnings[0] })
+	if !warned {
+		t.Errorf("progress lacks the warning %q:\n%+v", rel.Warnings[0], prog)
 	}
 	ents, _ := os.ReadDir(filepath.Join(state, AssetsDir))
 	for _, e := range ents {
@@ -349,93 +357,6 @@ func TestPrepareRefusesWhatIsNotAnAutoInstallISO(t *testing.T) {
 	}
 }
 
-func TestPrepareFindsTheRelease(t *testing.T) {
-	needTool(t, "xorriso", "xorriso")
-	initrdWithout := compress(t, "gzip", newcArchive(t, map[string][]byte{"init": testInit(t)}))
-	tests := map[string]struct {
-		files    func() map[string][]byte
-		o        isoOpts
-		release  string
-		want     string
-		wantWarn string
-	}{
-		"from the ISO's .cd-info": {
-			files: func() map[string][]byte { return proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))) },
-			want:  "9.2-1",
-		},
-		"from the initrd's .cd-info when the ISO has none": {
-			files: func() map[string][]byte {
-				f := proxmoxLayout(t, testInitrd(t, "gzip", testInit(t)))
-				delete(f, ".cd-info")
-				return f
-			},
-			want: "9.2-1",
-		},
-		"from Joliet names, without Rock Ridge": {
-			files: func() map[string][]byte { return proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))) },
-			o:     isoOpts{noRockRidge: true},
-			want:  "9.2-1",
-		},
-		"from the file name when nothing else says": {
-			files: func() map[string][]byte {
-				f := proxmoxLayout(t, initrdWithout)
-				delete(f, ".cd-info")
-				return f
-			},
-			o:    isoOpts{name: "proxmox-ve_8.4-1-auto-from-http.iso"},
-			want: "8.4-1", wantWarn: "taken from the file name",
-		},
-		"from the option when nothing else says": {
-			files: func() map[string][]byte {
-				f := proxmoxLayout(t, initrdWithout)
-				delete(f, ".cd-info")
-				return f
-			},
-			release: "lab", want: "lab",
-		},
-		"from the option over everything": {
-			files:   func() map[string][]byte { return proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))) },
-			release: "lab-9.2", want: "lab-9.2",
-		},
-		"a Backup Server release is prefixed with its product": {
-			files: func() map[string][]byte {
-				f := proxmoxLayout(t, initrdWithout)
-				f[".cd-info"] = []byte("PRODUCT='pbs'\nPRODUCTLONG='Proxmox Backup Server'\nRELEASE='4.1'\nISORELEASE='2'\n")
-				return f
-			},
-			want: "pbs-4.1-2",
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			iso := buildISO(t, tc.files(), tc.o)
-			rel, err := Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: t.TempDir(), Release: tc.release})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rel.Name != tc.want || filepath.Base(rel.Dir) != tc.want {
-				t.Errorf("release %q in %s, want %q", rel.Name, rel.Dir, tc.want)
-			}
-			if tc.wantWarn != "" && !strings.Contains(strings.Join(rel.Warnings, "\n"), tc.wantWarn) {
-				t.Errorf("warnings %q, want one saying %q", rel.Warnings, tc.wantWarn)
-			}
-			if !bytes.Equal(readFile(t, rel.Path(AssetKernel)), prepTestKernel) {
-				t.Error("kernel not extracted byte for byte")
-			}
-		})
-	}
-}
-
-func TestPrepareAsksForTheReleaseWhenNothingSays(t *testing.T) {
-	needTool(t, "xorriso", "xorriso")
-	f := proxmoxLayout(t, compress(t, "gzip", newcArchive(t, map[string][]byte{"init": testInit(t)})))
-	delete(f, ".cd-info")
-	_, err := Prepare(context.Background(), PrepareOptions{ISO: buildISO(t, f, isoOpts{name: "pve.iso"}), StateDir: t.TempDir()})
-	if err == nil || !strings.Contains(err.Error(), "cannot tell the release") || !strings.Contains(err.Error(), "release option") {
-		t.Errorf("err = %v, want a request to name the release", err)
-	}
-}
-
 func TestPreparePatchesTheBootDiskPrompt(t *testing.T) {
 	needTool(t, "xorriso", "xorriso")
 	noAnchor := bytes.ReplaceAll(testInit(t), []byte(InitPatchAnchor), []byte("cp /etc/hostid /somewhere/else/"))
@@ -550,106 +471,6 @@ func TestPreparePatchesTheBootDiskPrompt(t *testing.T) {
 	}
 }
 
-func TestVerifyReleaseCatchesTampering(t *testing.T) {
-	iso := testISO(t)
-	base := t.TempDir()
-	tests := map[string]struct {
-		tamper  func(dir string)
-		wantErr error
-	}{
-		"an untouched release verifies": {tamper: func(string) {}},
-		"a flipped byte in the kernel fails": {tamper: func(dir string) {
-			b := readFile(t, filepath.Join(dir, AssetKernel))
-			b[3] ^= 0xff
-			os.WriteFile(filepath.Join(dir, AssetKernel), b, 0o644)
-		}, wantErr: ErrReleaseCorrupt},
-		"a truncated netboot initrd fails": {tamper: func(dir string) {
-			os.Truncate(filepath.Join(dir, AssetNetbootInitrd), 100)
-		}, wantErr: ErrReleaseCorrupt},
-		"a missing ISO fails": {tamper: func(dir string) {
-			os.Remove(filepath.Join(dir, AssetISO))
-		}, wantErr: ErrReleaseCorrupt},
-		"a manifest that is not JSON fails": {tamper: func(dir string) {
-			os.WriteFile(filepath.Join(dir, ManifestName), []byte("{"), 0o644)
-		}, wantErr: ErrReleaseCorrupt},
-		"a manifest naming a file outside the folder fails": {tamper: func(dir string) {
-			b := readFile(t, filepath.Join(dir, ManifestName))
-			os.WriteFile(filepath.Join(dir, ManifestName), bytes.Replace(b, []byte(`"name": "linux26"`), []byte(`"name": "../linux26"`), 1), 0o644)
-		}, wantErr: ErrReleaseCorrupt},
-		"a manifest naming another release fails": {tamper: func(dir string) {
-			b := readFile(t, filepath.Join(dir, ManifestName))
-			os.WriteFile(filepath.Join(dir, ManifestName), bytes.Replace(b, []byte(`"name": "9.2-1"`), []byte(`"name": "9.1-1"`), 1), 0o644)
-		}, wantErr: ErrReleaseCorrupt},
-		"no manifest is not-exist": {tamper: func(dir string) {
-			os.Remove(filepath.Join(dir, ManifestName))
-		}, wantErr: fs.ErrNotExist},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			state := filepath.Join(base, strings.ReplaceAll(name, " ", "-"))
-			rel, err := Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: state})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tc.tamper(rel.Dir)
-			_, err = VerifyRelease(context.Background(), rel.Dir)
-			if tc.wantErr == nil && err != nil {
-				t.Errorf("VerifyRelease: %v", err)
-			}
-			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
-				t.Errorf("VerifyRelease err = %v, want %v", err, tc.wantErr)
-			}
-		})
-	}
-}
-
-func TestPrepareKeepsReleasesSideBySideAndReplacesOne(t *testing.T) {
-	needTool(t, "xorriso", "xorriso")
-	state := t.TempDir()
-	iso92 := buildISO(t, proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))), isoOpts{})
-	f84 := proxmoxLayout(t, testInitrd(t, "gzip", testInit(t)))
-	f84[".cd-info"] = []byte("PRODUCT='pve'\nRELEASE='8.4'\nISORELEASE='1'\n")
-	iso84 := buildISO(t, f84, isoOpts{})
-	ctx := context.Background()
-	for _, o := range []PrepareOptions{
-		{ISO: iso92, StateDir: state, AnswerURL: "http://192.0.2.10:8090/answer"},
-		{ISO: iso84, StateDir: state},
-		{ISO: iso92, StateDir: state, AnswerURL: "http://192.0.2.99:8090/answer"},
-	} {
-		if _, err := Prepare(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rels, err := ListReleases(ctx, state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, r := range rels {
-		got = append(got, r.Name+" "+r.AnswerURL)
-	}
-	if diff := cmp.Diff([]string{"8.4-1 ", "9.2-1 http://192.0.2.99:8090/answer"}, got); diff != "" {
-		t.Errorf("releases (-want +got):\n%s", diff)
-	}
-	ents, _ := os.ReadDir(filepath.Join(state, AssetsDir))
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if diff := cmp.Diff([]string{".lock", "8.4-1", "9.2-1"}, names); diff != "" {
-		t.Errorf("assets folder (-want +got):\n%s", diff)
-	}
-	for _, r := range rels {
-		if _, err := VerifyRelease(ctx, r.Dir); err != nil {
-			t.Errorf("VerifyRelease %s: %v", r.Name, err)
-		}
-	}
-	// An 8.4 mode file keeps partition_label; checked via the 9.2 one.
-	if !bytes.Contains(readISOPath(t, rels[1].Path(AssetISO), isoModeFile), []byte("192.0.2.99")) {
-		t.Error("the replaced release does not carry the new URL")
-	}
-}
-
 func TestPrepareRefusesWhileAnotherRuns(t *testing.T) {
 	iso := testISO(t)
 	state := t.TempDir()
@@ -660,28 +481,15 @@ func TestPrepareRefusesWhileAnotherRuns(t *testing.T) {
 	}
 	defer l.Unlock()
 	_, err = Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: state})
-	if !errors.Is(err, lockfile.ErrLocked) || !strings.Contains(err.Error(), "another prepare") {
-		t.Errorf("err = %v, want ErrLocked naming the holder", err)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "another prepare (pid") {
+		t.Errorf("err = %v, want ErrBusy naming the holder", err)
 	}
-}
-
-// cancelOn cancels a context when a progress line holding word appears.
-type cancelOn struct {
-	word   string
-	cancel context.CancelFunc
-}
-
-func (c cancelOn) Write(b []byte) (int, error) {
-	if bytes.Contains(b, []byte(c.word)) {
-		c.cancel()
-	}
-	return len(b), nil
 }
 
 func TestPrepareStopsWhenCancelled(t *testing.T) {
 	iso := testISO(t)
 	tests := map[string]struct {
-		word string // cancel at the first progress line holding it; "" before the start
+		word string // cancel at the first progress report holding it; "" before the start
 	}{
 		"a context ended before the start":    {},
 		"a context ended while copying":       {word: "copy ISO"},
@@ -695,7 +503,12 @@ func TestPrepareStopsWhenCancelled(t *testing.T) {
 			if tc.word == "" {
 				cancel()
 			}
-			_, err := Prepare(ctx, PrepareOptions{ISO: iso, StateDir: state, Progress: cancelOn{tc.word, cancel}})
+			cancelOn := func(p Progress) {
+				if strings.Contains(p.Step, tc.word) {
+					cancel()
+				}
+			}
+			_, err := Prepare(ctx, PrepareOptions{ISO: iso, StateDir: state, Progress: cancelOn})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("err = %v, want context.Canceled", err)
 			}
@@ -709,24 +522,38 @@ func TestPrepareStopsWhenCancelled(t *testing.T) {
 	}
 }
 
-func TestProgressReportsTenthsAndSmallFiles(t *testing.T) {
-	var b bytes.Buffer
-	p := newProgress(&b)
-	c := p.counter("copy", 1000)
-	for range 20 {
-		c.Write(make([]byte, 50))
+func TestProgressReportsEachPercentAndTheEnd(t *testing.T) {
+	var got []Progress
+	r := reporter{fn: func(p Progress) { got = append(got, p) }}
+	c := r.counter("copy", 1000)
+	for range 200 {
+		c.Write(make([]byte, 5)) // 0.5% a write: every other one reports
 	}
 	c.finish()
-	small := p.counter("tiny", 10)
-	small.Write(make([]byte, 3))
-	small.Write(make([]byte, 7))
-	small.finish()
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 12 || lines[0] != "copy: 10% (100 B of 1000 B)" || lines[9] != "copy: 100% (1000 B of 1000 B)" ||
-		lines[10] != "tiny: 30% (3 B of 10 B)" || lines[11] != "tiny: 100% (10 B of 10 B)" {
-		t.Errorf("progress lines:\n%s", b.String())
+	c.finish()
+	tiny := r.counter("tiny", 10)
+	tiny.Write(make([]byte, 3))
+	tiny.Write(make([]byte, 7))
+	tiny.finish()
+	r.note("baking")
+	r.warn("careful")
+	if len(got) != 100+1+2+1+2 {
+		t.Fatalf("got %d reports, want 106:\n%+v", len(got), got)
 	}
-	if got := humanBytes(1536 << 20); got != "1.5 GiB" {
-		t.Errorf("humanBytes = %q, want 1.5 GiB", got)
+	want := []Progress{
+		{Kind: ProgressCopy, Step: "copy", Done: 10, Total: 1000},
+		{Kind: ProgressCopy, Step: "copy", Done: 1000, Total: 1000},
+		{Kind: ProgressCopy, Step: "copy", Done: 1000, Total: 1000, Finished: true},
+		{Kind: ProgressCopy, Step: "tiny", Done: 3, Total: 10},
+		{Kind: ProgressCopy, Step: "tiny", Done: 10, Total: 10},
+		{Kind: ProgressCopy, Step: "tiny", Done: 10, Total: 10, Finished: true},
+		{Kind: ProgressNote, Step: "baking", Finished: true},
+		{Kind: ProgressWarning, Step: "careful", Finished: true},
+	}
+	if diff := cmp.Diff(want, append(got[:1:1], got[99:]...)); diff != "" {
+		t.Errorf("reports (-want +got):\n%s", diff)
+	}
+	if c := (reporter{}).counter("discarded", 10); c != nil {
+		t.Errorf("a nil callback makes counter %+v, want nil", c)
 	}
 }

@@ -1,4 +1,4 @@
-package pxe_test
+package bootassets_test
 
 import (
 	"compress/gzip"
@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 // Stage a Proxmox VE ISO as netboot assets, with the console boot-disk
@@ -22,13 +22,13 @@ func ExamplePrepare() {
 	}
 	defer os.RemoveAll(dir)
 	iso := filepath.Join(dir, "proxmox-ve_9.2-1.iso")
-	if err := gunzip("testdata/prepare/pve-tiny.iso.gz", iso); err != nil {
+	if err := gunzip("testdata/pve-tiny.iso.gz", iso); err != nil {
 		fmt.Println(err)
 		return
 	}
 
 	ctx := context.Background()
-	rel, err := pxe.Prepare(ctx, pxe.PrepareOptions{
+	rel, err := bootassets.Prepare(ctx, bootassets.PrepareOptions{
 		ISO:      iso,
 		StateDir: filepath.Join(dir, "state"),
 		PatchAsk: true,
@@ -43,7 +43,7 @@ func ExamplePrepare() {
 	for _, a := range rel.Assets {
 		fmt.Println(" ", a.Name)
 	}
-	if _, err := pxe.VerifyRelease(ctx, rel.Dir); err != nil {
+	if _, err := bootassets.VerifyRelease(ctx, rel.Dir); err != nil {
 		fmt.Println(err)
 		return
 	}

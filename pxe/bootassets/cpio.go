@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 // The initramfs side of prepare: a writer of newc ("070701") cpio entries,
 // and a reader that walks an initrd the way the kernel unpacks it

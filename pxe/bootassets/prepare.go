@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
@@ -76,7 +74,8 @@ const (
 	isoInitrd   = "/boot/initrd.img"
 )
 
-// Errors returned by [Prepare], [InspectISO] and [VerifyRelease]; compare
+// Errors returned by [Prepare], [InspectISO], [ReadRelease],
+// [VerifyRelease] and [ListReleases]; compare
 // with errors.Is.
 var (
 	// ErrNotAutoInstallISO: the file is not an ISO 9660 image, or not a
@@ -88,6 +87,10 @@ var (
 	// ErrReleaseCorrupt: a release folder's manifest is malformed, or an
 	// asset is missing or differs from its recorded size or SHA-256.
 	ErrReleaseCorrupt = errors.New("release assets do not match their manifest")
+	// ErrBusy: another prepare, in this process or another, is staging
+	// into the same state dir; the error names it. Try again when it is
+	// done.
+	ErrBusy = errors.New("another prepare is staging into this state dir")
 )
 
 // PrepareOptions configures [Prepare]. ISO and StateDir are required; the
@@ -124,72 +127,11 @@ type PrepareOptions struct {
 	Release string
 	// Logger receives progress and warnings as key-values; nil discards.
 	Logger *slog.Logger
-	// Progress receives human-readable progress lines; on a terminal a
-	// progress bar. Nil discards.
-	Progress io.Writer
+	// Progress, when set, is called with each step, the bytes of the
+	// steps that copy, and each warning, from the goroutine running
+	// Prepare (see [Progress]). Nil discards them.
+	Progress func(Progress)
 }
-
-// Release describes one prepared release folder; its manifest.json holds
-// the same fields.
-type Release struct {
-	// Format is the manifest format version.
-	Format int `json:"format"`
-	// Name is the folder name under assets/, for example "9.2-1"
-	// (products other than Proxmox VE are prefixed: "pbs-4.1-1").
-	Name string `json:"name"`
-	// Product is the ISO's product code ("pve"); ProductLong its name.
-	Product     string `json:"product,omitempty"`
-	ProductLong string `json:"product_long,omitempty"`
-	// Version is the product release ("9.2") and ISORelease the ISO
-	// build ("1"), as the installer reports them in its system info.
-	Version    string `json:"version,omitempty"`
-	ISORelease string `json:"iso_release,omitempty"`
-	// SourceISO is the base name of the ISO prepared from, and
-	// SourceSHA256 its checksum.
-	SourceISO    string `json:"source_iso"`
-	SourceSHA256 string `json:"source_sha256"`
-	// FetchMode is the "mode" of the served ISO's
-	// /auto-installer-mode.toml ("http", "iso", "partition"), or "" when
-	// the ISO has none. AnswerURL and CertFingerprint are its [http]
-	// settings.
-	FetchMode       string `json:"fetch_mode,omitempty"`
-	AnswerURL       string `json:"answer_url,omitempty"`
-	CertFingerprint string `json:"cert_fingerprint,omitempty"`
-	// AskPatched is true when the netboot initrd carries the boot-disk
-	// prompt (see [AskDiskKernelArg]).
-	AskPatched bool `json:"ask_patched"`
-	// Warnings are what prepare warned about, for the operator.
-	Warnings []string `json:"warnings,omitempty"`
-	// Created is when the release was prepared.
-	Created time.Time `json:"created"`
-	// Assets lists every file of the folder but the manifest.
-	Assets []Asset `json:"assets"`
-	// Dir is the folder's path; it is not stored.
-	Dir string `json:"-"`
-}
-
-// Asset is one file of a release folder.
-type Asset struct {
-	// Name is the file's base name, for example [AssetKernel].
-	Name string `json:"name"`
-	// Size is its length in bytes.
-	Size int64 `json:"size"`
-	// SHA256 is its checksum in lower-case hex.
-	SHA256 string `json:"sha256"`
-}
-
-// Asset returns the asset called name.
-func (r *Release) Asset(name string) (Asset, bool) {
-	for _, a := range r.Assets {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return Asset{}, false
-}
-
-// Path returns the path of the asset called name in the release folder.
-func (r *Release) Path(name string) string { return filepath.Join(r.Dir, name) }
 
 // Prepare turns a Proxmox installer ISO into netboot assets under
 // <StateDir>/assets/<release>/, without root and without mounting
@@ -201,8 +143,8 @@ func (r *Release) Path(name string) string { return filepath.Join(r.Dir, name) }
 //
 // Errors wrap [ErrNotAutoInstallISO] for an ISO that is not an auto-install
 // capable Proxmox ISO, [ErrXorrisoMissing] when AnswerURL is set and
-// xorriso is not installed, [lockfile.ErrLocked] while another prepare runs
-// on the same state dir, and ctx's error when it ends first.
+// xorriso is not installed, [ErrBusy] while another prepare runs on the
+// same state dir, and ctx's error when it ends first.
 func Prepare(ctx context.Context, opts PrepareOptions) (*Release, error) {
 	p, err := newPreparer(opts)
 	if err != nil {
@@ -221,7 +163,7 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Release, error) {
 type preparer struct {
 	opts    PrepareOptions
 	log     *slog.Logger
-	prog    *progress
+	prog    reporter
 	fp      string // normalised fingerprint
 	xorriso string
 	zstd    string
@@ -239,7 +181,7 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &preparer{opts: opts, log: log, prog: newProgress(opts.Progress)}
+	p := &preparer{opts: opts, log: log, prog: reporter{fn: opts.Progress}}
 	if opts.AnswerURL != "" {
 		if err := checkAnswerURL(opts.AnswerURL); err != nil {
 			return nil, fmt.Errorf("prepare: %w", err)
@@ -289,7 +231,7 @@ func (p *preparer) warn(msg string, args ...any) {
 		line += fmt.Sprintf(" %v=%v", args[i], args[i+1])
 	}
 	p.rel.Warnings = append(p.rel.Warnings, line)
-	p.prog.line("warning: " + line)
+	p.prog.warn(line)
 }
 
 func (p *preparer) run(ctx context.Context) (*Release, error) {
@@ -332,13 +274,16 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 	p.rel = Release{Format: manifestFormat, Name: name, Product: info.Product, ProductLong: info.ProductLong,
 		Version: info.Version, ISORelease: info.ISORelease, SourceISO: filepath.Base(p.opts.ISO), Warnings: p.rel.Warnings}
 	p.log.Info("preparing release", "iso", p.opts.ISO, "release", name, "product", info.ProductLong)
-	p.prog.line(fmt.Sprintf("preparing %s %s from %s", orString(info.ProductLong, "Proxmox"), name, filepath.Base(p.opts.ISO)))
+	p.prog.note(fmt.Sprintf("preparing %s %s from %s", orString(info.ProductLong, "Proxmox"), name, filepath.Base(p.opts.ISO)))
 
 	assets := filepath.Join(p.opts.StateDir, AssetsDir)
 	if err := os.MkdirAll(assets, 0o755); err != nil {
 		return nil, err
 	}
 	lock, err := lockfile.TryLock(filepath.Join(assets, ".lock"), "node-provisioner prepare")
+	if errors.Is(err, lockfile.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w", ErrBusy, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +317,7 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 	done = true
 	p.rel.Dir = final
 	p.log.Info("release prepared", "release", name, "dir", final, "ask_patched", p.rel.AskPatched)
-	p.prog.line(fmt.Sprintf("prepared %s in %s", name, final))
+	p.prog.note(fmt.Sprintf("prepared %s in %s", name, final))
 	rel := p.rel
 	return &rel, nil
 }
@@ -510,326 +455,5 @@ func (p *preparer) buildNetbootInitrd(ctx context.Context, dir string, init []by
 		return err
 	}
 	p.rel.Assets = append(p.rel.Assets, Asset{Name: AssetISO, Size: sst.Size(), SHA256: hex.EncodeToString(isoHash.Sum(nil))}, a)
-	return nil
-}
-
-// checkProxmoxISO refuses an image that the automated installer cannot
-// netboot from.
-func checkProxmoxISO(im *isoImage) error {
-	_, kerr := im.lookup(isoKernel)
-	_, ierr := im.lookup(isoInitrd)
-	_, ferr := im.lookup(isoCapableFlag)
-	switch {
-	case kerr != nil || ierr != nil:
-		return fmt.Errorf("%w: no %s and %s, so not a Proxmox installer ISO (volume %q)", ErrNotAutoInstallISO, isoKernel, isoInitrd, im.volumeID)
-	case ferr != nil:
-		return fmt.Errorf("%w: no %s, so a Proxmox ISO older than VE 8.2 (take a current ISO)", ErrNotAutoInstallISO, isoCapableFlag)
-	}
-	return nil
-}
-
-// releaseNameRE is what a release folder may be called.
-var releaseNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
-
-// isoNameRE finds a release in an ISO file name such as
-// proxmox-ve_9.2-1.iso.
-var isoNameRE = regexp.MustCompile(`_([0-9]+\.[0-9]+)-([0-9]+)`)
-
-// isoInfo is what an ISO says about itself.
-type isoInfo struct {
-	cdInfo
-	Release  string
-	warnings []string
-}
-
-// readISOInfo reads the release from the ISO's /.cd-info, else the
-// initrd's, else the ISO's file name.
-// A release name given as override stands in when none of them says.
-func readISOInfo(ctx context.Context, im *isoImage, path, override string, sc initrdScanner) (isoInfo, error) {
-	var info isoInfo
-	raw, err := im.readFile(isoCDInfo, 64<<10)
-	if errors.Is(err, fs.ErrNotExist) {
-		raw, err = readInitrdFile(ctx, im, sc, ".cd-info")
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			info.warnings = append(info.warnings, fmt.Sprintf("cannot read .cd-info from the initrd: %v", err))
-		}
-	}
-	if err == nil {
-		ci, perr := parseCDInfo(raw)
-		if perr != nil {
-			return info, fmt.Errorf("%s: %w", isoCDInfo, perr)
-		}
-		info.cdInfo = ci
-	} else {
-		m := isoNameRE.FindStringSubmatch(filepath.Base(path))
-		if m == nil && override != "" {
-			info.Release = override
-			return info, nil
-		}
-		if m == nil {
-			return info, fmt.Errorf("cannot tell the release: no .cd-info in the ISO or its initrd, and the file name %s holds none such as _9.2-1 (name the release with the release option)", filepath.Base(path))
-		}
-		info.Version, info.ISORelease = m[1], m[2]
-		info.warnings = append(info.warnings, "no .cd-info found; release "+m[1]+"-"+m[2]+" taken from the file name")
-	}
-	info.Release = info.releaseName()
-	if !releaseNameRE.MatchString(info.Release) {
-		return info, fmt.Errorf(".cd-info gives release %q, which cannot name a folder (name the release with the release option)", info.Release)
-	}
-	return info, nil
-}
-
-// readInitrdFile returns the last copy of the file name in the ISO's
-// initrd, as the kernel would leave it.
-func readInitrdFile(ctx context.Context, im *isoImage, sc initrdScanner, name string) ([]byte, error) {
-	rec, err := im.lookup(isoInitrd)
-	if err != nil {
-		return nil, err
-	}
-	r, err := im.open(rec)
-	if err != nil {
-		return nil, err
-	}
-	return findInitrdFile(ctx, sc, r, name)
-}
-
-// findInitrdFile returns the last regular file called name (at most 4 MiB)
-// in the initrd r, or an error wrapping fs.ErrNotExist.
-func findInitrdFile(ctx context.Context, sc initrdScanner, r io.Reader, name string) ([]byte, error) {
-	var got []byte
-	found := false
-	err := sc.scan(ctx, r, func(f cpioFile, body io.Reader) error {
-		if f.Name != name {
-			return nil
-		}
-		if !f.isRegular() {
-			got, found = nil, false
-			return nil
-		}
-		if f.Size > 4<<20 {
-			return fmt.Errorf("initrd %s is %d bytes, more than expected", name, f.Size)
-		}
-		b, err := io.ReadAll(body)
-		if err != nil {
-			return err
-		}
-		got, found = b, true
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read initrd: %w", err)
-	}
-	if !found {
-		return nil, fmt.Errorf("initrd %s: %w", name, fs.ErrNotExist)
-	}
-	return got, nil
-}
-
-// cdInfo is the installer's /.cd-info: shell assignments such as
-// RELEASE='9.2'.
-type cdInfo struct {
-	Product, ProductLong, Version, ISORelease string
-}
-
-// parseCDInfo reads the KEY='value' lines of a .cd-info file the way the
-// installer does (keys case-insensitive, quotes optional).
-func parseCDInfo(b []byte) (cdInfo, error) {
-	var ci cdInfo
-	for line := range strings.SplitSeq(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || k == "" || strings.ContainsAny(k, " \t#") {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		switch strings.ToLower(k) {
-		case "product":
-			ci.Product = strings.ToLower(v)
-		case "productlong":
-			ci.ProductLong = v
-		case "release":
-			ci.Version = v
-		case "isorelease":
-			ci.ISORelease = v
-		}
-	}
-	if ci.Version == "" {
-		return ci, errors.New("no RELEASE line")
-	}
-	return ci, nil
-}
-
-// releaseName is the folder name: "9.2-1" for Proxmox VE, prefixed with
-// the product code for other products.
-func (ci cdInfo) releaseName() string {
-	n := ci.Version
-	if ci.ISORelease != "" {
-		n += "-" + ci.ISORelease
-	}
-	if ci.Product != "" && ci.Product != "pve" {
-		n = ci.Product + "-" + n
-	}
-	return n
-}
-
-// ISOInfo describes a Proxmox installer ISO, as [InspectISO] reads it.
-type ISOInfo struct {
-	// Release is the folder name [Prepare] would use, for example "9.2-1".
-	Release string
-	// Product, ProductLong, Version and ISORelease come from .cd-info.
-	Product, ProductLong, Version, ISORelease string
-	// VolumeID is the ISO 9660 volume identifier.
-	VolumeID string
-	// FetchMode, AnswerURL and CertFingerprint come from the ISO's
-	// /auto-installer-mode.toml; FetchMode is "" when it has none.
-	FetchMode, AnswerURL, CertFingerprint string
-}
-
-// InspectISO reads what [Prepare] would read from the ISO at path, without
-// writing anything. Errors wrap [ErrNotAutoInstallISO] for a file that is
-// not an auto-install capable Proxmox ISO.
-func InspectISO(ctx context.Context, path string) (*ISOInfo, error) {
-	im, f, err := openISOFile(path)
-	var pe *isoParseError
-	if errors.As(err, &pe) {
-		return nil, fmt.Errorf("inspect %s: %w: %w", path, ErrNotAutoInstallISO, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	defer f.Close()
-	if err := checkProxmoxISO(im); err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	sc := initrdScanner{}
-	if z, err := exec.LookPath("zstd"); err == nil {
-		sc.zstd = z
-	}
-	info, err := readISOInfo(ctx, im, path, "", sc)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	out := &ISOInfo{Release: info.Release, Product: info.Product, ProductLong: info.ProductLong,
-		Version: info.Version, ISORelease: info.ISORelease, VolumeID: im.volumeID}
-	mode, err := readModeFile(im)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("inspect %s: %w", path, err)
-	}
-	if err == nil {
-		out.FetchMode, out.AnswerURL, out.CertFingerprint = mode.Mode, mode.HTTP.URL, mode.HTTP.CertFingerprint
-	}
-	return out, nil
-}
-
-func orString(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// copyAsset copies exactly size bytes of r into a new file at path and
-// returns its [Asset].
-func copyAsset(ctx context.Context, path string, r io.Reader, size int64, counter io.Writer) (Asset, error) {
-	return writeAssetFunc(path, func(w io.Writer) error {
-		n, err := copyCtx(ctx, w, io.LimitReader(r, size))
-		if err == nil && n != size {
-			err = fmt.Errorf("got %d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
-		}
-		return err
-	}, counter)
-}
-
-// writeAssetFunc creates path (0644), lets fill write it, syncs it and
-// returns its size and checksum. counter, when not nil, sees every byte.
-func writeAssetFunc(path string, fill func(io.Writer) error, counter io.Writer) (Asset, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return Asset{}, err
-	}
-	h := sha256.New()
-	cw := &countWriter{}
-	ws := []io.Writer{f, h, cw}
-	if counter != nil {
-		ws = append(ws, counter)
-	}
-	err = fill(io.MultiWriter(ws...))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if d, ok := counter.(interface{ finish() }); ok {
-		d.finish()
-	}
-	if err != nil {
-		return Asset{}, fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return Asset{Name: filepath.Base(path), Size: cw.n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-type countWriter struct{ n int64 }
-
-func (c *countWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
-
-// copyCtx copies r to w in 1 MiB chunks until EOF or ctx ends.
-func copyCtx(ctx context.Context, w io.Writer, r io.Reader) (int64, error) {
-	return io.CopyBuffer(w, ctxReader{ctx, r}, make([]byte, 1<<20))
-}
-
-// cleanStale removes folders a killed prepare left behind. The caller
-// holds the assets lock.
-func cleanStale(assets string, log *slog.Logger) {
-	ents, err := os.ReadDir(assets)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if atomicfile.IsTemp(e.Name()) {
-			p := filepath.Join(assets, e.Name())
-			if err := os.RemoveAll(p); err != nil {
-				log.Warn("cannot remove a stale prepare folder", "dir", p, "err", err)
-			}
-		}
-	}
-}
-
-// swapDir puts the folder tmp in place of final, replacing a folder
-// already there. Between the two renames final is briefly missing.
-func swapDir(tmp, final string) error {
-	parent := filepath.Dir(final)
-	if err := atomicfile.SyncDir(tmp); err != nil {
-		return err
-	}
-	old := ""
-	if _, err := os.Lstat(final); err == nil {
-		o, err := os.MkdirTemp(parent, atomicfile.TempPrefix+"old-"+filepath.Base(final)+"-")
-		if err != nil {
-			return err
-		}
-		if err := os.Remove(o); err != nil {
-			return err
-		}
-		if err := os.Rename(final, o); err != nil {
-			return err
-		}
-		old = o
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		if old != "" {
-			_ = os.Rename(old, final)
-		}
-		return err
-	}
-	if err := atomicfile.SyncDir(parent); err != nil {
-		return err
-	}
-	if old != "" {
-		return os.RemoveAll(old)
-	}
 	return nil
 }

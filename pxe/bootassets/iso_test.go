@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ func TestISOReaderFindsNamesOfEachKind(t *testing.T) {
 	needTool(t, "xorriso", "xorriso")
 	long := strings.Repeat("a-long-rock-ridge-name-", 10) + "end.txt" // > 200 bytes: NM spills into a CE area
 	files := map[string][]byte{
-		"boot/linux26":       testKernel,
+		"boot/linux26":       prepTestKernel,
 		"boot/initrd.img":    []byte("initrd"),
 		".cd-info":           []byte(testCDInfo),
 		"MixedCase/File.txt": []byte("mixed"),
@@ -29,16 +29,16 @@ func TestISOReaderFindsNamesOfEachKind(t *testing.T) {
 		want map[string]string // path to content; "" for must-not-exist
 	}{
 		"Rock Ridge names are exact": {
-			want: map[string]string{"/boot/linux26": string(testKernel), ".cd-info": testCDInfo, "MixedCase/File.txt": "mixed",
+			want: map[string]string{"/boot/linux26": string(prepTestKernel), ".cd-info": testCDInfo, "MixedCase/File.txt": "mixed",
 				"deep/a/b/c/d/e/f/g": "deep", long: "long", "empty": "", "mixedcase/file.txt": "-", "boot/none": "-"},
 		},
 		"Joliet names serve when there is no Rock Ridge": {
 			o:    isoOpts{noRockRidge: true},
-			want: map[string]string{"/boot/linux26": string(testKernel), ".cd-info": testCDInfo, "MixedCase/File.txt": "mixed"},
+			want: map[string]string{"/boot/linux26": string(prepTestKernel), ".cd-info": testCDInfo, "MixedCase/File.txt": "mixed"},
 		},
 		"plain ISO 9660 names match without case": {
 			o:    isoOpts{noRockRidge: true, noJoliet: true},
-			want: map[string]string{"/BOOT/LINUX26": string(testKernel), "boot/initrd.img": "initrd", ".cd-info": "-"},
+			want: map[string]string{"/BOOT/LINUX26": string(prepTestKernel), "boot/initrd.img": "initrd", ".cd-info": "-"},
 		},
 	}
 	for name, tc := range tests {

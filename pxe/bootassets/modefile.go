@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"bytes"
@@ -139,7 +139,7 @@ func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath
 	if p.fp != "" && strings.HasPrefix(p.opts.AnswerURL, "http://") {
 		p.warn("a certificate fingerprint only matters for an https:// answer URL", "url", p.opts.AnswerURL)
 	}
-	p.prog.line("baking " + isoModeFile + " into the ISO copy (xorriso)")
+	p.prog.note("baking " + isoModeFile + " into the ISO copy (xorriso)")
 	out, err := p.runXorriso(ctx, xorrisoReportArgs(isoPath))
 	if err != nil {
 		return err

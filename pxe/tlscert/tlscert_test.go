@@ -1,4 +1,4 @@
-package pxe
+package tlscert
 
 import (
 	"context"
@@ -17,8 +17,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/internal/lockfile"
 )
 
 func TestEnsureCertificateCreatesOnceAndReuses(t *testing.T) {
@@ -28,7 +31,7 @@ func TestEnsureCertificateCreatesOnceAndReuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(state, TLSDirName)
+	dir := filepath.Join(state, DirName)
 	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, KeyFileName): 0o600, filepath.Join(dir, CertFileName): 0o644} {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -75,7 +78,7 @@ func TestEnsureCertificateRemakesAPairCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(state, TLSDirName, CertFileName))
+	os.Remove(filepath.Join(state, DirName, CertFileName))
 	_, fp2, err := EnsureCertificate(context.Background(), state, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +89,7 @@ func TestEnsureCertificateRemakesAPairCutShort(t *testing.T) {
 }
 
 func TestEnsureCertificateRefusesAnOpenKey(t *testing.T) {
-	for name, path := range map[string]string{"key": filepath.Join(TLSDirName, KeyFileName), "folder": TLSDirName} {
+	for name, path := range map[string]string{"key": filepath.Join(DirName, KeyFileName), "folder": DirName} {
 		t.Run("a readable "+name, func(t *testing.T) {
 			state := t.TempDir()
 			if _, _, err := EnsureCertificate(context.Background(), state, nil); err != nil {
@@ -106,6 +109,23 @@ func TestEnsureCertificateHonoursItsContext(t *testing.T) {
 	cancel()
 	if _, _, err := EnsureCertificate(ctx, t.TempDir(), nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestEnsureCertificateWaitsForAnotherUntilItsContextEnds(t *testing.T) {
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, DirName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := lockfile.TryLock(filepath.Join(state, DirName, ".lock"), "another caller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := EnsureCertificate(ctx, state, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want context.DeadlineExceeded", err)
 	}
 }
 
@@ -143,7 +163,7 @@ func TestFingerprintMatchesOpenSSL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(openssl, "x509", "-noout", "-fingerprint", "-sha256", "-in", filepath.Join(state, TLSDirName, CertFileName)).Output()
+	out, err := exec.Command(openssl, "x509", "-noout", "-fingerprint", "-sha256", "-in", filepath.Join(state, DirName, CertFileName)).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

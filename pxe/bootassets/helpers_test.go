@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"bytes"
@@ -39,10 +39,10 @@ func needTool(t testing.TB, name, pkg string) string {
 	return p
 }
 
-// golden compares got with testdata/prepare/name, rewriting it with -update.
+// golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "prepare", name)
+	path := filepath.Join("testdata", name)
 	if updateGolden() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -65,7 +65,7 @@ const testCDInfo = "ISONAME='proxmox-ve'\nPRODUCT='pve'\nPRODUCTLONG='Proxmox VE
 
 func testInit(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "prepare", "init"))
+	b, err := os.ReadFile(filepath.Join("testdata", "init"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func buildISO(t testing.TB, files map[string][]byte, o isoOpts) string {
 
 // testISO returns the path of a Proxmox-layout test ISO with a gzip initrd
 // whose init carries the anchor: built with xorriso when it is installed,
-// else unpacked from testdata/prepare/pve-tiny.iso.gz (refreshed by
+// else unpacked from testdata/pve-tiny.iso.gz (refreshed by
 // TestGoldenISO -update).
 func testISO(t testing.TB) string {
 	t.Helper()
@@ -225,10 +225,10 @@ func testISO(t testing.TB) string {
 	return p
 }
 
-// unpackGoldenISO writes testdata/prepare/pve-tiny.iso.gz, decompressed,
+// unpackGoldenISO writes testdata/pve-tiny.iso.gz, decompressed,
 // to path.
 func unpackGoldenISO(path string) error {
-	f, err := os.Open(filepath.Join("testdata", "prepare", "pve-tiny.iso.gz"))
+	f, err := os.Open(filepath.Join("testdata", "pve-tiny.iso.gz"))
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func TestGoldenISO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "prepare", "pve-tiny.iso.gz")
+	path := filepath.Join("testdata", "pve-tiny.iso.gz")
 	if updateGolden() {
 		var b bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)

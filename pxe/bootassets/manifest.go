@@ -1,4 +1,4 @@
-package pxe
+package bootassets
 
 import (
 	"context"
@@ -13,9 +13,72 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 )
+
+// Release describes one prepared release folder; its manifest.json holds
+// the same fields.
+type Release struct {
+	// Format is the manifest format version.
+	Format int `json:"format"`
+	// Name is the folder name under assets/, for example "9.2-1"
+	// (products other than Proxmox VE are prefixed: "pbs-4.1-1").
+	Name string `json:"name"`
+	// Product is the ISO's product code ("pve"); ProductLong its name.
+	Product     string `json:"product,omitempty"`
+	ProductLong string `json:"product_long,omitempty"`
+	// Version is the product release ("9.2") and ISORelease the ISO
+	// build ("1"), as the installer reports them in its system info.
+	Version    string `json:"version,omitempty"`
+	ISORelease string `json:"iso_release,omitempty"`
+	// SourceISO is the base name of the ISO prepared from, and
+	// SourceSHA256 its checksum.
+	SourceISO    string `json:"source_iso"`
+	SourceSHA256 string `json:"source_sha256"`
+	// FetchMode is the "mode" of the served ISO's
+	// /auto-installer-mode.toml ("http", "iso", "partition"), or "" when
+	// the ISO has none. AnswerURL and CertFingerprint are its [http]
+	// settings.
+	FetchMode       string `json:"fetch_mode,omitempty"`
+	AnswerURL       string `json:"answer_url,omitempty"`
+	CertFingerprint string `json:"cert_fingerprint,omitempty"`
+	// AskPatched is true when the netboot initrd carries the boot-disk
+	// prompt (see [AskDiskKernelArg]).
+	AskPatched bool `json:"ask_patched"`
+	// Warnings are what prepare warned about, for the operator.
+	Warnings []string `json:"warnings,omitempty"`
+	// Created is when the release was prepared.
+	Created time.Time `json:"created"`
+	// Assets lists every file of the folder but the manifest.
+	Assets []Asset `json:"assets"`
+	// Dir is the folder's path; it is not stored.
+	Dir string `json:"-"`
+}
+
+// Asset is one file of a release folder.
+type Asset struct {
+	// Name is the file's base name, for example [AssetKernel].
+	Name string `json:"name"`
+	// Size is its length in bytes.
+	Size int64 `json:"size"`
+	// SHA256 is its checksum in lower-case hex.
+	SHA256 string `json:"sha256"`
+}
+
+// Asset returns the asset called name.
+func (r *Release) Asset(name string) (Asset, bool) {
+	for _, a := range r.Assets {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Asset{}, false
+}
+
+// Path returns the path of the asset called name in the release folder.
+func (r *Release) Path(name string) string { return filepath.Join(r.Dir, name) }
 
 // writeManifest writes rel as dir/manifest.json.
 func writeManifest(dir string, rel *Release) error {

@@ -1,0 +1,76 @@
+package pxe
+
+import (
+	"context"
+	"crypto/tls"
+
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
+)
+
+// The boot assets and the TLS certificate, as node-provisioner uses them:
+// forwarded here so that a program running a window needs this package
+// alone. Package bootassets and package tlscert have the rest.
+
+// AssetsDir is the folder of the state dir holding one folder of boot
+// assets per prepared release. See [bootassets.AssetsDir].
+const AssetsDir = bootassets.AssetsDir
+
+// ErrNotAutoInstallISO is wrapped by the errors of [Prepare] for a file
+// that is not an auto-install capable Proxmox ISO. See
+// [bootassets.ErrNotAutoInstallISO].
+var ErrNotAutoInstallISO = bootassets.ErrNotAutoInstallISO
+
+// PrepareOptions configures [Prepare]. See [bootassets.PrepareOptions].
+type PrepareOptions = bootassets.PrepareOptions
+
+// PrepareProgress is one report of [Prepare] on its way, as
+// [PrepareOptions.Progress] receives it. See [bootassets.Progress].
+type PrepareProgress = bootassets.Progress
+
+// Kinds of [PrepareProgress]. See [bootassets.ProgressKind].
+const (
+	// PrepareNote is a line for the operator. See [bootassets.ProgressNote].
+	PrepareNote = bootassets.ProgressNote
+	// PrepareWarning is a warning. See [bootassets.ProgressWarning].
+	PrepareWarning = bootassets.ProgressWarning
+	// PrepareCopy counts the bytes of a copying step. See
+	// [bootassets.ProgressCopy].
+	PrepareCopy = bootassets.ProgressCopy
+)
+
+// Release describes one prepared release folder. See
+// [bootassets.Release].
+type Release = bootassets.Release
+
+// Prepare stages a Proxmox installer ISO as boot assets under
+// <StateDir>/assets/<release>/, without root and without mounting
+// anything. See [bootassets.Prepare].
+func Prepare(ctx context.Context, opts PrepareOptions) (*Release, error) {
+	return bootassets.Prepare(ctx, opts)
+}
+
+// ListReleases returns the releases prepared under stateDir, reading
+// their manifests. See [bootassets.ListReleases].
+func ListReleases(ctx context.Context, stateDir string) ([]*Release, error) {
+	return bootassets.ListReleases(ctx, stateDir)
+}
+
+// VerifyRelease checks every asset of the release folder dir against
+// its manifest. See [bootassets.VerifyRelease].
+func VerifyRelease(ctx context.Context, dir string) (*Release, error) {
+	return bootassets.VerifyRelease(ctx, dir)
+}
+
+// StageIPXE copies the iPXE binaries called names from srcDir into the
+// TFTP root. See [bootassets.StageIPXE].
+func StageIPXE(srcDir, root string, names []string) error {
+	return bootassets.StageIPXE(srcDir, root, names)
+}
+
+// EnsureCertificate returns the server's TLS certificate kept in
+// <stateDir>/tls/, made on first use, and its fingerprint in the
+// installer's format. See [tlscert.EnsureCertificate].
+func EnsureCertificate(ctx context.Context, stateDir string, hosts []string) (tls.Certificate, string, error) {
+	return tlscert.EnsureCertificate(ctx, stateDir, hosts)
+}
