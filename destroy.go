@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"strings"
 
+	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/tofu"
 )
@@ -21,8 +21,11 @@ type DestroyOptions struct {
 	KeepNodes bool
 	// Prompter asks for confirmation; nil without Force refuses.
 	Prompter Prompter
-	// Stdout and Stderr receive tofu's output and the list of what goes;
-	// nil discards them.
+	// OnPlan, when set, is given what is about to go before Prompter
+	// asks (and before anything goes under Force), for a front end to
+	// show it. It is not called when there is nothing to destroy.
+	OnPlan func(DestroyPlan)
+	// Stdout and Stderr receive tofu's output; nil discards it.
 	Stdout, Stderr io.Writer
 	// TofuPath is an explicit tofu or terraform binary.
 	TofuPath string
@@ -37,7 +40,7 @@ type DestroyOptions struct {
 
 // DestroyResult is what a destroy run did.
 type DestroyResult struct {
-	// Summary is the classified destroy plan (empty for manual).
+	// Summary is the classified destroy plan (empty for manual and pxe).
 	Summary tofu.Summary
 	// Destroyed reports whether servers were destroyed.
 	Destroyed bool
@@ -48,6 +51,37 @@ type DestroyResult struct {
 	// Skipped are nodes with a server id that belong to no pool: neither
 	// destroyed nor removed.
 	Skipped []string
+}
+
+// DestroyAction says what [Project.Destroy] does to the nodes of a
+// [DestroyPlan].
+type DestroyAction string
+
+// The actions of a [DestroyPlan].
+const (
+	// DestroyNodeFiles: the platform is manual; only its node files go.
+	DestroyNodeFiles DestroyAction = "node files"
+	// DestroyWithdraw: the provider makes its servers itself
+	// ([providers.Direct], pxe); they are withdrawn: pending
+	// registrations are removed, installed machines are not wiped.
+	DestroyWithdraw DestroyAction = "withdraw"
+	// DestroyServers: the servers are adopted and destroyed by tofu.
+	DestroyServers DestroyAction = "destroy"
+)
+
+// DestroyPlan is what [Project.Destroy] is about to do, given to
+// DestroyOptions.OnPlan before it asks for confirmation.
+type DestroyPlan struct {
+	// Platform is the platform.
+	Platform string
+	// Action says what becomes of the nodes.
+	Action DestroyAction
+	// Nodes are the hostnames of the nodes whose servers go (for
+	// [DestroyNodeFiles], whose files go).
+	Nodes []string
+	// Servers are the servers tofu adopted to destroy, with their
+	// Address and ImportID; for [DestroyServers] only.
+	Servers []tofu.Change
 }
 
 // PromptDestroy is the question destroy asks.
@@ -79,26 +113,8 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	if err != nil {
 		return res, err
 	}
-	gate := GateOptions{Prompter: o.Prompter}
-	if m := plat.Infrastructure.MetalProvider; m == "manual" || m == "" {
-		if o.KeepNodes || len(ns) == 0 {
-			return res, nil
-		}
-		var names []string
-		for _, n := range ns {
-			names = append(names, n.Hostname)
-		}
-		if o.Stdout != nil {
-			fmt.Fprintf(o.Stdout, "Platform %s is manual: only its node files go: %s\n", o.Platform, strings.Join(names, ", "))
-		}
-		if !o.Force {
-			ok, err := ask(gate, PromptDestroy, "yes")
-			if err != nil || !ok {
-				res.Declined = !ok
-				return res, err
-			}
-		}
-		return res, p.removeNodes(ctx, o.Platform, names, &res)
+	if isManual(plat) {
+		return p.destroyNodeFiles(ctx, o, ns)
 	}
 	prov, err := p.provider(plat, "destroy")
 	if err != nil {
@@ -106,6 +122,28 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	}
 	pools := maps.Clone(plat.Pools)
 	existing := adopt(o.Platform, pools, ns)
+	hosts := p.adoptedHosts(ns, existing, &res)
+	if len(existing) == 0 {
+		return res, nil
+	}
+	in := providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true}
+	if d, ok := prov.(providers.Direct); ok {
+		din := providers.DirectInput{Input: in, Dir: p.ProvisionerDir(plat, o.ProvisionerDir), Logger: p.log}
+		return p.withdraw(ctx, o, d, din, hosts, res)
+	}
+	return p.destroyServers(ctx, o, prov, in, hosts, res)
+}
+
+// isManual reports whether plat's servers are made by hand.
+func isManual(plat *nodes.Platform) bool {
+	m := plat.Infrastructure.MetalProvider
+	return m == "manual" || m == ""
+}
+
+// adoptedHosts returns the hostnames of the nodes of ns whose servers are
+// adopted (in existing); the nodes with a server id of no pool go to
+// res.Skipped.
+func (p *Project) adoptedHosts(ns []*nodes.Node, existing []providers.Existing, res *DestroyResult) []string {
 	adopted := map[string]bool{}
 	for _, e := range existing {
 		adopted[e.ServerID] = true
@@ -121,40 +159,64 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 			p.log.Warn("node has a server id but its zones match no pool: not destroyed", "node", n.Hostname, "server_id", id)
 		}
 	}
-	if len(existing) == 0 {
-		if o.Stdout != nil {
-			fmt.Fprintf(o.Stdout, "Platform %s has no servers to destroy\n", o.Platform)
-		}
+	return hosts
+}
+
+// confirm reports plan to OnPlan, then asks for a typed "yes" unless
+// Force.
+func (o DestroyOptions) confirm(ctx context.Context, plan DestroyPlan) (bool, error) {
+	if o.OnPlan != nil {
+		o.OnPlan(plan)
+	}
+	if o.Force {
+		return true, nil
+	}
+	return ask(ctx, o.Prompter, PromptDestroy, "yes")
+}
+
+// destroyNodeFiles is Destroy of a manual platform: its node files go.
+func (p *Project) destroyNodeFiles(ctx context.Context, o DestroyOptions, ns []*nodes.Node) (DestroyResult, error) {
+	var res DestroyResult
+	if o.KeepNodes || len(ns) == 0 {
 		return res, nil
 	}
-	if d, ok := prov.(providers.Direct); ok {
-		if o.Stdout != nil {
-			fmt.Fprintf(o.Stdout, "Nodes of platform %s to withdraw (pending registrations are removed; installed machines are not wiped):\n  %s\n",
-				o.Platform, strings.Join(hosts, "\n  "))
-		}
-		if !o.Force {
-			ok, err := ask(gate, PromptDestroy, "yes")
-			if err != nil || !ok {
-				res.Declined = !ok
-				return res, err
-			}
-		}
-		in := providers.DirectInput{Input: providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true},
-			Dir: p.ProvisionerDir(plat, o.ProvisionerDir), Logger: p.log}
-		if _, err := d.Remove(ctx, in); err != nil {
-			return res, fmt.Errorf("withdraw servers of platform %s: %w", o.Platform, err)
-		}
-		res.Destroyed = true
-		if o.KeepNodes {
-			return res, nil
-		}
-		return res, p.removeNodes(ctx, o.Platform, hosts, &res)
+	var names []string
+	for _, n := range ns {
+		names = append(names, n.Hostname)
 	}
-	cfg, err := prov.Configure(providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true})
+	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyNodeFiles, Nodes: names})
+	if err != nil || !ok {
+		res.Declined = !ok
+		return res, err
+	}
+	return res, p.removeNodes(ctx, o.Platform, names, &res)
+}
+
+// withdraw is Destroy for a [providers.Direct] provider.
+func (p *Project) withdraw(ctx context.Context, o DestroyOptions, d providers.Direct, in providers.DirectInput, hosts []string, res DestroyResult) (DestroyResult, error) {
+	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyWithdraw, Nodes: hosts})
+	if err != nil || !ok {
+		res.Declined = !ok
+		return res, err
+	}
+	if _, err := d.Remove(ctx, in); err != nil {
+		return res, fmt.Errorf("withdraw servers of platform %s: %w", o.Platform, err)
+	}
+	res.Destroyed = true
+	if o.KeepNodes {
+		return res, nil
+	}
+	return res, p.removeNodes(ctx, o.Platform, hosts, &res)
+}
+
+// destroyServers is Destroy through tofu: an import-only plan adopts the
+// servers of in, confirmed, then a destroy plan removes them.
+func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov providers.Provider, in providers.Input, hosts []string, res DestroyResult) (DestroyResult, error) {
+	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
 	}
-	run, err := p.startTofu(ctx, plat, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
+	run, err := p.startTofu(ctx, in.Platform, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
 	if err != nil {
 		return res, err
 	}
@@ -166,18 +228,10 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	if len(sum.Creates)+len(sum.Deletes)+len(sum.Replacements) > 0 {
 		return res, fmt.Errorf("adopt servers of platform %s: import plan is not import only (%s): %w", o.Platform, sum, ErrDestructivePlan)
 	}
-	if o.Stdout != nil {
-		fmt.Fprintf(o.Stdout, "Servers of platform %s to destroy:\n", o.Platform)
-		for _, c := range sum.Imports {
-			fmt.Fprintf(o.Stdout, "  %s (id %s)\n", c.Address, c.ImportID)
-		}
-	}
-	if !o.Force {
-		ok, err := ask(gate, PromptDestroy, "yes")
-		if err != nil || !ok {
-			res.Declined = !ok
-			return res, err
-		}
+	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyServers, Nodes: hosts, Servers: sum.Imports})
+	if err != nil || !ok {
+		res.Declined = !ok
+		return res, err
 	}
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("adopt servers of platform %s: %w", o.Platform, err)
@@ -187,7 +241,6 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 		return res, err
 	}
 	res.Summary = sum
-	printSummary(o.Stdout, sum)
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("destroy servers of platform %s: %w", o.Platform, err)
 	}

@@ -1,10 +1,9 @@
 package plasmanode
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -15,38 +14,18 @@ import (
 var (
 	// ErrDestructivePlan: a plan deletes or replaces a server, or makes a
 	// destructive update without the consent asked for; it is not applied.
+	// [Gate]'s refusals are a [*PlanRefusedError], which is it.
 	ErrDestructivePlan = errors.New("destructive plan refused")
-	// ErrNoPrompter: a plan needs confirmation but there is no one to ask.
+	// ErrNoPrompter: a plan needs confirmation but there is no one to ask
+	// (no [Prompter]) and no prior approval.
 	ErrNoPrompter = errors.New("confirmation needed")
 )
 
 // Prompter asks a person a question and returns the line they answered,
-// without its line ending.
+// without its line ending. A cancelled ctx ends the prompt at once with
+// ctx's error, without waiting for the answer.
 type Prompter interface {
-	Prompt(question string) (string, error)
-}
-
-// LinePrompter is a [Prompter] that writes questions to Out and reads one
-// line of answer from In (a terminal).
-type LinePrompter struct {
-	In  *bufio.Reader
-	Out io.Writer
-}
-
-// NewLinePrompter returns a [LinePrompter] reading in and writing out.
-func NewLinePrompter(in io.Reader, out io.Writer) *LinePrompter {
-	return &LinePrompter{In: bufio.NewReader(in), Out: out}
-}
-
-// Prompt writes question and reads one line; an end of input with no
-// answer is an empty answer.
-func (l *LinePrompter) Prompt(question string) (string, error) {
-	fmt.Fprint(l.Out, question)
-	line, err := l.In.ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("read answer: %w", err)
-	}
-	return strings.TrimSpace(line), nil
+	Prompt(ctx context.Context, question string) (string, error)
 }
 
 // Prompt texts of the gate.
@@ -59,7 +38,7 @@ const (
 
 // GateOptions tell [Gate] what the caller consented to.
 type GateOptions struct {
-	// Command names the command in messages ("plasma-node join").
+	// Command names the operation in messages ("provision").
 	Command string
 	// AutoApprove skips the prompts of plans that destroy nothing.
 	AutoApprove bool
@@ -79,95 +58,148 @@ type GateOptions struct {
 	AllowDelete bool
 }
 
+// Refusal says why [Gate] refused a plan.
+type Refusal string
+
+// The refusals of [Gate].
+const (
+	// RefusedDestroy: the plan deletes a server that is not one of
+	// GateOptions.Deletes, or replaces one. No consent lets it through.
+	RefusedDestroy Refusal = "destroy"
+	// RefusedDelete: the plan deletes the planned Deletes under
+	// AutoApprove without AllowDelete.
+	RefusedDelete Refusal = "delete"
+	// RefusedDestructiveUpdate: the plan makes destructive updates under
+	// AutoApprove without AllowDestructive.
+	RefusedDestructiveUpdate Refusal = "destructive update"
+)
+
+// PlanRefusedError is [Gate]'s refusal of a plan; errors.Is reports it
+// as [ErrDestructivePlan]. Its fields let a front end say in its own
+// words what consent was missing.
+type PlanRefusedError struct {
+	// Command names the operation, as GateOptions.Command.
+	Command string
+	// Reason says why the plan was refused.
+	Reason Refusal
+	// Deletes, Replacements and DestructiveUpdates are the refused
+	// changes: the deletes and replacements of [RefusedDestroy], the
+	// deletes of [RefusedDelete], the updates of
+	// [RefusedDestructiveUpdate].
+	Deletes, Replacements, DestructiveUpdates []tofu.Change
+	// StatePath is where the state is, a possible cause of a delete.
+	StatePath string
+}
+
+// Error describes the refused changes and what would let them through.
+func (e *PlanRefusedError) Error() string {
+	var b strings.Builder
+	cmd := e.Command
+	if cmd == "" {
+		cmd = "the gate"
+	}
+	changes := "\n  " + strings.Join(e.ChangeLines(), "\n  ")
+	switch e.Reason {
+	case RefusedDelete:
+		fmt.Fprintf(&b, "%s refused to delete servers under auto-approval alone:", cmd)
+		b.WriteString(changes)
+		b.WriteString("\nReview the plan interactively (typed \"yes\"), or allow deletes as well as auto-approval")
+	case RefusedDestructiveUpdate:
+		fmt.Fprintf(&b, "%s refused to apply destructive updates under auto-approval (they reinstall or wipe servers):", cmd)
+		b.WriteString(changes)
+		b.WriteString("\nReview the plan interactively, or allow destructive updates")
+	default:
+		fmt.Fprintf(&b, "%s refused to apply this plan: it would destroy servers:", cmd)
+		b.WriteString(changes)
+		fmt.Fprintf(&b, "\nLikely causes: a wrong server id or a lowered count, stale state at %s, or a configuration bug."+
+			"\nTo remove servers on purpose, use destroy", e.state())
+	}
+	return b.String() + ": " + ErrDestructivePlan.Error()
+}
+
+// Unwrap returns [ErrDestructivePlan].
+func (e *PlanRefusedError) Unwrap() error { return ErrDestructivePlan }
+
+func (e *PlanRefusedError) state() string {
+	if e.StatePath == "" {
+		return "the tofu state"
+	}
+	return e.StatePath
+}
+
+// ChangeLines returns one line per refused change, for a message:
+// "<address> (action: delete)", "<address> (action: replace)" or
+// "<address> (<destructive attributes>)".
+func (e *PlanRefusedError) ChangeLines() []string {
+	var out []string
+	for _, c := range e.Deletes {
+		out = append(out, c.Address+" (action: delete)")
+	}
+	for _, c := range e.Replacements {
+		out = append(out, c.Address+" (action: replace)")
+	}
+	for _, c := range e.DestructiveUpdates {
+		out = append(out, c.Address+" ("+strings.Join(c.DestructiveAttrs, ", ")+")")
+	}
+	return out
+}
+
 // Gate applies the confirmation policy of plasmactl-node's join to a
 // classified plan and reports whether to apply it:
 //
 //   - any replacement, or a delete of an address not in Deletes:
-//     refused, an error wrapping [ErrDestructivePlan] listing each
-//     address and action and pointing to plasma-node destroy;
+//     refused ([RefusedDestroy]), listing each address and action;
 //   - deletes of Deletes (a lowered count) under AutoApprove without
-//     AllowDelete: refused, naming --allow-delete and each address;
+//     AllowDelete: refused ([RefusedDelete]), listing each address;
 //     AutoApprove never deletes a server by itself;
 //   - deletes of Deletes with AutoApprove and AllowDelete: applied (with
 //     destructive updates, AllowDestructive is needed too);
 //   - deletes of Deletes otherwise: applied only on a typed "yes";
 //   - destructive updates with AutoApprove but not AllowDestructive:
-//     refused, naming --allow-destructive-update and each "<address>
+//     refused ([RefusedDestructiveUpdate]), listing each "<address>
 //     (<attrs>)";
 //   - destructive updates with AutoApprove and AllowDestructive: applied;
 //   - destructive updates otherwise: applied only on a typed "yes";
 //   - a clean plan: applied with AutoApprove, else on "y" or "yes".
 //
-// A declined prompt returns false and no error; a prompt error is
-// returned wrapped. Errors: [ErrDestructivePlan], [ErrNoPrompter].
-func Gate(s tofu.Summary, o GateOptions) (bool, error) {
-	cmd := o.Command
-	if cmd == "" {
-		cmd = "plasma-node"
-	}
+// A declined prompt returns false and no error; a prompt error, ctx's
+// error included, is returned wrapped. Errors: a [*PlanRefusedError]
+// ([ErrDestructivePlan]), [ErrNoPrompter].
+func Gate(ctx context.Context, s tofu.Summary, o GateOptions) (bool, error) {
 	var unplanned []tofu.Change
 	for _, c := range s.Deletes {
 		if !slices.Contains(o.Deletes, c.Address) {
 			unplanned = append(unplanned, c)
 		}
 	}
-	if len(unplanned)+len(s.Replacements) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "%s refused to apply this plan: it would destroy servers:", cmd)
-		for _, c := range unplanned {
-			fmt.Fprintf(&b, "\n  %s (action: delete)", c.Address)
-		}
-		for _, c := range s.Replacements {
-			fmt.Fprintf(&b, "\n  %s (action: replace)", c.Address)
-		}
-		state := o.StatePath
-		if state == "" {
-			state = "the tofu state"
-		}
-		fmt.Fprintf(&b, "\nLikely causes: a wrong --server-id or a lowered count, stale state at %s, or a configuration bug."+
-			"\nTo remove servers on purpose, use plasma-node destroy", state)
-		return false, fmt.Errorf("%s: %w", b.String(), ErrDestructivePlan)
+	refuse := func(r Refusal, e PlanRefusedError) (bool, error) {
+		e.Command, e.Reason, e.StatePath = o.Command, r, o.StatePath
+		return false, &e
 	}
-	if len(s.Deletes) > 0 {
-		if o.AutoApprove && !o.AllowDelete {
-			var b strings.Builder
-			fmt.Fprintf(&b, "%s refused to delete servers under --auto-approve alone:", cmd)
-			for _, c := range s.Deletes {
-				fmt.Fprintf(&b, "\n  %s (action: delete)", c.Address)
-			}
-			b.WriteString("\nReview the plan interactively (typed \"yes\"), or add --allow-delete beside --auto-approve")
-			return false, fmt.Errorf("%s: %w", b.String(), ErrDestructivePlan)
-		}
-		if !o.AutoApprove {
-			return ask(o, PromptTyped, "yes")
-		}
-	}
-	if len(s.DestructiveUpdates) > 0 {
-		if o.AutoApprove && o.AllowDestructive {
-			return true, nil
-		}
-		if o.AutoApprove {
-			var b strings.Builder
-			fmt.Fprintf(&b, "%s refused to apply destructive updates under --auto-approve (they reinstall or wipe servers):", cmd)
-			for _, c := range s.DestructiveUpdates {
-				fmt.Fprintf(&b, "\n  %s (%s)", c.Address, strings.Join(c.DestructiveAttrs, ", "))
-			}
-			b.WriteString("\nReview the plan interactively, or add --allow-destructive-update")
-			return false, fmt.Errorf("%s: %w", b.String(), ErrDestructivePlan)
-		}
-		return ask(o, PromptTyped, "yes")
-	}
-	if o.AutoApprove {
+	switch {
+	case len(unplanned)+len(s.Replacements) > 0:
+		return refuse(RefusedDestroy, PlanRefusedError{Deletes: unplanned, Replacements: s.Replacements})
+	case len(s.Deletes) > 0 && o.AutoApprove && !o.AllowDelete:
+		return refuse(RefusedDelete, PlanRefusedError{Deletes: s.Deletes})
+	case len(s.Deletes) > 0 && !o.AutoApprove:
+		return ask(ctx, o.Prompter, PromptTyped, "yes")
+	case len(s.DestructiveUpdates) > 0 && o.AutoApprove && !o.AllowDestructive:
+		return refuse(RefusedDestructiveUpdate, PlanRefusedError{DestructiveUpdates: s.DestructiveUpdates})
+	case len(s.DestructiveUpdates) > 0 && !o.AutoApprove:
+		return ask(ctx, o.Prompter, PromptTyped, "yes")
+	case o.AutoApprove:
 		return true, nil
 	}
-	return ask(o, PromptYN, "y", "yes")
+	return ask(ctx, o.Prompter, PromptYN, "y", "yes")
 }
 
-func ask(o GateOptions, question string, accept ...string) (bool, error) {
-	if o.Prompter == nil {
-		return false, fmt.Errorf("plan needs confirmation: %w: pass --auto-approve or run on a terminal", ErrNoPrompter)
+// ask puts question to p and reports whether the answer is one of
+// accept (without regard to case when there are several).
+func ask(ctx context.Context, p Prompter, question string, accept ...string) (bool, error) {
+	if p == nil {
+		return false, fmt.Errorf("plan needs confirmation: %w: no one to ask and no prior approval", ErrNoPrompter)
 	}
-	ans, err := o.Prompter.Prompt(question)
+	ans, err := p.Prompt(ctx, question)
 	if err != nil {
 		return false, fmt.Errorf("confirm plan: %w", err)
 	}

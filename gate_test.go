@@ -1,6 +1,7 @@
 package plasmanode
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ type fakePrompter struct {
 	asked   []string
 }
 
-func (f *fakePrompter) Prompt(q string) (string, error) {
+func (f *fakePrompter) Prompt(_ context.Context, q string) (string, error) {
 	f.asked = append(f.asked, q)
 	if f.err != nil {
 		return "", f.err
@@ -54,11 +55,11 @@ func TestGate(t *testing.T) {
 		"a no-op plan interactively asks y/N once":                 {sum: clean, answers: []string{"y"}, want: true, wantAsked: []string{PromptYN}},
 		"a no-op plan interactively declined does not proceed":     {sum: clean, answers: []string{"n"}, wantAsked: []string{PromptYN}},
 		"a delete is refused outright without prompts": {sum: del, auto: true, allow: true, wantErr: ErrDestructivePlan,
-			wantInErr: []string{"refused", "delete", "hcloud_server.demo_web_002", "plasma-node destroy"}},
+			wantInErr: []string{"refused", "delete", "hcloud_server.demo_web_002", "use destroy"}},
 		"a replacement is refused outright without prompts": {sum: repl, answers: []string{"yes"}, wantErr: ErrDestructivePlan,
-			wantInErr: []string{"refused", "replace", "hcloud_server.demo_web_003", "plasma-node destroy"}},
+			wantInErr: []string{"refused", "replace", "hcloud_server.demo_web_003", "use destroy"}},
 		"a destructive update under auto-approve without the flag is refused": {sum: destr, auto: true, wantErr: ErrDestructivePlan,
-			wantInErr: []string{"--allow-destructive-update", "ovh_dedicated_server.demo_web_001 (os)"}},
+			wantInErr: []string{"allow destructive updates", "ovh_dedicated_server.demo_web_001 (os)"}},
 		"a destructive update under auto-approve with the flag proceeds without prompts": {sum: destr, auto: true, allow: true, want: true},
 		"a destructive update interactively needs a typed yes":                           {sum: destr, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
 		"a destructive update interactively is blocked by a typed no":                    {sum: destr, answers: []string{"y"}, wantAsked: []string{PromptTyped}},
@@ -81,14 +82,14 @@ func TestGate(t *testing.T) {
 		wantInErr   []string
 		wantAsked   []string
 	}{
-		"a planned delete under auto-approve alone is refused naming --allow-delete": {sum: del, auto: true, allow: true, deletes: planned,
-			wantErr: ErrDestructivePlan, wantInErr: []string{"--allow-delete", "--auto-approve", "hcloud_server.demo_web_002 (action: delete)"}},
+		"a planned delete under auto-approve alone is refused asking to allow deletes": {sum: del, auto: true, allow: true, deletes: planned,
+			wantErr: ErrDestructivePlan, wantInErr: []string{"allow deletes as well as auto-approval", "hcloud_server.demo_web_002 (action: delete)"}},
 		"a planned delete under auto-approve with --allow-delete proceeds":  {sum: del, auto: true, deletes: planned, allowDelete: true, want: true},
 		"a planned delete interactively needs a typed yes":                  {sum: del, deletes: planned, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
 		"a planned delete interactively is blocked by y":                    {sum: del, deletes: planned, answers: []string{"y"}, wantAsked: []string{PromptTyped}},
 		"--allow-delete without --auto-approve still asks":                  {sum: del, deletes: planned, allowDelete: true, answers: []string{"no"}, wantAsked: []string{PromptTyped}},
-		"a delete not planned is refused outright even with --allow-delete": {sum: del, auto: true, deletes: []string{"hcloud_server.other"}, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"plasma-node destroy"}},
-		"a planned delete with destructive updates needs both flags":        {sum: delDestr, auto: true, deletes: planned, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"--allow-destructive-update"}},
+		"a delete not planned is refused outright even with --allow-delete": {sum: del, auto: true, deletes: []string{"hcloud_server.other"}, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"use destroy"}},
+		"a planned delete with destructive updates needs both flags":        {sum: delDestr, auto: true, deletes: planned, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"allow destructive updates"}},
 		"a planned delete with destructive updates and both flags proceeds": {sum: delDestr, auto: true, allow: true, deletes: planned, allowDelete: true, want: true},
 		"a planned delete with destructive updates interactively asks once": {sum: delDestr, deletes: planned, answers: []string{"yes"}, want: true, wantAsked: []string{PromptTyped}},
 		"a replacement is refused outright even beside a planned delete":    {sum: tofu.Summary{Deletes: del.Deletes, Replacements: repl.Replacements}, auto: true, deletes: planned, allowDelete: true, wantErr: ErrDestructivePlan, wantInErr: []string{"replace"}},
@@ -98,7 +99,7 @@ func TestGate(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			fp := &fakePrompter{answers: tc.answers, err: tc.promptErr}
-			got, err := Gate(tc.sum, GateOptions{Command: "plasma-node join", AutoApprove: tc.auto, AllowDestructive: tc.allow, Prompter: fp,
+			got, err := Gate(context.Background(), tc.sum, GateOptions{Command: "join", AutoApprove: tc.auto, AllowDestructive: tc.allow, Prompter: fp,
 				Deletes: tc.deletes, AllowDelete: tc.allowDelete})
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("Gate() error = %v, want %v", err, tc.wantErr)
@@ -119,17 +120,8 @@ func TestGate(t *testing.T) {
 }
 
 func TestGateWithoutPrompterRefuses(t *testing.T) {
-	_, err := Gate(tofu.Summary{}, GateOptions{})
+	_, err := Gate(context.Background(), tofu.Summary{}, GateOptions{})
 	if !errors.Is(err, ErrNoPrompter) {
 		t.Errorf("Gate() error = %v, want ErrNoPrompter", err)
-	}
-}
-
-func TestLinePrompterReadsOneLine(t *testing.T) {
-	var out strings.Builder
-	lp := NewLinePrompter(strings.NewReader("yes\nno\n"), &out)
-	a, err := lp.Prompt("q? ")
-	if err != nil || a != "yes" || out.String() != "q? " {
-		t.Errorf("Prompt() = %q, %v, wrote %q; want yes, nil, \"q? \"", a, err, out.String())
 	}
 }

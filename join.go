@@ -39,7 +39,11 @@ type JoinOptions struct {
 	AllowDestructive bool
 	// Prompter asks for confirmation; nil with no AutoApprove refuses.
 	Prompter Prompter
-	// Stdout and Stderr receive tofu's output and the plan summary.
+	// OnPlan, when set, is given the classified import plan before it is
+	// confirmed or applied (on a dry run too), for a front end to show
+	// it before Prompter asks.
+	OnPlan func(tofu.Summary)
+	// Stdout and Stderr receive tofu's output; nil discards it.
 	Stdout, Stderr io.Writer
 	// TofuPath is an explicit tofu or terraform binary.
 	TofuPath string
@@ -79,7 +83,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 	var res JoinResult
 	if o.Hostname != "" {
 		if err := nodes.ValidateHostname(o.Hostname); err != nil {
-			return res, fmt.Errorf("--hostname: %w", err)
+			return res, &OptionError{Field: "Hostname", Err: err}
 		}
 	}
 	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node join", false)
@@ -97,7 +101,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			strings.Join(slices.Sorted(maps.Keys(plat.Pools)), ", "))
 	}
 	if o.ServerID == "" {
-		return res, fmt.Errorf("--server-id: %w: empty", providers.ErrInvalidServerID)
+		return res, &OptionError{Field: "ServerID", Err: fmt.Errorf("%w: empty", providers.ErrInvalidServerID)}
 	}
 	manual := plat.Infrastructure.MetalProvider == "manual" || plat.Infrastructure.MetalProvider == ""
 	var prov providers.Provider
@@ -106,7 +110,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			return res, err
 		}
 		if err := prov.ValidateServerID(o.ServerID); err != nil {
-			return res, fmt.Errorf("--server-id: %w", err)
+			return res, &OptionError{Field: "ServerID", Err: err}
 		}
 	}
 	ns, err := p.Store.Nodes(ctx, o.Platform)
@@ -132,7 +136,7 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			h = o.ServerID
 		}
 		if err := nodes.ValidateHostname(h); err != nil {
-			return res, fmt.Errorf("hostname from the server id: %w; pass --hostname", err)
+			return res, &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("hostname from the server id: %w", err)}
 		}
 		if err := taken(h); err != nil {
 			return res, err
@@ -183,10 +187,10 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			hostname = dn
 		}
 		if err := nodes.ValidateHostname(hostname); err != nil {
-			return res, fmt.Errorf("server %s has no display name that is a hostname: %w; pass --hostname", o.ServerID, err)
+			return res, &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s has no display name that is a hostname: %w", o.ServerID, err)}
 		}
 		if err := taken(hostname); err != nil {
-			return res, fmt.Errorf("%w; pass --hostname", err)
+			return res, &OptionNeededError{Field: "Hostname", Err: err}
 		}
 	}
 	res.Hostname = hostname
@@ -195,14 +199,16 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 		return res, err
 	}
 	res.Summary = sum
-	printSummary(o.Stdout, sum)
+	if o.OnPlan != nil {
+		o.OnPlan(sum)
+	}
 	if !slices.ContainsFunc(sum.Imports, func(c tofu.Change) bool { return c.ImportID == o.ServerID }) {
 		return res, fmt.Errorf("join %s: the plan does not import server %s", o.Platform, o.ServerID)
 	}
 	if o.DryRun {
 		return res, nil
 	}
-	ok, err = Gate(sum, GateOptions{Command: "plasma-node join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+	ok, err = Gate(ctx, sum, GateOptions{Command: "join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
 		Prompter: o.Prompter, StatePath: run.statePath()})
 	if err != nil {
 		return res, err

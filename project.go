@@ -128,8 +128,10 @@ func (p *Project) lock(ctx context.Context, platform, op string) (func(), error)
 }
 
 // IsUsageError reports whether err comes from bad input (a malformed
-// zone, spec, operation, name, address or file, an unknown platform or
-// node, a conflict) rather than from a failure: the CLIs exit 2 for these.
+// zone, spec, operation, name, address or file, an unknown platform,
+// node or provider, a conflict, an [OptionError] or
+// [OptionNeededError]) rather than from a failure: the CLIs exit 2 for
+// these.
 func IsUsageError(err error) bool {
 	for _, target := range []error{
 		zones.ErrInvalidZone, zones.ErrInvalidSpec, zones.ErrInvalidOp, zones.ErrNotAllocated,
@@ -144,5 +146,5 @@ func IsUsageError(err error) bool {
 			return true
 		}
 	}
-	return false
+	return isOptionError(err)
 }

@@ -42,8 +42,11 @@ type ProvisionOptions struct {
 	AllowDelete bool
 	// Prompter asks for confirmation; nil with no AutoApprove refuses.
 	Prompter Prompter
-	// Stdout and Stderr receive tofu's output and the plan summary; nil
-	// discards them.
+	// OnPlan, when set, is given the classified plan before it is
+	// confirmed or applied (on a dry run too), for a front end to show
+	// it before Prompter asks.
+	OnPlan func(tofu.Summary)
+	// Stdout and Stderr receive tofu's output; nil discards it.
 	Stdout, Stderr io.Writer
 	// TofuPath is an explicit tofu or terraform binary; empty looks up
 	// tofu, then terraform, on PATH.
@@ -124,7 +127,7 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 		pools[name] = sp
 	}
 	if len(pools) == 0 {
-		return res, fmt.Errorf("platform %s: %w (run: plasma-node provision %s -z zone:type:count)", o.Platform, ErrNoPools, o.Platform)
+		return res, fmt.Errorf("platform %s: %w: give zone:type:count specs, or pools in platform.yaml", o.Platform, ErrNoPools)
 	}
 	res.Pools = pools
 	prov, err := p.provider(plat, "provision")
@@ -166,12 +169,14 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	// servers in state: their deletes are listed from the node files.
 	sum.Deletes = append(sum.Deletes, missing...)
 	res.Summary = sum
-	printSummary(o.Stdout, sum)
+	if o.OnPlan != nil {
+		o.OnPlan(sum)
+	}
 	if o.DryRun {
 		return res, nil
 	}
 	if !sum.Empty() {
-		ok, err := Gate(sum, GateOptions{Command: "plasma-node provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+		ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
 			Prompter: o.Prompter, StatePath: run.statePath(), Deletes: deletes, AllowDelete: o.AllowDelete})
 		if err != nil {
 			return res, err
@@ -343,8 +348,7 @@ func baseName(sp zones.Spec) string {
 func (p *Project) provider(plat *nodes.Platform, op string) (providers.Provider, error) {
 	name := plat.Infrastructure.MetalProvider
 	if name == "manual" || name == "" {
-		return nil, fmt.Errorf("platform %s uses the manual provider: %w: nothing to %s; register machines with plasma-node add %s --hostname H",
-			plat.Name, providers.ErrNoInfrastructure, op, plat.Name)
+		return nil, fmt.Errorf("platform %s uses the manual provider: %w: nothing to %s", plat.Name, providers.ErrNoInfrastructure, op)
 	}
 	prov, err := p.providers.Get(name)
 	if err != nil {
@@ -571,33 +575,6 @@ func rootResources(st *tfjson.State) []*tfjson.StateResource {
 		return nil
 	}
 	return st.Values.RootModule.Resources
-}
-
-// printSummary writes the classified plan for people.
-func printSummary(w io.Writer, s tofu.Summary) {
-	if w == nil {
-		return
-	}
-	fmt.Fprintf(w, "Plan: %s\n", s)
-	list := func(kind string, cs []tofu.Change) {
-		for _, c := range cs {
-			extra := ""
-			if c.ImportID != "" {
-				extra = " (id " + c.ImportID + ")"
-			}
-			if len(c.DestructiveAttrs) > 0 {
-				extra += " (" + strings.Join(c.DestructiveAttrs, ", ") + ")"
-			}
-			fmt.Fprintf(w, "  %-20s %s%s\n", kind, c.Address, extra)
-		}
-	}
-	list("import", s.Imports)
-	list("create", s.Creates)
-	list("update", s.Updates)
-	list("destructive update", s.DestructiveUpdates)
-	list("replace", s.Replacements)
-	list("delete", s.Deletes)
-	list("forget", s.Forgets)
 }
 
 // writeServers creates or updates the node file of each server.

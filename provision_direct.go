@@ -52,12 +52,14 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 	}
 	sum := pl.Summary()
 	res.Summary = sum
-	printSummary(o.Stdout, sum)
+	if o.OnPlan != nil {
+		o.OnPlan(sum)
+	}
 	if o.DryRun {
 		return res, nil
 	}
 	if !sum.Empty() {
-		ok, err := Gate(sum, GateOptions{Command: "plasma-node provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+		ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
 			Prompter: o.Prompter, StatePath: in.Dir})
 		if err != nil {
 			return res, err

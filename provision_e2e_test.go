@@ -313,12 +313,12 @@ func TestDestroyManualRemovesOnlyFiles(t *testing.T) {
 // answer is a Prompter that always gives the same answer.
 type answer struct{ s string }
 
-func (a *answer) Prompt(string) (string, error) { return a.s, nil }
+func (a *answer) Prompt(context.Context, string) (string, error) { return a.s, nil }
 
 // blockingPrompter signals asked, waits for release, and declines.
 type blockingPrompter struct{ asked, release chan struct{} }
 
-func (b blockingPrompter) Prompt(string) (string, error) {
+func (b blockingPrompter) Prompt(context.Context, string) (string, error) {
 	close(b.asked)
 	<-b.release
 	return "n", nil

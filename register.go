@@ -46,11 +46,11 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	}
 	slices.Sort(zs)
 	zs = slices.Compact(zs)
-	pub, err := parseAddr("--public-ip", o.PublicIP)
+	pub, err := parseAddr("PublicIP", o.PublicIP)
 	if err != nil {
 		return nil, err
 	}
-	priv, err := parseAddr("--private-ip", o.PrivateIP)
+	priv, err := parseAddr("PrivateIP", o.PrivateIP)
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +72,10 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 			return nil, fmt.Errorf("node %s in platform %s: %w (%s)", o.Hostname, o.Platform, nodes.ErrExists, p.Store.NodePath(o.Platform, o.Hostname))
 		}
 	}
-	if err := checkFree(existing, pub, func(n *nodes.Node) string { return n.Network.PublicIP }, "--public-ip"); err != nil {
+	if err := checkFree(existing, pub, func(n *nodes.Node) string { return n.Network.PublicIP }, "PublicIP"); err != nil {
 		return nil, err
 	}
-	if err := checkFree(existing, priv, func(n *nodes.Node) string { return n.Network.PrivateIP }, "--private-ip"); err != nil {
+	if err := checkFree(existing, priv, func(n *nodes.Node) string { return n.Network.PrivateIP }, "PrivateIP"); err != nil {
 		return nil, err
 	}
 	pool, err := PoolFor(plat, o.IPPool)
@@ -91,7 +91,7 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	} else if !pool.Contains(priv) {
 		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.String())
 	} else if err := pool.Check(priv, nil); err != nil {
-		return nil, fmt.Errorf("--private-ip: %w", err)
+		return nil, &OptionError{Field: "PrivateIP", Err: err}
 	}
 	n := &nodes.Node{
 		Hostname: o.Hostname,
@@ -110,24 +110,30 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	return n, nil
 }
 
-func parseAddr(flag, s string) (netip.Addr, error) {
+// parseAddr parses s, the address of the options field named field; ""
+// is no address.
+func parseAddr(field, s string) (netip.Addr, error) {
 	if s == "" {
 		return netip.Addr{}, nil
 	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("%s %q: %w: want an IPv4 or IPv6 address such as 192.168.1.10", flag, s, ErrInvalidAddress)
+		return netip.Addr{}, &OptionError{Field: field, Value: s,
+			Err: fmt.Errorf("%w: want an IPv4 or IPv6 address such as 192.168.1.10", ErrInvalidAddress)}
 	}
 	return a.Unmap(), nil
 }
 
-func checkFree(existing []*nodes.Node, a netip.Addr, field func(*nodes.Node) string, flag string) error {
+// checkFree refuses a, the address of the options field named field,
+// when a node of existing has it in the field of the node that addr
+// reads.
+func checkFree(existing []*nodes.Node, a netip.Addr, addr func(*nodes.Node) string, field string) error {
 	if !a.IsValid() {
 		return nil
 	}
 	for _, n := range existing {
-		if b, err := netip.ParseAddr(field(n)); err == nil && b.Unmap() == a {
-			return fmt.Errorf("%s %s is already used by node %s (%s): %w", flag, a, n.Hostname, n.File(), ipam.ErrInUse)
+		if b, err := netip.ParseAddr(addr(n)); err == nil && b.Unmap() == a {
+			return &OptionError{Field: field, Err: fmt.Errorf("%s is already used by node %s (%s): %w", a, n.Hostname, n.File(), ipam.ErrInUse)}
 		}
 	}
 	return nil

@@ -50,7 +50,7 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 		network = ipam.DefaultPrivateNetwork
 	}
 	if _, err := ipam.Default(network); err != nil {
-		return ScaffoldResult{}, fmt.Errorf("--private-network: %w", err)
+		return ScaffoldResult{}, &OptionError{Field: "PrivateNetwork", Err: err}
 	}
 	existing, err := p.Store.Platform(ctx, o.Platform)
 	switch {
@@ -80,11 +80,13 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 	return ScaffoldResult{Platform: plat, Created: true}, nil
 }
 
+// agree refuses each setting of o that differs from the existing
+// platform's, as an [OptionError] wrapping [ErrConflict].
 func agree(existing *nodes.Platform, o ScaffoldOptions) error {
-	check := func(flag, want, have string) error {
+	check := func(field, want, have string) error {
 		if want != "" && want != have {
-			return fmt.Errorf("platform %s exists with %s %q; %s %q: %w (edit %s to change it)",
-				existing.Name, flag[2:], have, flag, want, ErrConflict, existing.File())
+			return &OptionError{Field: field, Value: want, Err: fmt.Errorf("platform %s exists with %s %q: %w (edit %s to change it)",
+				existing.Name, fieldWords(field), have, ErrConflict, existing.File())}
 		}
 		return nil
 	}
@@ -93,8 +95,8 @@ func agree(existing *nodes.Platform, o ScaffoldOptions) error {
 		have = ipam.DefaultPrivateNetwork
 	}
 	return errors.Join(
-		check("--provider", o.Provider, existing.Infrastructure.MetalProvider),
-		check("--domain", o.Domain, existing.DNS.Domain),
-		check("--private-network", o.PrivateNetwork, have),
+		check("Provider", o.Provider, existing.Infrastructure.MetalProvider),
+		check("Domain", o.Domain, existing.DNS.Domain),
+		check("PrivateNetwork", o.PrivateNetwork, have),
 	)
 }

@@ -90,7 +90,7 @@ func TestScaffoldAndRegister(t *testing.T) {
 	// Scaffolding again with agreeing flags is fine; disagreeing is not.
 	mustRun(t, dir, "node:add", "demo", "--domain", "example.com")
 	r := plasma(t, dir, "add", "demo", "--provider", "ovh")
-	if r.code != 2 || !strings.Contains(r.err, `exists with provider "manual"; --provider "ovh"`) {
+	if r.code != 2 || !strings.Contains(r.err, `--provider "ovh": platform demo exists with provider "manual"`) {
 		t.Errorf("conflicting scaffold: exit %d, %q", r.code, r.err)
 	}
 }
@@ -104,7 +104,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"bad op":                         {[]string{"allocate", "node001", "platform.a/"}, `platform.a/`},
 		"removing a zone the node lacks": {[]string{"allocate", "node001", "platform.cognition.data-"}, "platform.cognition.data"},
 		"duplicate private IP":           {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.1"}, "192.168.0.1 is already used by node node001"},
-		"duplicate public IP":            {[]string{"add", "demo", "--hostname", "n3", "--public-ip", "51.159.0.1"}, "--public-ip 51.159.0.1"},
+		"duplicate public IP":            {[]string{"add", "demo", "--hostname", "n3", "--public-ip", "51.159.0.1"}, "--public-ip: 51.159.0.1 is already used by node node001"},
 		"a reserved private IP":          {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.1.255"}, "--private-ip"},
 		"bad IP":                         {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.300"}, `--private-ip "192.168.0.300"`},
 		"bad hostname":                   {[]string{"add", "demo", "--hostname", "Node_3"}, `hostname "Node_3"`},

@@ -11,6 +11,7 @@ import (
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 // DirEnv is the environment variable naming the project folder when no
@@ -61,7 +62,7 @@ func (e Env) prompter() plasmanode.Prompter {
 	if w == nil {
 		w = e.errw()
 	}
-	return plasmanode.NewLinePrompter(e.Stdin, w)
+	return cli.NewLinePrompter(e.Stdin, w)
 }
 
 // Project opens the project folder Env names.
@@ -106,7 +107,8 @@ type Changed func(name string) bool
 
 // Add scaffolds platform so describes, or, with ro.Hostname, registers a
 // node in it; options of the other mode are usage errors.
-func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOptions, ro plasmanode.RegisterOptions, changed Changed) error {
+func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOptions, ro plasmanode.RegisterOptions, changed Changed) (err error) {
+	defer func() { err = withHints(err, command{platform: platform}) }()
 	if ro.Hostname == "" {
 		for _, f := range []string{"public-ip", "private-ip", "zone", "ip-pool"} {
 			if changed(f) {
@@ -149,7 +151,8 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 
 // Allocate applies o.Ops to a node, or shows its zones when there are
 // none, printed as output says (table, json or yaml).
-func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output string) error {
+func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output string) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform}) }()
 	p, err := e.projectFor(ctx, output)
 	if err != nil {
 		return err
@@ -176,7 +179,8 @@ func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output s
 }
 
 // List prints the nodes o selects.
-func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) error {
+func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform}) }()
 	p, err := e.projectFor(ctx, output)
 	if err != nil {
 		return err
@@ -189,7 +193,8 @@ func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) e
 }
 
 // Show prints a platform and its nodes, or one node.
-func Show(ctx context.Context, e Env, name, output string) error {
+func Show(ctx context.Context, e Env, name, output string) (err error) {
+	defer func() { err = withHints(err, command{}) }()
 	p, err := e.projectFor(ctx, output)
 	if err != nil {
 		return err
@@ -204,15 +209,17 @@ func Show(ctx context.Context, e Env, name, output string) error {
 	return printPlatform(e.out(), output, shown.Platform)
 }
 
-// Provision runs a provision and prints what it did; o's streams and
-// prompter come from e.
-func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) error {
+// Provision runs a provision and prints the plan and what it did; o's
+// streams, prompter and plan report come from e.
+func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--auto-approve"}) }()
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
 	}
 	w := e.out()
 	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s) }
 	res, err := p.Provision(ctx, o)
 	if errors.Is(err, plasmanode.ErrNoPools) {
 		return cli.Usage(err)
@@ -237,9 +244,10 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) error 
 	return nil
 }
 
-// Join adopts a server into a pool and prints what it did; --server-id
-// and --pool must have been given.
-func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed) error {
+// Join adopts a server into a pool and prints the plan and what it did;
+// --server-id and --pool must have been given.
+func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--auto-approve"}) }()
 	for _, f := range []string{"server-id", "pool"} {
 		if !changed(f) {
 			return cli.Usage(fmt.Errorf("--%s is required", f))
@@ -251,6 +259,7 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 	}
 	w := e.out()
 	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s) }
 	res, err := p.Join(ctx, o)
 	if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
 		return cli.Usage(err)
@@ -270,14 +279,21 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 	return nil
 }
 
-// Destroy destroys a platform's servers and prints what it removed.
-func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) error {
+// Destroy destroys a platform's servers and prints what goes, before it
+// asks, and what it removed.
+func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--force"}) }()
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
 	}
 	w := e.out()
 	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	planned := false
+	o.OnPlan = func(pl plasmanode.DestroyPlan) {
+		planned = true
+		writeDestroyPlan(w, pl)
+	}
 	res, err := p.Destroy(ctx, o)
 	if err != nil {
 		return err
@@ -285,6 +301,12 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) error {
 	if res.Declined {
 		fmt.Fprintln(w, "Aborted.")
 		return nil
+	}
+	if !planned {
+		fmt.Fprintf(w, "Platform %s has no servers to destroy\n", o.Platform)
+	}
+	if res.Destroyed && !res.Summary.Empty() {
+		writeSummary(w, res.Summary)
 	}
 	for _, h := range res.Removed {
 		fmt.Fprintf(w, "Removed node %s@%s\n", h, o.Platform)

@@ -13,6 +13,7 @@ import (
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 // CheckOutput checks an -o value: table, json or yaml.
@@ -170,4 +171,45 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// writeSummary writes a classified plan for people: its counts, then one
+// line per change.
+func writeSummary(w io.Writer, s tofu.Summary) {
+	fmt.Fprintf(w, "Plan: %s\n", s)
+	list := func(kind string, cs []tofu.Change) {
+		for _, c := range cs {
+			extra := ""
+			if c.ImportID != "" {
+				extra = " (id " + c.ImportID + ")"
+			}
+			if len(c.DestructiveAttrs) > 0 {
+				extra += " (" + strings.Join(c.DestructiveAttrs, ", ") + ")"
+			}
+			fmt.Fprintf(w, "  %-20s %s%s\n", kind, c.Address, extra)
+		}
+	}
+	list("import", s.Imports)
+	list("create", s.Creates)
+	list("update", s.Updates)
+	list("destructive update", s.DestructiveUpdates)
+	list("replace", s.Replacements)
+	list("delete", s.Deletes)
+	list("forget", s.Forgets)
+}
+
+// writeDestroyPlan writes what destroy is about to remove.
+func writeDestroyPlan(w io.Writer, p plasmanode.DestroyPlan) {
+	switch p.Action {
+	case plasmanode.DestroyNodeFiles:
+		fmt.Fprintf(w, "Platform %s is manual: only its node files go: %s\n", p.Platform, strings.Join(p.Nodes, ", "))
+	case plasmanode.DestroyWithdraw:
+		fmt.Fprintf(w, "Nodes of platform %s to withdraw (pending registrations are removed; installed machines are not wiped):\n  %s\n",
+			p.Platform, strings.Join(p.Nodes, "\n  "))
+	default:
+		fmt.Fprintf(w, "Servers of platform %s to destroy:\n", p.Platform)
+		for _, c := range p.Servers {
+			fmt.Fprintf(w, "  %s (id %s)\n", c.Address, c.ImportID)
+		}
+	}
 }
