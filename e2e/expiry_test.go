@@ -23,6 +23,8 @@ import (
 	"github.com/pin/tftp/v3"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
 // The expiry lab, apart from the netboot lab so that both can exist.
@@ -96,9 +98,9 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	}
 	writeSized(t, filepath.Join(rel, pxe.KernelName), 4096)
 	writeSized(t, filepath.Join(rel, pxe.InitrdName), expiryBigHTTP)
-	writeSized(t, filepath.Join(ipxeDir, pxe.BIOSBinary), 4096)
-	writeSized(t, filepath.Join(ipxeDir, pxe.UEFIBinary), 4096)
-	writeSized(t, filepath.Join(ipxeDir, pxe.SNPOnlyBinary), expiryBigTFTP)
+	writeSized(t, filepath.Join(ipxeDir, proxydhcp.BIOSBinary), 4096)
+	writeSized(t, filepath.Join(ipxeDir, proxydhcp.UEFIBinary), 4096)
+	writeSized(t, filepath.Join(ipxeDir, proxydhcp.SNPOnlyBinary), expiryBigTFTP)
 
 	np := filepath.Join(bin, "node-provisioner")
 	if out, err := exec.Command(np, "--state-dir", state, "register", "exp1", "--mac", expiryMAC, "--boot-disk", "vda").CombinedOutput(); err != nil {
@@ -262,7 +264,7 @@ func runProber(cfg probeConfig) probeResult {
 		fail("mac: %v", err)
 		return res
 	}
-	dconn, err := pxe.ListenDHCP(cfg.Iface, pxe.DHCPClientPort)
+	dconn, err := dhcpserver.Listen(cfg.Iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		fail("listen: %v", err)
 		return res
@@ -288,7 +290,7 @@ func runProber(cfg probeConfig) probeResult {
 		c.SetTimeout(time.Second)
 		c.SetRetries(2)
 		c.SetBlockSize(1468)
-		wt, err := c.Receive(pxe.SNPOnlyBinary, "octet")
+		wt, err := c.Receive(proxydhcp.SNPOnlyBinary, "octet")
 		if err != nil {
 			result = err.Error()
 			return
@@ -408,7 +410,7 @@ func probeTFTP(server string) error {
 	defer c.Close()
 	var rrq bytes.Buffer
 	binary.Write(&rrq, binary.BigEndian, uint16(1))
-	rrq.WriteString(pxe.UEFIBinary + "\x00octet\x00")
+	rrq.WriteString(proxydhcp.UEFIBinary + "\x00octet\x00")
 	if _, err := c.WriteTo(rrq.Bytes(), &net.UDPAddr{IP: net.ParseIP(server), Port: 69}); err != nil {
 		return err
 	}

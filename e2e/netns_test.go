@@ -19,6 +19,7 @@ import (
 	"github.com/pin/tftp/v3"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 )
 
 // The lab: namespace A is the PXE client's, namespace B the server's,
@@ -192,7 +193,7 @@ func pxeClient(wait time.Duration) clientResult {
 	var r clientResult
 	fail := func(format string, args ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, args...)) }
 	mac, _ := net.ParseMAC(clientMAC)
-	conn, err := pxe.ListenDHCP(vethA, 68)
+	conn, err := dhcpserver.Listen(vethA, 68)
 	if err != nil {
 		fail("listen: %v", err)
 		return r

@@ -10,7 +10,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 )
 
-// PendingAllow returns an allow function for [DHCPServer]: it admits the
+// PendingAllow returns an allow function for [dhcpserver.Server]: it admits the
 // MACs of pending registrations, and any PXE client while a pending
 // registration pins no MAC, since that one may be whoever asks (a serial
 // or UUID pin is checked when the installer posts its system info). It

@@ -1,7 +1,7 @@
 // Package pxe serves a provisioning window: one [Server] that runs
-// proxy-DHCP ([DHCPServer]: it offers boot files to PXE and HTTP-boot
-// clients and leaves the site's DHCP server alone), TFTP for the iPXE
-// binaries ([TFTPServer]) and HTTP for the installer, and stops all three
+// proxy-DHCP ([dhcpserver.Server]: it offers boot files to PXE and
+// HTTP-boot clients and leaves the site's DHCP server alone), TFTP for the
+// iPXE binaries ([tftp.Server]) and HTTP for the installer, and stops all three
 // by itself when its TTL runs out. [Enable] and [Disable] run a window in
 // the background; [Window] is its record. [Prepare] turns a Proxmox VE
 // installer ISO into boot assets without root or loop mounts.

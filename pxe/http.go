@@ -20,6 +20,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // ContentTypeIPXE is the type of an iPXE script reply. iPXE itself goes by
@@ -162,12 +164,10 @@ func (h *BootHandler) Timeline() *Timeline { return h.cfg.Timeline }
 // Metrics returns the metrics the handler counts in and serves.
 func (h *BootHandler) Metrics() *Metrics { return h.cfg.Metrics }
 
-// NetEvent records an event of the window's proxy-DHCP or TFTP server in
-// the timeline and the metrics; set it as their OnEvent. A DHCP event is
-// filed under the client's MAC; a TFTP download, which names no MAC,
-// under the client's address, until a boot script or asset request from
-// that address names the MAC.
-func (h *BootHandler) NetEvent(e Event) {
+// DHCPEvent records an event of the window's proxy-DHCP server in the
+// timeline and the metrics, filed under the client's MAC; set it as the
+// server's OnEvent.
+func (h *BootHandler) DHCPEvent(e dhcpserver.Event) {
 	tl, m := h.cfg.Timeline, h.cfg.Metrics
 	at := e.Time
 	if at.IsZero() {
@@ -178,19 +178,33 @@ func (h *BootHandler) NetEvent(e Event) {
 		mac = e.MAC.String()
 	}
 	switch e.Kind {
-	case EventDHCPOffer, EventDHCPAck:
+	case dhcpserver.EventOffer, dhcpserver.EventAck:
 		m.DHCPOffer()
 		tl.record(at, "", mac, "", StageDHCPOffer, string(e.Kind)+" "+e.File+" for "+e.Arch)
-	case EventDHCPIgnored:
+	case dhcpserver.EventIgnored:
 		m.DHCPIgnored()
-	case EventTFTPSent:
+	}
+}
+
+// TFTPEvent records an event of the window's TFTP server in the timeline
+// and the metrics; set it as the server's OnEvent. A download, which
+// names no MAC, is filed under the client's address until a boot script
+// or asset request from that address names the MAC.
+func (h *BootHandler) TFTPEvent(e tftp.Event) {
+	tl, m := h.cfg.Timeline, h.cfg.Metrics
+	at := e.Time
+	if at.IsZero() {
+		at = tl.now()
+	}
+	switch e.Kind {
+	case tftp.EventSent:
 		m.TFTPTransfer(e.Bytes)
 		ip := ""
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
 		tl.record(at, ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
-	case EventTFTPFailed:
+	case tftp.EventFailed:
 		m.TFTPRefused()
 	}
 }

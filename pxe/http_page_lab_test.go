@@ -16,8 +16,12 @@ import (
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
-	"github.com/pin/tftp/v3"
+	pintftp "github.com/pin/tftp/v3"
+
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
@@ -64,7 +68,7 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	stageRelease(t, state, "9.1-1")
-	if err := os.WriteFile(filepath.Join(tftpRoot, UEFIBinary), bytes.Repeat([]byte("iPXE"), 4096), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tftpRoot, proxydhcp.UEFIBinary), bytes.Repeat([]byte("iPXE"), 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	secrets, err := answer.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
@@ -119,16 +123,16 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lab.client.Close() })
-	tc, err := ListenTFTP(ctx, "127.0.0.1:0")
+	tc, err := tftp.Listen(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lab.tftp = tc.LocalAddr().String()
 	srv, err := New(Config{
 		Listener: ln, TTL: lab.ttl, Routes: routes,
-		DHCP: &DHCPServer{Proxy: ProxyConfig{ServerIP: testServerIP, Boot: BootConfig{ScriptURL: lab.base + "/boot.ipxe"}},
-			Allow: PendingAllow(reg, 0, nil), DHCPConn: dc, PXEPort: -1, ClientPort: lab.client.LocalAddr().(*net.UDPAddr).Port, OnEvent: lab.boot.NetEvent},
-		TFTP: &TFTPServer{Root: tftpRoot, Conn: tc, OnEvent: lab.boot.NetEvent},
+		DHCP: &dhcpserver.Server{Proxy: proxydhcp.Config{ServerIP: testServerIP, Boot: proxydhcp.BootConfig{ScriptURL: lab.base + "/boot.ipxe"}},
+			Allow: PendingAllow(reg, 0, nil), DHCPConn: dc, PXEPort: -1, ClientPort: lab.client.LocalAddr().(*net.UDPAddr).Port, OnEvent: lab.boot.DHCPEvent},
+		TFTP: &tftp.Server{Root: tftpRoot, Conn: tc, OnEvent: lab.boot.TFTPEvent},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +199,13 @@ func (l *windowLab) netboot(t testing.TB) {
 		t.Fatal(err)
 	}
 	offer := l.exchange(t, req)
-	if offer.BootFileName != UEFIBinary {
-		t.Fatalf("offered %q, want %s", offer.BootFileName, UEFIBinary)
+	if offer.BootFileName != proxydhcp.UEFIBinary {
+		t.Fatalf("offered %q, want %s", offer.BootFileName, proxydhcp.UEFIBinary)
 	}
 	// The server records the offer after sending it; firmware takes
 	// longer than this wait to start TFTP.
 	l.waitFor(t, StageDHCPOffer)
-	c, err := tftp.NewClient(l.tftp)
+	c, err := pintftp.NewClient(l.tftp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 func appendEvents(t *testing.T, state string, evs ...answer.Event) {
@@ -177,8 +181,8 @@ func goldenPageEnv(t *testing.T) *bootEnv {
 		testReg(t, "pve1", "sda", testMAC1), testReg(t, "pve2", "sda", testMAC2), testReg(t, "pve3", "sdb"))
 	e.h.now = func() time.Time { return atSec(59) }
 	e.h.Metrics().SetWindow(true, atSec(0).Add(90*time.Minute+5*time.Second))
-	e.h.NetEvent(Event{Kind: EventDHCPOffer, MAC: mustMAC(t, testMAC1), File: UEFIBinary, Arch: "x86-64 UEFI"})
-	e.h.NetEvent(Event{Kind: EventTFTPSent, File: UEFIBinary, Peer: netip.MustParseAddrPort("127.0.0.1:1234"), Bytes: 1024})
+	e.h.DHCPEvent(dhcpserver.Event{Kind: dhcpserver.EventOffer, MAC: mustMAC(t, testMAC1), File: proxydhcp.UEFIBinary, Arch: "x86-64 UEFI"})
+	e.h.TFTPEvent(tftp.Event{Kind: tftp.EventSent, File: proxydhcp.UEFIBinary, Peer: netip.MustParseAddrPort("127.0.0.1:1234"), Bytes: 1024})
 	e.get(t, "/boot.ipxe?mac="+testMAC1+"&platform=efi")
 	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1)
 	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac="+testMAC1, "Range", `bytes=0-1,<script>alert("x")</script>`)

@@ -2,9 +2,7 @@ package pxe
 
 import (
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"strings"
 )
@@ -32,23 +30,4 @@ func IPXEFiles(root string) (http.Handler, error) {
 		}
 		files.ServeHTTP(w, req)
 	})), nil
-}
-
-// InterfaceIPv4 returns the first IPv4 address of a network interface,
-// the address a proxy-DHCP window on it offers as next-server.
-func InterfaceIPv4(name string) (netip.Addr, error) {
-	ifc, err := net.InterfaceByName(name)
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("--dhcp-interface %q: %w", name, err)
-	}
-	addrs, err := ifc.Addrs()
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("--dhcp-interface %q: %w", name, err)
-	}
-	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a.String()); err == nil && p.Addr().Is4() {
-			return p.Addr(), nil
-		}
-	}
-	return netip.Addr{}, fmt.Errorf("--dhcp-interface %q has no IPv4 address; give --server-ip", name)
 }

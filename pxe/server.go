@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // Defaults for [Config] fields left zero.
@@ -57,9 +60,9 @@ type Config struct {
 	PlainPaths []string
 	// DHCP, when set, is the window's proxy-DHCP server: it runs while the
 	// window is open and stops with it.
-	DHCP *DHCPServer
+	DHCP *dhcpserver.Server
 	// TFTP, when set, serves the iPXE binaries while the window is open.
-	TFTP *TFTPServer
+	TFTP *tftp.Server
 	// Logger receives the server's events; nil discards them.
 	Logger *slog.Logger
 }

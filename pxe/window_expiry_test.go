@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // TestWindowExpiryStopsEveryService runs DHCP, TFTP and HTTP in one
@@ -17,7 +20,7 @@ import (
 func TestWindowExpiryStopsEveryService(t *testing.T) {
 	dc, _ := loopbackConn(t)
 	pc, pxeAddr := loopbackConn(t)
-	tconn, err := ListenTFTP(context.Background(), "127.0.0.1:0")
+	tconn, err := tftp.Listen(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +34,8 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	s, err := New(Config{
 		Listener: ln, TTL: ttl,
 		Routes: map[string]http.Handler{"GET /status": http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})},
-		DHCP:   &DHCPServer{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEConn: pc, ClientPort: client.port},
-		TFTP:   &TFTPServer{Root: fx.root, Conn: tconn},
+		DHCP:   &dhcpserver.Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEConn: pc, ClientPort: client.port},
+		TFTP:   &tftp.Server{Root: fx.root, Conn: tconn},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/iana"
 
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
 // result is what one run reports.
@@ -49,12 +50,12 @@ func main() {
 }
 
 func run(iface string, n, conc int, timeout time.Duration, macBase uint32) (result, error) {
-	conn, err := pxe.ListenDHCP(iface, pxe.DHCPClientPort)
+	conn, err := dhcpserver.Listen(iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		return result{}, err
 	}
 	defer conn.Close()
-	dst := &net.UDPAddr{IP: net.IPv4bcast, Port: pxe.DHCPPort}
+	dst := &net.UDPAddr{IP: net.IPv4bcast, Port: proxydhcp.DHCPPort}
 
 	pkts := make([][]byte, n)
 	xids := make(map[dhcpv4.TransactionID]int, n)

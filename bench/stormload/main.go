@@ -25,7 +25,8 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/pin/tftp/v3"
 
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
 // result is what one run reports.
@@ -107,7 +108,7 @@ type timing struct {
 }
 
 func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration) (result, error) {
-	conn, err := pxe.ListenDHCP(iface, pxe.DHCPClientPort)
+	conn, err := dhcpserver.Listen(iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		return result{}, err
 	}
@@ -182,7 +183,7 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 			// lost packet from dominating the run while still showing it.
 			var offer *dhcpv4.DHCPv4
 			for try := 0; offer == nil && try < 4; try++ {
-				if _, err := conn.WriteTo(pkt, &net.UDPAddr{IP: net.IPv4bcast, Port: pxe.DHCPPort}); err != nil {
+				if _, err := conn.WriteTo(pkt, &net.UDPAddr{IP: net.IPv4bcast, Port: proxydhcp.DHCPPort}); err != nil {
 					fail("client %d: send discover: %v", i, err)
 					return
 				}

@@ -21,6 +21,9 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // serveOptions are the flags serve takes, and enable passes on to it.
@@ -183,8 +186,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		cfg.Routes[p] = boot.Metrics().CountAnswers(h)
 	}
 	if cfg.DHCP != nil {
-		cfg.DHCP.OnEvent = boot.NetEvent
-		cfg.TFTP.OnEvent = boot.NetEvent
+		cfg.DHCP.OnEvent = boot.DHCPEvent
+		cfg.TFTP.OnEvent = boot.TFTPEvent
 	}
 	if o.tls {
 		cfg.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
@@ -308,7 +311,9 @@ func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (ne
 	}
 	ip, err := netip.ParseAddr(o.serverIP)
 	if o.serverIP == "" {
-		ip, err = pxe.InterfaceIPv4(o.dhcpIface)
+		if ip, err = dhcpserver.InterfaceIPv4(o.dhcpIface); err != nil {
+			return netbootInfo{}, usageError(fmt.Errorf("--dhcp-interface: %w; give --server-ip", err))
+		}
 	}
 	if err != nil || !ip.Is4() {
 		return netbootInfo{}, usageError(fmt.Errorf("--server-ip %q: want this server's IPv4 address (%v)", o.serverIP, err))
@@ -325,7 +330,7 @@ func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (ne
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return netbootInfo{}, err
 	}
-	if err := pxe.StageIPXE(o.ipxeDir, root, []string{pxe.BIOSBinary, pxe.UEFIBinary, pxe.SNPOnlyBinary}); err != nil {
+	if err := pxe.StageIPXE(o.ipxeDir, root, []string{proxydhcp.BIOSBinary, proxydhcp.UEFIBinary, proxydhcp.SNPOnlyBinary}); err != nil {
 		a.log.Warn("iPXE binaries missing; install Debian's ipxe package or give --ipxe-dir", "err", err)
 	}
 	files, err := pxe.IPXEFiles(root)
@@ -333,7 +338,7 @@ func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (ne
 		return netbootInfo{}, err
 	}
 	cfg.Routes["/ipxe/"] = files
-	proxy := pxe.ProxyConfig{ServerIP: ip, Boot: pxe.BootConfig{UEFIBinary: o.bootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe"}}
+	proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: o.bootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe"}}
 	if err := proxy.Validate(); err != nil {
 		return netbootInfo{}, usageError(err)
 	}
@@ -341,8 +346,8 @@ func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (ne
 	if tftpAddr == "" {
 		tftpAddr = net.JoinHostPort(ip.String(), "69")
 	}
-	cfg.DHCP = &pxe.DHCPServer{Proxy: proxy, Allow: pxe.PendingAllow(reg, 0, a.log), Interface: o.dhcpIface, Logger: a.log}
-	cfg.TFTP = &pxe.TFTPServer{Root: root, Addr: tftpAddr, Logger: a.log}
+	cfg.DHCP = &dhcpserver.Server{Proxy: proxy, Allow: pxe.PendingAllow(reg, 0, a.log), Interface: o.dhcpIface, Logger: a.log}
+	cfg.TFTP = &tftp.Server{Root: root, Addr: tftpAddr, Logger: a.log}
 	return netbootInfo{tftp: tftpAddr, base: base}, nil
 }
 

@@ -1,4 +1,4 @@
-package pxe
+package tftp
 
 import (
 	"context"
@@ -13,37 +13,71 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pin/tftp/v3"
+	pintftp "github.com/pin/tftp/v3"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 )
 
-// DefaultTFTPAddr is where [TFTPServer] listens when its Addr is empty:
-// port 69 of every address.
-const DefaultTFTPAddr = ":69"
+// DefaultAddr is where [Server] listens when its Addr is empty: port 69
+// of every address.
+const DefaultAddr = ":69"
 
-// MaxTFTPName is the longest file name a TFTP request may carry, in bytes.
-const MaxTFTPName = 255
+// MaxName is the longest file name a TFTP request may carry, in bytes.
+const MaxName = 255
 
-// TFTPServer serves the files of one folder, read-only, over TFTP (RFC
-// 1350) with the blksize (RFC 2348) and tsize (RFC 2349) options. Set its
-// fields, then call [TFTPServer.Serve]; do not change them while it runs.
+// ErrInvalidConfig is matched by the error of [Server.Serve] for a
+// configuration it cannot serve, such as an empty Root.
+var ErrInvalidConfig = errors.New("invalid TFTP configuration")
+
+// EventKind names what happened in an [Event].
+type EventKind string
+
+// Kinds of [Event].
+const (
+	// EventSent: a download completed.
+	EventSent EventKind = "tftp-sent"
+	// EventFailed: a request was refused or its transfer failed.
+	EventFailed EventKind = "tftp-failed"
+)
+
+// Event is one download a [Server] served or refused, for the boot
+// timeline of the machine at Peer and for metrics. TFTP requests name no
+// MAC address: the caller links Peer to a machine by other means.
+type Event struct {
+	// Time is when it happened.
+	Time time.Time
+	// Kind says what happened.
+	Kind EventKind
+	// Peer is the address the request came from.
+	Peer netip.AddrPort
+	// File is the file requested: the name as sent when it was refused,
+	// else its path in the root.
+	File string
+	// Bytes is the number of bytes sent.
+	Bytes int64
+	// Reason says why, in a short sentence.
+	Reason string
+}
+
+// Server serves the files of one folder, read-only, over TFTP (RFC 1350)
+// with the blksize (RFC 2348) and tsize (RFC 2349) options. Set its
+// fields, then call [Server.Serve]; do not change them while it runs.
 //
 // A requested name is looked up inside Root only: one leading '/' is
 // dropped, since firmware and boot loaders commonly send "/ipxe.efi" for
 // a file of the TFTP root (dnsmasq and tftp-hpa --secure do the same);
 // any other absolute form ("//x"), "." or ".." elements, backslashes,
-// control characters and NUL, names over [MaxTFTPName] bytes, folders
+// control characters and NUL, names over [MaxName] bytes, folders
 // and symlinks that resolve outside Root (refused by [os.Root]) get a
 // TFTP error. So do write requests.
-type TFTPServer struct {
+type Server struct {
 	// Root is the folder served. Required; it must exist when Serve starts.
 	Root string
-	// Addr is the UDP listen address. Default: [DefaultTFTPAddr]; port 69
+	// Addr is the UDP listen address. Default: [DefaultAddr]; port 69
 	// needs root or CAP_NET_BIND_SERVICE. Ignored when Conn is set.
 	Addr string
 	// Conn, when set, is used instead of listening on Addr (tests, sockets
-	// opened early); open it with [ListenTFTP]. Serve closes it when it
+	// opened early); open it with [Listen]. Serve closes it when it
 	// returns.
 	Conn *net.UDPConn
 	// Logger receives every request and transfer; nil discards them.
@@ -53,9 +87,9 @@ type TFTPServer struct {
 	OnEvent func(Event)
 }
 
-// tftpStopWait is how long Serve waits for running transfers once its
+// stopWait is how long Serve waits for running transfers once its
 // context ends.
-const tftpStopWait = 500 * time.Millisecond
+const stopWait = 500 * time.Millisecond
 
 // errShutdown ends the transfers still running when Serve's context ends.
 var errShutdown = errors.New("server shutting down")
@@ -63,9 +97,10 @@ var errShutdown = errors.New("server shutting down")
 // Serve serves until ctx ends, then stops taking requests, ends running
 // transfers at their next block, waits for them to send their error
 // packet, closes the socket and returns ctx's error. It returns at once
-// an error matching [fs.ErrNotExist] when Root is missing, or an error
-// when the socket cannot be opened.
-func (s *TFTPServer) Serve(ctx context.Context) error {
+// an error matching [ErrInvalidConfig] when Root is empty, one matching
+// [fs.ErrNotExist] when Root is missing, or an error when the socket
+// cannot be opened.
+func (s *Server) Serve(ctx context.Context) error {
 	if s.Root == "" {
 		return fmt.Errorf("tftp server: %w: Root is empty: want the folder to serve", ErrInvalidConfig)
 	}
@@ -78,9 +113,9 @@ func (s *TFTPServer) Serve(ctx context.Context) error {
 	if conn == nil {
 		addr := s.Addr
 		if addr == "" {
-			addr = DefaultTFTPAddr
+			addr = DefaultAddr
 		}
-		c, err := ListenTFTP(ctx, addr)
+		c, err := Listen(ctx, addr)
 		if err != nil {
 			return fmt.Errorf("tftp server: %w", err)
 		}
@@ -90,8 +125,8 @@ func (s *TFTPServer) Serve(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &tftpHandler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent}
-	srv := tftp.NewServer(h.read, h.write)
+	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent}
+	srv := pintftp.NewServer(h.read, h.write)
 	log.Info("TFTP listening", "addr", conn.LocalAddr().String(), "root", s.Root)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(conn) }()
@@ -110,7 +145,7 @@ func (s *TFTPServer) Serve(ctx context.Context) error {
 		}()
 		select {
 		case <-stopped:
-		case <-time.After(tftpStopWait):
+		case <-time.After(stopWait):
 			log.Warn("TFTP transfers still running after the window closed; they end at their timeout")
 		}
 		return ctx.Err()
@@ -120,12 +155,12 @@ func (s *TFTPServer) Serve(ctx context.Context) error {
 	}
 }
 
-// ListenTFTP opens the UDP socket for a [TFTPServer] on addr ("host:port")
+// Listen opens the UDP socket for a [Server] on addr ("host:port")
 // and asks the kernel for each request's destination address and
 // interface. The TFTP library needs them to answer from the address the
 // request came to and to allow blocks larger than 512 bytes: a request
 // queued before they are asked for is held to 512-byte blocks.
-func ListenTFTP(ctx context.Context, addr string) (*net.UDPConn, error) {
+func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 	var lc net.ListenConfig
 	pc, err := lc.ListenPacket(ctx, "udp", addr)
 	if err != nil {
@@ -144,14 +179,14 @@ func ListenTFTP(ctx context.Context, addr string) (*net.UDPConn, error) {
 	return conn, nil
 }
 
-type tftpHandler struct {
+type handler struct {
 	ctx     context.Context
 	root    *os.Root
 	log     *slog.Logger
 	onEvent func(Event)
 }
 
-func (h *tftpHandler) event(kind EventKind, peer netip.AddrPort, file string, n int64, reason string) {
+func (h *handler) event(kind EventKind, peer netip.AddrPort, file string, n int64, reason string) {
 	if h.onEvent != nil {
 		h.onEvent(Event{Time: time.Now(), Kind: kind, Peer: peer, File: file, Bytes: n, Reason: reason})
 	}
@@ -159,18 +194,18 @@ func (h *tftpHandler) event(kind EventKind, peer netip.AddrPort, file string, n 
 
 // refuse logs and reports a refused request and returns the error the
 // client is sent; it names no path of this machine.
-func (h *tftpHandler) refuse(peer netip.AddrPort, file, reason string) error {
+func (h *handler) refuse(peer netip.AddrPort, file, reason string) error {
 	h.log.Warn("TFTP request refused", "peer", peer.String(), "file", file, "reason", reason)
-	h.event(EventTFTPFailed, peer, file, 0, reason)
+	h.event(EventFailed, peer, file, 0, reason)
 	return errors.New(reason)
 }
 
-func (h *tftpHandler) read(filename string, rf io.ReaderFrom) error {
+func (h *handler) read(filename string, rf io.ReaderFrom) error {
 	var peer netip.AddrPort
-	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+	if ot, ok := rf.(pintftp.OutgoingTransfer); ok {
 		peer = udpAddrPort(ot.RemoteAddr())
 	}
-	name, err := tftpName(filename)
+	name, err := checkName(filename)
 	if err != nil {
 		return h.refuse(peer, filename, err.Error())
 	}
@@ -187,24 +222,24 @@ func (h *tftpHandler) read(filename string, rf io.ReaderFrom) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return h.refuse(peer, filename, "access violation: not a regular file")
 	}
-	if ot, ok := rf.(tftp.OutgoingTransfer); ok {
+	if ot, ok := rf.(pintftp.OutgoingTransfer); ok {
 		ot.SetSize(fi.Size())
 	}
 	start := time.Now()
 	n, err := rf.ReadFrom(shutdownReader{h.ctx, f})
 	if err != nil {
 		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
-		h.event(EventTFTPFailed, peer, name, n, "transfer failed: "+err.Error())
+		h.event(EventFailed, peer, name, n, "transfer failed: "+err.Error())
 		return err
 	}
 	h.log.Info("TFTP sent", "peer", peer.String(), "file", name, "bytes", n, "duration", time.Since(start).String())
-	h.event(EventTFTPSent, peer, name, n, "download complete")
+	h.event(EventSent, peer, name, n, "download complete")
 	return nil
 }
 
-func (h *tftpHandler) write(filename string, wt io.WriterTo) error {
+func (h *handler) write(filename string, wt io.WriterTo) error {
 	var peer netip.AddrPort
-	if it, ok := wt.(tftp.IncomingTransfer); ok {
+	if it, ok := wt.(pintftp.IncomingTransfer); ok {
 		peer = udpAddrPort(it.RemoteAddr())
 	}
 	return h.refuse(peer, filename, "access violation: this TFTP server is read-only")
@@ -215,11 +250,11 @@ func udpAddrPort(a net.UDPAddr) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
-// tftpName turns a requested name into a path relative to the TFTP root,
+// checkName turns a requested name into a path relative to the TFTP root,
 // or says why it is refused.
-func tftpName(name string) (string, error) {
-	if len(name) > MaxTFTPName {
-		return "", fmt.Errorf("access violation: name longer than %d bytes", MaxTFTPName)
+func checkName(name string) (string, error) {
+	if len(name) > MaxName {
+		return "", fmt.Errorf("access violation: name longer than %d bytes", MaxName)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f {

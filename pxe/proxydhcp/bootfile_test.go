@@ -1,4 +1,4 @@
-package pxe
+package proxydhcp
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package pxe
+package proxydhcp
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // Names of the iPXE binaries in Debian's ipxe package (/usr/lib/ipxe), the
-// ones [StageIPXE] copies into the TFTP root and [SelectBoot] offers.
+// ones a TFTP root holds and [SelectBoot] offers.
 const (
 	// BIOSBinary is the iPXE build for legacy BIOS PXE ROMs; it drives the
 	// NIC through the ROM's UNDI stack.

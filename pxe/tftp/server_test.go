@@ -1,4 +1,4 @@
-package pxe
+package tftp
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/pin/tftp/v3"
+	pintftp "github.com/pin/tftp/v3"
 )
 
 // tftpFixture is a TFTP root with a few files and symlinks, and a secret
@@ -60,11 +60,11 @@ func newTFTPFixture(t *testing.T) *tftpFixture {
 // startTFTP serves fx on an ephemeral loopback port.
 func startTFTP(t *testing.T, fx *tftpFixture, events *eventLog) (*net.UDPAddr, context.CancelFunc, chan error) {
 	t.Helper()
-	conn, err := ListenTFTP(context.Background(), "127.0.0.1:0")
+	conn, err := Listen(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &TFTPServer{Root: fx.root, Conn: conn}
+	s := &Server{Root: fx.root, Conn: conn}
 	if events != nil {
 		s.OnEvent = events.add
 	}
@@ -76,6 +76,26 @@ func startTFTP(t *testing.T, fx *tftpFixture, events *eventLog) (*net.UDPAddr, c
 		<-errc
 	})
 	return conn.LocalAddr().(*net.UDPAddr), cancel, errc
+}
+
+// eventLog collects a server's events.
+type eventLog struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+func (l *eventLog) add(e Event) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
+func (l *eventLog) len() int    { l.mu.Lock(); defer l.mu.Unlock(); return len(l.events) }
+
+// freeUDPPort finds a UDP port free on all addresses.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
 // rawTFTP is a TFTP client speaking raw UDP, to see every packet.
@@ -190,7 +210,7 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 
 	t.Run("the pin/tftp client downloads the same bytes", func(t *testing.T) {
 		for _, name := range []string{"ipxe.efi", "/ipxe.efi", "link-inside"} {
-			cl, err := tftp.NewClient(addr.String())
+			cl, err := pintftp.NewClient(addr.String())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +221,7 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 			if err != nil {
 				t.Fatalf("receive %s: %v", name, err)
 			}
-			if n, ok := wt.(tftp.IncomingTransfer).Size(); !ok || n != int64(len(fx.payload)) {
+			if n, ok := wt.(pintftp.IncomingTransfer).Size(); !ok || n != int64(len(fx.payload)) {
 				t.Errorf("%s: tsize %d (sent %v), want %d", name, n, ok, len(fx.payload))
 			}
 			var buf bytes.Buffer
@@ -216,7 +236,7 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 
 	t.Run("a file in a folder and an empty file download", func(t *testing.T) {
 		for name, want := range map[string]string{"sub/a.txt": "in a folder\n", "empty": ""} {
-			cl, _ := tftp.NewClient(addr.String())
+			cl, _ := pintftp.NewClient(addr.String())
 			cl.SetTimeout(time.Second)
 			wt, err := cl.Receive(name, "octet")
 			if err != nil {
@@ -231,14 +251,14 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 
 	// Events are raised after the last ACK; give the last one a moment.
 	deadline := time.Now().Add(2 * time.Second)
-	for len(events.kinds()) < 6 && time.Now().Before(deadline) {
+	for events.len() < 6 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	events.mu.Lock()
 	defer events.mu.Unlock()
 	sent := 0
 	for _, e := range events.events {
-		if e.Kind == EventTFTPSent && e.File == "ipxe.efi" && e.Bytes == int64(len(fx.payload)) && e.Peer.Addr().String() == "127.0.0.1" {
+		if e.Kind == EventSent && e.File == "ipxe.efi" && e.Bytes == int64(len(fx.payload)) && e.Peer.Addr().String() == "127.0.0.1" {
 			sent++
 		}
 	}
@@ -271,7 +291,7 @@ func TestTFTPRefusals(t *testing.T) {
 		"a folder is not a file":                            {opRRQ, "sub", tftpError{1, "access violation: not a regular file"}},
 		"a control character is refused":                    {opRRQ, "ipxe\x01.efi", tftpError{1, "access violation: control character or NUL in name"}},
 		"a backslash is refused":                            {opRRQ, `..\secret`, tftpError{1, `access violation: backslash in name, want '/' separators`}},
-		"an over-long name is refused":                      {opRRQ, strings.Repeat("a", MaxTFTPName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
+		"an over-long name is refused":                      {opRRQ, strings.Repeat("a", MaxName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
 		"an empty name is refused":                          {opRRQ, "", leaves},
 		"a write request is refused":                        {opWRQ, "new.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
 		"a write request over an existing file is refused":  {opWRQ, "ipxe.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
@@ -306,7 +326,7 @@ func TestTFTPRefusals(t *testing.T) {
 		t.Errorf("%d events, want one tftp-failed per refused request (%d)", len(events.events), len(tests))
 	}
 	for _, e := range events.events {
-		if e.Kind != EventTFTPFailed || e.Reason == "" {
+		if e.Kind != EventFailed || e.Reason == "" {
 			t.Errorf("event %+v, want tftp-failed with a reason", e)
 		}
 	}
@@ -331,7 +351,7 @@ func TestTFTPNULEndsTheName(t *testing.T) {
 	}
 }
 
-func TestTFTPServerStopsWithItsContext(t *testing.T) {
+func TestServerStopsWithItsContext(t *testing.T) {
 	fx := newTFTPFixture(t)
 	addr, cancel, errc := startTFTP(t, fx, nil)
 	cancel()
@@ -351,7 +371,7 @@ func TestTFTPServerStopsWithItsContext(t *testing.T) {
 	}
 }
 
-func TestTFTPServerEndsRunningTransfersOnStop(t *testing.T) {
+func TestServerEndsRunningTransfersOnStop(t *testing.T) {
 	fx := newTFTPFixture(t)
 	addr, cancel, errc := startTFTP(t, fx, nil)
 	c := newRawTFTP(t)
@@ -388,7 +408,7 @@ func TestTFTPServerEndsRunningTransfersOnStop(t *testing.T) {
 	stopped.Wait()
 }
 
-func TestTFTPServerNeedsItsRoot(t *testing.T) {
+func TestServerNeedsItsRoot(t *testing.T) {
 	tests := map[string]struct {
 		root string
 		want error
@@ -398,7 +418,7 @@ func TestTFTPServerNeedsItsRoot(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			s := &TFTPServer{Root: tc.root, Addr: "127.0.0.1:0"}
+			s := &Server{Root: tc.root, Addr: "127.0.0.1:0"}
 			if err := s.Serve(context.Background()); !errors.Is(err, tc.want) {
 				t.Fatalf("Serve = %v, want %v", err, tc.want)
 			}
@@ -406,10 +426,10 @@ func TestTFTPServerNeedsItsRoot(t *testing.T) {
 	}
 }
 
-func TestTFTPServerListensOnAddr(t *testing.T) {
+func TestServerListensOnAddr(t *testing.T) {
 	fx := newTFTPFixture(t)
 	port := freeUDPPort(t)
-	s := &TFTPServer{Root: fx.root, Addr: "127.0.0.1:" + strconv.Itoa(port)}
+	s := &Server{Root: fx.root, Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ctx) }()
@@ -428,7 +448,7 @@ func TestTFTPServerListensOnAddr(t *testing.T) {
 	t.Fatal("no DATA from the server listening on its Addr")
 }
 
-func TestTFTPName(t *testing.T) {
+func TestCheckName(t *testing.T) {
 	tests := map[string]struct {
 		in, want string
 		ok       bool
@@ -449,26 +469,26 @@ func TestTFTPName(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := tftpName(tc.in)
+			got, err := checkName(tc.in)
 			if got != tc.want || (err == nil) != tc.ok {
-				t.Errorf("tftpName(%q) = %q, %v; want %q, ok %v", tc.in, got, err, tc.want, tc.ok)
+				t.Errorf("checkName(%q) = %q, %v; want %q, ok %v", tc.in, got, err, tc.want, tc.ok)
 			}
 		})
 	}
 }
 
-func ExampleTFTPServer() {
+func ExampleServer() {
 	root, _ := os.MkdirTemp("", "tftp-example")
 	defer os.RemoveAll(root)
 	os.WriteFile(filepath.Join(root, "undionly.kpxe"), []byte("iPXE"), 0o644)
 
-	conn, _ := ListenTFTP(context.Background(), "127.0.0.1:0")
+	conn, _ := Listen(context.Background(), "127.0.0.1:0")
 	ctx, stop := context.WithCancel(context.Background())
-	s := &TFTPServer{Root: root, Conn: conn}
+	s := &Server{Root: root, Conn: conn}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx) }()
 
-	cl, _ := tftp.NewClient(conn.LocalAddr().String())
+	cl, _ := pintftp.NewClient(conn.LocalAddr().String())
 	wt, err := cl.Receive("undionly.kpxe", "octet")
 	if err != nil {
 		panic(err)
@@ -486,14 +506,14 @@ func FuzzTFTPName(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		rel, err := tftpName(name)
+		rel, err := checkName(name)
 		if err != nil {
 			if rel != "" {
 				t.Fatalf("refused %q but returned %q", name, rel)
 			}
 			return
 		}
-		if !filepath.IsLocal(rel) || !fs.ValidPath(rel) || hasDotDot(rel) || len(rel) > MaxTFTPName {
+		if !filepath.IsLocal(rel) || !fs.ValidPath(rel) || hasDotDot(rel) || len(rel) > MaxName {
 			t.Fatalf("accepted %q as %q, which may leave the root", name, rel)
 		}
 		if strings.ContainsAny(rel, "\x00\\") {

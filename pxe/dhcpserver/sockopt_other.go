@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pxe
+package dhcpserver
 
 import (
 	"errors"

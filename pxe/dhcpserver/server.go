@@ -1,0 +1,386 @@
+package dhcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/dhcpv4/server4"
+
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+)
+
+// maxDatagram is the largest DHCP packet read; a longer datagram is cut
+// short, loses its end option and is dropped as malformed.
+const maxDatagram = 4096
+
+// EventKind names what happened in an [Event].
+type EventKind string
+
+// Kinds of [Event].
+const (
+	// EventOffer: a proxy OFFER was sent.
+	EventOffer EventKind = "dhcp-offer"
+	// EventAck: a proxy ACK was sent.
+	EventAck EventKind = "dhcp-ack"
+	// EventIgnored: a PXE or HTTP boot client got no answer (Reason says
+	// why), or its reply could not be sent. Requests of other DHCP
+	// clients raise no event.
+	EventIgnored EventKind = "dhcp-ignored"
+)
+
+// Event is what the server did with one request of a network-booting
+// client, for the machine's boot timeline and for metrics.
+type Event struct {
+	// Time is when it happened.
+	Time time.Time
+	// Kind says what happened.
+	Kind EventKind
+	// MAC is the client's hardware address.
+	MAC net.HardwareAddr
+	// XID is the DHCP transaction id in hex.
+	XID string
+	// Arch is the client's architecture as [proxydhcp.Client.ArchName]
+	// gives it.
+	Arch string
+	// Peer is the address the request came from.
+	Peer netip.AddrPort
+	// File is the boot file offered; empty when none was.
+	File string
+	// Reason says why, in a short sentence.
+	Reason string
+}
+
+// Server answers PXE and HTTP boot clients as a proxy-DHCP server with
+// [proxydhcp.Reply], on the DHCP port and on the PXE port. Set its
+// fields, then call [Server.Serve]; do not change them while it runs. The
+// zero ports are the standard ones.
+type Server struct {
+	// Proxy says what to answer. Its ServerIP is required.
+	Proxy proxydhcp.Config
+	// Allow reports whether a machine is served (a pending registration
+	// pins its MAC, or one pins none). Nil serves no machine.
+	Allow func(net.HardwareAddr) bool
+	// Interface is the network interface listened on (SO_BINDTODEVICE);
+	// broadcast replies leave through it. Empty listens on all interfaces,
+	// which only suits tests.
+	Interface string
+	// Port is the DHCP server port. Default: [proxydhcp.DHCPPort].
+	Port int
+	// PXEPort is the PXE boot-server port. Default: [proxydhcp.PXEPort];
+	// negative disables it.
+	PXEPort int
+	// ClientPort is where replies to unrelayed clients go. Default:
+	// [proxydhcp.DHCPClientPort].
+	ClientPort int
+	// RelayPort is where replies to relayed requests go, on the relay's
+	// address (giaddr). Default: [proxydhcp.DHCPPort].
+	RelayPort int
+	// DHCPConn and PXEConn, when set, are used instead of listening on
+	// Port and PXEPort (tests, sockets opened early with [Listen]).
+	// Serve closes them when it returns.
+	DHCPConn, PXEConn net.PacketConn
+	// Logger receives every decision, within LogBudget; nil discards
+	// them.
+	Logger *slog.Logger
+	// LogBudget is how many decisions a second are logged. Past it, lines
+	// are dropped and counted: the count is logged ("DHCP log lines
+	// dropped") when the next second starts, and [Server.LogsDropped]
+	// returns the total. A network full of PXE clients thus cannot make
+	// logging the bottleneck. Default: [DefaultLogBudget]; negative logs
+	// every decision.
+	LogBudget int
+	// Readers is how many goroutines read each socket. Default: one per
+	// CPU (GOMAXPROCS).
+	Readers int
+	// OnEvent, when set, is called with every offer, ACK and ignored PXE
+	// client, from the serving goroutines (several at once); it must be
+	// safe for concurrent use and not block for long.
+	OnEvent func(Event)
+
+	budget  logBudget
+	dropped atomic.Int64
+}
+
+// Defaults of [Server].
+const (
+	// DefaultLogBudget is the default LogBudget: 50 lines a second.
+	DefaultLogBudget = 50
+	// dhcpReadBuffer is the receive buffer asked for each socket (4 MiB),
+	// so that a burst of DISCOVERs waits in the kernel rather than being
+	// dropped.
+	dhcpReadBuffer = 4 << 20
+)
+
+// resetBudget starts the log budget afresh, from LogBudget.
+func (s *Server) resetBudget() {
+	s.budget.mu.Lock()
+	s.budget.per, s.budget.second, s.budget.used, s.budget.dropped = s.LogBudget, time.Time{}, 0, 0
+	if s.budget.per == 0 {
+		s.budget.per = DefaultLogBudget
+	}
+	s.budget.mu.Unlock()
+	s.dropped.Store(0)
+}
+
+// LogsDropped returns how many decision log lines were dropped for
+// LogBudget since Serve started.
+func (s *Server) LogsDropped() int64 { return s.dropped.Load() }
+
+// logBudget lets through at most per lines in each second.
+type logBudget struct {
+	mu      sync.Mutex
+	per     int
+	second  time.Time
+	used    int
+	dropped int64
+}
+
+// take reports whether one more line may be written at now; when a new
+// second starts after lines were dropped in the last, it also returns
+// how many were.
+func (b *logBudget) take(now time.Time) (ok bool, dropped int64) {
+	if b.per < 0 {
+		return true, 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if now.Sub(b.second) >= time.Second || now.Before(b.second) {
+		dropped, b.dropped = b.dropped, 0
+		b.second, b.used = now, 0
+	}
+	if b.used < b.per {
+		b.used++
+		return true, dropped
+	}
+	b.dropped++
+	return false, dropped
+}
+
+// flush returns the lines dropped and not yet reported.
+func (b *logBudget) flush() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	d := b.dropped
+	b.dropped = 0
+	return d
+}
+
+// Listen opens a UDP socket on port of every IPv4 address, bound to
+// interface iface when it is not empty, with SO_BROADCAST (for broadcast
+// replies) and SO_REUSEADDR. Port 67 needs root or CAP_NET_BIND_SERVICE.
+func Listen(iface string, port int) (net.PacketConn, error) {
+	c, err := server4.NewIPv4UDPConn(iface, &net.UDPAddr{IP: net.IPv4zero, Port: port})
+	if err != nil {
+		where := "all interfaces"
+		if iface != "" {
+			where = "interface " + iface
+		}
+		return nil, fmt.Errorf("listen on udp port %d of %s: %w", port, where, err)
+	}
+	return c, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// Serve answers requests until ctx ends, then closes its sockets and
+// returns ctx's error. It returns at once an error matching
+// [proxydhcp.ErrInvalidConfig] for a bad Proxy, or an error when a socket
+// cannot be opened or read.
+func (s *Server) Serve(ctx context.Context) error {
+	if err := s.Proxy.Validate(); err != nil {
+		return fmt.Errorf("dhcp server: %w", err)
+	}
+	type listener struct {
+		conn net.PacketConn
+		on   proxydhcp.Arrival
+	}
+	var ls []listener
+	closeAll := func() {
+		for _, l := range ls {
+			l.conn.Close()
+		}
+	}
+	dc := s.DHCPConn
+	if dc == nil {
+		c, err := Listen(s.Interface, orDefault(s.Port, proxydhcp.DHCPPort))
+		if err != nil {
+			return fmt.Errorf("dhcp server: %w", err)
+		}
+		dc = c
+	}
+	ls = append(ls, listener{dc, proxydhcp.OnDHCPPort})
+	pc := s.PXEConn
+	if pc == nil && s.PXEPort >= 0 {
+		c, err := Listen(s.Interface, orDefault(s.PXEPort, proxydhcp.PXEPort))
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("dhcp server: %w", err)
+		}
+		pc = c
+	}
+	if pc != nil {
+		ls = append(ls, listener{pc, proxydhcp.OnPXEPort})
+	}
+	log := s.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	readers := s.Readers
+	if readers <= 0 {
+		readers = runtime.GOMAXPROCS(0)
+	}
+	s.resetBudget()
+	for _, l := range ls {
+		if err := setReadBuffer(l.conn, dhcpReadBuffer); err != nil {
+			log.Debug("proxy-DHCP receive buffer not enlarged", "addr", l.conn.LocalAddr().String(), "err", err)
+		}
+		log.Info("proxy-DHCP listening", "addr", l.conn.LocalAddr().String(), "interface", s.Interface, "server_ip", s.Proxy.ServerIP.String(), "readers", readers)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(ls)*readers)
+	var wg sync.WaitGroup
+	for _, l := range ls {
+		for range readers {
+			wg.Go(func() {
+				if err := s.loop(ctx, log, l.conn, l.on); err != nil {
+					errc <- err
+					cancel()
+				}
+			})
+		}
+	}
+	<-ctx.Done()
+	closeAll()
+	wg.Wait()
+	if n := s.budget.flush(); n > 0 {
+		s.dropped.Add(n)
+		log.Info("DHCP log lines dropped", "dropped", n, "budget_per_second", s.budget.per)
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	return context.Cause(ctx)
+}
+
+// reader is the buffers of one reading goroutine.
+type reader struct {
+	in, out []byte
+}
+
+func (s *Server) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn, on proxydhcp.Arrival) error {
+	r := &reader{in: make([]byte, maxDatagram), out: make([]byte, 0, 576)}
+	for {
+		n, peer, err := conn.ReadFrom(r.in)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("read dhcp on %s: %w", conn.LocalAddr(), err)
+		}
+		s.handle(log, r, conn, on, r.in[:n], peer)
+	}
+}
+
+// handle answers one datagram; it never panics on its content.
+func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on proxydhcp.Arrival, pkt []byte, peer net.Addr) {
+	from := addrPort(peer)
+	req, err := dhcpv4.FromBytes(pkt)
+	if err != nil {
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("drop malformed DHCP packet", "peer", from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
+		}
+		return
+	}
+	d := proxydhcp.Decide(req, on, s.Proxy, s.Allow)
+	attrs := func() []any {
+		a := []any{"mac", d.Client.MAC.String(), "xid", d.XID.String(), "arch", d.Client.ArchName(), "decision", d.Action(),
+			"port", on.String(), "peer", from.String(), "file", d.Boot.File, "reason", d.Reason}
+		if d.Client.Relay.IsValid() {
+			a = append(a, "relay", d.Client.Relay.String())
+		}
+		return a
+	}
+	if d.Client.Class == "" {
+		if log.Enabled(context.Background(), slog.LevelDebug) {
+			log.Debug("DHCP request", attrs()...)
+		}
+		return
+	}
+	var dst net.Addr
+	var sendErr error
+	if !d.Ignored() {
+		r.out = proxydhcp.AppendReply(r.out[:0], req, on, s.Proxy, d)
+		dst = s.replyAddr(req, on, peer)
+		if _, sendErr = conn.WriteTo(r.out, dst); sendErr != nil {
+			d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", dst, sendErr)
+		}
+	}
+	if ok, dropped := s.budget.take(time.Now()); ok {
+		if dropped > 0 {
+			s.dropped.Add(dropped)
+			log.Info("DHCP log lines dropped", "dropped", dropped, "budget_per_second", s.budget.per)
+		}
+		switch {
+		case sendErr != nil:
+			log.Warn("send DHCP reply", append(attrs(), "to", dst.String(), "err", sendErr)...)
+		case dst != nil:
+			log.Info("DHCP "+d.Action(), append(attrs(), "to", dst.String())...)
+		default:
+			log.Info("DHCP "+d.Action(), attrs()...)
+		}
+	}
+	if s.OnEvent != nil {
+		kind := EventIgnored
+		switch d.Type {
+		case dhcpv4.MessageTypeOffer:
+			kind = EventOffer
+		case dhcpv4.MessageTypeAck:
+			kind = EventAck
+		}
+		s.OnEvent(Event{Time: time.Now(), Kind: kind, MAC: d.Client.MAC, XID: d.XID.String(), Arch: d.Client.ArchName(),
+			Peer: from, File: d.Boot.File, Reason: d.Reason})
+	}
+}
+
+// replyAddr is where a reply goes (RFC 2131 §4.1): a request on the PXE
+// port is answered to its sender; on the DHCP port, a relayed one to the
+// relay, one from a client with an address (ciaddr) to that address, any
+// other by broadcast.
+func (s *Server) replyAddr(req *dhcpv4.DHCPv4, on proxydhcp.Arrival, peer net.Addr) net.Addr {
+	if on == proxydhcp.OnPXEPort {
+		return peer
+	}
+	if gi := req.GatewayIPAddr.To4(); gi != nil && !gi.IsUnspecified() {
+		return &net.UDPAddr{IP: gi, Port: orDefault(s.RelayPort, proxydhcp.DHCPPort)}
+	}
+	port := orDefault(s.ClientPort, proxydhcp.DHCPClientPort)
+	if ci := req.ClientIPAddr.To4(); ci != nil && !ci.IsUnspecified() {
+		return &net.UDPAddr{IP: ci, Port: port}
+	}
+	return &net.UDPAddr{IP: net.IPv4bcast, Port: port}
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ap := u.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}

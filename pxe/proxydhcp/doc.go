@@ -1,0 +1,12 @@
+// Package proxydhcp is the pure encoding of a proxy-DHCP server for
+// network boot: [Reply] reads a DHCPv4 request from a PXE or UEFI HTTP
+// boot client and builds the offer or ACK that names this server and the
+// boot file for the client's architecture ([SelectBoot]), without
+// offering an address, so that the site's DHCP server keeps leasing them.
+// [Decide] and [AppendReply] are the same answer in two steps, for a
+// server's hot path.
+//
+// It does no I/O: no sockets, no files, no logging. Package dhcpserver
+// serves these replies on UDP ports 67 and 4011, as insomniacslk/dhcp's
+// server4 serves dhcpv4.
+package proxydhcp
