@@ -103,9 +103,8 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 	if o.ServerID == "" {
 		return res, &OptionError{Field: "ServerID", Err: fmt.Errorf("%w: empty", providers.ErrInvalidServerID)}
 	}
-	manual := plat.Infrastructure.MetalProvider == "manual" || plat.Infrastructure.MetalProvider == ""
 	var prov providers.Provider
-	if !manual {
+	if !isManual(plat) {
 		if prov, err = p.provider(plat, "join"); err != nil {
 			return res, err
 		}
@@ -122,41 +121,56 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			return res, fmt.Errorf("server_id %q already joined as node %s (%s): %w", o.ServerID, n.Hostname, n.File(), nodes.ErrExists)
 		}
 	}
-	taken := func(h string) error {
-		for _, n := range ns {
-			if n.Hostname == h {
-				return fmt.Errorf("hostname %s is taken by %s: %w", h, n.File(), nodes.ErrExists)
-			}
-		}
-		return nil
-	}
-	if manual {
-		h := o.Hostname
-		if h == "" {
-			h = o.ServerID
-		}
-		if err := nodes.ValidateHostname(h); err != nil {
-			return res, &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("hostname from the server id: %w", err)}
-		}
-		if err := taken(h); err != nil {
-			return res, err
-		}
-		res.Hostname = h
-		if o.DryRun {
-			return res, nil
-		}
-		n, err := p.writeServers(ctx, plat, "manual", []providers.Server{{Hostname: h, ServerID: o.ServerID, Machine: pool.Machine, Pool: o.Pool}}, ns)
-		if err != nil {
-			return res, err
-		}
-		res.Node, res.Applied = n[0], true
-		return res, p.raiseCount(ctx, o.Platform, o.Pool)
+	if prov == nil {
+		return p.joinManual(ctx, o, plat, pool, ns)
 	}
 	if o.Hostname != "" {
-		if err := taken(o.Hostname); err != nil {
+		if err := hostnameFree(ns, o.Hostname); err != nil {
 			return res, err
 		}
 	}
+	return p.joinServer(ctx, o, plat, prov, ns)
+}
+
+// hostnameFree refuses h when a node of ns has it.
+func hostnameFree(ns []*nodes.Node, h string) error {
+	for _, n := range ns {
+		if n.Hostname == h {
+			return fmt.Errorf("hostname %s is taken by %s: %w", h, n.File(), nodes.ErrExists)
+		}
+	}
+	return nil
+}
+
+// joinManual is Join on a manual platform: the node file only.
+func (p *Project) joinManual(ctx context.Context, o JoinOptions, plat *nodes.Platform, pool nodes.Pool, ns []*nodes.Node) (JoinResult, error) {
+	var res JoinResult
+	h := o.Hostname
+	if h == "" {
+		h = o.ServerID
+	}
+	if err := nodes.ValidateHostname(h); err != nil {
+		return res, &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("hostname from the server id: %w", err)}
+	}
+	if err := hostnameFree(ns, h); err != nil {
+		return res, err
+	}
+	res.Hostname = h
+	if o.DryRun {
+		return res, nil
+	}
+	n, err := p.writeServers(ctx, plat, "manual", []providers.Server{{Hostname: h, ServerID: o.ServerID, Machine: pool.Machine, Pool: o.Pool}}, ns)
+	if err != nil {
+		return res, err
+	}
+	res.Node, res.Applied = n[0], true
+	return res, p.raiseCount(ctx, o.Platform, o.Pool)
+}
+
+// joinServer is Join through tofu: an import-only plan of the platform's
+// known servers and this one, confirmed, applied, then the node file.
+func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Platform, prov providers.Provider, ns []*nodes.Node) (JoinResult, error) {
+	var res JoinResult
 	existing := adopt(o.Platform, plat.Pools, ns)
 	idx := 0
 	for slices.ContainsFunc(existing, func(e providers.Existing) bool { return e.Pool == o.Pool && e.Index == idx }) {
@@ -176,25 +190,10 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 		}
 		return run.plan(ctx, cfg, tofu.PlanOptions{})
 	}
-	hostname := o.Hostname
-	if hostname == "" {
-		// First plan under the server id, to read the display name.
-		hostname = o.ServerID
-		if _, _, err := planFor(hostname); err != nil {
-			return res, err
-		}
-		if dn := displayName(run.last, o.ServerID); dn != "" && nodes.ValidateHostname(dn) == nil {
-			hostname = dn
-		}
-		if err := nodes.ValidateHostname(hostname); err != nil {
-			return res, &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s has no display name that is a hostname: %w", o.ServerID, err)}
-		}
-		if err := taken(hostname); err != nil {
-			return res, &OptionNeededError{Field: "Hostname", Err: err}
-		}
+	if res.Hostname, err = o.hostname(run, planFor, ns); err != nil {
+		return res, err
 	}
-	res.Hostname = hostname
-	sp, sum, err := planFor(hostname)
+	sp, sum, err := planFor(res.Hostname)
 	if err != nil {
 		return res, err
 	}
@@ -208,36 +207,61 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 	if o.DryRun {
 		return res, nil
 	}
-	ok, err = Gate(ctx, sum, GateOptions{Command: "join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+	ok, err := Gate(ctx, sum, GateOptions{Command: "join", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
 		Prompter: o.Prompter, StatePath: run.statePath()})
-	if err != nil {
+	if err != nil || !ok {
+		res.Declined = err == nil
 		return res, err
-	}
-	if !ok {
-		res.Declined = true
-		return res, nil
 	}
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("apply join plan of platform %s: %w", o.Platform, err)
 	}
 	res.Applied = true
+	if res.Node, err = p.writeJoined(ctx, run, plat, o.ServerID, ns); err != nil {
+		return res, err
+	}
+	return res, p.raiseCount(ctx, o.Platform, o.Pool)
+}
+
+// hostname returns the joined node's hostname: Hostname, else the
+// server's display name when it is a free hostname, else the server id.
+// The display name is read from a first plan under the server id.
+func (o JoinOptions) hostname(run *tofuRun, planFor func(string) (*tofu.SavedPlan, tofu.Summary, error), ns []*nodes.Node) (string, error) {
+	if o.Hostname != "" {
+		return o.Hostname, nil
+	}
+	hostname := o.ServerID
+	if _, _, err := planFor(hostname); err != nil {
+		return "", err
+	}
+	if dn := displayName(run.last, o.ServerID); dn != "" && nodes.ValidateHostname(dn) == nil {
+		hostname = dn
+	}
+	if err := nodes.ValidateHostname(hostname); err != nil {
+		return "", &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s has no display name that is a hostname: %w", o.ServerID, err)}
+	}
+	if err := hostnameFree(ns, hostname); err != nil {
+		return "", &OptionNeededError{Field: "Hostname", Err: err}
+	}
+	return hostname, nil
+}
+
+// writeJoined writes the node file of the server joined as id, from the
+// applied state's outputs.
+func (p *Project) writeJoined(ctx context.Context, run *tofuRun, plat *nodes.Platform, id string, ns []*nodes.Node) (*nodes.Node, error) {
 	servers, err := run.servers(ctx)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	i := slices.IndexFunc(servers, func(s providers.Server) bool { return s.ServerID == o.ServerID })
+	i := slices.IndexFunc(servers, func(s providers.Server) bool { return s.ServerID == id })
 	if i < 0 {
-		return res, fmt.Errorf("tofu outputs did not include server_id %q: adoption may have failed", o.ServerID)
+		return nil, fmt.Errorf("tofu outputs did not include server_id %q: adoption may have failed", id)
 	}
-	written, err := p.writeServers(ctx, plat, prov.Name(), servers[i:i+1], ns)
+	written, err := p.writeServers(ctx, plat, run.prov.Name(), servers[i:i+1], ns)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Node = written[0]
-	if err := p.raiseCount(ctx, o.Platform, o.Pool); err != nil {
-		return res, err
-	}
-	return res, nil
+	return written[0], nil
 }
 
 // raiseCount adds one to the count of pool in platform.yaml, for a

@@ -6,18 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-
-	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/tofu"
-	"github.com/plasmactl/plasma-node/zones"
 )
 
 // ErrNoPools: provision got no specs and the platform has no pools.
@@ -114,20 +106,9 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	if err != nil {
 		return res, err
 	}
-	pools := maps.Clone(plat.Pools)
-	if pools == nil {
-		pools = map[string]nodes.Pool{}
-	}
-	for name, sp := range specPools {
-		old, ok := pools[name]
-		if ok {
-			sp.IPPool = old.IPPool
-			sp.Hardware = old.Hardware
-		}
-		pools[name] = sp
-	}
-	if len(pools) == 0 {
-		return res, fmt.Errorf("platform %s: %w: give zone:type:count specs, or pools in platform.yaml", o.Platform, ErrNoPools)
+	pools, err := mergePools(o.Platform, plat.Pools, specPools)
+	if err != nil {
+		return res, err
 	}
 	res.Pools = pools
 	prov, err := p.provider(plat, "provision")
@@ -138,15 +119,45 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	if err != nil {
 		return res, err
 	}
-	existing := adopt(o.Platform, pools, existingNodes)
 	cplat := *plat
 	cplat.Pools = pools
+	in := providers.Input{Platform: &cplat, Pools: pools, Existing: adopt(o.Platform, pools, existingNodes)}
 	if d, ok := prov.(providers.Direct); ok {
-		in := providers.DirectInput{Input: providers.Input{Platform: &cplat, Pools: pools, Existing: existing},
-			Dir: p.ProvisionerDir(plat, o.ProvisionerDir), HardwareFile: o.HardwareFile, Logger: p.log}
-		return p.provisionDirect(ctx, o, d, in, plat, existingNodes, res)
+		din := providers.DirectInput{Input: in, Dir: p.ProvisionerDir(plat, o.ProvisionerDir), HardwareFile: o.HardwareFile, Logger: p.log}
+		return p.provisionDirect(ctx, o, d, din, plat, existingNodes, res)
 	}
-	in := providers.Input{Platform: &cplat, Pools: pools, Existing: existing}
+	return p.provisionTofu(ctx, o, prov, in, plat, existingNodes, res)
+}
+
+// mergePools returns the platform's pools with those of the specs over
+// them; a spec's pool keeps the address pool and hardware of the pool it
+// replaces.
+//
+// Errors: [ErrNoPools] when there is none.
+func mergePools(platform string, current, specPools map[string]nodes.Pool) (map[string]nodes.Pool, error) {
+	pools := maps.Clone(current)
+	if pools == nil {
+		pools = map[string]nodes.Pool{}
+	}
+	for name, sp := range specPools {
+		if old, ok := pools[name]; ok {
+			sp.IPPool = old.IPPool
+			sp.Hardware = old.Hardware
+		}
+		pools[name] = sp
+	}
+	if len(pools) == 0 {
+		return nil, fmt.Errorf("platform %s: %w: give zone:type:count specs, or pools in platform.yaml", platform, ErrNoPools)
+	}
+	return pools, nil
+}
+
+// provisionTofu is Provision through tofu: the surplus servers of a
+// lowered count are adopted into state, the configuration is planned,
+// confirmed and applied, the servers' node files are written and those
+// of the deleted surplus servers removed.
+func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov providers.Provider, in providers.Input,
+	plat *nodes.Platform, existingNodes []*nodes.Node, res ProvisionResult) (ProvisionResult, error) {
 	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
@@ -157,7 +168,7 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	}
 	defer run.close()
 	surplus := providers.Surplus(in)
-	deletes, missing, err := run.adoptSurplus(ctx, &cplat, pools, surplus, o.DryRun)
+	deletes, missing, err := run.adoptSurplus(ctx, in.Platform, in.Pools, surplus, o.DryRun)
 	if err != nil {
 		return res, err
 	}
@@ -168,32 +179,11 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	// A dry run against a persistent backend does not record the surplus
 	// servers in state: their deletes are listed from the node files.
 	sum.Deletes = append(sum.Deletes, missing...)
-	res.Summary = sum
-	if o.OnPlan != nil {
-		o.OnPlan(sum)
+	if ok, err := o.confirm(ctx, sum, run.statePath(), deletes, &res); !ok || err != nil {
+		return res, err
 	}
-	if o.DryRun {
-		return res, nil
-	}
-	if !sum.Empty() {
-		ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
-			Prompter: o.Prompter, StatePath: run.statePath(), Deletes: deletes, AllowDelete: o.AllowDelete})
-		if err != nil {
-			return res, err
-		}
-		if !ok {
-			res.Declined = true
-			return res, nil
-		}
-	}
-	if !maps.EqualFunc(plat.Pools, pools, poolEqual) {
-		if _, err := p.Store.UpdatePlatform(ctx, o.Platform, func(pl *nodes.Platform) error {
-			pl.Pools = pools
-			return nil
-		}); err != nil {
-			return res, fmt.Errorf("write pools: %w", err)
-		}
-		plat.Pools = pools
+	if err := p.savePools(ctx, o.Platform, plat, in.Pools); err != nil {
+		return res, err
 	}
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("apply plan of platform %s: %w", o.Platform, err)
@@ -203,460 +193,46 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	if err != nil {
 		return res, err
 	}
-	res.Nodes, err = p.writeServers(ctx, plat, prov.Name(), servers, existingNodes)
-	if err != nil {
+	if res.Nodes, err = p.writeServers(ctx, plat, prov.Name(), servers, existingNodes); err != nil {
 		return res, err
 	}
-	gone := map[string]bool{}
-	for _, e := range surplus {
-		gone[e.ServerID] = true
-	}
-	var removed []*nodes.Node
-	for _, n := range existingNodes {
-		if id := n.ProviderMetadata.ServerID; id != "" && gone[id] {
-			removed = append(removed, n)
-		}
-	}
-	for _, n := range removed {
-		if err := p.Store.DeleteNode(ctx, o.Platform, n.Hostname); err != nil {
-			return res, fmt.Errorf("remove node file of deleted server %s (%s): %w", n.ProviderMetadata.ServerID, n.Hostname, err)
-		}
-		res.Removed = append(res.Removed, n.Hostname)
-	}
-	slices.Sort(res.Removed)
-	return res, nil
+	res.Removed, err = p.removeSurplus(ctx, o.Platform, surplus, existingNodes)
+	return res, err
 }
 
-// adoptSurplus puts the surplus servers of a lowered count into state, so
-// that the plan of the configuration without them deletes them: an
-// import-only configuration of just those servers, every change ignored,
-// planned and applied (state only; the plan is checked to change
-// nothing). Servers already in a persistent state are not imported again.
-// It returns the resource addresses the plan is to delete; on a dry run
-// with a persistent backend the servers not in state are not imported
-// but returned as missing deletes instead, so that a dry run writes
-// nothing.
-func (t *tofuRun) adoptSurplus(ctx context.Context, plat *nodes.Platform, pools map[string]nodes.Pool, surplus []providers.Existing, dryRun bool) ([]string, []tofu.Change, error) {
-	if len(surplus) == 0 {
-		return nil, nil, nil
+// confirm gives sum to OnPlan and reports whether to apply it: not on a
+// dry run, at once when it changes nothing, else as [Gate] decides (a
+// decline sets res.Declined). deletes are the addresses planned to be
+// deleted on purpose.
+func (o ProvisionOptions) confirm(ctx context.Context, sum tofu.Summary, statePath string, deletes []string, res *ProvisionResult) (bool, error) {
+	res.Summary = sum
+	if o.OnPlan != nil {
+		o.OnPlan(sum)
 	}
-	acfg, err := t.prov.Configure(providers.Input{Platform: plat, Pools: pools, Existing: surplus, ImportOnly: true})
-	if err != nil {
-		return nil, nil, fmt.Errorf("configure %s: %w", t.prov.Name(), err)
+	if o.DryRun {
+		return false, nil
 	}
-	for i := range acfg.Resources {
-		acfg.Resources[i].Lifecycle = &tofu.Lifecycle{IgnoreAllChanges: true}
+	if sum.Empty() {
+		return true, nil
 	}
-	deletes := make([]string, 0, len(acfg.Imports))
-	for _, im := range acfg.Imports {
-		deletes = append(deletes, im.To)
-	}
-	inState := map[string]bool{}
-	if t.backend.Persistent() {
-		if err := t.init(ctx, acfg); err != nil {
-			return nil, nil, err
-		}
-		st, err := t.r.State(ctx)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read state: %w", err)
-		}
-		for _, r := range rootResources(st) {
-			inState[r.Address] = true
-		}
-	}
-	var imports []tofu.Import
-	var missing []tofu.Change
-	for _, im := range acfg.Imports {
-		if inState[im.To] {
-			continue
-		}
-		if dryRun && t.backend.Persistent() {
-			missing = append(missing, tofu.Change{Address: im.To, Type: strings.SplitN(im.To, ".", 2)[0], ImportID: im.ID})
-			continue
-		}
-		imports = append(imports, im)
-	}
-	if len(imports) == 0 {
-		return deletes, missing, nil
-	}
-	acfg.Imports = imports
-	sp, sum, err := t.plan(ctx, acfg, tofu.PlanOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: %w", err)
-	}
-	if !sum.Empty() || len(sum.Imports) != len(imports) {
-		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: the import plan is not import only (%s): %w", sum, ErrDestructivePlan)
-	}
-	if err := t.r.Apply(ctx, sp); err != nil {
-		return nil, nil, fmt.Errorf("adopt the servers a lowered count leaves out: %w", err)
-	}
-	return deletes, missing, nil
+	ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
+		Prompter: o.Prompter, StatePath: statePath, Deletes: deletes, AllowDelete: o.AllowDelete})
+	res.Declined = err == nil && !ok
+	return ok, err
 }
 
-func poolEqual(a, b nodes.Pool) bool {
-	return slices.Equal(a.Zones, b.Zones) && a.Machine == b.Machine && a.Count == b.Count && a.IPPool == b.IPPool &&
-		slices.EqualFunc(a.Hardware, b.Hardware, func(x, y nodes.Machine) bool {
-			return x.Pool == y.Pool && slices.Equal(x.MACs, y.MACs) && x.Serial == y.Serial && x.UUID == y.UUID &&
-				x.BootDisk == y.BootDisk && slices.Equal(x.DataPools, y.DataPools)
-		})
-}
-
-var nonLabel = regexp.MustCompile(`[^a-z0-9]+`)
-
-func poolLabel(s string) string {
-	return strings.Trim(nonLabel.ReplaceAllString(strings.ToLower(s), "-"), "-")
-}
-
-// specPools parses specs into pools named by their zone's last segment,
-// with the machine type added when two specs would share a name.
-func (p *Project) specPools(specs []string) (map[string]nodes.Pool, error) {
-	var parsed []zones.Spec
-	byName := map[string]int{}
-	for _, s := range specs {
-		sp, err := zones.ParseSpec(s)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.Topology.Check(sp.Zone); err != nil {
-			return nil, err
-		}
-		parsed = append(parsed, sp)
-		byName[baseName(sp)]++
-	}
-	out := map[string]nodes.Pool{}
-	for _, sp := range parsed {
-		name := baseName(sp)
-		if byName[name] > 1 {
-			name = poolLabel(name + "-" + sp.Type)
-		}
-		if len(name) > 63 || name == "" {
-			return nil, fmt.Errorf("spec %s: %w: pool name %q is not an RFC 1123 label", sp, zones.ErrInvalidSpec, name)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("spec %s: %w: pool %s given twice; want one spec per zone and type", sp, zones.ErrInvalidSpec, name)
-		}
-		out[name] = nodes.Pool{Zones: []string{sp.Zone}, Machine: sp.Type, Count: sp.Count}
-	}
-	return out, nil
-}
-
-func baseName(sp zones.Spec) string {
-	return poolLabel(sp.Zone[strings.LastIndexByte(sp.Zone, '.')+1:])
-}
-
-// provider returns the platform's provider, refusing manual for op.
-func (p *Project) provider(plat *nodes.Platform, op string) (providers.Provider, error) {
-	name := plat.Infrastructure.MetalProvider
-	if name == "manual" || name == "" {
-		return nil, fmt.Errorf("platform %s uses the manual provider: %w: nothing to %s", plat.Name, providers.ErrNoInfrastructure, op)
-	}
-	prov, err := p.providers.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("platform %s: %w", plat.Name, err)
-	}
-	return prov, nil
-}
-
-// adopt returns the servers of ns to import: a node named
-// <platform>-<pool>-NNN in slot NNN-1, any other with a server id in
-// the pool of the same zones, in the lowest free slot by server id.
-func adopt(platform string, pools map[string]nodes.Pool, ns []*nodes.Node) []providers.Existing {
-	var out []providers.Existing
-	used := map[string]map[int]bool{}
-	var rest []*nodes.Node
-	for _, n := range ns {
-		id := n.ProviderMetadata.ServerID
-		if id == "" {
-			continue
-		}
-		if pool, idx, ok := slotOf(platform, pools, n.Hostname); ok && !used[pool][idx] {
-			if used[pool] == nil {
-				used[pool] = map[int]bool{}
-			}
-			used[pool][idx] = true
-			out = append(out, providers.Existing{Pool: pool, Index: idx, ServerID: id})
-			continue
-		}
-		rest = append(rest, n)
-	}
-	slices.SortFunc(rest, func(a, b *nodes.Node) int {
-		return strings.Compare(a.ProviderMetadata.ServerID, b.ProviderMetadata.ServerID)
-	})
-	names := slices.Sorted(maps.Keys(pools))
-	for _, n := range rest {
-		for _, name := range names {
-			if !sameSet(pools[name].Zones, n.Zones) {
-				continue
-			}
-			if used[name] == nil {
-				used[name] = map[int]bool{}
-			}
-			idx := 0
-			for used[name][idx] {
-				idx++
-			}
-			used[name][idx] = true
-			out = append(out, providers.Existing{Pool: name, Index: idx, Hostname: n.Hostname, ServerID: n.ProviderMetadata.ServerID})
-			break
-		}
-	}
-	return out
-}
-
-// slotOf parses a hostname <platform>-<pool>-NNN of a known pool.
-func slotOf(platform string, pools map[string]nodes.Pool, hostname string) (string, int, bool) {
-	rest, ok := strings.CutPrefix(hostname, platform+"-")
-	if !ok {
-		return "", 0, false
-	}
-	i := strings.LastIndexByte(rest, '-')
-	if i < 0 || len(rest)-i-1 < 3 {
-		return "", 0, false
-	}
-	pool, num := rest[:i], rest[i+1:]
-	k, err := strconv.Atoi(num)
-	if _, known := pools[pool]; err != nil || !known || k < 1 || strings.HasPrefix(num, "+") {
-		return "", 0, false
-	}
-	return pool, k - 1, true
-}
-
-func sameSet(a, b []string) bool {
-	x, y := slices.Clone(a), slices.Clone(b)
-	slices.Sort(x)
-	slices.Sort(y)
-	return slices.Equal(slices.Compact(x), slices.Compact(y))
-}
-
-// runOptions are the tofu settings shared by provision, join and destroy.
-type runOptions struct {
-	TofuPath       string
-	Getenv         func(string) string
-	Env            map[string]string
-	Stdout, Stderr io.Writer
-}
-
-// tofuRun is a working directory and runner for one operation.
-type tofuRun struct {
-	wd   *tofu.Workdir
-	r    *tofu.Runner
-	prov providers.Provider
-	log  func(msg string, args ...any)
-	// last is the JSON of the last plan.
-	last *tfjson.Plan
-	// backend is where the state is kept, set into every configuration.
-	backend tofu.Backend
-	// inited is set once tofu init ran: the configurations of one run
-	// differ only in resources and imports (same providers, same
-	// backend), so later ones need no init of their own.
-	inited bool
-}
-
-func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o runOptions) (*tofuRun, error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	env, err := prov.Credentials(plat, getenv)
-	if err != nil {
-		return nil, fmt.Errorf("platform %s credentials: %w", plat.Name, err)
-	}
-	backend, benv, err := stateBackend(plat, getenv)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range benv {
-		env[k] = v
-	}
-	for k, v := range o.Env {
-		env[k] = v
-	}
-	bin, err := tofu.Find(ctx, tofu.FindOptions{Path: o.TofuPath, Logger: p.log})
-	if err != nil {
-		return nil, err
-	}
-	wd, err := tofu.OpenWorkdir(p.Store.Dir(), plat.Name)
-	if err != nil {
-		return nil, err
-	}
-	if err := wd.Clean(tofu.CleanOptions{}); err != nil {
-		return nil, fmt.Errorf("clean %s: %w", wd.Dir(), err)
-	}
-	r, err := tofu.NewRunner(bin, wd, tofu.RunnerOptions{Stdout: o.Stdout, Stderr: o.Stderr, Env: env, Logger: p.log})
-	if err != nil {
-		return nil, err
-	}
-	return &tofuRun{wd: wd, r: r, prov: prov, log: p.log.Warn, backend: backend}, nil
-}
-
-// close removes the transient state, plan and variables files.
-func (t *tofuRun) close() {
-	if err := t.wd.Clean(tofu.CleanOptions{}); err != nil {
-		t.log("clean tofu working directory", "dir", t.wd.Dir(), "err", err)
-	}
-}
-
-// statePath names where the state is, for messages.
-func (t *tofuRun) statePath() string {
-	if t.backend.Persistent() {
-		return "the " + t.backend.Type + " backend"
-	}
-	return t.wd.Path(tofu.StateFile)
-}
-
-// init writes cfg, with the run's backend, and runs tofu init the first
-// time.
-func (t *tofuRun) init(ctx context.Context, cfg *tofu.Config) error {
-	cfg.Backend = t.backend
-	b, err := cfg.Render()
-	if err != nil {
-		return fmt.Errorf("write configuration: %w", err)
-	}
-	if err := t.wd.WriteConfigBytes(b); err != nil {
-		return err
-	}
-	if t.inited {
+// savePools writes pools into the platform's platform.yaml, and into
+// plat, when they differ from plat's.
+func (p *Project) savePools(ctx context.Context, platform string, plat *nodes.Platform, pools map[string]nodes.Pool) error {
+	if maps.EqualFunc(plat.Pools, pools, poolEqual) {
 		return nil
 	}
-	if err := t.r.Init(ctx, tofu.InitOptions{Reconfigure: true}); err != nil {
-		return fmt.Errorf("tofu init: %w", err)
+	if _, err := p.Store.UpdatePlatform(ctx, platform, func(pl *nodes.Platform) error {
+		pl.Pools = pools
+		return nil
+	}); err != nil {
+		return fmt.Errorf("write pools: %w", err)
 	}
-	t.inited = true
+	plat.Pools = pools
 	return nil
-}
-
-func (t *tofuRun) plan(ctx context.Context, cfg *tofu.Config, po tofu.PlanOptions) (*tofu.SavedPlan, tofu.Summary, error) {
-	if cfg != nil {
-		if err := t.init(ctx, cfg); err != nil {
-			return nil, tofu.Summary{}, err
-		}
-	}
-	sp, err := t.r.Plan(ctx, po)
-	if err != nil {
-		return nil, tofu.Summary{}, fmt.Errorf("tofu plan: %w", err)
-	}
-	js, err := t.r.Show(ctx, sp)
-	if err != nil {
-		return nil, tofu.Summary{}, fmt.Errorf("tofu show: %w", err)
-	}
-	t.last = js
-	return sp, tofu.Classify(js, t.prov.Destructive()), nil
-}
-
-func (t *tofuRun) servers(ctx context.Context) ([]providers.Server, error) {
-	out, err := t.r.Output(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("tofu output: %w", err)
-	}
-	s, err := t.prov.Servers(out)
-	if err != nil {
-		return nil, fmt.Errorf("%s servers: %w", t.prov.Name(), err)
-	}
-	if e, ok := t.prov.(providers.StateEnricher); ok && len(s) > 0 {
-		st, err := t.r.State(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read state: %w", err)
-		}
-		providers.Enrich(e, s, func(yield func(string, map[string]any) bool) {
-			for _, r := range rootResources(st) {
-				if r.Mode == tfjson.ManagedResourceMode && !yield(r.Type, r.AttributeValues) {
-					return
-				}
-			}
-		})
-	}
-	return s, nil
-}
-
-// rootResources are the resources of st's root module; none for an
-// empty state.
-func rootResources(st *tfjson.State) []*tfjson.StateResource {
-	if st == nil || st.Values == nil || st.Values.RootModule == nil {
-		return nil
-	}
-	return st.Values.RootModule.Resources
-}
-
-// writeServers creates or updates the node file of each server.
-func (p *Project) writeServers(ctx context.Context, plat *nodes.Platform, provName string, servers []providers.Server, existing []*nodes.Node) ([]*nodes.Node, error) {
-	all := slices.Clone(existing)
-	var out []*nodes.Node
-	for _, s := range servers {
-		pool := plat.Pools[s.Pool]
-		var cur *nodes.Node
-		for _, n := range all {
-			if (s.ServerID != "" && n.ProviderMetadata.ServerID == s.ServerID) || n.Hostname == s.Hostname {
-				cur = n
-				break
-			}
-		}
-		zs := slices.Clone(pool.Zones)
-		slices.Sort(zs)
-		machine := s.Machine
-		if machine == "" {
-			machine = pool.Machine
-		}
-		fill := func(n *nodes.Node) error {
-			before := n.Zones
-			if len(zs) > 0 {
-				n.Zones = zs
-			}
-			n.Machine = machine
-			if s.PublicIP != "" {
-				n.Network.PublicIP = s.PublicIP
-			}
-			if s.PrivateIP != "" {
-				n.Network.PrivateIP = s.PrivateIP
-			}
-			if n.Network.PrivateIP == "" {
-				ipp, err := PoolFor(plat, pool.IPPool)
-				if err != nil {
-					return err
-				}
-				got, err := ipp.Allocate(UsedPrivateIPs(all), 1)
-				if err != nil {
-					return fmt.Errorf("platform %s: %w", plat.Name, err)
-				}
-				n.Network.PrivateIP = got[0].String()
-			}
-			n.ProviderMetadata.Provider = provName
-			n.ProviderMetadata.ServerID = s.ServerID
-			n.ProviderMetadata.Zone = s.Zone
-			if s.Region != "" {
-				n.ProviderMetadata.Region = s.Region
-			}
-			if s.Datacenter != "" {
-				n.ProviderMetadata.Datacenter = s.Datacenter
-			}
-			if s.OfferID != "" {
-				n.ProviderMetadata.OfferID = s.OfferID
-			}
-			n.ProviderMetadata.Machine = machine
-			if s.MAC != "" {
-				n.Network.PrivateMAC = s.MAC
-			}
-			n.K8sLabels = zoneLabels(n.K8sLabels, before, n.Zones)
-			return nil
-		}
-		var n *nodes.Node
-		var err error
-		if cur != nil {
-			n, err = p.Store.UpdateNode(ctx, plat.Name, cur.Hostname, fill)
-		} else {
-			n = &nodes.Node{Hostname: s.Hostname, Platform: plat.Name}
-			if err = fill(n); err == nil {
-				err = p.Store.CreateNode(ctx, n)
-			}
-			all = append(all, n)
-		}
-		if err != nil {
-			return out, fmt.Errorf("write node %s (server %s): %w", s.Hostname, s.ServerID, err)
-		}
-		if cur != nil && n == nil {
-			n = cur
-		}
-		out = append(out, n)
-	}
-	slices.SortFunc(out, func(a, b *nodes.Node) int { return strings.Compare(a.Hostname, b.Hostname) })
-	return out, nil
 }

@@ -3,7 +3,6 @@ package plasmanode
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 
@@ -51,32 +50,11 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 		return res, fmt.Errorf("plan %s: %w", d.Name(), err)
 	}
 	sum := pl.Summary()
-	res.Summary = sum
-	if o.OnPlan != nil {
-		o.OnPlan(sum)
+	if ok, err := o.confirm(ctx, sum, in.Dir, nil, &res); !ok || err != nil {
+		return res, err
 	}
-	if o.DryRun {
-		return res, nil
-	}
-	if !sum.Empty() {
-		ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
-			Prompter: o.Prompter, StatePath: in.Dir})
-		if err != nil {
-			return res, err
-		}
-		if !ok {
-			res.Declined = true
-			return res, nil
-		}
-	}
-	if !maps.EqualFunc(plat.Pools, in.Pools, poolEqual) {
-		if _, err := p.Store.UpdatePlatform(ctx, o.Platform, func(pl *nodes.Platform) error {
-			pl.Pools = in.Pools
-			return nil
-		}); err != nil {
-			return res, fmt.Errorf("write pools: %w", err)
-		}
-		plat.Pools = in.Pools
+	if err := p.savePools(ctx, o.Platform, plat, in.Pools); err != nil {
+		return res, err
 	}
 	servers, err := pl.Apply(ctx)
 	if err != nil {
