@@ -74,6 +74,24 @@ func TestJoinRefusesBadUsageWithExit2(t *testing.T) {
 	}
 }
 
+// TestProvisionUnknownProviderExitsTwo: a platform.yaml naming a provider
+// plasma-node does not have is bad input, naming the ones it has.
+func TestProvisionUnknownProviderExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Infrastructure.MetalProvider = "gcp"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := plasma(t, dir, "provision", "demo", "-z", "web:n1:1")
+	want := `plasma-node: platform demo: provider "gcp": unknown provider (known: aws, hetzner, manual, ovh, pxe, scaleway)` + "\n"
+	if diff := cmp.Diff(result{code: 2, err: want}, r, cmp.AllowUnexported(result{})); diff != "" {
+		t.Errorf("provision (-want +got):\n%s", diff)
+	}
+}
+
 func TestProvisionManualPlatformIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	mustRun(t, dir, "add", "hand")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +12,8 @@ import (
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/providers/manual"
 )
 
 func TestExitCode(t *testing.T) {
@@ -73,5 +76,28 @@ func TestOrNoneFillsEmptyFields(t *testing.T) {
 		if got := orNone(in); got != want {
 			t.Errorf("orNone(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestAFrontEndWithItsOwnProviders: a built-in provider left out of the
+// front end's set is unknown, bad usage naming the known ones.
+func TestAFrontEndWithItsOwnProviders(t *testing.T) {
+	set, err := providers.NewSet(&manual.Provider{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	e := Env{Dir: t.TempDir(), Providers: set, Stdout: &out}
+	none := func(string) bool { return false }
+	ctx := context.Background()
+	err = Add(ctx, e, "cloud", plasmanode.ScaffoldOptions{Provider: "hetzner"}, plasmanode.RegisterOptions{}, none)
+	if diff := cmp.Diff(`provider "hetzner": unknown provider (known: manual)`, fmt.Sprint(err)); diff != "" {
+		t.Errorf("message (-want +got):\n%s", diff)
+	}
+	if rc := ExitCode(err); rc != 2 {
+		t.Errorf("ExitCode() = %d, want 2", rc)
+	}
+	if err := Add(ctx, e, "hand", plasmanode.ScaffoldOptions{Provider: "manual"}, plasmanode.RegisterOptions{}, none); err != nil {
+		t.Errorf("a provider of the set: %v", err)
 	}
 }
