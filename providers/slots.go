@@ -55,6 +55,41 @@ func ResourceName(platform, pool string, index int) string {
 // unknown pool, with no server id, a negative index, or a pool slot or
 // server id used twice, and a hostname that is not an RFC 1123 label.
 func Slots(in Input) ([]Slot, error) {
+	names, err := poolNames(in)
+	if err != nil {
+		return nil, err
+	}
+	byPool, err := existingByPool(in, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []Slot
+	hosts := map[string]bool{}
+	for _, name := range names {
+		slots, err := poolSlots(in, name, byPool[name])
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range slots {
+			if !labelRE.MatchString(s.Hostname) {
+				return nil, fmt.Errorf("configure: hostname %q: %w: want an RFC 1123 label of at most 63 characters", s.Hostname, ErrInvalidInput)
+			}
+			if hosts[s.Hostname] {
+				return nil, fmt.Errorf("configure: hostname %q: %w: used by two servers", s.Hostname, ErrInvalidInput)
+			}
+			hosts[s.Hostname] = true
+			if !s.Adopted() && s.Machine == "" {
+				return nil, fmt.Errorf("configure: pool %q: %w: no machine type to create servers with", name, ErrInvalidInput)
+			}
+		}
+		out = append(out, slots...)
+	}
+	return out, nil
+}
+
+// poolNames checks the platform and pool names and counts of in and
+// returns the pool names, sorted.
+func poolNames(in Input) ([]string, error) {
 	if in.Platform == nil {
 		return nil, fmt.Errorf("configure: %w: no platform", ErrInvalidInput)
 	}
@@ -73,7 +108,12 @@ func Slots(in Input) ([]Slot, error) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	return names, nil
+}
 
+// existingByPool checks the servers to adopt of in and groups them by
+// pool; names are the pools, for messages.
+func existingByPool(in Input, names []string) (map[string][]Existing, error) {
 	byPool := map[string][]Existing{}
 	ids := map[string]bool{}
 	for _, e := range in.Existing {
@@ -92,56 +132,44 @@ func Slots(in Input) ([]Slot, error) {
 		ids[e.ServerID] = true
 		byPool[e.Pool] = append(byPool[e.Pool], e)
 	}
+	return byPool, nil
+}
 
-	var out []Slot
-	hosts := map[string]bool{}
-	for _, name := range names {
-		pool := in.Pools[name]
-		ex := byPool[name]
-		slices.SortFunc(ex, func(a, b Existing) int { return a.Index - b.Index })
-		used := map[int]bool{}
-		var slots []Slot
-		for _, e := range ex {
-			if used[e.Index] {
-				return nil, fmt.Errorf("configure: server %q: %w: pool %q slot %d is taken by another server", e.ServerID, ErrInvalidInput, name, e.Index)
-			}
-			used[e.Index] = true
-			if !in.ImportOnly && len(slots) >= pool.Count {
+// poolSlots lays out pool name of in: the adopted servers ex in their
+// slots (up to the pool's count, unless in.ImportOnly), then new servers
+// in the lowest free slots up to the count, sorted by slot.
+func poolSlots(in Input, name string, ex []Existing) ([]Slot, error) {
+	plat, pool := in.Platform.Name, in.Pools[name]
+	slices.SortFunc(ex, func(a, b Existing) int { return a.Index - b.Index })
+	used := map[int]bool{}
+	var slots []Slot
+	for _, e := range ex {
+		if used[e.Index] {
+			return nil, fmt.Errorf("configure: server %q: %w: pool %q slot %d is taken by another server", e.ServerID, ErrInvalidInput, name, e.Index)
+		}
+		used[e.Index] = true
+		if !in.ImportOnly && len(slots) >= pool.Count {
+			continue
+		}
+		h := e.Hostname
+		if h == "" {
+			h = Hostname(plat, name, e.Index)
+		}
+		slots = append(slots, Slot{Pool: name, Index: e.Index, Hostname: h,
+			Resource: ResourceName(plat, name, e.Index), Machine: pool.Machine, ServerID: e.ServerID})
+	}
+	if !in.ImportOnly {
+		for i := 0; len(slots) < pool.Count; i++ {
+			if used[i] {
 				continue
 			}
-			h := e.Hostname
-			if h == "" {
-				h = Hostname(plat, name, e.Index)
-			}
-			slots = append(slots, Slot{Pool: name, Index: e.Index, Hostname: h,
-				Resource: ResourceName(plat, name, e.Index), Machine: pool.Machine, ServerID: e.ServerID})
+			used[i] = true
+			slots = append(slots, Slot{Pool: name, Index: i, Hostname: Hostname(plat, name, i),
+				Resource: ResourceName(plat, name, i), Machine: pool.Machine})
 		}
-		if !in.ImportOnly {
-			for i := 0; len(slots) < pool.Count; i++ {
-				if used[i] {
-					continue
-				}
-				used[i] = true
-				slots = append(slots, Slot{Pool: name, Index: i, Hostname: Hostname(plat, name, i),
-					Resource: ResourceName(plat, name, i), Machine: pool.Machine})
-			}
-		}
-		slices.SortFunc(slots, func(a, b Slot) int { return a.Index - b.Index })
-		for _, s := range slots {
-			if !labelRE.MatchString(s.Hostname) {
-				return nil, fmt.Errorf("configure: hostname %q: %w: want an RFC 1123 label of at most 63 characters", s.Hostname, ErrInvalidInput)
-			}
-			if hosts[s.Hostname] {
-				return nil, fmt.Errorf("configure: hostname %q: %w: used by two servers", s.Hostname, ErrInvalidInput)
-			}
-			hosts[s.Hostname] = true
-			if !s.Adopted() && s.Machine == "" {
-				return nil, fmt.Errorf("configure: pool %q: %w: no machine type to create servers with", name, ErrInvalidInput)
-			}
-		}
-		out = append(out, slots...)
 	}
-	return out, nil
+	slices.SortFunc(slots, func(a, b Slot) int { return a.Index - b.Index })
+	return slots, nil
 }
 
 // Surplus returns the Existing servers of in that [Slots] leaves out

@@ -159,92 +159,116 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 	if err != nil {
 		return nil, err
 	}
+	l := layout{in: in, hw: hw, regs: regs, taken: map[string]string{}, need: map[string]int{}, kept: map[string]bool{},
+		p: &plan{dir: in.Dir, log: log}}
 	// Machines already taken: by a node, or by a registration.
-	taken := map[string]string{}
 	for _, e := range in.Existing {
-		taken["id "+e.ServerID] = "node " + hostOf(in.Platform.Name, e)
+		l.taken["id "+e.ServerID] = "node " + hostOf(in.Platform.Name, e)
 	}
 	for name, r := range regs {
 		for _, k := range pins(machineOf(r)) {
-			taken[k] = "registration " + name
+			l.taken[k] = "registration " + name
 		}
 	}
-	isFree := func(h Hardware) bool {
-		if _, ok := taken["id "+MachineID(h.Machine)]; ok {
-			return false
-		}
-		for _, k := range pins(h.Machine) {
-			if _, ok := taken[k]; ok {
-				return false
-			}
-		}
-		return true
-	}
-	p := &plan{dir: in.Dir, log: log}
-	need := map[string]int{}
-	kept := map[string]bool{}
 	for _, s := range slots {
-		pool := in.Pools[s.Pool]
-		srv := providers.Server{Hostname: s.Hostname, Pool: s.Pool, Machine: pool.Machine, ServerID: s.ServerID}
-		if s.Adopted() {
-			kept[s.ServerID] = true
-			if r, ok := regs[s.Hostname]; ok && len(r.MACs) > 0 {
-				srv.MAC = r.MACs[0]
-			}
-			p.servers = append(p.servers, srv)
-			continue
+		if err := l.place(s); err != nil {
+			return nil, err
 		}
-		if r, ok := regs[s.Hostname]; ok {
-			srv.ServerID = MachineID(machineOf(r))
-			if srv.ServerID == "" {
-				return nil, fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, in.Dir, ErrInvalidHardware, s.Hostname)
-			}
-			if len(r.MACs) > 0 {
-				srv.MAC = r.MACs[0]
-			}
-			p.servers = append(p.servers, srv)
-			p.summary.Creates = append(p.summary.Creates, change(s.Hostname, machineOf(r), "node file; the registration exists"))
-			continue
-		}
-		i := slices.IndexFunc(hw, func(h Hardware) bool { return (h.Pool == "" || h.Pool == s.Pool) && isFree(h) })
-		if i < 0 {
-			need[s.Pool]++
-			continue
-		}
-		h := hw[i]
-		for _, k := range append(pins(h.Machine), "id "+MachineID(h.Machine)) {
-			taken[k] = "node " + s.Hostname
-		}
-		r, err := registration(s.Hostname, h.Machine)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w: %w", h.Where, ErrInvalidHardware, err)
-		}
-		p.create = append(p.create, r)
-		srv.ServerID = MachineID(h.Machine)
-		if len(r.MACs) > 0 {
-			srv.MAC = r.MACs[0]
-		}
-		p.servers = append(p.servers, srv)
-		p.summary.Creates = append(p.summary.Creates, change(s.Hostname, h.Machine, "boot disk "+r.BootDisk.String()))
 	}
-	if len(need) > 0 {
-		var parts []string
-		for _, name := range sortedKeys(need) {
-			parts = append(parts, fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name]))
-		}
-		src := "pools.<pool>.hardware in platform.yaml"
-		if in.HardwareFile != "" {
-			src = in.HardwareFile + " or " + src
-		}
-		return nil, fmt.Errorf("%s: %w: add machines (each with macs, serial or uuid) to %s, or lower the count", strings.Join(parts, "; "), ErrNoHardware, src)
+	if len(l.need) > 0 {
+		return nil, notEnough(l.need, in.HardwareFile)
 	}
 	for _, e := range in.Existing {
-		if !kept[e.ServerID] {
-			p.summary.Deletes = append(p.summary.Deletes, tofu.Change{Address: ResourceType + "." + hostOf(in.Platform.Name, e), Type: ResourceType, ImportID: e.ServerID})
+		if !l.kept[e.ServerID] {
+			l.p.summary.Deletes = append(l.p.summary.Deletes, tofu.Change{Address: ResourceType + "." + hostOf(in.Platform.Name, e), Type: ResourceType, ImportID: e.ServerID})
 		}
 	}
-	slices.SortFunc(p.servers, func(a, b providers.Server) int { return strings.Compare(a.Hostname, b.Hostname) })
-	return p, nil
+	slices.SortFunc(l.p.servers, func(a, b providers.Server) int { return strings.Compare(a.Hostname, b.Hostname) })
+	return l.p, nil
+}
+
+// layout is [Provider.Plan] under way: the slots placed so far on the
+// machines of the hardware lists.
+type layout struct {
+	in   providers.DirectInput
+	hw   []Hardware
+	regs map[string]answer.Registration
+	// taken says who has a machine, by pin ("mac ...") or "id <machine id>".
+	taken map[string]string
+	// need counts the machines each pool lacks.
+	need map[string]int
+	// kept are the server ids of the adopted servers.
+	kept map[string]bool
+	p    *plan
+}
+
+// free reports whether machine h is neither a node's nor pinned by a
+// registration.
+func (l *layout) free(h Hardware) bool {
+	if _, ok := l.taken["id "+MachineID(h.Machine)]; ok {
+		return false
+	}
+	for _, k := range pins(h.Machine) {
+		if _, ok := l.taken[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+// place lays out slot s: an adopted server as it is, a new one on the
+// registration of its hostname or else on the next free machine of its
+// pool (counted in need when there is none).
+func (l *layout) place(s providers.Slot) error {
+	srv := providers.Server{Hostname: s.Hostname, Pool: s.Pool, Machine: l.in.Pools[s.Pool].Machine, ServerID: s.ServerID}
+	r, registered := l.regs[s.Hostname]
+	switch {
+	case s.Adopted():
+		l.kept[s.ServerID] = true
+	case registered:
+		srv.ServerID = MachineID(machineOf(r))
+		if srv.ServerID == "" {
+			return fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, l.in.Dir, ErrInvalidHardware, s.Hostname)
+		}
+		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, machineOf(r), "node file; the registration exists"))
+	default:
+		i := slices.IndexFunc(l.hw, func(h Hardware) bool { return (h.Pool == "" || h.Pool == s.Pool) && l.free(h) })
+		if i < 0 {
+			l.need[s.Pool]++
+			return nil
+		}
+		h := l.hw[i]
+		for _, k := range append(pins(h.Machine), "id "+MachineID(h.Machine)) {
+			l.taken[k] = "node " + s.Hostname
+		}
+		var err error
+		if r, err = registration(s.Hostname, h.Machine); err != nil {
+			return fmt.Errorf("%s: %w: %w", h.Where, ErrInvalidHardware, err)
+		}
+		registered = true
+		l.p.create = append(l.p.create, r)
+		srv.ServerID = MachineID(h.Machine)
+		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, h.Machine, "boot disk "+r.BootDisk.String()))
+	}
+	if registered && len(r.MACs) > 0 {
+		srv.MAC = r.MACs[0]
+	}
+	l.p.servers = append(l.p.servers, srv)
+	return nil
+}
+
+// notEnough is the error of pools that need more machines than the
+// hardware lists give.
+func notEnough(need map[string]int, hardwareFile string) error {
+	var parts []string
+	for _, name := range sortedKeys(need) {
+		parts = append(parts, fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name]))
+	}
+	src := "pools.<pool>.hardware in platform.yaml"
+	if hardwareFile != "" {
+		src = hardwareFile + " or " + src
+	}
+	return fmt.Errorf("%s: %w: add machines (each with macs, serial or uuid) to %s, or lower the count", strings.Join(parts, "; "), ErrNoHardware, src)
 }
 
 func change(host string, m nodes.Machine, note string) tofu.Change {
