@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"math"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -33,12 +31,18 @@ type UnsupportedError struct {
 	// Since is the first installer release knowing the key (in this
 	// spelling).
 	Since Version
+	// Until, when set, is the last installer release knowing the key:
+	// Version is newer.
+	Until Version
 	// Version is the installer release the answer is for.
 	Version Version
 }
 
 // Error says which key needs which release.
 func (e *UnsupportedError) Error() string {
+	if e.Until != 0 {
+		return fmt.Sprintf("%s is known to installers %s to %s, not %s", e.Key, e.Since, e.Until, e.Version)
+	}
 	return fmt.Sprintf("%s needs installer %s or later, not %s", e.Key, e.Since, e.Version)
 }
 
@@ -68,7 +72,7 @@ func Validate(a *Answer, v Version) error {
 	return err
 }
 
-// prepare adapts a to v (see adapt) and checks the result.
+// prepare adapts a copy of a to v (see adapter) and checks the result.
 func prepare(a *Answer, v Version, opts RenderOptions) (*Answer, error) {
 	if a == nil {
 		return nil, fmt.Errorf("%w: the answer is nil", ErrInvalid)
@@ -76,14 +80,18 @@ func prepare(a *Answer, v Version, opts RenderOptions) (*Answer, error) {
 	if err := checkVersion(v); err != nil {
 		return nil, err
 	}
-	b, err := adapt(a, v, opts)
-	if err != nil {
+	b := *a
+	ad := &adapter{v: v, drop: opts.DropUnsupported, log: opts.Logger}
+	if ad.log == nil {
+		ad.log = slog.New(slog.DiscardHandler)
+	}
+	answerTable.adapt(&b, ad)
+	if err := errors.Join(ad.errs...); err != nil {
 		return nil, err
 	}
-	var c checker
-	c.v = v
-	c.answer(b)
-	return b, errors.Join(c.errs...)
+	c := checker{v: v}
+	answerTable.checkAll(&c, &b)
+	return &b, errors.Join(c.errs...)
 }
 
 // checkVersion reports a version this package cannot render for.
@@ -97,89 +105,59 @@ func checkVersion(v Version) error {
 	return nil
 }
 
-// adapt returns a copy of a holding only what installer v knows, by these
-// rules:
+// adapter leaves out of a copy of an answer what installer v does not
+// know, walking the schema (table.adapt), by these rules:
 //
+//   - a key v does not know holding the installer's default (the row's
+//     dflt; a table holding only defaults) is left out;
+//   - any other such key is an error, or left out (and logged) with
+//     RenderOptions.DropUnsupported;
 //   - both root passwords set: the hashed one from 8.3, the plain one for
-//     8.2. Only a hashed one for 8.2 is an error.
-//   - fqdn from DHCP before 8.4 is an error: global.fqdn is required.
-//   - a newer key holding the installer's default is left out.
-//   - any other newer key is an error, or left out (and logged) with
-//     opts.DropUnsupported.
+//     8.2; only a hashed one for 8.2 is an error (adaptPasswords);
+//   - fqdn from DHCP before 8.4 is an error: global.fqdn is required
+//     (fqdnValue.adapt).
 //
-// adapt never changes a.
-func adapt(a *Answer, v Version, opts RenderOptions) (*Answer, error) {
-	b := *a
-	var errs []error
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// It never changes the caller's answer: tables are copied before they are
+// changed.
+type adapter struct {
+	v    Version
+	drop bool
+	log  *slog.Logger
+	errs []error
+}
+
+// unsupported records the key as unknown to the version.
+func (a *adapter) unsupported(k keyRule) {
+	a.errs = append(a.errs, k.unsupported(lastElem(k.path), k.since, a.v))
+}
+
+// leaveOut reports whether the key, unknown to the version, is to be left
+// out, and records an error when it is not.
+func (a *adapter) leaveOut(k keyRule) bool {
+	if !a.drop {
+		a.unsupported(k)
+		return false
 	}
-	unsupported := func(path string) {
-		errs = append(errs, &UnsupportedError{Key: path, Since: rule(path).since, Version: v})
-	}
-	// drop reports whether the newer key at path is to be left out, and
-	// records an error when it is not.
-	drop := func(path string) bool {
-		if !opts.DropUnsupported {
-			unsupported(path)
-			return false
-		}
-		log.Warn("answer key left out: installer too old", "key", path, "since", rule(path).since.String(), "version", v.String())
+	if k.until != 0 && a.v > k.until {
+		a.log.Warn("answer key left out: installer too new", "key", k.path, "until", k.until.String(), "version", a.v.String())
 		return true
 	}
+	a.log.Warn("answer key left out: installer too old", "key", k.path, "since", k.since.String(), "version", a.v.String())
+	return true
+}
 
-	g := &b.Global
-	if g.RootPasswordHashed != "" && v < rule("global.root-password-hashed").since {
+// adaptPasswords keeps the root password the installer takes: the hashed
+// one where it knows it, else the plain one.
+func adaptPasswords(g *Global, a *adapter) {
+	if g.RootPasswordHashed != "" && !hashedPassword.knownTo(a.v) {
 		if g.RootPassword == "" {
-			unsupported("global.root-password-hashed")
+			a.unsupported(hashedPassword)
 		}
 		g.RootPasswordHashed = ""
 	}
 	if g.RootPassword != "" && g.RootPasswordHashed != "" {
 		g.RootPassword = ""
 	}
-	if g.FQDN.FromDHCP && v < rule("global.fqdn.source").since {
-		unsupported("global.fqdn.source")
-	}
-	if g.RebootMode != "" && v < rule("global.reboot-mode").since {
-		if g.RebootMode == RebootModeReboot || drop("global.reboot-mode") {
-			g.RebootMode = ""
-		}
-	}
-	if g.SubscriptionKey != "" && v < rule("global.subscription-key").since && drop("global.subscription-key") {
-		g.SubscriptionKey = ""
-	}
-	if p := b.Network.InterfaceNamePinning; p != nil && v < rule("network.interface-name-pinning").since {
-		if ((p.Enabled == nil || !*p.Enabled) && len(p.Mapping) == 0) || drop("network.interface-name-pinning") {
-			b.Network.InterfaceNamePinning = nil
-		}
-	}
-	if bt := b.DiskSetup.Btrfs; bt != nil && bt.Compress != "" && v < rule("disk-setup.btrfs.compress").since {
-		if bt.Compress == "off" || drop("disk-setup.btrfs.compress") {
-			c := *bt
-			c.Compress = ""
-			b.DiskSetup.Btrfs = &c
-		}
-	}
-	if w := b.PostInstallationWebhook; w != nil {
-		switch {
-		case v < rule("post-installation-webhook").since:
-			if drop("post-installation-webhook") {
-				b.PostInstallationWebhook = nil
-			}
-		case w.AuthToken != "" && v < rule("post-installation-webhook.auth-token").since:
-			if drop("post-installation-webhook.auth-token") {
-				c := *w
-				c.AuthToken = ""
-				b.PostInstallationWebhook = &c
-			}
-		}
-	}
-	if b.FirstBoot != nil && v < rule("first-boot").since && drop("first-boot") {
-		b.FirstBoot = nil
-	}
-	return &b, errors.Join(errs...)
 }
 
 var (
@@ -228,85 +206,53 @@ func (c *checker) required(path, s string) bool {
 	return c.text(path, s)
 }
 
-// oneOf checks that s is one of the valid values.
+// oneOf checks that s, if set, is one of the valid values.
 func (c *checker) oneOf(path, s string, valid ...string) {
 	if s != "" && c.text(path, s) && !slices.Contains(valid, s) {
 		c.bad(path, "%q: want one of %s", s, strings.Join(valid, ", "))
 	}
 }
 
-func (c *checker) answer(a *Answer) {
-	c.global(&a.Global)
-	c.network(&a.Network)
-	c.diskSetup(&a.DiskSetup)
-	if w := a.PostInstallationWebhook; w != nil {
-		c.url("post-installation-webhook.url", w.URL, true)
-		c.fingerprint("post-installation-webhook.cert-fingerprint", w.CertFingerprint)
-		c.text("post-installation-webhook.auth-token", w.AuthToken)
+// url checks an http(s) URL.
+func (c *checker) url(path, s string, required bool) {
+	if s == "" {
+		if required {
+			c.bad(path, "required")
+		}
+		return
 	}
-	if f := a.FirstBoot; f != nil {
-		c.firstBoot(f)
+	if !c.text(path, s) {
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.bad(path, "%q: want an http or https URL such as \"https://prov.example/hook\"", s)
 	}
 }
 
-func (c *checker) global(g *Global) {
-	if c.required("global.keyboard", g.Keyboard) {
-		c.oneOf("global.keyboard", g.Keyboard, Keyboards()...)
-	}
-	if c.required("global.country", g.Country) && !countryRe.MatchString(g.Country) {
-		c.bad("global.country", "%q: want a lower-case two-letter country code such as \"at\" or \"us\"", g.Country)
-	}
-	c.fqdn(&g.FQDN)
-	if c.required("global.mailto", g.Mailto) && !mailtoRe.MatchString(g.Mailto) {
-		c.bad("global.mailto", "%q: want an e-mail address such as \"root@example.com\"", g.Mailto)
-	}
-	if c.required("global.timezone", g.Timezone) && !timezoneRe.MatchString(g.Timezone) {
-		c.bad("global.timezone", "%q: want a time zone name such as \"Europe/Vienna\" or \"UTC\"", g.Timezone)
-	}
-
-	switch {
-	case g.RootPassword != "" && g.RootPasswordHashed != "":
-		c.bad("global", "`global.root-password` and `global.root-password-hashed` cannot be set at the same time")
-	case g.RootPassword == "" && g.RootPasswordHashed == "":
-		c.bad("global", "One of `global.root-password` or `global.root-password-hashed` must be set")
-	}
-	if g.RootPassword != "" && c.text("global.root-password", g.RootPassword) &&
-		c.v.AtLeast(Version84) && utf8.RuneCountInString(g.RootPassword) < 8 {
-		c.bad("global.root-password", "`global.root-password` must be at least 8 characters long")
-	}
-	if h := g.RootPasswordHashed; h != "" && c.text("global.root-password-hashed", h) {
-		ok := len(h) > 3 && h[0] == '$' && strings.IndexByte(h[1:], '$') > 0 &&
-			!strings.ContainsFunc(h, func(r rune) bool { return r <= ' ' || r > '~' || r == ':' })
-		if !ok {
-			c.bad("global.root-password-hashed", "not a crypt(3) hash: want \"$id$salt$hash\" (see HashPassword) without spaces or colons")
-		}
-	}
-	c.oneOf("global.reboot-mode", string(g.RebootMode), string(RebootModeReboot), string(RebootModePowerOff))
-	for i, k := range g.RootSSHKeys {
-		path := fmt.Sprintf("global.root-ssh-keys[%d]", i)
-		if c.required(path, k) && len(strings.Fields(k)) < 2 {
-			c.bad(path, "%q: want an OpenSSH public key line such as \"ssh-ed25519 AAAA... comment\"", k)
-		}
-	}
-	if s := g.SubscriptionKey; s != "" && c.text("global.subscription-key", s) && !subscriptionRe.MatchString(s) {
-		c.bad("global.subscription-key", "not a subscription key: want the form pve4c-0123456789 (pveN, pbs or pmg, a level letter c/b/s/p, and 10 hex digits)")
+// fingerprint checks a SHA-256 certificate fingerprint.
+func (c *checker) fingerprint(path, s string) {
+	if s != "" && c.text(path, s) && !fingerprintRe.MatchString(strings.ReplaceAll(s, ":", "")) {
+		c.bad(path, "%q: want a SHA-256 fingerprint, 64 hex digits with optional colons (openssl x509 -noout -fingerprint -sha256)", s)
 	}
 }
 
-func (c *checker) fqdn(f *FQDN) {
+// fqdn checks global.fqdn (at path) in either form.
+func (c *checker) fqdn(path string, f *FQDN) {
+	domain := path + ".domain"
 	switch {
 	case f.FromDHCP && f.Name != "":
-		c.bad("global.fqdn", "set either a name or from DHCP, not both")
+		c.bad(path, "set either a name or from DHCP, not both")
 	case f.FromDHCP:
-		if f.Domain != "" && c.text("global.fqdn.domain", f.Domain) && !validDomain(f.Domain, 1) {
-			c.bad("global.fqdn.domain", "%q: want a domain name such as \"example.com\"", f.Domain)
+		if f.Domain != "" && c.text(domain, f.Domain) && !validDomain(f.Domain, 1) {
+			c.bad(domain, "%q: want a domain name such as \"example.com\"", f.Domain)
 		}
 	case f.Domain != "":
-		c.bad("global.fqdn.domain", "only with the FQDN from DHCP")
+		c.bad(domain, "only with the FQDN from DHCP")
 	case f.Name == "":
-		c.bad("global.fqdn", "required: a fully qualified domain name, or from DHCP")
-	case c.text("global.fqdn", f.Name) && !validDomain(f.Name, 2):
-		c.bad("global.fqdn", "%q: want a fully qualified domain name such as \"pve1.example.com\" (a bare host name is rejected)", f.Name)
+		c.bad(path, "required: a fully qualified domain name, or from DHCP")
+	case c.text(path, f.Name) && !validDomain(f.Name, 2):
+		c.bad(path, "%q: want a fully qualified domain name such as \"pve1.example.com\" (a bare host name is rejected)", f.Name)
 	}
 }
 
@@ -324,7 +270,21 @@ func validDomain(s string, minLabels int) bool {
 	return true
 }
 
-func (c *checker) network(n *Network) {
+// The rules across keys, each reported at the key the schema gives it.
+
+// checkPasswords: exactly one root password (the installer's messages).
+func checkPasswords(c *checker, g *Global) {
+	switch {
+	case g.RootPassword != "" && g.RootPasswordHashed != "":
+		c.bad("global", "`global.root-password` and `global.root-password-hashed` cannot be set at the same time")
+	case g.RootPassword == "" && g.RootPasswordHashed == "":
+		c.bad("global", "One of `global.root-password` or `global.root-password-hashed` must be set")
+	}
+}
+
+// checkNetworkSource: network.source decides which other keys are needed
+// and allowed.
+func checkNetworkSource(c *checker, n *Network) {
 	switch n.Source {
 	case "":
 		c.bad("network.source", "required: %q or %q", NetworkFromDHCP, NetworkFromAnswer)
@@ -366,53 +326,15 @@ func (c *checker) network(n *Network) {
 	default:
 		c.oneOf("network.source", string(n.Source), string(NetworkFromDHCP), string(NetworkFromAnswer))
 	}
-	c.filter("network.filter", n.Filter)
-
-	if p := n.InterfaceNamePinning; p != nil {
-		macs := map[string]bool{}
-		names := map[string]string{}
-		for _, mac := range slices.Sorted(maps.Keys(p.Mapping)) {
-			name := p.Mapping[mac]
-			path := fmt.Sprintf("network.interface-name-pinning.mapping.%q", mac)
-			if !c.text(path, mac) {
-				continue
-			}
-			m, ok := canonicalMAC(mac)
-			switch {
-			case !ok:
-				c.bad(path, "%q: want a MAC address such as \"24:8a:07:1e:05:bc\"", mac)
-			case macs[m]:
-				c.bad(path, "MAC %s is mapped twice", m)
-			}
-			macs[m] = true
-			if !c.required(path, name) {
-				continue
-			}
-			lower := strings.ToLower(name)
-			switch {
-			case len(name) > 15:
-				c.bad(path, "interface name '%s' for '%s' cannot be longer than 15 characters", name, m)
-			case !ifaceNameRe.MatchString(name):
-				c.bad(path, "interface name %q: want a letter, then letters, digits or _, optionally :N or .N, such as \"lan0\"", name)
-			case names[lower] != "":
-				c.bad(path, "interface name %q is also given to %s", name, names[lower])
-			}
-			names[lower] = m
-		}
-	}
 }
 
-// filter checks a udev filter table.
-func (c *checker) filter(path string, f map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(f)) {
-		kp := fmt.Sprintf("%s.%q", path, k)
-		if k == "" {
-			c.bad(path, "an empty udev property name")
-			continue
-		}
-		if c.text(kp, k) {
-			c.required(kp, f[k])
-		}
+// checkDiskSelection: exactly one of disk-list and filter.
+func checkDiskSelection(c *checker, d *DiskSetup) {
+	switch {
+	case len(d.DiskList) == 0 && len(d.Filter) == 0:
+		c.bad("disk-setup", "Need either 'disk-list' or 'filter' set")
+	case len(d.DiskList) > 0 && len(d.Filter) > 0:
+		c.bad("disk-setup", "Cannot use both, 'disk-list' and 'filter'")
 	}
 }
 
@@ -431,33 +353,9 @@ func minDisks(r RaidLevel) int {
 	return 1
 }
 
-func (c *checker) diskSetup(d *DiskSetup) {
-	c.oneOf("disk-setup.filesystem", string(d.Filesystem), string(FilesystemExt4), string(FilesystemXFS), string(FilesystemZFS), string(FilesystemBtrfs))
-	if d.Filesystem == "" {
-		c.bad("disk-setup.filesystem", "required: ext4, xfs, zfs or btrfs")
-	}
-	switch {
-	case len(d.DiskList) == 0 && len(d.Filter) == 0:
-		c.bad("disk-setup", "Need either 'disk-list' or 'filter' set")
-	case len(d.DiskList) > 0 && len(d.Filter) > 0:
-		c.bad("disk-setup", "Cannot use both, 'disk-list' and 'filter'")
-	}
-	seen := map[string]bool{}
-	for i, disk := range d.DiskList {
-		path := fmt.Sprintf("disk-setup.disk-list[%d]", i)
-		switch {
-		case !c.required(path, disk):
-		case strings.ContainsAny(disk, "/ "):
-			c.bad(path, "%q: want a kernel device name such as \"sda\" or \"nvme0n1\"", disk)
-		case seen[disk]:
-			c.bad("disk-setup.disk-list", "List of disks contains duplicate device %s", disk)
-		}
-		seen[disk] = true
-	}
-	c.filter("disk-setup.filter", d.Filter)
-	c.oneOf("disk-setup.filter-match", string(d.FilterMatch), string(FilterMatchAny), string(FilterMatchAll))
-
-	// Only the options table of the chosen filesystem may be present.
+// checkFilesystemOptions: only the options table of the chosen filesystem,
+// its RAID level, and enough disks for it.
+func checkFilesystemOptions(c *checker, d *DiskSetup) {
 	var want string
 	switch d.Filesystem {
 	case FilesystemExt4, FilesystemXFS:
@@ -493,29 +391,6 @@ func (c *checker) diskSetup(d *DiskSetup) {
 		} else if c.raid("disk-setup.btrfs.raid", d.Btrfs.Raid, Raid0, Raid1, Raid10) {
 			c.diskCount("Btrfs", d.Btrfs.Raid, d.DiskList)
 		}
-	}
-
-	if z := d.ZFS; z != nil {
-		c.intRange("disk-setup.zfs.ashift", z.Ashift, 9, 16)
-		c.intRange("disk-setup.zfs.arc-max", z.ArcMax, 64, math.MaxInt32)
-		c.intRange("disk-setup.zfs.copies", z.Copies, 1, 3)
-		c.oneOf("disk-setup.zfs.checksum", z.Checksum, "on", "fletcher4", "sha256")
-		c.oneOf("disk-setup.zfs.compress", z.Compress, "on", "off", "lzjb", "lz4", "zle", "gzip", "zstd")
-		c.size("disk-setup.zfs.hdsize", z.HDSize, true)
-	}
-	if l := d.LVM; l != nil {
-		c.size("disk-setup.lvm.hdsize", l.HDSize, true)
-		c.size("disk-setup.lvm.swapsize", l.SwapSize, false)
-		c.size("disk-setup.lvm.maxroot", l.MaxRoot, false)
-		c.size("disk-setup.lvm.maxvz", l.MaxVZ, false)
-		c.size("disk-setup.lvm.minfree", l.MinFree, false)
-		if l.HDSize != nil && l.SwapSize != nil && *l.SwapSize > *l.HDSize/2 {
-			c.bad("disk-setup.lvm.swapsize", "Swap size %g GiB cannot be greater than %g GiB (hard disk size / 2)", *l.SwapSize, *l.HDSize/2)
-		}
-	}
-	if b := d.Btrfs; b != nil {
-		c.size("disk-setup.btrfs.hdsize", b.HDSize, true)
-		c.oneOf("disk-setup.btrfs.compress", b.Compress, "on", "off", "zlib", "lzo", "zstd")
 	}
 }
 
@@ -553,55 +428,16 @@ func (c *checker) diskCount(fs string, r RaidLevel, disks []string) {
 	}
 }
 
-func (c *checker) intRange(path string, p *int, lo, hi int) {
-	if p != nil && (*p < lo || *p > hi) {
-		if hi == math.MaxInt32 {
-			c.bad(path, "%d: want at least %d", *p, lo)
-			return
-		}
-		c.bad(path, "%d: want %d to %d", *p, lo, hi)
+// checkSwapSize: at most half the disk for swap (the installer's message).
+func checkSwapSize(c *checker, l *LVMOptions) {
+	if l.HDSize != nil && l.SwapSize != nil && *l.SwapSize > *l.HDSize/2 {
+		c.bad("disk-setup.lvm.swapsize", "Swap size %g GiB cannot be greater than %g GiB (hard disk size / 2)", *l.SwapSize, *l.HDSize/2)
 	}
 }
 
-// size checks a size in GiB: finite, not negative, and above zero if
-// positive is set.
-func (c *checker) size(path string, p *float64, positive bool) {
-	switch {
-	case p == nil:
-	case math.IsNaN(*p) || math.IsInf(*p, 0):
-		c.bad(path, "want a number of GiB, not %g", *p)
-	case positive && *p <= 0:
-		c.bad(path, "%g: want a size above 0 GiB", *p)
-	case *p < 0:
-		c.bad(path, "%g: want a size of 0 GiB or more", *p)
-	}
-}
-
-// url checks an http(s) URL.
-func (c *checker) url(path, s string, required bool) {
-	if s == "" {
-		if required {
-			c.bad(path, "required")
-		}
-		return
-	}
-	if !c.text(path, s) {
-		return
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		c.bad(path, "%q: want an http or https URL such as \"https://prov.example/hook\"", s)
-	}
-}
-
-// fingerprint checks a SHA-256 certificate fingerprint.
-func (c *checker) fingerprint(path, s string) {
-	if s != "" && c.text(path, s) && !fingerprintRe.MatchString(strings.ReplaceAll(s, ":", "")) {
-		c.bad(path, "%q: want a SHA-256 fingerprint, 64 hex digits with optional colons (openssl x509 -noout -fingerprint -sha256)", s)
-	}
-}
-
-func (c *checker) firstBoot(f *FirstBoot) {
+// checkFirstBootSource: first-boot.source decides whether url and
+// cert-fingerprint are needed and allowed.
+func checkFirstBootSource(c *checker, f *FirstBoot) {
 	switch f.Source {
 	case "":
 		c.bad("first-boot.source", "required: %q or %q", FirstBootFromISO, FirstBootFromURL)
@@ -621,5 +457,4 @@ func (c *checker) firstBoot(f *FirstBoot) {
 	default:
 		c.oneOf("first-boot.source", string(f.Source), string(FirstBootFromISO), string(FirstBootFromURL))
 	}
-	c.oneOf("first-boot.ordering", string(f.Ordering), string(OrderingBeforeNetwork), string(OrderingNetworkOnline), string(OrderingFullyUp))
 }

@@ -61,7 +61,8 @@ const (
 	// 8.4 and later require it.
 	DefaultVersion = Version82
 
-	// kebabSince is the release from which keys are spelled in kebab-case.
+	// kebabSince is the release from which keys are spelled in kebab-case,
+	// and from which the snake_case spellings stay accepted as aliases.
 	kebabSince = Version84
 )
 
@@ -132,99 +133,25 @@ func (v Version) Supported() bool { return v >= MinVersion }
 // later) rather than snake_case.
 func (v Version) KebabCase() bool { return v >= kebabSince }
 
-// keyRule records when an answer key appeared and how it was spelled.
+// keyRule is a row of the schema compiled with its table: the key's path
+// and type, the releases knowing it, and its spellings. The schema tables
+// (schema_keys.go) are the source; keyRules lists them all.
 type keyRule struct {
 	// path is the canonical (kebab-case) dotted path: "global.root-password".
 	path string
-	// since is the first installer release that knows the key.
-	since Version
-	// legacy is the spelling of the last path element before 8.4, when it
-	// differs from the kebab-case one: "root_password".
+	typ  ValueType
+	// since is the first installer release that knows the key; until the
+	// last one, zero for no last one.
+	since, until Version
+	// legacy is the spelling of the last path element before its table
+	// went kebab-case (8.4), when it differs from the kebab-case one:
+	// "root_password".
 	legacy string
-	// alias says that from 8.4 the snake_case spelling is accepted too.
+	// alias says that from 8.4 another spelling is accepted too.
 	alias bool
-}
-
-// keyRules lists every key and section of the answer file. It is read-only.
-var keyRules = []keyRule{
-	{path: "global", since: Version82},
-	{path: "global.keyboard", since: Version82},
-	{path: "global.country", since: Version82},
-	{path: "global.fqdn", since: Version82},
-	{path: "global.fqdn.source", since: Version84},
-	{path: "global.fqdn.domain", since: Version84},
-	{path: "global.mailto", since: Version82},
-	{path: "global.timezone", since: Version82},
-	{path: "global.root-password", since: Version82, legacy: "root_password", alias: true},
-	{path: "global.root-password-hashed", since: Version83, legacy: "root_password_hashed", alias: true},
-	{path: "global.reboot-on-error", since: Version82, legacy: "reboot_on_error", alias: true},
-	{path: "global.reboot-mode", since: Version84, alias: true},
-	{path: "global.root-ssh-keys", since: Version82, legacy: "root_ssh_keys", alias: true},
-	{path: "global.subscription-key", since: Version92, alias: true},
-
-	{path: "network", since: Version82},
-	{path: "network.source", since: Version82},
-	{path: "network.cidr", since: Version82},
-	{path: "network.dns", since: Version82},
-	{path: "network.gateway", since: Version82},
-	{path: "network.filter", since: Version82},
-	{path: "network.interface-name-pinning", since: Version91},
-	{path: "network.interface-name-pinning.enabled", since: Version91},
-	{path: "network.interface-name-pinning.mapping", since: Version91},
-
-	{path: "disk-setup", since: Version82},
-	{path: "disk-setup.filesystem", since: Version82},
-	{path: "disk-setup.disk-list", since: Version82, legacy: "disk_list", alias: true},
-	{path: "disk-setup.filter", since: Version82},
-	{path: "disk-setup.filter-match", since: Version82, legacy: "filter_match", alias: true},
-	{path: "disk-setup.zfs", since: Version82},
-	{path: "disk-setup.zfs.raid", since: Version82},
-	{path: "disk-setup.zfs.ashift", since: Version82},
-	{path: "disk-setup.zfs.arc-max", since: Version82, legacy: "arc_max", alias: true},
-	{path: "disk-setup.zfs.checksum", since: Version82},
-	{path: "disk-setup.zfs.compress", since: Version82},
-	{path: "disk-setup.zfs.copies", since: Version82},
-	{path: "disk-setup.zfs.hdsize", since: Version82},
-	{path: "disk-setup.lvm", since: Version82},
-	{path: "disk-setup.lvm.hdsize", since: Version82},
-	{path: "disk-setup.lvm.swapsize", since: Version82},
-	{path: "disk-setup.lvm.maxroot", since: Version82},
-	{path: "disk-setup.lvm.maxvz", since: Version82},
-	{path: "disk-setup.lvm.minfree", since: Version82},
-	{path: "disk-setup.btrfs", since: Version82},
-	{path: "disk-setup.btrfs.raid", since: Version82},
-	{path: "disk-setup.btrfs.hdsize", since: Version82},
-	{path: "disk-setup.btrfs.compress", since: Version83},
-
-	{path: "post-installation-webhook", since: Version83},
-	{path: "post-installation-webhook.url", since: Version83},
-	{path: "post-installation-webhook.cert-fingerprint", since: Version83, legacy: "cert_fingerprint", alias: true},
-	{path: "post-installation-webhook.auth-token", since: Version92},
-
-	{path: "first-boot", since: Version83},
-	{path: "first-boot.source", since: Version83},
-	{path: "first-boot.ordering", since: Version83},
-	{path: "first-boot.url", since: Version83},
-	{path: "first-boot.cert-fingerprint", since: Version83, alias: true},
-}
-
-// rule returns the rule for a canonical path. Asking for a path missing from
-// keyRules is a programming error in this package, reported by the tests.
-func rule(path string) keyRule {
-	for _, r := range keyRules {
-		if r.path == path {
-			return r
-		}
-	}
-	return keyRule{path: path, since: LatestVersion + 1}
-}
-
-// name returns the last path element of r spelled as installer v expects.
-func (r keyRule) name(v Version) string {
-	if !v.KebabCase() && r.legacy != "" {
-		return r.legacy
-	}
-	return lastElem(r.path)
+	// names are the spellings with the first release accepting each, the
+	// canonical one first.
+	names []spelling
 }
 
 // spelling is one accepted spelling of a key and the first release
@@ -234,36 +161,84 @@ type spelling struct {
 	since Version
 }
 
-// spellings returns every spelling of r that some installer accepts, with
-// the first release accepting each.
-func (r keyRule) spellings() []spelling {
-	kebab := lastElem(r.path)
-	if r.legacy != "" {
-		return []spelling{{r.legacy, r.since}, {kebab, max(r.since, kebabSince)}}
+// newKeyRule compiles a row of a table whose keys are kebab-case from
+// release kebab: a key with an alias that is older than that was spelled
+// as its alias only, and gets its kebab-case spelling then; a newer one
+// has its kebab-case spelling from the start and the alias from 8.4, when
+// installers began accepting both.
+func newKeyRule(path, alias string, typ ValueType, first, last, kebab Version) keyRule {
+	r := keyRule{path: path, typ: typ, since: first, until: last}
+	key := lastElem(path)
+	switch {
+	case alias == "":
+		r.names = []spelling{{key, first}}
+	case first < kebab:
+		r.legacy, r.alias = alias, true
+		r.names = []spelling{{key, kebab}, {alias, first}}
+	default:
+		r.alias = true
+		r.names = []spelling{{key, first}, {alias, max(first, kebabSince)}}
 	}
-	out := []spelling{{kebab, r.since}}
-	if snake := strings.ReplaceAll(kebab, "-", "_"); r.alias && snake != kebab {
-		out = append(out, spelling{snake, max(r.since, kebabSince)})
+	return r
+}
+
+// rule returns the rule for a canonical path; a path missing from the
+// schema is known to no version.
+func rule(path string) keyRule {
+	for _, r := range keyRules {
+		if r.path == path {
+			return r
+		}
 	}
-	return out
+	return keyRule{path: path, since: LatestVersion + 1}
+}
+
+// knownTo reports whether installer v knows the key, in some spelling.
+func (r keyRule) knownTo(v Version) bool {
+	return v >= r.since && (r.until == 0 || v <= r.until)
+}
+
+// name returns the last path element of r spelled as installer v writes
+// it.
+func (r keyRule) name(v Version) string {
+	if a := r.accepts(v); len(a) > 0 {
+		return a[0]
+	}
+	return lastElem(r.path)
 }
 
 // accepts returns the spellings of r that installer v accepts, the one it
 // renders first; nil when v does not know the key.
 func (r keyRule) accepts(v Version) []string {
-	if v < r.since {
+	if !r.knownTo(v) {
 		return nil
 	}
 	var out []string
-	for _, s := range r.spellings() {
+	for _, s := range r.names {
 		if v >= s.since {
 			out = append(out, s.name)
 		}
 	}
-	if len(out) > 1 && out[0] != r.name(v) {
-		out[0], out[1] = out[1], out[0]
-	}
 	return out
+}
+
+// aliasName returns the key's other spelling, or "".
+func (r keyRule) aliasName() string {
+	if r.alias && len(r.names) > 1 {
+		return r.names[1].name
+	}
+	return ""
+}
+
+// unsupported returns the error for the key, spelled as name, at installer
+// v, which does not accept that spelling; since is the spelling's first
+// release.
+func (r keyRule) unsupported(name string, since, v Version) *UnsupportedError {
+	e := &UnsupportedError{Key: joinPath(parentPath(r.path), name), Since: since, Version: v}
+	if r.until != 0 && v > r.until {
+		e.Until = r.until
+	}
+	return e
 }
 
 // lastElem returns the part of a dotted path after its last dot.
