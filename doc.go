@@ -12,12 +12,24 @@
 //   - [github.com/plasmactl/plasma-node/nodes]: the Platform, Pool and Node
 //     types and the Store that reads and writes platforms/<p>/platform.yaml
 //     and platforms/<p>/nodes/<host>.yaml, keeping what a person wrote.
+//   - [github.com/plasmactl/plasma-node/tofu]: OpenTofu (or Terraform)
+//     found, configurations rendered, plans run and classified.
+//   - [github.com/plasmactl/plasma-node/providers]: the Provider each
+//     cloud implements and the Set a project may name; its subpackages
+//     are the providers, gathered by providers/builtin into the set a
+//     [Project] uses unless [Options.Providers] gives another.
 //   - [github.com/plasmactl/plasma-node/answer]: the Proxmox VE automated
 //     installer's answer file, system-info payload, registrations and the
 //     one-shot answer handler.
 //   - [github.com/plasmactl/plasma-node/pxe]: the provisioning window's
 //     server.
 //
-// This package does not print or exit: it returns values and errors and
-// logs through the *slog.Logger it is given.
+// This package does not print or exit: it returns results as values
+// ([ProvisionResult], [DestroyResult], ...), reports a plan before it
+// asks through the OnPlan callbacks, asks through the [Prompter] it is
+// given, and logs through the *slog.Logger it is given. Its errors say
+// what is wrong in the words of its options, not of a command line: an
+// [OptionError] names the options field at fault and a
+// [PlanRefusedError] the refused changes, so that a front end can name
+// its own flags; [IsUsageError] tells bad input from a failure.
 package plasmanode
