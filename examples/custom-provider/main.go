@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/providers/builtin"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 func main() {
@@ -82,14 +83,15 @@ func run(ctx context.Context, dir, tofuPath string, env map[string]string, out i
 	}
 	fmt.Fprintf(out, "%s", hcl)
 
-	o := plasmanode.ProvisionOptions{Platform: "demo", Specs: []string{"interaction.web:small:2"}, TofuPath: tofuPath, Env: env, Stdout: out}
+	o := plasmanode.ProvisionOptions{Platform: "demo", Specs: []string{"interaction.web:small:2"}, TofuPath: tofuPath, Env: env, Stdout: out,
+		OnPlan: func(s tofu.Summary) { printPlan(out, s) }}
 	step("plasma-node provision demo -z interaction.web:small:2 --dry-run")
 	o.DryRun = true
 	if _, err := p.Provision(ctx, o); err != nil {
 		return err
 	}
 	step("plasma-node provision demo -z interaction.web:small:2 --auto-approve")
-	o.DryRun, o.AutoApprove, o.Stdout = false, true, io.Discard
+	o.DryRun, o.AutoApprove, o.Stdout, o.OnPlan = false, true, io.Discard, nil
 	res, err := p.Provision(ctx, o)
 	if err != nil {
 		return err
@@ -111,4 +113,13 @@ func run(ctx context.Context, dir, tofuPath string, env map[string]string, out i
 		fmt.Fprintf(out, "    %s: %s\n", filepath.Base(f), b)
 	}
 	return nil
+}
+
+// printPlan shows a classified plan, as plasma-node does: the library
+// prints nothing, it hands the plan to OnPlan.
+func printPlan(w io.Writer, s tofu.Summary) {
+	fmt.Fprintf(w, "Plan: %s\n", s)
+	for _, c := range s.Creates {
+		fmt.Fprintf(w, "  %-20s %s\n", "create", c.Address)
+	}
 }
