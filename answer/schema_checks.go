@@ -199,4 +199,3 @@ func size(positive bool) func(c *checker, path string, p *float64) {
 		}
 	}
 }
-
