@@ -13,6 +13,14 @@
 // given installer reads it), [ParseSystemInfo] (the request body) and
 // [HashPassword].
 //
+// The answer file is declared once, as a schema of one table per TOML
+// table (listed by [Schema]): each key's name, type, first and last
+// installer release and legacy alias, bound to the model field it fills.
+// Rendering, decoding, the version rules (a key the installer does not
+// know is refused, or left out with [RenderOptions].DropUnsupported) and
+// the checks of each value are driven by it; the rules across keys (one
+// root password, what network.source allows) are written beside it.
+//
 // Key and section history, by installer release (see [Version82] and the
 // constants after it):
 //

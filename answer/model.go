@@ -6,7 +6,8 @@ package answer
 //
 // Every field maps to one key of the answer file; the key is named in the
 // field's doc with its canonical (8.4+) spelling and the first release that
-// knows it. A zero value (empty string, nil pointer, slice or map) means
+// knows it. The schema ([Schema]) binds each key to its field, and a test
+// holds the two, and these docs, in step. A zero value (empty string, nil pointer, slice or map) means
 // "leave the key out"; pointers are used where the zero of the type is a
 // meaningful value (reboot-on-error = false, lvm.maxvz = 0).
 //

@@ -1,15 +1,13 @@
 package answer
 
-import (
-	"fmt"
-	"reflect"
-)
+import "fmt"
 
 // The answer file is declared once, as one table per TOML table (see
 // schema_keys.go): a row per key with its name, its type and the model
 // field it fills, the installer releases that know it, and its alias.
-// Rendering, decoding, the version rules and the per-key checks all walk
-// these tables; nothing else names a key.
+// Rendering (table.render), decoding (table.decode), the version rules
+// (table.adapt) and the checks of each value (table.checkAll) walk these
+// tables; the rules across keys (validate.go) name the keys they report.
 
 // ValueType is the TOML type of an answer key's value.
 type ValueType uint8
@@ -83,8 +81,10 @@ type Key struct {
 }
 
 // Schema returns every key and table of the answer file, each table before
-// its keys, in the order [Render] writes them. The free-form keys of udev
-// filters and MAC mappings are not listed.
+// its keys, in the order of the schema's tables ([Render] writes them in
+// that order, a table's plain keys before its sub-tables). The free-form
+// keys of udev filters and MAC mappings are not listed. The result is a
+// copy.
 func Schema() []Key {
 	out := make([]Key, len(keyRules))
 	for i, r := range keyRules {
@@ -100,7 +100,8 @@ type table[S any] struct {
 	// kebab-case; zero inherits the parent's. Before it, a key with an
 	// alias is spelled as its alias only.
 	kebab Version
-	// rows are the keys, in the order Render writes them.
+	// rows are the keys, in the order Render writes them (go-toml puts a
+	// table's plain keys before its sub-tables).
 	rows []row[S]
 	// adaptRule, when set, adapts the table to a version before its rows
 	// are (see adapter), for rules across keys.
@@ -142,7 +143,8 @@ type value[S any] interface {
 	// others.
 	typ() ValueType
 	sub() schemaTable
-	// field returns a pointer to the model field, for the schema tests.
+	// field returns a pointer to the model field, for the schema tests
+	// to find which field it is.
 	field(s *S) any
 	// isSet reports whether the field holds a value to write; clear
 	// removes it; atDefault reports whether it holds dflt, the installer's
@@ -169,18 +171,6 @@ type schemaTable interface {
 	// compile sets the table's path and rules and returns its rules and
 	// those of its sub-tables, each table's before its keys.
 	compile(path string, kebab Version) []keyRule
-	// bindings describes the rows for the schema tests.
-	bindings() []binding
-}
-
-// binding is a row of a table as the schema tests check it against the
-// model: the compiled rule, the model struct, the field's name and the
-// row's sub-table.
-type binding struct {
-	rule  keyRule
-	model reflect.Type
-	field string
-	sub   schemaTable
 }
 
 func (t *table[S]) compile(path string, kebab Version) []keyRule {
@@ -197,23 +187,6 @@ func (t *table[S]) compile(path string, kebab Version) []keyRule {
 		if sub := r.val.sub(); sub != nil {
 			out = append(out, sub.compile(k.path, kebab)...)
 		}
-	}
-	return out
-}
-
-func (t *table[S]) bindings() []binding {
-	var s S
-	sv := reflect.ValueOf(&s).Elem()
-	out := make([]binding, len(t.rows))
-	for i, r := range t.rows {
-		b := binding{rule: t.rules[i], model: sv.Type(), sub: r.val.sub()}
-		p := reflect.ValueOf(r.val.field(&s)).Pointer()
-		for j := range sv.NumField() {
-			if sv.Field(j).Addr().Pointer() == p && sv.Field(j).Addr().Type() == reflect.TypeOf(r.val.field(&s)) {
-				b.field = sv.Type().Field(j).Name
-			}
-		}
-		out[i] = b
 	}
 	return out
 }

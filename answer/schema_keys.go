@@ -10,8 +10,9 @@ import "math"
 // value), dflt (the installer's value when it is absent) and rule (checks
 // across keys, reported at this key).
 //
-// Sources: the reference sheet §1 (pve-installer answer.rs history,
-// proxmox-installer-types answer.rs), see the package documentation.
+// Sources: the installer's own answer types (pve-installer's answer.rs
+// and, from 9.2, proxmox-installer-types), as the key history in the
+// package documentation sums them up.
 
 // answerTable is the whole file: its sections.
 var answerTable = &table[Answer]{kebab: kebabSince, rows: []row[Answer]{

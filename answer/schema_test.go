@@ -29,12 +29,41 @@ type schemaRow struct {
 	sub   bool         // a table of keys of the schema
 }
 
+// binding is a row of a table as the schema tests check it against the
+// model: the compiled rule, the model struct, the field's name and the
+// row's sub-table.
+type binding struct {
+	rule  keyRule
+	model reflect.Type
+	field string
+	sub   schemaTable
+}
+
+// bindings finds the model field of each row: the one whose address the
+// row's accessor returns.
+func (t *table[S]) bindings() []binding {
+	var s S
+	sv := reflect.ValueOf(&s).Elem()
+	out := make([]binding, len(t.rows))
+	for i, r := range t.rows {
+		b := binding{rule: t.rules[i], model: sv.Type(), sub: r.val.sub()}
+		p := reflect.ValueOf(r.val.field(&s)).Pointer()
+		for j := range sv.NumField() {
+			if sv.Field(j).Addr().Pointer() == p && sv.Field(j).Addr().Type() == reflect.TypeOf(r.val.field(&s)) {
+				b.field = sv.Type().Field(j).Name
+			}
+		}
+		out[i] = b
+	}
+	return out
+}
+
 // schemaRows walks the schema from the root.
 func schemaRows() []schemaRow {
 	var out []schemaRow
 	var walk func(t schemaTable)
 	walk = func(t schemaTable) {
-		for _, b := range t.bindings() {
+		for _, b := range t.(interface{ bindings() []binding }).bindings() {
 			out = append(out, schemaRow{rule: b.rule, model: b.model, field: b.field, sub: b.sub != nil})
 			if b.sub != nil {
 				walk(b.sub)
