@@ -125,3 +125,20 @@ func TestGateWithoutPrompterRefuses(t *testing.T) {
 		t.Errorf("Gate() error = %v, want ErrNoPrompter", err)
 	}
 }
+
+// waitingPrompter waits for an answer that never comes, until ctx ends.
+type waitingPrompter struct{}
+
+func (waitingPrompter) Prompt(ctx context.Context, _ string) (string, error) {
+	<-ctx.Done()
+	return "", ctx.Err()
+}
+
+func TestGateEndsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ok, err := Gate(ctx, tofu.Summary{}, GateOptions{Prompter: waitingPrompter{}})
+	if ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("Gate() = %v, %v; want false and an error wrapping context.Canceled", ok, err)
+	}
+}
