@@ -3,8 +3,8 @@ package plasmanode_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 func (c *cloud) join(ctx context.Context, o plasmanode.JoinOptions) (plasmanode.JoinResult, error) {
@@ -21,6 +22,7 @@ func (c *cloud) join(ctx context.Context, o plasmanode.JoinOptions) (plasmanode.
 	o.Env = c.env
 	o.Getenv = func(string) string { return "" }
 	o.Stdout, o.Stderr = c.out, c.out
+	o.OnPlan = func(s tofu.Summary) { c.plans = append(c.plans, s) }
 	return c.p.Join(ctx, o)
 }
 
@@ -117,7 +119,7 @@ func TestJoinAdoptsServers(t *testing.T) {
 	if s := c.fake.Servers(); len(s) != 0 || len(dres.Removed) != 3 {
 		t.Errorf("after destroy: fake %v, removed %v; want none left, 3 removed", s, dres.Removed)
 	}
-	if !strings.Contains(c.out.String(), "import") {
-		t.Error("no plan summary was printed")
+	if !slices.ContainsFunc(c.plans, func(s tofu.Summary) bool { return len(s.Imports) > 0 }) {
+		t.Errorf("no import plan was reported to OnPlan: %v", c.plans)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/tofutest"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers/hetzner"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 var fakeToken = strings.Repeat("f", hetzner.TokenLength)
@@ -32,6 +33,8 @@ type cloud struct {
 	bin  string
 	env  map[string]string
 	out  *bytes.Buffer
+	// plans are the plans the operations reported to OnPlan.
+	plans []tofu.Summary
 }
 
 func newCloud(t testing.TB) *cloud {
@@ -71,6 +74,7 @@ func (c *cloud) provision(ctx context.Context, o plasmanode.ProvisionOptions) (p
 	o.Env = c.env
 	o.Getenv = func(string) string { return "" }
 	o.Stdout, o.Stderr = c.out, c.out
+	o.OnPlan = func(s tofu.Summary) { c.plans = append(c.plans, s) }
 	return c.p.Provision(ctx, o)
 }
 
