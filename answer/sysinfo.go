@@ -164,9 +164,12 @@ func (si *SystemInfo) UUID() string {
 	return strings.ToLower(strings.TrimSpace(si.DMI.System["uuid"]))
 }
 
-// canonicalMAC normalises a 48-bit MAC address written with colons or
+// CanonicalMAC normalises a 48-bit MAC address written with colons or
 // dashes, in either case and with surrounding space, to lower case with
-// colons.
+// colons ("aa:bb:cc:dd:ee:ff"), the form registrations, events and the
+// timeline use. It reports false for anything else.
+func CanonicalMAC(s string) (string, bool) { return canonicalMAC(s) }
+
 func canonicalMAC(s string) (string, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) != 17 {

@@ -1,6 +1,8 @@
 package pxe_test
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"log"
 	"net/http"
@@ -12,23 +14,23 @@ import (
 
 // A provisioning window that network-boots registered machines and
 // answers their installers, with metrics and a status page.
-func ExampleNewBootHandler() {
+func ExampleNew() {
 	state := "/var/lib/plasma-node"
-	reg, err := answer.OpenRegistry(state, nil)
+	reg, err := registry.Open(state, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	sec, err := answer.OpenSecretStore(state + "/secrets")
+	sec, err := registry.OpenSecretStore(state + "/secrets")
 	if err != nil {
 		log.Fatal(err)
 	}
-	boot, err := pxe.NewBootHandler(pxe.BootHandlerConfig{
+	boot, err := pxe.New(pxe.Config{
 		Registry: reg, StateDir: state, BaseURL: "http://10.77.0.2:8090",
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	ans, err := answer.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: sec, StateDir: state, BaseURL: "http://10.77.0.2:8090"})
+	ans, err := registry.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: sec, StateDir: state, BaseURL: "http://10.77.0.2:8090"})
 	if err != nil {
 		log.Fatal(err)
 	}

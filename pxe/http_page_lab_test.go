@@ -1,6 +1,8 @@
 package pxe
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"bytes"
 	"context"
 	"io"
@@ -38,8 +40,8 @@ var labSteps = []Stage{StageDHCPOffer, StageTFTP, StageScript, StageKernel, Stag
 // labMAC) boots through it; lab2 stays pending; lab3 was consumed before.
 type windowLab struct {
 	base    string
-	boot    *BootHandler
-	reg     *answer.Registry
+	boot    *Handler
+	reg     *registry.Store
 	secrets *answer.SecretStore
 	dhcp    *net.UDPAddr
 	tftp    string
@@ -55,27 +57,27 @@ func newWindowLab(t *testing.T) *windowLab {
 	t.Helper()
 	ctx := context.Background()
 	state, tftpRoot := t.TempDir(), t.TempDir()
-	reg, err := answer.OpenRegistry(state, nil)
+	reg, err := registry.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []answer.Registration{testReg(t, "lab1", "sda", labMAC), testReg(t, "lab2", "sdb", testMAC2), testReg(t, "lab3", "any")} {
+	for _, r := range []registry.Registration{testReg(t, "lab1", "sda", labMAC), testReg(t, "lab2", "sdb", testMAC2), testReg(t, "lab3", "any")} {
 		if _, err := reg.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := reg.Consume(ctx, "lab3", answer.ConsumeRecord{Time: time.Now().Add(-time.Hour).UTC(), ClientIP: "10.77.0.130"}); err != nil {
+	if _, err := reg.Consume(ctx, "lab3", registry.ConsumeRecord{Time: time.Now().Add(-time.Hour).UTC(), ClientIP: "10.77.0.130"}); err != nil {
 		t.Fatal(err)
 	}
 	stageRelease(t, state, "9.1-1")
 	if err := os.WriteFile(filepath.Join(tftpRoot, proxydhcp.UEFIBinary), bytes.Repeat([]byte("iPXE"), 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := answer.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
+	secrets, err := registry.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ah, err := answer.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: secrets, StateDir: state})
+	ah, err := registry.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: secrets, StateDir: state})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +88,7 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	lab := &windowLab{base: "http://" + ln.Addr().String(), reg: reg, secrets: secrets, ttl: 30 * time.Minute}
-	lab.boot, err = NewBootHandler(BootHandlerConfig{Registry: reg, StateDir: state, BaseURL: lab.base})
+	lab.boot, err = New(Config{Registry: reg, StateDir: state, BaseURL: lab.base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +282,7 @@ func (l *windowLab) exchange(t testing.TB, req *dhcpv4.DHCPv4) *dhcpv4.DHCPv4 {
 // the answer server generated.
 func (l *windowLab) install(t testing.TB) string {
 	t.Helper()
-	sysinfo, err := os.ReadFile(filepath.Join("..", "answer", "testdata", "sysinfo", "pve-9.2-synthetic.json"))
+	sysinfo, err := os.ReadFile(filepath.Join("..", "..", "answer", "testdata", "sysinfo", "pve-9.2-synthetic.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,14 @@ var stagedNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$`)
 // [ListReleases] for that). A missing assets folder gives none and no
 // error.
 func StagedReleases(ctx context.Context, stateDir string) ([]string, error) {
+	return StagedIn(ctx, filepath.Join(stateDir, AssetsDir))
+}
+
+// StagedIn is [StagedReleases] of an assets folder dir, wherever it is.
+func StagedIn(ctx context.Context, dir string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("list releases: %w", err)
 	}
-	dir := filepath.Join(stateDir, AssetsDir)
 	root, err := os.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

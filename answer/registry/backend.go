@@ -1,0 +1,401 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+)
+
+// FirstBootDirName is the folder of the state folder that holds the
+// first-boot scripts and webhook tokens of answered nodes.
+const FirstBootDirName = "first-boot"
+
+// DefaultAllowRefresh is how long [Backend.Allow] trusts the lists of
+// registrations it read before reading them again.
+const DefaultAllowRefresh = 2 * time.Second
+
+// BackendConfig configures a [Backend]. Store, Secrets and StateDir are
+// required.
+type BackendConfig struct {
+	// Store holds the registrations, the allowlist.
+	Store *Store
+	// Secrets receives each answered node's root password.
+	Secrets *SecretStore
+	// StateDir holds the first-boot scripts (in first-boot/) and the
+	// event log (events.jsonl).
+	StateDir string
+	// Site returns the shared settings; it is called for every answer so
+	// that a changed settings file takes effect. Nil means defaults.
+	Site func() (Site, error)
+	// AllowRefresh is how long [Backend.Allow] caches the registrations.
+	// Default: [DefaultAllowRefresh].
+	AllowRefresh time.Duration
+	// Logger receives refusals and answers; nil discards them.
+	Logger *slog.Logger
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+}
+
+// Backend is node-provisioner's [backend.Backend]: a provisioning window
+// asks it, and it answers from the registrations in a [Store]. It boots
+// and answers pending registrations, each once; keeps installed machines
+// on their disks; writes each node's generated root password to the
+// secret store and its first-boot script and webhook token to the state
+// folder; and keeps the event log. Safe for concurrent use.
+type Backend struct {
+	cfg    BackendConfig
+	log    *slog.Logger
+	dir    string
+	events *EventLog
+
+	allowMu   sync.Mutex
+	allowRead time.Time
+	allowMACs map[string]bool
+	allowAny  bool
+	allowErr  error
+}
+
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Recorder  = (*Backend)(nil)
+	_ backend.Inventory = (*Backend)(nil)
+	_ backend.OneShot   = (*Backend)(nil)
+)
+
+// NewBackend checks cfg, creates the first-boot folder (0700) and opens
+// the event log. Close it when done.
+func NewBackend(cfg BackendConfig) (*Backend, error) {
+	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" {
+		return nil, errors.New("registry backend: a store, a secret store and a state folder are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Site == nil {
+		cfg.Site = func() (Site, error) { return Site{}, nil }
+	}
+	if cfg.AllowRefresh <= 0 {
+		cfg.AllowRefresh = DefaultAllowRefresh
+	}
+	b := &Backend{cfg: cfg, log: cfg.Logger, dir: filepath.Join(cfg.StateDir, FirstBootDirName)}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("registry backend: %w", err)
+	}
+	ev, err := OpenEventLog(filepath.Join(cfg.StateDir, EventsFileName))
+	if err != nil {
+		return nil, err
+	}
+	b.events = ev
+	return b, nil
+}
+
+// Close closes the event log.
+func (b *Backend) Close() error { return b.events.Close() }
+
+// Allow admits the MACs of pending registrations, and any PXE client
+// while a pending registration pins no MAC, since that one may be whoever
+// asks (a serial or UUID pin is checked when the installer posts its
+// system info). It also admits the MACs of consumed registrations (those
+// pinned and those their installer posted), so that an installed machine
+// whose boot order starts with PXE gets the exit script of [Backend.Boot]
+// and boots its disk at once, rather than waiting for the firmware's PXE
+// timeout (or being taken for the next unpinned registration). The lists
+// are re-read at most every AllowRefresh, so Allow stays cheap on every
+// packet; while they cannot be read, nothing is admitted.
+func (b *Backend) Allow(mac net.HardwareAddr) bool {
+	b.allowMu.Lock()
+	defer b.allowMu.Unlock()
+	if now := time.Now(); now.Sub(b.allowRead) >= b.cfg.AllowRefresh {
+		b.loadAllow()
+		b.allowRead = now
+	}
+	return b.allowAny || b.allowMACs[mac.String()]
+}
+
+func (b *Backend) loadAllow() {
+	ctx := context.Background()
+	pending, err := b.cfg.Store.Pending(ctx)
+	var consumed []Registration
+	if err == nil {
+		consumed, err = b.cfg.Store.Consumed(ctx)
+	}
+	if err != nil {
+		if b.allowErr == nil {
+			b.log.Error("cannot read registrations; offering nothing", "err", err)
+		}
+		b.allowErr, b.allowMACs, b.allowAny = err, nil, false
+		return
+	}
+	b.allowErr = nil
+	b.allowMACs, b.allowAny = map[string]bool{}, false
+	for _, r := range consumed {
+		for _, m := range r.KnownMACs() {
+			b.allowMACs[m] = true
+		}
+	}
+	for _, r := range pending {
+		// DHCP sees no serial or UUID: a registration that pins no MAC
+		// may be any PXE client (the answer's matching decides later).
+		if len(r.MACs) == 0 {
+			b.allowAny = true
+		}
+		for _, m := range r.MACs {
+			b.allowMACs[m] = true
+		}
+	}
+}
+
+// Boot chooses what the machine with this MAC boots, with the rules of
+// [Match] and one more that keeps installed nodes installed:
+//
+//  1. a pending registration that pins the MAC is installed;
+//  2. else a consumed registration that pinned the MAC, or whose
+//     installer posted it, makes the machine exit to its next boot
+//     device (unless a registration of the same name is pending again);
+//  3. else the only pending registration, if it pins nothing, is
+//     installed;
+//  4. else the machine exits.
+//
+// A registration whose boot disk is "ask" boots with AskDisk set.
+func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
+	pending, err := b.cfg.Store.Pending(ctx)
+	if err != nil {
+		return backend.Boot{}, err
+	}
+	reg, reason, matchErr := Match(pending, []string{mac}, "", "")
+	if matchErr != nil || reason != MatchMAC {
+		// Rule 2 comes before the only-pending rule: an installed node
+		// must not be taken for the next unpinned registration.
+		consumed, err := b.cfg.Store.Consumed(ctx)
+		if err != nil {
+			return backend.Boot{}, err
+		}
+		if c, ok := consumedBy(consumed, pending, mac); ok {
+			at := ""
+			if c.Consumed != nil && !c.Consumed.Time.IsZero() {
+				at = " at " + c.Consumed.Time.UTC().Format(time.RFC3339)
+			}
+			return backend.Boot{Reason: fmt.Sprintf("registration %s was consumed%s: installed or installing; register it again to reinstall", c.Name, at)}, nil
+		}
+	}
+	if matchErr != nil {
+		return backend.Boot{Reason: "no pending registration matches MAC " + mac}, nil
+	}
+	return backend.Boot{Node: reg.Name, Reason: "matched by " + string(reason), AskDisk: reg.BootDisk.Kind == BootDiskAsk}, nil
+}
+
+// consumedBy finds the consumed registration that pinned mac or whose
+// installer posted it, skipping names that are pending again.
+func consumedBy(consumed, pending []Registration, mac string) (Registration, bool) {
+	for _, c := range consumed {
+		if slices.ContainsFunc(pending, func(p Registration) bool { return p.Name == c.Name }) {
+			continue
+		}
+		if slices.Contains(c.KnownMACs(), mac) {
+			return c, true
+		}
+	}
+	return Registration{}, false
+}
+
+var bootDiskParamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// errNoMatch is the refusal of a machine no pending registration
+// matches; its words are what the installer shows.
+var errNoMatch = &backend.Refusal{Status: 404, Reason: "no pending registration matches this machine"}
+
+// Answer matches the request to a pending registration ([Match]), builds
+// its answer with a new root password, and consumes the registration, so
+// that it is answered once. Everything that can fail before it (site
+// settings, building and rendering the answer for the installer's
+// version, the password hash) is done before the registration is
+// consumed; the password and the one-shot first-boot files are written
+// by the request that consumed it alone.
+func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backend.Answer, error) {
+	si := req.Info
+	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
+	var override BootDisk
+	if req.BootDisk != "" {
+		bd, err := ParseBootDisk(req.BootDisk)
+		if !bootDiskParamRE.MatchString(req.BootDisk) || err != nil || bd.Kind == BootDiskAsk {
+			return nil, &backend.Refusal{Status: 400, Reason: "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial"}
+		}
+		override = bd
+	}
+	pending, err := b.cfg.Store.Pending(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read registrations: %w", err)
+	}
+	reg, reason, err := Match(pending, macs, serial, uuid)
+	if err != nil {
+		return nil, errNoMatch
+	}
+	if reg.BootDisk.Kind == BootDiskAsk && override.Kind == BootDiskAsk {
+		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
+			Reason: "registration expects a console-chosen boot disk (re-enable provisioning and reboot the node)"}
+	}
+	site, err := b.cfg.Site()
+	if err != nil {
+		return nil, fmt.Errorf("read site settings: %w", err)
+	}
+	a, files, pw, err := b.build(req, reg, site, override)
+	if err != nil {
+		return nil, fmt.Errorf("build the answer of %s: %w", reg.Name, err)
+	}
+	header := Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now())
+	// Render once here, so that a failure is known before the point of
+	// no return; the window renders the same answer again.
+	if _, err := answer.Render(a, req.Version, answer.RenderOptions{Header: header, DropUnsupported: true}); err != nil {
+		return nil, fmt.Errorf("render the answer of %s: %w", reg.Name, err)
+	}
+	rec := ConsumeRecord{Time: b.cfg.Now(), ClientIP: req.ClientIP, MACs: macs, Serial: serial, UUID: uuid}
+	if _, err := b.cfg.Store.Consume(ctx, reg.Name, rec); err != nil {
+		if errors.Is(err, ErrAlreadyConsumed) || errors.Is(err, ErrNotFound) {
+			return nil, errNoMatch
+		}
+		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
+	}
+	// Only the request that consumed the registration gets here: it alone
+	// writes the secret and the one-shot files.
+	if _, err := b.cfg.Secrets.WritePassword(reg.Name, pw); err != nil {
+		return nil, fmt.Errorf("write the root password of %s: %w", reg.Name, err)
+	}
+	for name, data := range files {
+		if err := atomicfile.WriteFile(filepath.Join(b.dir, name), data, 0o600); err != nil {
+			return nil, fmt.Errorf("write the first-boot files of %s: %w", reg.Name, err)
+		}
+	}
+	return &backend.Answer{Node: reg.Name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version)}, nil
+}
+
+// build builds a node's answer with a new password. It returns the
+// answer, the one-shot files to write once the registration is consumed
+// (first-boot script and webhook token, by file name), and the plain
+// password for the secret store.
+func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, override BootDisk) (*answer.Answer, map[string][]byte, string, error) {
+	pw, err := GeneratePassword()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	hash, err := answer.HashPassword(pw)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	o := BuildOptions{Site: site, BootDisk: override, RootPassword: pw, RootPasswordHash: hash}
+	files := map[string][]byte{}
+	if req.Version.AtLeast(answer.Version83) && req.BaseURL != "" {
+		base := strings.TrimSuffix(req.BaseURL, "/")
+		script, err := FirstBootScript(reg)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		fb, err := newToken()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		hook, err := newToken()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		files[fb+".sh"] = script
+		files[hook+".webhook"] = []byte(reg.Name + "\n")
+		o.FirstBootURL = base + "/first-boot/" + fb
+		o.WebhookURL = base + "/webhook/" + hook
+		o.CertFingerprint = req.CertFingerprint
+	}
+	a, err := Build(reg, o)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if len(a.Global.RootSSHKeys) == 0 {
+		b.log.Warn("answer carries no SSH key: day-2 access to the node is by key; give the site SSH keys", "node", reg.Name)
+	}
+	return a, files, pw, nil
+}
+
+var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{22,64}$`)
+
+func newToken() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// claim renames a one-shot file to its .served name and returns its
+// content; a second claim finds nothing. Only one of concurrent claims
+// wins the rename.
+func (b *Backend) claim(token, ext string) ([]byte, bool) {
+	if !tokenRE.MatchString(token) {
+		return nil, false
+	}
+	src := filepath.Join(b.dir, token+ext)
+	dst := src + ".served"
+	if err := os.Rename(src, dst); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			b.log.Error("cannot claim one-shot file", "err", err)
+		}
+		return nil, false
+	}
+	data, err := os.ReadFile(dst)
+	if err != nil {
+		return nil, false
+	}
+	return data, true
+}
+
+// FirstBoot returns the first-boot script of token, once.
+func (b *Backend) FirstBoot(_ context.Context, token, _ string) ([]byte, error) {
+	script, ok := b.claim(token, ".sh")
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown or already served first-boot token", backend.ErrNoAnswer)
+	}
+	return script, nil
+}
+
+// Installed takes the installer's report of success for token, once, and
+// returns the node it names.
+func (b *Backend) Installed(_ context.Context, token, _ string) (string, error) {
+	name, ok := b.claim(token, ".webhook")
+	if !ok {
+		return "", fmt.Errorf("%w: unknown or already used webhook token", backend.ErrNoAnswer)
+	}
+	return strings.TrimSpace(string(name)), nil
+}
+
+// Record appends e to the event log.
+func (b *Backend) Record(_ context.Context, e backend.Event) error { return b.events.Append(e) }
+
+// History reads the event log.
+func (b *Backend) History(_ context.Context) ([]backend.Event, error) {
+	evs, err := ReadEvents(filepath.Join(b.cfg.StateDir, EventsFileName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return evs, err
+}
+
+// Nodes lists the registrations with their states ([Status]).
+func (b *Backend) Nodes(ctx context.Context) ([]backend.Node, error) {
+	return Status(ctx, b.cfg.Store, b.cfg.StateDir)
+}

@@ -1,0 +1,174 @@
+package registry
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+)
+
+// ErrAlreadyConsumed is returned (wrapped) by [Registry.Consume] when the
+// registration has no pending file but a consumed one: it was served.
+var ErrAlreadyConsumed = errors.New("registration already consumed")
+
+// ConsumeRecord is what a consumed registration records about the request
+// it answered. It holds no secret.
+type ConsumeRecord struct {
+	// Time is when the answer was served; [Registry.Consume] fills in now
+	// when it is zero.
+	Time time.Time
+	// ClientIP is the address the request came from (TAPPaaS's
+	// install_ip).
+	ClientIP string
+	// MACs are the MAC addresses the installer posted.
+	MACs []string
+	// Serial is the DMI system serial the installer posted.
+	Serial string
+	// UUID is the DMI system UUID the installer posted.
+	UUID string
+}
+
+// Consume marks the pending registration name as served, once: it moves
+// <name>.json to <name>.json.consumed with rec recorded in it, and returns
+// the consumed registration. Of any number of simultaneous calls for one
+// name, in this process or others, exactly one succeeds; the others get
+// an error wrapping [ErrAlreadyConsumed] (or [ErrNotFound] when the name
+// was never registered or was deleted). An expired ctx while waiting for
+// the folder's lock gives an error wrapping ctx.Err().
+//
+// How it holds across processes and crashes: under the folder's lock
+// file, the pending file is first renamed to a unique claim file
+// (<name>.json.claim-<random>; only one rename of a file can win), then
+// the record is written into the claim atomically, then the claim is
+// renamed to <name>.json.consumed. A claim left by a killed process is
+// recovered the next time the lock is taken ([OpenRegistry], Consume): a
+// claim that already holds the record is finished (renamed to .consumed,
+// since the answer may be on its way), one without is put back as
+// pending (the caller died before the answer could be sent), unless a
+// newer <name>.json exists, which then wins and the claim is dropped.
+func (g *Store) Consume(ctx context.Context, name string, rec ConsumeRecord) (Registration, error) {
+	if err := ctx.Err(); err != nil {
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	if err := ValidateName(name); err != nil {
+		return Registration{}, err
+	}
+	unlock, err := g.lock(ctx, "node-provisioner consume "+name)
+	if err != nil {
+		return Registration{}, err
+	}
+	defer unlock()
+	if err := g.cleanLocked(); err != nil {
+		return Registration{}, err
+	}
+
+	pending := g.pendingPath(name)
+	claim, err := claimName(pending)
+	if err != nil {
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	if err := os.Rename(pending, claim); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+		}
+		if _, serr := os.Lstat(g.consumedPath(name)); serr == nil {
+			return Registration{}, fmt.Errorf("consume registration %s: %w", name, ErrAlreadyConsumed)
+		}
+		return Registration{}, fmt.Errorf("consume registration %s: %w named %q", name, ErrNotFound, name)
+	}
+	// From here on this call owns the registration.
+	r, err := g.readFile(claim, name)
+	if err != nil {
+		g.restoreClaim(claim, name)
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if len(rec.MACs) == 0 {
+		rec.MACs = nil
+	}
+	r.Consumed = &rec
+	data, err := encodeRegistration(r)
+	if err == nil {
+		err = atomicfile.WriteFile(claim, data, 0o600)
+	}
+	if err != nil {
+		g.restoreClaim(claim, name)
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	// The record is in the claim: the registration is consumed even if we
+	// die now (recovery finishes the rename).
+	if err := os.Rename(claim, g.consumedPath(name)); err != nil {
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	if err := atomicfile.SyncDir(g.dir); err != nil {
+		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	g.log.Info("registration consumed", "node", name, "client_ip", rec.ClientIP)
+	return r, nil
+}
+
+func claimName(pending string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(pending, pendingSuffix) + claimInfix + hex.EncodeToString(b[:]), nil
+}
+
+// restoreClaim puts a claim back as the pending file, unless a newer
+// pending file exists; then the claim is dropped.
+func (g *Store) restoreClaim(claim, name string) {
+	pending := g.pendingPath(name)
+	switch err := os.Link(claim, pending); {
+	case err == nil:
+		g.log.Warn("registration restored to pending after an interrupted consumption", "node", name, "file", pending)
+	case errors.Is(err, os.ErrExist):
+		g.log.Warn("dropping the claim of an interrupted consumption: a newer registration exists", "node", name, "claim", claim)
+	default:
+		g.log.Error("cannot restore an interrupted consumption; the claim file is kept", "node", name, "claim", claim, "err", err)
+		return
+	}
+	if err := os.Remove(claim); err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.log.Error("cannot remove a claim file", "claim", claim, "err", err)
+	}
+	_ = atomicfile.SyncDir(g.dir)
+}
+
+// recoverClaims runs with the lock held, so every claim it sees was left
+// by a dead consumer.
+func (g *Store) recoverClaims() error {
+	ents, err := os.ReadDir(g.dir)
+	if err != nil {
+		return fmt.Errorf("recover registrations %s: %w", g.dir, err)
+	}
+	for _, e := range ents {
+		name, _, ok := strings.Cut(e.Name(), claimInfix)
+		if !ok || ValidateName(name) != nil {
+			continue
+		}
+		claim := filepath.Join(g.dir, e.Name())
+		r, err := g.readFile(claim, name)
+		switch {
+		case err != nil:
+			g.log.Warn("restoring an unreadable claim file as pending", "claim", claim, "err", err)
+			g.restoreClaim(claim, name)
+		case r.Consumed != nil:
+			if err := os.Rename(claim, g.consumedPath(name)); err != nil {
+				return fmt.Errorf("recover registration %s: %w", name, err)
+			}
+			g.log.Warn("finished an interrupted consumption", "node", name, "file", g.consumedPath(name))
+		default:
+			g.restoreClaim(claim, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package registry
+
+import (
+	"github.com/plasmactl/plasma-node/pxe/backend"
+
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// EventsFileName is the event log's name in the state folder.
+const EventsFileName = "events.jsonl"
+
+// Event is one line of the event log: an answer-side request and what
+// came of it ([backend.Event]). An event never holds a secret.
+type Event = backend.Event
+
+// EventLog appends events to a JSON-lines file. Each event is one write
+// to a file opened with O_APPEND, so concurrent writers (goroutines or
+// processes) never interleave within a line. Safe for concurrent use.
+type EventLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// OpenEventLog opens path for appending, creating it with mode 0600. If
+// the file does not end in a newline (a writer died mid-line), it adds
+// one, so the torn line stays a line of its own.
+func OpenEventLog(path string) (*EventLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open event log %s: %w", path, err)
+	}
+	if torn, err := endsTorn(path); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("open event log %s: %w", path, err)
+	} else if torn {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("open event log %s: %w", path, err)
+		}
+	}
+	return &EventLog{f: f}, nil
+}
+
+func endsTorn(path string) (bool, error) {
+	r, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	b := make([]byte, 1)
+	if _, err := r.ReadAt(b, fi.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// Append writes e as one JSON line.
+func (l *EventLog) Append(e Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("append event: %w", err)
+	}
+	line = append(line, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("append event: %w", os.ErrClosed)
+	}
+	if _, err := l.f.Write(line); err != nil {
+		return fmt.Errorf("append event to %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+// Close closes the file; later appends fail.
+func (l *EventLog) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// ReadEvents returns the events in path in file order. A line that is not
+// a JSON event, which only a writer killed mid-write leaves (the last
+// line, or an earlier one that [OpenEventLog] closed off), is skipped. A
+// missing file gives no events and no error.
+func ReadEvents(path string) ([]Event, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read events %s: %w", path, err)
+	}
+	defer f.Close()
+	var out []Event
+	br := bufio.NewReader(f)
+	for {
+		line, err := br.ReadBytes('\n')
+		if t := bytes.TrimSpace(line); len(t) > 0 {
+			var e Event
+			if json.Unmarshal(t, &e) == nil {
+				out = append(out, e)
+			}
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read events %s: %w", path, err)
+		}
+	}
+}

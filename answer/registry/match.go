@@ -1,0 +1,87 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// ErrNoMatch is returned (wrapped) by [Match] when no pending registration
+// may answer the machine.
+var ErrNoMatch = errors.New("no pending registration matches this machine")
+
+// MatchReason says why [Match] chose a registration. It is safe to log.
+type MatchReason string
+
+// The reasons [Match] gives.
+const (
+	// MatchMAC: a posted MAC equals one the registration pins.
+	MatchMAC MatchReason = "mac"
+	// MatchSerial: the posted DMI serial equals the pinned one.
+	MatchSerial MatchReason = "serial"
+	// MatchUUID: the posted DMI UUID equals the pinned one.
+	MatchUUID MatchReason = "uuid"
+	// MatchOnlyPending: nothing was pinned, and this is the only pending
+	// registration.
+	MatchOnlyPending MatchReason = "only-pending"
+)
+
+// Match is the safety interlock: it picks the pending registration that
+// may answer the machine that posted macs, serial and uuid (its DMI system
+// serial and UUID), or fails with an error wrapping [ErrNoMatch]. It is a
+// pure function.
+//
+//  1. A registration that pins one of the posted MACs (compared without
+//     case, after [NormalizeMAC]; unparsable ones are ignored), the posted
+//     serial (without case) or the posted UUID (without case) answers; of
+//     several, the first in name order. The reason is the first pin that
+//     matched, in the order MAC, serial, UUID.
+//  2. Otherwise, if exactly one registration is pending and it pins
+//     nothing (no MACs, serial or UUID), it answers.
+//  3. Otherwise nothing answers.
+//
+// A posted serial or UUID that firmware ships on many boards ("To Be
+// Filled By O.E.M.", all zeros, empty) is never matched.
+//
+// Rule 2 is stricter than TAPPaaS (reference B.5 rule 2), which serves
+// the only pending registration even when it pins other MACs and merely
+// logs a warning: here a pinned registration never answers another
+// machine, so another host's request cannot consume it.
+func Match(pending []Registration, macs []string, serial, uuid string) (Registration, MatchReason, error) {
+	posted := make([]string, 0, len(macs))
+	for _, m := range macs {
+		if n, err := NormalizeMAC(m); err == nil {
+			posted = append(posted, n)
+		}
+	}
+	serial = strings.TrimSpace(serial)
+	if isPlaceholderSerial(serial) {
+		serial = ""
+	}
+	uuid = strings.ToLower(strings.TrimSpace(uuid))
+	if isPlaceholderUUID(uuid) {
+		uuid = ""
+	}
+
+	byName := slices.Clone(pending)
+	sort.SliceStable(byName, func(i, j int) bool { return byName[i].Name < byName[j].Name })
+	for _, r := range byName {
+		for _, m := range r.MACs {
+			if n, err := NormalizeMAC(m); err == nil && slices.Contains(posted, n) {
+				return r, MatchMAC, nil
+			}
+		}
+		if serial != "" && r.Serial != "" && strings.EqualFold(strings.TrimSpace(r.Serial), serial) {
+			return r, MatchSerial, nil
+		}
+		if uuid != "" && r.UUID != "" && strings.EqualFold(strings.TrimSpace(r.UUID), uuid) {
+			return r, MatchUUID, nil
+		}
+	}
+	if len(byName) == 1 && !byName[0].Pinned() {
+		return byName[0], MatchOnlyPending, nil
+	}
+	return Registration{}, "", fmt.Errorf("%w (%d pending; posted macs %v, serial %q, uuid %q)", ErrNoMatch, len(byName), posted, serial, uuid)
+}

@@ -1,0 +1,128 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// SiteFileName is the optional site settings file in the state folder.
+const SiteFileName = "site.json"
+
+// Defaults of [Site] fields left empty, as TAPPaaS's node-provisioner has
+// them.
+const (
+	DefaultKeyboard = "en-us"
+	DefaultCountry  = "us"
+	DefaultTimezone = "UTC"
+	DefaultDomain   = "mgmt.internal"
+)
+
+// Site holds the settings every node's answer shares.
+type Site struct {
+	// Keyboard is the installer's keyboard layout. Default: en-us.
+	Keyboard string `json:"keyboard,omitempty"`
+	// Country is a two-letter country code, written in lower case.
+	// Default: us.
+	Country string `json:"country,omitempty"`
+	// Timezone is a zone name such as Europe/Vienna. Default: UTC.
+	Timezone string `json:"timezone,omitempty"`
+	// Mailto is the administrator's address. Default: root@<Domain>.
+	Mailto string `json:"mailto,omitempty"`
+	// Domain makes a node's FQDN <name>.<Domain>. Default: mgmt.internal.
+	Domain string `json:"domain,omitempty"`
+	// SSHKeys are public keys put in every node's root authorized_keys.
+	SSHKeys []string `json:"ssh_keys,omitempty"`
+}
+
+// siteFile is site.json: our keys at the top level, and TAPPaaS's
+// site.json keys (location.*, email) accepted too.
+type siteFile struct {
+	Site
+	Location struct {
+		Country  string `json:"country"`
+		Keyboard string `json:"keyboard"`
+		Timezone string `json:"timezone"`
+	} `json:"location"`
+	Email string `json:"email"`
+}
+
+// LoadSite reads a site settings file. A missing file gives the zero Site
+// and an error wrapping [fs.ErrNotExist]; a malformed one is an error
+// naming the file. TAPPaaS's site.json keys (location.country,
+// location.keyboard, location.timezone, email) are read too.
+func LoadSite(path string) (Site, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Site{}, fmt.Errorf("site settings: %w", err)
+	}
+	var f siteFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return Site{}, fmt.Errorf("site settings %s: %w", path, err)
+	}
+	s := f.Site
+	s.Keyboard = first(s.Keyboard, f.Location.Keyboard)
+	s.Country = first(s.Country, f.Location.Country)
+	s.Timezone = first(s.Timezone, f.Location.Timezone)
+	s.Mailto = first(s.Mailto, f.Email)
+	return s, nil
+}
+
+// LoadSiteIfExists is [LoadSite] with a missing file read as no settings.
+func LoadSiteIfExists(path string) (Site, error) {
+	s, err := LoadSite(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Site{}, nil
+	}
+	return s, err
+}
+
+// Merge returns s with the empty fields taken from other; SSH keys are
+// joined.
+func (s Site) Merge(other Site) Site {
+	s.Keyboard = first(s.Keyboard, other.Keyboard)
+	s.Country = first(s.Country, other.Country)
+	s.Timezone = first(s.Timezone, other.Timezone)
+	s.Mailto = first(s.Mailto, other.Mailto)
+	s.Domain = first(s.Domain, other.Domain)
+	s.SSHKeys = appendUnique(s.SSHKeys, other.SSHKeys...)
+	return s
+}
+
+// WithDefaults fills the empty fields with the package defaults.
+func (s Site) WithDefaults() Site {
+	s = s.Merge(Site{Keyboard: DefaultKeyboard, Country: DefaultCountry, Timezone: DefaultTimezone, Domain: DefaultDomain})
+	s.Country = strings.ToLower(s.Country)
+	if s.Mailto == "" {
+		s.Mailto = "root@" + s.Domain
+	}
+	return s
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func appendUnique(dst []string, vs ...string) []string {
+	for _, v := range vs {
+		dup := false
+		for _, d := range dst {
+			if d == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			dst = append(dst, v)
+		}
+	}
+	return dst
+}

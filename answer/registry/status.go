@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/plasmactl/plasma-node/pxe/backend"
+
+	"context"
+	"path/filepath"
+	"time"
+)
+
+// Status lists every registration of the state folder, pending ones
+// first, each sorted by name.
+func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, error) {
+	pending, err := reg.Pending(ctx)
+	if err != nil {
+		return nil, err
+	}
+	consumed, err := reg.Consumed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	installed, err := Installed(ctx, filepath.Join(stateDir, EventsFileName))
+	if err != nil {
+		return nil, err
+	}
+	out := []backend.Node{}
+	for _, r := range append(pending, consumed...) {
+		s := backend.Node{Name: r.Name, State: backend.StatePending, MACs: nonNilStrings(r.MACs), BootDisk: r.BootDisk.String(), Pools: []string{}, Serial: r.Serial, UUID: r.UUID, Created: r.Created}
+		for _, p := range r.Pools {
+			s.Pools = append(s.Pools, p.String())
+		}
+		if c := r.Consumed; c != nil {
+			t := c.Time
+			s.State, s.ConsumedAt, s.InstallIP = backend.StateConsumed, &t, c.ClientIP
+			if at, ok := installed[r.Name]; ok && !at.Before(c.Time) {
+				s.State, s.InstalledAt = backend.StateInstalled, &at
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Installed reports the nodes whose installer called the webhook, from
+// the event log at path, with the time of the report.
+func Installed(_ context.Context, path string) (map[string]time.Time, error) {
+	evs, err := ReadEvents(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return map[string]time.Time{}, nil
+		}
+		return nil, err
+	}
+	out := map[string]time.Time{}
+	for _, e := range evs {
+		if e.Kind == backend.EventInstalled && e.Node != "" {
+			out[e.Node] = e.Time
+		}
+	}
+	return out, nil
+}

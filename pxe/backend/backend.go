@@ -1,0 +1,198 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+)
+
+// ErrNoAnswer is returned (wrapped) by [Backend.Answer] for a machine it
+// does not answer: the installer gets 404 and the error's message, which
+// it shows on its console. It is also what [OneShot] methods return for
+// an unknown or spent token.
+var ErrNoAnswer = errors.New("no answer for this machine")
+
+// Refusal is an error of [Backend.Answer] that refuses a request with a
+// status other than 404, such as 400 for a bad parameter or 409 for a
+// machine that cannot be answered yet. Its Reason is shown to the
+// installer; it must hold no secret.
+type Refusal struct {
+	// Status is the HTTP status of the reply, 400 to 499.
+	Status int
+	// Reason says why, in a sentence.
+	Reason string
+	// Node is the registration concerned, if one was matched.
+	Node string
+}
+
+func (r *Refusal) Error() string { return r.Reason }
+
+// Is makes a refusal with status 404 match [ErrNoAnswer].
+func (r *Refusal) Is(target error) bool { return target == ErrNoAnswer && r.Status == 404 }
+
+// Backend answers a provisioning window's questions. Its methods are
+// called concurrently, from the window's DHCP, TFTP and HTTP servers.
+type Backend interface {
+	// Allow reports whether the machine with this hardware address may be
+	// offered a boot file by proxy-DHCP. It is called for every DHCP
+	// packet, so it must be cheap (cache what it reads). A machine it
+	// does not allow gets no offer and boots as if no window were open.
+	Allow(mac net.HardwareAddr) bool
+	// Boot decides what the machine with this MAC (lower-case,
+	// colon-separated) boots once iPXE asks for its script: the installer
+	// (Boot.Node set) or its next boot device. An error is a failure of
+	// the backend, not a refusal: the script request gets 500.
+	Boot(ctx context.Context, mac string) (Boot, error)
+	// Answer decides the answer of one installer request. It returns an
+	// error wrapping [ErrNoAnswer] or a [*Refusal] to refuse the machine;
+	// any other error is logged and the installer gets 500 without it. A
+	// machine it must answer only once is its own business: the window
+	// renders the returned answer for the installer's version and calls
+	// [Answer.Delivered] once the reply was written or failed.
+	Answer(ctx context.Context, req AnswerRequest) (*Answer, error)
+}
+
+// Boot is the decision of [Backend.Boot].
+type Boot struct {
+	// Node names the node the machine installs as; empty means the
+	// machine exits to its next boot device.
+	Node string
+	// Reason says why, for the log, the timeline and the exit script.
+	Reason string
+	// AskDisk makes the installer prompt on the console for the boot
+	// disk (the release must be prepared with the prompt patched in).
+	AskDisk bool
+	// KernelArgs are words appended to the installer kernel's command
+	// line for this machine, each one word of printable ASCII.
+	KernelArgs []string
+}
+
+// AnswerRequest is an installer's request for its answer.
+type AnswerRequest struct {
+	// Info is the system information the installer posted.
+	Info *answer.SystemInfo
+	// Version is the installer's version (from Info, else
+	// [answer.DefaultVersion]); the window has checked it is supported.
+	Version answer.Version
+	// ClientIP is the address the request came from.
+	ClientIP string
+	// BaseURL is the URL the installer reaches the window at, such as
+	// "https://10.0.0.2:8090", for first-boot and webhook URLs.
+	BaseURL string
+	// CertFingerprint is the fingerprint of the window's TLS certificate
+	// when the request came over HTTPS, else empty: an answer that points
+	// the installer back at the window pins it.
+	CertFingerprint string
+	// BootDisk is the request's bootdisk parameter, empty when it has
+	// none: the disk an operator chose at the installer's console.
+	BootDisk string
+}
+
+// Answer is the result of [Backend.Answer].
+type Answer struct {
+	// Node names the node answered.
+	Node string
+	// Answer is what the installer gets, rendered for its version.
+	Answer *answer.Answer
+	// Header is a comment put above the rendered TOML, one or more lines
+	// each starting with "#"; empty for none.
+	Header string
+	// Detail says how the machine was matched, for the event log.
+	Detail string
+	// Delivered, if set, is called once the reply was written, with nil,
+	// or with the error that kept it from the installer.
+	Delivered func(err error)
+}
+
+// Event kinds the window reports to a [Recorder].
+const (
+	// EventAnswer: an answer was served.
+	EventAnswer = "answer"
+	// EventRefused: a request got no answer (no match, bad input).
+	EventRefused = "refused"
+	// EventFirstBoot: a first-boot script was served or refused.
+	EventFirstBoot = "first-boot"
+	// EventInstalled: the installer reported success by its webhook.
+	EventInstalled = "installed"
+)
+
+// Event is one thing that happened at the window's answer side: a request
+// and what came of it. It never holds a secret (no password, hash, token
+// or answer body). Its JSON form is one line of node-provisioner's
+// events.jsonl.
+type Event struct {
+	// Time is when it happened.
+	Time time.Time `json:"time"`
+	// Kind is what happened, such as [EventAnswer] or [EventRefused].
+	Kind string `json:"kind"`
+	// Node is the registration's name, when one was involved.
+	Node string `json:"node,omitempty"`
+	// MAC is the matched MAC, or the posted ones separated by commas.
+	MAC string `json:"mac,omitempty"`
+	// Serial is the posted DMI system serial.
+	Serial string `json:"serial,omitempty"`
+	// ClientIP is the address the request came from.
+	ClientIP string `json:"client_ip,omitempty"`
+	// Status is the HTTP status of the reply.
+	Status int `json:"status,omitempty"`
+	// Detail says why, in words (for example the match reason).
+	Detail string `json:"detail,omitempty"`
+}
+
+// Recorder is a [Backend] that keeps what happened: the window reports
+// every answer-side request to Record, and reads History once when it
+// opens, to show earlier windows' events on its page.
+type Recorder interface {
+	// Record keeps e. An error is logged; the request is not failed.
+	Record(ctx context.Context, e Event) error
+	// History returns the events kept so far, oldest first.
+	History(ctx context.Context) ([]Event, error)
+}
+
+// States of a [Node].
+const (
+	StatePending   = "pending"
+	StateConsumed  = "consumed"
+	StateInstalled = "installed"
+)
+
+// Node is one expected machine as the status page and node-provisioner's
+// list show it. It holds no secret.
+type Node struct {
+	Name     string    `json:"name"`
+	State    string    `json:"state"` // pending, consumed or installed
+	MACs     []string  `json:"macs"`
+	BootDisk string    `json:"boot_disk"`
+	Pools    []string  `json:"pools"`
+	Serial   string    `json:"serial,omitempty"`
+	UUID     string    `json:"uuid,omitempty"`
+	Created  time.Time `json:"created"`
+	// ConsumedAt and InstallIP are set once an answer was served.
+	ConsumedAt *time.Time `json:"consumed_at,omitempty"`
+	InstallIP  string     `json:"install_ip,omitempty"`
+	// InstalledAt is set once the installer reported success.
+	InstalledAt *time.Time `json:"installed_at,omitempty"`
+}
+
+// Inventory is a [Backend] that lists its nodes, for the window's status
+// page and GET /status.
+type Inventory interface {
+	// Nodes lists the nodes, pending ones first, each sorted by name.
+	Nodes(ctx context.Context) ([]Node, error)
+}
+
+// OneShot is a [Backend] whose answers point the installer back at the
+// window: a first-boot script to fetch (GET /first-boot/{token}) and a
+// webhook to post when the installation is done (POST /webhook/{token}).
+// Both return an error wrapping [ErrNoAnswer] for an unknown or spent
+// token.
+type OneShot interface {
+	// FirstBoot returns the first-boot script of token, once.
+	FirstBoot(ctx context.Context, token, clientIP string) ([]byte, error)
+	// Installed takes an installer's report of success for token, once,
+	// and returns the node it names.
+	Installed(ctx context.Context, token, clientIP string) (node string, err error)
+}

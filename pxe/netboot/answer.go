@@ -1,0 +1,192 @@
+package netboot
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+)
+
+// MaxBodySize is the largest system-info or webhook body read: 1 MiB.
+const MaxBodySize = 1 << 20
+
+// ContentTypeTOML is the type of an answer reply.
+const ContentTypeTOML = "application/toml"
+
+// answer serves POST /answer: it reads at most [MaxBodySize] of system
+// info ([answer.ParseSystemInfo]; 400 when it is not), takes the
+// installer's version from it ([answer.DefaultVersion] when it has none;
+// 400 below [answer.MinVersion]), asks the backend, and replies 200 with
+// the answer rendered for that version ([answer.Render], keys the version
+// does not know left out and logged), content type [ContentTypeTOML]. A
+// refusal gets its status and reason; a failure gets 500 and no detail.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	ip := hostOf(r.RemoteAddr)
+	ctx := r.Context()
+	ev := backend.Event{ClientIP: ip}
+	refuse := func(status int, msg string) {
+		ev.Kind, ev.Status = backend.EventRefused, status
+		if ev.Detail == "" {
+			ev.Detail = msg
+		}
+		h.record(ctx, ev)
+		h.cfg.Metrics.AnswerRefused()
+		h.log.Warn("answer refused", "status", status, "reason", msg, "client_ip", ip, "macs", ev.MAC, "serial", ev.Serial)
+		reply(w, status, msg)
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		refuse(http.StatusMethodNotAllowed, "method not allowed; POST the system info")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
+	if err != nil {
+		refuse(http.StatusBadRequest, fmt.Sprintf("system-info body over %d bytes or unreadable", MaxBodySize))
+		return
+	}
+	si, err := answer.ParseSystemInfo(body, r.Header.Get("Content-Type"))
+	if err != nil {
+		msg := "invalid system-info JSON: want a JSON object"
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
+			msg += fmt.Sprintf(" sent as application/json (got Content-Type %q)", truncate(ct, 80))
+		}
+		refuse(http.StatusBadRequest, msg)
+		return
+	}
+	ev.MAC, ev.Serial = strings.Join(si.MACs(), ","), si.Serial()
+	v, ok := si.Version()
+	if !ok {
+		v = answer.DefaultVersion
+	}
+	if !v.Supported() {
+		refuse(http.StatusBadRequest, fmt.Sprintf("installer version %s is not supported (want %s or later)", v, answer.MinVersion))
+		return
+	}
+	req := backend.AnswerRequest{Info: si, Version: v, ClientIP: ip, BaseURL: h.answerBase(r), BootDisk: r.URL.Query().Get("bootdisk")}
+	if r.URL.Query().Has("bootdisk") && req.BootDisk == "" {
+		refuse(http.StatusBadRequest, "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial")
+		return
+	}
+	if r.TLS != nil {
+		req.CertFingerprint = h.cfg.CertFingerprint
+	}
+	res, err := h.cfg.Backend.Answer(ctx, req)
+	var refusal *backend.Refusal
+	switch {
+	case errors.As(err, &refusal) && refusal.Status >= 400 && refusal.Status < 500:
+		ev.Node = refusal.Node
+		refuse(refusal.Status, refusal.Reason)
+		return
+	case errors.Is(err, backend.ErrNoAnswer):
+		refuse(http.StatusNotFound, err.Error())
+		return
+	case err == nil && (res == nil || res.Answer == nil):
+		err = errors.New("the backend returned no answer and no error")
+	}
+	var toml []byte
+	if err == nil {
+		ev.Node = res.Node
+		toml, err = answer.Render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log})
+	}
+	if err != nil {
+		h.fail(w, r, ev, err)
+		if res != nil && res.Delivered != nil {
+			res.Delivered(err)
+		}
+		return
+	}
+	w.Header().Set("Content-Type", ContentTypeTOML)
+	w.WriteHeader(http.StatusOK)
+	_, werr := w.Write(toml)
+	if werr == nil {
+		werr = http.NewResponseController(w).Flush()
+	}
+	if res.Delivered != nil {
+		res.Delivered(werr)
+	}
+	ev.Kind, ev.Status, ev.Detail = backend.EventAnswer, http.StatusOK, res.Detail
+	h.record(ctx, ev)
+	h.cfg.Metrics.AnswerServed()
+	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "client_ip", ip)
+}
+
+func (h *Handler) answerBase(r *http.Request) string {
+	if h.cfg.AnswerBaseURL != "" {
+		return strings.TrimSuffix(h.cfg.AnswerBaseURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ev backend.Event, err error) {
+	ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusInternalServerError, "answer failed"
+	h.record(r.Context(), ev)
+	h.cfg.Metrics.AnswerRefused()
+	h.log.Error("answer failed", "node", ev.Node, "client_ip", ev.ClientIP, "err", err)
+	reply(w, http.StatusInternalServerError, "answer failed; see the server log")
+}
+
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, kind, allow string) {
+	h.record(r.Context(), backend.Event{Kind: kind, ClientIP: hostOf(r.RemoteAddr), Status: http.StatusMethodNotAllowed, Detail: r.Method + " not allowed"})
+	w.Header().Set("Allow", allow)
+	reply(w, http.StatusMethodNotAllowed, "method not allowed")
+}
+
+func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
+	ev := backend.Event{Kind: backend.EventFirstBoot, ClientIP: hostOf(r.RemoteAddr)}
+	if r.Method != http.MethodGet {
+		h.methodNotAllowed(w, r, backend.EventFirstBoot, http.MethodGet)
+		return
+	}
+	var script []byte
+	err := backend.ErrNoAnswer
+	if os, ok := h.cfg.Backend.(backend.OneShot); ok {
+		script, err = os.FirstBoot(r.Context(), r.PathValue("token"), ev.ClientIP)
+	}
+	if err != nil {
+		if !errors.Is(err, backend.ErrNoAnswer) {
+			h.log.Error("first-boot script failed", "err", err)
+		}
+		ev.Status, ev.Detail = http.StatusNotFound, "unknown or already served first-boot token"
+		h.record(r.Context(), ev)
+		reply(w, http.StatusNotFound, "no such first-boot script (each is served once)")
+		return
+	}
+	ev.Status, ev.Detail = http.StatusOK, "first-boot script served"
+	h.record(r.Context(), ev)
+	w.Header().Set("Content-Type", "text/x-shellscript")
+	w.Write(script)
+}
+
+func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
+	ev := backend.Event{Kind: backend.EventInstalled, ClientIP: hostOf(r.RemoteAddr)}
+	if r.Method != http.MethodPost {
+		h.methodNotAllowed(w, r, backend.EventRefused, http.MethodPost)
+		return
+	}
+	io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxBodySize))
+	node, err := "", backend.ErrNoAnswer
+	if os, ok := h.cfg.Backend.(backend.OneShot); ok {
+		node, err = os.Installed(r.Context(), r.PathValue("token"), ev.ClientIP)
+	}
+	if err != nil {
+		if !errors.Is(err, backend.ErrNoAnswer) {
+			h.log.Error("webhook failed", "err", err)
+		}
+		ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusNotFound, "unknown or already used webhook token"
+		h.record(r.Context(), ev)
+		reply(w, http.StatusNotFound, "no such webhook")
+		return
+	}
+	ev.Node, ev.Status, ev.Detail = node, http.StatusOK, "installer reported success"
+	h.record(r.Context(), ev)
+	h.log.Info("node installed", "node", node)
+	reply(w, http.StatusOK, "ok")
+}

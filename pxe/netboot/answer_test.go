@@ -1,0 +1,117 @@
+package netboot
+
+import (
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"net/http/httptest"
+
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/answer"
+)
+
+// funcBackend is a [backend.Backend] of a few lines, as an embedder
+// writes one: it answers with f and boots nobody.
+type funcBackend func(ctx context.Context, si *answer.SystemInfo) (*answer.Answer, error)
+
+func (funcBackend) Allow(net.HardwareAddr) bool { return false }
+
+func (funcBackend) Boot(context.Context, string) (backend.Boot, error) {
+	return backend.Boot{Reason: "not booted here"}, nil
+}
+
+func (f funcBackend) Answer(ctx context.Context, req backend.AnswerRequest) (*backend.Answer, error) {
+	a, err := f(ctx, req.Info)
+	if err != nil {
+		return nil, err
+	}
+	return &backend.Answer{Node: "lab", Answer: a}, nil
+}
+
+// serveAnswers serves a handler asking f on loopback and returns its
+// answer URL.
+func serveAnswers(t *testing.T, f funcBackend) string {
+	t.Helper()
+	h, err := New(Config{Backend: f, BaseURL: "http://192.0.2.1:8090"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/answer"
+}
+
+func TestAnswerWithABackendOfItsOwn(t *testing.T) {
+	pve92, err := os.ReadFile("../../answer/testdata/sysinfo/pve-9.2-synthetic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pve82, err := os.ReadFile("../../answer/testdata/sysinfo/pve-8.2-2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The answer logic: a machine is named after its DMI serial (else
+	// its UUID), and only machines whose first NIC is a QEMU one are
+	// answered.
+	f := func(_ context.Context, si *answer.SystemInfo) (*answer.Answer, error) {
+		macs := si.MACs()
+		if len(macs) == 0 || !strings.HasPrefix(macs[0], "52:54:00:") {
+			return nil, fmt.Errorf("%w: not a lab machine (%v)", backend.ErrNoAnswer, macs)
+		}
+		if si.Serial() == "boom" {
+			return nil, errors.New("database password hunter2 rejected")
+		}
+		id := si.Serial()
+		if id == "" {
+			id, _, _ = strings.Cut(si.UUID(), "-")
+		}
+		return &answer.Answer{
+			Global: answer.Global{Keyboard: "en-us", Country: "at", Timezone: "UTC", Mailto: "ops@lab.example",
+				FQDN: answer.FQDN{Name: "lab-" + strings.ToLower(id) + ".lab.example"}, RootPassword: "only-for-tests"},
+			Network:   answer.Network{Source: answer.NetworkFromDHCP},
+			DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: []string{"sda"}},
+		}, nil
+	}
+	url := serveAnswers(t, f)
+	tests := map[string]struct {
+		method, body, ctype string
+		status              int
+		contains            string
+	}{
+		"a 9.2 installer gets kebab-case TOML":        {"POST", string(pve92), "application/json", 200, "root-password = 'only-for-tests'"},
+		"the answer is the backend's":                 {"POST", string(pve92), "application/json", 200, "fqdn = 'lab-"},
+		"an 8.2 installer gets snake_case TOML":       {"POST", strings.Replace(string(pve82), `"mac"`, `"mac":"52:54:00:00:00:09","x"`, 1), "application/json", 200, "root_password = 'only-for-tests'"},
+		"a machine the func refuses gets 404 and why": {"POST", `{"iso":{"release":"9.2"},"network_interfaces":[{"link":"e","mac":"aa:00:00:00:00:01"}]}`, "application/json", 404, "not a lab machine"},
+		"a func failure is 500 without its message":   {"POST", `{"iso":{"release":"9.2"},"dmi":{"system":{"serial":"boom"}},"network_interfaces":[{"link":"e","mac":"52:54:00:00:00:01"}]}`, "application/json", 500, "answer failed; see the server log"},
+		"a body that is not JSON is 400":              {"POST", "hello", "application/json", 400, "invalid system-info JSON"},
+		"an installer too old is 400":                 {"POST", `{"iso":{"release":"7.4"}}`, "application/json", 400, "installer version 7.4 is not supported"},
+		"a GET is 405":                                {"GET", "", "", 405, "POST the system info"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, url, strings.NewReader(tc.body))
+			if tc.ctype != "" {
+				req.Header.Set("Content-Type", tc.ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.contains) || strings.Contains(string(b), "hunter2") {
+				t.Errorf("%s: %d %q, want %d containing %q", tc.method, resp.StatusCode, b, tc.status, tc.contains)
+			}
+			if tc.status == 200 && resp.Header.Get("Content-Type") != ContentTypeTOML {
+				t.Errorf("content type %q", resp.Header.Get("Content-Type"))
+			}
+		})
+	}
+}

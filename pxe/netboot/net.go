@@ -1,0 +1,75 @@
+package netboot
+
+import (
+	"net"
+	"net/netip"
+	"time"
+)
+
+// NetEventKind says what a [NetEvent] reports.
+type NetEventKind int
+
+// What the window's proxy-DHCP and TFTP servers report.
+const (
+	// NetDHCPOffer: a boot file was offered (DHCP offer or ACK).
+	NetDHCPOffer NetEventKind = iota + 1
+	// NetDHCPIgnored: a DHCP request got no reply.
+	NetDHCPIgnored
+	// NetTFTPSent: a TFTP download finished.
+	NetTFTPSent
+	// NetTFTPFailed: a TFTP request was refused or failed.
+	NetTFTPFailed
+)
+
+// NetEvent is a step of a network boot below HTTP, from the window's
+// proxy-DHCP or TFTP server.
+type NetEvent struct {
+	// Time is when it happened; zero means now.
+	Time time.Time
+	// Kind says what happened.
+	Kind NetEventKind
+	// What names the DHCP message ("offer", "ack"), for DHCP events.
+	What string
+	// MAC is the client's hardware address (DHCP only).
+	MAC net.HardwareAddr
+	// Arch is the client's architecture, in words (DHCP only).
+	Arch string
+	// Peer is the address the request came from.
+	Peer netip.AddrPort
+	// File is the boot file offered (DHCP) or requested (TFTP).
+	File string
+	// Bytes is the number of bytes sent (TFTP only).
+	Bytes int64
+}
+
+// Net records an event of the window's proxy-DHCP or TFTP server in the
+// timeline and the metrics. A DHCP event is filed under the client's
+// MAC; a TFTP download, which names no MAC, under the client's address,
+// until a boot script or asset request from that address names the MAC.
+func (h *Handler) Net(e NetEvent) {
+	tl, m := h.cfg.Timeline, h.cfg.Metrics
+	at := e.Time
+	if at.IsZero() {
+		at = tl.now()
+	}
+	mac := ""
+	if e.MAC != nil {
+		mac = e.MAC.String()
+	}
+	switch e.Kind {
+	case NetDHCPOffer:
+		m.DHCPOffer()
+		tl.record(at, "", mac, "", StageDHCPOffer, e.What+" "+e.File+" for "+e.Arch)
+	case NetDHCPIgnored:
+		m.DHCPIgnored()
+	case NetTFTPSent:
+		m.TFTPTransfer(e.Bytes)
+		ip := ""
+		if e.Peer.IsValid() {
+			ip = e.Peer.Addr().String()
+		}
+		tl.record(at, ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
+	case NetTFTPFailed:
+		m.TFTPRefused()
+	}
+}

@@ -1,0 +1,220 @@
+package netboot
+
+import (
+	"github.com/plasmactl/plasma-node/pxe/backend"
+
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// clock returns a Now that ticks one second per call from t0.
+func tickClock() func() time.Time {
+	var mu sync.Mutex
+	t := time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
+
+func atSec(sec int) time.Time { return time.Date(2026, 1, 2, 3, 0, sec, 0, time.UTC) }
+
+func TestTimelineLinksMACsToNodes(t *testing.T) {
+	tl := &Timeline{Now: tickClock()}
+	tl.Record("52-54-00-77-00-10", "", StageDHCPOffer, "offered ipxe.efi")
+	tl.Record(testMAC1, "", StageTFTP, "ipxe.efi")
+	tl.Record(testMAC1, "pve1", StageScript, "install")
+	tl.Record(strings.ToUpper(testMAC1), "", StageKernel, "linux26")
+	tl.Record(testMAC2, "", StageDHCPOffer, "unknown machine")
+	tl.Record("", "", StageAsset, "no mac")
+
+	want := []BootEvent{
+		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offered ipxe.efi"},
+		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", Detail: "ipxe.efi"},
+		{Time: atSec(3), Stage: StageScript, MAC: testMAC1, Node: "pve1", Detail: "install"},
+		{Time: atSec(4), Stage: StageKernel, MAC: testMAC1, Node: "pve1", Detail: "linux26"},
+	}
+	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
+		t.Errorf("For(pve1) (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, tl.For(testMAC1)); diff != "" {
+		t.Errorf("For(mac) (-want +got):\n%s", diff)
+	}
+	snap := tl.Snapshot()
+	if diff := cmp.Diff([]string{testMAC2}, eventKeys(snap.Unmatched)); diff != "" {
+		t.Errorf("unmatched MACs (-want +got):\n%s", diff)
+	}
+	if len(snap.Other) != 1 || snap.Other[0].Detail != "no mac" {
+		t.Errorf("other = %+v, want the event without MAC or node", snap.Other)
+	}
+	if tl.For("nobody") != nil {
+		t.Error("For(unknown node) returned events")
+	}
+}
+
+func eventKeys(m map[string][]BootEvent) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestTimelineCleansWhatItRecords(t *testing.T) {
+	tests := map[string]struct {
+		mac, node, detail string
+		want              BootEvent
+	}{
+		"control characters become spaces": {testMAC1, "pve1", "a\nb\x00c\x1b[31m", BootEvent{MAC: testMAC1, Node: "pve1", Detail: "a b c [31m"}},
+		"a bad MAC moves into the detail":  {"zz:zz", "", "x", BootEvent{Detail: `unparsable MAC "zz:zz"; x`}},
+		"a bad name moves into the detail": {"", "../x", "y", BootEvent{Detail: `invalid node name "../x"; y`}},
+		"a long detail is cut":             {"", "n", strings.Repeat("é", 200), BootEvent{Node: "n", Detail: strings.Repeat("é", MaxDetailLen/2)}},
+		"invalid UTF-8 becomes spaces":     {"", "n", "a\xffb", BootEvent{Node: "n", Detail: "a b"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tl := &Timeline{Now: func() time.Time { return atSec(0) }}
+			tl.Record(tc.mac, tc.node, StageScript, tc.detail)
+			var got []BootEvent
+			snap := tl.Snapshot()
+			for _, m := range [][]BootEvent{snap.Nodes[tc.want.Node], snap.Other} {
+				got = append(got, m...)
+			}
+			if tc.want.Node == "" && tc.want.MAC != "" {
+				got = tl.For(tc.want.MAC)
+			}
+			tc.want.Time, tc.want.Stage = atSec(0), StageScript
+			if diff := cmp.Diff([]BootEvent{tc.want}, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTimelineIsBounded(t *testing.T) {
+	tl := &Timeline{Limit: 3, Now: tickClock()}
+	for i := range 5 {
+		tl.Record(testMAC1, "pve1", StageScript, fmt.Sprint(i))
+	}
+	var got []string
+	for _, ev := range tl.For("pve1") {
+		got = append(got, ev.Detail)
+	}
+	if diff := cmp.Diff([]string{"2", "3", "4"}, got); diff != "" {
+		t.Errorf("kept (-want +got):\n%s", diff)
+	}
+	tl = &Timeline{Now: tickClock()}
+	for i := range TimelineMaxKeys + 10 {
+		tl.Record(fmt.Sprintf("02:00:00:00:%02x:%02x", i/256, i%256), "", StageDHCPOffer, "")
+	}
+	snap := tl.Snapshot()
+	if n := len(snap.Unmatched); n != TimelineMaxKeys {
+		t.Errorf("MACs kept = %d, want %d", n, TimelineMaxKeys)
+	}
+	if _, ok := snap.Unmatched["02:00:00:00:00:00"]; ok {
+		t.Error("the oldest MAC was kept")
+	}
+	if _, ok := snap.Unmatched[fmt.Sprintf("02:00:00:00:%02x:%02x", (TimelineMaxKeys+9)/256, (TimelineMaxKeys+9)%256)]; !ok {
+		t.Error("the newest MAC was forgotten")
+	}
+}
+
+func TestTimelineIngestsAnswerEvents(t *testing.T) {
+	tl := &Timeline{Now: tickClock()}
+	tl.Record(testMAC2, "pve1", StageScript, "install") // atSec(1)
+	tl.Ingest(
+		backend.Event{Time: atSec(10), Kind: backend.EventAnswer, Node: "pve1", MAC: testMAC1 + "," + testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.1"},
+		backend.Event{Time: atSec(5), Kind: backend.EventRefused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.121", Status: 404, Detail: "no pending registration matches this machine"},
+		backend.Event{Time: atSec(20), Kind: backend.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
+		backend.Event{Time: atSec(30), Kind: backend.EventInstalled, Node: "pve1", ClientIP: "10.77.0.120", Status: 200, Detail: "installer reported success"},
+		backend.Event{Time: atSec(31), Kind: backend.EventRefused, ClientIP: "10.77.0.9", Status: 404, Detail: "unknown or already used webhook token"},
+	)
+	want := []BootEvent{
+		{Time: atSec(1), Stage: StageScript, MAC: testMAC2, Node: "pve1", Detail: "install"},
+		{Time: atSec(10), Stage: StageAnswer, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
+		// The answer linked 10.77.0.120 to the MAC too.
+		{Time: atSec(20), Stage: StageFirstBoot, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
+		{Time: atSec(30), Stage: StageWebhook, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "installed: installer reported success (from 10.77.0.120)"},
+	}
+	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
+		t.Errorf("pve1 (-want +got):\n%s", diff)
+	}
+	refused := tl.For("52:54:00:77:00:99")
+	if len(refused) != 1 || refused[0].Stage != StageAnswer || !strings.HasPrefix(refused[0].Detail, "answer refused (404): no pending") {
+		t.Errorf("unknown machine = %+v, want its refused answer", refused)
+	}
+	other := tl.Snapshot().Other
+	if len(other) != 1 || other[0].Stage != StageWebhook || !strings.HasPrefix(other[0].Detail, "webhook refused (404)") {
+		t.Errorf("other = %+v, want the refused webhook", other)
+	}
+}
+
+func TestTimelineLinksClientIPsToMACs(t *testing.T) {
+	tl := &Timeline{Now: tickClock()}
+	tl.Record(testMAC1, "", StageDHCPOffer, "offer")                              // atSec(1)
+	tl.RecordFrom("10.77.0.120", "", "", StageTFTP, "ipxe.efi")                   // atSec(2): no MAC yet
+	tl.RecordFrom("10.77.0.121", "", "", StageTFTP, "another machine")            // atSec(3)
+	tl.RecordFrom("::ffff:10.77.0.120", testMAC1, "pve1", StageScript, "install") // atSec(4): links both
+	tl.RecordFrom("10.77.0.120", "", "", StageKernel, "linux26")                  // atSec(5): named by the IP
+	tl.RecordFrom("0.0.0.0", "", "", StageTFTP, "unspecified")                    // atSec(6)
+	want := []BootEvent{
+		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offer"},
+		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "ipxe.efi"},
+		{Time: atSec(4), Stage: StageScript, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "install"},
+		{Time: atSec(5), Stage: StageKernel, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "linux26"},
+	}
+	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
+		t.Errorf("pve1 (-want +got):\n%s", diff)
+	}
+	other := tl.Snapshot().Other
+	if len(other) != 2 || other[0].IP != "10.77.0.121" || other[1].IP != "" {
+		t.Errorf("other = %+v, want the other machine's download and the one from no address", other)
+	}
+}
+
+func TestNilTimelineAndMetricsDoNothing(t *testing.T) {
+	var tl *Timeline
+	tl.Record(testMAC1, "pve1", StageScript, "x")
+	tl.Ingest(backend.Event{Kind: backend.EventAnswer, Node: "pve1"})
+	if tl.For("pve1") != nil || len(tl.Snapshot().Nodes) != 0 {
+		t.Error("a nil timeline returned events")
+	}
+	var m *Metrics
+	m.DHCPOffer()
+	m.DHCPIgnored()
+	m.TFTPTransfer(5)
+	m.TFTPRefused()
+	m.ScriptServed(true)
+	m.AssetSent(1)
+	m.AnswerServed()
+	m.AnswerRefused()
+	m.SetWindow(true, time.Now())
+	if open, _, _ := m.Window(); open {
+		t.Error("a nil Metrics reports an open window")
+	}
+}
+
+func TestTimelineIsSafeForConcurrentUse(t *testing.T) {
+	tl := &Timeline{Limit: 10}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 200 {
+				tl.Record(fmt.Sprintf("02:00:00:00:00:%02x", j%16), fmt.Sprintf("n%d", i), StageScript, "x")
+				tl.Snapshot()
+				tl.For("n1")
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(tl.For("n1")); n != 10 {
+		t.Errorf("n1 holds %d events, want the limit 10", n)
+	}
+}
