@@ -1,6 +1,8 @@
 package plasmanode
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -8,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -140,7 +141,7 @@ func IsUsageError(err error) bool {
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
 		providers.ErrUnknown, ErrConflict, ErrInvalidAddress, ErrInvalidState,
-		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, answer.ErrInvalidRegistration,
+		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, registry.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {
 			return true

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -263,7 +265,7 @@ func checkCrashState(t *testing.T, ctx context.Context, i int, label string, e p
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := answer.DecodeRegistration(data, stem); err != nil {
+			if _, err := registry.DecodeRegistration(data, stem); err != nil {
 				t.Errorf("registration %s does not parse: %v\n%s", name, err, data)
 			}
 			onDisk[stem] = true
@@ -446,7 +448,7 @@ func TestCrashDuringConsumption(t *testing.T) {
 				t.Fatal(err)
 			}
 			stem, _, _ := strings.Cut(name, ".")
-			if _, err := answer.DecodeRegistration(data, stem); err != nil {
+			if _, err := registry.DecodeRegistration(data, stem); err != nil {
 				t.Errorf("iteration %d: %s does not parse: %v", i, name, err)
 			}
 		}

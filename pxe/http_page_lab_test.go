@@ -42,7 +42,7 @@ type windowLab struct {
 	base    string
 	boot    *Handler
 	reg     *registry.Store
-	secrets *answer.SecretStore
+	secrets *registry.SecretStore
 	dhcp    *net.UDPAddr
 	tftp    string
 	client  *net.UDPConn

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/plasmactl/plasma-node/answer"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -25,38 +25,38 @@ func (a *app) registerCmd() *cobra.Command {
       --pool 'tanka1=single:50026B73842AD86F'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := answer.Registration{Name: args[0], Serial: serial, UUID: uuid, Created: time.Now().UTC()}
-			if err := answer.ValidateName(r.Name); err != nil {
+			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, Created: time.Now().UTC()}
+			if err := registry.ValidateName(r.Name); err != nil {
 				return err
 			}
 			for _, m := range macs {
-				n, err := answer.NormalizeMAC(m)
+				n, err := registry.NormalizeMAC(m)
 				if err != nil {
 					return fmt.Errorf("--mac: %w", err)
 				}
 				r.MACs = append(r.MACs, n)
 			}
-			bd, err := answer.ParseBootDisk(disk)
+			bd, err := registry.ParseBootDisk(disk)
 			if err != nil {
 				return fmt.Errorf("--boot-disk: %w", err)
 			}
 			r.BootDisk = bd
 			for _, p := range pools {
-				dp, err := answer.ParsePoolSpec(p)
+				dp, err := registry.ParsePoolSpec(p)
 				if err != nil {
 					return fmt.Errorf("--pool: %w", err)
 				}
 				r.Pools = append(r.Pools, dp)
 			}
 			if len(keys) > 0 {
-				if r.SSHKeys, err = answer.LoadSSHKeys(keys); err != nil {
+				if r.SSHKeys, err = registry.LoadSSHKeys(keys); err != nil {
 					return usageError(fmt.Errorf("--ssh-key: %w", err))
 				}
 			}
 			if err := r.Validate(); err != nil {
 				return err
 			}
-			reg, err := answer.OpenRegistry(a.stateDir, a.log)
+			reg, err := registry.Open(a.stateDir, a.log)
 			if err != nil {
 				return err
 			}
@@ -93,10 +93,10 @@ func (a *app) unregisterCmd() *cobra.Command {
 		Example: "  node-provisioner unregister pve3",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := answer.ValidateName(args[0]); err != nil {
+			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			reg, err := answer.OpenRegistry(a.stateDir, a.log)
+			reg, err := registry.Open(a.stateDir, a.log)
 			if err != nil {
 				return err
 			}
@@ -121,11 +121,11 @@ func (a *app) listCmd() *cobra.Command {
 			if output != "table" && output != "json" {
 				return usageError(fmt.Errorf("--output %q: want table or json", output))
 			}
-			reg, err := answer.OpenRegistry(a.stateDir, a.log)
+			reg, err := registry.Open(a.stateDir, a.log)
 			if err != nil {
 				return err
 			}
-			st, err := answer.Status(cmd.Context(), reg, a.stateDir)
+			st, err := registry.Status(cmd.Context(), reg, a.stateDir)
 			if err != nil {
 				return err
 			}
@@ -152,21 +152,21 @@ func (a *app) listCmd() *cobra.Command {
 
 // siteKeys loads the SSH keys every answer carries: the given files, else
 // the running user's default public keys.
-func (a *app) siteKeys(files []string) (answer.Site, error) {
+func (a *app) siteKeys(files []string) (registry.Site, error) {
 	if len(files) == 0 {
 		if home, err := os.UserHomeDir(); err == nil {
-			files = answer.DefaultSSHKeyFiles(home)
+			files = registry.DefaultSSHKeyFiles(home)
 		}
 		if len(files) == 0 {
 			a.log.Warn("no SSH public key found (~/.ssh/id_ed25519.pub, id_rsa.pub): answers carry none unless site.json or a registration has some; day-2 access is by key")
-			return answer.Site{}, nil
+			return registry.Site{}, nil
 		}
 	}
-	keys, err := answer.LoadSSHKeys(files)
+	keys, err := registry.LoadSSHKeys(files)
 	if err != nil {
-		return answer.Site{}, usageError(fmt.Errorf("--ssh-key: %w", err))
+		return registry.Site{}, usageError(fmt.Errorf("--ssh-key: %w", err))
 	}
-	return answer.Site{SSHKeys: keys}, nil
+	return registry.Site{SSHKeys: keys}, nil
 }
 
 func dash(s string) string {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/cli"
 )
 
@@ -39,7 +40,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(&app{out: stdout, errw: stderr}, stdout, stderr)
 	root.SetArgs(args)
 	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
-		return errors.Is(err, answer.ErrInvalidRegistration) || errors.Is(err, answer.ErrInvalidSSHKey)
+		return errors.Is(err, registry.ErrInvalidRegistration) || errors.Is(err, registry.ErrInvalidSSHKey)
 	})
 }
 
@@ -63,7 +64,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 				a.secretsDir = os.Getenv("NODE_PROVISIONER_SECRETS_DIR")
 			}
 			if a.secretsDir == "" {
-				if a.secretsDir, err = answer.DefaultSecretsDir(); err != nil {
+				if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {
 					return fmt.Errorf("--secrets-dir: %w", err)
 				}
 			}

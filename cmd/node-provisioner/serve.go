@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -34,16 +36,16 @@ type serveOptions struct {
 	tls                               bool
 	ttl                               time.Duration
 	keys, kernelArgs                  []string
-	site                              answer.Site
+	site                              registry.Site
 }
 
 func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&o.addr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
 	f.DurationVar(&o.ttl, "ttl", pxe.DefaultTTL, "close the window after this long")
-	f.StringVar(&o.site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+answer.DefaultDomain+")")
-	f.StringVar(&o.site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+answer.DefaultKeyboard+")")
-	f.StringVar(&o.site.Country, "country", "", "two-letter country code (default: site.json's, else "+answer.DefaultCountry+")")
-	f.StringVar(&o.site.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+answer.DefaultTimezone+")")
+	f.StringVar(&o.site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+registry.DefaultDomain+")")
+	f.StringVar(&o.site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+registry.DefaultKeyboard+")")
+	f.StringVar(&o.site.Country, "country", "", "two-letter country code (default: site.json's, else "+registry.DefaultCountry+")")
+	f.StringVar(&o.site.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+registry.DefaultTimezone+")")
 	f.StringVar(&o.site.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
 	f.StringVar(&o.baseURL, "base-url", "", "URL installers reach this server at, for first-boot and webhook URLs (default: from each request)")
 	f.StringArrayVar(&o.keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
@@ -121,11 +123,11 @@ func (a *app) serveCmd() *cobra.Command {
 }
 
 func (a *app) serve(ctx context.Context, o serveOptions) error {
-	reg, err := answer.OpenRegistry(a.stateDir, a.log)
+	reg, err := registry.Open(a.stateDir, a.log)
 	if err != nil {
 		return err
 	}
-	sec, err := answer.OpenSecretStore(a.secretsDir)
+	sec, err := registry.OpenSecretStore(a.secretsDir)
 	if err != nil {
 		return err
 	}
@@ -133,7 +135,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	sitePath := filepath.Join(a.stateDir, answer.SiteFileName)
+	sitePath := filepath.Join(a.stateDir, registry.SiteFileName)
 	if err := checkSite(o.site.Merge(site), sitePath); err != nil {
 		return err
 	}
@@ -148,8 +150,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	h, err := answer.NewHandler(answer.HandlerConfig{
 		Registry: reg, Secrets: sec, StateDir: a.stateDir, BaseURL: o.baseURL, CertFingerprint: fp, Logger: a.log,
-		Site: func() (answer.Site, error) {
-			s, err := answer.LoadSiteIfExists(sitePath)
+		Site: func() (registry.Site, error) {
+			s, err := registry.LoadSiteIfExists(sitePath)
 			return o.site.Merge(site).Merge(s), err
 		},
 	})
@@ -251,13 +253,13 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 // checkSite refuses settings every answer would fail on, before the
 // window opens: it builds a probe answer and validates it with the
 // installer's rules.
-func checkSite(flags answer.Site, sitePath string) error {
-	file, err := answer.LoadSiteIfExists(sitePath)
+func checkSite(flags registry.Site, sitePath string) error {
+	file, err := registry.LoadSiteIfExists(sitePath)
 	if err != nil {
 		return usageError(err)
 	}
-	a, err := answer.Build(answer.Registration{Name: "probe", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}},
-		answer.BuildOptions{Site: flags.Merge(file), RootPassword: "probe-password"})
+	a, err := registry.Build(registry.Registration{Name: "probe", BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}},
+		registry.BuildOptions{Site: flags.Merge(file), RootPassword: "probe-password"})
 	if err == nil {
 		err = answer.Validate(a, answer.LatestVersion)
 	}
@@ -302,7 +304,7 @@ func (a *app) guessBase(addr net.Addr) string {
 // netboot adds proxy-DHCP and TFTP to the window when --dhcp-interface is
 // given: iPXE binaries are staged into <state-dir>/tftp, offered by
 // architecture, and also served over HTTP under /ipxe/ for HTTP boot.
-func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *answer.Registry) (netbootInfo, error) {
+func (a *app) netboot(cfg *pxe.Config, o serveOptions, reg *registry.Store) (netbootInfo, error) {
 	if o.dhcpIface == "" {
 		if o.serverIP != "" || o.tftpAddr != "" {
 			return netbootInfo{}, usageError(errors.New("--server-ip and --tftp need --dhcp-interface"))
@@ -470,10 +472,10 @@ func (a *app) prepareCmd() *cobra.Command {
 				return fp, err
 			}
 			o.PatchAsk = patchAsk
-			if reg, err := answer.OpenRegistry(a.stateDir, a.log); err == nil {
+			if reg, err := registry.Open(a.stateDir, a.log); err == nil {
 				if pending, err := reg.Pending(cmd.Context()); err == nil {
 					for _, r := range pending {
-						if r.BootDisk.Kind == answer.BootDiskAsk {
+						if r.BootDisk.Kind == registry.BootDiskAsk {
 							o.PatchAsk = true
 						}
 					}
@@ -538,11 +540,11 @@ func (a *app) statusCmd() *cobra.Command {
 			} else {
 				fmt.Fprintln(a.out, "Window:  closed")
 			}
-			reg, err := answer.OpenRegistry(a.stateDir, a.log)
+			reg, err := registry.Open(a.stateDir, a.log)
 			if err != nil {
 				return err
 			}
-			st, err := answer.Status(cmd.Context(), reg, a.stateDir)
+			st, err := registry.Status(cmd.Context(), reg, a.stateDir)
 			if err != nil {
 				return err
 			}
@@ -553,7 +555,7 @@ func (a *app) statusCmd() *cobra.Command {
 			for _, s := range st {
 				fmt.Fprintf(a.out, "  %-16s %-9s %s\n", s.Name, s.State, strings.Join(s.MACs, ","))
 			}
-			evs, err := answer.ReadEvents(filepath.Join(a.stateDir, answer.EventsFileName))
+			evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName))
 			if err == nil && len(evs) > 0 {
 				fmt.Fprintln(a.out, "Recent events:")
 				for _, e := range evs[max(0, len(evs)-10):] {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"errors"
 	"flag"
@@ -119,7 +121,7 @@ const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE"
 
 func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io.Writer, step func(string, ...any)) error {
 	step("node-provisioner list   (the registration plasma-node provision wrote)")
-	reg, err := answer.OpenRegistry(state, nil)
+	reg, err := registry.Open(state, nil)
 	if err != nil {
 		return err
 	}
@@ -130,14 +132,14 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 	for _, r := range pending {
 		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
-	secrets, err := answer.OpenSecretStore(filepath.Join(state, "secrets"))
+	secrets, err := registry.OpenSecretStore(filepath.Join(state, "secrets"))
 	if err != nil {
 		return err
 	}
 	h, err := answer.NewHandler(answer.HandlerConfig{
 		Registry: reg, Secrets: secrets, StateDir: state,
-		Site: func() (answer.Site, error) {
-			return answer.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}}, nil
+		Site: func() (registry.Site, error) {
+			return registry.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}}, nil
 		},
 	})
 	if err != nil {

@@ -1,6 +1,8 @@
 package pxe
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,7 +12,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
@@ -145,7 +146,7 @@ func check(h *Hardware) error {
 		return fmt.Errorf("%s: %w: the machine pins nothing: give macs, serial or uuid, so that only it gets its answer", h.Where, ErrInvalidHardware)
 	}
 	for i, m := range h.MACs {
-		h.MACs[i], _ = answer.NormalizeMAC(m)
+		h.MACs[i], _ = registry.NormalizeMAC(m)
 	}
 	h.UUID = strings.ToLower(strings.TrimSpace(h.UUID))
 	h.Serial = strings.TrimSpace(h.Serial)
@@ -183,22 +184,22 @@ func pins(m nodes.Machine) []string {
 }
 
 // registration returns the registration of machine m as node name.
-func registration(name string, m nodes.Machine) (answer.Registration, error) {
-	r := answer.Registration{Name: name, Serial: strings.TrimSpace(m.Serial), UUID: strings.ToLower(strings.TrimSpace(m.UUID))}
+func registration(name string, m nodes.Machine) (registry.Registration, error) {
+	r := registry.Registration{Name: name, Serial: strings.TrimSpace(m.Serial), UUID: strings.ToLower(strings.TrimSpace(m.UUID))}
 	for _, mac := range m.MACs {
-		n, err := answer.NormalizeMAC(mac)
+		n, err := registry.NormalizeMAC(mac)
 		if err != nil {
 			return r, fmt.Errorf("macs: %w", err)
 		}
 		r.MACs = append(r.MACs, n)
 	}
-	bd, err := answer.ParseBootDisk(m.BootDisk)
+	bd, err := registry.ParseBootDisk(m.BootDisk)
 	if err != nil {
 		return r, fmt.Errorf("boot_disk: %w", err)
 	}
 	r.BootDisk = bd
 	for _, s := range m.DataPools {
-		dp, err := answer.ParsePoolSpec(s)
+		dp, err := registry.ParsePoolSpec(s)
 		if err != nil {
 			return r, fmt.Errorf("data_pools: %w", err)
 		}
@@ -224,6 +225,6 @@ func MachineID(m nodes.Machine) string {
 	return ""
 }
 
-func machineOf(r answer.Registration) nodes.Machine {
+func machineOf(r registry.Registration) nodes.Machine {
 	return nodes.Machine{MACs: r.MACs, Serial: r.Serial, UUID: r.UUID}
 }

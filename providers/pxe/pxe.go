@@ -1,6 +1,10 @@
 package pxe
 
 import (
+	"github.com/plasmactl/plasma-node/pxe/backend"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/tofu"
@@ -76,15 +79,15 @@ func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Serve
 // registrations returns the pending and consumed registrations of dir by
 // name (pending wins), or none when dir has no registrations folder; it
 // creates nothing then.
-func registrations(ctx context.Context, dir string, log *slog.Logger) (*answer.Registry, map[string]answer.Registration, error) {
+func registrations(ctx context.Context, dir string, log *slog.Logger) (*registry.Store, map[string]registry.Registration, error) {
 	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
-		return nil, map[string]answer.Registration{}, nil
+		return nil, map[string]registry.Registration{}, nil
 	}
-	reg, err := answer.OpenRegistry(dir, log)
+	reg, err := registry.Open(dir, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := map[string]answer.Registration{}
+	out := map[string]registry.Registration{}
 	consumed, err := reg.Consumed(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -104,7 +107,7 @@ type plan struct {
 	dir     string
 	log     *slog.Logger
 	summary tofu.Summary
-	create  []answer.Registration
+	create  []registry.Registration
 	servers []providers.Server
 }
 
@@ -114,7 +117,7 @@ func (p *plan) Summary() tofu.Summary { return p.summary }
 // returns every server of the layout.
 func (p *plan) Apply(ctx context.Context) ([]providers.Server, error) {
 	if len(p.create) > 0 {
-		reg, err := answer.OpenRegistry(p.dir, p.log)
+		reg, err := registry.Open(p.dir, p.log)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +334,7 @@ func (*Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string
 		if !ok || r.Consumed != nil {
 			continue
 		}
-		if err := reg.Delete(ctx, h); err != nil && !errors.Is(err, answer.ErrNotFound) {
+		if err := reg.Delete(ctx, h); err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return out, fmt.Errorf("unregister %s: %w", h, err)
 		}
 		out = append(out, h)
@@ -339,23 +342,23 @@ func (*Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string
 	return out, nil
 }
 
-// States returns answer.Status's state of each registration in dir by
+// States returns registry.Status's state of each registration in dir by
 // name: pending, consumed or installed.
 func (*Provider) States(ctx context.Context, dir string) (map[string]string, error) {
 	out := map[string]string{}
 	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
-	reg, err := answer.OpenRegistry(dir, nil)
+	reg, err := registry.Open(dir, nil)
 	if err != nil {
 		return nil, err
 	}
-	st, err := answer.Status(ctx, reg, dir)
+	st, err := registry.Status(ctx, reg, dir)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range st {
-		if _, dup := out[s.Name]; !dup || s.State == answer.StatePending {
+		if _, dup := out[s.Name]; !dup || s.State == backend.StatePending {
 			out[s.Name] = s.State
 		}
 	}

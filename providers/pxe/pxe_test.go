@@ -1,6 +1,8 @@
 package pxe
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+
 	"context"
 	"errors"
 	"os"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 )
@@ -72,7 +73,7 @@ func TestPlan(t *testing.T) {
 	tests := map[string]struct {
 		count    int
 		existing []providers.Existing
-		before   []answer.Registration
+		before   []registry.Registration
 		want     planned
 		wantRegs []string
 	}{
@@ -87,14 +88,14 @@ func TestPlan(t *testing.T) {
 		"the same count again creates nothing": {
 			count:    2,
 			existing: []providers.Existing{adopted(0, "52:54:00:00:00:01"), adopted(1, "52:54:00:00:00:02")},
-			before:   []answer.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")},
+			before:   []registry.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")},
 			want:     planned{Servers: []string{"metal-control-001=52:54:00:00:00:01", "metal-control-002=52:54:00:00:00:02"}},
 			wantRegs: []string{"metal-control-001", "metal-control-002"},
 		},
 		"raising the count adds the next free machine": {
 			count:    2,
 			existing: []providers.Existing{adopted(0, "52:54:00:00:00:01")},
-			before:   []answer.Registration{reg("metal-control-001", "52:54:00:00:00:01")},
+			before:   []registry.Registration{reg("metal-control-001", "52:54:00:00:00:01")},
 			want: planned{Creates: []string{"node-provisioner_registration.metal-control-002 (mac 52:54:00:00:00:02; boot disk 25414A800205)"},
 				Servers: []string{"metal-control-001=52:54:00:00:00:01", "metal-control-002=52:54:00:00:00:02"}},
 			wantRegs: []string{"metal-control-001", "metal-control-002"},
@@ -102,20 +103,20 @@ func TestPlan(t *testing.T) {
 		"lowering the count plans a delete and writes nothing": {
 			count:    1,
 			existing: []providers.Existing{adopted(0, "52:54:00:00:00:01"), adopted(1, "52:54:00:00:00:02")},
-			before:   []answer.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")},
+			before:   []registry.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")},
 			want:     planned{Deletes: []string{"node-provisioner_registration.metal-control-002"}, Servers: []string{"metal-control-001=52:54:00:00:00:01"}},
 			wantRegs: []string{"metal-control-001", "metal-control-002"},
 		},
 		"a machine another registration pins is skipped": {
 			count:  1,
-			before: []answer.Registration{reg("pve-by-hand", "52:54:00:00:00:01")},
+			before: []registry.Registration{reg("pve-by-hand", "52:54:00:00:00:01")},
 			want: planned{Creates: []string{"node-provisioner_registration.metal-control-001 (mac 52:54:00:00:00:02; boot disk 25414A800205)"},
 				Servers: []string{"metal-control-001=52:54:00:00:00:02"}},
 			wantRegs: []string{"metal-control-001", "pve-by-hand"},
 		},
 		"a registration left by a stopped run is taken, not rewritten": {
 			count:  1,
-			before: []answer.Registration{reg("metal-control-001", "52:54:00:00:00:02")},
+			before: []registry.Registration{reg("metal-control-001", "52:54:00:00:00:02")},
 			want: planned{Creates: []string{"node-provisioner_registration.metal-control-001 (mac 52:54:00:00:00:02; node file; the registration exists)"},
 				Servers: []string{"metal-control-001=52:54:00:00:00:02"}},
 			wantRegs: []string{"metal-control-001"},
@@ -130,7 +131,7 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			if len(tc.before) > 0 {
-				g, err := answer.OpenRegistry(dir, nil)
+				g, err := registry.Open(dir, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -163,8 +164,8 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-func reg(name, mac string) answer.Registration {
-	return answer.Registration{Name: name, MACs: []string{mac}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
+func reg(name, mac string) registry.Registration {
+	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
 }
 
 func TestPlanWritesTheRegistrationsOfTheHardware(t *testing.T) {
@@ -180,7 +181,7 @@ func TestPlanWritesTheRegistrationsOfTheHardware(t *testing.T) {
 	if _, err := p.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := answer.OpenRegistry(dir, nil)
+	g, _ := registry.Open(dir, nil)
 	r, err := g.Get(ctx, "metal-control-002")
 	if err != nil {
 		t.Fatal(err)
@@ -246,11 +247,11 @@ func TestPoolHardwareComesFirst(t *testing.T) {
 func TestRemoveKeepsConsumedRegistrations(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	g, _ := answer.OpenRegistry(dir, nil)
-	for _, r := range []answer.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")} {
+	g, _ := registry.Open(dir, nil)
+	for _, r := range []registry.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")} {
 		g.Put(ctx, r)
 	}
-	if _, err := g.Consume(ctx, "metal-control-001", answer.ConsumeRecord{ClientIP: "10.0.0.9"}); err != nil {
+	if _, err := g.Consume(ctx, "metal-control-001", registry.ConsumeRecord{ClientIP: "10.0.0.9"}); err != nil {
 		t.Fatal(err)
 	}
 	in := input(t, dir, 2, providers.Existing{Pool: "control", Index: 0, ServerID: "52:54:00:00:00:01"}, providers.Existing{Pool: "control", Index: 1, ServerID: "52:54:00:00:00:02"})
