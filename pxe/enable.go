@@ -20,6 +20,10 @@ import (
 // UnitName is the transient systemd unit a window runs as under systemd.
 const UnitName = "node-provisioner-window"
 
+// UnitEnv is the environment variable that names the systemd unit a
+// window runs as; [Enable] sets it and the window records it.
+const UnitEnv = "NODE_PROVISIONER_UNIT"
+
 // ErrWindowOpen is returned by [Enable] when a window is already open.
 var ErrWindowOpen = errors.New("a provisioning window is already open")
 
@@ -80,7 +84,7 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 	if useSystemd {
 		args := []string{"--unit", UnitName, "--collect", "--quiet",
 			"--property", "RuntimeMaxSec=" + strconv.Itoa(int((o.TTL + time.Minute).Seconds())),
-			"--setenv", "NODE_PROVISIONER_UNIT=" + UnitName}
+			"--setenv", UnitEnv + "=" + UnitName}
 		args = append(args, o.Command...)
 		if out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("enable: systemd-run: %w: %s", err, strings.TrimSpace(string(out)))

@@ -1,52 +1,25 @@
 package pxe_test
 
 import (
-	"github.com/plasmactl/plasma-node/answer/registry"
-
 	"context"
 	"log"
-	"net/http"
-	"time"
+	"os/signal"
+	"syscall"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
-// A provisioning window that network-boots registered machines and
-// answers their installers, with metrics and a status page.
-func ExampleNew() {
-	state := "/var/lib/plasma-node"
-	reg, err := registry.Open(state, nil)
+// A whole provisioning window over node-provisioner's state folder:
+// proxy-DHCP and TFTP on eth0, HTTP on :8090, answers to the machines
+// registered there, for two hours.
+func ExampleServer() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv, err := pxe.New(pxe.Config{StateDir: "/var/lib/node-provisioner", DHCPInterface: "eth0"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	sec, err := registry.OpenSecretStore(state + "/secrets")
-	if err != nil {
-		log.Fatal(err)
+	if err := srv.Serve(ctx); err != nil && ctx.Err() == nil {
+		log.Print(err)
 	}
-	boot, err := pxe.New(pxe.Config{
-		Registry: reg, StateDir: state, BaseURL: "http://10.77.0.2:8090",
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	ans, err := registry.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: sec, StateDir: state, BaseURL: "http://10.77.0.2:8090"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer ans.Close()
-	routes := map[string]http.Handler{}
-	for _, p := range boot.Patterns() {
-		routes[p] = boot
-	}
-	for _, p := range ans.Patterns() {
-		routes[p] = boot.Metrics().CountAnswers(ans)
-	}
-	srv, err := pxe.New(pxe.Config{Routes: routes, TTL: time.Hour})
-	if err != nil {
-		log.Fatal(err)
-	}
-	boot.Metrics().SetWindow(true, time.Now().Add(time.Hour))
-	defer boot.Metrics().SetWindow(false, time.Time{})
-	log.Println(srv.Serve(context.Background()))
 }

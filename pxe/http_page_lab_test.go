@@ -1,6 +1,16 @@
 package pxe
 
 import (
+	"encoding/json"
+	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"net/netip"
+	"regexp"
+
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"bytes"
@@ -19,28 +29,27 @@ import (
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	pintftp "github.com/pin/tftp/v3"
-
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
-	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
 // the lab posts.
 const labMAC = "52:54:00:ba:5e:11"
 
+// labServerIP is the window's next-server address in the lab.
+var labServerIP = netip.MustParseAddr("192.0.2.10")
+
 // labSteps are the stages a full boot through the lab leaves in the
 // node's timeline, in order.
-var labSteps = []Stage{StageDHCPOffer, StageTFTP, StageScript, StageKernel, StageInitrd, StageAnswer, StageFirstBoot, StageWebhook}
+var labSteps = []netboot.Stage{netboot.StageDHCPOffer, netboot.StageTFTP, netboot.StageScript, netboot.StageKernel, netboot.StageInitrd, netboot.StageAnswer, netboot.StageFirstBoot, netboot.StageWebhook}
 
 // windowLab is a provisioning window as node-provisioner serve runs it
-// (a [Server] with a [BootHandler], an [answer.Handler], proxy-DHCP and
-// TFTP, all on loopback), with three registrations: lab1 (pinned to
-// labMAC) boots through it; lab2 stays pending; lab3 was consumed before.
+// (one [Server] over a state folder: proxy-DHCP, TFTP and HTTP, all on
+// loopback), with three registrations: lab1 (pinned to labMAC) boots
+// through it; lab2 stays pending; lab3 was consumed before.
 type windowLab struct {
 	base    string
-	boot    *Handler
+	srv     *Server
 	reg     *registry.Store
 	secrets *registry.SecretStore
 	dhcp    *net.UDPAddr
@@ -53,15 +62,18 @@ type windowLab struct {
 	pages   int
 }
 
+// timeline is the window's boot timeline.
+func (l *windowLab) timeline() *netboot.Timeline { return l.srv.netboot().Timeline() }
+
 func newWindowLab(t *testing.T) *windowLab {
 	t.Helper()
 	ctx := context.Background()
-	state, tftpRoot := t.TempDir(), t.TempDir()
+	state, ipxeSrc := t.TempDir(), t.TempDir()
 	reg, err := registry.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []registry.Registration{testReg(t, "lab1", "sda", labMAC), testReg(t, "lab2", "sdb", testMAC2), testReg(t, "lab3", "any")} {
+	for _, r := range []registry.Registration{labReg(t, "lab1", "sda", labMAC), labReg(t, "lab2", "sdb", "52:54:00:77:00:20"), labReg(t, "lab3", "any")} {
 		if _, err := reg.Put(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -69,34 +81,21 @@ func newWindowLab(t *testing.T) *windowLab {
 	if _, err := reg.Consume(ctx, "lab3", registry.ConsumeRecord{Time: time.Now().Add(-time.Hour).UTC(), ClientIP: "10.77.0.130"}); err != nil {
 		t.Fatal(err)
 	}
-	stageRelease(t, state, "9.1-1")
-	if err := os.WriteFile(filepath.Join(tftpRoot, proxydhcp.UEFIBinary), bytes.Repeat([]byte("iPXE"), 4096), 0o644); err != nil {
+	labRelease(t, state, "9.1-1")
+	if err := os.WriteFile(filepath.Join(ipxeSrc, proxydhcp.SNPOnlyBinary), bytes.Repeat([]byte("iPXE"), 4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := registry.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
+	secretsDir := filepath.Join(t.TempDir(), "secrets")
+	secrets, err := registry.OpenSecretStore(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ah, err := registry.NewHandler(answer.HandlerConfig{Registry: reg, Secrets: secrets, StateDir: state})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ah.Close() })
-
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lab := &windowLab{base: "http://" + ln.Addr().String(), reg: reg, secrets: secrets, ttl: 30 * time.Minute}
-	lab.boot, err = New(Config{Registry: reg, StateDir: state, BaseURL: lab.base})
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes := map[string]http.Handler{}
-	for _, p := range lab.boot.Patterns() {
-		routes[p] = lab.boot
-	}
-	routes["GET /{$}"] = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	routes := map[string]http.Handler{"GET /{$}": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lab.mu.Lock()
 		lab.pages++
 		n, hook := lab.pages, lab.pageGet
@@ -107,11 +106,8 @@ func newWindowLab(t *testing.T) *windowLab {
 				return
 			}
 		}
-		lab.boot.ServeHTTP(w, r)
-	})
-	for _, p := range ah.Patterns() {
-		routes[p] = lab.boot.Metrics().CountAnswers(ah)
-	}
+		lab.srv.netboot().ServeHTTP(w, r)
+	})}
 
 	// Plain loopback sockets: the test's DISCOVER carries ciaddr, so the
 	// offer is unicast and needs neither root nor a bound interface.
@@ -131,14 +127,16 @@ func newWindowLab(t *testing.T) *windowLab {
 	}
 	lab.tftp = tc.LocalAddr().String()
 	srv, err := New(Config{
-		Listener: ln, TTL: lab.ttl, Routes: routes,
-		DHCP: &dhcpserver.Server{Proxy: proxydhcp.Config{ServerIP: testServerIP, Boot: proxydhcp.BootConfig{ScriptURL: lab.base + "/boot.ipxe"}},
-			Allow: PendingAllow(reg, 0, nil), DHCPConn: dc, PXEPort: -1, ClientPort: lab.client.LocalAddr().(*net.UDPAddr).Port, OnEvent: lab.boot.DHCPEvent},
-		TFTP: &tftp.Server{Root: tftpRoot, Conn: tc, OnEvent: lab.boot.TFTPEvent},
+		StateDir: state, SecretsDir: secretsDir, Listener: ln, TTL: lab.ttl, Routes: routes, BaseURL: lab.base,
+		DHCPInterface: "lo", ServerIP: labServerIP, IPXEDir: ipxeSrc, DHCPConn: dc, TFTPConn: tc,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.tweakDHCP = func(d *dhcpserver.Server) {
+		d.Interface, d.PXEPort, d.ClientPort = "", -1, lab.client.LocalAddr().(*net.UDPAddr).Port
+	}
+	lab.srv = srv
 	sctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(sctx) }()
@@ -155,8 +153,31 @@ func newWindowLab(t *testing.T) *windowLab {
 	case err := <-errc:
 		t.Fatal(err)
 	}
-	lab.boot.Metrics().SetWindow(true, time.Now().Add(lab.ttl))
 	return lab
+}
+
+// labReg is a registration pinned to macs, if any.
+func labReg(t testing.TB, name, disk string, macs ...string) registry.Registration {
+	t.Helper()
+	bd, err := registry.ParseBootDisk(disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return registry.Registration{Name: name, MACs: macs, BootDisk: bd, Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// labRelease stages a release's kernel and initrd under state/assets/.
+func labRelease(t testing.TB, state, release string) {
+	t.Helper()
+	dir := filepath.Join(state, bootassets.AssetsDir, release)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{bootassets.AssetKernel: []byte("kernel bytes"), bootassets.AssetNetbootInitrd: []byte("initrd bytes")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // onPage sets a function called before each GET / is served, with its
@@ -196,17 +217,17 @@ func (l *windowLab) netboot(t testing.TB) {
 	t.Helper()
 	mac, _ := net.ParseMAC(labMAC)
 	req, err := dhcpv4.New(dhcpv4.WithTransactionID(dhcpv4.TransactionID{0, 0, 0x5e, 0x11}), dhcpv4.WithHwAddr(mac),
-		dhcpv4.WithClientIP(net.IPv4(127, 0, 0, 1)), dhcpv4.WithMessageType(dhcpv4.MessageTypeDiscover), class("PXEClient:Arch:00007:UNDI:003016"))
+		dhcpv4.WithClientIP(net.IPv4(127, 0, 0, 1)), dhcpv4.WithMessageType(dhcpv4.MessageTypeDiscover), dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	offer := l.exchange(t, req)
-	if offer.BootFileName != proxydhcp.UEFIBinary {
-		t.Fatalf("offered %q, want %s", offer.BootFileName, proxydhcp.UEFIBinary)
+	if offer.BootFileName != proxydhcp.SNPOnlyBinary {
+		t.Fatalf("offered %q, want %s", offer.BootFileName, proxydhcp.SNPOnlyBinary)
 	}
 	// The server records the offer after sending it; firmware takes
 	// longer than this wait to start TFTP.
-	l.waitFor(t, StageDHCPOffer)
+	l.waitFor(t, netboot.StageDHCPOffer)
 	c, err := pintftp.NewClient(l.tftp)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +243,7 @@ func (l *windowLab) netboot(t testing.TB) {
 	// The server records the download once the last ACK is in, which
 	// may be after the client has it; iPXE takes longer to start than
 	// this wait.
-	l.waitFor(t, StageTFTP)
+	l.waitFor(t, netboot.StageTFTP)
 	script := l.do(t, "GET", l.base+"/boot.ipxe?mac="+labMAC+"&platform=efi", "")
 	var got int
 	for line := range strings.Lines(script) {
@@ -240,13 +261,13 @@ func (l *windowLab) netboot(t testing.TB) {
 }
 
 // waitFor waits until the timeline holds an event of stage.
-func (l *windowLab) waitFor(t testing.TB, stage Stage) {
+func (l *windowLab) waitFor(t testing.TB, stage netboot.Stage) {
 	t.Helper()
-	has := func(evs []BootEvent) bool {
-		return slices.ContainsFunc(evs, func(e BootEvent) bool { return e.Stage == stage })
+	has := func(evs []netboot.BootEvent) bool {
+		return slices.ContainsFunc(evs, func(e netboot.BootEvent) bool { return e.Stage == stage })
 	}
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		snap := l.boot.Timeline().Snapshot()
+		snap := l.timeline().Snapshot()
 		if has(snap.Other) || slices.ContainsFunc(slices.Collect(maps.Values(snap.Nodes)), has) || slices.ContainsFunc(slices.Collect(maps.Values(snap.Unmatched)), has) {
 			return
 		}
@@ -282,7 +303,7 @@ func (l *windowLab) exchange(t testing.TB, req *dhcpv4.DHCPv4) *dhcpv4.DHCPv4 {
 // the answer server generated.
 func (l *windowLab) install(t testing.TB) string {
 	t.Helper()
-	sysinfo, err := os.ReadFile(filepath.Join("..", "..", "answer", "testdata", "sysinfo", "pve-9.2-synthetic.json"))
+	sysinfo, err := os.ReadFile(filepath.Join("..", "answer", "testdata", "sysinfo", "pve-9.2-synthetic.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,10 +328,79 @@ func (l *windowLab) install(t testing.TB) string {
 	return p
 }
 
-func stagesOf(evs []BootEvent) []Stage {
-	var out []Stage
+func stagesOf(evs []netboot.BootEvent) []netboot.Stage {
+	var out []netboot.Stage
 	for _, e := range evs {
 		out = append(out, e.Stage)
 	}
 	return out
+}
+
+func TestStatusPageAfterAFullBootShowsEveryStepAndNoSecret(t *testing.T) {
+	lab := newWindowLab(t)
+	lab.netboot(t)
+	pw := lab.install(t)
+
+	statusJSON := lab.do(t, "GET", lab.base+"/status", "")
+	var rep netboot.StatusReport
+	if err := json.Unmarshal([]byte(statusJSON), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// The boot handler's GET /status took over the answer handler's and
+	// keeps its fields.
+	var raw struct {
+		Nodes []map[string]any `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(statusJSON), &raw); err != nil || len(raw.Nodes) == 0 {
+		t.Fatalf("GET /status: %v\n%s", err, statusJSON)
+	}
+	for _, k := range []string{"name", "state", "macs", "boot_disk", "pools", "created", "timeline"} {
+		if _, ok := raw.Nodes[0][k]; !ok {
+			t.Errorf("GET /status: nodes lack %q:\n%s", k, statusJSON)
+		}
+	}
+	states := map[string]string{}
+	for _, n := range rep.Nodes {
+		states[n.Name] = n.State
+		if n.Name == "lab1" {
+			if diff := cmp.Diff(labSteps, stagesOf(n.Timeline)); diff != "" {
+				t.Errorf("lab1's timeline in GET /status (-want +got):\n%s", diff)
+			}
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"lab1": "installed", "lab2": "pending", "lab3": "consumed"}, states); diff != "" {
+		t.Errorf("states (-want +got):\n%s", diff)
+	}
+	if l := rep.Window.LeftSeconds; !rep.Window.Open || l == nil || *l <= 0 || *l > int64(lab.ttl/time.Second) {
+		t.Errorf("window = %+v, want open with at most %s left", rep.Window, lab.ttl)
+	}
+
+	page := lab.do(t, "GET", lab.base+"/", "")
+	for path, body := range map[string]string{"/": page, "/status": lab.do(t, "GET", lab.base+"/status", ""), "/timeline": lab.do(t, "GET", lab.base+"/timeline", "")} {
+		if strings.Contains(body, pw) {
+			t.Errorf("GET %s holds the generated root password", path)
+		}
+	}
+	var order []string
+	for _, m := range regexp.MustCompile(`<tr data-stage="([^"]+)">`).FindAllStringSubmatch(nodeSection(t, page, "lab1"), -1) {
+		order = append(order, m[1])
+	}
+	want := make([]string, len(labSteps))
+	for i, s := range labSteps {
+		want[i] = string(s)
+	}
+	if diff := cmp.Diff(want, order); diff != "" {
+		t.Errorf("lab1's rows on the page (-want +got):\n%s", diff)
+	}
+}
+
+// nodeSection cuts a node's section out of the page.
+func nodeSection(t *testing.T, page, node string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(page, `<section class="node" id="node-`+node+`"`)
+	section, _, closed := strings.Cut(rest, "</section>")
+	if !ok || !closed {
+		t.Fatalf("the page has no section for %s", node)
+	}
+	return section
 }

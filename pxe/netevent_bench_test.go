@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
 )
 
 // BenchmarkDHCPEvent files one proxy-DHCP offer into the timeline and the
@@ -24,9 +25,11 @@ func BenchmarkDHCPEvent(b *testing.B) {
 		evs[i] = dhcpserver.Event{Kind: dhcpserver.EventOffer, MAC: mac, XID: "0000abcd", Arch: "7 (UEFI x86-64)", File: "snponly.efi",
 			Reason: "PXE client of architecture 7 (UEFI x86-64): snponly.efi over TFTP"}
 	}
-	tl := &Timeline{}
-	m := &Metrics{}
-	h := &BootHandler{cfg: BootHandlerConfig{Timeline: tl, Metrics: m}}
+	tl := &netboot.Timeline{}
+	h, err := netboot.New(netboot.Config{Backend: allowAll, BaseURL: "http://192.0.2.10:8090", Timeline: tl})
+	if err != nil {
+		b.Fatal(err)
+	}
 	base := time.Now()
 	tl.Now = func() time.Time { return base }
 	i := 0
@@ -34,10 +37,10 @@ func BenchmarkDHCPEvent(b *testing.B) {
 	for b.Loop() {
 		e := evs[i%macs]
 		e.Time = base
-		h.DHCPEvent(e)
+		h.Net(dhcpEvent(e))
 		i++
 	}
-	if m.dhcpOffers.Load() == 0 {
-		b.Fatal("no offer counted")
+	if len(tl.Snapshot().Unmatched) == 0 {
+		b.Fatal("no offer filed")
 	}
 }

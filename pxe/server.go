@@ -2,19 +2,21 @@ package pxe
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	gopath "path"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
 )
 
 // Defaults for [Config] fields left zero.
@@ -24,6 +26,11 @@ const (
 	DefaultHTTPAddr = ":8090"
 	// DefaultTTL is how long a provisioning window stays open: 2 hours.
 	DefaultTTL = 2 * time.Hour
+	// DefaultBootFile is the iPXE binary offered to UEFI clients.
+	DefaultBootFile = "snponly.efi"
+	// DefaultIPXEDir is where Debian's ipxe package puts the iPXE
+	// binaries.
+	DefaultIPXEDir = "/usr/lib/ipxe"
 	// shutdownGrace is how long running requests may finish after the
 	// window closes.
 	shutdownGrace = 5 * time.Second
@@ -33,46 +40,115 @@ const (
 // because its TTL ran out (rather than because its context ended).
 var ErrWindowExpired = errors.New("provisioning window expired")
 
-// Config configures a [Server]. Zero values are the documented defaults.
+// Config configures a [Server]: one provisioning window. Zero values are
+// the documented defaults. A Config with neither Backend nor StateDir
+// serves only its Routes (and closes with its TTL).
 type Config struct {
-	// HTTPAddr is the listen address. Default: [DefaultHTTPAddr]. Ignored
-	// when Listener is set.
+	// StateDir is node-provisioner's state folder: the registrations
+	// (when Backend is nil), staged boot assets (assets/), the TFTP root
+	// (tftp/), the TLS certificate (tls/), the site settings (site.json),
+	// the event log and the window record (window.json).
+	StateDir string
+	// Backend answers the window's questions: which machine boots, what
+	// it installs, what answer its installer gets. Nil: the registrations
+	// of StateDir ([registry.Backend]), with SecretsDir and Site.
+	Backend backend.Backend
+	// SecretsDir receives the generated root passwords of the default
+	// backend. Default: [registry.DefaultSecretsDir].
+	SecretsDir string
+	// Site is the default backend's settings for every answer, over
+	// those of <StateDir>/site.json, which is read again for every
+	// answer.
+	Site registry.Site
+
+	// HTTPAddr is the HTTP listen address. Default: [DefaultHTTPAddr].
+	// Ignored when Listener is set.
 	HTTPAddr string
 	// Listener, when set, is used instead of listening on HTTPAddr (tests
-	// and socket activation).
+	// and socket activation). Serve closes it.
 	Listener net.Listener
 	// TTL closes the window this long after Serve starts. Default:
 	// [DefaultTTL]; negative means no limit.
 	TTL time.Duration
-	// Routes are mounted on the server's mux, pattern to handler, for
-	// example "POST /answer" to an answer handler. A request matching no
-	// route gets 404.
+	// BaseURL is the URL installers reach the window at, for first-boot
+	// and webhook URLs in answers and, without a DHCP interface, for boot
+	// scripts. Default: taken from each answer request; scripts name the
+	// server IP with a DHCP interface, else the listen address (the host
+	// name when that is unspecified).
+	BaseURL string
+	// TLS serves HTTPS with the certificate in <StateDir>/tls (made on
+	// first use). Answers, first-boot scripts and webhooks are HTTPS only
+	// and pin the certificate's fingerprint; iPXE's script, kernel,
+	// initrd and binaries stay plain HTTP on the same port, since iPXE
+	// cannot pin a self-signed certificate.
+	TLS bool
+
+	// DHCPInterface, when set, answers PXE clients on this interface with
+	// proxy-DHCP (UDP 67 and 4011) and serves the iPXE binaries by TFTP;
+	// the site's DHCP server is left alone.
+	DHCPInterface string
+	// ServerIP is this server's IPv4 address on the clients' network.
+	// Default: the first IPv4 address of DHCPInterface.
+	ServerIP netip.Addr
+	// TFTPAddr is the TFTP listen address. Default: <ServerIP>:69.
+	TFTPAddr string
+	// BootFile is the iPXE binary offered to UEFI clients: snponly.efi or
+	// ipxe.efi. Default: [DefaultBootFile].
+	BootFile string
+	// IPXEDir is the folder of the iPXE binaries staged into the TFTP
+	// root. Default: [DefaultIPXEDir].
+	IPXEDir string
+	// DHCPConn, PXEConn and TFTPConn, when set, are used instead of
+	// listening on the DHCP, PXE and TFTP ports (tests, sockets opened
+	// early). Serve closes them.
+	DHCPConn, PXEConn net.PacketConn
+	TFTPConn          *net.UDPConn
+
+	// Release is the staged release to boot. Default: the only one.
+	Release string
+	// KernelArgs are added to the installer kernel's command line, each
+	// one word of printable ASCII, such as console=ttyS0,115200.
+	KernelArgs []string
+	// DHCPHook, when set, is run (sh -c) as the window opens and closes,
+	// for sites that set PXE options on their own DHCP server (see
+	// [RunHook]).
+	DHCPHook string
+	// Routes are mounted beside the window's own, pattern to handler; a
+	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
-	// TLS, when set, makes the HTTP side HTTPS with this configuration.
-	TLS *tls.Config
-	// PlainPaths, with TLS, are the request paths the same port also
-	// serves over plain HTTP, for clients that cannot pin a self-signed
-	// certificate: iPXE fetching its script, the kernel and the initrd
-	// (the installer itself pins the certificate's fingerprint, so the
-	// answer, first-boot script and webhook stay HTTPS). A path ending in
-	// "/" is a prefix. Any other plain request gets 403. The port tells
-	// the two apart by the connection's first byte.
-	PlainPaths []string
-	// DHCP, when set, is the window's proxy-DHCP server: it runs while the
-	// window is open and stops with it.
-	DHCP *dhcpserver.Server
-	// TFTP, when set, serves the iPXE binaries while the window is open.
-	TFTP *tftp.Server
-	// Logger receives the server's events; nil discards them.
+	// OnOpen, when set, is called once the window serves, with its
+	// record.
+	OnOpen func(*Window)
+	// Logger receives the window's events; nil discards them.
 	Logger *slog.Logger
 }
 
+// ConfigError is a [Config] field the window cannot run with. Field is
+// the Config field's name, Value the value refused.
+type ConfigError struct {
+	Field, Value, Reason string
+	Err                  error
+}
+
+func (e *ConfigError) Error() string {
+	msg := e.Field
+	if e.Value != "" {
+		msg += " " + fmt.Sprintf("%q", e.Value)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
 // Server is one provisioning window. Create it with [New] and run it with
-// [Server.Serve].
+// [Server.Serve]; it serves one window.
 type Server struct {
 	cfg  Config
 	log  *slog.Logger
-	mux  *http.ServeMux
 	mu   sync.Mutex
 	addr net.Addr
 	open bool
@@ -80,9 +156,25 @@ type Server struct {
 	started bool
 	// ready is closed once the listener is bound.
 	ready chan struct{}
+	// handler serves requests while open; set by Serve.
+	handler http.Handler
+	// plain lists the paths served over plain HTTP beside TLS.
+	plain []string
+	// nb is the window's HTTP handler, once serving.
+	nb *netboot.Handler
+	// tweakDHCP, set by tests, adjusts the DHCP server before it runs.
+	tweakDHCP func(*dhcpserver.Server)
 }
 
-// New returns a server for cfg. It does no I/O.
+// netboot returns the window's HTTP handler once it serves.
+func (s *Server) netboot() *netboot.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nb
+}
+
+// New returns a server for cfg, with the defaults filled in. It checks
+// what it can without I/O and does none.
 func New(cfg Config) (*Server, error) {
 	if cfg.HTTPAddr == "" {
 		cfg.HTTPAddr = DefaultHTTPAddr
@@ -90,26 +182,49 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
 	}
+	if cfg.BootFile == "" {
+		cfg.BootFile = DefaultBootFile
+	}
+	if cfg.IPXEDir == "" {
+		cfg.IPXEDir = DefaultIPXEDir
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	scratch := http.NewServeMux()
+	for pattern, h := range cfg.Routes {
+		if err := register(scratch, pattern, h); err != nil {
+			return nil, err
+		}
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, mux: http.NewServeMux(), ready: make(chan struct{})}
-	for pattern, h := range cfg.Routes {
-		if err := register(s.mux, pattern, h); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return &Server{cfg: cfg, log: log, ready: make(chan struct{})}, nil
 }
 
-func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("route %q: %v", pattern, r)
+func (c *Config) check() error {
+	if c.BootFile != "snponly.efi" && c.BootFile != "ipxe.efi" {
+		return &ConfigError{Field: "BootFile", Value: c.BootFile, Reason: "want snponly.efi or ipxe.efi"}
+	}
+	for _, k := range c.KernelArgs {
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return &ConfigError{Field: "KernelArgs", Value: k, Reason: "want one word of printable ASCII, such as console=ttyS0,115200"}
 		}
-	}()
-	mux.Handle(pattern, h)
+	}
+	if c.DHCPInterface == "" && (c.ServerIP.IsValid() || c.TFTPAddr != "") {
+		return &ConfigError{Field: "DHCPInterface", Reason: "a server IP or TFTP address needs a DHCP interface"}
+	}
+	if c.ServerIP.IsValid() && !c.ServerIP.Is4() {
+		return &ConfigError{Field: "ServerIP", Value: c.ServerIP.String(), Reason: "want this server's IPv4 address"}
+	}
+	if c.TLS && c.StateDir == "" {
+		return &ConfigError{Field: "TLS", Reason: "the certificate lives in the state folder; give one"}
+	}
+	if c.Backend == nil && c.StateDir == "" && c.DHCPInterface != "" {
+		return &ConfigError{Field: "Backend", Reason: "network boot needs a backend or a state folder of registrations"}
+	}
 	return nil
 }
 
@@ -132,22 +247,45 @@ func (s *Server) Open() bool {
 }
 
 // ServeHTTP routes a request as the running server does; requests after
-// the window closed get 503.
+// the window closed get 503, plain-HTTP requests for HTTPS-only paths of
+// a TLS window get 403.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !s.Open() {
+	s.mu.Lock()
+	open, h := s.open, s.handler
+	s.mu.Unlock()
+	if !open || h == nil {
 		http.Error(w, "provisioning window closed", http.StatusServiceUnavailable)
 		return
 	}
-	if s.cfg.TLS != nil && r.TLS == nil && !s.plainPath(r.URL.Path) {
+	if s.plain != nil && r.TLS == nil && !s.plainPath(r.URL.Path) {
 		http.Error(w, "this path is served over HTTPS only", http.StatusForbidden)
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	h.ServeHTTP(w, r)
 }
 
-// Serve listens and serves until ctx ends (it returns ctx's error) or the
-// TTL runs out (it returns [ErrWindowExpired]). Requests already running
-// get a few seconds to finish; new ones are refused at once.
+// plainPath reports whether path is one of the plain-HTTP paths.
+func (s *Server) plainPath(path string) bool {
+	if clean := gopath.Clean(path); clean != path && clean+"/" != path {
+		return false // the mux redirects it; the clean path is checked then
+	}
+	for _, p := range s.plain {
+		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Serve opens the window and serves until ctx ends (it returns ctx's
+// error) or the TTL runs out (it returns [ErrWindowExpired]): proxy-DHCP
+// and TFTP with a DHCP interface, HTTP(S) with the boot scripts, assets,
+// answers, first-boot scripts, webhooks, the status page, metrics and the
+// timeline. It records the window in the state folder and runs the DHCP
+// hook as it opens and closes. Requests already running get a few
+// seconds to finish; new ones are refused at once. An error setting the
+// window up (a busy port, an unreadable state folder) is returned before
+// anything is served.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	started := s.started
@@ -156,20 +294,15 @@ func (s *Server) Serve(ctx context.Context) error {
 	if started {
 		return errors.New("pxe: Serve called twice; a Server serves one window")
 	}
-	ln := s.cfg.Listener
-	if ln == nil {
-		var lc net.ListenConfig
-		l, err := lc.Listen(ctx, "tcp", s.cfg.HTTPAddr)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", s.cfg.HTTPAddr, err)
-		}
-		ln = l
+	a, err := s.assemble(ctx)
+	if err != nil {
+		return err
 	}
+	defer a.close()
+	ln := a.ln
 	switch {
-	case s.cfg.TLS != nil && len(s.cfg.PlainPaths) > 0:
-		ln = newSniffListener(ln, s.cfg.TLS)
-	case s.cfg.TLS != nil:
-		ln = tls.NewListener(ln, s.cfg.TLS)
+	case a.tls != nil:
+		ln = newSniffListener(ln, a.tls)
 	}
 	hs := &http.Server{
 		Handler:           s,
@@ -177,8 +310,12 @@ func (s *Server) Serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	now := time.Now().UTC()
 	s.mu.Lock()
-	s.addr, s.open = ln.Addr(), true
+	s.addr, s.open, s.handler, s.nb = ln.Addr(), true, a.mux, a.netboot
+	if a.tls != nil {
+		s.plain = []string{"/boot.ipxe", "/assets/", "/ipxe/"}
+	}
 	s.mu.Unlock()
 	close(s.ready)
 	s.log.Info("provisioning window open", "http", ln.Addr().String(), "ttl", s.cfg.TTL.String())
@@ -190,7 +327,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	var services sync.WaitGroup
 	defer services.Wait()
 	defer stopServices()
-	for name, svc := range s.services() {
+	for name, svc := range a.services() {
 		services.Go(func() {
 			if err := svc.Serve(svcCtx); err != nil && svcCtx.Err() == nil {
 				errc <- fmt.Errorf("%s server: %w", name, err)
@@ -203,6 +340,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer t.Stop()
 		expired = t.C
 	}
+	done := s.opened(ctx, a, now)
+	defer done()
 	var result error
 	select {
 	case err := <-errc:
@@ -224,31 +363,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs.Close()
 	}
 	return result
-}
-
-// plainPath reports whether path is one of [Config.PlainPaths].
-func (s *Server) plainPath(path string) bool {
-	if clean := gopath.Clean(path); clean != path && clean+"/" != path {
-		return false // the mux redirects it; the clean path is checked then
-	}
-	for _, p := range s.cfg.PlainPaths {
-		if path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// services returns the network-boot services configured, by name.
-func (s *Server) services() map[string]interface{ Serve(context.Context) error } {
-	out := map[string]interface{ Serve(context.Context) error }{}
-	if s.cfg.DHCP != nil {
-		out["dhcp"] = s.cfg.DHCP
-	}
-	if s.cfg.TFTP != nil {
-		out["tftp"] = s.cfg.TFTP
-	}
-	return out
 }
 
 func (s *Server) close() {

@@ -2,7 +2,6 @@ package pxe
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -15,11 +14,12 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
-// TestTLSPortAlsoServesPlainPaths: with TLS and PlainPaths one port speaks
+// TestTLSPortAlsoServesPlainPaths: with TLS one port speaks
 // both; plain HTTP reaches only the plain paths, HTTPS reaches everything,
 // and a client that sends nothing holds up no other.
 func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
-	cert, fp, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
+	state := t.TempDir()
+	_, fp, err := EnsureCertificate(context.Background(), state, []string{"127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,9 +31,8 @@ func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
 		io.WriteString(w, scheme+" "+r.URL.Path)
 	})
 	s, _, _ := start(t, Config{
-		TLS:        &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		PlainPaths: []string{"/boot.ipxe", "/assets/"},
-		Routes:     map[string]http.Handler{"GET /boot.ipxe": echo, "GET /assets/{r}/{f}": echo, "POST /answer": echo, "GET /{$}": echo},
+		TLS: true, StateDir: state, Backend: allowAll,
+		Routes: map[string]http.Handler{"GET /boot.ipxe": echo, "GET /assets/{r}/{f}": echo, "POST /answer": echo, "GET /{$}": echo},
 	})
 	addr := s.Addr().String()
 	// A silent client first: it must not block the requests below.
@@ -80,24 +79,5 @@ func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
 				t.Errorf("%s %s (-want +got):\n%s", tc.method, tc.url, diff)
 			}
 		})
-	}
-}
-
-// TestTLSWithoutPlainPathsRefusesPlainHTTP: without PlainPaths the port is
-// HTTPS only, as before.
-func TestTLSWithoutPlainPathsRefusesPlainHTTP(t *testing.T) {
-	cert, _, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hello := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello") })
-	s, _, _ := start(t, Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}, Routes: map[string]http.Handler{"GET /boot.ipxe": hello}})
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + s.Addr().String() + "/boot.ipxe")
-	if err == nil {
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == 200 {
-			t.Errorf("plain GET of an HTTPS-only port = 200 %q; want a refusal", b)
-		}
 	}
 }

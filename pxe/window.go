@@ -34,6 +34,9 @@ type Window struct {
 	// Started and Deadline bound the window; a zero Deadline means no TTL.
 	Started  time.Time `json:"started"`
 	Deadline time.Time `json:"deadline,omitzero"`
+	// CertFingerprint is the SHA-256 fingerprint of the window's TLS
+	// certificate, for installers to pin; empty without TLS.
+	CertFingerprint string `json:"cert_fingerprint,omitempty"`
 }
 
 // Open reports whether the window is still open at now: its process is

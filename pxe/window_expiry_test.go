@@ -3,15 +3,14 @@ package pxe
 import (
 	"context"
 	"errors"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
-
-	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // TestWindowExpiryStopsEveryService runs DHCP, TFTP and HTTP in one
@@ -32,14 +31,14 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	client := newTestClient(t)
 	const ttl = 1500 * time.Millisecond
 	s, err := New(Config{
-		Listener: ln, TTL: ttl,
-		Routes: map[string]http.Handler{"GET /status": http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})},
-		DHCP:   &dhcpserver.Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEConn: pc, ClientPort: client.port},
-		TFTP:   &tftp.Server{Root: fx.root, Conn: tconn},
+		StateDir: t.TempDir(), Backend: allowFunc(allowOnly(testMAC)), Listener: ln, TTL: ttl, IPXEDir: fx.root,
+		Routes:        map[string]http.Handler{"GET /status": http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})},
+		DHCPInterface: "lo", ServerIP: testServerIP, DHCPConn: dc, PXEConn: pc, TFTPConn: tconn,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.tweakDHCP = func(d *dhcpserver.Server) { d.Interface, d.ClientPort = "", client.port }
 	errc := make(chan error, 1)
 	start := time.Now()
 	go func() { errc <- s.Serve(context.Background()) }()

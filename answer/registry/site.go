@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"github.com/plasmactl/plasma-node/answer"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,4 +127,16 @@ func appendUnique(dst []string, vs ...string) []string {
 		}
 	}
 	return dst
+}
+
+// Check refuses settings every answer would fail on: it builds a probe
+// answer with them and validates it with the rules of the newest
+// installer.
+func (s Site) Check() error {
+	a, err := Build(Registration{Name: "probe", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}},
+		BuildOptions{Site: s, RootPassword: "probe-password"})
+	if err == nil {
+		err = answer.Validate(a, answer.LatestVersion)
+	}
+	return err
 }

@@ -1,0 +1,349 @@
+package pxe
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
+)
+
+// TFTPDirName is the folder of the state folder that is the TFTP root,
+// where the iPXE binaries are staged.
+const TFTPDirName = "tftp"
+
+// assembly is what Serve runs: the parts of one window, set up and
+// checked before anything is served.
+type assembly struct {
+	ln      net.Listener
+	tls     *tls.Config
+	fp      string
+	mux     http.Handler
+	netboot *netboot.Handler
+	dhcp    *dhcpserver.Server
+	tftp    *tftp.Server
+	// scriptBase is the URL of boot scripts; answerURL where installers
+	// post.
+	scriptBase, answerURL string
+	closers               []func() error
+}
+
+func (a *assembly) close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		a.closers[i]()
+	}
+}
+
+func (a *assembly) services() map[string]interface{ Serve(context.Context) error } {
+	out := map[string]interface{ Serve(context.Context) error }{}
+	if a.dhcp != nil {
+		out["dhcp"] = a.dhcp
+	}
+	if a.tftp != nil {
+		out["tftp"] = a.tftp
+	}
+	return out
+}
+
+// assemble sets the window up: the backend, the certificate, the
+// listener, the network-boot servers and the HTTP routes. On error it
+// has closed what it opened.
+func (s *Server) assemble(ctx context.Context) (a *assembly, err error) {
+	a = &assembly{}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
+	cfg := &s.cfg
+	b := cfg.Backend
+	if b == nil && cfg.StateDir != "" {
+		rb, err := s.openRegistry(ctx)
+		if err != nil {
+			return a, err
+		}
+		a.closers = append(a.closers, rb.Close)
+		b = rb
+	}
+	if cfg.TLS {
+		host, _, _ := net.SplitHostPort(cfg.HTTPAddr)
+		cert, fp, err := tlscert.EnsureCertificate(ctx, cfg.StateDir, []string{host})
+		if err != nil {
+			return a, err
+		}
+		a.tls, a.fp = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, fp
+	}
+	a.ln = cfg.Listener
+	if a.ln == nil {
+		var lc net.ListenConfig
+		if a.ln, err = lc.Listen(ctx, "tcp", cfg.HTTPAddr); err != nil {
+			return a, &ConfigError{Field: "HTTPAddr", Value: cfg.HTTPAddr, Reason: "cannot listen", Err: err}
+		}
+	}
+	a.closers = append(a.closers, func() error { return a.ln.Close() })
+	scheme := "http"
+	if a.tls != nil {
+		scheme = "https"
+	}
+	a.answerURL = scheme + "://" + a.ln.Addr().String() + "/answer"
+	if cfg.BaseURL != "" {
+		a.answerURL = strings.TrimSuffix(cfg.BaseURL, "/") + "/answer"
+	}
+	mux := http.NewServeMux()
+	for pattern, h := range cfg.Routes {
+		if err := register(mux, pattern, h); err != nil {
+			return a, err
+		}
+	}
+	a.mux = mux
+	if b == nil {
+		return a, nil
+	}
+	if err := s.setupNetboot(ctx, a, b); err != nil {
+		return a, err
+	}
+	if err := register(mux, "/", a.netboot); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &ConfigError{Field: "Routes", Value: pattern, Reason: fmt.Sprint(r)}
+		}
+	}()
+	mux.Handle(pattern, h)
+	return nil
+}
+
+// openRegistry opens the default backend over StateDir's registrations,
+// refusing site settings that every answer would fail on.
+func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
+	cfg := &s.cfg
+	store, err := registry.Open(cfg.StateDir, s.log)
+	if err != nil {
+		return nil, err
+	}
+	secretsDir := cfg.SecretsDir
+	if secretsDir == "" {
+		if secretsDir, err = registry.DefaultSecretsDir(); err != nil {
+			return nil, err
+		}
+	}
+	sec, err := registry.OpenSecretStore(secretsDir)
+	if err != nil {
+		return nil, err
+	}
+	sitePath := filepath.Join(cfg.StateDir, registry.SiteFileName)
+	site := func() (registry.Site, error) {
+		file, err := registry.LoadSiteIfExists(sitePath)
+		return cfg.Site.Merge(file), err
+	}
+	probe, err := site()
+	if err == nil {
+		err = probe.Check()
+	}
+	if err != nil {
+		return nil, &ConfigError{Field: "Site", Reason: "settings every answer would fail on (with " + sitePath + ")", Err: err}
+	}
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Site: site, Logger: s.log})
+	if err != nil {
+		return nil, err
+	}
+	if pending, err := store.Pending(ctx); err == nil && len(pending) == 0 {
+		s.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
+	}
+	return b, nil
+}
+
+// netboot sets up the boot side: the script base URL, with a DHCP
+// interface the proxy-DHCP and TFTP servers and the staged iPXE
+// binaries, and the HTTP handler asking b.
+func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backend) error {
+	cfg := &s.cfg
+	_, port, _ := net.SplitHostPort(a.ln.Addr().String())
+	base := ""
+	var ipxeDir string
+	if cfg.DHCPInterface != "" {
+		ip := cfg.ServerIP
+		if !ip.IsValid() {
+			var err error
+			if ip, err = dhcpserver.InterfaceIPv4(cfg.DHCPInterface); err != nil {
+				return &ConfigError{Field: "ServerIP", Reason: "give this server's IPv4 address on the clients' network", Err: err}
+			}
+		}
+		base = "http://" + net.JoinHostPort(ip.String(), port)
+		if cfg.BaseURL != "" {
+			base = strings.TrimSuffix(cfg.BaseURL, "/")
+		}
+		if cfg.StateDir == "" {
+			return &ConfigError{Field: "StateDir", Reason: "network boot stages the iPXE binaries in the state folder; give one"}
+		}
+		ipxeDir = filepath.Join(cfg.StateDir, TFTPDirName)
+		if err := os.MkdirAll(ipxeDir, 0o755); err != nil {
+			return fmt.Errorf("tftp root: %w", err)
+		}
+		if err := bootassets.StageIPXE(cfg.IPXEDir, ipxeDir, []string{proxydhcp.BIOSBinary, proxydhcp.UEFIBinary, proxydhcp.SNPOnlyBinary}); err != nil {
+			s.log.Warn("iPXE binaries missing; install Debian's ipxe package or give the folder that has them", "err", err)
+		}
+		proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe"}}
+		if err := proxy.Validate(); err != nil {
+			return &ConfigError{Field: "DHCPInterface", Value: cfg.DHCPInterface, Reason: "cannot offer boot files", Err: err}
+		}
+		tftpAddr := cfg.TFTPAddr
+		if tftpAddr == "" {
+			tftpAddr = net.JoinHostPort(ip.String(), "69")
+		}
+		a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: b.Allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
+		a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log}
+		if s.tweakDHCP != nil {
+			s.tweakDHCP(a.dhcp)
+		}
+	} else {
+		if port == "0" || port == "" {
+			port = "8090"
+		}
+		base = cfg.BaseURL
+		if base == "" {
+			base = s.guessBase(a.ln.Addr())
+		}
+	}
+	a.scriptBase = strings.TrimSuffix(base, "/")
+	assets := ""
+	if cfg.StateDir != "" {
+		assets = filepath.Join(cfg.StateDir, bootassets.AssetsDir)
+		s.checkReleases(ctx)
+	}
+	h, err := netboot.New(netboot.Config{
+		Backend: b, BaseURL: a.scriptBase, AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
+	})
+	if err != nil {
+		return &ConfigError{Field: "BaseURL", Value: a.scriptBase, Reason: "cannot serve boot scripts", Err: err}
+	}
+	if err := h.LoadHistory(ctx); err != nil {
+		s.log.Warn("earlier events are not on the page", "err", err)
+	}
+	a.netboot = h
+	if a.dhcp != nil {
+		a.dhcp.OnEvent = func(e dhcpserver.Event) { h.Net(dhcpEvent(e)) }
+		a.tftp.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
+	}
+	return nil
+}
+
+// dhcpEvent is a proxy-DHCP event as the timeline takes it.
+func dhcpEvent(e dhcpserver.Event) netboot.NetEvent {
+	n := netboot.NetEvent{Time: e.Time, What: string(e.Kind), MAC: e.MAC, Arch: e.Arch, Peer: e.Peer, File: e.File, Kind: netboot.NetDHCPOffer}
+	if e.Kind == dhcpserver.EventIgnored {
+		n.Kind = netboot.NetDHCPIgnored
+	}
+	return n
+}
+
+// tftpEvent is a TFTP event as the timeline takes it.
+func tftpEvent(e tftp.Event) netboot.NetEvent {
+	n := netboot.NetEvent{Time: e.Time, What: string(e.Kind), Peer: e.Peer, File: e.File, Bytes: e.Bytes, Kind: netboot.NetTFTPSent}
+	if e.Kind != tftp.EventSent {
+		n.Kind = netboot.NetTFTPFailed
+	}
+	return n
+}
+
+// guessBase is the boot scripts' base URL when neither a DHCP interface
+// nor a base URL says where machines reach this server: the listen
+// address when it is a concrete one, else the host name.
+func (s *Server) guessBase(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsUnspecified() {
+		h, _ := os.Hostname()
+		s.log.Warn("boot scripts name this server by its host name; give a base URL or a DHCP interface for a concrete address", "host", h)
+		host = h
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// checkReleases verifies the staged boot assets against their manifests
+// and logs what is missing.
+func (s *Server) checkReleases(ctx context.Context) {
+	rels, err := bootassets.ListReleases(ctx, s.cfg.StateDir)
+	if err != nil || len(rels) == 0 {
+		s.log.Warn("no boot assets staged: the answer endpoint works, network boot needs node-provisioner prepare",
+			"assets", filepath.Join(s.cfg.StateDir, bootassets.AssetsDir))
+		return
+	}
+	for _, r := range rels {
+		if _, err := bootassets.VerifyRelease(ctx, r.Dir); err != nil {
+			s.log.Error("boot assets fail their checksums; prepare them again", "release", r.Name, "err", err)
+		} else {
+			s.log.Info("boot assets verified", "release", r.Name)
+		}
+	}
+}
+
+// opened does what follows the window's opening: the metrics' window,
+// the record in the state folder, the DHCP hook and OnOpen. It returns
+// what undoes them as the window closes.
+func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done func()) {
+	cfg := &s.cfg
+	w := &Window{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp}
+	if cfg.TTL > 0 {
+		w.Deadline = now.Add(cfg.TTL)
+	}
+	if a.dhcp != nil {
+		w.DHCPInterface, w.TFTP = cfg.DHCPInterface, a.tftp.Addr
+	}
+	if a.netboot != nil {
+		a.netboot.Metrics().SetWindow(true, w.Deadline)
+	}
+	recorded := false
+	if cfg.StateDir != "" {
+		if err := WriteWindow(cfg.StateDir, w); err != nil {
+			s.log.Error("cannot record the window; status and disable will not see it", "err", err)
+		} else {
+			recorded = true
+		}
+	}
+	hookCtx := context.WithoutCancel(ctx)
+	host, _, _ := net.SplitHostPort(w.HTTP)
+	if a.dhcp != nil {
+		host = a.dhcp.Proxy.ServerIP.String()
+	}
+	hook := func(action string) {
+		if err := RunHook(hookCtx, cfg.DHCPHook, action, host, cfg.BootFile, a.scriptBase+"/boot.ipxe"); err != nil {
+			s.log.Error("dhcp hook failed", "err", err)
+		}
+	}
+	hook("enable")
+	if cfg.OnOpen != nil {
+		cfg.OnOpen(w)
+	}
+	return func() {
+		hook("disable")
+		if recorded {
+			if err := RemoveWindow(cfg.StateDir, w.PID); err != nil && !errors.Is(err, os.ErrNotExist) {
+				s.log.Warn("cannot remove the window record", "err", err)
+			}
+		}
+		if a.netboot != nil {
+			a.netboot.Metrics().SetWindow(false, time.Time{})
+		}
+	}
+}
