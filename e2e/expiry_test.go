@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/netnstest"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"io"
 	"net"
 	"net/http"
@@ -22,14 +24,13 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/pin/tftp/v3"
 
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
 // The expiry lab, apart from the netboot lab so that both can exist.
-var expiryLab = netLab{client: "pn-exp-client", server: "pn-exp-server", vethA: "pn-exp-a", vethB: "pn-exp-b",
-	clientCIDR: "10.79.0.100/24", serverCIDR: "10.79.0.2/24"}
+var expiryLab = netnstest.Lab{Client: "pn-exp-client", Server: "pn-exp-server", VethA: "pn-exp-a", VethB: "pn-exp-b",
+	ClientCIDR: "10.79.0.100/24", ServerCIDR: "10.79.0.2/24"}
 
 const (
 	expiryServer = "10.79.0.2"
@@ -85,7 +86,7 @@ type probeResult struct {
 // downloads are still running. The long downloads are cut off (or finish)
 // and the server exits.
 func TestWindowExpiryStopsEveryService(t *testing.T) {
-	expiryLab.create(t)
+	expiryLab.Create(t)
 	state := t.TempDir()
 	// A staged release whose initrd is a big sparse file, and iPXE
 	// binaries of which snponly.efi is big.
@@ -96,8 +97,8 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeSized(t, filepath.Join(rel, pxe.KernelName), 4096)
-	writeSized(t, filepath.Join(rel, pxe.InitrdName), expiryBigHTTP)
+	writeSized(t, filepath.Join(rel, bootassets.AssetKernel), 4096)
+	writeSized(t, filepath.Join(rel, bootassets.AssetNetbootInitrd), expiryBigHTTP)
 	writeSized(t, filepath.Join(ipxeDir, proxydhcp.BIOSBinary), 4096)
 	writeSized(t, filepath.Join(ipxeDir, proxydhcp.UEFIBinary), 4096)
 	writeSized(t, filepath.Join(ipxeDir, proxydhcp.SNPOnlyBinary), expiryBigTFTP)
@@ -108,9 +109,9 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	serve := exec.CommandContext(ctx, "ip", "netns", "exec", expiryLab.server, np, "--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets"),
+	serve := exec.CommandContext(ctx, "ip", "netns", "exec", expiryLab.Server, np, "--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets"),
 		"--log-format", "json", "serve", "--http", expiryServer+":8090", "--ttl", expiryTTL.String(),
-		"--dhcp-interface", expiryLab.vethB, "--ipxe-dir", ipxeDir)
+		"--dhcp-interface", expiryLab.VethB, "--ipxe-dir", ipxeDir)
 	logs := &lockedBuffer{}
 	serve.Stdout, serve.Stderr = logs, logs
 	if err := serve.Start(); err != nil {
@@ -130,10 +131,10 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	})
 	expiry := opened.Add(expiryTTL)
 
-	cfg := probeConfig{Iface: expiryLab.vethA, Server: expiryServer, MAC: expiryMAC,
+	cfg := probeConfig{Iface: expiryLab.VethA, Server: expiryServer, MAC: expiryMAC,
 		ProbeUntil: expiry.Add(3 * time.Second).UnixNano(), WaitUntil: expiry.Add(10 * time.Second).UnixNano()}
 	env, _ := json.Marshal(cfg)
-	probe := exec.CommandContext(ctx, "ip", "netns", "exec", expiryLab.client, os.Args[0], "-test.run", "^$")
+	probe := exec.CommandContext(ctx, "ip", "netns", "exec", expiryLab.Client, os.Args[0], "-test.run", "^$")
 	probe.Env = append(os.Environ(), "PN_E2E_PROBE="+string(env))
 	out, err := probe.Output()
 	if err != nil {
@@ -311,7 +312,7 @@ func runProber(cfg probeConfig) probeResult {
 			longHTTP.Bytes, longHTTP.Ended, longHTTP.Err = w.bytes(), time.Now().UnixNano(), result
 			mu.Unlock()
 		}()
-		resp, err := http.Get("http://" + net.JoinHostPort(cfg.Server, "8090") + "/assets/9.2-1/" + pxe.InitrdName)
+		resp, err := http.Get("http://" + net.JoinHostPort(cfg.Server, "8090") + "/assets/9.2-1/" + bootassets.AssetNetbootInitrd)
 		if err != nil {
 			result = err.Error()
 			return

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/netnstest"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +20,6 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/pin/tftp/v3"
 
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 )
 
@@ -33,64 +34,21 @@ const (
 	clientMAC = "52:54:00:77:00:10"
 )
 
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("PLASMA_E2E") == "1" {
-		t.Fatalf(format, args...)
-	}
-	t.Skipf(format, args...)
-}
-
-func run(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // lab creates the two namespaces and the veth pair, and removes them when
 // the test ends, also when it fails.
 func lab(t *testing.T) {
 	t.Helper()
-	netLab{client: nsClient, server: nsServer, vethA: vethA, vethB: vethB, clientCIDR: "10.77.0.100/24", serverCIDR: serverIP + "/24"}.create(t)
+	netnstest.Lab{Client: nsClient, Server: nsServer, VethA: vethA, VethB: vethB, ClientCIDR: "10.77.0.100/24", ServerCIDR: serverIP + "/24"}.Create(t)
 }
 
-// netLab is a pair of namespaces joined by a veth pair: vethA with
-// clientCIDR in client, vethB with serverCIDR in server.
-type netLab struct {
-	client, server         string
-	vethA, vethB           string
-	clientCIDR, serverCIDR string
-}
-
-// create makes the lab and removes it when the test ends, also when it
-// fails. It skips (or fails under PLASMA_E2E=1) without root or ip.
-func (l netLab) create(t *testing.T) {
+func skipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		skipOrFail(t, "the network-namespace lab needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		skipOrFail(t, "the lab needs ip from Debian's iproute2")
-	}
-	for _, ns := range []string{l.client, l.server} {
-		exec.Command("ip", "netns", "del", ns).Run()
-	}
-	t.Cleanup(func() {
-		for _, ns := range []string{l.client, l.server} {
-			exec.Command("ip", "netns", "del", ns).Run()
-		}
-	})
-	run(t, "ip", "netns", "add", l.client)
-	run(t, "ip", "netns", "add", l.server)
-	run(t, "ip", "link", "add", l.vethA, "netns", l.client, "type", "veth", "peer", "name", l.vethB, "netns", l.server)
-	run(t, "ip", "-n", l.client, "link", "set", "lo", "up")
-	run(t, "ip", "-n", l.server, "link", "set", "lo", "up")
-	run(t, "ip", "-n", l.client, "addr", "add", l.clientCIDR, "dev", l.vethA)
-	run(t, "ip", "-n", l.server, "addr", "add", l.serverCIDR, "dev", l.vethB)
-	run(t, "ip", "-n", l.client, "link", "set", l.vethA, "up")
-	run(t, "ip", "-n", l.server, "link", "set", l.vethB, "up")
-	run(t, "ip", "-n", l.client, "route", "add", "255.255.255.255/32", "dev", l.vethA)
+	netnstest.Missing(t, format, args...)
+}
+
+func run(t *testing.T, args ...string) {
+	t.Helper()
+	netnstest.Run(t, args...)
 }
 
 // clientResult is what the client side of the lab saw.
@@ -115,8 +73,8 @@ func TestNetbootThroughNamespaces(t *testing.T) {
 	// A staged release, so the script boots rather than exits.
 	rel := filepath.Join(state, "assets", "9.2-1")
 	os.MkdirAll(rel, 0o755)
-	os.WriteFile(filepath.Join(rel, pxe.KernelName), []byte("kernel"), 0o644)
-	os.WriteFile(filepath.Join(rel, pxe.InitrdName), []byte("initrd"), 0o644)
+	os.WriteFile(filepath.Join(rel, bootassets.AssetKernel), []byte("kernel"), 0o644)
+	os.WriteFile(filepath.Join(rel, bootassets.AssetNetbootInitrd), []byte("initrd"), 0o644)
 	np := filepath.Join(bin, "node-provisioner")
 	if out, err := exec.Command(np, "--state-dir", state, "register", "lab1", "--mac", clientMAC, "--boot-disk", "vda").CombinedOutput(); err != nil {
 		t.Fatalf("register: %v\n%s", err, out)

@@ -751,3 +751,14 @@ func (g *Store) readFile(path, stem string) (Registration, error) {
 	}
 	return r, nil
 }
+
+// AsksForBootDisk reports whether a pending registration leaves its boot
+// disk to the installer's console ("ask"): boot assets must then be
+// prepared with the console prompt patched in.
+func (g *Store) AsksForBootDisk(ctx context.Context) (bool, error) {
+	pending, err := g.Pending(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(pending, func(r Registration) bool { return r.BootDisk.Kind == BootDiskAsk }), nil
+}

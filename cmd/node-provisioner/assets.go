@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe"
+)
+
+func (a *app) tlsCmd() *cobra.Command {
+	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls", Example: "  node-provisioner tls fingerprint"}
+	c.AddCommand(&cobra.Command{
+		Use:     "fingerprint",
+		Short:   "Print the certificate's SHA-256 fingerprint in the installer's format (creating the certificate if needed)",
+		Example: "  node-provisioner --state-dir /var/lib/node-provisioner tls fingerprint",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.out, fp)
+			return nil
+		},
+	})
+	return c
+}
+
+func (a *app) prepareCmd() *cobra.Command {
+	var o pxe.PrepareOptions
+	var patchAsk bool
+	c := &cobra.Command{
+		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--release NAME]",
+		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
+		Example: `  node-provisioner prepare --iso proxmox-ve_9.2-1.iso
+  node-provisioner prepare --iso proxmox-ve_9.2-1.iso --answer-url https://10.0.0.2:8090/answer --cert-fingerprint auto`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.ISO == "" {
+				return usageError(errors.New("--iso is required: the Proxmox VE installer ISO to stage"))
+			}
+			if _, err := os.Stat(o.ISO); err != nil {
+				return usageError(fmt.Errorf("--iso: %w", err))
+			}
+			bar := cli.NewProgress(a.errw)
+			o.StateDir, o.Logger = a.stateDir, a.log
+			o.Progress = func(p pxe.PrepareProgress) {
+				switch p.Kind {
+				case pxe.PrepareCopy:
+					bar.Copy(p.Step, p.Done, p.Total, p.Finished)
+				case pxe.PrepareWarning:
+					bar.Line("warning: " + p.Step)
+				default:
+					bar.Line(p.Step)
+				}
+			}
+			o.FingerprintFunc = func() (string, error) {
+				// A certificate made now names the answer URL's host, so
+				// that a client checking names (not only the pin) accepts it.
+				var hosts []string
+				if u, err := url.Parse(o.AnswerURL); err == nil && u.Hostname() != "" {
+					hosts = []string{u.Hostname()}
+				}
+				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, hosts)
+				return fp, err
+			}
+			o.PatchAsk = patchAsk
+			if reg, err := registry.Open(a.stateDir, a.log); err == nil {
+				ask, err := reg.AsksForBootDisk(cmd.Context())
+				o.PatchAsk = o.PatchAsk || (err == nil && ask)
+			}
+			rel, err := pxe.Prepare(cmd.Context(), o)
+			if errors.Is(err, pxe.ErrNotAutoInstallISO) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			for _, w := range rel.Warnings {
+				fmt.Fprintln(a.out, "warning:", w)
+			}
+			fmt.Fprintf(a.out, "Staged %s in %s (%d assets", rel.Name, rel.Dir, len(rel.Assets))
+			if rel.AskPatched {
+				fmt.Fprint(a.out, ", console boot-disk prompt patched in")
+			}
+			fmt.Fprintln(a.out, ")")
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.ISO, "iso", "", "the Proxmox VE installer ISO (auto-install capable, 8.2 or later)")
+	f.StringVar(&o.AnswerURL, "answer-url", "", "bake this answer URL into a copy of the ISO, as prepare-iso --fetch-from http does (needs xorriso)")
+	f.StringVar(&o.CertFingerprint, "cert-fingerprint", "", "TLS fingerprint the installer pins for the answer URL, or auto for serve --tls's certificate")
+	f.StringVar(&o.Release, "release", "", "name of the release folder (default: from the ISO)")
+	f.BoolVar(&patchAsk, "patch-ask", false, "patch the console boot-disk prompt in even when no registration asks for it")
+	return c
+}
