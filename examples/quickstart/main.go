@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	plasmanode "github.com/plasmactl/plasma-node"
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
 )
@@ -132,25 +130,17 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 	for _, r := range pending {
 		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
-	secrets, err := registry.OpenSecretStore(filepath.Join(state, "secrets"))
+	secretsDir := filepath.Join(state, "secrets")
+	secrets, err := registry.OpenSecretStore(secretsDir)
 	if err != nil {
 		return err
 	}
-	h, err := answer.NewHandler(answer.HandlerConfig{
-		Registry: reg, Secrets: secrets, StateDir: state,
-		Site: func() (registry.Site, error) {
-			return registry.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}}, nil
-		},
+	// The whole window over the state folder, as node-provisioner serve
+	// runs it (here without proxy-DHCP: the demo posts on loopback).
+	srv, err := pxe.New(pxe.Config{
+		StateDir: state, SecretsDir: secretsDir, HTTPAddr: "127.0.0.1:0", TTL: time.Minute,
+		Site: registry.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}},
 	})
-	if err != nil {
-		return err
-	}
-	defer h.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv, err := pxe.New(pxe.Config{Listener: ln, TTL: time.Minute, Routes: map[string]http.Handler{"/": h}})
 	if err != nil {
 		return err
 	}
@@ -158,7 +148,11 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx) }()
-	<-srv.Ready()
+	select {
+	case <-srv.Ready():
+	case err := <-done:
+		return err
+	}
 	url := "http://" + srv.Addr().String() + "/answer"
 	step("node-provisioner serve --http %s   (and the installer posts its system info)", srv.Addr())
 	for i := range 2 {
