@@ -14,14 +14,14 @@ import (
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 )
 
-// ErrAlreadyConsumed is returned (wrapped) by [Registry.Consume] when the
+// ErrAlreadyConsumed is returned (wrapped) by [Store.Consume] when the
 // registration has no pending file but a consumed one: it was served.
 var ErrAlreadyConsumed = errors.New("registration already consumed")
 
 // ConsumeRecord is what a consumed registration records about the request
 // it answered. It holds no secret.
 type ConsumeRecord struct {
-	// Time is when the answer was served; [Registry.Consume] fills in now
+	// Time is when the answer was served; [Store.Consume] fills in now
 	// when it is zero.
 	Time time.Time
 	// ClientIP is the address the request came from (TAPPaaS's
@@ -48,7 +48,7 @@ type ConsumeRecord struct {
 // (<name>.json.claim-<random>; only one rename of a file can win), then
 // the record is written into the claim atomically, then the claim is
 // renamed to <name>.json.consumed. A claim left by a killed process is
-// recovered the next time the lock is taken ([OpenRegistry], Consume): a
+// recovered the next time the lock is taken ([Open], Consume): a
 // claim that already holds the record is finished (renamed to .consumed,
 // since the answer may be on its way), one without is put back as
 // pending (the caller died before the answer could be sent), unless a

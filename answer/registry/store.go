@@ -1,0 +1,277 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
+)
+
+// File names in the registrations folder.
+const (
+	registrationsDirName = "registrations"
+	pendingSuffix        = ".json"
+	consumedSuffix       = ".json.consumed"
+	claimInfix           = ".json.claim-"
+	lockName             = ".lock"
+	maxRegistrationSize  = 1 << 20
+)
+
+// Store is the registrations folder, <state-dir>/registrations/: one
+// <name>.json per pending registration, <name>.json.consumed once served.
+// Its methods are safe for concurrent use, also by several processes
+// (writers take a lock file in the folder).
+type Store struct {
+	dir string
+	log *slog.Logger
+	mu  sync.Mutex // serialises this process's lock holders
+}
+
+// Open opens <stateDir>/registrations/, creating it (and stateDir)
+// with mode 0700 if needed. When no other process is writing, it removes
+// temporary files a killed writer left and recovers an interrupted
+// [Store.Consume]. log may be nil.
+func Open(stateDir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := filepath.Join(stateDir, registrationsDirName)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open registrations %s: %w", dir, err)
+	}
+	g := &Store{dir: dir, log: log}
+	lk, err := lockfile.TryLock(g.lockPath(), "node-provisioner registry")
+	if errors.Is(err, lockfile.ErrLocked) {
+		return g, nil // the holder cleans up after itself
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open registrations %s: %w", dir, err)
+	}
+	defer lk.Unlock()
+	if err := g.cleanLocked(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// Dir returns the registrations folder.
+func (g *Store) Dir() string { return g.dir }
+
+func (g *Store) lockPath() string                { return filepath.Join(g.dir, lockName) }
+func (g *Store) pendingPath(name string) string  { return filepath.Join(g.dir, name+pendingSuffix) }
+func (g *Store) consumedPath(name string) string { return filepath.Join(g.dir, name+consumedSuffix) }
+
+// lock takes this process's mutex and the folder's lock file; the
+// returned func releases both.
+func (g *Store) lock(ctx context.Context, who string) (func(), error) {
+	g.mu.Lock()
+	lk, err := lockfile.Acquire(ctx, g.lockPath(), who, 5*time.Millisecond)
+	if err != nil {
+		g.mu.Unlock()
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("lock registrations %s: %w: %w", g.dir, ctxErr, err)
+		}
+		return nil, fmt.Errorf("lock registrations %s: %w", g.dir, err)
+	}
+	return func() {
+		lk.Unlock()
+		g.mu.Unlock()
+	}, nil
+}
+
+// cleanLocked runs with the lock held: it removes temporary files and
+// recovers interrupted consumptions.
+func (g *Store) cleanLocked() error {
+	if err := atomicfile.CleanTemp(g.dir); err != nil {
+		return err
+	}
+	return g.recoverClaims()
+}
+
+// Put writes a registration as <name>.json, replacing one of the same
+// name (replaced is then true and a warning is logged). The MACs are
+// normalised and deduplicated, Created is set to now when zero and
+// Consumed is cleared. A name whose earlier registration was consumed
+// becomes pending again; its .consumed record stays until this one is
+// consumed in turn. Errors from validation wrap the sentinels listed at
+// [ErrInvalidRegistration].
+func (g *Store) Put(ctx context.Context, r Registration) (replaced bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("put registration %s: %w", r.Name, err)
+	}
+	r, err = r.normalize()
+	if err != nil {
+		return false, err
+	}
+	if r.Created.IsZero() {
+		r.Created = time.Now().UTC().Truncate(time.Second)
+	}
+	r.Consumed = nil
+	if err := r.Validate(); err != nil {
+		return false, err
+	}
+	if err := ValidateHostname(r.Name); err != nil {
+		return false, err
+	}
+	data, err := encodeRegistration(r)
+	if err != nil {
+		return false, err
+	}
+	unlock, err := g.lock(ctx, "node-provisioner register "+r.Name)
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	path := g.pendingPath(r.Name)
+	if _, err := os.Lstat(path); err == nil {
+		replaced = true
+	}
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
+		return false, fmt.Errorf("put registration %s: %w", r.Name, err)
+	}
+	if replaced {
+		g.log.Warn("registration replaced", "node", r.Name, "file", path)
+	} else {
+		g.log.Info("registration written", "node", r.Name, "file", path)
+	}
+	if _, err := os.Lstat(g.consumedPath(r.Name)); err == nil {
+		g.log.Info("registration was consumed before and is pending again", "node", r.Name)
+	}
+	return replaced, nil
+}
+
+// Get returns the pending registration name, or an error wrapping
+// [ErrNotFound] (or [ErrInvalidName] for a bad name).
+func (g *Store) Get(ctx context.Context, name string) (Registration, error) {
+	if err := ctx.Err(); err != nil {
+		return Registration{}, fmt.Errorf("get registration %s: %w", name, err)
+	}
+	if err := ValidateName(name); err != nil {
+		return Registration{}, err
+	}
+	r, err := g.readFile(g.pendingPath(name), name)
+	if errors.Is(err, os.ErrNotExist) {
+		return Registration{}, fmt.Errorf("%w named %q", ErrNotFound, name)
+	}
+	return r, err
+}
+
+// Delete removes the pending registration name. An unknown name gives an
+// error wrapping [ErrNotFound]. A consumed record is kept.
+func (g *Store) Delete(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("delete registration %s: %w", name, err)
+	}
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	path := g.pendingPath(name)
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w named %q", ErrNotFound, name)
+		}
+		return fmt.Errorf("delete registration %s: %w", name, err)
+	}
+	g.log.Info("registration deleted", "node", name, "file", path)
+	return atomicfile.SyncDir(g.dir)
+}
+
+// Pending returns the pending registrations sorted by name. Temporary,
+// consumed and claimed files are not pending; a file that cannot be read
+// or parsed is skipped with a warning naming it.
+func (g *Store) Pending(ctx context.Context) ([]Registration, error) {
+	return g.list(ctx, pendingSuffix)
+}
+
+// Consumed returns the consumed registrations (<name>.json.consumed)
+// sorted by name, each with Consumed set (empty for a TAPPaaS file that
+// recorded nothing). Unreadable files are skipped with a warning.
+func (g *Store) Consumed(ctx context.Context) ([]Registration, error) {
+	rs, err := g.list(ctx, consumedSuffix)
+	for i := range rs {
+		if rs[i].Consumed == nil {
+			rs[i].Consumed = &ConsumeRecord{}
+		}
+	}
+	return rs, err
+}
+
+func (g *Store) list(ctx context.Context, suffix string) ([]Registration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
+	}
+	ents, err := os.ReadDir(g.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
+	}
+	var out []Registration
+	for _, e := range ents {
+		base := e.Name()
+		if !strings.HasSuffix(base, suffix) || strings.HasPrefix(base, ".") || atomicfile.IsTemp(base) {
+			continue
+		}
+		stem := strings.TrimSuffix(base, suffix)
+		path := filepath.Join(g.dir, base)
+		if suffix == pendingSuffix && strings.HasSuffix(stem, ".json") {
+			continue // not <name>.json
+		}
+		if err := ValidateName(stem); err != nil {
+			g.log.Warn("skipping registration file with a bad name", "file", path, "err", err)
+			continue
+		}
+		r, err := g.readFile(path, stem)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) { // consumed meanwhile
+				g.log.Warn("skipping unreadable registration", "file", path, "err", err)
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// readFile reads and decodes one registration file; a missing file gives
+// an error matching os.ErrNotExist.
+func (g *Store) readFile(path, stem string) (Registration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxRegistrationSize+1))
+	if err != nil {
+		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
+	}
+	if len(data) > maxRegistrationSize {
+		return Registration{}, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", maxRegistrationSize))
+	}
+	r, err := DecodeRegistration(data, stem)
+	if err != nil {
+		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// AsksForBootDisk reports whether a pending registration leaves its boot
+// disk to the installer's console ("ask"): boot assets must then be
+// prepared with the console prompt patched in.
+func (g *Store) AsksForBootDisk(ctx context.Context) (bool, error) {
+	pending, err := g.Pending(ctx)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(pending, func(r Registration) bool { return r.BootDisk.Kind == BootDiskAsk }), nil
+}
