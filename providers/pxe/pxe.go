@@ -195,7 +195,7 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 type layout struct {
 	in   providers.DirectInput
 	hw   []Hardware
-	regs map[string]answer.Registration
+	regs map[string]registry.Registration
 	// taken says who has a machine, by pin ("mac ...") or "id <machine id>".
 	taken map[string]string
 	// need counts the machines each pool lacks.
