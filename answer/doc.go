@@ -1,12 +1,11 @@
-// Package answer is the Proxmox VE side of bare-metal provisioning: the
-// automated installer's answer model and its answer.toml rendering for each
+// Package answer is the Proxmox VE automated installer's answer format,
+// and only that: the answer model and its answer.toml rendering for each
 // installer version (snake_case keys before 8.4, kebab-case from 8.4, never
-// a key the version does not know), the system-info payload the installer
-// POSTs when it asks for its answer, SHA-512 crypt for hashed root
-// passwords, registrations of expected machines, the matching interlock that
-// picks a registration for a request, generated per-node secrets, first-boot
-// scripts, and the one-shot answer handler that serves each registration
-// once.
+// a key the version does not know), decoding and validation with the
+// installer's rules, the system-info payload the installer POSTs when it
+// asks for its answer, and SHA-512 crypt for hashed root passwords. It
+// keeps no files and serves nothing: registrations and secrets are
+// package answer/registry's, the HTTP side package pxe's.
 //
 // The entry points are [Render] (an [Answer] to TOML for a [Version]),
 // [Validate] (the installer's rules), [Decode] (TOML back to an Answer, as a

@@ -1,13 +1,24 @@
-// Package pxe serves a provisioning window: one [Server] that runs
-// proxy-DHCP ([dhcpserver.Server]: it offers boot files to PXE and
-// HTTP-boot clients and leaves the site's DHCP server alone), TFTP for the
-// iPXE binaries ([tftp.Server]) and HTTP for the installer, and stops all three
-// by itself when its TTL runs out. [Enable] and [Disable] run a window in
-// the background; [Window] is its record. [Prepare] turns a Proxmox VE
-// installer ISO into boot assets without root or loop mounts.
+// Package pxe runs a provisioning window: one [Server] that does the
+// whole of node-provisioner's network boot and answering, from one
+// [Config] and one [Server.Serve] call. With a DHCP interface it answers
+// PXE and HTTP-boot clients by proxy-DHCP (UDP 67 and 4011, leaving the
+// site's DHCP server alone) and serves the iPXE binaries by TFTP; over
+// HTTP(S) it serves the iPXE script, the boot assets, the installer's
+// answer, first-boot script and webhook, a status page, metrics and the
+// boot timeline; it records itself in the state folder, runs the site's
+// DHCP hook, and stops everything together when its TTL runs out or its
+// context ends.
 //
-// The answer logic itself lives in package answer; this package only
-// listens, routes, chooses boot files and enforces the window. A program
-// with answer logic of its own mounts [AnswerHandler] with its
-// [AnswerFunc] instead.
+// What each machine boots and gets is asked of a [backend.Backend], the
+// seam a program embedding the window owns: node-provisioner's file
+// registry ([registry.Backend], the default over [Config].StateDir) is one
+// implementation, a site inventory another (see examples/embed-pxe).
+// [Enable] and [Disable] run a window in the background; [Window] is its
+// record. [Prepare] turns a Proxmox VE installer ISO into boot assets.
+//
+// The roles live in subpackages, each usable alone: proxydhcp (the pure
+// reply encoding), dhcpserver (its sockets), tftp, netboot (the HTTP
+// side), bootassets (prepare, ISO 9660, cpio), tlscert (the certificate)
+// and backend (the seam's types). This package assembles them; it does
+// not decide who installs what.
 package pxe
