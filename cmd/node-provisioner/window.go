@@ -96,7 +96,6 @@ func (a *app) disableCmd() *cobra.Command {
 	}
 }
 
-
 // errWindowClosed makes status exit 1 while no window is open.
 var errWindowClosed = errors.New("the provisioning window is closed")
 

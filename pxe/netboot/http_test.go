@@ -17,7 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 type bootEnv struct {
