@@ -18,11 +18,11 @@ const DefaultProvisionerDir = "/var/lib/node-provisioner"
 const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
 
 // ProvisionerDir returns the node-provisioner state folder of a
-// platform: explicit when set, else [Options.ProvisionerDir] (both the
-// --provisioner-dir flag), else $NODE_PROVISIONER_STATE_DIR, else the
-// platform's
-// infrastructure.provisioner_dir (relative to the project folder), else
-// [DefaultProvisionerDir], as node-provisioner chooses its own.
+// platform: explicit when set (an operation's ProvisionerDir), else
+// [Options.ProvisionerDir], else $NODE_PROVISIONER_STATE_DIR, else the
+// platform's infrastructure.provisioner_dir (relative to the project
+// folder), else [DefaultProvisionerDir], as node-provisioner chooses its
+// own.
 func (p *Project) ProvisionerDir(plat *nodes.Platform, explicit string) string {
 	switch {
 	case explicit != "":
