@@ -55,44 +55,9 @@ func (c PXEClient) Boot() PXEResult {
 	if err != nil {
 		return fail("mac: %v", err)
 	}
-	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1) })
-		if err != nil {
-			return err
-		}
-		return serr
-	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", ":68")
+	r.OfferFile, r.NextServer, err = c.discover(mac)
 	if err != nil {
-		return fail("listen on port 68: %v", err)
-	}
-	defer pc.Close()
-	req, err := dhcpv4.NewDiscovery(mac,
-		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")),
-		dhcpv4.WithOption(dhcpv4.OptClientArch(iana.EFI_X86_64)),
-		dhcpv4.WithBroadcast(true))
-	if err != nil {
-		return fail("discover: %v", err)
-	}
-	deadline := time.Now().Add(c.Wait)
-	buf := make([]byte, 1500)
-	for r.OfferFile == "" && time.Now().Before(deadline) {
-		pc.WriteTo(req.ToBytes(), &net.UDPAddr{IP: net.IPv4bcast, Port: 67})
-		pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-		for {
-			n, _, err := pc.ReadFrom(buf)
-			if err != nil {
-				break
-			}
-			if o, err := dhcpv4.FromBytes(buf[:n]); err == nil && o.TransactionID == req.TransactionID && o.MessageType() == dhcpv4.MessageTypeOffer {
-				r.OfferFile, r.NextServer = o.BootFileName, o.ServerIPAddr.String()
-				break
-			}
-		}
-	}
-	if r.OfferFile == "" {
-		return fail("no proxy offer within %s", c.Wait)
+		return fail("%v", err)
 	}
 	tc, err := tftp.NewClient(net.JoinHostPort(r.NextServer, "69"))
 	if err != nil {
@@ -126,4 +91,43 @@ func (c PXEClient) Boot() PXEResult {
 	resp.Body.Close()
 	r.Answer, r.AnswerCode = string(b), resp.StatusCode
 	return r
+}
+
+// discover broadcasts a PXE DISCOVER until a proxy offer comes, and
+// returns its boot file and next-server.
+func (c PXEClient) discover(mac net.HardwareAddr) (file, next string, err error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_BROADCAST, 1) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp4", ":68")
+	if err != nil {
+		return "", "", fmt.Errorf("listen on port 68: %w", err)
+	}
+	defer pc.Close()
+	req, err := dhcpv4.NewDiscovery(mac,
+		dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")),
+		dhcpv4.WithOption(dhcpv4.OptClientArch(iana.EFI_X86_64)),
+		dhcpv4.WithBroadcast(true))
+	if err != nil {
+		return "", "", fmt.Errorf("discover: %w", err)
+	}
+	buf := make([]byte, 1500)
+	for deadline := time.Now().Add(c.Wait); time.Now().Before(deadline); {
+		pc.WriteTo(req.ToBytes(), &net.UDPAddr{IP: net.IPv4bcast, Port: 67})
+		pc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				break
+			}
+			if o, err := dhcpv4.FromBytes(buf[:n]); err == nil && o.TransactionID == req.TransactionID && o.MessageType() == dhcpv4.MessageTypeOffer {
+				return o.BootFileName, o.ServerIPAddr.String(), nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("no proxy offer within %s", c.Wait)
 }

@@ -38,43 +38,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("answer refused", "status", status, "reason", msg, "client_ip", ip, "macs", ev.MAC, "serial", ev.Serial)
 		reply(w, status, msg)
 	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		refuse(http.StatusMethodNotAllowed, "method not allowed; POST the system info")
+	req, status, msg := h.request(w, r, &ev)
+	if status != 0 {
+		refuse(status, msg)
 		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
-	if err != nil {
-		refuse(http.StatusBadRequest, fmt.Sprintf("system-info body over %d bytes or unreadable", MaxBodySize))
-		return
-	}
-	si, err := answer.ParseSystemInfo(body, r.Header.Get("Content-Type"))
-	if err != nil {
-		msg := "invalid system-info JSON: want a JSON object"
-		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
-			msg += fmt.Sprintf(" sent as application/json (got Content-Type %q)", truncate(ct, 80))
-		}
-		refuse(http.StatusBadRequest, msg)
-		return
-	}
-	ev.MAC, ev.Serial = strings.Join(si.MACs(), ","), si.Serial()
-	v, ok := si.Version()
-	if !ok {
-		v = answer.DefaultVersion
-	}
-	if !v.Supported() {
-		refuse(http.StatusBadRequest, fmt.Sprintf("installer version %s is not supported (want %s or later)", v, answer.MinVersion))
-		return
-	}
-	req := backend.AnswerRequest{Info: si, Version: v, ClientIP: ip, BaseURL: h.answerBase(r), BootDisk: r.URL.Query().Get("bootdisk")}
-	if r.URL.Query().Has("bootdisk") && req.BootDisk == "" {
-		refuse(http.StatusBadRequest, "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial")
-		return
-	}
-	if r.TLS != nil {
-		req.CertFingerprint = h.cfg.CertFingerprint
 	}
 	res, err := h.cfg.Backend.Answer(ctx, req)
+	v := req.Version
 	var refusal *backend.Refusal
 	switch {
 	case errors.As(err, &refusal) && refusal.Status >= 400 && refusal.Status < 500:
@@ -112,6 +82,44 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	h.record(ctx, ev)
 	h.cfg.Metrics.AnswerServed()
 	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "client_ip", ip)
+}
+
+// request reads an answer request: its method, body, system info,
+// installer version and bootdisk parameter. A refusal comes back as a
+// status and a message; ev gets the posted MACs and serial.
+func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Event) (backend.AnswerRequest, int, string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return backend.AnswerRequest{}, http.StatusMethodNotAllowed, "method not allowed; POST the system info"
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
+	if err != nil {
+		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("system-info body over %d bytes or unreadable", MaxBodySize)
+	}
+	si, err := answer.ParseSystemInfo(body, r.Header.Get("Content-Type"))
+	if err != nil {
+		msg := "invalid system-info JSON: want a JSON object"
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
+			msg += fmt.Sprintf(" sent as application/json (got Content-Type %q)", truncate(ct, 80))
+		}
+		return backend.AnswerRequest{}, http.StatusBadRequest, msg
+	}
+	ev.MAC, ev.Serial = strings.Join(si.MACs(), ","), si.Serial()
+	v, ok := si.Version()
+	if !ok {
+		v = answer.DefaultVersion
+	}
+	if !v.Supported() {
+		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("installer version %s is not supported (want %s or later)", v, answer.MinVersion)
+	}
+	req := backend.AnswerRequest{Info: si, Version: v, ClientIP: ev.ClientIP, BaseURL: h.answerBase(r), BootDisk: r.URL.Query().Get("bootdisk")}
+	if r.URL.Query().Has("bootdisk") && req.BootDisk == "" {
+		return backend.AnswerRequest{}, http.StatusBadRequest, "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial"
+	}
+	if r.TLS != nil {
+		req.CertFingerprint = h.cfg.CertFingerprint
+	}
+	return req, 0, ""
 }
 
 func (h *Handler) answerBase(r *http.Request) string {
