@@ -156,149 +156,12 @@ type Output struct {
 // credential in a provider or backend block, an unknown backend.
 func (cfg *Config) Render() ([]byte, error) {
 	f := hclwrite.NewEmptyFile()
-	body := f.Body()
-	first := true
-	sep := func() {
-		if !first {
-			body.AppendNewline()
-		}
-		first = false
-	}
-
-	if cfg.RequiredVersion != "" || len(cfg.RequiredProviders) > 0 || cfg.Backend.block() {
-		sep()
-		if err := renderTerraform(body, cfg); err != nil {
+	r := &renderer{body: f.Body(), seen: map[string]bool{}}
+	for _, section := range []func(*Config) error{
+		r.terraform, r.variables, r.providers, r.data, r.imports, r.resources, r.outputs,
+	} {
+		if err := section(cfg); err != nil {
 			return nil, err
-		}
-	}
-
-	seen := map[string]bool{}
-	unique := func(kind, name string) error {
-		key := kind + " " + name
-		if seen[key] {
-			return invalidf("%s %q is declared twice: want unique names", kind, name)
-		}
-		seen[key] = true
-		return nil
-	}
-
-	for _, v := range cfg.Variables {
-		if err := checkName("variable", v.Name); err != nil {
-			return nil, err
-		}
-		if err := unique("variable", v.Name); err != nil {
-			return nil, err
-		}
-		sep()
-		b := body.AppendNewBlock("variable", []string{v.Name}).Body()
-		if v.Description != "" {
-			if err := setAttr(b, "variable "+v.Name, "description", v.Description); err != nil {
-				return nil, err
-			}
-		}
-		if v.Type != "" {
-			if err := setAttr(b, "variable "+v.Name, "type", Expr(v.Type)); err != nil {
-				return nil, err
-			}
-		}
-		if v.Sensitive {
-			if err := setAttr(b, "variable "+v.Name, "sensitive", true); err != nil {
-				return nil, err
-			}
-		}
-	}
-
-	for _, p := range cfg.Providers {
-		where := "provider " + p.Name
-		if err := checkName("provider", p.Name); err != nil {
-			return nil, err
-		}
-		if p.Alias != "" {
-			if err := checkName(where+": alias", p.Alias); err != nil {
-				return nil, err
-			}
-			where += "." + p.Alias
-		}
-		if err := unique("provider", where); err != nil {
-			return nil, err
-		}
-		if err := checkNoSecrets(where, p.Attrs, p.Blocks); err != nil {
-			return nil, err
-		}
-		sep()
-		b := body.AppendNewBlock("provider", []string{p.Name}).Body()
-		if p.Alias != "" {
-			if err := setAttr(b, where, "alias", p.Alias); err != nil {
-				return nil, err
-			}
-		}
-		if err := fillBody(b, where, p.Attrs, p.Blocks); err != nil {
-			return nil, err
-		}
-	}
-
-	for _, d := range cfg.Data {
-		if err := unique("data", d.Address()); err != nil {
-			return nil, err
-		}
-		sep()
-		if err := renderResource(body, "data", d); err != nil {
-			return nil, err
-		}
-	}
-
-	for _, im := range cfg.Imports {
-		where := fmt.Sprintf("import to %q", im.To)
-		to, err := traversalTokens(where, im.To, 2)
-		if err != nil {
-			return nil, err
-		}
-		if err := unique("import to", im.To); err != nil {
-			return nil, err
-		}
-		if im.ID == "" {
-			return nil, invalidf("%s: id is empty: want the provider's id of the existing object", where)
-		}
-		sep()
-		b := body.AppendNewBlock("import", nil).Body()
-		b.SetAttributeRaw("to", to)
-		if err := setAttr(b, where, "id", im.ID); err != nil {
-			return nil, err
-		}
-	}
-
-	for _, r := range cfg.Resources {
-		if err := unique("resource", r.Address()); err != nil {
-			return nil, err
-		}
-		sep()
-		if err := renderResource(body, "resource", r); err != nil {
-			return nil, err
-		}
-	}
-
-	for _, o := range cfg.Outputs {
-		where := "output " + o.Name
-		if err := checkName("output", o.Name); err != nil {
-			return nil, err
-		}
-		if err := unique("output", o.Name); err != nil {
-			return nil, err
-		}
-		sep()
-		b := body.AppendNewBlock("output", []string{o.Name}).Body()
-		if o.Description != "" {
-			if err := setAttr(b, where, "description", o.Description); err != nil {
-				return nil, err
-			}
-		}
-		if err := setAttr(b, where, "value", o.Value); err != nil {
-			return nil, err
-		}
-		if o.Sensitive {
-			if err := setAttr(b, where, "sensitive", true); err != nil {
-				return nil, err
-			}
 		}
 	}
 
@@ -310,6 +173,184 @@ func (cfg *Config) Render() ([]byte, error) {
 		return nil, invalidf("the generated configuration does not parse (check Expr values): %s", diags.Error())
 	}
 	return out, nil
+}
+
+// renderer writes a Config's top-level blocks into body, in the order
+// [Config.Render] documents, one blank line between blocks, and refuses a
+// name or address declared twice.
+type renderer struct {
+	body   *hclwrite.Body
+	blocks int
+	seen   map[string]bool
+}
+
+// block appends a top-level block, after a blank line unless it is the
+// first, and returns its body.
+func (r *renderer) block(typ string, labels []string) *hclwrite.Body {
+	r.sep()
+	return r.body.AppendNewBlock(typ, labels).Body()
+}
+
+// sep separates the next top-level block from the one before it.
+func (r *renderer) sep() {
+	if r.blocks > 0 {
+		r.body.AppendNewline()
+	}
+	r.blocks++
+}
+
+// unique refuses a kind and name seen before.
+func (r *renderer) unique(kind, name string) error {
+	key := kind + " " + name
+	if r.seen[key] {
+		return invalidf("%s %q is declared twice: want unique names", kind, name)
+	}
+	r.seen[key] = true
+	return nil
+}
+
+// terraform writes the terraform block, when cfg needs one.
+func (r *renderer) terraform(cfg *Config) error {
+	if cfg.RequiredVersion == "" && len(cfg.RequiredProviders) == 0 && !cfg.Backend.block() {
+		return nil
+	}
+	r.sep()
+	return renderTerraform(r.body, cfg)
+}
+
+func (r *renderer) variables(cfg *Config) error {
+	for _, v := range cfg.Variables {
+		where := "variable " + v.Name
+		if err := checkName("variable", v.Name); err != nil {
+			return err
+		}
+		if err := r.unique("variable", v.Name); err != nil {
+			return err
+		}
+		b := r.block("variable", []string{v.Name})
+		if v.Description != "" {
+			if err := setAttr(b, where, "description", v.Description); err != nil {
+				return err
+			}
+		}
+		if v.Type != "" {
+			if err := setAttr(b, where, "type", Expr(v.Type)); err != nil {
+				return err
+			}
+		}
+		if v.Sensitive {
+			if err := setAttr(b, where, "sensitive", true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *renderer) providers(cfg *Config) error {
+	for _, p := range cfg.Providers {
+		where := "provider " + p.Name
+		if err := checkName("provider", p.Name); err != nil {
+			return err
+		}
+		if p.Alias != "" {
+			if err := checkName(where+": alias", p.Alias); err != nil {
+				return err
+			}
+			where += "." + p.Alias
+		}
+		if err := r.unique("provider", where); err != nil {
+			return err
+		}
+		if err := checkNoSecrets(where, p.Attrs, p.Blocks); err != nil {
+			return err
+		}
+		b := r.block("provider", []string{p.Name})
+		if p.Alias != "" {
+			if err := setAttr(b, where, "alias", p.Alias); err != nil {
+				return err
+			}
+		}
+		if err := fillBody(b, where, p.Attrs, p.Blocks); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *renderer) data(cfg *Config) error {
+	for _, d := range cfg.Data {
+		if err := r.unique("data", d.Address()); err != nil {
+			return err
+		}
+		r.sep()
+		if err := renderResource(r.body, "data", d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *renderer) imports(cfg *Config) error {
+	for _, im := range cfg.Imports {
+		where := fmt.Sprintf("import to %q", im.To)
+		to, err := traversalTokens(where, im.To, 2)
+		if err != nil {
+			return err
+		}
+		if err := r.unique("import to", im.To); err != nil {
+			return err
+		}
+		if im.ID == "" {
+			return invalidf("%s: id is empty: want the provider's id of the existing object", where)
+		}
+		b := r.block("import", nil)
+		b.SetAttributeRaw("to", to)
+		if err := setAttr(b, where, "id", im.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *renderer) resources(cfg *Config) error {
+	for _, res := range cfg.Resources {
+		if err := r.unique("resource", res.Address()); err != nil {
+			return err
+		}
+		r.sep()
+		if err := renderResource(r.body, "resource", res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *renderer) outputs(cfg *Config) error {
+	for _, o := range cfg.Outputs {
+		where := "output " + o.Name
+		if err := checkName("output", o.Name); err != nil {
+			return err
+		}
+		if err := r.unique("output", o.Name); err != nil {
+			return err
+		}
+		b := r.block("output", []string{o.Name})
+		if o.Description != "" {
+			if err := setAttr(b, where, "description", o.Description); err != nil {
+				return err
+			}
+		}
+		if err := setAttr(b, where, "value", o.Value); err != nil {
+			return err
+		}
+		if o.Sensitive {
+			if err := setAttr(b, where, "sensitive", true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func renderTerraform(body *hclwrite.Body, cfg *Config) error {
