@@ -243,26 +243,45 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 		return nil, err
 	}
 	defer src.Close()
-	st, err := src.Stat()
+	im, size, err := p.inspect(ctx, src)
 	if err != nil {
 		return nil, err
 	}
+	final, err := p.install(ctx, im, src, size)
+	if err != nil {
+		return nil, err
+	}
+	p.rel.Dir = final
+	p.log.Info("release prepared", "release", p.rel.Name, "dir", final, "ask_patched", p.rel.AskPatched)
+	p.prog.note(fmt.Sprintf("prepared %s in %s", p.rel.Name, final))
+	rel := p.rel
+	return &rel, nil
+}
+
+// inspect checks that src is a Proxmox installer ISO prepare can serve,
+// reads its release and starts p.rel from it. It returns the ISO's image
+// and size.
+func (p *preparer) inspect(ctx context.Context, src *os.File) (*isoImage, int64, error) {
+	st, err := src.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: %w", p.opts.ISO, ErrNotAutoInstallISO)
+		return nil, 0, fmt.Errorf("%s is not a regular file: %w", p.opts.ISO, ErrNotAutoInstallISO)
 	}
 	im, err := openISO(src, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("read ISO: %w: %w", ErrNotAutoInstallISO, err)
+		return nil, 0, fmt.Errorf("read ISO: %w: %w", ErrNotAutoInstallISO, err)
 	}
 	if err := checkProxmoxISO(im); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if st.Size() > newcMaxSize {
-		return nil, fmt.Errorf("the ISO is %d bytes: a newc initrd entry holds at most 4 GiB", st.Size())
+		return nil, 0, fmt.Errorf("the ISO is %d bytes: a newc initrd entry holds at most 4 GiB", st.Size())
 	}
 	info, err := readISOInfo(ctx, im, p.opts.ISO, p.opts.Release, initrdScanner{zstd: p.zstd})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for _, w := range info.warnings {
 		p.warn(w)
@@ -275,24 +294,30 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 		Version: info.Version, ISORelease: info.ISORelease, SourceISO: filepath.Base(p.opts.ISO), Warnings: p.rel.Warnings}
 	p.log.Info("preparing release", "iso", p.opts.ISO, "release", name, "product", info.ProductLong)
 	p.prog.note(fmt.Sprintf("preparing %s %s from %s", orString(info.ProductLong, "Proxmox"), name, filepath.Base(p.opts.ISO)))
+	return im, st.Size(), nil
+}
 
+// install builds p.rel's assets and manifest in a temporary folder under
+// the assets folder, holding its lock, and swaps the folder into place.
+// It returns the release's folder.
+func (p *preparer) install(ctx context.Context, im *isoImage, src *os.File, srcSize int64) (string, error) {
 	assets := filepath.Join(p.opts.StateDir, AssetsDir)
 	if err := os.MkdirAll(assets, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
 	lock, err := lockfile.TryLock(filepath.Join(assets, ".lock"), "node-provisioner prepare")
 	if errors.Is(err, lockfile.ErrLocked) {
-		return nil, fmt.Errorf("%w: %w", ErrBusy, err)
+		return "", fmt.Errorf("%w: %w", ErrBusy, err)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer lock.Unlock()
 	cleanStale(assets, p.log)
 
-	tmp, err := os.MkdirTemp(assets, atomicfile.TempPrefix+name+"-")
+	tmp, err := os.MkdirTemp(assets, atomicfile.TempPrefix+p.rel.Name+"-")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	done := false
 	defer func() {
@@ -301,25 +326,21 @@ func (p *preparer) run(ctx context.Context) (*Release, error) {
 		}
 	}()
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := p.build(ctx, im, src, st.Size(), tmp); err != nil {
-		return nil, err
+	if err := p.build(ctx, im, src, srcSize, tmp); err != nil {
+		return "", err
 	}
 	p.rel.Created = time.Now().UTC().Truncate(time.Second)
 	if err := writeManifest(tmp, &p.rel); err != nil {
-		return nil, err
+		return "", err
 	}
-	final := filepath.Join(assets, name)
+	final := filepath.Join(assets, p.rel.Name)
 	if err := swapDir(tmp, final); err != nil {
-		return nil, err
+		return "", err
 	}
 	done = true
-	p.rel.Dir = final
-	p.log.Info("release prepared", "release", name, "dir", final, "ask_patched", p.rel.AskPatched)
-	p.prog.note(fmt.Sprintf("prepared %s in %s", name, final))
-	rel := p.rel
-	return &rel, nil
+	return final, nil
 }
 
 // build writes every asset into dir.
