@@ -100,18 +100,7 @@ func (f *Fake) serversRoute(r *http.Request, p []string) (any, *apiError) {
 	if len(p) == 1 {
 		switch r.Method {
 		case http.MethodGet:
-			ids := make([]int64, 0, len(f.servers))
-			for id, s := range f.servers {
-				if n := q.Get("name"); n == "" || n == s.Name {
-					ids = append(ids, id)
-				}
-			}
-			slices.Sort(ids)
-			items := make([]any, 0, len(ids))
-			for _, id := range ids {
-				items = append(items, f.serverJSON(f.servers[id]))
-			}
-			return page("servers", items, q), nil
+			return f.listServers(q), nil
 		case http.MethodPost:
 			return f.createServer(r)
 		}
@@ -123,34 +112,7 @@ func (f *Fake) serversRoute(r *http.Request, p []string) (any, *apiError) {
 		return nil, notFound("server")
 	}
 	if len(p) == 2 {
-		switch r.Method {
-		case http.MethodGet:
-			return map[string]any{"server": f.serverJSON(s)}, nil
-		case http.MethodPut:
-			var req struct {
-				Name   string             `json:"name"`
-				Labels *map[string]string `json:"labels"`
-			}
-			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-				return nil, invalid("body", err.Error())
-			}
-			if req.Name != "" {
-				for _, o := range f.servers {
-					if o.ID != s.ID && o.Name == req.Name {
-						return nil, &apiError{http.StatusConflict, "uniqueness_error", "server name is already used"}
-					}
-				}
-				s.Name = req.Name
-			}
-			if req.Labels != nil {
-				s.Labels = clone(*req.Labels)
-			}
-			return map[string]any{"server": f.serverJSON(s)}, nil
-		case http.MethodDelete:
-			delete(f.servers, id)
-			return map[string]any{"action": f.action("delete_server", id)}, nil
-		}
-		return nil, badMethod()
+		return f.serverRoute(r, s)
 	}
 	if p[2] == "actions" && len(p) == 3 && r.Method == http.MethodGet {
 		return page("actions", nil, q), nil
@@ -158,7 +120,60 @@ func (f *Fake) serversRoute(r *http.Request, p []string) (any, *apiError) {
 	if p[2] != "actions" || len(p) != 4 || r.Method != http.MethodPost {
 		return nil, notFound("endpoint")
 	}
-	switch p[3] {
+	return f.serverAction(r, s, p[3])
+}
+
+// listServers is GET /servers, by id, of the name asked for if any.
+func (f *Fake) listServers(q url.Values) any {
+	ids := make([]int64, 0, len(f.servers))
+	for id, s := range f.servers {
+		if n := q.Get("name"); n == "" || n == s.Name {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	items := make([]any, 0, len(ids))
+	for _, id := range ids {
+		items = append(items, f.serverJSON(f.servers[id]))
+	}
+	return page("servers", items, q)
+}
+
+// serverRoute is /servers/{id}: get, update (name, labels) or delete s.
+func (f *Fake) serverRoute(r *http.Request, s *Server) (any, *apiError) {
+	switch r.Method {
+	case http.MethodGet:
+		return map[string]any{"server": f.serverJSON(s)}, nil
+	case http.MethodPut:
+		var req struct {
+			Name   string             `json:"name"`
+			Labels *map[string]string `json:"labels"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			return nil, invalid("body", err.Error())
+		}
+		if req.Name != "" {
+			for _, o := range f.servers {
+				if o.ID != s.ID && o.Name == req.Name {
+					return nil, &apiError{http.StatusConflict, "uniqueness_error", "server name is already used"}
+				}
+			}
+			s.Name = req.Name
+		}
+		if req.Labels != nil {
+			s.Labels = clone(*req.Labels)
+		}
+		return map[string]any{"server": f.serverJSON(s)}, nil
+	case http.MethodDelete:
+		delete(f.servers, s.ID)
+		return map[string]any{"action": f.action("delete_server", s.ID)}, nil
+	}
+	return nil, badMethod()
+}
+
+// serverAction is POST /servers/{id}/actions/{action}.
+func (f *Fake) serverAction(r *http.Request, s *Server, action string) (any, *apiError) {
+	switch action {
 	case "poweroff", "shutdown":
 		s.Status = "off"
 	case "poweron", "reboot", "reset":
@@ -175,9 +190,9 @@ func (f *Fake) serversRoute(r *http.Request, p []string) (any, *apiError) {
 		}
 		s.ServerType = req.ServerType
 	default:
-		return nil, notFound("action " + p[3])
+		return nil, notFound("action " + action)
 	}
-	return map[string]any{"action": f.action(p[3]+"_server", id)}, nil
+	return map[string]any{"action": f.action(action+"_server", s.ID)}, nil
 }
 
 func (f *Fake) createServer(r *http.Request) (any, *apiError) {
