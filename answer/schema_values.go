@@ -102,23 +102,7 @@ func text[S any, T ~string](at func(*S) *T, checks ...textCheck) *scalar[S] {
 
 // boolean is a boolean key; nil leaves it out.
 func boolean[S any](at func(*S) **bool) *scalar[S] {
-	return &scalar[S]{
-		kind: TypeBool,
-		ptr:  func(s *S) any { return at(s) },
-		get: func(s *S) (any, bool) {
-			if p := *at(s); p != nil {
-				return *p, true
-			}
-			return nil, false
-		},
-		set: func(s *S, x any) {
-			if b, ok := x.(bool); ok {
-				*at(s) = &b
-				return
-			}
-			*at(s) = nil
-		},
-	}
+	return optional(TypeBool, at)
 }
 
 // integer is an integer key; nil leaves it out.
@@ -140,18 +124,20 @@ func integer[S any](at func(*S) **int, checks ...func(c *checker, path string, p
 			}
 			*at(s) = nil
 		},
-		checks: func(c *checker, path string, s *S) {
-			for _, check := range checks {
-				check(c, path, *at(s))
-			}
-		},
+		checks: each(at, checks),
 	}
 }
 
 // number is a key holding a number of GiB; nil leaves it out.
 func number[S any](at func(*S) **float64, checks ...func(c *checker, path string, p *float64)) *scalar[S] {
+	return optional(TypeFloat, at, checks...)
+}
+
+// optional is a key held in a pointer field whose render form is the
+// value pointed to; nil leaves it out.
+func optional[S any, T bool | float64](kind ValueType, at func(*S) **T, checks ...func(c *checker, path string, p *T)) *scalar[S] {
 	return &scalar[S]{
-		kind: TypeFloat,
+		kind: kind,
 		ptr:  func(s *S) any { return at(s) },
 		get: func(s *S) (any, bool) {
 			if p := *at(s); p != nil {
@@ -160,17 +146,22 @@ func number[S any](at func(*S) **float64, checks ...func(c *checker, path string
 			return nil, false
 		},
 		set: func(s *S, x any) {
-			if f, ok := x.(float64); ok {
-				*at(s) = &f
+			if y, ok := x.(T); ok {
+				*at(s) = &y
 				return
 			}
 			*at(s) = nil
 		},
-		checks: func(c *checker, path string, s *S) {
-			for _, check := range checks {
-				check(c, path, *at(s))
-			}
-		},
+		checks: each(at, checks),
+	}
+}
+
+// each runs checks, in order, on the field at points to.
+func each[S, V any](at func(*S) *V, checks []func(c *checker, path string, v V)) func(c *checker, path string, s *S) {
+	return func(c *checker, path string, s *S) {
+		for _, check := range checks {
+			check(c, path, *at(s))
+		}
 	}
 }
 
@@ -187,11 +178,7 @@ func list[S any](at func(*S) *[]string, checks ...func(c *checker, path string, 
 			l, _ := x.([]string)
 			*at(s) = l
 		},
-		checks: func(c *checker, path string, s *S) {
-			for _, check := range checks {
-				check(c, path, *at(s))
-			}
-		},
+		checks: each(at, checks),
 	}
 }
 
@@ -209,11 +196,7 @@ func dict[S any](at func(*S) *map[string]string, checks ...func(c *checker, path
 			m, _ := x.(map[string]string)
 			*at(s) = m
 		},
-		checks: func(c *checker, path string, s *S) {
-			for _, check := range checks {
-				check(c, path, *at(s))
-			}
-		},
+		checks: each(at, checks),
 	}
 }
 
