@@ -12,10 +12,6 @@ import (
 // forwarded here so that a program running a window needs this package
 // alone. Package bootassets and package tlscert have the rest.
 
-// AssetsDir is the folder of the state dir holding one folder of boot
-// assets per prepared release. See [bootassets.AssetsDir].
-const AssetsDir = bootassets.AssetsDir
-
 // ErrNotAutoInstallISO is wrapped by the errors of [Prepare] for a file
 // that is not an auto-install capable Proxmox ISO. See
 // [bootassets.ErrNotAutoInstallISO].
@@ -48,24 +44,6 @@ type Release = bootassets.Release
 // anything. See [bootassets.Prepare].
 func Prepare(ctx context.Context, opts PrepareOptions) (*Release, error) {
 	return bootassets.Prepare(ctx, opts)
-}
-
-// ListReleases returns the releases prepared under stateDir, reading
-// their manifests. See [bootassets.ListReleases].
-func ListReleases(ctx context.Context, stateDir string) ([]*Release, error) {
-	return bootassets.ListReleases(ctx, stateDir)
-}
-
-// VerifyRelease checks every asset of the release folder dir against
-// its manifest. See [bootassets.VerifyRelease].
-func VerifyRelease(ctx context.Context, dir string) (*Release, error) {
-	return bootassets.VerifyRelease(ctx, dir)
-}
-
-// StageIPXE copies the iPXE binaries called names from srcDir into the
-// TFTP root. See [bootassets.StageIPXE].
-func StageIPXE(srcDir, root string, names []string) error {
-	return bootassets.StageIPXE(srcDir, root, names)
 }
 
 // EnsureCertificate returns the server's TLS certificate kept in
