@@ -418,9 +418,10 @@ func TestProvisionLowersCount(t *testing.T) {
 
 	before := c.files(t)
 	_, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, AutoApprove: true})
-	if !errors.Is(err, plasmanode.ErrDestructivePlan) || !strings.Contains(err.Error(), "--allow-delete") ||
-		!strings.Contains(err.Error(), "hcloud_server.demo_web_003") {
-		t.Errorf("lowering under --auto-approve alone: %v, want ErrDestructivePlan naming --allow-delete and demo_web_003", err)
+	var refused *plasmanode.PlanRefusedError
+	if !errors.Is(err, plasmanode.ErrDestructivePlan) || !errors.As(err, &refused) || refused.Reason != plasmanode.RefusedDelete ||
+		!slices.Equal(refused.ChangeLines(), []string{"hcloud_server.demo_web_003 (action: delete)"}) {
+		t.Errorf("lowering under AutoApprove alone: %v, want a PlanRefusedError (RefusedDelete) of demo_web_003", err)
 	}
 	res, err := c.provision(ctx, plasmanode.ProvisionOptions{Specs: []string{"web:cx22:2"}, Prompter: &answer{"y"}})
 	if err != nil || !res.Declined {
