@@ -25,6 +25,8 @@ var (
 // without its line ending. A cancelled ctx ends the prompt at once with
 // ctx's error, without waiting for the answer.
 type Prompter interface {
+	// Prompt asks question and returns the answer, or ctx's error once
+	// ctx is done.
 	Prompt(ctx context.Context, question string) (string, error)
 }
 

@@ -5,7 +5,7 @@
 // installer's rules, the system-info payload the installer POSTs when it
 // asks for its answer, and SHA-512 crypt for hashed root passwords. It
 // keeps no files and serves nothing: registrations and secrets are
-// package answer/registry's, the HTTP side package pxe's.
+// package answer/registry's, the HTTP side package pxe/netboot's.
 //
 // The entry points are [Render] (an [Answer] to TOML for a [Version]),
 // [Validate] (the installer's rules), [Decode] (TOML back to an Answer, as a
@@ -38,5 +38,6 @@
 //	     network.source required
 //
 // It does not listen on the network, boot machines or prepare ISOs (that is
-// package pxe), and it leaves request size limits to the HTTP server.
+// package pxe and its subpackages), and it leaves request size limits to
+// the HTTP server.
 package answer

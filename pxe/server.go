@@ -124,12 +124,14 @@ type Config struct {
 }
 
 // ConfigError is a [Config] field the window cannot run with. Field is
-// the Config field's name, Value the value refused.
+// the Config field's name, Value the value refused, Reason why, and Err,
+// when set, the error behind it.
 type ConfigError struct {
 	Field, Value, Reason string
 	Err                  error
 }
 
+// Error names the field, the value refused and why.
 func (e *ConfigError) Error() string {
 	msg := e.Field
 	if e.Value != "" {
@@ -142,6 +144,7 @@ func (e *ConfigError) Error() string {
 	return msg
 }
 
+// Unwrap returns the error behind the refusal, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Server is one provisioning window. Create it with [New] and run it with

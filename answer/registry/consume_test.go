@@ -117,7 +117,7 @@ func TestConsumeHasExactlyOneWinnerAmongGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Half the goroutines share g; the other half each open their own
-	// Registry, as separate processes would, so only the lock file and the
+	// Store, as separate processes would, so only the lock file and the
 	// rename keep them apart.
 	state := filepath.Dir(g.Dir())
 	const n = 100

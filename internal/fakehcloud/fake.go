@@ -24,14 +24,21 @@ var (
 
 // Server is the fake's view of one server.
 type Server struct {
-	ID         int64
-	Name       string
-	Status     string // running or off
+	// ID is the server's id, and Name its unique name.
+	ID   int64
+	Name string
+	// Status is "running" or "off".
+	Status string
+	// ServerType, Image and Location are names from [ServerTypes],
+	// [Images] and [Locations]; Image is empty for a server made without
+	// one.
 	ServerType string
 	Image      string
 	Location   string
+	// PublicIPv4 is the server's public address.
 	PublicIPv4 string
-	Labels     map[string]string
+	// Labels are the server's labels.
+	Labels map[string]string
 }
 
 // Fake is a running fake API. Its methods are safe for concurrent use.

@@ -34,13 +34,20 @@ type PXEClient struct {
 
 // PXEResult is what a [PXEClient] saw.
 type PXEResult struct {
-	OfferFile  string   `json:"offer_file"`
-	NextServer string   `json:"next_server"`
-	TFTPBytes  int64    `json:"tftp_bytes"`
-	Script     string   `json:"script"`
-	Answer     string   `json:"answer"`
-	AnswerCode int      `json:"answer_code"`
-	Errors     []string `json:"errors"`
+	// OfferFile and NextServer are the boot file and next-server of the
+	// proxy offer.
+	OfferFile  string `json:"offer_file"`
+	NextServer string `json:"next_server"`
+	// TFTPBytes is the size of the boot file downloaded by TFTP.
+	TFTPBytes int64 `json:"tftp_bytes"`
+	// Script is the iPXE script's body.
+	Script string `json:"script"`
+	// Answer and AnswerCode are the body and status of POST /answer;
+	// empty and 0 without SystemInfo.
+	Answer     string `json:"answer"`
+	AnswerCode int    `json:"answer_code"`
+	// Errors holds the failure of the step that ended the boot, if any.
+	Errors []string `json:"errors"`
 }
 
 // Boot runs the client's steps, each only after the one before it

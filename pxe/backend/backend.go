@@ -28,6 +28,7 @@ type Refusal struct {
 	Node string
 }
 
+// Error returns the Reason, as the installer is shown it.
 func (r *Refusal) Error() string { return r.Reason }
 
 // Is makes a refusal with status 404 match [ErrNoAnswer].
@@ -162,14 +163,23 @@ const (
 // Node is one expected machine as the status page and node-provisioner's
 // list show it. It holds no secret.
 type Node struct {
-	Name     string    `json:"name"`
-	State    string    `json:"state"` // pending, consumed or installed
-	MACs     []string  `json:"macs"`
-	BootDisk string    `json:"boot_disk"`
-	Pools    []string  `json:"pools"`
-	Serial   string    `json:"serial,omitempty"`
-	UUID     string    `json:"uuid,omitempty"`
-	Created  time.Time `json:"created"`
+	// Name is the node's hostname, as registered.
+	Name string `json:"name"`
+	// State is StatePending, StateConsumed or StateInstalled.
+	State string `json:"state"`
+	// MACs are the hardware addresses the node may boot from.
+	MACs []string `json:"macs"`
+	// BootDisk is the disk the system goes on, as a registration writes
+	// it ("ask", "any", a kernel name or a serial).
+	BootDisk string `json:"boot_disk"`
+	// Pools are the node's data pools, as NAME=LAYOUT:DISK[,DISK...].
+	Pools []string `json:"pools"`
+	// Serial and UUID, when set, pin the node's DMI system serial and
+	// UUID.
+	Serial string `json:"serial,omitempty"`
+	UUID   string `json:"uuid,omitempty"`
+	// Created is when the node was registered.
+	Created time.Time `json:"created"`
 	// ConsumedAt and InstallIP are set once an answer was served.
 	ConsumedAt *time.Time `json:"consumed_at,omitempty"`
 	InstallIP  string     `json:"install_ip,omitempty"`

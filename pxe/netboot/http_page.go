@@ -16,16 +16,16 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
-// StatusReport is what GET /status of a [BootHandler] replies, as JSON:
-// the window, every registration with its boot timeline, and the events
-// of machines no registration is known for. It holds no secret. Its
-// "nodes" list has the fields of [backend.Node], so it is a superset
-// of the answer handler's GET /status.
+// StatusReport is what GET /status of a [Handler] replies, as JSON: the
+// window, every registration with its boot timeline, and the events of
+// machines no registration is known for. It holds no secret. Each entry
+// of its "nodes" list has the fields of [backend.Node] and the node's
+// timeline.
 type StatusReport struct {
 	// Window is the provisioning window's state.
 	Window WindowStatus `json:"window"`
 	// Nodes holds every registration, pending ones first, each sorted by
-	// name (see [answer.Status]).
+	// name (see [backend.Inventory]).
 	Nodes []NodeReport `json:"nodes"`
 	// Unmatched holds the events of MAC addresses no node is known for.
 	Unmatched map[string][]BootEvent `json:"unmatched"`
@@ -300,7 +300,7 @@ func steps(evs []BootEvent) []pageStep {
 
 // refusal reports whether ev says the step did not go through: an exit
 // script, a refused answer or webhook, a first-boot fetch that failed, in
-// the words [BootHandler] and [Timeline.Ingest] record.
+// the words [Handler] and [Timeline.Ingest] record.
 func refusal(ev BootEvent) bool {
 	switch ev.Stage {
 	case StageScript:

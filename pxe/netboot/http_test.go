@@ -70,8 +70,8 @@ func testReg(t *testing.T, name, disk string, macs ...string) registry.Registrat
 }
 
 // newBootEnv opens a state folder with release 9.1-1 staged, the
-// registrations put, and a handler (cfg's Registry, StateDir and BaseURL
-// filled in) behind a test server.
+// registrations put, and a handler (cfg's Backend, AssetsDir, Logger and,
+// when empty, BaseURL filled in) behind a test server.
 func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEnv {
 	t.Helper()
 	state := t.TempDir()
