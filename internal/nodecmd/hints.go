@@ -48,7 +48,10 @@ type hinted struct {
 	err error
 }
 
+// Error returns the message in the command line's words.
 func (h *hinted) Error() string { return h.msg }
+
+// Unwrap returns the error the message was made from.
 func (h *hinted) Unwrap() error { return h.err }
 
 // withHints returns err in the command line's words: the options and
