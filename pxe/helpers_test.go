@@ -2,7 +2,6 @@ package pxe
 
 import (
 	"bytes"
-	"encoding/binary"
 	"flag"
 	"net"
 	"net/netip"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/iana"
@@ -104,47 +102,6 @@ func loopbackConn(t *testing.T) (net.PacketConn, *net.UDPAddr) {
 	return c, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: c.LocalAddr().(*net.UDPAddr).Port}
 }
 
-// testClient is a UDP socket standing for PXE clients.
-type testClient struct {
-	conn *net.UDPConn
-	port int
-}
-
-func newTestClient(t *testing.T) *testClient {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &testClient{conn: c, port: c.LocalAddr().(*net.UDPAddr).Port}
-}
-
-// exchange sends req to addr until a reply with its xid arrives, or
-// returns nil after wait.
-func (c *testClient) exchange(t *testing.T, req []byte, addr *net.UDPAddr, xid dhcpv4.TransactionID, wait time.Duration) (*dhcpv4.DHCPv4, *net.UDPAddr) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	buf := make([]byte, 2048)
-	for time.Now().Before(deadline) {
-		if _, err := c.conn.WriteToUDP(req, addr); err != nil {
-			t.Fatal(err)
-		}
-		c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		for {
-			n, from, err := c.conn.ReadFromUDP(buf)
-			if err != nil {
-				break
-			}
-			resp, err := dhcpv4.FromBytes(buf[:n])
-			if err == nil && resp.TransactionID == xid && resp.OpCode == dhcpv4.OpcodeBootReply {
-				return resp, from
-			}
-		}
-	}
-	return nil, nil
-}
-
 // tftpFixture is a TFTP root holding ipxe.efi.
 type tftpFixture struct{ root string }
 
@@ -158,49 +115,4 @@ func newTFTPFixture(t *testing.T) *tftpFixture {
 		t.Fatal(err)
 	}
 	return &tftpFixture{root: root}
-}
-
-// rawTFTP is a TFTP client speaking raw UDP.
-type rawTFTP struct {
-	t    *testing.T
-	conn *net.UDPConn
-}
-
-func newRawTFTP(t *testing.T) *rawTFTP {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawTFTP{t: t, conn: c}
-}
-
-// TFTP opcodes.
-const (
-	opRRQ  = 1
-	opDATA = 3
-	opOACK = 6
-)
-
-func (c *rawTFTP) request(op uint16, server *net.UDPAddr, name string) {
-	c.t.Helper()
-	p := binary.BigEndian.AppendUint16(nil, op)
-	p = append(append(p, name...), 0)
-	p = append(append(p, "octet"...), 0)
-	if _, err := c.conn.WriteToUDP(p, server); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// recv returns the next packet's opcode, body and sender, or op 0 after
-// a timeout.
-func (c *rawTFTP) recv(wait time.Duration) (uint16, []byte, *net.UDPAddr) {
-	buf := make([]byte, 65536)
-	c.conn.SetReadDeadline(time.Now().Add(wait))
-	n, from, err := c.conn.ReadFromUDP(buf)
-	if err != nil || n < 2 {
-		return 0, nil, nil
-	}
-	return binary.BigEndian.Uint16(buf), buf[2:n], from
 }

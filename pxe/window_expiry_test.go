@@ -3,14 +3,16 @@ package pxe
 import (
 	"context"
 	"errors"
-	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/internal/pxetest"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // TestWindowExpiryStopsEveryService runs DHCP, TFTP and HTTP in one
@@ -28,7 +30,7 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := newTestClient(t)
+	client := pxetest.NewDHCPClient(t)
 	const ttl = 1500 * time.Millisecond
 	s, err := New(Config{
 		StateDir: t.TempDir(), Backend: allowFunc(allowOnly(testMAC)), Listener: ln, TTL: ttl, IPXEDir: fx.root,
@@ -38,7 +40,7 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.tweakDHCP = func(d *dhcpserver.Server) { d.Interface, d.ClientPort = "", client.port }
+	s.tweakDHCP = func(d *dhcpserver.Server) { d.Interface, d.ClientPort = "", client.Port }
 	errc := make(chan error, 1)
 	start := time.Now()
 	go func() { errc <- s.Serve(context.Background()) }()
@@ -48,16 +50,16 @@ func TestWindowExpiryStopsEveryService(t *testing.T) {
 
 	answers := func(wait time.Duration) (dhcp, tftp, web bool) {
 		req, xid := withXID(t, byte(time.Now().UnixNano()), dhcpv4.MessageTypeRequest, join(uefiPXE, []dhcpv4.Modifier{dhcpv4.WithClientIP(net.IPv4(127, 0, 0, 1))})...)
-		resp, _ := client.exchange(t, req, pxeAddr, xid, wait)
-		raw := newRawTFTP(t)
-		raw.request(opRRQ, tftpAddr, "ipxe.efi")
-		op, _, _ := raw.recv(wait)
+		resp, _ := client.Exchange(t, req, pxeAddr, xid, wait)
+		raw := pxetest.NewTFTPClient(t)
+		raw.Request(pxetest.OpRRQ, tftpAddr, "ipxe.efi")
+		op, _, _ := raw.Recv(wait)
 		c := &http.Client{Timeout: wait}
 		r, err := c.Get(httpURL)
 		if err == nil {
 			r.Body.Close()
 		}
-		return resp != nil, op == opDATA || op == opOACK, err == nil && r.StatusCode == 200
+		return resp != nil, op == pxetest.OpDATA || op == pxetest.OpOACK, err == nil && r.StatusCode == 200
 	}
 	if d, tf, w := answers(time.Second); !d || !tf || !w {
 		t.Fatalf("while open: dhcp %v, tftp %v, http %v; want all true", d, tf, w)

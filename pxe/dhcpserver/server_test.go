@@ -15,49 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/insomniacslk/dhcp/dhcpv4"
 
+	"github.com/plasmactl/plasma-node/pxe/internal/pxetest"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
-
-// testClient is a UDP socket standing for PXE clients and relays.
-type testClient struct {
-	conn *net.UDPConn
-	port int
-}
-
-func newTestClient(t *testing.T) *testClient {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &testClient{conn: c, port: c.LocalAddr().(*net.UDPAddr).Port}
-}
-
-// exchange sends req to addr until a reply with its xid arrives, or
-// returns nil after wait.
-func (c *testClient) exchange(t *testing.T, req []byte, addr *net.UDPAddr, xid dhcpv4.TransactionID, wait time.Duration) (*dhcpv4.DHCPv4, *net.UDPAddr) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	buf := make([]byte, 2048)
-	for time.Now().Before(deadline) {
-		if _, err := c.conn.WriteToUDP(req, addr); err != nil {
-			t.Fatal(err)
-		}
-		c.conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		for {
-			n, from, err := c.conn.ReadFromUDP(buf)
-			if err != nil {
-				break
-			}
-			resp, err := dhcpv4.FromBytes(buf[:n])
-			if err == nil && resp.TransactionID == xid && resp.OpCode == dhcpv4.OpcodeBootReply {
-				return resp, from
-			}
-		}
-	}
-	return nil, nil
-}
 
 type eventLog struct {
 	mu     sync.Mutex
@@ -101,12 +61,12 @@ func withXID(t *testing.T, xid byte, typ dhcpv4.MessageType, mods ...dhcpv4.Modi
 func TestServerOnLoopback(t *testing.T) {
 	dc, dhcpAddr := loopbackConn(t)
 	pc, pxeAddr := loopbackConn(t)
-	client := newTestClient(t)
-	relay := newTestClient(t)
+	client := pxetest.NewDHCPClient(t)
+	relay := pxetest.NewDHCPClient(t)
 	var events eventLog
 	s := &Server{
 		Proxy: testProxyConfig(), Allow: allowOnly(testMAC),
-		DHCPConn: dc, PXEConn: pc, ClientPort: client.port, RelayPort: relay.port,
+		DHCPConn: dc, PXEConn: pc, ClientPort: client.Port, RelayPort: relay.Port,
 		OnEvent: events.add,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -116,14 +76,14 @@ func TestServerOnLoopback(t *testing.T) {
 
 	// Garbage first: the server must survive it.
 	for _, junk := range [][]byte{{1, 2, 3}, bytes.Repeat([]byte{0xff}, maxDatagram+1000), rawDiscover(t)[:200]} {
-		if _, err := client.conn.WriteToUDP(junk, dhcpAddr); err != nil {
+		if _, err := client.Conn.WriteToUDP(junk, dhcpAddr); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	t.Run("a broadcast DISCOVER gets a broadcast OFFER", func(t *testing.T) {
 		req, xid := withXID(t, 1, dhcpv4.MessageTypeDiscover, uefiPXE...)
-		resp, _ := client.exchange(t, req, dhcpAddr, xid, 3*time.Second)
+		resp, _ := client.Exchange(t, req, dhcpAddr, xid, 3*time.Second)
 		if resp == nil {
 			t.Fatal("no OFFER")
 		}
@@ -133,7 +93,7 @@ func TestServerOnLoopback(t *testing.T) {
 	})
 	t.Run("REQUEST on 4011 gets an ACK to its sender", func(t *testing.T) {
 		req, xid := withXID(t, 2, dhcpv4.MessageTypeRequest, join(uefiPXE, []dhcpv4.Modifier{dhcpv4.WithClientIP(net.IPv4(127, 0, 0, 1))})...)
-		resp, from := client.exchange(t, req, pxeAddr, xid, 3*time.Second)
+		resp, from := client.Exchange(t, req, pxeAddr, xid, 3*time.Second)
 		if resp == nil {
 			t.Fatal("no ACK")
 		}
@@ -144,10 +104,10 @@ func TestServerOnLoopback(t *testing.T) {
 	t.Run("relayed request is answered to the relay", func(t *testing.T) {
 		req, xid := withXID(t, 3, dhcpv4.MessageTypeDiscover, join(biosPXE, []dhcpv4.Modifier{dhcpv4.WithRelay(net.IPv4(127, 0, 0, 1))})...)
 		// The relay forwards the request and waits on its own port.
-		if _, err := relay.conn.WriteToUDP(req, dhcpAddr); err != nil {
+		if _, err := relay.Conn.WriteToUDP(req, dhcpAddr); err != nil {
 			t.Fatal(err)
 		}
-		resp, _ := relay.exchange(t, req, dhcpAddr, xid, 3*time.Second)
+		resp, _ := relay.Exchange(t, req, dhcpAddr, xid, 3*time.Second)
 		if resp == nil {
 			t.Fatal("the relay got no OFFER")
 		}
@@ -157,13 +117,13 @@ func TestServerOnLoopback(t *testing.T) {
 	})
 	t.Run("unknown MAC gets no offer", func(t *testing.T) {
 		req, xid := withXID(t, 4, dhcpv4.MessageTypeDiscover, join(uefiPXE, []dhcpv4.Modifier{dhcpv4.WithHwAddr(otherMAC)})...)
-		if resp, _ := client.exchange(t, req, dhcpAddr, xid, 400*time.Millisecond); resp != nil {
+		if resp, _ := client.Exchange(t, req, dhcpAddr, xid, 400*time.Millisecond); resp != nil {
 			t.Fatalf("got %s for an unknown MAC", resp.MessageType())
 		}
 	})
 	t.Run("non-PXE client gets nothing", func(t *testing.T) {
 		req, xid := withXID(t, 5, dhcpv4.MessageTypeDiscover, class("MSFT 5.0"))
-		if resp, _ := client.exchange(t, req, dhcpAddr, xid, 400*time.Millisecond); resp != nil {
+		if resp, _ := client.Exchange(t, req, dhcpAddr, xid, 400*time.Millisecond); resp != nil {
 			t.Fatalf("got %s for a non-PXE client", resp.MessageType())
 		}
 	})
@@ -210,13 +170,13 @@ func freeUDPPort(t *testing.T) int {
 
 // serveByPort runs a Server that opens its own sockets and checks that
 // a DISCOVER to port gets an OFFER on clientPort.
-func serveByPort(t *testing.T, s *Server, port int, client *testClient) {
+func serveByPort(t *testing.T, s *Server, port int, client *pxetest.DHCPClient) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ctx) }()
 	req, xid := withXID(t, 9, dhcpv4.MessageTypeDiscover, biosPXE...)
-	resp, _ := client.exchange(t, req, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, xid, 3*time.Second)
+	resp, _ := client.Exchange(t, req, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, xid, 3*time.Second)
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("Serve = %v, want context.Canceled", err)
@@ -227,10 +187,10 @@ func serveByPort(t *testing.T, s *Server, port int, client *testClient) {
 }
 
 func TestServerListensOnConfiguredPorts(t *testing.T) {
-	client := newTestClient(t)
+	client := pxetest.NewDHCPClient(t)
 	port := freeUDPPort(t)
 	s := &Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), Interface: "lo",
-		Port: port, PXEPort: -1, ClientPort: client.port}
+		Port: port, PXEPort: -1, ClientPort: client.Port}
 	if c, err := Listen("lo", 0); err != nil {
 		skipOrFail(t, "cannot bind a UDP socket to lo: %v", err)
 	} else {
@@ -249,7 +209,7 @@ func TestServerOnPort67(t *testing.T) {
 	}
 	t.Cleanup(func() { client.Close() })
 	s := &Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), Interface: "lo"}
-	serveByPort(t, s, proxydhcp.DHCPPort, &testClient{conn: client, port: proxydhcp.DHCPClientPort})
+	serveByPort(t, s, proxydhcp.DHCPPort, &pxetest.DHCPClient{Conn: client, Port: proxydhcp.DHCPClientPort})
 }
 
 func TestServerRefusesBadConfig(t *testing.T) {
@@ -332,9 +292,9 @@ func TestLogBudgetCountsWhatItDrops(t *testing.T) {
 // the eight others are counted and reported when it stops.
 func TestServerKeepsToItsLogBudget(t *testing.T) {
 	dc, dhcpAddr := loopbackConn(t)
-	client := newTestClient(t)
+	client := pxetest.NewDHCPClient(t)
 	var logs lockedLog
-	s := &Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEPort: -1, ClientPort: client.port,
+	s := &Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), DHCPConn: dc, PXEPort: -1, ClientPort: client.Port,
 		LogBudget: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -342,7 +302,7 @@ func TestServerKeepsToItsLogBudget(t *testing.T) {
 	start := time.Now()
 	for i := range 10 {
 		req, xid := withXID(t, byte(100+i), dhcpv4.MessageTypeDiscover, uefiPXE...)
-		if resp, _ := client.exchange(t, req, dhcpAddr, xid, 3*time.Second); resp == nil {
+		if resp, _ := client.Exchange(t, req, dhcpAddr, xid, 3*time.Second); resp == nil {
 			t.Fatalf("DISCOVER %d got no OFFER", i)
 		}
 	}

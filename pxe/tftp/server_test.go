@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	pintftp "github.com/pin/tftp/v3"
+
+	"github.com/plasmactl/plasma-node/pxe/internal/pxetest"
 )
 
 // tftpFixture is a TFTP root with a few files and symlinks, and a secret
@@ -98,62 +100,6 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-// rawTFTP is a TFTP client speaking raw UDP, to see every packet.
-type rawTFTP struct {
-	t    *testing.T
-	conn *net.UDPConn
-}
-
-func newRawTFTP(t *testing.T) *rawTFTP {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &rawTFTP{t: t, conn: c}
-}
-
-const (
-	opRRQ   = 1
-	opWRQ   = 2
-	opDATA  = 3
-	opACK   = 4
-	opERROR = 5
-	opOACK  = 6
-)
-
-func (c *rawTFTP) request(op uint16, server *net.UDPAddr, name string, opts ...string) {
-	c.t.Helper()
-	p := binary.BigEndian.AppendUint16(nil, op)
-	for _, f := range append([]string{name, "octet"}, opts...) {
-		p = append(append(p, f...), 0)
-	}
-	if _, err := c.conn.WriteToUDP(p, server); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-// recv returns the next packet's opcode, body and sender, or op 0 after
-// a timeout.
-func (c *rawTFTP) recv(wait time.Duration) (uint16, []byte, *net.UDPAddr) {
-	buf := make([]byte, 65536)
-	c.conn.SetReadDeadline(time.Now().Add(wait))
-	n, from, err := c.conn.ReadFromUDP(buf)
-	if err != nil || n < 2 {
-		return 0, nil, nil
-	}
-	return binary.BigEndian.Uint16(buf), buf[2:n], from
-}
-
-func (c *rawTFTP) ack(to *net.UDPAddr, block uint16) {
-	c.t.Helper()
-	p := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, opACK), block)
-	if _, err := c.conn.WriteToUDP(p, to); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
 // parseOACK reads "name\0value\0" pairs.
 func parseOACK(body []byte) map[string]string {
 	f := strings.Split(strings.TrimSuffix(string(body), "\x00"), "\x00")
@@ -176,21 +122,21 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 	addr, _, _ := startTFTP(t, fx, &events)
 
 	t.Run("a raw client sees blksize 1468 and tsize negotiated", func(t *testing.T) {
-		c := newRawTFTP(t)
-		c.request(opRRQ, addr, "ipxe.efi", "blksize", "1468", "tsize", "0")
-		op, body, tid := c.recv(2 * time.Second)
-		if op != opOACK {
+		c := pxetest.NewTFTPClient(t)
+		c.Request(pxetest.OpRRQ, addr, "ipxe.efi", "blksize", "1468", "tsize", "0")
+		op, body, tid := c.Recv(2 * time.Second)
+		if op != pxetest.OpOACK {
 			t.Fatalf("first reply op %d %q, want OACK", op, body)
 		}
 		want := map[string]string{"blksize": "1468", "tsize": strconv.Itoa(len(fx.payload))}
 		if diff := cmp.Diff(want, parseOACK(body)); diff != "" {
 			t.Fatalf("OACK options (-want +got):\n%s", diff)
 		}
-		c.ack(tid, 0)
+		c.Ack(tid, 0)
 		var got []byte
 		for block := uint16(1); ; block++ {
-			op, body, _ := c.recv(2 * time.Second)
-			if op != opDATA || binary.BigEndian.Uint16(body) != block {
+			op, body, _ := c.Recv(2 * time.Second)
+			if op != pxetest.OpDATA || binary.BigEndian.Uint16(body) != block {
 				t.Fatalf("got op %d, want DATA block %d", op, block)
 			}
 			data := body[2:]
@@ -198,7 +144,7 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 				t.Fatalf("block %d is %d bytes, over the negotiated 1468", block, len(data))
 			}
 			got = append(got, data...)
-			c.ack(tid, block)
+			c.Ack(tid, block)
 			if len(data) < 1468 {
 				break
 			}
@@ -279,30 +225,30 @@ func TestTFTPRefusals(t *testing.T) {
 		name string
 		want tftpError
 	}{
-		"a missing file is not found":                       {opRRQ, "nothing.efi", notFound},
-		"dot-dot is refused":                                {opRRQ, "../secret", leaves},
-		"dot-dot inside a path is refused":                  {opRRQ, "sub/../../secret", leaves},
-		"a leading slash is the root, not the machine's /":  {opRRQ, "/etc/passwd", notFound},
-		"a double leading slash is refused as absolute":     {opRRQ, "//etc/passwd", leaves},
-		"an absolute path to the secret stays in the root":  {opRRQ, fx.secret, notFound},
-		"a symlink to an absolute outside path is refused":  {opRRQ, "link-absolute", unreadable},
-		"a symlink climbing out of the root is refused":     {opRRQ, "link-relative", unreadable},
-		"a file behind a symlink to the parent is refused":  {opRRQ, "link-parent/secret", unreadable},
-		"a folder is not a file":                            {opRRQ, "sub", tftpError{1, "access violation: not a regular file"}},
-		"a control character is refused":                    {opRRQ, "ipxe\x01.efi", tftpError{1, "access violation: control character or NUL in name"}},
-		"a backslash is refused":                            {opRRQ, `..\secret`, tftpError{1, `access violation: backslash in name, want '/' separators`}},
-		"an over-long name is refused":                      {opRRQ, strings.Repeat("a", MaxName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
-		"an empty name is refused":                          {opRRQ, "", leaves},
-		"a write request is refused":                        {opWRQ, "new.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
-		"a write request over an existing file is refused":  {opWRQ, "ipxe.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
-		"a write request climbing out is refused read-only": {opWRQ, "../secret", tftpError{1, "access violation: this TFTP server is read-only"}},
+		"a missing file is not found":                       {pxetest.OpRRQ, "nothing.efi", notFound},
+		"dot-dot is refused":                                {pxetest.OpRRQ, "../secret", leaves},
+		"dot-dot inside a path is refused":                  {pxetest.OpRRQ, "sub/../../secret", leaves},
+		"a leading slash is the root, not the machine's /":  {pxetest.OpRRQ, "/etc/passwd", notFound},
+		"a double leading slash is refused as absolute":     {pxetest.OpRRQ, "//etc/passwd", leaves},
+		"an absolute path to the secret stays in the root":  {pxetest.OpRRQ, fx.secret, notFound},
+		"a symlink to an absolute outside path is refused":  {pxetest.OpRRQ, "link-absolute", unreadable},
+		"a symlink climbing out of the root is refused":     {pxetest.OpRRQ, "link-relative", unreadable},
+		"a file behind a symlink to the parent is refused":  {pxetest.OpRRQ, "link-parent/secret", unreadable},
+		"a folder is not a file":                            {pxetest.OpRRQ, "sub", tftpError{1, "access violation: not a regular file"}},
+		"a control character is refused":                    {pxetest.OpRRQ, "ipxe\x01.efi", tftpError{1, "access violation: control character or NUL in name"}},
+		"a backslash is refused":                            {pxetest.OpRRQ, `..\secret`, tftpError{1, `access violation: backslash in name, want '/' separators`}},
+		"an over-long name is refused":                      {pxetest.OpRRQ, strings.Repeat("a", MaxName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
+		"an empty name is refused":                          {pxetest.OpRRQ, "", leaves},
+		"a write request is refused":                        {pxetest.OpWRQ, "new.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
+		"a write request over an existing file is refused":  {pxetest.OpWRQ, "ipxe.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
+		"a write request climbing out is refused read-only": {pxetest.OpWRQ, "../secret", tftpError{1, "access violation: this TFTP server is read-only"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := newRawTFTP(t)
-			c.request(tc.op, addr, tc.name, "tsize", "0")
-			op, body, _ := c.recv(2 * time.Second)
-			if op != opERROR || len(body) < 3 {
+			c := pxetest.NewTFTPClient(t)
+			c.Request(tc.op, addr, tc.name, "tsize", "0")
+			op, body, _ := c.Recv(2 * time.Second)
+			if op != pxetest.OpERROR || len(body) < 3 {
 				t.Fatalf("got op %d %q, want an ERROR packet", op, body)
 			}
 			got := tftpError{binary.BigEndian.Uint16(body), strings.TrimSuffix(string(body[2:]), "\x00")}
@@ -337,16 +283,16 @@ func TestTFTPRefusals(t *testing.T) {
 func TestTFTPNULEndsTheName(t *testing.T) {
 	fx := newTFTPFixture(t)
 	addr, _, _ := startTFTP(t, fx, nil)
-	c := newRawTFTP(t)
-	c.request(opRRQ, addr, "sub/a.txt\x00../../secret")
-	op, body, tid := c.recv(2 * time.Second)
-	if op == opDATA {
-		c.ack(tid, 1)
+	c := pxetest.NewTFTPClient(t)
+	c.Request(pxetest.OpRRQ, addr, "sub/a.txt\x00../../secret")
+	op, body, tid := c.Recv(2 * time.Second)
+	if op == pxetest.OpDATA {
+		c.Ack(tid, 1)
 	}
 	if bytes.Contains(body, []byte("SECRET")) {
 		t.Fatal("a NUL-smuggled name reached the secret")
 	}
-	if op != opDATA || !bytes.HasSuffix(body, []byte("in a folder\n")) {
+	if op != pxetest.OpDATA || !bytes.HasSuffix(body, []byte("in a folder\n")) {
 		t.Fatalf("got op %d %q, want the file named before the NUL", op, body)
 	}
 }
@@ -364,9 +310,9 @@ func TestServerStopsWithItsContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not stop with its context")
 	}
-	c := newRawTFTP(t)
-	c.request(opRRQ, addr, "ipxe.efi")
-	if op, _, _ := c.recv(300 * time.Millisecond); op != 0 {
+	c := pxetest.NewTFTPClient(t)
+	c.Request(pxetest.OpRRQ, addr, "ipxe.efi")
+	if op, _, _ := c.Recv(300 * time.Millisecond); op != 0 {
 		t.Fatalf("a stopped server answered with op %d", op)
 	}
 }
@@ -374,10 +320,10 @@ func TestServerStopsWithItsContext(t *testing.T) {
 func TestServerEndsRunningTransfersOnStop(t *testing.T) {
 	fx := newTFTPFixture(t)
 	addr, cancel, errc := startTFTP(t, fx, nil)
-	c := newRawTFTP(t)
-	c.request(opRRQ, addr, "ipxe.efi")
-	op, _, tid := c.recv(2 * time.Second)
-	if op != opDATA {
+	c := pxetest.NewTFTPClient(t)
+	c.Request(pxetest.OpRRQ, addr, "ipxe.efi")
+	op, _, tid := c.Recv(2 * time.Second)
+	if op != pxetest.OpDATA {
 		t.Fatalf("got op %d, want DATA block 1", op)
 	}
 	cancel()
@@ -392,10 +338,10 @@ func TestServerEndsRunningTransfersOnStop(t *testing.T) {
 			t.Error("Serve did not return after its transfer ended")
 		}
 	})
-	c.ack(tid, 1)
+	c.Ack(tid, 1)
 	for {
-		op, body, _ := c.recv(3 * time.Second)
-		if op == opERROR {
+		op, body, _ := c.Recv(3 * time.Second)
+		if op == pxetest.OpERROR {
 			if !strings.Contains(string(body), errShutdown.Error()) {
 				t.Errorf("error %q, want %q", body[2:], errShutdown)
 			}
@@ -434,11 +380,11 @@ func TestServerListensOnAddr(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Serve(ctx) }()
 	defer func() { cancel(); <-errc }()
-	c := newRawTFTP(t)
+	c := pxetest.NewTFTPClient(t)
 	for i := 0; i < 20; i++ {
-		c.request(opRRQ, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, "sub/a.txt")
-		if op, body, tid := c.recv(100 * time.Millisecond); op == opDATA {
-			c.ack(tid, 1)
+		c.Request(pxetest.OpRRQ, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, "sub/a.txt")
+		if op, body, tid := c.Recv(100 * time.Millisecond); op == pxetest.OpDATA {
+			c.Ack(tid, 1)
 			if !bytes.HasSuffix(body, []byte("in a folder\n")) {
 				t.Fatalf("got %q", body)
 			}
