@@ -273,20 +273,28 @@ func TestGoldenISO(t *testing.T) {
 	}
 }
 
-// readISOPath reads the file at p in the ISO at iso with the package's
-// reader.
-func readISOPath(t testing.TB, iso, p string) []byte {
+// openTestISO opens the ISO at iso with the package's reader, for the
+// length of t.
+func openTestISO(t testing.TB, iso string) *isoImage {
 	t.Helper()
 	f, err := os.Open(iso)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	st, _ := f.Stat()
 	im, err := openISO(f, st.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return im
+}
+
+// readISOPath reads the file at p in the ISO at iso with the package's
+// reader.
+func readISOPath(t testing.TB, iso, p string) []byte {
+	t.Helper()
+	im := openTestISO(t, iso)
 	b, err := im.readFile(p, 1<<30)
 	if err != nil {
 		t.Fatalf("read %s from %s: %v", p, filepath.Base(iso), err)

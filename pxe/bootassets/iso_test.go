@@ -43,17 +43,7 @@ func TestISOReaderFindsNamesOfEachKind(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			iso := buildISO(t, files, tc.o)
-			f, err := os.Open(iso)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			st, _ := f.Stat()
-			im, err := openISO(f, st.Size())
-			if err != nil {
-				t.Fatal(err)
-			}
+			im := openTestISO(t, buildISO(t, files, tc.o))
 			if im.volumeID != "PVE" {
 				t.Errorf("volume id %q, want PVE", im.volumeID)
 			}
@@ -98,13 +88,7 @@ func TestISOReaderRefusesReadingPastMax(t *testing.T) {
 	if err := unpackGoldenISO(iso); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := os.Open(iso)
-	defer f.Close()
-	st, _ := f.Stat()
-	im, err := openISO(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	im := openTestISO(t, iso)
 	if _, err := im.readFile(isoKernel, 4); err == nil || !strings.Contains(err.Error(), "more than the 4 expected") {
 		t.Errorf("err = %v, want a size refusal", err)
 	}

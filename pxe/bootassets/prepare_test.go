@@ -259,32 +259,12 @@ func TestPrepareBakesTheAnswerURLIntoACopy(t *testing.T) {
 
 func volumeDate(t *testing.T, iso string) string {
 	t.Helper()
-	f, err := os.Open(iso)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	im, err := openISO(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im.volumeDate
+	return openTestISO(t, iso).volumeDate
 }
 
 func lookupISO(t *testing.T, iso, p string) (*isoRecord, error) {
 	t.Helper()
-	f, err := os.Open(iso)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	im, err := openISO(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return im.lookup(p)
+	return openTestISO(t, iso).lookup(p)
 }
 
 func TestPrepareRefusesBadOptions(t *testing.T) {
