@@ -157,17 +157,6 @@ func TestServerOnLoopback(t *testing.T) {
 	}
 }
 
-// freeUDPPort finds a UDP port free on all addresses.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
 // serveByPort runs a Server that opens its own sockets and checks that
 // a DISCOVER to port gets an OFFER on clientPort.
 func serveByPort(t *testing.T, s *Server, port int, client *pxetest.DHCPClient) {
@@ -188,7 +177,7 @@ func serveByPort(t *testing.T, s *Server, port int, client *pxetest.DHCPClient) 
 
 func TestServerListensOnConfiguredPorts(t *testing.T) {
 	client := pxetest.NewDHCPClient(t)
-	port := freeUDPPort(t)
+	port := pxetest.FreeUDPPort(t)
 	s := &Server{Proxy: testProxyConfig(), Allow: allowOnly(testMAC), Interface: "lo",
 		Port: port, PXEPort: -1, ClientPort: client.Port}
 	if c, err := Listen("lo", 0); err != nil {
@@ -220,7 +209,7 @@ func TestServerRefusesBadConfig(t *testing.T) {
 }
 
 func TestServerReportsAMissingInterface(t *testing.T) {
-	s := &Server{Proxy: testProxyConfig(), Port: freeUDPPort(t), PXEPort: -1, Interface: "no-such-if0"}
+	s := &Server{Proxy: testProxyConfig(), Port: pxetest.FreeUDPPort(t), PXEPort: -1, Interface: "no-such-if0"}
 	err := s.Serve(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "interface no-such-if0") {
 		t.Fatalf("Serve = %v, want an error naming the interface", err)

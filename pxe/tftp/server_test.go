@@ -89,17 +89,6 @@ type eventLog struct {
 func (l *eventLog) add(e Event) { l.mu.Lock(); l.events = append(l.events, e); l.mu.Unlock() }
 func (l *eventLog) len() int    { l.mu.Lock(); defer l.mu.Unlock(); return len(l.events) }
 
-// freeUDPPort finds a UDP port free on all addresses.
-func freeUDPPort(t *testing.T) int {
-	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).Port
-}
-
 // parseOACK reads "name\0value\0" pairs.
 func parseOACK(body []byte) map[string]string {
 	f := strings.Split(strings.TrimSuffix(string(body), "\x00"), "\x00")
@@ -374,7 +363,7 @@ func TestServerNeedsItsRoot(t *testing.T) {
 
 func TestServerListensOnAddr(t *testing.T) {
 	fx := newTFTPFixture(t)
-	port := freeUDPPort(t)
+	port := pxetest.FreeUDPPort(t)
 	s := &Server{Root: fx.root, Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)

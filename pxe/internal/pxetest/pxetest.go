@@ -54,6 +54,17 @@ func (c *DHCPClient) Exchange(t testing.TB, req []byte, addr *net.UDPAddr, xid d
 	return nil, nil
 }
 
+// FreeUDPPort finds a UDP port free on all addresses.
+func FreeUDPPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
 // TFTP opcodes (RFC 1350, RFC 2347).
 const (
 	OpRRQ   = 1
