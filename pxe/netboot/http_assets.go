@@ -50,7 +50,12 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	}
 	cw := &countingWriter{ResponseWriter: w}
 	w.Header().Set("Content-Type", "application/octet-stream")
-	http.ServeContent(cw, r, file, fi.ModTime(), f)
+	if sr, ok := satisfiableRanges(r); !ok {
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", fi.Size()))
+		http.Error(cw, "requested range not satisfiable", http.StatusRequestedRangeNotSatisfiable)
+	} else {
+		http.ServeContent(cw, sr, file, fi.ModTime(), f)
+	}
 	h.cfg.Metrics.AssetSent(cw.n)
 	if r.Method != http.MethodGet {
 		return
@@ -80,4 +85,33 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	h.cfg.Timeline.RecordFrom(ip, mac, "", stage, detail)
 	h.log.Info("asset sent", "release", release, "file", file, "status", cw.code(), "bytes", cw.n, "mac", mac,
 		"client_ip", hostOf(r.RemoteAddr), "range", strings.TrimSpace(r.Header.Get("Range")))
+}
+
+// satisfiableRanges drops the empty suffix ranges ("-0") from r's Range
+// header, which [http.ServeContent] would answer with an empty 206 where
+// RFC 9110 (section 14.1.3) makes them unsatisfiable. It returns r, or a
+// copy with the ranges left, and false when none is left (416). A Range
+// under If-Range is left to ServeContent, which may ignore it.
+func satisfiableRanges(r *http.Request) (*http.Request, bool) {
+	spec, ok := strings.CutPrefix(r.Header.Get("Range"), "bytes=")
+	if !ok || r.Header.Get("If-Range") != "" {
+		return r, true
+	}
+	var kept []string
+	for part := range strings.SplitSeq(spec, ",") {
+		part = strings.TrimSpace(part)
+		if digits, ok := strings.CutPrefix(part, "-"); ok && digits != "" && strings.Trim(digits, "0") == "" {
+			continue
+		}
+		kept = append(kept, part)
+	}
+	if len(kept) == len(strings.Split(spec, ",")) {
+		return r, true
+	}
+	if len(kept) == 0 {
+		return r, false
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Range", "bytes="+strings.Join(kept, ","))
+	return r, true
 }

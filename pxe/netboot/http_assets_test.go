@@ -40,9 +40,12 @@ func TestAssetsServeFilesWithRanges(t *testing.T) {
 		"a range of the kernel": {"/assets/9.1-1/linux26?mac=" + testMAC1, "bytes=14-23", 206, string(testKernel[14:24])},
 		"an open-ended range":   {"/assets/9.1-1/initrd-netboot.img", "bytes=7-", 206, "bytes"},
 		"a range past the end":  {"/assets/9.1-1/initrd-netboot.img", "bytes=100-200", 416, ""},
-		"a missing file":        {"/assets/9.1-1/vmlinuz", "", 404, "no such asset\n"},
-		"a missing release":     {"/assets/8.4-1/linux26", "", 404, "no such asset\n"},
-		"a hidden name":         {"/assets/9.1-1/.tmp-initrd", "", 400, ""},
+		"an empty suffix range is unsatisfiable (RFC 9110 14.1.3)": {"/assets/9.1-1/linux26", "bytes=-0", 416, ""},
+		"an empty suffix beside a good range is dropped":           {"/assets/9.1-1/linux26", "bytes=-0, 14-23", 206, string(testKernel[14:24])},
+		"a suffix range":    {"/assets/9.1-1/initrd-netboot.img", "bytes=-5", 206, "bytes"},
+		"a missing file":    {"/assets/9.1-1/vmlinuz", "", 404, "no such asset\n"},
+		"a missing release": {"/assets/8.4-1/linux26", "", 404, "no such asset\n"},
+		"a hidden name":     {"/assets/9.1-1/.tmp-initrd", "", 400, ""},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
