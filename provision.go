@@ -49,7 +49,7 @@ type ProvisionOptions struct {
 	// Env is added to tofu's environment (TF_CLI_CONFIG_FILE, say).
 	Env map[string]string
 	// ProvisionerDir is node-provisioner's state folder, where a pxe
-	// platform's registrations go. Empty: [ProvisionerDir]'s choice.
+	// platform's registrations go. Empty: [Project.ProvisionerDir]'s choice.
 	ProvisionerDir string
 	// HardwareFile lists the bare-metal machines new servers of a pxe
 	// platform are taken from (format: providers/pxe.ParseHardware).

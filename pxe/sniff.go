@@ -21,7 +21,8 @@ const tlsRecordHandshake = 0x16
 // opens with a TLS handshake record is wrapped with [tls.Server], any other
 // is passed on as it is. [http.Server] tells them apart by type (a
 // *tls.Conn) and sets Request.TLS only for the first kind, which is what
-// [Server.ServeHTTP] checks against [Config.PlainPaths].
+// [Server.ServeHTTP] checks against the plain-HTTP paths of a TLS window
+// (see [Config].TLS).
 //
 // The first byte is read in a goroutine per connection, so a client that
 // sends nothing holds up no other, and only for [sniffTimeout].

@@ -106,8 +106,8 @@ func (m *Metrics) AnswerRefused() {
 
 // SetWindow records whether the provisioning window is open and when it
 // closes (the zero time: no limit), for the window gauges and the status
-// page. The caller running the [Server] sets it when the window opens and
-// closes.
+// page. The caller running the window (package pxe's Server) sets it
+// when the window opens and closes.
 func (m *Metrics) SetWindow(open bool, deadline time.Time) {
 	if m == nil {
 		return
