@@ -19,10 +19,12 @@
 //     are the providers, gathered by providers/builtin into the set a
 //     [Project] uses unless [Options.Providers] gives another.
 //   - [github.com/plasmactl/plasma-node/answer]: the Proxmox VE automated
-//     installer's answer file, system-info payload, registrations and the
-//     one-shot answer handler.
-//   - [github.com/plasmactl/plasma-node/pxe]: the provisioning window's
-//     server.
+//     installer's answer file and system-info payload; its subpackage
+//     answer/registry keeps node-provisioner's registrations and answers
+//     a window from them.
+//   - [github.com/plasmactl/plasma-node/pxe]: the provisioning window, one
+//     Server running proxy-DHCP, TFTP and the netboot HTTP side behind a
+//     backend seam (pxe/backend); its subpackages are those roles.
 //
 // This package does not print or exit: it returns results as values
 // ([ProvisionResult], [DestroyResult], ...), reports a plan before it
