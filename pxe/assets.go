@@ -20,8 +20,8 @@ var ErrNotAutoInstallISO = bootassets.ErrNotAutoInstallISO
 // PrepareOptions configures [Prepare]. See [bootassets.PrepareOptions].
 type PrepareOptions = bootassets.PrepareOptions
 
-// PrepareProgress is one report of [Prepare] on its way, as
-// [PrepareOptions.Progress] receives it. See [bootassets.Progress].
+// PrepareProgress is one report of [Prepare] on its way, as the Progress
+// func of [PrepareOptions] receives it. See [bootassets.Progress].
 type PrepareProgress = bootassets.Progress
 
 // Kinds of [PrepareProgress]. See [bootassets.ProgressKind].
