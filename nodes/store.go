@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -201,7 +202,7 @@ func (s *Store) loadPlatform(ctx context.Context, name string) (*Platform, *docu
 		return nil, nil, err
 	}
 	path := s.platformPath(name)
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, nil, s.platformErr(name, err)
 	}
@@ -322,7 +323,7 @@ func (s *Store) loadNodes(ctx context.Context, platform string) ([]*Node, error)
 }
 
 func (s *Store) loadNodeFile(platform, path string) (*Node, *document, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read node %s: %w", s.rel(path), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 
 // WindowFileName is the record of the open window in the state folder.
 const WindowFileName = "window.json"
+
+// maxWindowFile bounds the window record read: 64 KiB.
+const maxWindowFile = 64 << 10
 
 // Window is the record a serving window keeps in the state folder, so that
 // `status` and `disable` work from any shell on the host, whoever started
@@ -76,7 +80,7 @@ func WriteWindow(stateDir string, w *Window) error {
 // ReadWindow reads the window record of stateDir. No record is an error
 // wrapping [fs.ErrNotExist].
 func ReadWindow(stateDir string) (*Window, error) {
-	data, err := os.ReadFile(filepath.Join(stateDir, WindowFileName))
+	data, err := regularfile.Read(filepath.Join(stateDir, WindowFileName), maxWindowFile)
 	if err != nil {
 		return nil, fmt.Errorf("window record: %w", err)
 	}

@@ -3,8 +3,8 @@ package zones
 import (
 	"cmp"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -41,7 +41,7 @@ type Topology struct {
 // constraint). Parse errors wrap [ErrInvalidTopology] and, like
 // [ParseTopology], give line numbers.
 func LoadTopology(path string) (*Topology, error) {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load topology %s: %w", path, err)
 	}

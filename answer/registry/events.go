@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"bufio"
@@ -104,7 +105,7 @@ func (l *EventLog) Close() error {
 // line, or an earlier one that [OpenEventLog] closed off), is skipped. A
 // missing file gives no events and no error.
 func ReadEvents(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil

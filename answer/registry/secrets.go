@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,23 +158,11 @@ func LoadSSHKeys(files []string) ([]string, error) {
 }
 
 func readSmall(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > limit {
+	data, err := regularfile.Read(path, limit)
+	if errors.Is(err, regularfile.ErrTooLarge) {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidSSHKey, limit)
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return data, err
 }
 
 func checkPublicKey(line string) error {

@@ -2,12 +2,12 @@ package registry
 
 import (
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 )
 
@@ -52,12 +52,15 @@ type siteFile struct {
 	Email string `json:"email"`
 }
 
+// maxSiteFile bounds a site settings file: 1 MiB.
+const maxSiteFile = 1 << 20
+
 // LoadSite reads a site settings file. A missing file gives the zero Site
 // and an error wrapping [fs.ErrNotExist]; a malformed one is an error
 // naming the file. TAPPaaS's site.json keys (location.country,
 // location.keyboard, location.timezone, email) are read too.
 func LoadSite(path string) (Site, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path, maxSiteFile)
 	if err != nil {
 		return Site{}, fmt.Errorf("site settings: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -246,17 +246,12 @@ func (g *Store) list(ctx context.Context, suffix string) ([]Registration, error)
 // readFile reads and decodes one registration file; a missing file gives
 // an error matching os.ErrNotExist.
 func (g *Store) readFile(path, stem string) (Registration, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxRegistrationSize+1))
-	if err != nil {
-		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
-	}
-	if len(data) > maxRegistrationSize {
+	data, err := regularfile.Read(path, maxRegistrationSize)
+	if errors.Is(err, regularfile.ErrTooLarge) {
 		return Registration{}, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", maxRegistrationSize))
+	}
+	if err != nil {
+		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
 	}
 	r, err := DecodeRegistration(data, stem)
 	if err != nil {

@@ -2,11 +2,11 @@ package pxe
 
 import (
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -25,9 +25,6 @@ var (
 	// have free for it.
 	ErrNoHardware = errors.New("not enough machines")
 )
-
-// maxHardwareFile bounds a hardware file: 4 MiB.
-const maxHardwareFile = 4 << 20
 
 // Hardware is one machine of a hardware list with where it was given,
 // for messages.
@@ -125,11 +122,14 @@ func ParseHardware(name string, data []byte) ([]Hardware, error) {
 	return out, nil
 }
 
+// maxHardwareFile bounds a hardware file: 4 MiB.
+const maxHardwareFile = 4 << 20
+
 // ReadHardware reads and parses the hardware file path.
 //
 // Errors: [ErrInvalidHardware], also for a file that cannot be read.
 func ReadHardware(path string) ([]Hardware, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path, maxHardwareFile)
 	if err != nil {
 		return nil, fmt.Errorf("hardware file: %w: %w", ErrInvalidHardware, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 )
+
+// maxManifest bounds a manifest read: 1 MiB.
+const maxManifest = 1 << 20
 
 // Release describes one prepared release folder; its manifest.json holds
 // the same fields.
@@ -96,7 +100,7 @@ func ReadRelease(ctx context.Context, dir string) (*Release, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	b, err := regularfile.Read(filepath.Join(dir, ManifestName), maxManifest)
 	if err != nil {
 		return nil, fmt.Errorf("read release %s: %w", dir, err)
 	}

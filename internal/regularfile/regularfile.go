@@ -1,0 +1,87 @@
+// Package regularfile reads the files the project is given (node and
+// platform YAML, registrations, site settings, keys, manifests, event
+// logs) so that no file can hang or exhaust it: it opens without
+// blocking (a FIFO does not wait for a writer), accepts regular files
+// only (not a FIFO, a device such as /dev/zero, a socket or a folder),
+// and reads through a size limit.
+//
+// It reads; it does not lock, write or follow anything but the path's
+// own symbolic links.
+package regularfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ErrNotRegular is wrapped by the errors of [Open] and [Read] for a path
+// that names something other than a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge is wrapped by the errors of [Read] for a file over its
+// limit.
+var ErrTooLarge = errors.New("file too large")
+
+// Open opens path for reading without blocking on a FIFO, and refuses
+// anything but a regular file with an error wrapping [ErrNotRegular]. The
+// returned file reads in blocking mode as usual.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(fi.Mode()))}
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return f, nil
+}
+
+// Read returns the content of the regular file path, or an error
+// wrapping [ErrTooLarge] when it holds more than limit bytes (read: a
+// file that grows while read is cut at the limit, not read on).
+func Read(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(data)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: over %d bytes", ErrTooLarge, limit)}
+	}
+	return data, nil
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	default:
+		return "mode " + m.String()
+	}
+}
