@@ -133,7 +133,7 @@ func (b *Backend) Allow(mac net.HardwareAddr) bool {
 
 func (b *Backend) loadAllow() {
 	ctx := context.Background()
-	pending, err := b.cfg.Store.Pending(ctx)
+	pending, broken, err := b.cfg.Store.Scan(ctx)
 	var consumed []Registration
 	if err == nil {
 		consumed, err = b.cfg.Store.Consumed(ctx)
@@ -154,8 +154,9 @@ func (b *Backend) loadAllow() {
 	}
 	for _, r := range pending {
 		// DHCP sees no serial or UUID: a registration that pins no MAC
-		// may be any PXE client (the answer's matching decides later).
-		if len(r.MACs) == 0 {
+		// may be any PXE client (the answer's matching decides later),
+		// unless a broken registration blocks matching by elimination.
+		if len(r.MACs) == 0 && len(broken) == 0 {
 			b.allowAny = true
 		}
 		for _, m := range r.MACs {
@@ -177,11 +178,14 @@ func (b *Backend) loadAllow() {
 //
 // A registration whose boot disk is "ask" boots with AskDisk set.
 func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
-	pending, err := b.cfg.Store.Pending(ctx)
+	pending, broken, err := b.cfg.Store.Scan(ctx)
 	if err != nil {
 		return backend.Boot{}, err
 	}
 	reg, reason, matchErr := Match(pending, []string{mac}, "", "")
+	if matchErr == nil && reason == MatchOnlyPending && len(broken) > 0 {
+		matchErr = blockedBy(broken)
+	}
 	if matchErr != nil || reason != MatchMAC {
 		// Rule 2 comes before the only-pending rule: an installed node
 		// must not be taken for the next unpinned registration.
@@ -196,6 +200,9 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 			}
 			return backend.Boot{Reason: fmt.Sprintf("registration %s was consumed%s: installed or installing; register it again to reinstall", c.Name, at)}, nil
 		}
+	}
+	if errors.Is(matchErr, errBlocked) {
+		return backend.Boot{Reason: matchErr.Error()}, nil
 	}
 	if matchErr != nil {
 		return backend.Boot{Reason: "no pending registration matches MAC " + mac}, nil
@@ -215,6 +222,19 @@ func consumedBy(consumed, pending []Registration, mac string) (Registration, boo
 		}
 	}
 	return Registration{}, false
+}
+
+// errBlocked is wrapped by [blockedBy]'s error.
+var errBlocked = errors.New("registrations that cannot be read block matching by elimination")
+
+// blockedBy says which unreadable registrations keep a machine from the
+// only pending registration: either may be meant for it.
+func blockedBy(broken []Broken) error {
+	var files []string
+	for _, b := range broken {
+		files = append(files, b.Error())
+	}
+	return fmt.Errorf("%w: %s; fix or remove them, or pin the registration to the machine", errBlocked, strings.Join(files, "; "))
 }
 
 var bootDiskParamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
@@ -241,13 +261,16 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		}
 		override = bd
 	}
-	pending, err := b.cfg.Store.Pending(ctx)
+	pending, broken, err := b.cfg.Store.Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read registrations: %w", err)
 	}
 	reg, reason, err := Match(pending, macs, serial, uuid)
 	if err != nil {
 		return nil, errNoMatch
+	}
+	if reason == MatchOnlyPending && len(broken) > 0 {
+		return nil, &backend.Refusal{Status: 409, Reason: blockedBy(broken).Error()}
 	}
 	if reg.BootDisk.Kind == BootDiskAsk && override.Kind == BootDiskAsk {
 		return nil, &backend.Refusal{Status: 409, Node: reg.Name,

@@ -14,7 +14,7 @@ import (
 // Status lists every registration of the state folder, pending ones
 // first, each sorted by name.
 func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, error) {
-	pending, err := reg.Pending(ctx)
+	pending, broken, err := reg.Scan(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,12 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 		return nil, err
 	}
 	out := []backend.Node{}
-	for _, r := range append(pending, consumed...) {
+	for i, r := range append(pending, consumed...) {
+		if i == len(pending) {
+			for _, b := range broken {
+				out = append(out, backend.Node{Name: b.Name, State: backend.StateBroken, MACs: []string{}, Pools: []string{}, Problem: b.Error()})
+			}
+		}
 		s := backend.Node{Name: r.Name, State: backend.StatePending, MACs: nonNilStrings(r.MACs), BootDisk: r.BootDisk.String(), Pools: []string{}, Serial: r.Serial, UUID: r.UUID, Created: r.Created}
 		for _, p := range r.Pools {
 			s.Pools = append(s.Pools, p.String())
@@ -40,6 +45,11 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 			}
 		}
 		out = append(out, s)
+	}
+	if len(consumed) == 0 {
+		for _, b := range broken {
+			out = append(out, backend.Node{Name: b.Name, State: backend.StateBroken, MACs: []string{}, Pools: []string{}, Problem: b.Error()})
+		}
 	}
 	return out, nil
 }

@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
@@ -208,14 +210,50 @@ func (g *Store) Consumed(ctx context.Context) ([]Registration, error) {
 }
 
 func (g *Store) list(ctx context.Context, suffix string) ([]Registration, error) {
+	out, _, err := g.scan(ctx, suffix)
+	return out, err
+}
+
+// Broken is a registration file that cannot be read: malformed JSON, an
+// invalid field, a name that does not match its file, or not a regular
+// file. While one is pending it blocks the only-pending match (rule 2 of
+// [Match]): it may pin the machine that asks.
+type Broken struct {
+	// Name is the file's stem, the registration's name as far as known.
+	Name string `json:"name"`
+	// File is the file's path.
+	File string `json:"file"`
+	// Line is the line of the first error, when one is known; else 0.
+	Line int `json:"line,omitempty"`
+	// Err is why it cannot be read.
+	Err error `json:"-"`
+}
+
+// Error says where and why, as "registrations/a.json line 3: …".
+func (b Broken) Error() string {
+	where := b.File
+	if b.Line > 0 {
+		where += fmt.Sprintf(" line %d", b.Line)
+	}
+	return where + ": " + b.Err.Error()
+}
+
+// Scan returns the pending registrations, sorted by name, and the pending
+// files that cannot be read.
+func (g *Store) Scan(ctx context.Context) ([]Registration, []Broken, error) {
+	return g.scan(ctx, pendingSuffix)
+}
+
+func (g *Store) scan(ctx context.Context, suffix string) ([]Registration, []Broken, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
+		return nil, nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
 	}
 	ents, err := os.ReadDir(g.dir)
 	if err != nil {
-		return nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
+		return nil, nil, fmt.Errorf("list registrations %s: %w", g.dir, err)
 	}
 	var out []Registration
+	var broken []Broken
 	for _, e := range ents {
 		base := e.Name()
 		if !strings.HasSuffix(base, suffix) || strings.HasPrefix(base, ".") || atomicfile.IsTemp(base) {
@@ -230,34 +268,60 @@ func (g *Store) list(ctx context.Context, suffix string) ([]Registration, error)
 			g.log.Warn("skipping registration file with a bad name", "file", path, "err", err)
 			continue
 		}
-		r, err := g.readFile(path, stem)
+		r, line, err := g.readFileLine(path, stem)
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) { // consumed meanwhile
-				g.log.Warn("skipping unreadable registration", "file", path, "err", err)
+				g.log.Warn("registration cannot be read", "file", path, "err", err)
+				broken = append(broken, Broken{Name: stem, File: path, Line: line, Err: err})
 			}
 			continue
 		}
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, broken, nil
 }
 
 // readFile reads and decodes one registration file; a missing file gives
 // an error matching os.ErrNotExist.
 func (g *Store) readFile(path, stem string) (Registration, error) {
+	r, _, err := g.readFileLine(path, stem)
+	return r, err
+}
+
+// readFileLine is readFile that also gives the line of a JSON syntax or
+// type error, 0 when none is known.
+func (g *Store) readFileLine(path, stem string) (Registration, int, error) {
 	data, err := regularfile.Read(path, maxRegistrationSize)
 	if errors.Is(err, regularfile.ErrTooLarge) {
-		return Registration{}, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", maxRegistrationSize))
+		return Registration{}, 0, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", maxRegistrationSize))
 	}
 	if err != nil {
-		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
+		return Registration{}, 0, fmt.Errorf("read registration %s: %w", path, err)
 	}
 	r, err := DecodeRegistration(data, stem)
 	if err != nil {
-		return Registration{}, fmt.Errorf("read registration %s: %w", path, err)
+		return Registration{}, jsonErrorLine(data), fmt.Errorf("read registration %s: %w", path, err)
 	}
-	return r, nil
+	return r, 0, nil
+}
+
+// jsonErrorLine is the line of the first JSON syntax or type error in
+// data, 1 when there is none (the error is about a value or the name).
+func jsonErrorLine(data []byte) int {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var anyJSON any
+	if err := json.Unmarshal(data, &anyJSON); errors.As(err, &se) {
+		off = se.Offset
+	} else if err := json.Unmarshal(data, &registrationJSON{}); errors.As(err, &te) {
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return 1
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
 // AsksForBootDisk reports whether a pending registration leaves its boot

@@ -141,6 +141,10 @@ func (a *app) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tSTATE\tMACS\tBOOT DISK\tPOOLS")
 			for _, s := range st {
+				if s.Problem != "" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.State, s.Problem)
+					continue
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(strings.Join(s.MACs, ",")), s.BootDisk, dash(strings.Join(s.Pools, " ")))
 			}
 			return tw.Flush()

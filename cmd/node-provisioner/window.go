@@ -141,7 +141,11 @@ func (a *app) statusCmd() *cobra.Command {
 				fmt.Fprintln(a.out, "  (no registrations)")
 			}
 			for _, s := range st {
-				fmt.Fprintf(a.out, "  %-16s %-9s %s\n", s.Name, s.State, strings.Join(s.MACs, ","))
+				detail := strings.Join(s.MACs, ",")
+				if s.Problem != "" {
+					detail = s.Problem
+				}
+				fmt.Fprintf(a.out, "  %-16s %-11s %s\n", s.Name, s.State, detail)
 			}
 			evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName))
 			if err == nil && len(evs) > 0 {

@@ -155,9 +155,19 @@ type Recorder interface {
 
 // States of a [Node].
 const (
-	StatePending   = "pending"
-	StateConsumed  = "consumed"
+	// StatePending: waiting for its machine.
+	StatePending = "pending"
+	// StateConsumed: its answer was served.
+	StateConsumed = "consumed"
+	// StateUndelivered: its answer was taken but the window did not see
+	// it delivered (the connection died, or the window did); it can be
+	// re-armed.
+	StateUndelivered = "undelivered"
+	// StateInstalled: its installer reported success.
 	StateInstalled = "installed"
+	// StateBroken: its record cannot be read (Problem says why); it
+	// answers no machine and blocks matching by elimination.
+	StateBroken = "broken"
 )
 
 // Node is one expected machine as the status page and node-provisioner's
@@ -185,6 +195,9 @@ type Node struct {
 	InstallIP  string     `json:"install_ip,omitempty"`
 	// InstalledAt is set once the installer reported success.
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
+	// Problem says what is wrong with a broken node's record, with its
+	// file and line.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Inventory is a [Backend] that lists its nodes, for the window's status
