@@ -79,8 +79,10 @@ type FQDN struct {
 	Name string
 	// FromDHCP renders fqdn.source = "from-dhcp" (8.4+).
 	FromDHCP bool
-	// Domain is fqdn.domain, the domain to use when DHCP sends none; only
-	// with FromDHCP.
+	// Domain is fqdn.domain; only with FromDHCP. When set it is the
+	// node's domain even when the DHCP lease names another: the installer
+	// takes it first and the lease's domain only in its absence. A table
+	// with only domain is from DHCP (the installer's default source).
 	Domain string
 }
 
@@ -111,7 +113,9 @@ type Network struct {
 // InterfaceNamePinning is network.interface-name-pinning (9.1+): fixed NIC
 // names written as systemd .link files.
 type InterfaceNamePinning struct {
-	// Enabled is interface-name-pinning.enabled; nil leaves it out.
+	// Enabled is interface-name-pinning.enabled. The installer has no
+	// default for it: a table with a mapping needs it (nil is refused), and
+	// Render writes it whenever it writes the table.
 	Enabled *bool
 	// Mapping is interface-name-pinning.mapping: MAC address to interface
 	// name (at most 15 characters, "lan0"). MACs are written in lower case.
@@ -247,8 +251,9 @@ const (
 	FilesystemBtrfs Filesystem = "btrfs"
 )
 
-// RaidLevel is the value of zfs.raid or btrfs.raid. The installer spells
-// them in lower case; older releases accept nothing else.
+// RaidLevel is the value of zfs.raid or btrfs.raid, in lower case: 8.2 and
+// 8.3.0 to 8.3.2 read nothing else; [Decode] reads the upper-case
+// spellings of 8.3.3 and later ("RAIDZ-1") into these.
 type RaidLevel string
 
 // RAID levels. The raidz levels exist for ZFS only.

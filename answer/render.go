@@ -137,9 +137,11 @@ func structOf(t tomlTable) reflect.Value {
 // the spellings v accepts (from 8.4 both kebab-case and the snake_case
 // aliases; before, only the spelling of the time), and nothing else. It
 // then validates the result like [Validate]. A missing network.source is
-// from-dhcp before 9.2, as in the installer. Empty lvm and
-// interface-name-pinning tables are read as absent (Render writes no empty
-// table).
+// from-dhcp before 9.2, as in the installer; a [global.fqdn] table without
+// source is from DHCP (8.4+); RAID levels in upper case ("RAIDZ-1") are
+// read in lower case from 8.3.3. An empty lvm table is read as absent
+// (Render writes no empty table); an interface-name-pinning table without
+// enabled is refused, as the installer refuses it.
 //
 // Errors wrap [ErrInvalid] (TOML syntax, an unknown key, a value of the
 // wrong type, a rule broken, or both root passwords set, which the

@@ -663,7 +663,7 @@ func TestDecodeFollowsTheInstallersParser(t *testing.T) {
 			file: "[global]\n", v: answer.Version92, wantErr: answer.ErrInvalid, msg: "network: section required",
 		},
 		"an installer older than 8.2 is refused": {
-			file: base(`root_password = "12345678"`, ""), v: 8<<8 | 1, wantErr: answer.ErrUnsupported, msg: "8.1",
+			file: base(`root_password = "12345678"`, ""), v: 8<<16 | 1<<8, wantErr: answer.ErrUnsupported, msg: "8.1",
 		},
 	}
 	for name, tc := range tests {

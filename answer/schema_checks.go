@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // The checks of single values, used in the schema's rows. A textCheck
@@ -58,8 +57,10 @@ func pattern(re *regexp.Regexp, want string) textCheck {
 }
 
 // passwordLength checks the 8.4 minimum length of a plain root password.
+// The installer counts bytes (Rust's str::len), not characters: "äääá"
+// (4 characters, 8 bytes) passes.
 func passwordLength(c *checker, path, s string) bool {
-	if c.v.AtLeast(Version84) && utf8.RuneCountInString(s) < 8 {
+	if c.v.AtLeast(Version84) && len(s) < 8 {
 		c.bad(path, "`global.root-password` must be at least 8 characters long")
 	}
 	return true

@@ -15,5 +15,5 @@ func ExampleSchema() {
 	}
 	// Output:
 	// global.subscription-key (string) alias "subscription_key"
-	// post-installation-webhook.auth-token (string) alias ""
+	// post-installation-webhook.auth-token (string) alias "auth_token"
 }

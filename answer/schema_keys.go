@@ -46,7 +46,8 @@ var globalTable = &table[Global]{adaptRule: adaptPasswords, rows: []row[Global]{
 		val: text(func(g *Global) *string { return &g.SubscriptionKey }, present, subscriptionKey)},
 }}
 
-// fqdnTable is the table form of global.fqdn (8.4+).
+// fqdnTable is the table form of global.fqdn (8.4+). source defaults to
+// from-dhcp, so a table with only domain is valid.
 var fqdnTable = &table[FQDN]{rows: []row[FQDN]{
 	{key: "source", first: Version84, val: tag[FQDN]{want: "from-dhcp", at: func(f *FQDN) *bool { return &f.FromDHCP }}},
 	{key: "domain", first: Version84, val: text(func(f *FQDN) *string { return &f.Domain })},
@@ -64,9 +65,11 @@ var networkTable = &table[Network]{rows: []row[Network]{
 		val: options(func(n *Network) **InterfaceNamePinning { return &n.InterfaceNamePinning }, pinningTable).orNone()},
 }}
 
-// pinningTable is network.interface-name-pinning (9.1+).
+// pinningTable is network.interface-name-pinning (9.1+). enabled has no
+// default in the installer: a table without it is refused.
 var pinningTable = &table[InterfaceNamePinning]{rows: []row[InterfaceNamePinning]{
-	{key: "enabled", first: Version91, dflt: false, val: boolean(func(p *InterfaceNamePinning) **bool { return &p.Enabled })},
+	{key: "enabled", first: Version91, dflt: false, rule: checkPinningEnabled,
+		val: boolean(func(p *InterfaceNamePinning) **bool { return &p.Enabled }).required()},
 	{key: "mapping", first: Version91, val: macDict(func(p *InterfaceNamePinning) *map[string]string { return &p.Mapping }, pinnedNames)},
 }}
 
@@ -85,9 +88,11 @@ var diskSetupTable = &table[DiskSetup]{rows: []row[DiskSetup]{
 }}
 
 // zfsTable is disk-setup.zfs. The RAID level is checked with the
-// filesystem (checkFilesystemOptions).
+// filesystem (checkFilesystemOptions); from 8.3.3 it is read in upper case
+// too ("RAIDZ-1").
 var zfsTable = &table[ZFSOptions]{rows: []row[ZFSOptions]{
-	{key: "raid", first: Version82, val: text(func(z *ZFSOptions) *RaidLevel { return &z.Raid })},
+	{key: "raid", first: Version82, val: upperSince(text(func(z *ZFSOptions) *RaidLevel { return &z.Raid }),
+		Version833, Raid0, Raid1, Raid10, RaidZ1, RaidZ2, RaidZ3)},
 	{key: "ashift", first: Version82, val: integer(func(z *ZFSOptions) **int { return &z.Ashift }, intRange(9, 16))},
 	{key: "arc-max", first: Version82, alias: "arc_max", val: integer(func(z *ZFSOptions) **int { return &z.ArcMax }, intRange(64, math.MaxInt32))},
 	{key: "checksum", first: Version82, val: text(func(z *ZFSOptions) *string { return &z.Checksum }, oneOf("on", "fletcher4", "sha256"))},
@@ -107,9 +112,11 @@ var lvmTable = &table[LVMOptions]{rule: checkSwapSize, rows: []row[LVMOptions]{
 }}
 
 // btrfsTable is disk-setup.btrfs. The RAID level is checked with the
-// filesystem (checkFilesystemOptions).
+// filesystem (checkFilesystemOptions); from 8.3.3 it is read in upper case
+// too ("RAID1").
 var btrfsTable = &table[BtrfsOptions]{rows: []row[BtrfsOptions]{
-	{key: "raid", first: Version82, val: text(func(b *BtrfsOptions) *RaidLevel { return &b.Raid })},
+	{key: "raid", first: Version82, val: upperSince(text(func(b *BtrfsOptions) *RaidLevel { return &b.Raid }),
+		Version833, Raid0, Raid1, Raid10)},
 	{key: "hdsize", first: Version82, val: number(func(b *BtrfsOptions) **float64 { return &b.HDSize }, size(true))},
 	{key: "compress", first: Version83, dflt: "off", val: text(func(b *BtrfsOptions) *string { return &b.Compress },
 		oneOf("on", "off", "zlib", "lzo", "zstd"))},
@@ -120,7 +127,7 @@ var webhookTable = &table[Webhook]{rows: []row[Webhook]{
 	{key: "url", first: Version83, val: text(func(w *Webhook) *string { return &w.URL }, httpURL(true))},
 	{key: "cert-fingerprint", first: Version83, alias: "cert_fingerprint",
 		val: text(func(w *Webhook) *string { return &w.CertFingerprint }, fingerprint)},
-	{key: "auth-token", first: Version92, val: text(func(w *Webhook) *string { return &w.AuthToken }, textOnly)},
+	{key: "auth-token", first: Version92, alias: "auth_token", val: text(func(w *Webhook) *string { return &w.AuthToken }, textOnly)},
 }}
 
 // firstBootTable is [first-boot] (8.3+), kebab-case from its start.

@@ -346,7 +346,7 @@ func TestSchemaLists(t *testing.T) {
 		{Path: "network.filter", Type: TypeStringTable, First: Version82},
 		{Path: "disk-setup.zfs.arc-max", Type: TypeInteger, First: Version82, Alias: "arc_max"},
 		{Path: "disk-setup.lvm.maxvz", Type: TypeFloat, First: Version82},
-		{Path: "post-installation-webhook.auth-token", Type: TypeString, First: Version92},
+		{Path: "post-installation-webhook.auth-token", Type: TypeString, First: Version92, Alias: "auth_token"},
 		{Path: "first-boot.cert-fingerprint", Type: TypeString, First: Version83, Alias: "cert_fingerprint"},
 	}
 	for _, w := range want {
@@ -458,11 +458,12 @@ func TestSchemaPathsInMessages(t *testing.T) {
 func TestSchemaVersionRange(t *testing.T) {
 	i := slices.IndexFunc(webhookTable.rows, func(r row[Webhook]) bool { return r.key == "auth-token" })
 	j := slices.IndexFunc(webhookTable.rows, func(r row[Webhook]) bool { return r.key == "cert-fingerprint" })
+	oldAlias := webhookTable.rows[i].alias
 	webhookTable.rows[i].alias = "auth_token"
 	webhookTable.rows[j].last = Version91
 	compileSchema()
 	t.Cleanup(func() {
-		webhookTable.rows[i].alias = ""
+		webhookTable.rows[i].alias = oldAlias
 		webhookTable.rows[j].last = 0
 		compileSchema()
 	})

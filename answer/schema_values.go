@@ -1,5 +1,10 @@
 package answer
 
+import (
+	"slices"
+	"strings"
+)
+
 // The kinds of value a row of the schema can hold, each bound to a field
 // of the model through an accessor: a function from the model struct to a
 // pointer to the field, so that a row naming a field that does not exist,
@@ -21,6 +26,13 @@ type scalar[S any] struct {
 	// for the key when it is absent or empty; Decode fills it in.
 	implied     any
 	impliedLast Version
+	// needed makes Decode refuse a table holding the key's table without
+	// the key, as the installer does for a field without a default.
+	needed bool
+	// upper, when set, is the first release reading the values upperOf
+	// also in upper case; Decode stores them in lower case.
+	upper   Version
+	upperOf []string
 }
 
 func (v *scalar[S]) typ() ValueType   { return v.kind }
@@ -46,12 +58,30 @@ func (v *scalar[S]) render(s *S, _ Version) (any, bool) { return v.get(s) }
 
 func (v *scalar[S]) decode(s *S, x any, r *reader, k keyRule) {
 	if y, ok := r.convert(v.kind, x, k.path); ok {
-		v.set(s, y)
+		v.set(s, v.lower(y, r.d.v))
 	}
 	v.imply(s, r)
 }
 
-func (v *scalar[S]) absent(s *S, r *reader, _ keyRule) { v.imply(s, r) }
+// lower returns the lower-case spelling of a value installer ver reads in
+// upper case too (see upperSince), else x.
+func (v *scalar[S]) lower(x any, ver Version) any {
+	str, ok := x.(string)
+	if !ok || v.upper == 0 || ver < v.upper {
+		return x
+	}
+	if l := strings.ToLower(str); slices.Contains(v.upperOf, l) && str == strings.ToUpper(l) {
+		return l
+	}
+	return x
+}
+
+func (v *scalar[S]) absent(s *S, r *reader, k keyRule) {
+	if v.needed && k.knownTo(r.d.v) {
+		r.bad(k.path, "required: the installer refuses the table without it (missing field `%s`)", lastElem(k.path))
+	}
+	v.imply(s, r)
+}
 
 func (v *scalar[S]) imply(s *S, r *reader) {
 	if v.implied != nil && !v.isSet(s) && r.d.v <= v.impliedLast {
@@ -69,6 +99,24 @@ func (v *scalar[S]) check(c *checker, path string, s *S) {
 // for installers up to last.
 func (v *scalar[S]) impliedUntil(last Version, x string) *scalar[S] {
 	v.implied, v.impliedLast = x, last
+	return v
+}
+
+// required makes Decode refuse the key's table without the key (see
+// needed).
+func (v *scalar[S]) required() *scalar[S] {
+	v.needed = true
+	return v
+}
+
+// upperSince makes Decode read the values in upper case too ("RAID1",
+// "RAIDZ-1") for installers from since on, storing them in lower case, the
+// only spelling Render writes (older installers read nothing else).
+func upperSince[S any, T ~string](v *scalar[S], since Version, values ...T) *scalar[S] {
+	v.upper = since
+	for _, x := range values {
+		v.upperOf = append(v.upperOf, string(x))
+	}
 	return v
 }
 
@@ -253,9 +301,11 @@ func (t tag[S]) decode(s *S, x any, r *reader, k keyRule) {
 	}
 }
 
-func (t tag[S]) absent(_ *S, r *reader, k keyRule) {
+// absent reads the value the installer defaults the key to in the
+// table form: a table with only fqdn.domain is from DHCP too.
+func (t tag[S]) absent(s *S, r *reader, k keyRule) {
 	if k.knownTo(r.d.v) {
-		r.bad(k.path, "required in the table form of %s", parentPath(k.path))
+		*t.at(s) = true
 	}
 }
 
@@ -284,6 +334,10 @@ func (f fqdnValue) decode(g *Global, x any, r *reader, k keyRule) {
 	case string:
 		g.FQDN.Name = y
 	case map[string]any:
+		if form := f.t.rules[0]; !form.knownTo(r.d.v) {
+			r.d.errs = append(r.d.errs, form.unsupported(lastElem(form.path), form.since, r.d.v))
+			return
+		}
 		f.t.decode(&g.FQDN, f.t.reader(r.d, y))
 	default:
 		r.bad(k.path, "want a string or a table, got %s", typeName(x))

@@ -64,7 +64,8 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 // The rules are the installer's (the §1.7 messages where it has them), plus
 // a few stricter ones that keep the generated file unambiguous on every
 // version: no control characters or invalid UTF-8 in any string; lower-case
-// RAID levels; an even disk count for RAID10 (9.2.6 rejects odd ones);
+// RAID levels in the model ([Decode] reads the upper-case spellings 8.3.3
+// accepts into lower case); an even disk count for RAID10 (9.2.6 rejects odd ones);
 // from-dhcp takes no cidr, dns, gateway or filter; first-boot.url only with
 // from-url; disk names without "/".
 func Validate(a *Answer, v Version) error {
@@ -251,9 +252,20 @@ func (c *checker) fqdn(path string, f *FQDN) {
 		c.bad(domain, "only with the FQDN from DHCP")
 	case f.Name == "":
 		c.bad(path, "required: a fully qualified domain name, or from DHCP")
-	case c.text(path, f.Name) && !validDomain(f.Name, 2):
+	case !c.text(path, f.Name):
+	case !validDomain(f.Name, 2):
 		c.bad(path, "%q: want a fully qualified domain name such as \"pve1.example.com\" (a bare host name is rejected)", f.Name)
+	case NumericHostname(f.Name):
+		c.bad(path, "%q: hostname cannot be purely numeric", f.Name)
 	}
+}
+
+// NumericHostname reports whether the first label of fqdn, the host name,
+// is all digits ("123" of "123.example"). Every installer refuses such a
+// name (its Fqdn type, after Proxmox bug 1054).
+func NumericHostname(fqdn string) bool {
+	host, _, _ := strings.Cut(fqdn, ".")
+	return host != "" && strings.Trim(host, "0123456789") == ""
 }
 
 // validDomain reports whether s is a DNS name of at least minLabels labels.
@@ -325,6 +337,14 @@ func checkNetworkSource(c *checker, n *Network) {
 		}
 	default:
 		c.oneOf("network.source", string(n.Source), string(NetworkFromDHCP), string(NetworkFromAnswer))
+	}
+}
+
+// checkPinningEnabled: interface-name-pinning.enabled has no default in
+// the installer, so a mapping without it is refused there.
+func checkPinningEnabled(c *checker, p *InterfaceNamePinning) {
+	if p.Enabled == nil && len(p.Mapping) > 0 {
+		c.bad("network.interface-name-pinning.enabled", "required with a mapping: the installer refuses the table without it (missing field `enabled`)")
 	}
 }
 

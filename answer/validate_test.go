@@ -75,7 +75,7 @@ func TestValidateAcceptsGoodAnswers(t *testing.T) {
 		"only a hashed password on 8.3":     {func(a *answer.Answer) { a.Global.RootPassword, a.Global.RootPasswordHashed = "", "$y$j9T$salt$hash" }, answer.Version83},
 		"a newer installer than this package knows": {func(a *answer.Answer) {
 			a.Global.SubscriptionKey = "pbsc-0123456789"
-		}, 10 << 8},
+		}, 10 << 16},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -283,8 +283,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 func TestValidateRefusesUnsupportedVersions(t *testing.T) {
 	tests := map[string]answer.Version{
 		"an unknown version": 0,
-		"8.1":                8<<8 | 1,
-		"7.4":                7<<8 | 4,
+		"8.1":                8<<16 | 1<<8,
+		"7.4":                7<<16 | 4<<8,
 	}
 	for name, v := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -6,39 +6,53 @@ import (
 	"strings"
 )
 
-// Version is a Proxmox VE installer (ISO) release, major and minor, as the
-// installer reports it in the system-info field iso.release ("8.2", "9.1").
-// It decides which answer keys exist and how they are spelled.
+// Version is a Proxmox VE installer release: major and minor, as the
+// installer reports its ISO in the system-info field iso.release ("8.2",
+// "9.1"), and optionally the patch level of the installer package
+// ("8.3.3"). It decides which answer keys exist, how they are spelled and
+// which values are accepted.
 //
-// Versions compare with the ordinary operators: Version84 > Version83. The
-// zero value means "unknown"; use [DefaultVersion] in its place.
-type Version uint16
+// The answer dialect changes with the ISO releases (MAJOR.MINOR); a few
+// rules changed within a series, at a package release (upper-case RAID
+// levels are read from 8.3.3). A version without a patch level is read as
+// the series' first package, MAJOR.MINOR.0: an installer request names no
+// patch level, so for it such a rule holds from the next series on, the
+// conservative reading. Package versions and ISO releases are not the same
+// numbers at the edges (package 8.2.7 shipped on the 8.3-1 ISO); the rules
+// that come with an ISO release are keyed to MAJOR.MINOR.0.
+//
+// Versions compare with the ordinary operators: Version84 > Version833 >
+// Version83. The zero value means "unknown"; use [DefaultVersion] in its
+// place.
+type Version uint32
 
 // Installer releases whose answer-file dialect differs from the one before.
 const (
 	// Version82 is the first release with the automated installer: snake_case
 	// keys, no first-boot hook, no post-installation webhook, no hashed
 	// password, and no btrfs.compress.
-	Version82 Version = 8<<8 | 2
+	Version82 Version = 8<<16 | 2<<8
 	// Version83 (ISO 8.3-1) adds [first-boot] (keys in kebab-case),
 	// [post-installation-webhook] (keys still snake_case),
 	// root_password_hashed and btrfs.compress.
-	Version83 Version = 8<<8 | 3
+	Version83 Version = 8<<16 | 3<<8
+	// Version833 (package 8.3.3) reads the RAID levels in upper case too
+	// ("RAID1", "RAIDZ-1").
+	Version833 Version = 8<<16 | 3<<8 | 3
 	// Version84 makes kebab-case the canonical spelling of every key (the
 	// snake_case spellings stay as aliases), requires root-password to have at
 	// least 8 characters, and adds reboot-mode and fqdn from DHCP.
-	Version84 Version = 8<<8 | 4
+	Version84 Version = 8<<16 | 4<<8
 	// Version90 warns about snake_case keys in validate-answer; the dialect is
 	// otherwise that of 8.4.
-	Version90 Version = 9<<8 | 0
+	Version90 Version = 9 << 16
 	// Version91 adds network.interface-name-pinning.
-	Version91 Version = 9<<8 | 1
-	// Version92 adds subscription-key and post-installation-webhook.auth-token,
-	// makes network.source required, and sends upper-case MACs in the
-	// system-info payload.
-	Version92 Version = 9<<8 | 2
+	Version91 Version = 9<<16 | 1<<8
+	// Version92 adds subscription-key and post-installation-webhook.auth-token
+	// (and its alias auth_token), makes network.source required, and sends
+	// upper-case MACs in the system-info payload.
+	Version92 Version = 9<<16 | 2<<8
 )
-
 const (
 	// MinVersion is the oldest installer this package renders answers for:
 	// the automated installer first shipped with Proxmox VE 8.2.
@@ -67,10 +81,9 @@ const (
 )
 
 // ParseVersion parses an installer release such as "8.2" (the form of the
-// system-info field iso.release), or an ISO name such as "8.3-1" whose "-N"
-// ISO respin is ignored. It rejects a package version with a patch level
-// ("8.2.7"): package and ISO numbers differ (package 8.2.7 shipped on the
-// 8.3-1 ISO).
+// system-info field iso.release), an ISO name such as "8.3-1" whose "-N"
+// ISO respin is ignored, or an installer package version with its patch
+// level such as "8.3.3" (see [Version] for how the two relate).
 //
 // ParseVersion does not check that the installer is supported: compare the
 // result with [MinVersion].
@@ -78,35 +91,52 @@ func ParseVersion(s string) (Version, error) {
 	in := strings.TrimSpace(s)
 	if i := strings.IndexByte(in, '-'); i >= 0 {
 		if _, err := strconv.ParseUint(in[i+1:], 10, 16); err != nil {
-			return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR like \"8.2\" or an ISO name like \"8.3-1\"", s)
+			return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR like \"8.2\", an ISO name like \"8.3-1\" or MAJOR.MINOR.PATCH like \"8.3.3\"", s)
 		}
 		in = in[:i]
 	}
-	major, minor, ok := strings.Cut(in, ".")
-	if !ok || strings.Contains(minor, ".") {
-		return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR like \"8.2\" (an ISO release, not a package version)", s)
+	parts := strings.Split(in, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR like \"8.2\" or MAJOR.MINOR.PATCH like \"8.3.3\"", s)
 	}
-	ma, err1 := strconv.ParseUint(major, 10, 8)
-	mi, err2 := strconv.ParseUint(minor, 10, 8)
-	if err1 != nil || err2 != nil || ma == 0 {
-		return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR with numbers from 1.0 to 255.255, like \"8.2\"", s)
+	var n [3]uint64
+	for i, p := range parts {
+		x, err := strconv.ParseUint(p, 10, 8)
+		if err != nil {
+			return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR[.PATCH] with numbers from 0 to 255 and a major from 1, like \"8.2\"", s)
+		}
+		n[i] = x
 	}
-	return Version(ma<<8 | mi), nil
+	if n[0] == 0 {
+		return 0, fmt.Errorf("parse installer version %q: want MAJOR.MINOR[.PATCH] with numbers from 0 to 255 and a major from 1, like \"8.2\"", s)
+	}
+	return Version(n[0]<<16 | n[1]<<8 | n[2]), nil
 }
 
 // Major returns the major release number, 9 for 9.2.
-func (v Version) Major() int { return int(v >> 8) }
+func (v Version) Major() int { return int(v >> 16) }
 
 // Minor returns the minor release number, 2 for 9.2.
-func (v Version) Minor() int { return int(v & 0xff) }
+func (v Version) Minor() int { return int(v >> 8 & 0xff) }
 
-// String returns the release as MAJOR.MINOR, or "unknown" for the zero
-// value.
+// Patch returns the patch level of the installer package, 3 for 8.3.3 and
+// 0 when none was given.
+func (v Version) Patch() int { return int(v & 0xff) }
+
+// Series returns the release without its patch level: 8.3 for 8.3.3.
+func (v Version) Series() Version { return v &^ 0xff }
+
+// String returns the release as MAJOR.MINOR, MAJOR.MINOR.PATCH when it has
+// a patch level, or "unknown" for the zero value.
 func (v Version) String() string {
 	if v == 0 {
 		return "unknown"
 	}
-	return strconv.Itoa(v.Major()) + "." + strconv.Itoa(v.Minor())
+	s := strconv.Itoa(v.Major()) + "." + strconv.Itoa(v.Minor())
+	if v.Patch() != 0 {
+		s += "." + strconv.Itoa(v.Patch())
+	}
+	return s
 }
 
 // Compare returns -1, 0 or +1 as v is older than, the same as, or newer

@@ -14,19 +14,20 @@ func TestParseVersion(t *testing.T) {
 		want    Version
 		wantErr bool
 	}{
-		"an 8.2 release":                   {in: "8.2", want: Version82},
-		"a 9.2 release":                    {in: "9.2", want: Version92},
-		"surrounding space":                {in: " 9.0\n", want: Version90},
-		"an ISO name with its respin":      {in: "8.3-1", want: Version83},
-		"a future major release":           {in: "10.0", want: 10 << 8},
-		"a package version is refused":     {in: "8.2.7", wantErr: true},
-		"a major version alone is refused": {in: "9", wantErr: true},
-		"an empty string is refused":       {in: "", wantErr: true},
-		"letters are refused":              {in: "nine.two", wantErr: true},
-		"a bad respin is refused":          {in: "8.3-x", wantErr: true},
-		"a negative minor is refused":      {in: "8.-2", wantErr: true},
-		"version 0.x is refused":           {in: "0.9", wantErr: true},
-		"numbers above 255 are refused":    {in: "256.1", wantErr: true},
+		"an 8.2 release":                         {in: "8.2", want: Version82},
+		"a 9.2 release":                          {in: "9.2", want: Version92},
+		"surrounding space":                      {in: " 9.0\n", want: Version90},
+		"an ISO name with its respin":            {in: "8.3-1", want: Version83},
+		"a future major release":                 {in: "10.0", want: 10 << 16},
+		"a package version with its patch level": {in: "8.3.3", want: Version833},
+		"four numbers are refused":               {in: "8.3.3.1", wantErr: true},
+		"a major version alone is refused":       {in: "9", wantErr: true},
+		"an empty string is refused":             {in: "", wantErr: true},
+		"letters are refused":                    {in: "nine.two", wantErr: true},
+		"a bad respin is refused":                {in: "8.3-x", wantErr: true},
+		"a negative minor is refused":            {in: "8.-2", wantErr: true},
+		"version 0.x is refused":                 {in: "0.9", wantErr: true},
+		"numbers above 255 are refused":          {in: "256.1", wantErr: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -48,13 +49,16 @@ func TestVersionMethods(t *testing.T) {
 	if got := Version84.String(); got != "8.4" {
 		t.Errorf("String = %q", got)
 	}
+	if got := Version833.String(); got != "8.3.3" || Version833.Patch() != 3 || Version833.Series() != Version83 {
+		t.Errorf("8.3.3: String = %q, Patch = %d, Series = %s", got, Version833.Patch(), Version833.Series())
+	}
 	if got := Version(0).String(); got != "unknown" {
 		t.Errorf("zero String = %q", got)
 	}
 	if Version82.Major() != 8 || Version92.Minor() != 2 {
 		t.Errorf("Major/Minor wrong")
 	}
-	ordered := []Version{Version82, Version83, Version84, Version90, Version91, Version92}
+	ordered := []Version{Version82, Version83, Version833, Version84, Version90, Version91, Version92}
 	if !slices.IsSorted(ordered) {
 		t.Errorf("versions do not sort in release order: %v", ordered)
 	}
@@ -71,7 +75,7 @@ func TestVersionMethods(t *testing.T) {
 	if Version83.KebabCase() || !Version84.KebabCase() {
 		t.Errorf("KebabCase must start at 8.4")
 	}
-	if Version(8<<8|1).Supported() || !Version82.Supported() || !Version(10<<8).Supported() {
+	if Version(8<<16|1<<8).Supported() || !Version82.Supported() || !Version(10<<16).Supported() {
 		t.Errorf("Supported must be 8.2 and later")
 	}
 	if DefaultVersion != MinVersion {
@@ -127,7 +131,7 @@ func TestKeySpellingsByVersion(t *testing.T) {
 		"first-boot cert_fingerprint from 8.4":   {"first-boot.cert-fingerprint", Version84, []string{"cert-fingerprint", "cert_fingerprint"}},
 		"reboot-mode and its alias from 8.4":     {"global.reboot-mode", Version84, []string{"reboot-mode", "reboot_mode"}},
 		"arc_max before 8.4":                     {"disk-setup.zfs.arc-max", Version82, []string{"arc_max"}},
-		"auth-token has no alias":                {"post-installation-webhook.auth-token", Version92, []string{"auth-token"}},
+		"auth-token and its alias auth_token":    {"post-installation-webhook.auth-token", Version92, []string{"auth-token", "auth_token"}},
 		"interface-name-pinning from 9.1 only":   {"network.interface-name-pinning", Version90, nil},
 		"the disk-setup section is kebab-case":   {"disk-setup", Version82, []string{"disk-setup"}},
 		"an unknown path is known to no version": {"global.nonsense", Version92, nil},

@@ -78,10 +78,15 @@ var hostnameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // node's host name, the first label of its FQDN: an RFC 1123 label in
 // lower case. TAPPaaS's looser names ([ValidateName]) still load, but a
 // registration made now must pass this, or its answer would fail the
-// installer's FQDN check. The error wraps [ErrInvalidName].
+// installer's FQDN check. A name of digits only ("123") is refused too:
+// every installer refuses a purely numeric host name, so such a node could
+// never install. The error wraps [ErrInvalidName].
 func ValidateHostname(name string) error {
 	if !hostnameRe.MatchString(name) {
 		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name, so use a-z, 0-9 and '-' (1 to 63 characters, no leading or trailing '-')", name)
+	}
+	if answer.NumericHostname(name) {
+		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name, and the installer refuses a purely numeric host name; add a letter (\"n%s\")", name, name)
 	}
 	return nil
 }

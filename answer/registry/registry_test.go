@@ -131,6 +131,36 @@ func TestValidateName(t *testing.T) {
 	}
 }
 
+// TestValidateHostname: a registration's name becomes the host name, and
+// the installer's Fqdn type (proxmox-network-types/src/fqdn.rs; before
+// 9.2 proxmox-installer-common/src/utils.rs) refuses a numeric one.
+func TestValidateHostname(t *testing.T) {
+	tests := map[string]struct {
+		name string
+		ok   bool
+	}{
+		"letters and digits are fine":   {"pve3", true},
+		"digits then a letter are fine": {"3pve", true},
+		"digits alone are refused":      {"123", false},
+		"a single digit is refused":     {"7", false},
+		"an underscore is refused":      {"pve_3", false},
+		"upper case is refused":         {"PVE3", false},
+		"a trailing dash is refused":    {"pve-", false},
+		"digits with a dash are fine":   {"1-2", true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := ValidateHostname(tc.name)
+			if tc.ok != (err == nil) {
+				t.Fatalf("ValidateHostname(%q) = %v, want ok=%v", tc.name, err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidName) {
+				t.Errorf("error %v does not wrap ErrInvalidName", err)
+			}
+		})
+	}
+}
+
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "registry", name))
