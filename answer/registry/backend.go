@@ -237,6 +237,23 @@ func blockedBy(broken []Broken) error {
 	return fmt.Errorf("%w: %s; fix or remove them, or pin the registration to the machine", errBlocked, strings.Join(files, "; "))
 }
 
+// errAmbiguous is wrapped by [ambiguous]'s error.
+var errAmbiguous = errors.New("several pending registrations pin this machine")
+
+// ambiguous says which registrations pin the machine, and the pins they
+// share, rather than picking one.
+func ambiguous(names []string, pending []Registration) error {
+	var shared []string
+	for _, c := range Collisions(pending) {
+		shared = append(shared, c.String())
+	}
+	detail := ""
+	if len(shared) > 0 {
+		detail = " (" + strings.Join(shared, "; ") + ")"
+	}
+	return fmt.Errorf("%w: %s%s; remove the pin from all but one", errAmbiguous, strings.Join(names, " and "), detail)
+}
+
 var bootDiskParamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // errNoMatch is the refusal of a machine no pending registration
@@ -268,6 +285,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	reg, reason, err := Match(pending, macs, serial, uuid)
 	if err != nil {
 		return nil, errNoMatch
+	}
+	if names := matchingAll(pending, macs, serial, uuid); len(names) > 1 {
+		return nil, &backend.Refusal{Status: 409, Reason: ambiguous(names, pending).Error()}
 	}
 	if reason == MatchOnlyPending && len(broken) > 0 {
 		return nil, &backend.Refusal{Status: 409, Reason: blockedBy(broken).Error()}

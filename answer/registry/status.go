@@ -8,6 +8,7 @@ import (
 
 	"context"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,12 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 	if err != nil {
 		return nil, err
 	}
+	problems := map[string][]string{}
+	for _, c := range Collisions(pending) {
+		for _, n := range c.Names {
+			problems[n] = append(problems[n], c.String())
+		}
+	}
 	out := []backend.Node{}
 	for i, r := range append(pending, consumed...) {
 		if i == len(pending) {
@@ -36,6 +43,9 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 		s := backend.Node{Name: r.Name, State: backend.StatePending, MACs: nonNilStrings(r.MACs), BootDisk: r.BootDisk.String(), Pools: []string{}, Serial: r.Serial, UUID: r.UUID, Created: r.Created}
 		for _, p := range r.Pools {
 			s.Pools = append(s.Pools, p.String())
+		}
+		if i < len(pending) && len(problems[r.Name]) > 0 {
+			s.Problem = strings.Join(problems[r.Name], "; ") + ": the machine is refused until one pin is removed"
 		}
 		if c := r.Consumed; c != nil {
 			t := c.Time

@@ -101,56 +101,12 @@ func (g *Store) cleanLocked() error {
 	return g.recoverClaims()
 }
 
-// Put writes a registration as <name>.json, replacing one of the same
-// name (replaced is then true and a warning is logged). The MACs are
-// normalised and deduplicated, Created is set to now when zero and
-// Consumed is cleared. A name whose earlier registration was consumed
-// becomes pending again; its .consumed record stays until this one is
-// consumed in turn. Errors from validation wrap the sentinels listed at
-// [ErrInvalidRegistration].
+// Put is [Store.Register] without options: it writes a registration,
+// replacing one of the same name (replaced is then true), and refuses a
+// pin another pending registration holds ([ErrPinTaken]).
 func (g *Store) Put(ctx context.Context, r Registration) (replaced bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("put registration %s: %w", r.Name, err)
-	}
-	r, err = r.normalize()
-	if err != nil {
-		return false, err
-	}
-	if r.Created.IsZero() {
-		r.Created = time.Now().UTC().Truncate(time.Second)
-	}
-	r.Consumed = nil
-	if err := r.Validate(); err != nil {
-		return false, err
-	}
-	if err := ValidateHostname(r.Name); err != nil {
-		return false, err
-	}
-	data, err := encodeRegistration(r)
-	if err != nil {
-		return false, err
-	}
-	unlock, err := g.lock(ctx, "node-provisioner register "+r.Name)
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	path := g.pendingPath(r.Name)
-	if _, err := os.Lstat(path); err == nil {
-		replaced = true
-	}
-	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
-		return false, fmt.Errorf("put registration %s: %w", r.Name, err)
-	}
-	if replaced {
-		g.log.Warn("registration replaced", "node", r.Name, "file", path)
-	} else {
-		g.log.Info("registration written", "node", r.Name, "file", path)
-	}
-	if _, err := os.Lstat(g.consumedPath(r.Name)); err == nil {
-		g.log.Info("registration was consumed before and is pending again", "node", r.Name)
-	}
-	return replaced, nil
+	res, err := g.Register(ctx, r, RegisterOptions{})
+	return res.Previous != nil, err
 }
 
 // Get returns the pending registration name, or an error wrapping

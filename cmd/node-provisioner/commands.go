@@ -4,6 +4,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -17,9 +18,10 @@ func (a *app) registerCmd() *cobra.Command {
 	var (
 		macs, pools, keys  []string
 		serial, uuid, disk string
+		replace            bool
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]...",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
@@ -60,12 +62,16 @@ func (a *app) registerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			replaced, err := reg.Put(cmd.Context(), r)
+			res, err := reg.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
+			if errors.Is(err, registry.ErrPinTaken) {
+				return fmt.Errorf("%w; --replace moves it", err)
+			}
 			if err != nil {
 				return err
 			}
+			a.warnChanges(r, res)
 			verb := "Registered"
-			if replaced {
+			if res.Previous != nil {
 				verb = "Re-registered (replacing the earlier registration)"
 			}
 			fmt.Fprintf(a.out, "%s %s: boot disk %s", verb, r.Name, r.BootDisk)
@@ -83,7 +89,31 @@ func (a *app) registerCmd() *cobra.Command {
 	f.StringVar(&disk, "boot-disk", "", "disk for the system: a serial (lsblk -o NAME,SERIAL), a kernel name (sda), or any; omitted: chosen on the console")
 	f.StringArrayVar(&pools, "pool", nil, "data pool NAME=LAYOUT:DISK[,DISK...], layouts single, stripe, mirror, raidz, raidz2 (repeatable)")
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for root's authorized_keys on this node (repeatable)")
+	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c
+}
+
+// warnChanges says on stderr what a re-registration changed and which
+// pins it took from other registrations, so that a dropped --boot-disk or
+// a moved MAC is seen.
+func (a *app) warnChanges(r registry.Registration, res registry.RegisterResult) {
+	if res.Previous != nil {
+		var parts []string
+		for _, c := range registry.Changes(*res.Previous, r) {
+			parts = append(parts, fmt.Sprintf("%s %s -> %s", c.Field, c.Old, c.New))
+		}
+		if len(parts) == 0 {
+			parts = []string{"nothing changed"}
+		}
+		fmt.Fprintf(a.errw, "warning: %s was registered already and is replaced: %s\n", r.Name, strings.Join(parts, "; "))
+	}
+	for _, m := range res.Moved {
+		if m.Removed {
+			fmt.Fprintf(a.errw, "warning: %s moved from %s to %s; %s pinned nothing else and was removed\n", m.Pin, m.From, r.Name, m.From)
+			continue
+		}
+		fmt.Fprintf(a.errw, "warning: %s moved from %s to %s\n", m.Pin, m.From, r.Name)
+	}
 }
 
 func (a *app) unregisterCmd() *cobra.Command {

@@ -281,3 +281,40 @@ func TestRegisterRefusesANumericName(t *testing.T) {
 		t.Errorf("register n123: exit %d, %s", r.code, r.err)
 	}
 }
+
+// TestRegisterDuplicatePinsAndReplacement: a pin another pending
+// registration holds is refused (exit 2, naming it) until --replace moves
+// it; re-registering a name warns on stderr with what changed, so that a
+// dropped --boot-disk is seen.
+func TestRegisterDuplicatePinsAndReplacement(t *testing.T) {
+	state := t.TempDir()
+	if r := np(t, state, "register", "a1", "--mac", "52:54:00:00:00:01", "--boot-disk", "25414A800205"); r.code != 0 || strings.Contains(r.err, "warning") {
+		t.Fatalf("register a1: %d %s", r.code, r.err)
+	}
+	for _, args := range [][]string{
+		{"register", "a2", "--mac", "52-54-00-00-00-01", "--boot-disk", "sda"},
+		{"register", "a2", "--serial", "SN-4711", "--mac", "52:54:00:00:00:01"},
+	} {
+		r := np(t, state, args...)
+		if r.code != 2 || !strings.Contains(r.err, "already pinned by pending registration a1") || !strings.Contains(r.err, "--replace") {
+			t.Errorf("%v: exit %d, %s; want 2 naming a1", args, r.code, r.err)
+		}
+	}
+	if got := files(t, filepath.Join(state, "registrations")); !cmp.Equal(got, []string{"a1.json"}) {
+		t.Errorf("files after the refusals: %v", got)
+	}
+
+	r := np(t, state, "register", "a1", "--mac", "52:54:00:00:00:02")
+	want := "warning: a1 was registered already and is replaced: macs 52:54:00:00:00:01 -> 52:54:00:00:00:02; boot disk 25414A800205 -> "
+	if r.code != 0 || !strings.Contains(r.err, want) {
+		t.Errorf("re-register: exit %d, stderr %q; want %q", r.code, r.err, want)
+	}
+
+	r = np(t, state, "register", "b1", "--mac", "52:54:00:00:00:02", "--boot-disk", "sda", "--replace")
+	if r.code != 0 || !strings.Contains(r.err, "warning: mac 52:54:00:00:00:02 moved from a1 to b1; a1 pinned nothing else and was removed") {
+		t.Errorf("register --replace: exit %d, stderr %q", r.code, r.err)
+	}
+	if got := files(t, filepath.Join(state, "registrations")); !cmp.Equal(got, []string{"b1.json"}) {
+		t.Errorf("files after the move: %v", got)
+	}
+}

@@ -196,7 +196,8 @@ type Node struct {
 	// InstalledAt is set once the installer reported success.
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
 	// Problem says what is wrong with a broken node's record, with its
-	// file and line.
+	// file and line, or which pins a pending node shares with another
+	// (the machine is refused until one is removed).
 	Problem string `json:"problem,omitempty"`
 }
 
