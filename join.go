@@ -29,7 +29,9 @@ type JoinOptions struct {
 	Pool string
 	// Hostname is the node's hostname, written back to the provider's
 	// display name. Default: the display name when it is an RFC 1123
-	// label, else the server id.
+	// label, else a name derived from the server id
+	// ([providers.DerivedHostname]: the id itself when it is a label,
+	// ns5009999 for an OVH service name).
 	Hostname string
 	// DryRun stops after the plan: nothing is written, nothing applied.
 	DryRun bool
@@ -190,7 +192,7 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 		}
 		return run.plan(ctx, cfg, tofu.PlanOptions{})
 	}
-	if res.Hostname, err = o.hostname(run, planFor, ns); err != nil {
+	if res.Hostname, err = o.hostname(run, prov, planFor, ns); err != nil {
 		return res, err
 	}
 	sp, sum, err := planFor(res.Hostname)
@@ -223,25 +225,38 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 	return res, p.raiseCount(ctx, o.Platform, o.Pool)
 }
 
-// hostname returns the joined node's hostname: Hostname, else the
-// server's display name when it is a free hostname, else the server id.
-// The display name is read from a first plan under the server id.
-func (o JoinOptions) hostname(run *tofuRun, planFor func(string) (*tofu.SavedPlan, tofu.Summary, error), ns []*nodes.Node) (string, error) {
+// joinProbe is the hostname of the first plan of a join without one,
+// when the name derived from the server id is unusable: a first plan
+// only reads the server's display name and is never applied.
+const joinProbe = "plasma-node-join-probe"
+
+// hostname returns the joined node's hostname: Hostname; else the
+// server's display name when it is an RFC 1123 label; else the name prov
+// derives from the server id ([providers.DerivedHostname]: ns5009999 for
+// an OVH service name). The display name is read from a first plan,
+// made under the derived name (a valid label, which the server id of
+// OVH and Scaleway is not).
+func (o JoinOptions) hostname(run *tofuRun, prov providers.Provider, planFor func(string) (*tofu.SavedPlan, tofu.Summary, error), ns []*nodes.Node) (string, error) {
 	if o.Hostname != "" {
 		return o.Hostname, nil
 	}
-	hostname := o.ServerID
-	if _, _, err := planFor(hostname); err != nil {
+	derived := providers.DerivedHostname(prov, o.ServerID)
+	probe := derived
+	if probe == "" || hostnameFree(ns, probe) != nil {
+		probe = joinProbe
+	}
+	if _, _, err := planFor(probe); err != nil {
 		return "", err
 	}
+	hostname, from := derived, "the name derived from its id"
 	if dn := displayName(run.last, o.ServerID); dn != "" && nodes.ValidateHostname(dn) == nil {
-		hostname = dn
+		hostname, from = dn, "its display name"
 	}
-	if err := nodes.ValidateHostname(hostname); err != nil {
-		return "", &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s has no display name that is a hostname: %w", o.ServerID, err)}
+	if hostname == "" {
+		return "", &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s: %w: no display name that is a hostname, and no hostname derives from its id", o.ServerID, nodes.ErrInvalidName)}
 	}
 	if err := hostnameFree(ns, hostname); err != nil {
-		return "", &OptionNeededError{Field: "Hostname", Err: err}
+		return "", &OptionNeededError{Field: "Hostname", Err: fmt.Errorf("server %s, named by %s: %w", o.ServerID, from, err)}
 	}
 	return hostname, nil
 }

@@ -78,6 +78,9 @@ func (p *Project) provider(plat *nodes.Platform, op string) (providers.Provider,
 	if err != nil {
 		return nil, fmt.Errorf("platform %s: %w", plat.Name, err)
 	}
+	if err := providers.ValidatePlatform(prov, plat); err != nil {
+		return nil, fmt.Errorf("platform %s: %w", plat.Name, err)
+	}
 	return prov, nil
 }
 

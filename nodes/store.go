@@ -215,6 +215,7 @@ func (s *Store) loadPlatform(ctx context.Context, name string) (*Platform, *docu
 		p.Name = name
 	}
 	p.file = path
+	p.lines = doc.lines()
 	return p, doc, nil
 }
 

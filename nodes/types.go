@@ -123,11 +123,18 @@ type Platform struct {
 	// Environment describes the kind of platform.
 	Environment Environment `yaml:"environment,omitempty" json:"environment,omitzero"`
 
-	file string
+	file  string
+	lines map[string]int
 }
 
 // File returns the path the platform was loaded from.
 func (p *Platform) File() string { return p.file }
+
+// Line returns the line of platform.yaml where the value of field is,
+// field being a dotted path of keys ("infrastructure.ssh_key_id"); 0
+// when the platform was not loaded from a file or the file has no such
+// key.
+func (p *Platform) Line(field string) int { return p.lines[field] }
 
 // Infrastructure names the provider that makes the platform's machines.
 type Infrastructure struct {

@@ -30,6 +30,30 @@ type document struct {
 	root *yaml.Node // the DocumentNode; nil for an empty file
 }
 
+// lines returns the line of the value of every key of the document's
+// nested mappings, by dotted path ("infrastructure.zone").
+func (d *document) lines() map[string]int {
+	out := map[string]int{}
+	if d == nil || d.root == nil || len(d.root.Content) == 0 {
+		return out
+	}
+	var walk func(prefix string, m *yaml.Node)
+	walk = func(prefix string, m *yaml.Node) {
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			k, v := m.Content[i], m.Content[i+1]
+			path := prefix + k.Value
+			out[path] = v.Line
+			if v.Kind == yaml.MappingNode {
+				walk(path+".", v)
+			}
+		}
+	}
+	if body := d.root.Content[0]; body.Kind == yaml.MappingNode {
+		walk("", body)
+	}
+	return out
+}
+
 // parseDocument parses data into a tree and decodes it into v. Unknown
 // fields are allowed; wrong types and syntax errors are not.
 func parseDocument(file string, data []byte, v any) (*document, error) {

@@ -180,3 +180,29 @@ func Enrich(e StateEnricher, servers []Server, resources iter.Seq2[string, map[s
 		}
 	}
 }
+
+// HostnameDeriver is implemented by providers whose server ids are not
+// hostnames (an OVH service name, a zoned Scaleway id): it names the
+// node of a joined server that has no display name usable as one.
+type HostnameDeriver interface {
+	// DeriveHostname returns an RFC 1123 label naming the server id,
+	// or "" when it derives none.
+	DeriveHostname(serverID string) string
+}
+
+// DerivedHostname returns the hostname a joined server with id takes
+// when it has no display name that is a hostname: what p derives when
+// it is a [HostnameDeriver], else id itself when it is an RFC 1123
+// label, else "".
+func DerivedHostname(p Provider, id string) string {
+	if d, ok := p.(HostnameDeriver); ok {
+		if h := d.DeriveHostname(id); labelRE.MatchString(h) {
+			return h
+		}
+		return ""
+	}
+	if labelRE.MatchString(id) {
+		return id
+	}
+	return ""
+}

@@ -52,7 +52,9 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 		api, region = p.Infrastructure.API, p.Infrastructure.Region
 	}
 	endpoint := "ovh-eu"
-	if region != "" {
+	if r, ok := regions[region]; ok {
+		endpoint = r.endpoint
+	} else if region != "" {
 		endpoint = "ovh-" + region
 	}
 	var set []providers.Credential
@@ -77,7 +79,7 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 // ovh_dedicated_server ordered with plan = [{plan_code = machine,
 // duration = "P1M", pricing_mode = "default", configuration =
 // dedicated_datacenter (infrastructure.zone), dedicated_os none_64.en,
-// region (infrastructure.region)}], ovh_subsidiary from data.ovh_me,
+// region (the order region of infrastructure.region: europe, canada)}], ovh_subsidiary from data.ovh_me,
 // display_name = hostname, os = infrastructure.image (default
 // [DefaultOS]), customizations = {hostname, ssh_key (infrastructure.
 // ssh_key_id)}, ignore_changes = [display_name]; for each adopted one an
@@ -120,8 +122,8 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 			conf = append(conf, map[string]string{"label": "dedicated_datacenter", "value": inf.Zone})
 		}
 		conf = append(conf, map[string]string{"label": "dedicated_os", "value": "none_64.en"})
-		if inf.Region != "" {
-			conf = append(conf, map[string]string{"label": "region", "value": inf.Region})
+		if r := regions[inf.Region]; r.order != "" {
+			conf = append(conf, map[string]string{"label": "region", "value": r.order})
 		}
 		cust := map[string]any{"hostname": s.Hostname}
 		if inf.SSHKeyID != "" {
@@ -165,17 +167,69 @@ func (*Provider) Destructive() tofu.DestructiveFunc {
 	return tofu.DestructiveAttrs(map[string][]string{ResourceType: {"os", "boot_id", "customizations"}})
 }
 
-var idRE = regexp.MustCompile(`^ns\d+\.ip-(\d{1,3}-){2}\d{1,3}\.net$`)
+// region is what infrastructure.region means for OVH: the API endpoint
+// (go-ovh's endpoint names) and the value of the order's "region"
+// configuration, which the plugin passes to the cart as it is
+// (POST /order/cart/{cartId}/item/{itemId}/configuration) and whose
+// acceptance tests give as "europe" and "canada".
+type region struct{ endpoint, order string }
+
+// regions are the values infrastructure.region may take: the endpoint
+// suffix (eu, ca, us) or the order region name (europe, canada). The US
+// API's order region name is not in the plugin's sources, so no region
+// configuration is sent there.
+var regions = map[string]region{
+	"":       {"ovh-eu", ""},
+	"eu":     {"ovh-eu", "europe"},
+	"europe": {"ovh-eu", "europe"},
+	"ca":     {"ovh-ca", "canada"},
+	"canada": {"ovh-ca", "canada"},
+	"us":     {"ovh-us", ""},
+}
+
+var _ providers.PlatformValidator = (*Provider)(nil)
+
+// ValidatePlatform checks infrastructure.region is one OVH knows: eu or
+// europe, ca or canada, us.
+//
+// Errors: [*providers.SettingError].
+func (*Provider) ValidatePlatform(p *nodes.Platform) error {
+	if p == nil {
+		return nil
+	}
+	if _, ok := regions[p.Infrastructure.Region]; !ok {
+		return providers.NewSettingError(p, "infrastructure.region", p.Infrastructure.Region,
+			"an OVH region: eu (or europe), ca (or canada) or us")
+	}
+	return nil
+}
+
+// idRE is an OVH dedicated server's service name: ns<N>.ip-<a>-<b>-<c>
+// under .net, or under .eu, the form the plugin's own documentation
+// uses (nsXXXX.ip-A-B-C.eu).
+var idRE = regexp.MustCompile(`^(ns\d+)\.ip-(\d{1,3}-){2}\d{1,3}\.(net|eu)$`)
 
 // ValidateServerID accepts an OVH dedicated server service name, like
-// ns1234567.ip-1-2-3.net.
+// ns1234567.ip-1-2-3.net or ns1234567.ip-1-2-3.eu.
 //
 // Errors: [providers.ErrInvalidServerID].
 func (*Provider) ValidateServerID(id string) error {
 	if !idRE.MatchString(id) {
-		return fmt.Errorf("server-id %q: %w: not a valid OVH service name (want ns<N>.ip-<a>-<b>-<c>.net, like ns1234567.ip-1-2-3.net); use the canonical name from GET /dedicated/server, not the numeric admin-panel ID", id, providers.ErrInvalidServerID)
+		return fmt.Errorf("server-id %q: %w: not a valid OVH service name (want ns<N>.ip-<a>-<b>-<c>.net or .eu, like ns1234567.ip-1-2-3.net); use the canonical name from GET /dedicated/server, not the numeric admin-panel ID", id, providers.ErrInvalidServerID)
 	}
 	return nil
+}
+
+var _ providers.HostnameDeriver = (*Provider)(nil)
+
+// DeriveHostname returns the first label of a service name, ns1234567
+// for ns1234567.ip-1-2-3.net, or "" for an id that is not one.
+func (*Provider) DeriveHostname(id string) string {
+	m := idRE.FindStringSubmatch(id)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }
 
 // Servers decodes the servers output.

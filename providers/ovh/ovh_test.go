@@ -50,7 +50,9 @@ func TestValidateServerID(t *testing.T) {
 	}{
 		"a canonical service name is valid": {"ns1234567.ip-1-2-3.net", true},
 		"the numeric admin id is refused":   {"1234567", false},
-		"a wrong domain is refused":         {"ns1.ip-1-2-3.eu", false},
+		"a .eu service name is valid":       {"ns1.ip-1-2-3.eu", true},
+		"a wrong domain is refused":         {"ns1.ip-1-2-3.com", false},
+		"a name without ns is refused":      {"srv1.ip-1-2-3.net", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -109,5 +111,76 @@ func TestDestructive(t *testing.T) {
 		if got := d(ovh.ResourceType, attr); got != want {
 			t.Errorf("destructive(%s) = %v, want %v", attr, got, want)
 		}
+	}
+}
+
+func TestDeriveHostname(t *testing.T) {
+	tests := map[string]struct{ id, want string }{
+		"a .net service name gives its first label": {"ns5009999.ip-147-135-1.net", "ns5009999"},
+		"a .eu service name gives its first label":  {"ns1234567.ip-1-2-3.eu", "ns1234567"},
+		"an id that is no service name gives none":  {"1234567", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := providers.DerivedHostname(&ovh.Provider{}, tc.id); got != tc.want {
+				t.Errorf("DerivedHostname(%q) = %q, want %q", tc.id, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidatePlatformRegion(t *testing.T) {
+	tests := map[string]struct {
+		region string
+		want   error
+	}{
+		"no region is the EU API":          {"", nil},
+		"the endpoint name eu is accepted": {"eu", nil},
+		"the order name canada is kept":    {"canada", nil},
+		"us is accepted":                   {"us", nil},
+		"an unknown region is refused":     {"bhs", providers.ErrInvalidSetting},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := (&ovh.Provider{}).ValidatePlatform(&nodes.Platform{Infrastructure: nodes.Infrastructure{Region: tc.region}})
+			if !errors.Is(err, tc.want) {
+				t.Errorf("ValidatePlatform(region %q) = %v, want %v", tc.region, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOrderRegion(t *testing.T) {
+	tests := map[string]struct{ region, endpoint, order string }{
+		"eu orders in europe":     {"eu", "ovh-eu", "europe"},
+		"europe orders in europe": {"europe", "ovh-eu", "europe"},
+		"ca orders in canada":     {"ca", "ovh-ca", "canada"},
+		"canada is the CA API":    {"canada", "ovh-ca", "canada"},
+		"us sends no region":      {"us", "ovh-us", ""},
+	}
+	pools := map[string]nodes.Pool{"web": {Machine: "24rise01", Count: 1}}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			plat := &nodes.Platform{Name: "p", Infrastructure: nodes.Infrastructure{MetalProvider: "ovh", Region: tc.region,
+				API: nodes.API{ClientID: "cid", ClientSecret: "csec"}}}
+			env, err := (&ovh.Provider{}).Credentials(plat, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := (&ovh.Provider{}).Configure(providers.Input{Platform: plat, Pools: pools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := cfg.Resources[0].Attrs["plan"].([]any)[0].(map[string]any)
+			got := ""
+			for _, c := range plan["configuration"].([]map[string]string) {
+				if c["label"] == "region" {
+					got = c["value"]
+				}
+			}
+			if env["OVH_ENDPOINT"] != tc.endpoint || got != tc.order {
+				t.Errorf("region %q: endpoint %q, order region %q; want %q, %q", tc.region, env["OVH_ENDPOINT"], got, tc.endpoint, tc.order)
+			}
+		})
 	}
 }

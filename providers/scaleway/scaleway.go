@@ -131,10 +131,62 @@ func (*Provider) Destructive() tofu.DestructiveFunc {
 	}})
 }
 
+var _ providers.PlatformValidator = (*Provider)(nil)
+
+// uuidRE is a canonical UUID, as the plugin's verify.IsUUID accepts it
+// (hashicorp/go-uuid: hexadecimal of either case).
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// ValidatePlatform checks what the plugin validates before any API call
+// (terraform-provider-scaleway 2.81, scaleway_baremetal_server's schema):
+// infrastructure.image, the os, must be a UUID or a zoned <zone>/<UUID>
+// (verify.IsUUIDorUUIDWithLocality); infrastructure.ssh_key_id, an entry
+// of ssh_key_ids, a plain UUID (verify.IsUUID: no zone).
+//
+// Errors: [*providers.SettingError].
+func (*Provider) ValidatePlatform(p *nodes.Platform) error {
+	if p == nil {
+		return nil
+	}
+	inf := p.Infrastructure
+	if img := inf.Image; img != "" {
+		id := img
+		if _, after, ok := strings.Cut(img, "/"); ok {
+			id = after
+		}
+		if !uuidRE.MatchString(id) {
+			return providers.NewSettingError(p, "infrastructure.image", img,
+				"a Scaleway OS id, a UUID or <zone>/<UUID> (scw baremetal os list)")
+		}
+	}
+	if k := inf.SSHKeyID; k != "" && !uuidRE.MatchString(k) {
+		return providers.NewSettingError(p, "infrastructure.ssh_key_id", k,
+			"a Scaleway SSH key id, a UUID like 11111111-2222-3333-4444-555555555555 (scw iam ssh-key list)")
+	}
+	return nil
+}
+
 var (
 	dediboxRE = regexp.MustCompile(`^sd-[1-9][0-9]*$`)
 	zonedRE   = regexp.MustCompile(`^[a-z]{2}-[a-z]{3}-[1-9]/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
+
+var _ providers.HostnameDeriver = (*Provider)(nil)
+
+// DeriveHostname returns a dedibox id as it is (sd-12345), and for an
+// Elastic Metal id its zone and the first group of its UUID,
+// fr-par-2-11111111 for fr-par-2/11111111-2222-3333-4444-555555555555;
+// "" for an id that is neither.
+func (*Provider) DeriveHostname(id string) string {
+	switch {
+	case dediboxRE.MatchString(id):
+		return id
+	case zonedRE.MatchString(id):
+		zone, uuid, _ := strings.Cut(id, "/")
+		return zone + "-" + uuid[:8]
+	}
+	return ""
+}
 
 // ValidateServerID accepts a dedibox id sd-<N> or an Elastic Metal id
 // <zone>/<uuid>, like fr-par-2/11111111-2222-3333-4444-555555555555.

@@ -1,10 +1,14 @@
 package scaleway_test
 
 import (
+	"context"
 	"errors"
 	"flag"
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -24,7 +28,7 @@ var schema = map[string]providertest.Schema{scaleway.ResourceType: {
 }}
 
 func TestConfigureMatchesGoldenAndSchema(t *testing.T) {
-	plat := &nodes.Platform{Name: "lab", Infrastructure: nodes.Infrastructure{MetalProvider: "scaleway", Zone: "fr-par-2", Image: "d17d6872-0412-45d9-a198-af82c34d3c5c", SSHKeyID: "key-1"}}
+	plat := &nodes.Platform{Name: "lab", Infrastructure: nodes.Infrastructure{MetalProvider: "scaleway", Zone: "fr-par-2", Image: "d17d6872-0412-45d9-a198-af82c34d3c5c", SSHKeyID: "4f1c2a4e-6f6d-4d8f-9e0b-2b1a3c4d5e6f"}}
 	pools := map[string]nodes.Pool{"worker": {Machine: "EM-A115X-SSD", Count: 2}}
 	tests := map[string]struct {
 		in   providers.Input
@@ -78,5 +82,65 @@ func TestCredentialsNameTheVariablesToSet(t *testing.T) {
 	got, err := (&scaleway.Provider{}).Credentials(&nodes.Platform{Infrastructure: nodes.Infrastructure{ProjectID: "p", API: nodes.API{AccessKey: "ak", SecretKey: "sk"}}}, nil)
 	if err != nil || got["SCW_ACCESS_KEY"] != "ak" || got["SCW_SECRET_KEY"] != "sk" || got["SCW_DEFAULT_PROJECT_ID"] != "p" {
 		t.Errorf("Credentials = %v, %v", got, err)
+	}
+}
+
+func TestDeriveHostname(t *testing.T) {
+	tests := map[string]struct{ id, want string }{
+		"a dedibox id is a hostname":                   {"sd-12345", "sd-12345"},
+		"an Elastic Metal id gives zone and uuid head": {"fr-par-2/11111111-2222-3333-4444-555555555555", "fr-par-2-11111111"},
+		"anything else gives none":                     {"not an id", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := providers.DerivedHostname(&scaleway.Provider{}, tc.id); got != tc.want {
+				t.Errorf("DerivedHostname(%q) = %q, want %q", tc.id, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidatePlatformRefusesIDsWithFieldAndLine(t *testing.T) {
+	const uuid = "11111111-2222-3333-4444-555555555555"
+	tests := map[string]struct {
+		image, key string
+		want       *providers.SettingError
+	}{
+		"a UUID os and key are valid":         {image: uuid, key: uuid},
+		"a zoned os is valid":                 {image: "fr-par-2/" + uuid, key: uuid},
+		"nothing set is valid":                {},
+		"an os name is refused at its line":   {image: "ubuntu_jammy", key: uuid, want: &providers.SettingError{Field: "infrastructure.image", Line: 6, Value: "ubuntu_jammy"}},
+		"a key name is refused at its line":   {image: uuid, key: "key-1", want: &providers.SettingError{Field: "infrastructure.ssh_key_id", Line: 7, Value: "key-1"}},
+		"a zoned key is refused (plain UUID)": {key: "fr-par-2/" + uuid, want: &providers.SettingError{Field: "infrastructure.ssh_key_id", Line: 7, Value: "fr-par-2/" + uuid}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			yaml := "name: lab\n# the cloud\ninfrastructure:\n  metal_provider: scaleway\n  zone: fr-par-2\n" +
+				"  image: \"" + tc.image + "\"\n  ssh_key_id: \"" + tc.key + "\"\n"
+			if err := os.MkdirAll(filepath.Join(dir, "platforms", "lab"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "platforms", "lab", "platform.yaml"), []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			plat, err := nodes.Open(dir, nodes.Options{}).Platform(context.Background(), "lab")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = (&scaleway.Provider{}).ValidatePlatform(plat)
+			var got *providers.SettingError
+			if errors.As(err, &got) {
+				if !errors.Is(err, providers.ErrInvalidSetting) || !errors.Is(err, nodes.ErrMalformed) {
+					t.Errorf("err = %v, want ErrInvalidSetting and nodes.ErrMalformed", err)
+				}
+				got = &providers.SettingError{Field: got.Field, Line: got.Line, Value: got.Value}
+			} else if err != nil {
+				t.Fatalf("err = %v, want a *SettingError or nil", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ValidatePlatform() (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

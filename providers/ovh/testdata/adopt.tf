@@ -44,7 +44,7 @@ resource "ovh_dedicated_server" "prod_control_002" {
       value = "none_64.en"
       }, {
       label = "region"
-      value = "ca"
+      value = "canada"
     }]
     duration     = "P1M"
     plan_code    = "24adv01"

@@ -30,7 +30,7 @@ resource "ovh_dedicated_server" "prod_control_001" {
       value = "none_64.en"
       }, {
       label = "region"
-      value = "ca"
+      value = "canada"
     }]
     duration     = "P1M"
     plan_code    = "24adv01"
@@ -59,7 +59,7 @@ resource "ovh_dedicated_server" "prod_control_002" {
       value = "none_64.en"
       }, {
       label = "region"
-      value = "ca"
+      value = "canada"
     }]
     duration     = "P1M"
     plan_code    = "24adv01"

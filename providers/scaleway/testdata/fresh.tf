@@ -15,7 +15,7 @@ resource "scaleway_baremetal_server" "lab_worker_001" {
   name        = "lab-worker-001"
   offer       = "EM-A115X-SSD"
   os          = "d17d6872-0412-45d9-a198-af82c34d3c5c"
-  ssh_key_ids = ["key-1"]
+  ssh_key_ids = ["4f1c2a4e-6f6d-4d8f-9e0b-2b1a3c4d5e6f"]
   tags        = ["platform:lab", "pool:worker", "managed-by:plasma-node"]
   zone        = "fr-par-2"
 }
@@ -25,7 +25,7 @@ resource "scaleway_baremetal_server" "lab_worker_002" {
   name        = "lab-worker-002"
   offer       = "EM-A115X-SSD"
   os          = "d17d6872-0412-45d9-a198-af82c34d3c5c"
-  ssh_key_ids = ["key-1"]
+  ssh_key_ids = ["4f1c2a4e-6f6d-4d8f-9e0b-2b1a3c4d5e6f"]
   tags        = ["platform:lab", "pool:worker", "managed-by:plasma-node"]
   zone        = "fr-par-2"
 }
