@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -81,5 +82,55 @@ func TestWindowEnableStatusDisable(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "window.json")); !os.IsNotExist(err) {
 		t.Errorf("the window record outlived the TTL: %v", err)
+	}
+}
+
+// TestASecondServeOnOneStateFolderIsRefused runs two serves on one state
+// folder: the second exits 1 naming the first's pid and address, and
+// disable stops the first even when its record is gone.
+func TestASecondServeOnOneStateFolderIsRefused(t *testing.T) {
+	state := t.TempDir()
+	first := exec.Command(filepath.Join(bin, "node-provisioner"), "--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets"),
+		"serve", "--http", "127.0.0.1:0", "--ttl", "1m")
+	first.Env = append(os.Environ(), "HOME="+t.TempDir())
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { first.Wait(); close(exited) }()
+	t.Cleanup(func() { first.Process.Kill(); <-exited })
+	var w struct {
+		PID  int
+		HTTP string
+	}
+	for end := time.Now().Add(15 * time.Second); w.HTTP == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the first serve recorded no window within 15s")
+		}
+		b, _ := os.ReadFile(filepath.Join(state, "window.json"))
+		json.Unmarshal(b, &w)
+	}
+	out, code := provisioner(t, state, "serve", "--http", "127.0.0.1:0", "--ttl", "1m")
+	want := fmt.Sprintf("already has a provisioning window: pid %d serving on %s", first.Process.Pid, w.HTTP)
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("second serve: exit %d, want 1 with %q:\n%s", code, want, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(state, "window.json"))
+	if !strings.Contains(string(b), w.HTTP) {
+		t.Errorf("the second serve touched the window record:\n%s", b)
+	}
+
+	// disable stops the window holding the folder, with or without its record.
+	os.Remove(filepath.Join(state, "window.json"))
+	if out, code := provisioner(t, state, "disable"); code != 0 || !strings.Contains(out, "Provisioning window closed") {
+		t.Errorf("disable: %d %s", code, out)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first serve still runs after disable")
+	}
+	if out, code := provisioner(t, state, "disable"); code != 0 || !strings.Contains(out, "No provisioning window was open") {
+		t.Errorf("second disable: %d %s", code, out)
 	}
 }

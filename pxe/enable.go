@@ -61,7 +61,9 @@ func SystemdRuns() bool {
 // systemd unit when systemd runs the machine, else a detached process
 // whose pid is written to <StateDir>/serve.pid and whose output goes to
 // <StateDir>/serve.log — and waits until the server has recorded its
-// window. An open window is an error wrapping [ErrWindowOpen].
+// window. An open window is an error wrapping [ErrWindowOpen], with the
+// window's record, or a [*WindowHeldError] and no record when a window
+// holds the state folder without having recorded itself.
 func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 	log := o.Logger
 	if log == nil {
@@ -72,6 +74,9 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 	}
 	if w, err := ReadWindow(o.StateDir); err == nil && w.Open(time.Now()) {
 		return w, fmt.Errorf("%w (pid %d, %s left)", ErrWindowOpen, w.PID, w.Left(time.Now()))
+	}
+	if held, err := WindowHolder(o.StateDir); err == nil && held != nil {
+		return nil, held
 	}
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("enable: %w", err)
@@ -144,20 +149,30 @@ func waitWindow(ctx context.Context, stateDir string, pid int, wait time.Duratio
 	}
 }
 
-// Disable closes the open window: it stops the transient unit, or sends
-// the serving process SIGTERM and waits (SIGKILL after timeout, default
-// 10 s). It is idempotent: with no open window it removes a stale record
+// Disable closes the open window: the one holding the state folder's
+// lock ([WindowLockName]), else the one its record names. It stops the
+// transient unit, or sends the serving process SIGTERM and waits (SIGKILL
+// after timeout, default 10 s). It is idempotent: with no open window it removes a stale record
 // and returns (false, nil).
 func Disable(ctx context.Context, stateDir string, timeout time.Duration) (bool, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	w, err := ReadWindow(stateDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
+	}
+	held, herr := WindowHolder(stateDir)
+	if herr != nil {
+		return false, herr
+	}
+	if held != nil && (w == nil || w.PID != held.PID) {
+		// The window holding the folder has no record (it is starting,
+		// or could not write it): stop it all the same.
+		w = &Window{PID: held.PID, HTTP: held.HTTP, Started: held.Since}
+	}
+	if w == nil {
+		return false, nil
 	}
 	if !w.Open(time.Now()) {
 		return false, RemoveWindow(stateDir, w.PID)

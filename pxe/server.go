@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	gopath "path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
@@ -47,7 +49,8 @@ type Config struct {
 	// StateDir is node-provisioner's state folder: the registrations
 	// (when Backend is nil), staged boot assets (assets/), the TFTP root
 	// (tftp/), the TLS certificate (tls/), the site settings (site.json),
-	// the event log and the window record (window.json).
+	// the event log, the window record (window.json) and the lock that
+	// keeps it to one window at a time (window.lock).
 	StateDir string
 	// Backend answers the window's questions: which machine boots, what
 	// it installs, what answer its installer gets. Nil: the registrations
@@ -288,7 +291,10 @@ func (s *Server) plainPath(path string) bool {
 // hook as it opens and closes. Requests already running get a few
 // seconds to finish; new ones are refused at once. An error setting the
 // window up (a busy port, an unreadable state folder) is returned before
-// anything is served.
+// anything is served. With a state folder, Serve holds its lock
+// ([WindowLockName]) from before anything listens until it returns: a
+// second window on the same folder gets a [*WindowHeldError] naming the
+// first's process and address.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	started := s.started
@@ -297,11 +303,24 @@ func (s *Server) Serve(ctx context.Context) error {
 	if started {
 		return errors.New("pxe: Serve called twice; a Server serves one window")
 	}
+	lock, err := s.lockStateDir()
+	if err != nil {
+		if s.cfg.Listener != nil {
+			s.cfg.Listener.Close()
+		}
+		return err
+	}
+	defer lock.Unlock()
 	a, err := s.assemble(ctx)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	if lock != nil {
+		if err := lock.Relabel(windowHolderPrefix + a.ln.Addr().String()); err != nil {
+			s.log.Warn("the window lock does not name the bound address", "err", err)
+		}
+	}
 	ln := a.ln
 	switch {
 	case a.tls != nil:
@@ -366,6 +385,29 @@ func (s *Server) Serve(ctx context.Context) error {
 		hs.Close()
 	}
 	return result
+}
+
+// lockStateDir takes the state folder for this window (nil without a
+// state folder): a second window on it would overwrite the window record
+// and answer the same registrations. The error is a [*WindowHeldError]
+// when another window holds it.
+func (s *Server) lockStateDir() (*lockfile.Lock, error) {
+	if s.cfg.StateDir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
+		return nil, &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot create the state folder", Err: err}
+	}
+	addr := s.cfg.HTTPAddr
+	if s.cfg.Listener != nil {
+		addr = s.cfg.Listener.Addr().String()
+	}
+	lock, err := lockWindow(s.cfg.StateDir, addr)
+	var held *WindowHeldError
+	if err != nil && !errors.As(err, &held) {
+		return nil, &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot lock the state folder for the window", Err: err}
+	}
+	return lock, err
 }
 
 func (s *Server) close() {

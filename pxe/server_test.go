@@ -6,8 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func start(t *testing.T, cfg Config) (*Server, string, chan error) {
@@ -91,4 +95,61 @@ func TestNewRefusesABadRoute(t *testing.T) {
 	if _, err := New(Config{Routes: map[string]http.Handler{"GET x/{bad": http.NotFoundHandler()}}); err == nil {
 		t.Error("New accepted a malformed route pattern")
 	}
+}
+
+func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
+	state, secrets := t.TempDir(), t.TempDir()
+	cfg := Config{StateDir: state, SecretsDir: secrets}
+	first, _, firstDone := start(t, cfg)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(Config{StateDir: state, SecretsDir: secrets, Listener: ln})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err = second.Serve(ctx)
+	var held *WindowHeldError
+	if !errors.As(err, &held) || !errors.Is(err, ErrWindowOpen) {
+		t.Fatalf("second Serve = %v, want a *WindowHeldError matching ErrWindowOpen", err)
+	}
+	want := &WindowHeldError{StateDir: state, PID: os.Getpid(), HTTP: first.Addr().String()}
+	if diff := cmp.Diff(want, held, cmpopts.IgnoreFields(WindowHeldError{}, "Since")); diff != "" {
+		t.Errorf("holder (-want +got):\n%s", diff)
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("the refused window left its listener open: %v", err)
+	}
+	w, err := ReadWindow(state)
+	for end := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(end); w, err = ReadWindow(state) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil || w.HTTP != first.Addr().String() {
+		t.Errorf("window record = %+v, %v; want the first window's", w, err)
+	}
+	if h, err := WindowHolder(state); err != nil || h == nil || h.HTTP != first.Addr().String() {
+		t.Errorf("WindowHolder = %+v, %v; want the first window", h, err)
+	}
+	if !first.Open() {
+		t.Error("the first window closed")
+	}
+
+	// Once the first window ends, the folder is free again.
+	first.cfg.Listener.Close()
+	if err := <-firstDone; err == nil {
+		t.Fatal("first Serve returned nil")
+	}
+	if h, err := WindowHolder(state); err != nil || h != nil {
+		t.Errorf("WindowHolder after the first window = %+v, %v; want none", h, err)
+	}
+	third, _, thirdDone := start(t, cfg)
+	if !third.Open() {
+		t.Error("a window after the first one ended did not open")
+	}
+	third.cfg.Listener.Close()
+	<-thirdDone
 }

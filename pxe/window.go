@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
 )
 
 // WindowFileName is the record of the open window in the state folder.
@@ -105,4 +107,70 @@ func RemoveWindow(stateDir string, pid int) error {
 		return err
 	}
 	return nil
+}
+
+// WindowLockName is the lock file in the state folder that a serving
+// window holds for its whole life, so that one state folder has one
+// window at a time.
+const WindowLockName = "window.lock"
+
+// windowHolderPrefix starts the holder's description in the lock file;
+// the HTTP address follows.
+const windowHolderPrefix = "provisioning window on "
+
+// WindowHeldError is the error of [Server.Serve] and [Enable] when another
+// window holds the state folder. It matches [ErrWindowOpen].
+type WindowHeldError struct {
+	// StateDir is the state folder held.
+	StateDir string
+	// PID is the process serving the other window.
+	PID int
+	// HTTP is the other window's HTTP address: the bound one once it
+	// listens, the configured one before.
+	HTTP string
+	// Since is when the other window took the state folder.
+	Since time.Time
+}
+
+// Error names the state folder, the holder's process and its address.
+func (e *WindowHeldError) Error() string {
+	return fmt.Sprintf("state folder %s already has a provisioning window: pid %d serving on %s since %s",
+		e.StateDir, e.PID, e.HTTP, e.Since.Format(time.RFC3339))
+}
+
+// Is makes a WindowHeldError match [ErrWindowOpen].
+func (e *WindowHeldError) Is(target error) bool { return target == ErrWindowOpen }
+
+// lockWindow takes the state folder for a window that will serve on
+// addr, or returns a [WindowHeldError] naming the window holding it.
+func lockWindow(stateDir, addr string) (*lockfile.Lock, error) {
+	l, err := lockfile.TryLock(filepath.Join(stateDir, WindowLockName), windowHolderPrefix+addr)
+	var held *lockfile.HeldError
+	if errors.As(err, &held) {
+		return nil, heldError(stateDir, held)
+	}
+	return l, err
+}
+
+func heldError(stateDir string, held *lockfile.HeldError) *WindowHeldError {
+	addr, _ := strings.CutPrefix(held.Who, windowHolderPrefix)
+	return &WindowHeldError{StateDir: stateDir, PID: held.PID, HTTP: addr, Since: held.Since}
+}
+
+// WindowHolder returns the window holding stateDir, or nil when none
+// does (no lock file, or nobody holds it). It takes and at once releases
+// the lock when it is free.
+func WindowHolder(stateDir string) (*WindowHeldError, error) {
+	if _, err := os.Lstat(filepath.Join(stateDir, WindowLockName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	l, err := lockfile.TryLock(filepath.Join(stateDir, WindowLockName), "node-provisioner disable")
+	var held *lockfile.HeldError
+	switch {
+	case errors.As(err, &held):
+		return heldError(stateDir, held), nil
+	case err != nil:
+		return nil, fmt.Errorf("window lock: %w", err)
+	}
+	return nil, l.Unlock()
 }

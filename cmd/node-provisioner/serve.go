@@ -104,7 +104,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 // flagNames are the flags of the window's configuration fields.
 var flagNames = map[string]string{
 	"HTTPAddr": "--http", "ServerIP": "--server-ip", "DHCPInterface": "--dhcp-interface", "TFTPAddr": "--tftp",
-	"BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release",
+	"StateDir": "--state-dir", "BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release",
 }
 
 // flagError turns a window configuration error into the flag's words:

@@ -34,6 +34,10 @@ func (a *app) enableCmd() *cobra.Command {
 			}
 			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, serveArgs(cmd.Flags())...)
 			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, TTL: o.cfg.TTL, Logger: a.log})
+			if errors.Is(err, pxe.ErrWindowOpen) && w == nil {
+				fmt.Fprintf(a.out, "The provisioning window is already open: %v\n", err)
+				return nil
+			}
 			if errors.Is(err, pxe.ErrWindowOpen) {
 				fmt.Fprintf(a.out, "The provisioning window is already open: %s, %s left\n", w.URL, w.Left(time.Now()))
 				return nil

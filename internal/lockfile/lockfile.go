@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +15,37 @@ import (
 // first, while another holder has the lock. The error's text names the
 // holder.
 var ErrLocked = errors.New("locked")
+
+// HeldError is the error of [TryLock], and of [Acquire] when its context
+// ends first, while another holder has the lock; it matches [ErrLocked].
+// Who, PID and Since are what the holder wrote into the file (zero when it
+// wrote nothing readable yet, as between opening and recording).
+type HeldError struct {
+	// Path is the lock file.
+	Path string
+	// Who is the holder's description, as given to [TryLock] or
+	// [Lock.Relabel].
+	Who string
+	// PID is the holder's process id.
+	PID int
+	// Since is when the holder took the lock.
+	Since time.Time
+}
+
+// Error names the lock file and the holder.
+func (e *HeldError) Error() string {
+	holder := "another process"
+	switch {
+	case e.PID > 0:
+		holder = fmt.Sprintf("%s (pid %d, since %s)", e.Who, e.PID, e.Since.Format(time.RFC3339))
+	case e.Who != "":
+		holder = e.Who
+	}
+	return fmt.Sprintf("%s is %s by %s", e.Path, ErrLocked, holder)
+}
+
+// Is makes a HeldError match [ErrLocked].
+func (e *HeldError) Is(target error) bool { return target == ErrLocked }
 
 // Lock is a held lock. Release it with [Lock.Unlock].
 type Lock struct {
@@ -30,10 +62,11 @@ func TryLock(path, who string) (*Lock, error) {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder := readHolder(f)
+		held := readHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s is %w by %s", path, ErrLocked, holder)
+			held.Path = path
+			return nil, held
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -65,6 +98,16 @@ func Acquire(ctx context.Context, path, who string, interval time.Duration) (*Lo
 	}
 }
 
+// Relabel rewrites the holder's description that a refused [TryLock]
+// reports, for a holder that learns more after taking the lock (such as
+// the address it listens on).
+func (l *Lock) Relabel(who string) error {
+	if l == nil || l.f == nil {
+		return errors.New("lock: not held")
+	}
+	return l.record(who)
+}
+
 func (l *Lock) record(who string) error {
 	if err := l.f.Truncate(0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
@@ -76,14 +119,20 @@ func (l *Lock) record(who string) error {
 	return nil
 }
 
-func readHolder(f *os.File) string {
-	buf := make([]byte, 256)
+// readHolder parses the line record writes: "WHO (pid N, since TIME)".
+func readHolder(f *os.File) *HeldError {
+	buf := make([]byte, 1024)
 	n, _ := f.ReadAt(buf, 0)
-	s := strings.TrimSpace(string(buf[:n]))
-	if s == "" {
-		return "another process"
+	line := strings.TrimSpace(string(buf[:n]))
+	i := strings.LastIndex(line, " (pid ")
+	if i < 0 || !strings.HasSuffix(line, ")") {
+		return &HeldError{Who: line}
 	}
-	return s
+	pid, since, _ := strings.Cut(line[i+len(" (pid "):len(line)-1], ", since ")
+	e := &HeldError{Who: line[:i]}
+	e.PID, _ = strconv.Atoi(pid)
+	e.Since, _ = time.Parse(time.RFC3339, since)
+	return e
 }
 
 // Unlock releases the lock. The file stays, so that the next holder locks

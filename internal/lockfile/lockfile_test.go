@@ -3,10 +3,14 @@ package lockfile
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestTryLockNamesTheHolder(t *testing.T) {
@@ -27,6 +31,29 @@ func TestTryLockNamesTheHolder(t *testing.T) {
 		t.Fatalf("after Unlock: %v", err)
 	}
 	l2.Unlock()
+}
+
+func TestHeldErrorGivesTheHolderAndRelabelUpdatesIt(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ".lock")
+	l, err := TryLock(p, "window on :0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if err := l.Relabel("window on 127.0.0.1:8090"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = TryLock(p, "other")
+	var held *HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("err = %v, want a *HeldError", err)
+	}
+	if diff := cmp.Diff(&HeldError{Path: p, Who: "window on 127.0.0.1:8090", PID: os.Getpid()}, held, cmpopts.IgnoreFields(HeldError{}, "Since")); diff != "" {
+		t.Errorf("holder (-want +got):\n%s", diff)
+	}
+	if time.Since(held.Since) > time.Minute {
+		t.Errorf("Since = %v, want about now", held.Since)
+	}
 }
 
 func TestAcquireWaitsAndGivesUp(t *testing.T) {
