@@ -100,12 +100,40 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
+	for _, f := range []struct{ what, dir string }{
+		{"registrations", cfg.Store.Dir()}, {"first-boot", b.dir}, {"secrets", cfg.Secrets.Dir()}, {"state", cfg.StateDir},
+	} {
+		if err := writable(f.dir); err != nil {
+			return nil, fmt.Errorf("registry backend: the %s folder %s: %w: %w", f.what, f.dir, ErrNotWritable, err)
+		}
+	}
+	// Temporary files of answers a killed window staged are of no use.
+	for _, dir := range []string{b.dir, cfg.Secrets.Dir()} {
+		if err := atomicfile.CleanTemp(dir); err != nil {
+			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
+		}
+	}
 	ev, err := OpenEventLog(filepath.Join(cfg.StateDir, EventsFileName))
 	if err != nil {
 		return nil, err
 	}
 	b.events = ev
 	return b, nil
+}
+
+// ErrNotWritable is wrapped by [NewBackend]'s error for a folder it must
+// write an answer's files to but cannot (read-only, full, no permission):
+// a window that starts anyway would take registrations it cannot answer.
+var ErrNotWritable = errors.New("not writable")
+
+// writable proves that a file can be written into dir.
+func writable(dir string) error {
+	st, err := atomicfile.Stage(filepath.Join(dir, ".probe"), []byte("probe\n"), 0o600)
+	if err != nil {
+		return err
+	}
+	st.Discard()
+	return nil
 }
 
 // Close closes the event log.
@@ -310,24 +338,86 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if _, err := answer.Render(a, req.Version, answer.RenderOptions{Header: header, DropUnsupported: true}); err != nil {
 		return nil, fmt.Errorf("render the answer of %s: %w", reg.Name, err)
 	}
-	rec := ConsumeRecord{Time: b.cfg.Now(), ClientIP: req.ClientIP, MACs: macs, Serial: serial, UUID: uuid}
+	staged, err := b.stage(reg.Name, pw, files)
+	if err != nil {
+		return nil, fmt.Errorf("stage the answer of %s: %w", reg.Name, err)
+	}
+	// The claim is the point of no return, and the last step that can
+	// fail but for renames; a failure after it restores the registration.
+	rec := ConsumeRecord{Time: b.cfg.Now(), ClientIP: req.ClientIP, MACs: macs, Serial: serial, UUID: uuid, Undelivered: true}
 	if _, err := b.cfg.Store.Consume(ctx, reg.Name, rec); err != nil {
+		staged.discard()
 		if errors.Is(err, ErrAlreadyConsumed) || errors.Is(err, ErrNotFound) {
 			return nil, errNoMatch
 		}
 		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
 	}
-	// Only the request that consumed the registration gets here: it alone
-	// writes the secret and the one-shot files.
-	if _, err := b.cfg.Secrets.WritePassword(reg.Name, pw); err != nil {
-		return nil, fmt.Errorf("write the root password of %s: %w", reg.Name, err)
+	if err := staged.commit(); err != nil {
+		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
+			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
+		}
+		return nil, fmt.Errorf("write the answer files of %s: %w", reg.Name, err)
 	}
-	for name, data := range files {
-		if err := atomicfile.WriteFile(filepath.Join(b.dir, name), data, 0o600); err != nil {
-			return nil, fmt.Errorf("write the first-boot files of %s: %w", reg.Name, err)
+	name := reg.Name
+	return &backend.Answer{Node: name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version),
+		Delivered: func(err error) { b.delivered(name, err) }}, nil
+}
+
+// delivered records whether a consumed registration's answer reached its
+// installer: one that did not stays undelivered, to be re-armed.
+func (b *Backend) delivered(name string, err error) {
+	if err != nil {
+		b.log.Warn("answer not delivered: the registration stays consumed and undelivered; re-arm it to answer again", "node", name, "err", err)
+		return
+	}
+	if err := b.cfg.Store.MarkDelivered(context.Background(), name); err != nil {
+		b.log.Error("cannot record a delivered answer", "node", name, "err", err)
+	}
+}
+
+// staged is an answer's files written under temporary names: the root
+// password and the one-shot first-boot files.
+type staged []*atomicfile.Staged
+
+func (s staged) discard() {
+	for _, f := range s {
+		f.Discard()
+	}
+}
+
+// commit puts every file in place; on error it discards the rest.
+func (s staged) commit() error {
+	for i, f := range s {
+		if err := f.Commit(); err != nil {
+			s[i+1:].discard()
+			return err
 		}
 	}
-	return &backend.Answer{Node: reg.Name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version)}, nil
+	return nil
+}
+
+// stage writes a node's root password and first-boot files under
+// temporary names, so that a full or read-only folder fails the answer
+// before its registration is consumed.
+func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error) {
+	if pw == "" || strings.ContainsAny(pw, "\r\n") {
+		return nil, fmt.Errorf("the password of %s is empty or spans lines", name)
+	}
+	var out staged
+	st, err := atomicfile.Stage(b.cfg.Secrets.PasswordPath(name), []byte(pw+"\n"), 0o600)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, st)
+	for fn, data := range files {
+		st, err := atomicfile.Stage(filepath.Join(b.dir, fn), data, 0o600)
+		if err != nil {
+			out.discard()
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // build builds a node's answer with a new password. It returns the

@@ -33,7 +33,16 @@ type ConsumeRecord struct {
 	Serial string
 	// UUID is the DMI system UUID the installer posted.
 	UUID string
+	// Undelivered is set while the answer was taken but not seen
+	// delivered: from the consumption until the window wrote the reply
+	// ([Store.MarkDelivered]). One left set (the connection died, or the
+	// window did) can be re-armed ([Store.Rearm]).
+	Undelivered bool
 }
+
+// ErrDelivered is returned (wrapped) by [Store.Rearm] for a registration
+// whose answer was delivered: its machine installed or is installing.
+var ErrDelivered = errors.New("answer was delivered")
 
 // Consume marks the pending registration name as served, once: it moves
 // <name>.json to <name>.json.consumed with rec recorded in it, and returns
@@ -169,6 +178,85 @@ func (g *Store) recoverClaims() error {
 		default:
 			g.restoreClaim(claim, name)
 		}
+	}
+	return nil
+}
+
+// MarkDelivered records that the consumed registration name's answer
+// reached its installer (clears [ConsumeRecord].Undelivered).
+func (g *Store) MarkDelivered(ctx context.Context, name string) error {
+	return g.updateConsumed(ctx, name, "mark delivered", func(r *Registration) error {
+		r.Consumed.Undelivered = false
+		return nil
+	})
+}
+
+// Rearm puts the consumed registration name back to pending, so that its
+// machine is answered again: only when its answer was not seen delivered,
+// else with an error wrapping [ErrDelivered], unless force. A pending
+// registration of the same name gives an error wrapping
+// [ErrInvalidRegistration]; an unknown name one wrapping [ErrNotFound].
+func (g *Store) Rearm(ctx context.Context, name string, force bool) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	unlock, err := g.lock(ctx, "node-provisioner rearm "+name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	r, err := g.readFile(g.consumedPath(name), name)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("rearm %s: %w named %q was consumed", name, ErrNotFound, name)
+	}
+	if err != nil {
+		return fmt.Errorf("rearm %s: %w", name, err)
+	}
+	if r.Consumed != nil && !r.Consumed.Undelivered && !force {
+		return fmt.Errorf("rearm %s: %w at %s; register it again to reinstall", name, ErrDelivered, r.Consumed.Time.UTC().Format(time.RFC3339))
+	}
+	if _, err := os.Lstat(g.pendingPath(name)); err == nil {
+		return invalid(ErrInvalidRegistration, "rearm %s: a pending registration of that name exists", name)
+	}
+	r.Consumed = nil
+	data, err := encodeRegistration(r)
+	if err == nil {
+		err = atomicfile.CreateExclusive(g.pendingPath(name), data, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("rearm %s: %w", name, err)
+	}
+	if err := os.Remove(g.consumedPath(name)); err != nil {
+		return fmt.Errorf("rearm %s: %w", name, err)
+	}
+	g.log.Info("registration re-armed", "node", name)
+	return atomicfile.SyncDir(g.dir)
+}
+
+// updateConsumed rewrites the consumed registration name under the lock.
+func (g *Store) updateConsumed(ctx context.Context, name, what string, f func(*Registration) error) error {
+	unlock, err := g.lock(ctx, "node-provisioner "+what+" "+name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	path := g.consumedPath(name)
+	r, err := g.readFile(path, name)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, name, err)
+	}
+	if r.Consumed == nil {
+		r.Consumed = &ConsumeRecord{}
+	}
+	if err := f(&r); err != nil {
+		return err
+	}
+	data, err := encodeRegistration(r)
+	if err == nil {
+		err = atomicfile.WriteFile(path, data, 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, name, err)
 	}
 	return nil
 }

@@ -45,11 +45,12 @@ type registrationJSON struct {
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
 	ConsumedSerial string     `json:"consumed_serial,omitempty"`
 	ConsumedUUID   string     `json:"consumed_uuid,omitempty"`
+	Undelivered    bool       `json:"undelivered,omitempty"`
 }
 
 var knownKeys = []string{
 	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys",
-	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid",
+	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
 // MarshalJSON writes the registration file format. It does not validate;
@@ -79,6 +80,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		w.ConsumedMACs = c.MACs
 		w.ConsumedSerial = c.Serial
 		w.ConsumedUUID = c.UUID
+		w.Undelivered = c.Undelivered
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -159,7 +161,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 		return Registration{}, err
 	}
 	if w.ConsumedAt != "" || w.InstallIP != nil || len(w.ConsumedMACs) > 0 || w.ConsumedSerial != "" || w.ConsumedUUID != "" {
-		c := &ConsumeRecord{MACs: w.ConsumedMACs, Serial: w.ConsumedSerial, UUID: w.ConsumedUUID}
+		c := &ConsumeRecord{MACs: w.ConsumedMACs, Serial: w.ConsumedSerial, UUID: w.ConsumedUUID, Undelivered: w.Undelivered}
 		if w.InstallIP != nil {
 			c.ClientIP = *w.InstallIP
 		}

@@ -50,6 +50,9 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 		if c := r.Consumed; c != nil {
 			t := c.Time
 			s.State, s.ConsumedAt, s.InstallIP = backend.StateConsumed, &t, c.ClientIP
+			if c.Undelivered {
+				s.State = backend.StateUndelivered
+			}
 			if at, ok := installed[r.Name]; ok && !at.Before(c.Time) {
 				s.State, s.InstalledAt = backend.StateInstalled, &at
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"encoding/json"
@@ -137,6 +138,40 @@ func (a *app) unregisterCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func (a *app) rearmCmd() *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "rearm NAME [--force]",
+		Short: "Put a consumed registration whose answer was not delivered back to pending",
+		Example: `  node-provisioner list          # STATE undelivered: the connection died as the answer was sent
+  node-provisioner rearm pve3`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := registry.ValidateName(args[0]); err != nil {
+				return err
+			}
+			reg, err := registry.Open(a.stateDir, a.log)
+			if err != nil {
+				return err
+			}
+			err = reg.Rearm(cmd.Context(), args[0], force)
+			if errors.Is(err, registry.ErrDelivered) {
+				return usageError(fmt.Errorf("%w (--force re-arms it anyway)", err))
+			}
+			if errors.Is(err, registry.ErrNotFound) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "Re-armed %s: pending again\n", args[0])
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "re-arm also a registration whose answer was delivered (its machine installs again)")
+	return c
 }
 
 func (a *app) listCmd() *cobra.Command {

@@ -77,7 +77,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
 	pf.StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.rearmCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	cli.Setup(root)
 	return root
 }

@@ -16,14 +16,33 @@ const TempPrefix = ".tmp-"
 // WriteFile writes data to a temporary file in the folder of name, syncs it
 // to disk, gives it mode perm and renames it over name, then syncs the
 // folder. On any error the temporary file is removed and name is untouched.
-func WriteFile(name string, data []byte, perm os.FileMode) (err error) {
+func WriteFile(name string, data []byte, perm os.FileMode) error {
+	st, err := Stage(name, data, perm)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+// Staged is a file written and synced under a temporary name in the
+// folder of its final name, not yet in place: [Staged.Commit] renames it
+// there, [Staged.Discard] removes it. It lets a caller do every write
+// that can fail before a step it cannot take back, and the cheap rename
+// after.
+type Staged struct {
+	name, tmp string
+}
+
+// Stage writes data as a [Staged] file for name with mode perm. A killed
+// process leaves it as a temporary file that [CleanTemp] removes.
+func Stage(name string, data []byte, perm os.FileMode) (_ *Staged, err error) {
 	dir, base := filepath.Split(name)
 	if dir == "" {
 		dir = "."
 	}
 	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	tmp := f.Name()
 	defer func() {
@@ -33,22 +52,33 @@ func WriteFile(name string, data []byte, perm os.FileMode) (err error) {
 		}
 	}()
 	if err = f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", name, err)
+		return nil, fmt.Errorf("write %s: sync: %w", name, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
-	if err = os.Rename(tmp, name); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+	return &Staged{name: name, tmp: tmp}, nil
+}
+
+// Commit renames the staged file over its name and syncs the folder. On
+// error the staged file is removed.
+func (s *Staged) Commit() error {
+	if err := os.Rename(s.tmp, s.name); err != nil {
+		os.Remove(s.tmp)
+		return fmt.Errorf("write %s: %w", s.name, err)
 	}
+	dir := filepath.Dir(s.name)
 	return SyncDir(dir)
 }
+
+// Discard removes the staged file; name is untouched.
+func (s *Staged) Discard() { os.Remove(s.tmp) }
 
 // CreateExclusive writes data to name like [WriteFile], but fails with an
 // error matching [os.ErrExist] when name already exists. It links the

@@ -78,6 +78,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if res.Delivered != nil {
 		res.Delivered(werr)
 	}
+	if werr != nil {
+		ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusOK, "answer not delivered: the connection failed while it was sent"
+		h.record(ctx, ev)
+		h.cfg.Metrics.AnswerRefused()
+		h.log.Warn("answer not delivered", "node", res.Node, "client_ip", ip, "err", werr)
+		return
+	}
 	ev.Kind, ev.Status, ev.Detail = backend.EventAnswer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
 	h.cfg.Metrics.AnswerServed()
