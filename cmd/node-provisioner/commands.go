@@ -5,7 +5,6 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
