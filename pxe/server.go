@@ -116,6 +116,10 @@ type Config struct {
 	// for sites that set PXE options on their own DHCP server (see
 	// [RunHook]).
 	DHCPHook string
+	// HTTPLimits bound the HTTP connections: idle keep-alive, stalled
+	// bodies, clients that stop reading, connections per client
+	// address. Zero fields are the defaults of [HTTPLimits].
+	HTTPLimits HTTPLimits
 	// Routes are mounted beside the window's own, pattern to handler; a
 	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
@@ -194,6 +198,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.IPXEDir == "" {
 		cfg.IPXEDir = DefaultIPXEDir
 	}
+	cfg.HTTPLimits = cfg.HTTPLimits.withDefaults()
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -267,7 +272,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this path is served over HTTPS only", http.StatusForbidden)
 		return
 	}
+	w, r = s.cfg.HTTPLimits.bound(w, r)
 	h.ServeHTTP(w, r)
+	if d := s.cfg.HTTPLimits.WriteTimeout; d > 0 {
+		// What the handler left buffered is flushed after it returns.
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+	}
 }
 
 // plainPath reports whether path is one of the plain-HTTP paths.
@@ -321,7 +331,9 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.log.Warn("the window lock does not name the bound address", "err", err)
 		}
 	}
-	ln := a.ln
+	ln := newClientLimitListener(a.ln, s.cfg.HTTPLimits.MaxConnsPerClient, func(addr netip.Addr) {
+		s.log.Debug("connection refused: too many from one client", "client_ip", addr.String(), "max", s.cfg.HTTPLimits.MaxConnsPerClient)
+	})
 	switch {
 	case a.tls != nil:
 		ln = newSniffListener(ln, a.tls)
@@ -329,6 +341,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       max(s.cfg.HTTPLimits.IdleTimeout, 0),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

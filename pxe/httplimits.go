@@ -1,0 +1,245 @@
+package pxe
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Limits on the window's HTTP connections, the defaults of [HTTPLimits].
+// nginx, the usual front of such servers, closes the same connections
+// within 60 to 75 seconds (keepalive_timeout 75 s, client_body_timeout
+// and send_timeout 60 s); the window's clients are iPXE and the
+// installer on a LAN, which never pause that long, so its limits are
+// shorter.
+const (
+	// DefaultIdleTimeout closes a keep-alive connection that has sent no
+	// new request for 60 seconds. iPXE and the installer reuse theirs
+	// within a second or two.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultBodyTimeout ends a request whose body has sent nothing for
+	// 30 seconds (a POST that stops sending); a slow body that keeps
+	// sending is not cut, each read gets the whole time.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultWriteTimeout ends a response when one write of it, at most
+	// [WriteChunk] bytes, cannot be handed to the client's connection
+	// for 30 seconds (a client that stops reading a 64 MiB asset). A
+	// slow client that keeps reading is not cut: any client reading
+	// [WriteChunk] bytes in 30 seconds (about 2 KiB/s) gets everything.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxConnsPerClient is how many connections one client
+	// address may hold at once: 16, several times what a browser opens
+	// (6) and what iPXE or the installer use (1); a further connection
+	// is closed as it is accepted.
+	DefaultMaxConnsPerClient = 16
+	// WriteChunk is the most a response write sends under one write
+	// deadline: larger writes, such as an asset sent by sendfile, are
+	// cut into chunks of this size, each with its own deadline.
+	WriteChunk = 64 << 10
+)
+
+// HTTPLimits bound the window's HTTP connections. Zero fields are the
+// defaults; a negative duration or count turns that limit off.
+type HTTPLimits struct {
+	// IdleTimeout closes an idle keep-alive connection. Default:
+	// [DefaultIdleTimeout].
+	IdleTimeout time.Duration
+	// BodyTimeout ends a request whose body sends nothing for this long
+	// between two reads. Default: [DefaultBodyTimeout].
+	BodyTimeout time.Duration
+	// WriteTimeout ends a response when one write of at most
+	// [WriteChunk] bytes takes this long. Default: [DefaultWriteTimeout].
+	WriteTimeout time.Duration
+	// MaxConnsPerClient caps the connections of one client address.
+	// Default: [DefaultMaxConnsPerClient].
+	MaxConnsPerClient int
+}
+
+// withDefaults fills in the zero fields.
+func (l HTTPLimits) withDefaults() HTTPLimits {
+	if l.IdleTimeout == 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.BodyTimeout == 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.WriteTimeout == 0 {
+		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.MaxConnsPerClient == 0 {
+		l.MaxConnsPerClient = DefaultMaxConnsPerClient
+	}
+	return l
+}
+
+// bound wraps a request's writer and body with the per-write and
+// per-read deadlines of l.
+func (l HTTPLimits) bound(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+	rc := http.NewResponseController(w)
+	if l.BodyTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, d: l.BodyTimeout}
+	}
+	if l.WriteTimeout > 0 {
+		w = &deadlineWriter{ResponseWriter: w, rc: rc, d: l.WriteTimeout}
+	}
+	return w, r
+}
+
+// deadlineBody gives each read of a request body its own deadline, and
+// clears it once the body is read (a body that timed out keeps it, so
+// that the server's discarding the rest is cut too), so that the connection's background
+// read (which notices a client going away) is not cut.
+type deadlineBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(b.d))
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// deadlineWriter gives each write of a response, in chunks of at most
+// [WriteChunk] bytes, its own deadline.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (w *deadlineWriter) Write(p []byte) (n int, err error) {
+	for len(p) > 0 {
+		chunk := p[:min(len(p), WriteChunk)]
+		w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		m, err := w.ResponseWriter.Write(chunk)
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p = p[m:]
+	}
+	return n, nil
+}
+
+// ReadFrom keeps the writer's own ReadFrom (sendfile for a file on a
+// plain TCP connection), a chunk at a time.
+func (w *deadlineWriter) ReadFrom(src io.Reader) (n int64, err error) {
+	rf, ok := w.ResponseWriter.(io.ReaderFrom)
+	if !ok {
+		return io.CopyBuffer(writerOnly{w}, src, make([]byte, 32<<10))
+	}
+	// sendfile takes a file, or a file under one io.LimitedReader, as
+	// http.ServeContent gives.
+	lr, ok := src.(*io.LimitedReader)
+	if !ok {
+		lr = &io.LimitedReader{R: src, N: 1<<63 - 1}
+	}
+	for lr.N > 0 {
+		w.rc.SetWriteDeadline(time.Now().Add(w.d))
+		chunk := &io.LimitedReader{R: lr.R, N: min(lr.N, WriteChunk)}
+		m, err := rf.ReadFrom(chunk)
+		n += m
+		lr.N -= m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 || chunk.N > 0 {
+			return n, nil // src ended
+		}
+	}
+	return n, nil
+}
+
+// Unwrap lets [http.ResponseController] reach the underlying writer.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// writerOnly hides a writer's ReadFrom from io.Copy.
+type writerOnly struct{ io.Writer }
+
+// clientLimitListener closes a new connection when its client address
+// already holds max.
+type clientLimitListener struct {
+	net.Listener
+	max   int
+	mu    sync.Mutex
+	conns map[netip.Addr]int
+	// refused is called with each address refused; may be nil.
+	refused func(netip.Addr)
+}
+
+func newClientLimitListener(ln net.Listener, max int, refused func(netip.Addr)) net.Listener {
+	if max <= 0 {
+		return ln
+	}
+	return &clientLimitListener{Listener: ln, max: max, conns: map[netip.Addr]int{}, refused: refused}
+}
+
+// Accept returns the next connection whose client is under the cap.
+func (l *clientLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
+		addr := ap.Addr().Unmap()
+		l.mu.Lock()
+		over := perr == nil && l.conns[addr] >= l.max
+		if !over {
+			l.conns[addr]++
+		}
+		l.mu.Unlock()
+		if over {
+			c.Close()
+			if l.refused != nil {
+				l.refused(addr)
+			}
+			continue
+		}
+		return &countedConn{Conn: c, release: func() { l.release(addr) }}, nil
+	}
+}
+
+func (l *clientLimitListener) release(addr netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conns[addr]--; l.conns[addr] <= 0 {
+		delete(l.conns, addr)
+	}
+}
+
+// countedConn gives its client's place back when it closes.
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+// ReadFrom keeps the connection's own ReadFrom (sendfile for TCP).
+func (c *countedConn) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(c.Conn, r)
+}
+
+// CloseWrite half-closes a TCP connection, as http.Server does before
+// closing one it refused.
+func (c *countedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
