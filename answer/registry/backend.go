@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -64,6 +65,11 @@ type Backend struct {
 	dir    string
 	events *EventLog
 
+	// installed is when each node's installer reported success, kept in
+	// memory so that the status page reads no event log.
+	installedMu sync.Mutex
+	installed   map[string]time.Time
+
 	allowMu   sync.Mutex
 	allowRead time.Time
 	allowMACs map[string]bool
@@ -112,6 +118,10 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 		if err := atomicfile.CleanTemp(dir); err != nil {
 			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
 		}
+	}
+	var err error
+	if b.installed, err = Installed(context.Background(), filepath.Join(cfg.StateDir, EventsFileName)); err != nil {
+		return nil, fmt.Errorf("registry backend: %w", err)
 	}
 	ev, err := OpenEventLog(filepath.Join(cfg.StateDir, EventsFileName))
 	if err != nil {
@@ -513,15 +523,24 @@ func (b *Backend) Installed(_ context.Context, token, _ string) (string, error) 
 	if !ok {
 		return "", fmt.Errorf("%w: unknown or already used webhook token", backend.ErrNoAnswer)
 	}
+	// The window records the installer's report (Record), which marks
+	// the node installed.
 	return strings.TrimSpace(string(name)), nil
 }
 
 // Record appends e to the event log.
-func (b *Backend) Record(_ context.Context, e backend.Event) error { return b.events.Append(e) }
+func (b *Backend) Record(_ context.Context, e backend.Event) error {
+	if e.Kind == backend.EventInstalled && e.Node != "" {
+		b.installedMu.Lock()
+		b.installed[e.Node] = e.Time
+		b.installedMu.Unlock()
+	}
+	return b.events.Append(e)
+}
 
 // History reads the event log.
 func (b *Backend) History(_ context.Context) ([]backend.Event, error) {
-	evs, err := ReadEvents(filepath.Join(b.cfg.StateDir, EventsFileName))
+	evs, err := ReadEventLog(filepath.Join(b.cfg.StateDir, EventsFileName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -530,5 +549,8 @@ func (b *Backend) History(_ context.Context) ([]backend.Event, error) {
 
 // Nodes lists the registrations with their states ([Status]).
 func (b *Backend) Nodes(ctx context.Context) ([]backend.Node, error) {
-	return Status(ctx, b.cfg.Store, b.cfg.StateDir)
+	b.installedMu.Lock()
+	installed := maps.Clone(b.installed)
+	b.installedMu.Unlock()
+	return status(ctx, b.cfg.Store, installed)
 }

@@ -25,10 +25,21 @@ type Event = backend.Event
 // EventLog appends events to a JSON-lines file. Each event is one write
 // to a file opened with O_APPEND, so concurrent writers (goroutines or
 // processes) never interleave within a line. Safe for concurrent use.
+//
+// The log is bounded: once it holds [MaxEventLogSize] bytes it is renamed
+// to <path>.1 (replacing an older one) and a new file is started, so the
+// two never hold more than twice that.
 type EventLog struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	size int64
+	max  int64
 }
+
+// MaxEventLogSize is the size at which the event log is rotated: 8 MiB,
+// tens of thousands of events, enough for the history of many windows.
+const MaxEventLogSize = 8 << 20
 
 // OpenEventLog opens path for appending, creating it with mode 0600. If
 // the file does not end in a newline (a writer died mid-line), it adds
@@ -47,7 +58,11 @@ func OpenEventLog(path string) (*EventLog, error) {
 			return nil, fmt.Errorf("open event log %s: %w", path, err)
 		}
 	}
-	return &EventLog{f: f}, nil
+	l := &EventLog{f: f, path: path, max: MaxEventLogSize}
+	if fi, err := f.Stat(); err == nil {
+		l.size = fi.Size()
+	}
+	return l, nil
 }
 
 func endsTorn(path string) (bool, error) {
@@ -82,9 +97,30 @@ func (l *EventLog) Append(e Event) error {
 	if l.f == nil {
 		return fmt.Errorf("append event: %w", os.ErrClosed)
 	}
-	if _, err := l.f.Write(line); err != nil {
+	if l.size+int64(len(line)) > l.max && l.size > 0 {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(line)
+	l.size += int64(n)
+	if err != nil {
 		return fmt.Errorf("append event to %s: %w", l.f.Name(), err)
 	}
+	return nil
+}
+
+// rotate renames the full log to <path>.1 and starts a new one.
+func (l *EventLog) rotate() error {
+	if err := os.Rename(l.path, l.path+".1"); err != nil {
+		return fmt.Errorf("rotate event log %s: %w", l.path, err)
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("rotate event log %s: %w", l.path, err)
+	}
+	l.f.Close()
+	l.f, l.size = f, 0
 	return nil
 }
 
@@ -98,6 +134,17 @@ func (l *EventLog) Close() error {
 	err := l.f.Close()
 	l.f = nil
 	return err
+}
+
+// ReadEventLog returns the events of the log at path, the rotated part
+// (<path>.1) first: all an [EventLog] keeps.
+func ReadEventLog(path string) ([]Event, error) {
+	old, err := ReadEvents(path + ".1")
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ReadEvents(path)
+	return append(old, cur...), err
 }
 
 // ReadEvents returns the events in path in file order. A line that is not

@@ -15,15 +15,20 @@ import (
 // Status lists every registration of the state folder, pending ones
 // first, each sorted by name.
 func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, error) {
+	installed, err := Installed(ctx, filepath.Join(stateDir, EventsFileName))
+	if err != nil {
+		return nil, err
+	}
+	return status(ctx, reg, installed)
+}
+
+// status is [Status] with the installed nodes known.
+func status(ctx context.Context, reg *Store, installed map[string]time.Time) ([]backend.Node, error) {
 	pending, broken, err := reg.Scan(ctx)
 	if err != nil {
 		return nil, err
 	}
 	consumed, err := reg.Consumed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	installed, err := Installed(ctx, filepath.Join(stateDir, EventsFileName))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +82,7 @@ func nonNilStrings(s []string) []string {
 // Installed reports the nodes whose installer called the webhook, from
 // the event log at path, with the time of the report.
 func Installed(_ context.Context, path string) (map[string]time.Time, error) {
-	evs, err := ReadEvents(path)
+	evs, err := ReadEventLog(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return map[string]time.Time{}, nil

@@ -6,10 +6,30 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
+
+// MaxEventField is the longest an event field (MACs, serial, detail)
+// gets in the event log, the log and the timeline: 256 bytes, the rest
+// counted ("… (N bytes more)"). A body of 23 000 MACs or a 1 MB serial
+// thus adds no more than that to each line.
+const MaxEventField = 256
+
+// clip cuts s to [MaxEventField] bytes at a character boundary and says
+// how much was dropped.
+func clip(s string) string {
+	if len(s) <= MaxEventField {
+		return s
+	}
+	cut := MaxEventField
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
+}
 
 // MaxBodySize is the largest system-info or webhook body read: 1 MiB.
 const MaxBodySize = 1 << 20
@@ -111,7 +131,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		}
 		return backend.AnswerRequest{}, http.StatusBadRequest, msg
 	}
-	ev.MAC, ev.Serial = strings.Join(si.MACs(), ","), si.Serial()
+	ev.MAC, ev.Serial = clip(strings.Join(si.MACs(), ",")), clip(si.Serial())
 	v, ok := si.Version()
 	if !ok {
 		v = answer.DefaultVersion

@@ -3,6 +3,7 @@ package netboot
 import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"net/http/httptest"
+	"sync"
 
 	"context"
 	"errors"
@@ -115,3 +116,65 @@ func TestAnswerWithABackendOfItsOwn(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedBodiesAreLoggedBounded: a body of 23 000 MACs or with a
+// 1 MB serial adds no more than MaxEventField per field to the event, the
+// log line and the timeline.
+func TestRefusedBodiesAreLoggedBounded(t *testing.T) {
+	var recorded []backend.Event
+	rec := &recordingBackend{funcBackend: func(context.Context, *answer.SystemInfo) (*answer.Answer, error) {
+		return nil, backend.ErrNoAnswer
+	}, events: &recorded}
+	h, err := New(Config{Backend: rec, BaseURL: "http://192.0.2.1:8090"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var macs []string
+	for i := range 23000 {
+		macs = append(macs, fmt.Sprintf(`{"link":"e%d","mac":"52:54:%02x:%02x:%02x:01"}`, i, i>>16&0xff, i>>8&0xff, i&0xff))
+	}
+	for _, body := range []string{
+		`{"iso":{"release":"9.2"},"network_interfaces":[` + strings.Join(macs, ",") + `]}`,
+		`{"iso":{"release":"9.2"},"dmi":{"system":{"serial":"` + strings.Repeat("S", 900_000) + `"}}}`,
+	} {
+		resp, err := http.Post(srv.URL+"/answer", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Fatalf("status %d, want 404", resp.StatusCode)
+		}
+	}
+	if len(recorded) != 2 {
+		t.Fatalf("recorded %d events, want 2", len(recorded))
+	}
+	for _, e := range recorded {
+		for _, f := range []string{e.MAC, e.Serial, e.Detail} {
+			if len(f) > MaxEventField+40 {
+				t.Errorf("an event field is %d bytes long", len(f))
+			}
+		}
+	}
+	if !strings.Contains(recorded[0].MAC, "bytes more)") || !strings.Contains(recorded[1].Serial, "bytes more)") {
+		t.Errorf("a clipped field does not say what was dropped: %q / %q", recorded[0].MAC[len(recorded[0].MAC)-30:], recorded[1].Serial[len(recorded[1].Serial)-30:])
+	}
+}
+
+// recordingBackend is a funcBackend that keeps what it is told.
+type recordingBackend struct {
+	funcBackend
+	mu     sync.Mutex
+	events *[]backend.Event
+}
+
+func (r *recordingBackend) Record(_ context.Context, e backend.Event) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	*r.events = append(*r.events, e)
+	return nil
+}
+
+func (r *recordingBackend) History(context.Context) ([]backend.Event, error) { return nil, nil }

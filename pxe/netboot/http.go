@@ -189,6 +189,7 @@ func (h *Handler) record(ctx context.Context, e backend.Event) {
 	if e.Time.IsZero() {
 		e.Time = h.cfg.Now().UTC()
 	}
+	e.Node, e.MAC, e.Serial, e.ClientIP, e.Detail = clip(e.Node), clip(e.MAC), clip(e.Serial), clip(e.ClientIP), clip(e.Detail)
 	h.cfg.Timeline.Ingest(e)
 	if rec, ok := h.cfg.Backend.(backend.Recorder); ok {
 		if err := rec.Record(context.WithoutCancel(ctx), e); err != nil {
