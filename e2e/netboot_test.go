@@ -129,6 +129,31 @@ func TestNetboot(t *testing.T) {
 			t.Errorf("%d install scripts served; want 1 (the first boot of inst1)", n)
 		}
 	})
+	t.Run("Token", func(t *testing.T) {
+		t.Parallel()
+		l := newLab(t, 6, labOptions{token: true})
+		l.register(t, "tok1", "52:54:00:77:06:10")
+		l.serve(t, media)
+		// The same machine without the bearer (an installer older than
+		// 9.2 sends none): 401, and the registration stays pending.
+		bare := l.boot(t, vmOptions{name: "tok1-bare", mac: "52:54:00:77:06:10", direct: true, cmdline: "emu.notoken", limit: 90 * time.Second})
+		if bare.marker != "REFUSED" || !strings.Contains(bare.detail, "status=401") {
+			t.Errorf("without the token: marker %s %q; want REFUSED status=401", orNone(bare.marker), bare.detail)
+		}
+		if list := l.np(t, "list"); !regexp.MustCompile(`tok1\s+pending`).MatchString(list) {
+			t.Errorf("tok1 is not pending after the 401:\n%s", list)
+		}
+		l.wantEvent(t, "refused", "401")
+		token, err := os.ReadFile(filepath.Join(l.state, "answer-tokens", "9.2-1"))
+		if err != nil || len(strings.TrimSpace(string(token))) < 20 {
+			t.Fatalf("prepare kept no answer token: %q %v", token, err)
+		}
+		l.wantNoLog(t, strings.TrimSpace(string(token)))
+		m := l.boot(t, vmOptions{name: "tok1", mac: "52:54:00:77:06:10", rom: true, limit: 60 * time.Second})
+		m.wantOK(t, "tok1.")
+		m.wantDetail(t, "token=sent")
+		l.wantEvent(t, "installed", "tok1")
+	})
 	t.Run("TwoAtOnce", func(t *testing.T) {
 		t.Parallel()
 		l := newLab(t, 5, labOptions{})
@@ -264,6 +289,7 @@ func (a *newcArchive) close() []byte {
 // labOptions configure a lab's server.
 type labOptions struct {
 	tls      bool
+	token    bool   // prepare --answer-auth-token auto
 	bootFile string // --bootfile; empty: serve's default
 }
 
@@ -366,6 +392,9 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 		prep = append(prep, "--cert-fingerprint", "auto")
 	}
 	prep = append(prep, "--answer-url", scheme+"://"+l.serverIP()+":8090/answer")
+	if l.opts.token {
+		prep = append(prep, "--answer-auth-token", "auto")
+	}
 	l.np(t, prep...)
 	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.serverIP() + ":8090", "--ttl", "15m",
 		"--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
@@ -455,8 +484,10 @@ type vmOptions struct {
 	// PXE client does the first stage.
 	rom bool
 	// direct boots the staged kernel and initrd with -kernel and
-	// -initrd (as if from a USB stick), no network boot.
-	direct bool
+	// -initrd (as if from a USB stick), no network boot; cmdline is added
+	// to its kernel command line.
+	direct  bool
+	cmdline string
 	// until ends the machine once the serial log matches it (for boots
 	// that never reach the emulator); empty: wait for the marker.
 	until string
@@ -564,7 +595,7 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	}
 	if o.direct {
 		rel := filepath.Join(l.state, "assets", "9.2-1")
-		args = append(args, "-kernel", filepath.Join(rel, "linux26"), "-initrd", filepath.Join(rel, "initrd-netboot.img"), "-append", "console=ttyS0 panic=-1 proxmox-start-auto-installer")
+		args = append(args, "-kernel", filepath.Join(rel, "linux26"), "-initrd", filepath.Join(rel, "initrd-netboot.img"), "-append", strings.TrimSpace("console=ttyS0 panic=-1 proxmox-start-auto-installer "+o.cmdline))
 	} else if !o.uefi {
 		args = append(args, "-boot", "n")
 	}

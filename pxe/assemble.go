@@ -234,6 +234,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 	h, err := netboot.New(netboot.Config{
 		Backend: b, BaseURL: a.scriptBase, AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
+		AnswerTokens: s.answerTokens,
 	})
 	if err != nil {
 		return &ConfigError{Field: "BaseURL", Value: a.scriptBase, Reason: "cannot serve boot scripts", Err: err}
@@ -247,6 +248,34 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		a.tftp.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
 	}
 	return nil
+}
+
+// answerTokens returns the answer tokens of the staged release the window
+// boots (Config.Release), or of every staged release when it names none:
+// an installer of any of them may ask. A release whose token is missing
+// is an error, so answers are refused rather than served unchecked.
+func (s *Server) answerTokens(ctx context.Context) ([]string, error) {
+	if s.cfg.StateDir == "" {
+		return nil, nil
+	}
+	releases := []string{s.cfg.Release}
+	if s.cfg.Release == "" {
+		var err error
+		if releases, err = bootassets.StagedReleases(ctx, s.cfg.StateDir); err != nil {
+			return nil, err
+		}
+	}
+	var tokens []string
+	for _, r := range releases {
+		t, err := bootassets.AnswerToken(ctx, s.cfg.StateDir, r)
+		if err != nil {
+			return nil, err
+		}
+		if t != "" {
+			tokens = append(tokens, t)
+		}
+	}
+	return tokens, nil
 }
 
 // dhcpEvent is a proxy-DHCP event as the timeline takes it.

@@ -36,7 +36,7 @@ func (a *app) prepareCmd() *cobra.Command {
 	var o pxe.PrepareOptions
 	var patchAsk bool
 	c := &cobra.Command{
-		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--release NAME]",
+		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--answer-auth-token NAME:SECRET|auto] [--release NAME]",
 		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
 		Example: `  node-provisioner prepare --iso proxmox-ve_9.2-1.iso
   node-provisioner prepare --iso proxmox-ve_9.2-1.iso --answer-url https://10.0.0.2:8090/answer --cert-fingerprint auto`,
@@ -89,6 +89,9 @@ func (a *app) prepareCmd() *cobra.Command {
 			if rel.AskPatched {
 				fmt.Fprint(a.out, ", console boot-disk prompt patched in")
 			}
+			if rel.AnswerAuth {
+				fmt.Fprint(a.out, ", answer requests need the ISO's token")
+			}
 			fmt.Fprintln(a.out, ")")
 			return nil
 		},
@@ -97,6 +100,7 @@ func (a *app) prepareCmd() *cobra.Command {
 	f.StringVar(&o.ISO, "iso", "", "the Proxmox VE installer ISO (auto-install capable, 8.2 or later)")
 	f.StringVar(&o.AnswerURL, "answer-url", "", "bake this answer URL into a copy of the ISO, as prepare-iso --fetch-from http does (needs xorriso)")
 	f.StringVar(&o.CertFingerprint, "cert-fingerprint", "", "TLS fingerprint the installer pins for the answer URL, or auto for serve --tls's certificate")
+	f.StringVar(&o.AnswerAuthToken, "answer-auth-token", "", "bake this answer token (NAME:SECRET) into the ISO, or auto to generate one, as prepare-iso --answer-auth-token does (9.2 ISOs); serve then refuses answer requests without it")
 	f.StringVar(&o.Release, "release", "", "name of the release folder (default: from the ISO)")
 	f.BoolVar(&patchAsk, "patch-ask", false, "patch the console boot-disk prompt in even when no registration asks for it")
 	return c

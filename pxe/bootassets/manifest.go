@@ -48,6 +48,11 @@ type Release struct {
 	FetchMode       string `json:"fetch_mode,omitempty"`
 	AnswerURL       string `json:"answer_url,omitempty"`
 	CertFingerprint string `json:"cert_fingerprint,omitempty"`
+	// AnswerAuth is true when the served ISO's mode file holds an answer
+	// token (9.2+): its installer sends it as a bearer, and the window
+	// refuses answer requests without it. The token itself is kept apart
+	// (see [AnswerToken]).
+	AnswerAuth bool `json:"answer_auth,omitempty"`
 	// AskPatched is true when the netboot initrd carries the boot-disk
 	// prompt (see [AskDiskKernelArg]).
 	AskPatched bool `json:"ask_patched"`

@@ -29,8 +29,9 @@ type modeFile struct {
 // renderModeFile returns the mode file prepare-iso --fetch-from http
 // writes, in the shape of its toml::to_string_pretty output. ISOs of
 // Proxmox VE 8.2 refuse the partition_label key (it came with 8.3), so it
-// is left out for them. fp may be empty.
-func renderModeFile(version, answerURL, fp string) []byte {
+// is left out for them. fp and token may be empty; older ISOs ignore the
+// token (their [http] table takes unknown keys).
+func renderModeFile(version, answerURL, fp, token string) []byte {
 	var b bytes.Buffer
 	b.WriteString("mode = \"http\"\n")
 	if hasPartitionLabel(version) {
@@ -41,6 +42,9 @@ func renderModeFile(version, answerURL, fp string) []byte {
 	b.WriteString("url = \"" + answerURL + "\"\n")
 	if fp != "" {
 		b.WriteString("cert_fingerprint = \"" + fp + "\"\n")
+	}
+	if token != "" {
+		b.WriteString("token = \"" + token + "\"\n")
 	}
 	return b.Bytes()
 }
@@ -55,6 +59,19 @@ func hasPartitionLabel(version string) bool {
 		return true
 	}
 	return a > 8 || a == 8 && b >= 3
+}
+
+// sendsToken reports whether the installer of an ISO of the given product
+// version sends the mode file's token: 9.2 and later, and any version it
+// cannot parse.
+func sendsToken(version string) bool {
+	maj, min, ok := strings.Cut(version, ".")
+	a, err1 := strconv.Atoi(maj)
+	b, err2 := strconv.Atoi(min)
+	if !ok || err1 != nil || err2 != nil {
+		return true
+	}
+	return a > 9 || a == 9 && b >= 2
 }
 
 // readModeFile parses the ISO's /auto-installer-mode.toml. It returns an
@@ -135,7 +152,22 @@ func parseVolumeUUID(report string) string {
 // bakeModeFile writes the mode file into the ISO copy at isoPath with
 // xorriso and checks it reads back.
 func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath string) error {
-	want := renderModeFile(p.rel.Version, p.opts.AnswerURL, p.fp)
+	if p.token == "" {
+		// Keep the token of an ISO prepared with prepare-iso
+		// --answer-auth-token rather than drop it when re-baking.
+		if m, err := readModeFile(src); err == nil && m.HTTP.Token != "" {
+			if checkAnswerToken(m.HTTP.Token) == nil {
+				p.token = m.HTTP.Token
+				p.prog.note("keeping the answer token of the prepared ISO")
+			} else {
+				p.warn("the ISO's answer token cannot be written back unescaped; it is dropped")
+			}
+		}
+	}
+	if p.token != "" && !sendsToken(p.rel.Version) {
+		return fmt.Errorf("an answer token needs a 9.2 or later ISO: the installer of %s sends none, and the window would refuse it", p.rel.Version)
+	}
+	want := renderModeFile(p.rel.Version, p.opts.AnswerURL, p.fp, p.token)
 	if p.fp != "" && strings.HasPrefix(p.opts.AnswerURL, "http://") {
 		p.warn("a certificate fingerprint only matters for an https:// answer URL", "url", p.opts.AnswerURL)
 	}
@@ -168,7 +200,7 @@ func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath
 	if !bytes.Equal(got, want) {
 		return fmt.Errorf("read back %s: xorriso wrote %q, want %q", isoModeFile, got, want)
 	}
-	p.log.Info("answer URL baked into the ISO", "url", p.opts.AnswerURL, "fingerprint", p.fp != "", "volume_uuid", uuid)
+	p.log.Info("answer URL baked into the ISO", "url", p.opts.AnswerURL, "fingerprint", p.fp != "", "token", p.token != "", "volume_uuid", uuid)
 	return nil
 }
 

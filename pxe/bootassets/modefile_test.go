@@ -20,7 +20,7 @@ func TestRenderModeFile(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := renderModeFile(tc.version, tc.url, tc.fp)
+			got := renderModeFile(tc.version, tc.url, tc.fp, "")
 			golden(t, tc.golden, got)
 			var m modeFile
 			if err := toml.Unmarshal(got, &m); err != nil {

@@ -117,6 +117,14 @@ type PrepareOptions struct {
 	// FingerprintFunc returns the fingerprint of the certificate kept in
 	// the state dir; it is called only when CertFingerprint is "auto".
 	FingerprintFunc func() (string, error)
+	// AnswerAuthToken, "<name>:<secret>", is baked into the mode file
+	// (the [http] table's token, as prepare-iso --answer-auth-token
+	// writes it): installers from 9.2 send it as "Authorization: Bearer
+	// <name>:<secret>" and the window then refuses answer requests
+	// without it. [AnswerAuthTokenAuto] generates one for the release.
+	// Needs AnswerURL. Empty keeps a token the ISO's mode file already
+	// holds. The token is kept apart, see [AnswerToken].
+	AnswerAuthToken string
 	// PatchAsk patches the initrd's /init to prompt on the console for the
 	// boot disk when the kernel command line holds [AskDiskKernelArg].
 	// When the installer's init cannot be read or lacks
@@ -165,6 +173,7 @@ type preparer struct {
 	log     *slog.Logger
 	prog    reporter
 	fp      string // normalised fingerprint
+	token   string // the answer token baked or found; a secret
 	xorriso string
 	zstd    string
 	rel     Release
@@ -207,6 +216,21 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
 		p.fp = n
+	}
+	if opts.AnswerAuthToken != "" {
+		if opts.AnswerURL == "" {
+			return nil, errors.New("prepare: an answer token needs an answer URL to bake it with")
+		}
+		p.token = opts.AnswerAuthToken
+		if p.token == AnswerAuthTokenAuto {
+			t, err := newAnswerToken()
+			if err != nil {
+				return nil, fmt.Errorf("prepare: %w", err)
+			}
+			p.token = t
+		} else if err := checkAnswerToken(p.token); err != nil {
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
 	}
 	if opts.Release != "" && !releaseNameRE.MatchString(opts.Release) {
 		return nil, fmt.Errorf("prepare: release name %q: want letters, digits, '.', '-', '_' or '+', such as 9.2-1", opts.Release)
@@ -336,6 +360,11 @@ func (p *preparer) install(ctx context.Context, im *isoImage, src *os.File, srcS
 		return "", err
 	}
 	final := filepath.Join(assets, p.rel.Name)
+	// The token goes first: a crash before the swap leaves the former
+	// release with a token it lacks, refused rather than served unchecked.
+	if err := keepAnswerToken(p.opts.StateDir, p.rel.Name, p.token); err != nil {
+		return "", err
+	}
 	if err := swapDir(tmp, final); err != nil {
 		return "", err
 	}
@@ -419,6 +448,7 @@ func (p *preparer) readServedMode(isoPath string) error {
 		return err
 	}
 	p.rel.FetchMode, p.rel.AnswerURL, p.rel.CertFingerprint = mode.Mode, mode.HTTP.URL, mode.HTTP.CertFingerprint
+	p.token, p.rel.AnswerAuth = mode.HTTP.Token, mode.HTTP.Token != ""
 	if p.opts.PatchAsk && (mode.Mode != "http" || mode.HTTP.URL == "") {
 		p.warn("the boot-disk prompt adds the disk to the answer URL, but the ISO fetches its answer in mode " + mode.Mode + " without a baked-in URL")
 	}

@@ -1,6 +1,8 @@
 package netboot
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -37,8 +39,11 @@ const MaxBodySize = 1 << 20
 // ContentTypeTOML is the type of an answer reply.
 const ContentTypeTOML = "application/toml"
 
-// answer serves POST /answer: it reads at most [MaxBodySize] of system
-// info ([answer.ParseSystemInfo]; 400 when it is not), takes the
+// answer serves POST /answer: it checks the bearer token when the staged
+// release's installer sends one (Config.AnswerTokens; 401 without the
+// right one, counted and recorded without the token), reads at most
+// [MaxBodySize] of system info ([answer.ParseSystemInfo]; 400 when it is
+// not, and for a product other than [ProductPVE]), takes the
 // installer's version from it ([answer.DefaultVersion] when it has none;
 // 400 below [answer.MinVersion]), asks the backend, and replies 200 with
 // the answer rendered for that version ([answer.Render], keys the version
@@ -119,6 +124,13 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		w.Header().Set("Allow", http.MethodPost)
 		return backend.AnswerRequest{}, http.StatusMethodNotAllowed, "method not allowed; POST the system info"
 	}
+	if status, msg := h.authorize(r); status != 0 {
+		if status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="answer"`)
+			h.cfg.Metrics.AnswerUnauthorized()
+		}
+		return backend.AnswerRequest{}, status, msg
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
 	if err != nil {
 		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("system-info body over %d bytes or unreadable", MaxBodySize)
@@ -132,6 +144,10 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		return backend.AnswerRequest{}, http.StatusBadRequest, msg
 	}
 	ev.MAC, ev.Serial = clip(strings.Join(si.MACs(), ",")), clip(si.Serial())
+	if p := si.Product.Product; p != "" && p != ProductPVE {
+		ev.Detail = fmt.Sprintf("system info of product %q (%s), not Proxmox VE", truncate(p, 16), truncate(si.Product.FullName, 40))
+		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("product %q is not Proxmox VE: this server answers Proxmox VE installers only", truncate(p, 16))
+	}
 	v, ok := si.Version()
 	if !ok {
 		v = answer.DefaultVersion
@@ -147,6 +163,52 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		req.CertFingerprint = h.cfg.CertFingerprint
 	}
 	return req, 0, ""
+}
+
+// ProductPVE is the system-info product code of Proxmox VE; the window
+// answers no other product's installer (a PBS or PMG ISO).
+const ProductPVE = "pve"
+
+// authorize checks the request's bearer token against Config.AnswerTokens
+// in constant time. It returns 0 when the request may go on, else the
+// status and message of the refusal; the token is never logged or echoed.
+func (h *Handler) authorize(r *http.Request) (int, string) {
+	if h.cfg.AnswerTokens == nil {
+		return 0, ""
+	}
+	tokens, err := h.cfg.AnswerTokens(r.Context())
+	if err != nil {
+		h.log.Error("answer tokens unavailable; refusing answer requests", "err", err)
+		return http.StatusInternalServerError, "answer token unavailable; see the server log"
+	}
+	if len(tokens) == 0 {
+		return 0, ""
+	}
+	got, ok := bearer(r.Header.Get("Authorization"))
+	sum := sha256.Sum256([]byte(got))
+	match := 0
+	for _, t := range tokens {
+		want := sha256.Sum256([]byte(t))
+		match |= subtle.ConstantTimeCompare(sum[:], want[:])
+	}
+	if !ok || match != 1 {
+		if !ok {
+			return http.StatusUnauthorized, "answer token required: this release's installer must send Authorization: Bearer <name>:<secret>"
+		}
+		return http.StatusUnauthorized, "wrong answer token"
+	}
+	return 0, ""
+}
+
+// bearer returns the credentials of an "Authorization: Bearer <token>"
+// header (the scheme without case, RFC 9110), false when it has none.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 func (h *Handler) answerBase(r *http.Request) string {

@@ -39,6 +39,14 @@ type Config struct {
 	// answers served over HTTPS pin it for their first-boot and webhook
 	// URLs. Empty when the server has no certificate.
 	CertFingerprint string
+	// AnswerTokens returns the bearer tokens an installer may send with
+	// POST /answer ("Authorization: Bearer <name>:<secret>", 9.2 ISOs
+	// prepared with an answer token); it is called for each request, so a
+	// release prepared while the window is open counts. No tokens (or a
+	// nil func): the request needs none, as older installers send none.
+	// An error refuses the request (fail closed). The tokens are compared
+	// in constant time and never logged.
+	AnswerTokens func(ctx context.Context) ([]string, error)
 	// AssetsDir is the folder of staged releases, one folder each holding
 	// [KernelName] and [InitrdName] (node-provisioner's
 	// <state-dir>/assets). Empty: none, and install scripts exit saying

@@ -27,6 +27,7 @@ type Metrics struct {
 	scriptsRechain                     atomic.Int64
 	assetRequests, assetBytes          atomic.Int64
 	answersServed, answersRefused      atomic.Int64
+	answersUnauthorized                atomic.Int64
 	windowOpen                         atomic.Bool
 	windowDeadline                     atomic.Int64 // Unix nanoseconds; 0: no limit
 	now                                func() time.Time
@@ -101,6 +102,14 @@ func (m *Metrics) AnswerServed() {
 func (m *Metrics) AnswerRefused() {
 	if m != nil {
 		m.answersRefused.Add(1)
+	}
+}
+
+// AnswerUnauthorized counts an answer request refused for a missing or
+// wrong bearer token (it is counted as refused too).
+func (m *Metrics) AnswerUnauthorized() {
+	if m != nil {
+		m.answersUnauthorized.Add(1)
 	}
 }
 
@@ -182,6 +191,7 @@ func (m *Metrics) metrics() []metric {
 		{"plasma_pxe_asset_bytes_total", "Bytes of boot assets sent.", "counter", c(&m.assetBytes)},
 		{"plasma_pxe_answers_served_total", "Answer files served.", "counter", c(&m.answersServed)},
 		{"plasma_pxe_answers_refused_total", "Answer requests refused.", "counter", c(&m.answersRefused)},
+		{"plasma_pxe_answers_unauthorized_total", "Answer requests refused for a missing or wrong bearer token.", "counter", c(&m.answersUnauthorized)},
 		{"plasma_pxe_window_open", "1 while the provisioning window is open.", "gauge", []sample{{"", openV}}},
 		{"plasma_pxe_window_seconds_left", "Seconds until the provisioning window closes (+Inf: no limit).", "gauge", []sample{{"", leftV}}},
 	}

@@ -10,7 +10,9 @@
 // /auto-installer-mode.toml from it (which prepare --answer-url bakes),
 // POSTs a system-info body in the shape of Proxmox VE 9.2's (the machine's
 // DMI and NICs, upper-case MACs, $schema) to the answer URL, pinning the
-// mode file's certificate fingerprint for https, and validates the answer
+// mode file's certificate fingerprint for https and sending its answer
+// token as a bearer (unless emu.notoken is on the kernel command line),
+// and validates the answer
 // with the installer's rules. When the answer has a first-boot URL it
 // fetches the script; it then POSTs the post-installation webhook.
 //
@@ -121,7 +123,25 @@ func run() error {
 	}
 	body, _ := json.Marshal(info)
 	hc := client(mode.HTTP.CertFingerprint)
-	resp, err := hc.Post(mode.HTTP.URL, "application/json", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, mode.HTTP.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("Accept", "application/json, application/toml;q=0.5")
+	token := "none"
+	if mode.HTTP.Token != "" {
+		// emu.notoken on the kernel command line plays an installer that
+		// sends no header (one older than 9.2).
+		if cmdline, _ := os.ReadFile("/proc/cmdline"); !strings.Contains(string(cmdline), "emu.notoken") {
+			req.Header.Set("Authorization", "Bearer "+mode.HTTP.Token)
+			token = "sent"
+		} else {
+			token = "withheld"
+		}
+	}
+	step("answer token %s", token)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", mode.HTTP.URL, err)
 	}
@@ -168,8 +188,8 @@ func run() error {
 		}
 		hook = fmt.Sprint(resp.StatusCode)
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook)
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token)
 	return nil
 }
 
@@ -271,6 +291,9 @@ type modeFile struct {
 	HTTP struct {
 		URL             string `toml:"url"`
 		CertFingerprint string `toml:"cert_fingerprint"`
+		// Token is sent as "Authorization: Bearer <token>", as 9.2's
+		// fetch client does (proxmox-fetch-answer's http plugin).
+		Token string `toml:"token"`
 	} `toml:"http"`
 }
 
