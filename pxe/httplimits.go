@@ -33,9 +33,18 @@ const (
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxConnsPerClient is how many connections one client
 	// address may hold at once: 16, several times what a browser opens
-	// (6) and what iPXE or the installer use (1); a further connection
-	// is closed as it is accepted.
+	// (6) and what iPXE or the installer use (1). A further connection
+	// waits for a place (see [ClientQueue]).
 	DefaultMaxConnsPerClient = 16
+	// DefaultQueueWait is how long a connection over its client's cap
+	// waits for a place: 10 seconds, as long as a client may take to
+	// send its request's header. A burst of short requests (500 at once)
+	// is served in turn, while a client hoarding idle connections gets
+	// no more than its cap served; the rest are closed unserved.
+	DefaultQueueWait = 10 * time.Second
+	// ClientQueue is how many connections of one client address may wait
+	// for a place beyond its cap; further ones are closed at once.
+	ClientQueue = 1024
 	// WriteChunk is the most a response write sends under one write
 	// deadline: larger writes, such as an asset sent by sendfile, are
 	// cut into chunks of this size, each with its own deadline.
@@ -57,6 +66,9 @@ type HTTPLimits struct {
 	// MaxConnsPerClient caps the connections of one client address.
 	// Default: [DefaultMaxConnsPerClient].
 	MaxConnsPerClient int
+	// QueueWait is how long a connection over its client's cap waits
+	// for a place. Default: [DefaultQueueWait].
+	QueueWait time.Duration
 }
 
 // withDefaults fills in the zero fields.
@@ -69,6 +81,9 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 	}
 	if l.WriteTimeout == 0 {
 		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.QueueWait <= 0 {
+		l.QueueWait = DefaultQueueWait
 	}
 	if l.MaxConnsPerClient == 0 {
 		l.MaxConnsPerClient = DefaultMaxConnsPerClient
@@ -165,57 +180,144 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // writerOnly hides a writer's ReadFrom from io.Copy.
 type writerOnly struct{ io.Writer }
 
-// clientLimitListener closes a new connection when its client address
-// already holds max.
+// clientLimitListener holds a client address to max connections at
+// once: a further one waits up to wait for one of them to close (a burst
+// of short requests is served in turn), at most maxWaiting of them; the
+// rest, and those that waited too long, are closed unserved.
 type clientLimitListener struct {
-	net.Listener
-	max   int
-	mu    sync.Mutex
-	conns map[netip.Addr]int
-	// refused is called with each address refused; may be nil.
-	refused func(netip.Addr)
+	inner           net.Listener
+	max, maxWaiting int
+	wait            time.Duration
+	refused         func(netip.Addr) // called for each connection closed unserved; may be nil
+	conns           chan net.Conn
+	done            chan struct{}
+	once            sync.Once
+	mu              sync.Mutex
+	err             error
+	places          map[netip.Addr]*clientPlaces
 }
 
-func newClientLimitListener(ln net.Listener, max int, refused func(netip.Addr)) net.Listener {
+// clientPlaces are one address's places: a semaphore of max, and refs,
+// the connections holding or waiting for one.
+type clientPlaces struct {
+	slots chan struct{}
+	refs  int
+}
+
+func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refused func(netip.Addr)) net.Listener {
 	if max <= 0 {
 		return ln
 	}
-	return &clientLimitListener{Listener: ln, max: max, conns: map[netip.Addr]int{}, refused: refused}
+	l := &clientLimitListener{inner: ln, max: max, maxWaiting: ClientQueue, wait: wait, refused: refused,
+		conns: make(chan net.Conn), done: make(chan struct{}), places: map[netip.Addr]*clientPlaces{}}
+	go l.acceptLoop()
+	return l
 }
 
-// Accept returns the next connection whose client is under the cap.
-func (l *clientLimitListener) Accept() (net.Conn, error) {
+func (l *clientLimitListener) acceptLoop() {
 	for {
-		c, err := l.Listener.Accept()
+		c, err := l.inner.Accept()
 		if err != nil {
-			return nil, err
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			l.stop(err)
+			return
 		}
 		ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
-		addr := ap.Addr().Unmap()
-		l.mu.Lock()
-		over := perr == nil && l.conns[addr] >= l.max
-		if !over {
-			l.conns[addr]++
-		}
-		l.mu.Unlock()
-		if over {
-			c.Close()
-			if l.refused != nil {
-				l.refused(addr)
-			}
+		if perr != nil {
+			l.deliver(c) // not an IP connection: not counted
 			continue
 		}
-		return &countedConn{Conn: c, release: func() { l.release(addr) }}, nil
+		addr := ap.Addr().Unmap()
+		l.mu.Lock()
+		p := l.places[addr]
+		if p == nil {
+			p = &clientPlaces{slots: make(chan struct{}, l.max)}
+			l.places[addr] = p
+		}
+		full := p.refs >= l.max+l.maxWaiting
+		if !full {
+			p.refs++
+		}
+		l.mu.Unlock()
+		if full {
+			l.refuse(c, addr)
+			continue
+		}
+		go l.admit(c, addr, p)
 	}
 }
 
-func (l *clientLimitListener) release(addr netip.Addr) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conns[addr]--; l.conns[addr] <= 0 {
-		delete(l.conns, addr)
+// admit waits for a place of addr, then passes c on.
+func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces) {
+	t := time.NewTimer(l.wait)
+	defer t.Stop()
+	select {
+	case p.slots <- struct{}{}:
+		l.deliver(&countedConn{Conn: c, release: func() { <-p.slots; l.unref(addr, p) }})
+	case <-t.C:
+		l.unref(addr, p)
+		l.refuse(c, addr)
+	case <-l.done:
+		l.unref(addr, p)
+		c.Close()
 	}
 }
+
+func (l *clientLimitListener) deliver(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
+	c.Close()
+	if l.refused != nil {
+		l.refused(addr)
+	}
+}
+
+func (l *clientLimitListener) unref(addr netip.Addr, p *clientPlaces) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if p.refs--; p.refs == 0 {
+		delete(l.places, addr)
+	}
+}
+
+func (l *clientLimitListener) stop(err error) {
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+		close(l.done)
+	})
+}
+
+// Accept returns the next connection that has a place.
+func (l *clientLimitListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return nil, l.err
+	}
+}
+
+// Close stops accepting; connections already passed on stay open.
+func (l *clientLimitListener) Close() error {
+	l.stop(net.ErrClosed)
+	return l.inner.Close()
+}
+
+// Addr is the listener's address.
+func (l *clientLimitListener) Addr() net.Addr { return l.inner.Addr() }
 
 // countedConn gives its client's place back when it closes.
 type countedConn struct {

@@ -187,35 +187,43 @@ func TestAClientThatStopsReadingIsCutAndASlowOneIsNot(t *testing.T) {
 	}
 }
 
+// get reads one response on c, within limit.
+func get(c net.Conn, limit time.Duration) (*http.Response, error) {
+	c.SetReadDeadline(time.Now().Add(limit))
+	return http.ReadResponse(bufio.NewReader(c), nil)
+}
+
 func TestConnectionsPerClientAreCapped(t *testing.T) {
-	addr := startLimited(t, HTTPLimits{MaxConnsPerClient: 3}, map[string]http.Handler{"/ok": okRoute})
+	addr := startLimited(t, HTTPLimits{MaxConnsPerClient: 3, QueueWait: 2 * time.Second}, map[string]http.Handler{"/ok": okRoute})
 	var held []net.Conn
 	for range 3 {
 		c := dial(t, "127.0.0.1", addr)
 		fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
-		if _, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil {
+		if _, err := get(c, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		held = append(held, c)
 	}
-	over := dial(t, "127.0.0.1", addr)
-	fmt.Fprintf(over, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
-	if n := cutWithin(t, over, 3*time.Second); n != 0 {
-		t.Errorf("the fourth connection of one client got %d bytes, want none", n)
+	// A fourth connection waits for a place, and gets one when a
+	// connection of its client closes.
+	waiting := dial(t, "127.0.0.1", addr)
+	fmt.Fprintf(waiting, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := get(waiting, 300*time.Millisecond); err == nil {
+		t.Fatal("a fourth connection of one client was served while three were open")
 	}
 	servedMeanwhile(t, addr)
-
-	// A closed connection gives its place back.
 	held[0].Close()
-	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		c := dial(t, "127.0.0.1", addr)
-		fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-		c.SetReadDeadline(time.Now().Add(3 * time.Second))
-		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil && resp.StatusCode == 200 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("no place came back after a connection closed")
-		}
+	if resp, err := get(waiting, 5*time.Second); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the waiting connection after a place came free: %v %v", resp, err)
+	}
+	// One that finds no place within the wait is closed unserved.
+	over := dial(t, "127.0.0.1", addr)
+	fmt.Fprintf(over, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	start := time.Now()
+	if n := cutWithin(t, over, 5*time.Second); n != 0 {
+		t.Errorf("a connection over the cap got %d bytes, want none", n)
+	}
+	if d := time.Since(start); d < 1500*time.Millisecond {
+		t.Errorf("closed after %v, before its wait of 2s", d)
 	}
 }

@@ -331,7 +331,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.log.Warn("the window lock does not name the bound address", "err", err)
 		}
 	}
-	ln := newClientLimitListener(a.ln, s.cfg.HTTPLimits.MaxConnsPerClient, func(addr netip.Addr) {
+	ln := newClientLimitListener(a.ln, s.cfg.HTTPLimits.MaxConnsPerClient, s.cfg.HTTPLimits.QueueWait, func(addr netip.Addr) {
 		s.log.Debug("connection refused: too many from one client", "client_ip", addr.String(), "max", s.cfg.HTTPLimits.MaxConnsPerClient)
 	})
 	switch {
