@@ -11,23 +11,70 @@ import (
 
 // DestructiveFunc reports whether changing attr, a top-level attribute
 // name, of a resource of type resourceType reinstalls or wipes what it
-// manages (an OVH server's os). Providers supply one; nil means no update
-// is destructive.
-type DestructiveFunc func(resourceType, attr string) bool
+// manages (an OVH server's os); after are the resource's planned values
+// after the change, for a rule that holds only under a setting
+// (Scaleway's reinstall_on_config_changes). Providers supply one; nil
+// means no update is destructive.
+type DestructiveFunc func(resourceType, attr string, after map[string]any) bool
 
 // DestructiveAttrs returns a [DestructiveFunc] from a list of attribute
 // names per resource type: a changed attribute is destructive when it
-// equals a listed name or starts with the name followed by '.'. OVH's
-// is DestructiveAttrs(map[string][]string{"ovh_dedicated_server": {"os",
+// equals a listed name or starts with the name followed by '.', whatever
+// the values. The anchor's OVH list is
+// DestructiveAttrs(map[string][]string{"ovh_dedicated_server": {"os",
 // "boot_id", "customizations"}}).
 func DestructiveAttrs(byType map[string][]string) DestructiveFunc {
-	return func(resourceType, attr string) bool {
-		for _, p := range byType[resourceType] {
-			if attr == p || strings.HasPrefix(attr, p+".") {
-				return true
+	rules := make(map[string][]DestructiveRule, len(byType))
+	for typ, attrs := range byType {
+		rules[typ] = []DestructiveRule{{Attrs: attrs}}
+	}
+	return DestructiveRules(rules)
+}
+
+// DestructiveRule names attributes whose change is destructive, when
+// When holds of the planned values after the change (always when When is
+// nil).
+type DestructiveRule struct {
+	// Attrs are the attribute names; a changed attribute matches a name
+	// it equals or that it starts with followed by '.'.
+	Attrs []string
+	// When reports, from the values after the change, whether a change
+	// of Attrs is destructive; nil means always.
+	When func(after map[string]any) bool
+}
+
+// DestructiveRules returns a [DestructiveFunc] from rules per resource
+// type: a changed attribute is destructive when a rule of its type names
+// it and that rule's When holds.
+func DestructiveRules(byType map[string][]DestructiveRule) DestructiveFunc {
+	return func(resourceType, attr string, after map[string]any) bool {
+		for _, r := range byType[resourceType] {
+			for _, p := range r.Attrs {
+				if (attr == p || strings.HasPrefix(attr, p+".")) && (r.When == nil || r.When(after)) {
+					return true
+				}
 			}
 		}
 		return false
+	}
+}
+
+// AfterTrue returns a DestructiveRule.When that holds when the boolean
+// attribute attr is true after the change.
+func AfterTrue(attr string) func(after map[string]any) bool {
+	return func(after map[string]any) bool { b, _ := after[attr].(bool); return b }
+}
+
+// AfterSet returns a DestructiveRule.When that holds when attr is set
+// after the change: present, not null and not an empty string.
+func AfterSet(attr string) func(after map[string]any) bool {
+	return func(after map[string]any) bool {
+		v, ok := after[attr]
+		if !ok || v == nil {
+			return false
+		}
+		s, isString := v.(string)
+		return !isString || s != ""
 	}
 }
 
@@ -127,8 +174,9 @@ func Classify(plan *tfjson.Plan, destructive DestructiveFunc) Summary {
 		case a.Update():
 			c.ChangedAttrs = changedAttrs(rc.Change)
 			if destructive != nil {
+				after, _ := rc.Change.After.(map[string]any)
 				for _, attr := range c.ChangedAttrs {
-					if destructive(rc.Type, attr) {
+					if destructive(rc.Type, attr, after) {
 						c.DestructiveAttrs = append(c.DestructiveAttrs, attr)
 					}
 				}

@@ -222,7 +222,7 @@ func TestDestructiveAttrsMatchesNamesAndPrefixes(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := ovhDestructive(tc.typ, tc.attr); got != tc.want {
+			if got := ovhDestructive(tc.typ, tc.attr, nil); got != tc.want {
 				t.Errorf("destructive(%q, %q) = %v, want %v", tc.typ, tc.attr, got, tc.want)
 			}
 		})
@@ -281,4 +281,32 @@ func FuzzClassify(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDestructiveRulesConditions(t *testing.T) {
+	d := DestructiveRules(map[string][]DestructiveRule{"r": {
+		{Attrs: []string{"os"}, When: AfterSet("os")},
+		{Attrs: []string{"keys"}, When: AfterTrue("reinstall")},
+		{Attrs: []string{"storage"}},
+	}})
+	tests := map[string]struct {
+		attr  string
+		after map[string]any
+		want  bool
+	}{
+		"an attribute set after the change":         {"os", map[string]any{"os": "x"}, true},
+		"an attribute emptied by the change":        {"os", map[string]any{"os": ""}, false},
+		"an attribute null after the change":        {"os", map[string]any{"os": nil}, false},
+		"a guarded attribute with its switch on":    {"keys", map[string]any{"reinstall": true}, true},
+		"a guarded attribute with its switch off":   {"keys", map[string]any{"reinstall": false}, false},
+		"a guarded attribute with no values at all": {"keys", nil, false},
+		"an unconditional attribute":                {"storage", nil, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := d("r", tc.attr, tc.after); got != tc.want {
+				t.Errorf("destructive(%q, %v) = %v, want %v", tc.attr, tc.after, got, tc.want)
+			}
+		})
+	}
 }

@@ -158,13 +158,22 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	return cfg, nil
 }
 
-// Destructive names os, boot_id and customizations of
-// ovh_dedicated_server, which the plugin applies through POST
-// /dedicated/server/{name}/install/start (or a reboot on another boot):
-// a reinstall that wipes the boot disk (anchor A.9). display_name is
-// not destructive.
+// Destructive names what the plugin (terraform-provider-ovh 2.19,
+// ovh_dedicated_server's Update) applies by POST
+// /dedicated/server/{service_name}/reinstall, which wipes the disks: a
+// change of customizations, storage or properties, and of os to a
+// non-empty value (an os removed from the configuration reinstalls
+// nothing). boot_id is not destructive: it is a PUT
+// /dedicated/server/{service_name} that takes effect at the next boot;
+// display_name, monitoring and no_intervention are plain updates.
+// service_name, plan and ovh_subsidiary force a new server, which tofu
+// plans as a replacement; service_name is listed too, so that a plugin
+// that ever applied it in place would still be caught.
 func (*Provider) Destructive() tofu.DestructiveFunc {
-	return tofu.DestructiveAttrs(map[string][]string{ResourceType: {"os", "boot_id", "customizations"}})
+	return tofu.DestructiveRules(map[string][]tofu.DestructiveRule{ResourceType: {
+		{Attrs: []string{"customizations", "storage", "properties", "service_name"}},
+		{Attrs: []string{"os"}, When: tofu.AfterSet("os")},
+	}})
 }
 
 // region is what infrastructure.region means for OVH: the API endpoint

@@ -107,10 +107,32 @@ func TestCredentials(t *testing.T) {
 
 func TestDestructive(t *testing.T) {
 	d := (&ovh.Provider{}).Destructive()
-	for attr, want := range map[string]bool{"os": true, "customizations": true, "boot_id": true, "display_name": false} {
-		if got := d(ovh.ResourceType, attr); got != want {
-			t.Errorf("destructive(%s) = %v, want %v", attr, got, want)
-		}
+	tests := map[string]struct {
+		attr  string
+		after map[string]any
+		want  bool
+	}{
+		"a new os reinstalls":                           {"os", map[string]any{"os": "debian12_64"}, true},
+		"an os removed from the configuration does not": {"os", map[string]any{"os": ""}, false},
+		"customizations reinstall":                      {"customizations", nil, true},
+		"a nested customization reinstalls":             {"customizations.hostname", nil, true},
+		"storage reinstalls":                            {"storage", nil, true},
+		"properties reinstall":                          {"properties", nil, true},
+		"boot_id applies at next boot":                  {"boot_id", nil, false},
+		"display_name is a plain update":                {"display_name", nil, false},
+		"monitoring is a plain update":                  {"monitoring", nil, false},
+		"no_intervention is a plain update":             {"no_intervention", nil, false},
+		"service_name would be a new server":            {"service_name", nil, true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := d(ovh.ResourceType, tc.attr, tc.after); got != tc.want {
+				t.Errorf("destructive(%s, %v) = %v, want %v", tc.attr, tc.after, got, tc.want)
+			}
+		})
+	}
+	if d("ovh_vrack_dedicated_server_interface", "os", map[string]any{"os": "x"}) {
+		t.Error("another resource type's os is destructive")
 	}
 }
 

@@ -118,18 +118,30 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	return cfg, nil
 }
 
-// Destructive names what the plugin applies by reinstalling the server
-// (the Elastic Metal install call takes os_id, hostname, ssh_key_ids,
-// user, password, service_user, service_password; partitioning is part of
-// the install too): os, hostname, ssh_key_ids, user, password,
-// service_user, service_password, partitioning, and
-// install_config_afterward (turning it off installs).
+// Destructive names what the plugin (terraform-provider-scaleway 2.81,
+// scaleway_baremetal_server's update) applies by reinstalling the server
+// (POST .../servers/{id}/install, which wipes it): a change of os,
+// always; a change of ssh_key_ids, user, password, password_wo_version,
+// service_password, service_password_wo_version or
+// reinstall_on_config_changes only when reinstall_on_config_changes is
+// true after the change (else the plugin warns and changes nothing).
+// hostname, name, tags, offer (a move to the monthly offer),
+// partitioning (the plugin watches a "partition" key the schema lacks)
+// and install_config_afterward reinstall nothing. zone and project_id
+// force a new server, which tofu plans as a replacement; they are listed
+// too, so that a plugin that ever applied them in place would still be
+// caught.
 func (*Provider) Destructive() tofu.DestructiveFunc {
-	return tofu.DestructiveAttrs(map[string][]string{ResourceType: {
-		"os", "hostname", "ssh_key_ids", "user", "password", "service_user", "service_password",
-		"partitioning", "install_config_afterward",
+	return tofu.DestructiveRules(map[string][]tofu.DestructiveRule{ResourceType: {
+		{Attrs: []string{"os", "zone", "project_id"}},
+		{Attrs: []string{"ssh_key_ids", "user", "password", "password_wo_version", "service_password",
+			"service_password_wo_version", "reinstall_on_config_changes"}, When: tofu.AfterTrue(reinstallOnConfig)},
 	}})
 }
+
+// reinstallOnConfig is the attribute that lets the plugin reinstall a
+// server for a changed SSH key, user or password.
+const reinstallOnConfig = "reinstall_on_config_changes"
 
 var _ providers.PlatformValidator = (*Provider)(nil)
 

@@ -9,11 +9,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/providers/internal/providertest"
 	"github.com/plasmactl/plasma-node/providers/scaleway"
+	"github.com/plasmactl/plasma-node/tofu"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -140,6 +142,81 @@ func TestValidatePlatformRefusesIDsWithFieldAndLine(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("ValidatePlatform() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDestructive(t *testing.T) {
+	d := (&scaleway.Provider{}).Destructive()
+	on := map[string]any{"reinstall_on_config_changes": true}
+	off := map[string]any{"reinstall_on_config_changes": false}
+	tests := map[string]struct {
+		attr  string
+		after map[string]any
+		want  bool
+	}{
+		"os always reinstalls":                                {"os", off, true},
+		"ssh keys reinstall with reinstall_on_config_changes": {"ssh_key_ids", on, true},
+		"ssh keys alone only warn":                            {"ssh_key_ids", off, false},
+		"a nested ssh key likewise":                           {"ssh_key_ids.0", on, true},
+		"user reinstalls with the setting":                    {"user", on, true},
+		"user alone only warns":                               {"user", off, false},
+		"password reinstalls with the setting":                {"password", on, true},
+		"password alone only warns":                           {"password", nil, false},
+		"a write-only password version with the setting":      {"password_wo_version", on, true},
+		"service_password reinstalls with the setting":        {"service_password", on, true},
+		"service_password alone only warns":                   {"service_password", off, false},
+		"turning the setting on reinstalls":                   {"reinstall_on_config_changes", on, true},
+		"turning the setting off does not":                    {"reinstall_on_config_changes", off, false},
+		"zone would be a new server":                          {"zone", off, true},
+		"project_id would be a new server":                    {"project_id", off, true},
+		"hostname is no reinstall":                            {"hostname", on, false},
+		"name is a plain update":                              {"name", on, false},
+		"tags are a plain update":                             {"tags", on, false},
+		"offer is a move to the monthly offer":                {"offer", on, false},
+		"partitioning is not watched by the plugin":           {"partitioning", on, false},
+		"install_config_afterward reinstalls nothing":         {"install_config_afterward", on, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := d(scaleway.ResourceType, tc.attr, tc.after); got != tc.want {
+				t.Errorf("destructive(%s, %v) = %v, want %v", tc.attr, tc.after, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestClassifyThroughTheGuard(t *testing.T) {
+	const addr = scaleway.ResourceType + ".lab_worker_001"
+	server := func(kv ...any) map[string]any {
+		m := map[string]any{"os": "o1", "ssh_key_ids": []any{"k1"}, "reinstall_on_config_changes": false, "zone": "fr-par-2", "name": "a"}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	change := func(actions tfjson.Actions, before, after map[string]any) *tfjson.Plan {
+		return &tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{{Address: addr, Mode: tfjson.ManagedResourceMode,
+			Type: scaleway.ResourceType, Change: &tfjson.Change{Actions: actions, Before: before, After: after}}}}
+	}
+	upd := tfjson.Actions{tfjson.ActionUpdate}
+	tests := map[string]struct {
+		plan *tfjson.Plan
+		want tofu.Summary
+	}{
+		"a new key without the setting is a plain update": {change(upd, server(), server("ssh_key_ids", []any{"k2"})),
+			tofu.Summary{Updates: []tofu.Change{{Address: addr, Type: scaleway.ResourceType, ChangedAttrs: []string{"ssh_key_ids"}}}}},
+		"a new key with the setting reinstalls": {change(upd, server("reinstall_on_config_changes", true), server("ssh_key_ids", []any{"k2"}, "reinstall_on_config_changes", true)),
+			tofu.Summary{DestructiveUpdates: []tofu.Change{{Address: addr, Type: scaleway.ResourceType,
+				ChangedAttrs: []string{"ssh_key_ids"}, DestructiveAttrs: []string{"ssh_key_ids"}}}}},
+		"a new zone is planned as a replacement": {change(tfjson.Actions{tfjson.ActionDelete, tfjson.ActionCreate}, server(), server("zone", "nl-ams-1")),
+			tofu.Summary{Replacements: []tofu.Change{{Address: addr, Type: scaleway.ResourceType, ChangedAttrs: []string{"zone"}}}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tofu.Classify(tc.plan, (&scaleway.Provider{}).Destructive())); diff != "" {
+				t.Errorf("Classify() (-want +got):\n%s", diff)
 			}
 		})
 	}
