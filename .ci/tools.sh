@@ -5,6 +5,8 @@
 #   .tools/bin/tofu                 OpenTofu $TOFU_VERSION
 #   .tools/mirror/<host>/<ns>/<type>/<version>/linux_amd64/terraform-provider-<type>_v<version>
 #                                   provider plugins, for both registry hosts
+#                                   (ovh/ovh and scaleway/scaleway built from
+#                                   ../shared/vendor by its build-plugins.sh)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
 #   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
 #   .tools/kernel/modules/          not installed) and the NIC driver modules the
@@ -84,6 +86,28 @@ plugin() {
 
 plugin hashicorp local "$LOCAL_VERSION" github.com/hashicorp/terraform-provider-local
 plugin hetznercloud hcloud "$HCLOUD_VERSION" github.com/hetznercloud/terraform-provider-hcloud
+
+# The OVH and Scaleway plugins are not served by the module proxy: they are
+# built from the upstream sources CI provides beside the checkout
+# (../shared/vendor, or $PLASMA_VENDOR), by that folder's build-plugins.sh,
+# which skips a plugin already at its versioned path in the mirror. Each
+# takes about 2 minutes on 2 cores, once.
+vendor=${PLASMA_VENDOR:-"$root/../shared/vendor"}
+if [ -d "$root/.git" ] || [ -f "$root/.git" ]; then
+  # A git worktree's root may sit elsewhere than the main checkout: look
+  # beside the main checkout too.
+  common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+  if [ ! -x "$vendor/build-plugins.sh" ] && [ -n "$common" ]; then
+    vendor="$(dirname "$common")/../shared/vendor"
+  fi
+fi
+if [ ! -x "$vendor/build-plugins.sh" ]; then
+  echo "tools: no build-plugins.sh in $vendor (set PLASMA_VENDOR to the folder of the OVH and Scaleway plugin sources)" >&2
+  exit 1
+fi
+start=$SECONDS
+"$vendor/build-plugins.sh" "$mirror" ovh scaleway
+echo "tools: ovh and scaleway plugins ready in $((SECONDS - start))s" >&2
 
 # CLI configuration: install providers only from the mirror, never the network.
 rc="$tools/tofurc"
