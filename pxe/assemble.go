@@ -157,11 +157,11 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 		return cfg.Site.Merge(file), err
 	}
 	probe, err := site()
-	if err == nil {
-		err = probe.Check()
-	}
 	if err != nil {
-		return nil, &ConfigError{Field: "Site", Reason: "settings every answer would fail on (with " + sitePath + ")", Err: err}
+		return nil, &ConfigError{Field: "Site", Reason: "cannot be read", Err: err}
+	}
+	if err := probe.Check(); err != nil {
+		return nil, &ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
 	}
 	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Site: site, Logger: s.log})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -475,6 +476,9 @@ func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, 
 	return a, files, pw, nil
 }
 
+// maxOneShot bounds a first-boot script or webhook token file read.
+const maxOneShot = 1 << 20
+
 var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]{22,64}$`)
 
 func newToken() (string, error) {
@@ -500,7 +504,7 @@ func (b *Backend) claim(token, ext string) ([]byte, bool) {
 		}
 		return nil, false
 	}
-	data, err := os.ReadFile(dst)
+	data, err := regularfile.Read(dst, maxOneShot)
 	if err != nil {
 		return nil, false
 	}

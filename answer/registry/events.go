@@ -3,6 +3,7 @@ package registry
 import (
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"syscall"
 
 	"bufio"
 	"bytes"
@@ -45,7 +46,7 @@ const MaxEventLogSize = 8 << 20
 // the file does not end in a newline (a writer died mid-line), it adds
 // one, so the torn line stays a line of its own.
 func OpenEventLog(path string) (*EventLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("open event log %s: %w", path, err)
 	}
@@ -65,8 +66,29 @@ func OpenEventLog(path string) (*EventLog, error) {
 	return l, nil
 }
 
+// openAppend opens path for appending, creating it with mode 0600,
+// without blocking on a FIFO and only if it is a regular file.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = regularfile.ErrNotRegular
+		}
+		return nil, err
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 func endsTorn(path string) (bool, error) {
-	r, err := os.Open(path)
+	r, err := regularfile.Open(path)
 	if err != nil {
 		return false, err
 	}
@@ -115,7 +137,7 @@ func (l *EventLog) rotate() error {
 	if err := os.Rename(l.path, l.path+".1"); err != nil {
 		return fmt.Errorf("rotate event log %s: %w", l.path, err)
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := openAppend(l.path)
 	if err != nil {
 		return fmt.Errorf("rotate event log %s: %w", l.path, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,9 +116,9 @@ func flagError(err error) error {
 	}
 	name, ok := flagNames[ce.Field]
 	if !ok {
-		name = "site settings (flags and " + filepath.Join("<state-dir>", registry.SiteFileName) + ")"
-		if ce.Field != "Site" {
-			name = ce.Field
+		name = ce.Field
+		if ce.Field == "Site" {
+			name = "site settings"
 		}
 	}
 	msg := name
