@@ -48,14 +48,16 @@ var labSteps = []netboot.Stage{netboot.StageDHCPOffer, netboot.StageTFTP, netboo
 // loopback), with three registrations: lab1 (pinned to labMAC) boots
 // through it; lab2 stays pending; lab3 was consumed before.
 type windowLab struct {
-	base    string
-	srv     *Server
-	reg     *registry.Store
-	secrets *registry.SecretStore
-	dhcp    *net.UDPAddr
-	tftp    string
-	client  *net.UDPConn
-	ttl     time.Duration
+	base string
+	// firstBootURL is lab1's, once install fetched it.
+	firstBootURL string
+	srv          *Server
+	reg          *registry.Store
+	secrets      *registry.SecretStore
+	dhcp         *net.UDPAddr
+	tftp         string
+	client       *net.UDPConn
+	ttl          time.Duration
 
 	mu      sync.Mutex
 	pageGet func(n int) int // called before the n-th GET / is served; a status other than 0 is replied instead
@@ -316,6 +318,7 @@ func (l *windowLab) install(t testing.TB) string {
 		t.Fatalf("the answer has no first-boot or webhook URL:\n%s", toml)
 	}
 	l.do(t, "GET", a.FirstBoot.URL, "")
+	l.firstBootURL = a.FirstBoot.URL
 	l.do(t, "POST", a.PostInstallationWebhook.URL, `{"fqdn":"lab1.example.test"}`)
 	pw, err := os.ReadFile(l.secrets.PasswordPath("lab1"))
 	if err != nil {
@@ -326,6 +329,36 @@ func (l *windowLab) install(t testing.TB) string {
 		t.Fatalf("generated password %d characters long, want a real one", len(p))
 	}
 	return p
+}
+
+// strays sends, from lab1's address, what a confused client or a replay
+// sends once lab1 is installed: its one-shot first-boot URL again (404),
+// a system-info body that is not JSON (400) and a GET of the answer URL
+// (405). It returns the words of the 400 and 405 as the page shows them.
+func (l *windowLab) strays(t testing.TB) []string {
+	t.Helper()
+	if l.firstBootURL == "" {
+		t.Fatal("lab1 fetched no first-boot script")
+	}
+	for _, r := range []struct {
+		method, url, body string
+		status            int
+	}{
+		{"GET", l.firstBootURL, "", http.StatusNotFound},
+		{"POST", l.base + "/answer", "{not json", http.StatusBadRequest},
+		{"GET", l.base + "/answer", "", http.StatusMethodNotAllowed},
+	} {
+		req, _ := http.NewRequest(r.method, r.url, strings.NewReader(r.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != r.status {
+			t.Fatalf("%s %s = %d, want %d", r.method, r.url, resp.StatusCode, r.status)
+		}
+	}
+	return []string{"answer refused (400)", "answer refused (405)"}
 }
 
 func stagesOf(evs []netboot.BootEvent) []netboot.Stage {

@@ -224,7 +224,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{range .Nodes}}
 <section class="node" id="node-{{.Name}}" data-node="{{.Name}}" data-state="{{.State}}">
 <h3>{{.Name}} <span class="{{.State}}">{{.State}}</span></h3>
-<ol class="steps">{{range steps .Timeline}}<li data-step="{{.Stage}}"{{if .Seen}} class="seen{{if .Failed}} failed{{end}}" title="{{when .Time}}: {{.Detail}}"{{end}}>{{.Label}}</li>{{end}}</ol>
+<ol class="steps">{{range steps .Timeline .InstalledAt}}<li data-step="{{.Stage}}"{{if .Seen}} class="seen{{if .Failed}} failed{{end}}" title="{{when .Time}}: {{.Detail}}"{{end}}>{{.Label}}</li>{{end}}</ol>
 <table>
 <tr><th>MACs</th><td>{{with .MACs}}{{join .}}{{else}}none pinned{{end}}</td></tr>
 <tr><th>Boot disk</th><td>{{.BootDisk}}</td></tr>
@@ -284,12 +284,18 @@ type pageStep struct {
 }
 
 // steps says which of pageSteps a timeline reached, each with its latest
-// event, and whether that event was a refusal.
-func steps(evs []BootEvent) []pageStep {
+// event, and whether that event was a refusal. Once the node is installed
+// (installed is set), a refusal after that time of a step it had reached
+// (a replayed one-shot first-boot URL, a reboot's exit script) leaves the
+// step as it was: it is in the node's events, not a failed step.
+func steps(evs []BootEvent, installed *time.Time) []pageStep {
 	out := make([]pageStep, len(pageSteps))
 	for i, s := range pageSteps {
 		out[i] = pageStep{Stage: s.Stage, Label: s.Label}
 		for _, ev := range evs {
+			if installed != nil && out[i].Seen && !out[i].Failed && ev.Time.After(*installed) && refusal(ev) {
+				continue
+			}
 			if ev.Stage == s.Stage {
 				out[i].Seen, out[i].Failed, out[i].Time, out[i].Detail = true, refusal(ev), ev.Time, ev.Detail
 			}

@@ -249,7 +249,7 @@ func TestStatusPageStepsMarkRefusals(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			for _, st := range steps([]BootEvent{tc.ev}) {
+			for _, st := range steps([]BootEvent{tc.ev}, nil) {
 				want := pageStep{Stage: st.Stage, Label: st.Label}
 				if st.Stage == tc.ev.Stage {
 					want.Seen, want.Failed, want.Detail = tc.seen, tc.fail, tc.ev.Detail

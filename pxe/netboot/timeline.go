@@ -96,6 +96,9 @@ type Timeline struct {
 	nodes map[string][]BootEvent
 	macs  map[string][]BootEvent
 	other []BootEvent
+	// unattributed are requests that named no MAC and that no client
+	// address may attribute (see Ingest); Snapshot shows them with other.
+	unattributed []BootEvent
 	// macOrder and nodeOrder order the keys of macs and nodes by their
 	// newest event, so that eviction finds the quietest in O(log n).
 	macOrder, nodeOrder keyHeap
@@ -278,6 +281,15 @@ func (t *Timeline) add(ev BootEvent) {
 	}
 }
 
+// addUnattributed stores ev, which names no MAC and no node, with the
+// unattributed events for good: unlike add, it is never filed by its
+// client address, now or when the address is linked later.
+func (t *Timeline) addUnattributed(ev BootEvent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unattributed = t.insert(t.unattributed, ev)
+}
+
 // link ties mac to node: the MAC's events that named no node join the
 // node's timeline.
 func (t *Timeline) link(mac, node string) {
@@ -391,7 +403,8 @@ func (t *Timeline) Snapshot() TimelineSnapshot {
 			s.Unmatched[k] = slices.Clone(evs)
 		}
 	}
-	s.Other = append(s.Other, t.other...)
+	s.Other = append(append(s.Other, t.other...), t.unattributed...)
+	sort.SliceStable(s.Other, func(i, j int) bool { return s.Other[i].Time.Before(s.Other[j].Time) })
 	return s
 }
 
@@ -405,7 +418,10 @@ func (t *Timeline) Snapshot() TimelineSnapshot {
 //     later first-boot request from that IP, which names no node, is
 //     filed under it ([StageFirstBoot]);
 //   - the installer's report ([backend.EventInstalled]) becomes a
-//     [StageWebhook] event.
+//     [StageWebhook] event;
+//   - a request refused as malformed (400) or for its method (405) that
+//     names no node and no MAC stays with the unattributed events: it is
+//     not filed under a node by its client address.
 //
 // Other kinds are kept with the kind as their stage.
 func (t *Timeline) Ingest(events ...backend.Event) {
@@ -424,8 +440,11 @@ func (t *Timeline) Ingest(events ...backend.Event) {
 				macs = append(macs, n)
 			}
 		}
+		// A malformed request (400) or one of the wrong method (405) that
+		// names neither a node nor a MAC stays unattributed.
+		named := node == "" && len(macs) == 0 && (e.Status == 400 || e.Status == 405)
 		t.mu.Lock()
-		if node == "" && e.ClientIP != "" {
+		if node == "" && e.ClientIP != "" && !named {
 			node = t.nodeAt[e.ClientIP]
 		}
 		mac := ""
@@ -445,6 +464,10 @@ func (t *Timeline) Ingest(events ...backend.Event) {
 		}
 		ev := BootEvent{Time: when, Stage: stage, IP: cleanIP(e.ClientIP)}
 		ev.MAC, ev.Node, ev.Detail = cleanKeys(mac, node, detail)
+		if named {
+			t.addUnattributed(ev)
+			continue
+		}
 		t.add(ev)
 		if ev.Node != "" && e.ClientIP != "" && e.Kind == backend.EventAnswer {
 			t.mu.Lock()

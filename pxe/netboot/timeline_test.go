@@ -218,3 +218,52 @@ func TestTimelineIsSafeForConcurrentUse(t *testing.T) {
 		t.Errorf("n1 holds %d events, want the limit 10", n)
 	}
 }
+
+// TestMalformedRequestsStayUnattributed: a 400 or 405 that names no MAC is
+// not filed under the node that last used the client's address (before,
+// the address's node got it, and its answer step turned red).
+func TestMalformedRequestsStayUnattributed(t *testing.T) {
+	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	now := at.Add(-time.Second)
+	tl := &Timeline{Now: func() time.Time { return now }}
+	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "n1", StageScript, "install n1")
+	tl.Ingest(
+		backend.Event{Time: at, Kind: backend.EventAnswer, Node: "n1", MAC: "52:54:00:00:00:01", ClientIP: "10.0.0.5", Status: 200},
+		backend.Event{Time: at.Add(time.Second), Kind: backend.EventRefused, ClientIP: "10.0.0.5", Status: 400, Detail: "invalid system-info JSON"},
+		backend.Event{Time: at.Add(2 * time.Second), Kind: backend.EventRefused, ClientIP: "10.0.0.5", Status: 405, Detail: "GET not allowed"},
+		backend.Event{Time: at.Add(3 * time.Second), Kind: backend.EventFirstBoot, ClientIP: "10.0.0.5", Status: 404, Detail: "unknown or already served first-boot token"},
+	)
+	// Linking the address again later does not pull them in either.
+	now = at.Add(4 * time.Second)
+	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "", StageScript, "exit: installed")
+	s := tl.Snapshot()
+	var other []int
+	for _, e := range s.Other {
+		if e.MAC != "" || e.Node != "" {
+			t.Errorf("an unattributed event names %s %s", e.MAC, e.Node)
+		}
+		other = append(other, e.Time.Second())
+	}
+	if diff := cmp.Diff([]int{1, 2}, other); diff != "" {
+		t.Errorf("unattributed events by second (-want +got):\n%s", diff)
+	}
+	var stages []Stage
+	for _, e := range s.Nodes["n1"] {
+		stages = append(stages, e.Stage)
+	}
+	if diff := cmp.Diff([]Stage{StageScript, StageAnswer, StageFirstBoot, StageScript}, stages); diff != "" {
+		t.Errorf("n1's stages (-want +got):\n%s", diff)
+	}
+	// Once installed, the replay does not fail the first-boot step.
+	installed := at.Add(2500 * time.Millisecond)
+	ok200 := BootEvent{Time: at.Add(time.Second / 2), Stage: StageFirstBoot, Node: "n1", Detail: "first-boot script (200): served"}
+	evs := append([]BootEvent{ok200}, s.Nodes["n1"]...)
+	for _, st := range steps(evs, &installed) {
+		if st.Failed {
+			t.Errorf("step %s failed after the installation: %s", st.Stage, st.Detail)
+		}
+	}
+	if st := steps(evs, nil); !st[6].Failed || st[6].Stage != StageFirstBoot {
+		t.Errorf("without an installation the 404 is the first-boot step's state: %+v", st[6])
+	}
+}
