@@ -19,7 +19,8 @@ type DestroyOptions struct {
 	Force bool
 	// KeepNodes keeps the node files of the destroyed servers.
 	KeepNodes bool
-	// Prompter asks for confirmation; nil without Force refuses.
+	// Prompter asks for confirmation; nil without Force refuses, before
+	// tofu runs, with [ErrNoPrompter].
 	Prompter Prompter
 	// OnPlan, when set, is given what is about to go before Prompter
 	// asks (and before anything goes under Force), for a front end to
@@ -212,6 +213,9 @@ func (p *Project) withdraw(ctx context.Context, o DestroyOptions, d providers.Di
 // destroyServers is Destroy through tofu: an import-only plan adopts the
 // servers of in, confirmed, then a destroy plan removes them.
 func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov providers.Provider, in providers.Input, hosts []string, res DestroyResult) (DestroyResult, error) {
+	if err := canAsk(o.Prompter, o.Force, "destroy"); err != nil {
+		return res, err
+	}
 	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)

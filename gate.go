@@ -195,6 +195,17 @@ func Gate(ctx context.Context, s tofu.Summary, o GateOptions) (bool, error) {
 	return ask(ctx, o.Prompter, PromptYN, "y", "yes")
 }
 
+// canAsk refuses at once, before tofu runs, an operation that will
+// want a confirmation when it has neither a prompter nor prior approval:
+// a run that could only end in [ErrNoPrompter] after its plan stops
+// before it.
+func canAsk(p Prompter, approved bool, op string) error {
+	if p != nil || approved {
+		return nil
+	}
+	return fmt.Errorf("%s needs confirmation: %w: no one to ask and no prior approval", op, ErrNoPrompter)
+}
+
 // ask puts question to p and reports whether the answer is one of
 // accept (without regard to case when there are several).
 func ask(ctx context.Context, p Prompter, question string, accept ...string) (bool, error) {

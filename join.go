@@ -39,7 +39,8 @@ type JoinOptions struct {
 	AutoApprove bool
 	// AllowDestructive lets AutoApprove apply destructive updates.
 	AllowDestructive bool
-	// Prompter asks for confirmation; nil with no AutoApprove refuses.
+	// Prompter asks for confirmation; nil with no AutoApprove (and no
+	// DryRun) refuses before tofu runs, with [ErrNoPrompter].
 	Prompter Prompter
 	// OnPlan, when set, is given the classified import plan before it is
 	// confirmed or applied (on a dry run too), for a front end to show
@@ -177,6 +178,9 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 	idx := 0
 	for slices.ContainsFunc(existing, func(e providers.Existing) bool { return e.Pool == o.Pool && e.Index == idx }) {
 		idx++
+	}
+	if err := canAsk(o.Prompter, o.AutoApprove || o.DryRun, "join"); err != nil {
+		return res, err
 	}
 	run, err := p.startTofu(ctx, plat, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
 	if err != nil {

@@ -32,7 +32,8 @@ type ProvisionOptions struct {
 	// leaves out. Without AutoApprove those deletes need a typed "yes";
 	// AutoApprove alone never deletes a server.
 	AllowDelete bool
-	// Prompter asks for confirmation; nil with no AutoApprove refuses.
+	// Prompter asks for confirmation; nil with no AutoApprove (and no
+	// DryRun) refuses at once, before tofu runs, with [ErrNoPrompter].
 	Prompter Prompter
 	// OnPlan, when set, is given the classified plan before it is
 	// confirmed or applied (on a dry run too), for a front end to show
@@ -158,6 +159,9 @@ func mergePools(platform string, current, specPools map[string]nodes.Pool) (map[
 // of the deleted surplus servers removed.
 func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov providers.Provider, in providers.Input,
 	plat *nodes.Platform, existingNodes []*nodes.Node, res ProvisionResult) (ProvisionResult, error) {
+	if err := canAsk(o.Prompter, o.AutoApprove || o.DryRun, "provision"); err != nil {
+		return res, err
+	}
 	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)

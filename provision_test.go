@@ -1,6 +1,7 @@
 package plasmanode
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -67,5 +68,51 @@ func TestAdopt(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, adopt("demo", pools, ns)); diff != "" {
 		t.Errorf("adopt() (-want +got):\n%s", diff)
+	}
+}
+
+// TestNoPrompterRefusesBeforeTofu: with neither a prompter nor prior
+// approval, provision, join and destroy stop before they look for tofu
+// (the binary named does not exist), with ErrNoPrompter.
+func TestNoPrompterRefusesBeforeTofu(t *testing.T) {
+	ctx := context.Background()
+	p, err := OpenProject(ctx, t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Scaffold(ctx, ScaffoldOptions{Platform: "demo", Provider: "hetzner"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Store.CreateNode(ctx, &nodes.Node{Hostname: "demo-web-001", Platform: "demo", Zones: []string{"platform.web"},
+		ProviderMetadata: nodes.ProviderMetadata{ServerID: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Store.UpdatePlatform(ctx, "demo", func(pl *nodes.Platform) error {
+		pl.Pools = map[string]nodes.Pool{"web": {Zones: []string{"platform.web"}, Machine: "cx22", Count: 1}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const noTofu = "/nonexistent/tofu"
+	tests := map[string]func() error{
+		"provision": func() error {
+			_, err := p.Provision(ctx, ProvisionOptions{Platform: "demo", TofuPath: noTofu})
+			return err
+		},
+		"join": func() error {
+			_, err := p.Join(ctx, JoinOptions{Platform: "demo", Pool: "web", ServerID: "2", TofuPath: noTofu})
+			return err
+		},
+		"destroy": func() error {
+			_, err := p.Destroy(ctx, DestroyOptions{Platform: "demo", TofuPath: noTofu})
+			return err
+		},
+	}
+	for name, run := range tests {
+		t.Run(name, func(t *testing.T) {
+			if err := run(); !errors.Is(err, ErrNoPrompter) {
+				t.Errorf("error = %v, want ErrNoPrompter before tofu is looked for", err)
+			}
+		})
 	}
 }

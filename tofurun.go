@@ -104,7 +104,7 @@ func (t *tofuRun) init(ctx context.Context, cfg *tofu.Config) error {
 		return nil
 	}
 	if err := t.r.Init(ctx, tofu.InitOptions{Reconfigure: true}); err != nil {
-		return fmt.Errorf("tofu init: %w", err)
+		return err // the runner's error names tofu init
 	}
 	t.inited = true
 	return nil

@@ -116,7 +116,8 @@ func (p *Plugin) DiscoverActions(context.Context) ([]*action.Action, error) {
 func env(a *action.Action) nodecmd.Env {
 	in := a.Input()
 	streams := in.Streams()
-	e := nodecmd.Env{Dir: opt(in, "dir"), ProvisionerDir: opt(in, "provisioner-dir"), Stdin: streams.In(), Stdout: streams.Out(), Stderr: streams.Err()}
+	e := nodecmd.Env{Dir: opt(in, "dir"), ProvisionerDir: opt(in, "provisioner-dir"), TofuLog: opt(in, "tofu-log"),
+		Stdin: streams.In(), Stdout: streams.Out(), Stderr: streams.Err()}
 	// Launchr's streams mask secrets and so hold back a line until its
 	// newline: a question waiting for its answer on the same line would
 	// never show. The questions are fixed text, so they go to stderr as
@@ -132,6 +133,8 @@ func env(a *action.Action) nodecmd.Env {
 	if e.Logger == nil {
 		e.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Launchr's -v, as plasma-node's: tofu's own output too.
+	e.Verbose = e.Logger.Enabled(context.Background(), slog.LevelInfo)
 	return e
 }
 

@@ -304,11 +304,12 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:provision", "demo", "-z", "web:cx22:1"}, code: 1},
 		{args: []string{"node:provision", "demo", "--dry-run"}, code: 1},
 
-		// Destroy asks for a typed "yes" on stdin; no answer declines.
-		{args: []string{"node:destroy", "demo"}},
-		{args: []string{"node:destroy", "demo"}, stdin: "no\n"},
-		{args: []string{"node:destroy", "demo", "--keep-nodes"}, stdin: "yes\n"},
-		{args: []string{"node:destroy", "demo"}, stdin: "yes\n"},
+		// Destroy asks for a typed "yes" on a terminal only: with stdin
+		// not a terminal it refuses, naming --force, and removes nothing.
+		{args: []string{"node:destroy", "demo"}, code: 1},
+		{args: []string{"node:destroy", "demo"}, stdin: "yes\n", code: 1},
+		{args: []string{"node:destroy", "demo", "--force", "--keep-nodes"}},
+		{args: []string{"node:destroy", "demo", "--force"}},
 		{args: []string{"node:list"}},
 	}, nil, nil)
 }
@@ -410,12 +411,12 @@ func TestProvisionJoinDestroyWithTofu(t *testing.T) {
 			t.Fatalf("fake server id %d, want 100003", s.ID)
 		}
 	}
-	messages := regexp.MustCompile(`^(PLATFORM|demo |Created |Node |Dry run|No changes|Aborted|Joined |Removed |Kept |Plan: )`)
+	messages := regexp.MustCompile(`^(PLATFORM|demo |Created |Node |Dry run|No changes|Joined |Removed |Kept |Plan: )`)
 	tofuFlag := []string{"--tofu", bin}
 	compare(t, []step{
 		{args: []string{"node:add", "demo", "--provider", "hetzner"}},
 		{args: append([]string{"node:provision", "demo", "-z", "web:cx22:2", "--dry-run"}, tofuFlag...), setup: useFake},
-		{args: append([]string{"node:provision", "demo", "-z", "web:cx22:2"}, tofuFlag...), stdin: "n\n"},
+		{args: append([]string{"node:provision", "demo", "-z", "web:cx22:2"}, tofuFlag...), stdin: "y\n", code: 1},
 		{args: append([]string{"node:provision", "demo", "-z", "web:cx22:2", "--auto-approve"}, tofuFlag...)},
 		{args: append([]string{"node:provision", "demo", "--auto-approve"}, tofuFlag...)},
 		{args: append([]string{"node:join", "demo", "--server-id", "100003", "--pool", "web", "--auto-approve"}, tofuFlag...), setup: handmade},

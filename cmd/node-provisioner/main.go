@@ -31,9 +31,10 @@ func main() {
 func usageError(err error) error { return cli.Usage(err) }
 
 type app struct {
-	stateDir, secretsDir, logFormat string
-	out, errw                       io.Writer
-	log                             *slog.Logger
+	stateDir, secretsDir string
+	logging              cli.Logging
+	out, errw            io.Writer
+	log                  *slog.Logger
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -53,8 +54,13 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
   node-provisioner enable --ttl 2h --dhcp-interface eth0
   node-provisioner list
   source <(node-provisioner completion bash)`,
-		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
-			if a.log, err = cli.NewLogger(a.logFormat, stderr); err != nil {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) (err error) {
+			// A window's log is what serve shows; other commands are quiet.
+			level := slog.LevelWarn
+			if cmd.Name() == "serve" {
+				level = slog.LevelInfo
+			}
+			if a.log, err = a.logging.Logger(stderr, level); err != nil {
 				return err
 			}
 			if a.stateDir == "" {
@@ -76,7 +82,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
-	pf.StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
+	a.logging.AddFlags(pf)
 	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.rearmCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	cli.Setup(root)
 	return root

@@ -85,21 +85,23 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		"a bad MAC":            {[]string{"register", "n1", "--mac", "aa:bb:cc"}, "invalid MAC address"},
-		"a bad pool spec":      {[]string{"register", "n1", "--pool", "tank=raid5:sdb"}, "invalid pool layout"},
-		"a pool without disks": {[]string{"register", "n1", "--pool", "tank=mirror:"}, "no disks"},
-		"a bad boot disk":      {[]string{"register", "n1", "--boot-disk", "/dev/sda"}, "--boot-disk"},
-		"a bad name":           {[]string{"register", "bad name!"}, "invalid"},
-		"a missing key file":   {[]string{"register", "n1", "--ssh-key", "/nonexistent/key.pub"}, "--ssh-key"},
-		"an abbreviated flag":  {[]string{"register", "n1", "--boot", "sda"}, "unknown flag: --boot"},
-		"no name":              {[]string{"register"}, "usage: node-provisioner register"},
-		"a negative ttl":       {[]string{"serve", "--ttl", "-1s"}, "--ttl"},
-		"a zero ttl":           {[]string{"serve", "--ttl", "0s"}, "--ttl"},
-		"a spaced kernel arg":  {[]string{"serve", "--kernel-arg", "console=ttyS0 quiet"}, "--kernel-arg"},
-		"a bad domain":         {[]string{"serve", "--domain", "bad domain"}, "site settings"},
-		"a bad country":        {[]string{"serve", "--country", "Atlantis"}, "site settings"},
-		"an upper-case name":   {[]string{"register", "PVE1"}, "host name"},
-		"an underscore name":   {[]string{"register", "pve_1"}, "host name"},
+		"a bad MAC":              {[]string{"register", "n1", "--mac", "aa:bb:cc"}, "invalid MAC address"},
+		"a bad pool spec":        {[]string{"register", "n1", "--pool", "tank=raid5:sdb"}, "invalid pool layout"},
+		"a pool without disks":   {[]string{"register", "n1", "--pool", "tank=mirror:"}, "no disks"},
+		"a bad boot disk":        {[]string{"register", "n1", "--boot-disk", "/dev/sda"}, "--boot-disk"},
+		"a bad name":             {[]string{"register", "bad name!"}, "invalid"},
+		"a missing key file":     {[]string{"register", "n1", "--ssh-key", "/nonexistent/key.pub"}, "--ssh-key"},
+		"an abbreviated flag":    {[]string{"register", "n1", "--boot", "sda"}, "unknown flag: --boot"},
+		"no name":                {[]string{"register"}, "usage: node-provisioner register"},
+		"a negative ttl":         {[]string{"serve", "--ttl", "-1s"}, "--ttl"},
+		"a zero ttl":             {[]string{"serve", "--ttl", "0s"}, "--ttl"},
+		"a spaced kernel arg":    {[]string{"serve", "--kernel-arg", "console=ttyS0 quiet"}, "--kernel-arg"},
+		"a bad domain":           {[]string{"serve", "--domain", "bad domain"}, "site settings"},
+		"a bad country":          {[]string{"serve", "--country", "Atlantis"}, "site settings"},
+		"an upper-case name":     {[]string{"register", "PVE1"}, "host name"},
+		"an underscore name":     {[]string{"register", "pve_1"}, "host name"},
+		"an unknown tls command": {[]string{"tls", "bogus"}, `unknown command "bogus" for "node-provisioner tls"`},
+		"an unknown help topic":  {[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -116,8 +118,12 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	if r := np(t, t.TempDir(), "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "node-provisioner ") {
+	r := np(t, t.TempDir(), "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "node-provisioner ") {
 		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+	if f := np(t, t.TempDir(), "--version"); f.code != 0 || f.stdout != r.stdout {
+		t.Errorf("--version: %d %q, want %q", f.code, f.stdout, r.stdout)
 	}
 }
 
@@ -200,7 +206,10 @@ func TestCompletionAndJSONLogs(t *testing.T) {
 			t.Errorf("completion %s: exit %d, %d bytes, %s", sh, r.code, len(r.stdout), r.err)
 		}
 	}
-	r := np(t, t.TempDir(), "--log-format", "json", "register", "pve1", "--mac", "52:54:00:de:ad:01", "--boot-disk", "sda")
+	if r := np(t, t.TempDir(), "register", "pve1", "--mac", "52:54:00:de:ad:01", "--boot-disk", "sda"); r.code != 0 || strings.Contains(r.err, "level=INFO") {
+		t.Errorf("register without -v: exit %d, stderr %q; want no INFO lines", r.code, r.err)
+	}
+	r := np(t, t.TempDir(), "--log-format", "json", "-v", "register", "pve1", "--mac", "52:54:00:de:ad:01", "--boot-disk", "sda")
 	if r.code != 0 {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}

@@ -25,15 +25,17 @@ func main() {
 // app is the state the commands share.
 type app struct {
 	dir            string
-	logFormat      string
+	logging        cli.Logging
 	provisionerDir string
+	tofuLog        string
 	out            io.Writer
 	log            *slog.Logger
 }
 
 // env is what the shared command runner needs from cmd.
 func (a *app) env(cmd *cobra.Command) nodecmd.Env {
-	return nodecmd.Env{Dir: a.dir, ProvisionerDir: a.provisionerDir, Logger: a.log, Stdin: cmd.InOrStdin(), Stdout: a.out, Stderr: cmd.ErrOrStderr()}
+	return nodecmd.Env{Dir: a.dir, ProvisionerDir: a.provisionerDir, Logger: a.log, Stdin: cmd.InOrStdin(), Stdout: a.out, Stderr: cmd.ErrOrStderr(),
+		Verbose: a.logging.Verbose, TofuLog: a.tofuLog}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -52,14 +54,14 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
   plasma-node list demo
   source <(plasma-node completion bash)`,
 		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
-			a.log, err = cli.NewLogger(a.logFormat, stderr)
+			a.log, err = a.logging.Logger(stderr, slog.LevelWarn)
 			return err
 		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
-	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log format on stderr: text or json")
+	a.logging.AddFlags(root.PersistentFlags())
 	root.PersistentFlags().StringVar(&a.provisionerDir, "provisioner-dir", "", "pxe platforms: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
 		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), cli.VersionCommand("plasma-node"))

@@ -118,6 +118,10 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"bad output format":              {[]string{"list", "-o", "xml"}, `--output "xml": want table, json or yaml`},
 		"mixing node and platform flags": {[]string{"add", "demo", "--hostname", "n3", "--provider", "ovh"}, "--provider sets up a platform"},
 		"unknown command":                {[]string{"frob"}, "unknown command"},
+		"help of an unknown topic":       {[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},
+		"an unknown completion shell":    {[]string{"completion", "nosuch"}, `unknown command "nosuch" for "plasma-node completion"`},
+		"a project folder that is not":   {[]string{"list", "--dir", "/nonexistent"}, `--dir "/nonexistent": no such project folder`},
+		"a bad log level":                {[]string{"list", "--log-level", "loud"}, `--log-level "loud"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -268,8 +272,12 @@ func TestConcurrentAllocatesFromTwoProcesses(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	if out := mustRun(t, t.TempDir(), "version"); !strings.HasPrefix(out, "plasma-node ") {
+	out := mustRun(t, t.TempDir(), "version")
+	if !strings.HasPrefix(out, "plasma-node ") {
 		t.Errorf("version = %q", out)
+	}
+	if flag := mustRun(t, t.TempDir(), "--version"); flag != out {
+		t.Errorf("--version = %q, want what version prints, %q", flag, out)
 	}
 }
 
@@ -303,8 +311,19 @@ func TestCompletionAndJSONLogs(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	// Quiet by default: the human line, no log.
+	r := plasma(t, dir, "add", "quiet")
+	if r.code != 0 || r.err != "" || !strings.HasPrefix(r.stdout, "Created platform quiet") {
+		t.Errorf("add without -v: exit %d, stdout %q, stderr %q; want the one line and an empty stderr", r.code, r.stdout, r.err)
+	}
+	if r := plasma(t, dir, "add", "loud", "-v"); r.code != 0 || !strings.Contains(r.err, "level=INFO") {
+		t.Errorf("add -v: exit %d, stderr %q; want INFO lines", r.code, r.err)
+	}
+	if r := plasma(t, dir, "add", "lvl", "--log-level", "bogus"); r.code != 2 || !strings.Contains(r.err, `--log-level "bogus": want debug, info, warn or error`) {
+		t.Errorf("--log-level bogus: exit %d, stderr %q", r.code, r.err)
+	}
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"--dir", dir, "--log-format", "json", "add", "demo"}, &out, &errb); code != 0 {
+	if code := run(context.Background(), []string{"--dir", dir, "--log-format", "json", "--log-level", "info", "add", "demo"}, &out, &errb); code != 0 {
 		t.Fatalf("add: %d %s", code, errb.String())
 	}
 	var rec map[string]any

@@ -43,6 +43,7 @@ in platform.yaml), registered with node-provisioner in its state folder.`,
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
 	f.BoolVar(&o.AllowDelete, "allow-delete", false, "with --auto-approve, also delete the servers a lowered count leaves out")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
 	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}])")
 	return c
 }
@@ -67,6 +68,7 @@ manual platform only the node files are removed.`,
 	f.BoolVar(&o.Force, "force", false, `destroy without the typed "yes"`)
 	f.BoolVar(&o.KeepNodes, "keep-nodes", false, "keep the node files")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
 	return c
 }
 
@@ -97,5 +99,6 @@ or a failure.`,
 	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
 	return c
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,5 +147,58 @@ func TestProvisionAndDestroyCommands(t *testing.T) {
 		if strings.Contains(f, "/nodes/") {
 			t.Errorf("node file %s left after destroy", f)
 		}
+	}
+}
+
+// TestProvisionIsQuietByDefault: a dry run prints plasma-node's own plan
+// (what happens to which node) and nothing on stderr; tofu's own output
+// comes with -v or into --tofu-log; a tofu init failure is reported once.
+func TestProvisionIsQuietByDefault(t *testing.T) {
+	bin := tofutest.Binary(t)
+	t.Setenv("TF_CLI_CONFIG_FILE", tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.Hcloud)))
+	t.Setenv("HCLOUD_TOKEN", "")
+	token := strings.Repeat("f", 64)
+	fake := fakehcloud.Start(token)
+	defer fake.Close()
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Infrastructure.API = nodes.API{URI: fake.Endpoint(), Token: token}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := plasma(t, dir, "provision", "demo", "-z", "web:cx22:2", "--dry-run", "--tofu", bin)
+	want := "Plan: 0 to import, 2 to create, 0 to update (0 destructive), 0 to replace, 0 to delete\n" +
+		"  create  demo-web-001  hcloud_server.demo_web_001\n" +
+		"  create  demo-web-002  hcloud_server.demo_web_002\n" +
+		"Dry run: nothing applied or written\n"
+	if diff := cmp.Diff(result{stdout: want}, r, cmp.AllowUnexported(result{})); diff != "" {
+		t.Errorf("quiet dry run (-want +got):\n%s", diff)
+	}
+	const tofuSays = "will perform the following actions"
+	if r := plasma(t, dir, "provision", "demo", "-z", "web:cx22:2", "--dry-run", "--tofu", bin, "-v"); r.code != 0 || !strings.Contains(r.stdout, tofuSays) {
+		t.Errorf("dry run -v: exit %d, no tofu plan in stdout:\n%s", r.code, r.stdout)
+	}
+	log := filepath.Join(t.TempDir(), "tofu.log")
+	r = plasma(t, dir, "provision", "demo", "-z", "web:cx22:2", "--dry-run", "--tofu", bin, "--tofu-log", log)
+	b, _ := os.ReadFile(log)
+	if r.stdout != want || !strings.Contains(string(b), tofuSays) {
+		t.Errorf("dry run --tofu-log: stdout %q, log %q", r.stdout, b)
+	}
+
+	rc := filepath.Join(t.TempDir(), "none.tfrc")
+	os.WriteFile(rc, []byte(`provider_installation {
+  filesystem_mirror {
+    path    = "/nonexistent"
+    include = ["*/*/*"]
+  }
+  direct { exclude = ["*/*/*"] }
+}
+`), 0o644)
+	t.Setenv("TF_CLI_CONFIG_FILE", rc)
+	r = plasma(t, dir, "provision", "demo", "-z", "web:cx22:2", "--dry-run", "--tofu", bin)
+	if r.code != 1 || strings.Count(r.err, "tofu init") != 1 || strings.Count(r.err, "Failed to resolve provider packages") != 1 || !strings.HasPrefix(r.err, "plasma-node: tofu init: ") {
+		t.Errorf("init failure: exit %d, stderr %q; want tofu's error once, prefixed once", r.code, r.err)
 	}
 }

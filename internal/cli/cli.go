@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -35,29 +34,33 @@ func IsUsage(err error) bool {
 	return errors.As(err, &ue) || strings.HasPrefix(msg, "unknown command ") || strings.HasPrefix(msg, "required flag(s) ")
 }
 
-// NewLogger returns the logger --log-format asks for: "text" or "json" on w.
-func NewLogger(format string, w io.Writer) (*slog.Logger, error) {
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
-	}
-	return nil, Usage(fmt.Errorf("--log-format %q: want text or json", format))
-}
+// ErrCancelled is a person's "no" at a confirmation prompt: [Exit]
+// prints "Cancelled" for it and returns 1, as tofu apply does, so that a
+// script tells "did nothing" from "applied".
+var ErrCancelled = errors.New("Cancelled") //nolint:staticcheck // printed as is
 
 // Setup adds cobra's help and completion commands (with examples, as
 // every command has), makes root's flag and argument-count errors usage
 // errors and silences cobra's own error printing, which [Exit] does.
 // Call it after root.SetOut: the completion scripts go to that writer.
+//
+// It also gives root --version (the version command's line), makes
+// "help TOPIC" of an unknown topic and an unknown subcommand of a command
+// group ("tls bogus") usage errors rather than help printed with exit 0.
 func Setup(root *cobra.Command) {
 	root.SilenceErrors, root.SilenceUsage = true, true
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	if root.Version == "" {
+		bi, _ := debug.ReadBuildInfo()
+		root.Version = ModuleVersion(bi, Module)
+	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	name := root.Name()
 	for _, c := range root.Commands() {
 		switch c.Name() {
 		case "help":
+			c.Run, c.RunE = nil, helpTopic
 			setExample(c, "  "+name+" help\n  "+name+" help "+firstOther(root))
 		case "completion":
 			setExample(c, "  "+name+" completion bash > ~/.local/share/bash-completion/completions/"+name+"\n  "+name+" completion zsh > \"${fpath[1]}/_"+name+"\"")
@@ -67,6 +70,7 @@ func Setup(root *cobra.Command) {
 		}
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return Usage(err) })
+	refuseUnknownSubcommands(root)
 	for _, c := range root.Commands() {
 		if check := c.Args; check != nil {
 			c.Args = func(cmd *cobra.Command, args []string) error {
@@ -75,6 +79,37 @@ func Setup(root *cobra.Command) {
 				}
 				return nil
 			}
+		}
+	}
+}
+
+// helpTopic is the help command: the help of the command args name, or a
+// usage error naming the topic it does not know.
+func helpTopic(c *cobra.Command, args []string) error {
+	cmd, rest, err := c.Root().Find(args)
+	if err != nil || cmd == nil || len(rest) > 0 {
+		return Usage(fmt.Errorf("unknown help topic %q; run %s help for the commands", strings.Join(args, " "), c.Root().Name()))
+	}
+	cmd.InitDefaultHelpFlag()
+	cmd.InitDefaultVersionFlag()
+	return cmd.Help()
+}
+
+// refuseUnknownSubcommands makes every command group below root (a
+// command with subcommands and nothing to run itself) print its help
+// when called alone and refuse an argument it has no subcommand for.
+func refuseUnknownSubcommands(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+		if !c.HasSubCommands() || c.Runnable() {
+			continue
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usage(fmt.Errorf("unknown command %q for %q; run %s --help for its commands", args[0], cmd.CommandPath(), cmd.CommandPath()))
+			}
+			return cmd.Help()
 		}
 	}
 }
@@ -134,8 +169,12 @@ func MissingHelp(root *cobra.Command) []string {
 // Exit prints err, if any, as "<name>: <err>" on w and returns the exit
 // code: 0 for none, 2 when isUsage says so or [IsUsage] does, else 1.
 func Exit(w io.Writer, name string, err error, isUsage func(error) bool) int {
-	if err == nil {
+	switch {
+	case err == nil:
 		return 0
+	case errors.Is(err, ErrCancelled):
+		fmt.Fprintln(w, ErrCancelled)
+		return 1
 	}
 	fmt.Fprintf(w, "%s: %v\n", name, err)
 	if IsUsage(err) || (isUsage != nil && isUsage(err)) {

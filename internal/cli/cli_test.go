@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -49,7 +50,7 @@ func TestSetupMarksArgumentErrors(t *testing.T) {
 	if !IsUsage(err) {
 		t.Errorf("missing argument: %v is not a usage error", err)
 	}
-	if _, err := NewLogger("xml", &bytes.Buffer{}); !IsUsage(err) {
+	if _, err := (&Logging{Format: "xml"}).Logger(&bytes.Buffer{}, slog.LevelWarn); !IsUsage(err) {
 		t.Errorf("bad --log-format: %v", err)
 	}
 }

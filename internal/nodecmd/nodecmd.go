@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
@@ -28,7 +29,9 @@ type Env struct {
 	ProvisionerDir string
 	// Logger receives what the operations report; nil discards it.
 	Logger *slog.Logger
-	// Stdin answers confirmation prompts; nil answers none.
+	// Stdin answers confirmation prompts when it is a terminal
+	// ([cli.IsTerminal]); otherwise, and when nil, a command that would
+	// ask refuses at once, naming the flag that proceeds without asking.
 	Stdin io.Reader
 	// Stdout receives the results; Stderr the prompts and tofu's errors.
 	// Nil discards them.
@@ -38,6 +41,13 @@ type Env struct {
 	// Providers are the providers platforms may name; nil: the built-in
 	// ones (plasmanode.Options.Providers).
 	Providers *providers.Set
+	// Verbose streams tofu's own output to Stdout and Stderr (-v); by
+	// default only the classified plan and the results are printed, and a
+	// tofu failure is reported once, in the error.
+	Verbose bool
+	// TofuLog is a file tofu's own output is appended to (--tofu-log),
+	// Verbose or not; it is created at tofu's first line.
+	TofuLog string
 }
 
 func (e Env) out() io.Writer {
@@ -55,7 +65,7 @@ func (e Env) errw() io.Writer {
 }
 
 func (e Env) prompter() plasmanode.Prompter {
-	if e.Stdin == nil {
+	if !cli.IsTerminal(e.Stdin) {
 		return nil
 	}
 	w := e.Prompts
@@ -65,11 +75,69 @@ func (e Env) prompter() plasmanode.Prompter {
 	return cli.NewLinePrompter(e.Stdin, w)
 }
 
-// Project opens the project folder Env names.
+// tofuStreams returns the writers tofu's own output goes to: the
+// TofuLog file, else Stdout and Stderr with Verbose, else none; close
+// closes the file.
+func (e Env) tofuStreams() (stdout, stderr io.Writer, close func() error) {
+	switch {
+	case e.TofuLog != "":
+		f := &lazyFile{path: e.TofuLog}
+		return f, f, f.Close
+	case e.Verbose:
+		return e.out(), e.errw(), func() error { return nil }
+	}
+	return nil, nil, func() error { return nil }
+}
+
+// lazyFile appends to the file at path, created at the first write, so
+// that a command refused for bad input writes nothing.
+type lazyFile struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+// Write appends p to the file, opening it first.
+func (l *lazyFile) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return 0, fmt.Errorf("--tofu-log: %w", err)
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+// Close closes the file, if it was opened.
+func (l *lazyFile) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+// Project opens the project folder Env names. A folder named by --dir
+// or $PLASMA_NODE_DIR that does not exist is a usage error.
 func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
-	dir := e.Dir
+	return e.open(ctx, false)
+}
+
+// open opens the project folder; create lets a named folder that does
+// not exist yet be made by the command (add's scaffold).
+func (e Env) open(ctx context.Context, create bool) (*plasmanode.Project, error) {
+	dir, flag := e.Dir, "--dir"
 	if dir == "" {
-		dir = os.Getenv(DirEnv)
+		dir, flag = os.Getenv(DirEnv), DirEnv
+	}
+	if dir != "" && !create {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, cli.Usage(fmt.Errorf("%s %q: no such project folder (want a folder holding platforms/)", flag, dir))
+		}
 	}
 	if dir == "" {
 		d, err := plasmanode.FindProjectDir(".")
@@ -122,7 +190,7 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 			}
 		}
 	}
-	p, err := e.Project(ctx)
+	p, err := e.open(ctx, ro.Hostname == "")
 	if err != nil {
 		return err
 	}
@@ -218,8 +286,12 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 		return err
 	}
 	w := e.out()
-	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
-	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s) }
+	o.Prompter = e.prompter()
+	var closeLog func() error
+	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
+	defer func() { err = errors.Join(err, closeLog()) }()
+	names := namesOf(ctx, p, o.Platform)
+	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
 	res, err := p.Provision(ctx, o)
 	if errors.Is(err, plasmanode.ErrNoPools) {
 		return cli.Usage(err)
@@ -231,7 +303,7 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	case o.DryRun:
 		fmt.Fprintln(w, "Dry run: nothing applied or written")
 	case res.Declined:
-		fmt.Fprintln(w, "Aborted.")
+		return cli.ErrCancelled
 	case !res.Applied:
 		fmt.Fprintln(w, "No changes.")
 	}
@@ -258,8 +330,12 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 		return err
 	}
 	w := e.out()
-	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
-	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s) }
+	o.Prompter = e.prompter()
+	var closeLog func() error
+	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
+	defer func() { err = errors.Join(err, closeLog()) }()
+	names := namesOf(ctx, p, o.Platform)
+	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
 	res, err := p.Join(ctx, o)
 	if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
 		return cli.Usage(err)
@@ -271,7 +347,7 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 	case o.DryRun:
 		fmt.Fprintf(w, "Dry run: server %s would join as %s@%s; nothing applied or written\n", o.ServerID, res.Hostname, o.Platform)
 	case res.Declined:
-		fmt.Fprintln(w, "Aborted.")
+		return cli.ErrCancelled
 	case res.Node != nil:
 		n := res.Node
 		fmt.Fprintf(w, "Joined server %s as node %s: public IP %s, private IP %s (%s)\n", o.ServerID, n, orNone(n.Network.PublicIP), orNone(n.Network.PrivateIP), n.File())
@@ -287,8 +363,12 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error
 	if err != nil {
 		return err
 	}
+	names := namesOf(ctx, p, o.Platform)
 	w := e.out()
-	o.Stdout, o.Stderr, o.Prompter = w, e.errw(), e.prompter()
+	o.Prompter = e.prompter()
+	var closeLog func() error
+	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
+	defer func() { err = errors.Join(err, closeLog()) }()
 	planned := false
 	o.OnPlan = func(pl plasmanode.DestroyPlan) {
 		planned = true
@@ -299,14 +379,13 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error
 		return err
 	}
 	if res.Declined {
-		fmt.Fprintln(w, "Aborted.")
-		return nil
+		return cli.ErrCancelled
 	}
 	if !planned {
 		fmt.Fprintf(w, "Platform %s has no servers to destroy\n", o.Platform)
 	}
 	if res.Destroyed && !res.Summary.Empty() {
-		writeSummary(w, res.Summary)
+		writeSummary(w, res.Summary, names)
 	}
 	for _, h := range res.Removed {
 		fmt.Fprintf(w, "Removed node %s@%s\n", h, o.Platform)

@@ -1,6 +1,7 @@
 package nodecmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -173,10 +174,43 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+// nodeNames names the node each planned change is: an import by the
+// node holding its server id, anything else by its resource name as a
+// hostname (hcloud_server.demo_web_003 becomes demo-web-003, the name
+// provision gives a new server).
+type nodeNames map[string]string // server id → hostname
+
+// namesOf returns the names of the platform's nodes; none when they
+// cannot be read (the operation reports that itself).
+func namesOf(ctx context.Context, p *plasmanode.Project, platform string) nodeNames {
+	m := nodeNames{}
+	ns, _ := p.Store.Nodes(ctx, platform)
+	for _, n := range ns {
+		if id := n.ProviderMetadata.ServerID; id != "" {
+			m[id] = n.Hostname
+		}
+	}
+	return m
+}
+
+// of returns the node name of c.
+func (m nodeNames) of(c tofu.Change) string {
+	if h, ok := m[c.ImportID]; ok && c.ImportID != "" {
+		return h
+	}
+	name := c.Address
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
+	name = name[strings.LastIndexByte(name, '.')+1:]
+	return strings.ReplaceAll(name, "_", "-")
+}
+
 // writeSummary writes a classified plan for people: its counts, then one
-// line per change.
-func writeSummary(w io.Writer, s tofu.Summary) {
+// line per change: what happens, to which node, through which resource.
+func writeSummary(w io.Writer, s tofu.Summary, names nodeNames) {
 	fmt.Fprintf(w, "Plan: %s\n", s)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	list := func(kind string, cs []tofu.Change) {
 		for _, c := range cs {
 			extra := ""
@@ -186,7 +220,7 @@ func writeSummary(w io.Writer, s tofu.Summary) {
 			if len(c.DestructiveAttrs) > 0 {
 				extra += " (" + strings.Join(c.DestructiveAttrs, ", ") + ")"
 			}
-			fmt.Fprintf(w, "  %-20s %s%s\n", kind, c.Address, extra)
+			fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", kind, names.of(c), c.Address, extra)
 		}
 	}
 	list("import", s.Imports)
@@ -196,6 +230,7 @@ func writeSummary(w io.Writer, s tofu.Summary) {
 	list("replace", s.Replacements)
 	list("delete", s.Deletes)
 	list("forget", s.Forgets)
+	tw.Flush()
 }
 
 // writeDestroyPlan writes what destroy is about to remove.
