@@ -1,6 +1,7 @@
 package plasmanode
 
 import (
+	"fmt"
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"context"
@@ -60,6 +61,10 @@ type Project struct {
 	providers      *providers.Set
 }
 
+// ErrProjectDir is wrapped by [OpenProject]'s error for a project folder
+// that does not exist or is not a folder: bad input, nothing is read.
+var ErrProjectDir = errors.New("no project folder")
+
 // OpenProject opens the project folder dir, reading topology.yaml when it
 // exists. A malformed topology.yaml is an error.
 func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error) {
@@ -69,6 +74,11 @@ func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("project folder %s: %w: %w", dir, ErrProjectDir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("project folder %s: %w: not a directory", dir, ErrProjectDir)
 	}
 	topo, err := zones.LoadTopology(filepath.Join(dir, TopologyFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -139,7 +149,7 @@ func IsUsageError(err error) bool {
 		zones.ErrUnknownZone, zones.ErrInvalidTopology,
 		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
-		nodes.ErrNodeNotFound, nodes.ErrAmbiguous,
+		nodes.ErrNodeNotFound, nodes.ErrAmbiguous, ErrProjectDir,
 		providers.ErrUnknown, ErrConflict, ErrInvalidAddress, ErrInvalidState,
 		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, registry.ErrInvalidRegistration,
 	} {

@@ -331,3 +331,19 @@ func TestCompletionAndJSONLogs(t *testing.T) {
 		t.Errorf("--log-format json: %v: %q", err, errb.String())
 	}
 }
+
+// TestProjectFolderMustBeAFolder: --dir naming a file or nothing is bad
+// input (exit 2, "not a directory"), not a topology error (exit 1) or an
+// empty list.
+func TestProjectFolderMustBeAFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "platforms.yaml")
+	if err := os.WriteFile(file, []byte("x: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{file: "not a directory", filepath.Join(t.TempDir(), "nope"): "no such file or directory"} {
+		r := plasma(t, dir, "list")
+		if r.code != 2 || !strings.Contains(r.err, want) || !strings.Contains(r.err, dir) {
+			t.Errorf("--dir %s: exit %d %q, want 2 naming the folder and %q", dir, r.code, r.err, want)
+		}
+	}
+}
