@@ -58,7 +58,7 @@ func TestAnswerBearerToken(t *testing.T) {
 			}, events: &events}
 			m := &Metrics{}
 			h, err := New(Config{Backend: b, BaseURL: "http://192.0.2.1:8090", Metrics: m,
-				Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Logger:       slog.New(slog.NewTextHandler(&logs, nil)),
 				AnswerTokens: func(context.Context) ([]string, error) { return tc.tokens, tc.tokenErr }})
 			if err != nil {
 				t.Fatal(err)
