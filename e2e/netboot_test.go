@@ -149,7 +149,7 @@ func TestNetboot(t *testing.T) {
 			t.Fatalf("prepare kept no answer token: %q %v", token, err)
 		}
 		l.wantNoLog(t, strings.TrimSpace(string(token)))
-		m := l.boot(t, vmOptions{name: "tok1", mac: "52:54:00:77:06:10", rom: true, limit: 60 * time.Second})
+		m := l.boot(t, vmOptions{name: "tok1", mac: "52:54:00:77:06:10", rom: true, limit: 150 * time.Second})
 		m.wantOK(t, "tok1.")
 		m.wantDetail(t, "token=sent")
 		l.wantEvent(t, "installed", "tok1")

@@ -169,3 +169,31 @@ func minimalAnswer() *answer.Answer {
 		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: []string{"sda"}},
 	}
 }
+
+// TestAnswerIsTOMLWhateverTheAccept: 9.2 asks "Accept: application/json,
+// application/toml;q=0.5" and parses a reply whose Content-Type starts
+// with application/json as JSON, anything else as TOML
+// (proxmox-fetch-answer/src/fetch_plugins/http.rs); the window answers
+// TOML, which every installer reads.
+func TestAnswerIsTOMLWhateverTheAccept(t *testing.T) {
+	pve92, err := os.ReadFile("../../answer/testdata/sysinfo/pve-9.2-synthetic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveAnswers(t, func(context.Context, *answer.SystemInfo) (*answer.Answer, error) { return minimalAnswer(), nil })
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(pve92))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("Accept", "application/json, application/toml;q=0.5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ContentTypeTOML {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if _, err := answer.Decode(body, answer.Version92); err != nil {
+		t.Errorf("the reply is no 9.2 answer: %v\n%s", err, body)
+	}
+}
