@@ -327,3 +327,23 @@ func TestRegisterDuplicatePinsAndReplacement(t *testing.T) {
 		t.Errorf("files after the move: %v", got)
 	}
 }
+
+// TestListShowsSharedPins: registration files written by hand that pin
+// the same MAC are shown as such by list, on both.
+func TestListShowsSharedPins(t *testing.T) {
+	state := t.TempDir()
+	dir := filepath.Join(state, "registrations")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a1", "a2"} {
+		body := `{"name": "` + name + `", "macs": ["52:54:00:00:00:01"], "boot_disk": "sda"}`
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := np(t, state, "list")
+	if r.code != 0 || strings.Count(r.stdout, "mac 52:54:00:00:00:01 is pinned by a1 and a2") != 2 {
+		t.Errorf("list: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+}
