@@ -243,6 +243,9 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 	if errors.Is(matchErr, errBlocked) {
 		return backend.Boot{Reason: matchErr.Error()}, nil
 	}
+	if names := matchingAll(pending, []string{mac}, "", ""); len(names) > 1 {
+		return backend.Boot{Reason: ambiguous(names, pending).Error()}, nil
+	}
 	if matchErr != nil {
 		return backend.Boot{Reason: "no pending registration matches MAC " + mac}, nil
 	}

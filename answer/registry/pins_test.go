@@ -152,6 +152,9 @@ func TestCollidingFilesRefuseTheMachine(t *testing.T) {
 	if status != 409 || !strings.Contains(msg, "a1 and a2") || !strings.Contains(msg, "mac 52:54:00:00:00:01 is pinned by a1 and a2") {
 		t.Errorf("answer = %d %q, want 409 naming a1 and a2", status, msg)
 	}
+	if d, err := e.b.Boot(context.Background(), "52:54:00:00:00:01"); err != nil || d.Node != "" || !strings.Contains(d.Reason, "a1 and a2") {
+		t.Errorf("Boot = %+v, %v; want an exit naming a1 and a2", d, err)
+	}
 	if pending, _ := e.reg.Pending(context.Background()); len(pending) != 2 {
 		t.Errorf("pending after the refusal: %d, want both", len(pending))
 	}
