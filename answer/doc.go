@@ -31,11 +31,15 @@
 //	8.3  root_password_hashed, btrfs.compress,
 //	     [post-installation-webhook] url cert_fingerprint,
 //	     [first-boot] source ordering url cert-fingerprint (kebab already)
+//	8.3.3 RAID levels read in upper case too ("RAIDZ-1")
 //	8.4  every key kebab-case (snake_case stays an alias), reboot-mode,
-//	     fqdn.source = "from-dhcp" with fqdn.domain, root-password >= 8 chars
-//	9.1  network.interface-name-pinning.{enabled,mapping}
-//	9.2  subscription-key, post-installation-webhook.auth-token;
-//	     network.source required
+//	     fqdn as a table: source = "from-dhcp" (its default) and domain,
+//	     root-password >= 8 bytes
+//	9.1  network.interface-name-pinning.{enabled (required),mapping}
+//	9.2  subscription-key, post-installation-webhook.auth-token (alias
+//	     auth_token); network.source required
+//
+// Every release refuses a purely numeric host name ("123.example").
 //
 // It does not listen on the network, boot machines or prepare ISOs (that is
 // package pxe and its subpackages), and it leaves request size limits to
