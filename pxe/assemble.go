@@ -212,7 +212,8 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 			tftpAddr = net.JoinHostPort(ip.String(), "69")
 		}
 		a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: b.Allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
-		a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log}
+		a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log,
+			MaxTransfers: cfg.TFTPMaxTransfers, MaxTransfersPerClient: cfg.TFTPMaxTransfersPerClient}
 		if s.tweakDHCP != nil {
 			s.tweakDHCP(a.dhcp)
 		}

@@ -95,6 +95,11 @@ type Config struct {
 	ServerIP netip.Addr
 	// TFTPAddr is the TFTP listen address. Default: <ServerIP>:69.
 	TFTPAddr string
+	// TFTPMaxTransfers and TFTPMaxTransfersPerClient bound the TFTP
+	// transfers running at once, in all and per client address.
+	// Default: [tftp.DefaultMaxTransfers] and
+	// [tftp.DefaultMaxTransfersPerClient].
+	TFTPMaxTransfers, TFTPMaxTransfersPerClient int
 	// BootFile is the iPXE binary offered to UEFI clients: snponly.efi or
 	// ipxe.efi. Default: [DefaultBootFile].
 	BootFile string

@@ -22,6 +22,10 @@ import (
 // of every address.
 const DefaultAddr = ":69"
 
+// MaxBlockSize is the largest block a transfer negotiates (RFC 2348):
+// a jumbo frame's payload. Blocks are bounded by the interface's MTU too.
+const MaxBlockSize = 8972
+
 // MaxName is the longest file name a TFTP request may carry, in bytes.
 const MaxName = 255
 
@@ -85,6 +89,14 @@ type Server struct {
 	// OnEvent, when set, is called when a download completes, fails or is
 	// refused, from the transfer's goroutine; it must not block for long.
 	OnEvent func(Event)
+	// MaxTransfers bounds the transfers running at once. Default:
+	// [DefaultMaxTransfers]; it is held to a quarter of the process's
+	// descriptor limit (RLIMIT_NOFILE), since each transfer holds its
+	// file open.
+	MaxTransfers int
+	// MaxTransfersPerClient bounds the transfers of one client address.
+	// Default: [DefaultMaxTransfersPerClient].
+	MaxTransfersPerClient int
 }
 
 // stopWait is how long Serve waits for running transfers once its
@@ -125,8 +137,12 @@ func (s *Server) Serve(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent}
+	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent, ts: newTransfers(s.limits(log))}
 	srv := pintftp.NewServer(h.read, h.write)
+	// Every transfer shares the listening socket: a request costs no
+	// descriptor until it is admitted and its file opened.
+	srv.EnableSinglePort()
+	srv.SetBlockSize(MaxBlockSize)
 	log.Info("TFTP listening", "addr", conn.LocalAddr().String(), "root", s.Root)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(conn) }()
@@ -136,18 +152,17 @@ func (s *Server) Serve(ctx context.Context) error {
 		// is served; running transfers end at their next block or their
 		// own timeout. Serve waits for them only briefly, so that a
 		// window closes on time even with a client that went away.
-		stopped := make(chan struct{})
-		go func() {
-			srv.Shutdown()
-			<-done
-			conn.Close()
-			close(stopped)
-		}()
-		select {
-		case <-stopped:
-		case <-time.After(stopWait):
-			log.Warn("TFTP transfers still running after the window closed; they end at their timeout")
+		// Transfers share the socket, which stays open while they send
+		// their error; then it closes, and what still runs (a client
+		// that went away) fails its next send.
+		for end := time.Now().Add(stopWait); h.ts.count() > 0 && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
 		}
+		if n := h.ts.count(); n > 0 {
+			log.Warn("TFTP transfers still running after the window closed; they end at their timeout", "transfers", n)
+		}
+		srv.Shutdown()
+		conn.Close()
 		return ctx.Err()
 	case err := <-done:
 		conn.Close()
@@ -179,7 +194,25 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 	return conn, nil
 }
 
+// limits returns the transfer bounds with the defaults filled in and the
+// descriptor budget applied.
+func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient int) {
+	maxTransfers, perClient = s.MaxTransfers, s.MaxTransfersPerClient
+	if maxTransfers <= 0 {
+		maxTransfers = DefaultMaxTransfers
+	}
+	if perClient <= 0 {
+		perClient = DefaultMaxTransfersPerClient
+	}
+	if b := descriptorBudget(); maxTransfers > b {
+		log.Warn("TFTP transfers held to a quarter of the descriptor limit", "max_transfers", b, "asked", maxTransfers)
+		maxTransfers = b
+	}
+	return maxTransfers, min(perClient, maxTransfers)
+}
+
 type handler struct {
+	ts      *transfers
 	ctx     context.Context
 	root    *os.Root
 	log     *slog.Logger
@@ -205,9 +238,20 @@ func (h *handler) read(filename string, rf io.ReaderFrom) error {
 	if ot, ok := rf.(pintftp.OutgoingTransfer); ok {
 		peer = udpAddrPort(ot.RemoteAddr())
 	}
+	if h.ctx.Err() != nil {
+		return h.refuse(peer, filename, errShutdown.Error())
+	}
 	name, err := checkName(filename)
 	if err != nil {
 		return h.refuse(peer, filename, err.Error())
+	}
+	t, dropped, err := h.ts.admit(peer.Addr(), time.Now())
+	if err != nil {
+		return h.refuse(peer, filename, err.Error())
+	}
+	defer h.ts.done(t)
+	if dropped != nil {
+		h.log.Warn("TFTP stalled transfer dropped for a new request", "peer", dropped.peer.String(), "for", peer.String())
 	}
 	f, err := h.root.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -218,6 +262,9 @@ func (h *handler) read(filename string, rf io.ReaderFrom) error {
 		return h.refuse(peer, filename, "access violation: file cannot be read from the TFTP root")
 	}
 	defer f.Close()
+	if !h.ts.opened(t, f) {
+		return errDropped
+	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return h.refuse(peer, filename, "access violation: not a regular file")
@@ -226,7 +273,7 @@ func (h *handler) read(filename string, rf io.ReaderFrom) error {
 		ot.SetSize(fi.Size())
 	}
 	start := time.Now()
-	n, err := rf.ReadFrom(shutdownReader{h.ctx, f})
+	n, err := rf.ReadFrom(transferReader{stopped: func() bool { return h.ctx.Err() != nil }, t: t, r: f})
 	if err != nil {
 		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
 		h.event(EventFailed, peer, name, n, "transfer failed: "+err.Error())
@@ -269,17 +316,4 @@ func checkName(name string) (string, error) {
 		return "", errors.New("access violation: name leaves the TFTP root or is not a clean relative path")
 	}
 	return rel, nil
-}
-
-// shutdownReader ends a transfer at its next block once ctx is done.
-type shutdownReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c shutdownReader) Read(p []byte) (int, error) {
-	if c.ctx.Err() != nil {
-		return 0, errShutdown
-	}
-	return c.r.Read(p)
 }

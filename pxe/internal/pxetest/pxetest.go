@@ -82,10 +82,17 @@ type TFTPClient struct {
 	conn *net.UDPConn
 }
 
-// NewTFTPClient opens a TFTPClient for the length of t.
+// NewTFTPClient opens a TFTPClient on 127.0.0.1 for the length of t.
 func NewTFTPClient(t testing.TB) *TFTPClient {
 	t.Helper()
-	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	return NewTFTPClientOn(t, net.IPv4(127, 0, 0, 1))
+}
+
+// NewTFTPClientOn opens a TFTPClient on ip (such as another address of
+// 127/8, for another client) for the length of t.
+func NewTFTPClientOn(t testing.TB, ip net.IP) *TFTPClient {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: ip})
 	if err != nil {
 		t.Fatal(err)
 	}
