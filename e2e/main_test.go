@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -17,6 +18,11 @@ func TestMain(m *testing.M) {
 	if w := os.Getenv("PN_E2E_CLIENT"); w != "" {
 		d, _ := time.ParseDuration(w)
 		json.NewEncoder(os.Stdout).Encode(pxeClient(d))
+		os.Exit(0)
+	}
+	if n := os.Getenv("PN_E2E_TFTP_FLOOD"); n != "" {
+		count, _ := strconv.Atoi(n)
+		fmt.Println(tftpFlood(count))
 		os.Exit(0)
 	}
 	if c := os.Getenv("PN_E2E_PROBE"); c != "" {

@@ -32,10 +32,12 @@ const (
 	// [WriteChunk] bytes in 30 seconds (about 2 KiB/s) gets everything.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxConnsPerClient is how many connections one client
-	// address may hold at once: 16, several times what a browser opens
-	// (6) and what iPXE or the installer use (1). A further connection
-	// waits for a place (see [ClientQueue]).
-	DefaultMaxConnsPerClient = 16
+	// address may hold at once: 64. iPXE and the installer use one, a
+	// browser six; an address may front several (a NAT, a jump host, a
+	// load test such as wrk -c20), while a client hoarding idle
+	// connections holds no more than 64 descriptors. A further
+	// connection waits for a place (see [DefaultQueueWait]).
+	DefaultMaxConnsPerClient = 64
 	// DefaultQueueWait is how long a connection over its client's cap
 	// waits for a place: 10 seconds, as long as a client may take to
 	// send its request's header. A burst of short requests (500 at once)
