@@ -6,7 +6,7 @@ FUZZTIME ?= 5s
 .PHONY: test test-launchr vet fmt fuzz bench
 
 test: fmt vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) test-launchr
 	$(MAKE) fuzz
 
@@ -14,7 +14,7 @@ test: fmt vet
 # SDK does not reach. Its test builds plasmactl-node: about 2-3 minutes on
 # 2 cores with a cold build cache, seconds with a warm one.
 test-launchr:
-	cd launchr && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd launchr && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 vet:
 	$(GO) vet ./...
