@@ -48,7 +48,8 @@ var labSteps = []netboot.Stage{netboot.StageDHCPOffer, netboot.StageTFTP, netboo
 // loopback), with three registrations: lab1 (pinned to labMAC) boots
 // through it; lab2 stays pending; lab3 was consumed before.
 type windowLab struct {
-	base string
+	base  string
+	state string // the state folder
 	// firstBootURL is lab1's, once install fetched it.
 	firstBootURL string
 	srv          *Server
@@ -96,7 +97,7 @@ func newWindowLab(t *testing.T) *windowLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab := &windowLab{base: "http://" + ln.Addr().String(), reg: reg, secrets: secrets, ttl: 30 * time.Minute}
+	lab := &windowLab{base: "http://" + ln.Addr().String(), state: state, reg: reg, secrets: secrets, ttl: 30 * time.Minute}
 	routes := map[string]http.Handler{"GET /{$}": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		lab.mu.Lock()
 		lab.pages++
