@@ -85,10 +85,14 @@ func fillNode(n *nodes.Node, s providers.Server, plat *nodes.Platform, provName 
 		v   string
 	}{
 		{&m.Region, s.Region}, {&m.Datacenter, s.Datacenter}, {&m.OfferID, s.OfferID}, {&n.Network.PrivateMAC, s.MAC},
+		{&n.Network.PublicMAC, s.PublicMAC},
 	} {
 		if f.v != "" {
 			*f.dst = f.v
 		}
+	}
+	if len(s.Disks) > 0 {
+		n.Disks = slices.Clone(s.Disks)
 	}
 	n.K8sLabels = zoneLabels(n.K8sLabels, before, n.Zones)
 	return nil

@@ -14,6 +14,10 @@ import (
 // server's resource. Nil renders null, which decodes as "".
 type ServerAttrs struct {
 	ServerID, PublicIP, PrivateIP, Zone, Region, Machine, DisplayName any
+	// MAC, PublicMAC and Disks are left out of the output when nil:
+	// the private and public MACs and the disk paths, for providers
+	// whose API gives them.
+	MAC, PublicMAC, Disks any
 }
 
 // ServersOutput returns the [OutputName] output for slots, with the
@@ -22,7 +26,7 @@ func ServersOutput(slots []Slot, attrs func(Slot) ServerAttrs) tofu.Output {
 	m := make(map[string]any, len(slots))
 	for _, s := range slots {
 		a := attrs(s)
-		m[s.Hostname] = map[string]any{
+		v := map[string]any{
 			"hostname":     s.Hostname,
 			"pool":         s.Pool,
 			"server_id":    a.ServerID,
@@ -33,6 +37,12 @@ func ServersOutput(slots []Slot, attrs func(Slot) ServerAttrs) tofu.Output {
 			"machine":      a.Machine,
 			"display_name": a.DisplayName,
 		}
+		for k, x := range map[string]any{"mac": a.MAC, "public_mac": a.PublicMAC, "disks": a.Disks} {
+			if x != nil {
+				v[k] = x
+			}
+		}
+		m[s.Hostname] = v
 	}
 	return tofu.Output{Name: OutputName, Value: m, Description: "The servers, by hostname."}
 }

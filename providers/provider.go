@@ -133,6 +133,12 @@ type Server struct {
 	// MAC is the MAC address of the interface the server boots and is
 	// installed over (bare metal), written as the node's private_mac.
 	MAC string `json:"mac,omitempty"`
+	// PublicMAC is the MAC address of the public interface, written as
+	// the node's public_mac.
+	PublicMAC string `json:"public_mac,omitempty"`
+	// Disks are the device paths of the server's disks ("/dev/nvme0n1"),
+	// written as the node's disks.
+	Disks []string `json:"disks,omitempty"`
 	// Datacenter is the provider's datacenter name, written as
 	// provider_metadata.datacenter ([StateEnricher]).
 	Datacenter string `json:"datacenter,omitempty"`

@@ -33,6 +33,10 @@ const (
 const (
 	Local  = "hashicorp/local/1.4.0"
 	Hcloud = "hetznercloud/hcloud/1.60.1"
+	// OVH and Scaleway are built from ../shared/vendor by
+	// build-plugins.sh, which .ci/tools.sh runs.
+	OVH      = "ovh/ovh/2.19.0"
+	Scaleway = "scaleway/scaleway/2.81.0"
 )
 
 const module = "github.com/plasmactl/plasma-node"

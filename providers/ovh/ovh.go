@@ -83,8 +83,10 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 // display_name = hostname, os = infrastructure.image (default
 // [DefaultOS]), customizations = {hostname, ssh_key (infrastructure.
 // ssh_key_id)}, ignore_changes = [display_name]; for each adopted one an
-// import block by service name and a resource with only service_name,
-// prevent_install_on_import = true and ignore_changes = all. The provider
+// import block by service name and a resource with service_name,
+// prevent_install_on_import = true, display_name = hostname and every
+// other argument ignored. Each server has the data sources its node's
+// MACs and disks are read from. The provider
 // block sets endpoint from infrastructure.api.uri when set.
 //
 // Errors: [providers.ErrInvalidInput].
@@ -110,8 +112,8 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	for _, s := range slots {
 		r := tofu.Resource{Type: ResourceType, Name: s.Resource}
 		if s.Adopted() {
-			r.Attrs = map[string]any{"service_name": s.ServerID, "prevent_install_on_import": true}
-			r.Lifecycle = &tofu.Lifecycle{IgnoreAllChanges: true}
+			r.Attrs = map[string]any{"service_name": s.ServerID, "prevent_install_on_import": true, "display_name": s.Hostname}
+			r.Lifecycle = &tofu.Lifecycle{IgnoreChanges: adoptedIgnores}
 			cfg.Imports = append(cfg.Imports, tofu.Import{To: r.Address(), ID: s.ServerID})
 			cfg.Resources = append(cfg.Resources, r)
 			continue
@@ -144,8 +146,10 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	if fresh {
 		cfg.Data = []tofu.Resource{{Type: "ovh_me", Name: "account"}}
 	}
+	cfg.Data = append(cfg.Data, enrichment(slots)...)
 	cfg.Outputs = []tofu.Output{providers.ServersOutput(slots, func(s providers.Slot) providers.ServerAttrs {
 		ref := ResourceType + "." + s.Resource + "."
+		srv, hw := "data."+serverData+"."+s.Resource, "data."+hardwareData+"."+s.Resource
 		return providers.ServerAttrs{
 			ServerID:    tofu.Expr(ref + "service_name"),
 			PublicIP:    tofu.Expr(ref + "ip"),
@@ -153,9 +157,62 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 			Region:      tofu.Expr(ref + "region"),
 			Machine:     s.Machine,
 			DisplayName: tofu.Expr(ref + "display_name"),
+			PublicMAC:   tofu.Expr(vniMAC(srv, "public")),
+			MAC:         tofu.Expr(vniMAC(srv, "vrack")),
+			Disks:       tofu.Expr(diskPaths(hw)),
 		}
 	})}
 	return cfg, nil
+}
+
+// adoptedIgnores are the arguments of an adopted server left as they
+// are: every one but service_name and display_name, so adopting never
+// reinstalls, reboots or reorders, and the node's hostname is written
+// back as the display name (PUT /services/{serviceId}).
+var adoptedIgnores = []string{"boot_id", "boot_script", "customizations", "efi_bootloader_path", "monitoring",
+	"no_intervention", "os", "ovh_subsidiary", "plan", "plan_option", "prevent_install_on_import", "properties", "range",
+	"state", "storage"}
+
+// The data sources that read what join records of a server, as the
+// anchor's join does from the API: its virtual network interfaces
+// (GET /dedicated/server/{name}/virtualNetworkInterface and each
+// interface, whose networkInterfaceController lists its MAC) and its
+// hardware specification (GET .../specifications/hardware, whose disk
+// group gives the disks' type and number).
+const (
+	serverData   = "ovh_dedicated_server"
+	hardwareData = "ovh_dedicated_server_specifications_hardware"
+)
+
+// enrichment returns, per slot, the data sources of [serverData] and
+// [hardwareData]: by the service name of an adopted server (read at
+// plan time), by the resource's of a new one (read once it exists).
+func enrichment(slots []providers.Slot) []tofu.Resource {
+	var out []tofu.Resource
+	for _, s := range slots {
+		var name any = tofu.Expr(ResourceType + "." + s.Resource + ".service_name")
+		if s.Adopted() {
+			name = s.ServerID
+		}
+		for _, typ := range []string{serverData, hardwareData} {
+			out = append(out, tofu.Resource{Type: typ, Name: s.Resource, Attrs: map[string]any{"service_name": name}})
+		}
+	}
+	return out
+}
+
+// vniMAC is the expression of the MAC of the enabled virtual network
+// interface of mode ("public", "vrack") of data source srv, or null.
+func vniMAC(srv, mode string) string {
+	return fmt.Sprintf(`try([for v in %s.vnis : v.nics[0] if v.mode == %q && v.enabled][0], null)`, srv, mode)
+}
+
+// diskPaths is the expression of the disk paths of hardware data source
+// hw, as the anchor names them: /dev/nvme<i>n1 when its first disk group
+// is NVMe, else /dev/sda, /dev/sdb, ...
+func diskPaths(hw string) string {
+	g := hw + ".disk_groups[0]"
+	return fmt.Sprintf(`try([for i in range(%[1]s.number_of_disks) : lower(%[1]s.disk_type) == "nvme" ? "/dev/nvme${i}n1" : "/dev/sd${substr("abcdefghijklmnopqrstuvwxyz", i, 1)}"], null)`, g)
 }
 
 // Destructive names what the plugin (terraform-provider-ovh 2.19,

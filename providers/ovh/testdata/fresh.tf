@@ -13,6 +13,22 @@ provider "ovh" {
 data "ovh_me" "account" {
 }
 
+data "ovh_dedicated_server" "prod_control_001" {
+  service_name = ovh_dedicated_server.prod_control_001.service_name
+}
+
+data "ovh_dedicated_server_specifications_hardware" "prod_control_001" {
+  service_name = ovh_dedicated_server.prod_control_001.service_name
+}
+
+data "ovh_dedicated_server" "prod_control_002" {
+  service_name = ovh_dedicated_server.prod_control_002.service_name
+}
+
+data "ovh_dedicated_server_specifications_hardware" "prod_control_002" {
+  service_name = ovh_dedicated_server.prod_control_002.service_name
+}
+
 resource "ovh_dedicated_server" "prod_control_001" {
   customizations = {
     hostname = "prod-control-001"
@@ -75,23 +91,29 @@ output "servers" {
   description = "The servers, by hostname."
   value = {
     prod-control-001 = {
+      disks        = try([for i in range(data.ovh_dedicated_server_specifications_hardware.prod_control_001.disk_groups[0].number_of_disks) : lower(data.ovh_dedicated_server_specifications_hardware.prod_control_001.disk_groups[0].disk_type) == "nvme" ? "/dev/nvme${i}n1" : "/dev/sd${substr("abcdefghijklmnopqrstuvwxyz", i, 1)}"], null)
       display_name = ovh_dedicated_server.prod_control_001.display_name
       hostname     = "prod-control-001"
+      mac          = try([for v in data.ovh_dedicated_server.prod_control_001.vnis : v.nics[0] if v.mode == "vrack" && v.enabled][0], null)
       machine      = "24adv01"
       pool         = "control"
       private_ip   = null
       public_ip    = ovh_dedicated_server.prod_control_001.ip
+      public_mac   = try([for v in data.ovh_dedicated_server.prod_control_001.vnis : v.nics[0] if v.mode == "public" && v.enabled][0], null)
       region       = ovh_dedicated_server.prod_control_001.region
       server_id    = ovh_dedicated_server.prod_control_001.service_name
       zone         = ovh_dedicated_server.prod_control_001.datacenter
     }
     prod-control-002 = {
+      disks        = try([for i in range(data.ovh_dedicated_server_specifications_hardware.prod_control_002.disk_groups[0].number_of_disks) : lower(data.ovh_dedicated_server_specifications_hardware.prod_control_002.disk_groups[0].disk_type) == "nvme" ? "/dev/nvme${i}n1" : "/dev/sd${substr("abcdefghijklmnopqrstuvwxyz", i, 1)}"], null)
       display_name = ovh_dedicated_server.prod_control_002.display_name
       hostname     = "prod-control-002"
+      mac          = try([for v in data.ovh_dedicated_server.prod_control_002.vnis : v.nics[0] if v.mode == "vrack" && v.enabled][0], null)
       machine      = "24adv01"
       pool         = "control"
       private_ip   = null
       public_ip    = ovh_dedicated_server.prod_control_002.ip
+      public_mac   = try([for v in data.ovh_dedicated_server.prod_control_002.vnis : v.nics[0] if v.mode == "public" && v.enabled][0], null)
       region       = ovh_dedicated_server.prod_control_002.region
       server_id    = ovh_dedicated_server.prod_control_002.service_name
       zone         = ovh_dedicated_server.prod_control_002.datacenter
