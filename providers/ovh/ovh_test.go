@@ -33,7 +33,7 @@ func TestConfigureMatchesGoldenAndSchema(t *testing.T) {
 		file string
 	}{
 		"fresh servers are ordered by plan code": {providers.Input{Platform: plat, Pools: pools}, "fresh.tf"},
-		"an existing server is adopted and left alone": {providers.Input{Platform: plat, Pools: pools,
+		"an existing server is adopted, only its display name managed": {providers.Input{Platform: plat, Pools: pools,
 			Existing: []providers.Existing{{Pool: "control", Index: 0, ServerID: "ns1234567.ip-1-2-3.net"}}}, "adopt.tf"},
 	}
 	for name, tc := range tests {
