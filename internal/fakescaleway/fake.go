@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -44,6 +45,7 @@ type Fake struct {
 
 	mu      sync.Mutex
 	servers map[string]*Server
+	nextIP  int
 	calls   []string
 }
 
@@ -137,8 +139,12 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 		id = parts[5]
 	}
 	switch {
+	case parts[1] == "v1" && kind == "servers" && id == "" && r.Method == http.MethodPost:
+		f.create(w, zone, body)
 	case parts[1] == "v1" && kind == "servers" && id != "" && len(parts) == 6:
 		f.server(w, r, zone, id, body)
+	case parts[1] == "v1" && kind == "offers" && id == "" && r.Method == http.MethodGet:
+		f.offers(w, zone)
 	case parts[1] == "v1" && kind == "offers" && id != "" && r.Method == http.MethodGet:
 		f.offer(w, zone, id)
 	case parts[1] == "v1" && kind == "os" && id != "" && r.Method == http.MethodGet:
@@ -161,6 +167,12 @@ func (f *Fake) server(w http.ResponseWriter, r *http.Request, zone, id string, b
 	}
 	switch r.Method {
 	case http.MethodGet:
+	case http.MethodDelete:
+		delete(f.servers, id)
+		v := s.view()
+		v["status"] = "deleting"
+		reply(w, v)
+		return
 	case http.MethodPatch:
 		var p struct {
 			Name        *string   `json:"name"`
@@ -191,29 +203,48 @@ func (f *Fake) server(w http.ResponseWriter, r *http.Request, zone, id string, b
 // view is the server's JSON, as the API returns it.
 func (s *Server) view() map[string]any {
 	now := time.Now().UTC().Format(time.RFC3339)
-	return map[string]any{
+	v := map[string]any{
 		"id": s.ID, "organization_id": s.ProjectID, "project_id": s.ProjectID, "name": s.Name, "description": "",
 		"updated_at": now, "created_at": now, "status": "ready", "offer_id": s.OfferID, "offer_name": Offers[s.OfferID],
 		"tags": s.Tags, "domain": s.ID + ".fr-par-2.baremetal.scw.cloud", "boot_type": "normal", "zone": s.Zone,
 		"ping_status": "ping_status_up", "options": []any{}, "rescue_server": nil, "protected": false, "user_data": nil,
 		"ips": []any{map[string]any{"id": s.ID[:8] + "-0000-4000-8000-000000000004", "address": s.IPv4, "reverse": "",
 			"version": "IPv4", "reverse_status": "active", "reverse_status_message": ""}},
-		"install": map[string]any{"os_id": s.OSID, "hostname": s.Name, "ssh_key_ids": s.SSHKeyIDs, "status": "completed",
-			"user": "ubuntu", "service_user": "", "service_url": "", "partitioning_schema": nil},
+		"install": nil,
 	}
+	if s.OSID != "" {
+		v["install"] = map[string]any{"os_id": s.OSID, "hostname": s.Name, "ssh_key_ids": s.SSHKeyIDs, "status": "completed",
+			"user": "ubuntu", "service_user": "", "service_url": "", "partitioning_schema": nil}
+	}
+	return v
 }
 
 func (f *Fake) offer(w http.ResponseWriter, zone, id string) {
-	name, ok := Offers[id]
-	if !ok {
+	if _, ok := Offers[id]; !ok {
 		fail(w, http.StatusNotFound, "not_found", "baremetal_offer", id, "resource is not found")
 		return
 	}
-	reply(w, map[string]any{"id": id, "name": name, "stock": "available", "bandwidth": 1000000000, "commercial_range": "aluminium",
+	reply(w, offerView(zone, id))
+}
+
+// offers answers GET .../offers: the whole catalogue on one page.
+func (f *Fake) offers(w http.ResponseWriter, zone string) {
+	ids := slices.Sorted(maps.Keys(Offers))
+	out := make([]any, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, offerView(zone, id))
+	}
+	reply(w, map[string]any{"offers": out, "total_count": len(out)})
+}
+
+// offerView is an offer's JSON.
+func offerView(zone, id string) map[string]any {
+	name := Offers[id]
+	return map[string]any{"id": id, "name": name, "stock": "available", "bandwidth": 1000000000, "commercial_range": "aluminium",
 		"price_per_hour": nil, "price_per_month": nil, "cpus": []any{}, "memories": []any{}, "quota_name": "baremetal_servers",
 		"persistent_memories": []any{}, "raid_controllers": []any{}, "incompatible_os_ids": []any{}, "subscription_period": "hourly",
 		"operation_path": "", "fee": nil, "options": []any{}, "private_bandwidth": 1000000000, "shared_bandwidth": false,
-		"tags": []any{}, "gpus": []any{}, "enable": true, "zone": zone, "disks": []any{}})
+		"tags": []any{}, "gpus": []any{}, "enable": true, "zone": zone, "disks": []any{}}
 }
 
 func (f *Fake) os(w http.ResponseWriter, zone, id string) {
