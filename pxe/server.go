@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // Defaults for [Config] fields left zero.
@@ -30,6 +31,12 @@ const (
 	DefaultTTL = 2 * time.Hour
 	// DefaultBootFile is the iPXE binary offered to UEFI clients.
 	DefaultBootFile = "snponly.efi"
+	// DefaultTFTPMaxTransfers is how many TFTP transfers run at once
+	// ([tftp.DefaultMaxTransfers]).
+	DefaultTFTPMaxTransfers = tftp.DefaultMaxTransfers
+	// DefaultTFTPMaxTransfersPerClient is how many TFTP transfers one
+	// client address runs at once ([tftp.DefaultMaxTransfersPerClient]).
+	DefaultTFTPMaxTransfersPerClient = tftp.DefaultMaxTransfersPerClient
 	// DefaultIPXEDir is where Debian's ipxe package puts the iPXE
 	// binaries.
 	DefaultIPXEDir = "/usr/lib/ipxe"

@@ -12,7 +12,6 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/tftp"
 )
 
 // serveOptions are the flags serve takes, and enable passes on to it.
@@ -38,8 +37,8 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 	f.StringVar(&c.DHCPInterface, "dhcp-interface", "", "answer PXE clients with proxy-DHCP on this interface (UDP 67 and 4011) and serve TFTP; the site's DHCP server is left alone")
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
 	f.StringVar(&c.TFTPAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
-	f.IntVar(&c.TFTPMaxTransfers, "tftp-max-transfers", tftp.DefaultMaxTransfers, "TFTP transfers running at once; at the bound a new request replaces the transfer stalled longest, or is refused")
-	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", tftp.DefaultMaxTransfersPerClient, "TFTP transfers one client address runs at once")
+	f.IntVar(&c.TFTPMaxTransfers, "tftp-max-transfers", pxe.DefaultTFTPMaxTransfers, "TFTP transfers running at once; at the bound a new request replaces the transfer stalled longest, or is refused")
+	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client address runs at once")
 	f.StringVar(&c.Release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
 	f.BoolVar(&c.TLS, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
 	f.StringArrayVar(&c.KernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")
