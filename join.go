@@ -100,6 +100,9 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 	}
 	pool, ok := plat.Pools[o.Pool]
 	if !ok {
+		if len(plat.Pools) == 0 {
+			return res, fmt.Errorf("pool %q: %w: no pools defined in %s; provision the platform with zone:type:count specs first, or add pools there", o.Pool, ErrUnknownPool, plat.File())
+		}
 		return res, fmt.Errorf("pool %q not defined in %s: %w (known pools: %s)", o.Pool, plat.File(), ErrUnknownPool,
 			strings.Join(slices.Sorted(maps.Keys(plat.Pools)), ", "))
 	}

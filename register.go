@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
@@ -173,8 +174,11 @@ func PoolFor(plat *nodes.Platform, name string) (*ipam.Pool, error) {
 		for k := range plat.Networking.IPPools {
 			known = append(known, k)
 		}
+		if len(known) == 0 {
+			return nil, fmt.Errorf("ip pool %q: %w: no pools defined in %s networking.ip_pools; leave it out to allocate from networking.private_network", name, ipam.ErrInvalidPool, plat.File())
+		}
 		slices.Sort(known)
-		return nil, fmt.Errorf("ip pool %q is not in %s networking.ip_pools: %w (known: %v)", name, plat.File(), ipam.ErrInvalidPool, known)
+		return nil, fmt.Errorf("ip pool %q is not in %s networking.ip_pools: %w (known: %s)", name, plat.File(), ipam.ErrInvalidPool, strings.Join(known, ", "))
 	}
 	pool, err := ipam.New(ipam.Config{Name: name, CIDR: c.CIDR, Range: c.Range, Exclude: c.Exclude, Gateway: c.Gateway})
 	if err != nil {

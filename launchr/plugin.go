@@ -78,6 +78,23 @@ var runs = map[string]run{
 		}
 		return nodecmd.Join(ctx, e, o, in.IsOptChanged)
 	},
+	"register": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		ro := plasmanode.RegisterOptions{
+			Platform: arg(in, "platform"), Hostname: opt(in, "hostname"), PublicIP: opt(in, "public-ip"), PrivateIP: opt(in, "private-ip"),
+			Zones: optSlice(in, "zone"), IPPool: opt(in, "ip-pool"),
+		}
+		return nodecmd.Register(ctx, e, ro, in.IsOptChanged)
+	},
+	"deallocate": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		o := plasmanode.DeallocateOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Zones: argSlice(in, "zones"), Recursive: flag(in, "recursive")}
+		return nodecmd.Deallocate(ctx, e, o, opt(in, "output"))
+	},
+	"query": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		return nodecmd.Query(ctx, e, plasmanode.QueryOptions{Zone: arg(in, "zone"), Platform: opt(in, "env")}, opt(in, "output"))
+	},
+	"validate": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		return nodecmd.Validate(ctx, e, arg(in, "name"), opt(in, "output"))
+	},
 	"destroy": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
 		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), KeepNodes: flag(in, "keep-nodes"), TofuPath: opt(in, "tofu")}
 		return nodecmd.Destroy(ctx, e, o)

@@ -270,6 +270,13 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:allocate", "node001", "platform.cognition.data", "-o", "json"}},
 		{args: []string{"node:allocate", "node003", "platform.foundation.cluster.control/platform.foundation.cluster.nodes", "-o", "yaml"}, code: 2},
 		{args: []string{"node:allocate", "node001", "platform.cognition.data/platform.cognition.knowledge"}},
+		{args: []string{"node:register", "demo", "--hostname", "node004", "--public-ip", "51.159.0.4", "-z", "foundation.cluster.nodes"}},
+		{args: []string{"node:query", "foundation", "-o", "json"}},
+		{args: []string{"node:query", "foundation.cluster", "-e", "demo"}},
+		{args: []string{"node:deallocate", "node001", "platform.cognition", "--recursive", "-o", "json"}},
+		{args: []string{"node:deallocate", "node004", "platform.foundation.cluster.nodes"}},
+		{args: []string{"node:validate"}},
+		{args: []string{"node:validate", "demo", "-o", "json"}},
 		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web"}, setup: addPool("demo", "web", "platform.web")},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra", "--dry-run"}},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra"}},
@@ -290,6 +297,10 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:allocate", "node002", "platform.foundation-"}, code: 2},
 		{args: []string{"node:allocate", "node999", "platform.x"}, code: 2},
 		{args: []string{"node:list", "-o", "xml"}, code: 2},
+		{args: []string{"node:register", "demo", "--hostname", "node005"}, code: 2},
+		{args: []string{"node:deallocate", "node001", "platform.interaction"}, code: 2},
+		{args: []string{"node:query", "Foundation"}, code: 2},
+		{args: []string{"node:validate", "nope"}, code: 2},
 		{args: []string{"node:list", "nope"}, code: 2},
 		{args: []string{"node:show", "nope"}, code: 2},
 		{args: []string{"node:provision", "demo", "-z", "web:cx22"}, code: 2},
@@ -349,7 +360,7 @@ func TestActionsHaveTheirHelp(t *testing.T) {
 	dir := t.TempDir()
 	top := run(t, plasmactlNode, dir, "", "--help")
 	flagRE := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z-]+)`)
-	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy"} {
+	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy", "register", "deallocate", "query", "validate"} {
 		if !strings.Contains(top.Stdout, "node:"+name) {
 			t.Errorf("plasmactl-node --help does not list node:%s:\n%s", name, top.Stdout)
 		}

@@ -1,0 +1,155 @@
+package nodecmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/zones"
+)
+
+// ErrInvalidNodes is the error of a validate that found errors: exit 1,
+// after the table.
+var ErrInvalidNodes = errors.New("validation found errors")
+
+// Register registers a node by hand, as plasmactl-node's node:register:
+// --hostname and --public-ip are required; the rules are add
+// --hostname's.
+func Register(ctx context.Context, e Env, ro plasmanode.RegisterOptions, changed Changed) (err error) {
+	defer func() { err = withHints(err, command{platform: ro.Platform}) }()
+	for _, f := range []string{"hostname", "public-ip"} {
+		if !changed(f) {
+			return cli.Usage(fmt.Errorf("--%s is required", f))
+		}
+	}
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	n, err := p.Register(ctx, ro)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.out(), "Registered node %s (private IP %s) in %s\n", n, n.Network.PrivateIP, n.File())
+	return nil
+}
+
+// Deallocate removes zones from a node and prints what it removed.
+func Deallocate(ctx context.Context, e Env, o plasmanode.DeallocateOptions, output string) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform}) }()
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	res, err := p.Deallocate(ctx, o)
+	if errors.Is(err, zones.ErrNotAllocated) && !o.Recursive {
+		return &hinted{msg: err.Error() + "; --recursive also removes the zones below a zone", err: err}
+	}
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	if output != "table" {
+		return encode(w, output, res)
+	}
+	fmt.Fprintf(w, "Removed from %s@%s: %s\n", res.Hostname, res.Platform, strings.Join(res.Removed, ", "))
+	fmt.Fprintf(w, "%s@%s zones:\n", res.Hostname, res.Platform)
+	if len(res.Zones) == 0 {
+		fmt.Fprintln(w, "  (none)")
+	}
+	for _, z := range res.Zones {
+		fmt.Fprintln(w, " ", z)
+	}
+	return nil
+}
+
+// Query prints the nodes a zone, or a zone below it, is allocated to.
+func Query(ctx context.Context, e Env, o plasmanode.QueryOptions, output string) (err error) {
+	defer func() { err = withHints(err, command{platform: o.Platform}) }()
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	res, err := p.Query(ctx, o)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	if output != "table" {
+		return encode(w, output, res)
+	}
+	if len(res.Nodes) == 0 {
+		fmt.Fprintf(w, "No nodes in zone %s.\n", res.Zone)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tPLATFORM\tZONES")
+	for _, n := range res.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.Node, n.Platform, strings.Join(n.Zones, ","))
+	}
+	return tw.Flush()
+}
+
+// Validate checks the nodes name selects (a platform, a node, or all
+// for "") and prints the checks; errors found are [ErrInvalidNodes]
+// (exit 1), warnings alone are not.
+func Validate(ctx context.Context, e Env, name, output string) (err error) {
+	defer func() { err = withHints(err, command{}) }()
+	p, err := e.projectFor(ctx, output)
+	if err != nil {
+		return err
+	}
+	res, err := p.Validate(ctx, name)
+	if err != nil {
+		return err
+	}
+	w := e.out()
+	if output != "table" {
+		err = encode(w, output, res)
+	} else {
+		err = printValidation(w, res)
+	}
+	if err == nil && res.HasErrors {
+		err = fmt.Errorf("%d of %d nodes: %w", res.TotalNodes-res.ValidNodes, res.TotalNodes, ErrInvalidNodes)
+	}
+	return err
+}
+
+// printValidation writes one row per node: its worst status and what
+// its failing checks say.
+func printValidation(w io.Writer, res plasmanode.ValidateResult) error {
+	if res.TotalNodes == 0 {
+		fmt.Fprintln(w, "No nodes.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tPLATFORM\tSTATUS\tPROBLEMS")
+	for _, n := range res.Nodes {
+		status := plasmanode.CheckOK
+		var problems []string
+		for _, c := range n.Checks {
+			if c.Status == plasmanode.CheckOK {
+				continue
+			}
+			if status != plasmanode.CheckError {
+				status = c.Status
+			}
+			problems = append(problems, c.Name+": "+c.Message)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Hostname, n.Platform, status, dash(strings.Join(problems, "; ")))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d of %d nodes valid", res.ValidNodes, res.TotalNodes)
+	if res.HasWarnings {
+		fmt.Fprint(w, ", with warnings")
+	}
+	fmt.Fprintln(w)
+	return nil
+}
