@@ -120,7 +120,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"unknown command":                {[]string{"frob"}, "unknown command"},
 		"help of an unknown topic":       {[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},
 		"an unknown completion shell":    {[]string{"completion", "nosuch"}, `unknown command "nosuch" for "plasma-node completion"`},
-		"a project folder that is not":   {[]string{"list", "--dir", "/nonexistent"}, `--dir "/nonexistent": no such project folder`},
+		"a project folder that is not":   {[]string{"list", "--dir", "/nonexistent"}, "project folder /nonexistent: no project folder"},
 		"a bad log level":                {[]string{"list", "--log-level", "loud"}, `--log-level "loud"`},
 	}
 	for name, tc := range tests {

@@ -121,23 +121,12 @@ func (l *lazyFile) Close() error {
 	return l.f.Close()
 }
 
-// Project opens the project folder Env names. A folder named by --dir
-// or $PLASMA_NODE_DIR that does not exist is a usage error.
+// Project opens the project folder Env names; one that does not exist
+// or is not a folder is bad input (plasmanode.ErrProjectDir).
 func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
-	return e.open(ctx, false)
-}
-
-// open opens the project folder; create lets a named folder that does
-// not exist yet be made by the command (add's scaffold).
-func (e Env) open(ctx context.Context, create bool) (*plasmanode.Project, error) {
-	dir, flag := e.Dir, "--dir"
+	dir := e.Dir
 	if dir == "" {
-		dir, flag = os.Getenv(DirEnv), DirEnv
-	}
-	if dir != "" && !create {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return nil, cli.Usage(fmt.Errorf("%s %q: no such project folder (want a folder holding platforms/)", flag, dir))
-		}
+		dir = os.Getenv(DirEnv)
 	}
 	if dir == "" {
 		d, err := plasmanode.FindProjectDir(".")
@@ -190,7 +179,7 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 			}
 		}
 	}
-	p, err := e.open(ctx, ro.Hostname == "")
+	p, err := e.Project(ctx)
 	if err != nil {
 		return err
 	}
