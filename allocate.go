@@ -3,6 +3,7 @@ package plasmanode
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/zones"
@@ -64,6 +65,16 @@ func (p *Project) Allocate(ctx context.Context, o AllocateOptions) (AllocateResu
 		}
 		platform = n.Platform
 	}
+	var added []string
+	for _, op := range ops {
+		switch op.Kind {
+		case zones.Add:
+			added = append(added, op.Zone)
+		case zones.Replace:
+			added = append(added, op.New)
+		}
+	}
+	p.warnNewZones(ctx, platform, added)
 	if len(ops) == 0 {
 		n, err := p.Store.Node(ctx, platform, o.Hostname)
 		if err != nil {
@@ -103,4 +114,33 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return slices.Clone(s)
+}
+
+// warnNewZones warns, when the project has no topology.yaml to check
+// zones against, of each zone of added that no node of the platform
+// has: a misspelt zone would otherwise pass unnoticed. The warning names
+// the zones the platform already uses.
+func (p *Project) warnNewZones(ctx context.Context, platform string, added []string) {
+	if p.Topology != nil || len(added) == 0 {
+		return
+	}
+	ns, _, err := p.Store.ScanNodes(ctx, platform)
+	if err != nil {
+		return
+	}
+	var used []string
+	for _, n := range ns {
+		used = append(used, n.Zones...)
+	}
+	slices.Sort(used)
+	used = slices.Compact(used)
+	if len(used) == 0 {
+		return // a platform's first zones: nothing to compare with
+	}
+	for _, z := range added {
+		if !slices.Contains(used, z) {
+			p.log.Warn("zone is new to the platform and there is no "+TopologyFile+" to check it", "zone", z, "platform", platform,
+				"zones_in_use", strings.Join(used, ", "))
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/zones"
@@ -27,12 +28,22 @@ type ListOptions struct {
 // InstallState from the provider's records: pending, consumed,
 // installed, [StateUnregistered] when it has none, or [StateUnknown]
 // when they cannot be read (logged; the list does not fail for it).
+//
+// Node files that cannot be read do not stop it: the other nodes are
+// returned with a [*BrokenNodesError] naming them.
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
 	ns, err := p.list(ctx, o)
-	if err != nil {
+	var broken *BrokenNodesError
+	if err != nil && !errors.As(err, &broken) {
 		return nil, err
 	}
-	return ns, p.installStates(ctx, ns, o.ProvisionerDir)
+	if serr := p.installStates(ctx, ns, o.ProvisionerDir); serr != nil {
+		return ns, serr
+	}
+	if broken != nil {
+		return ns, broken
+	}
+	return ns, nil
 }
 
 func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
@@ -44,16 +55,29 @@ func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 		}
 		zone = z
 	}
-	var (
-		all []*nodes.Node
-		err error
-	)
-	if o.Platform != "" {
-		all, err = p.Store.Nodes(ctx, o.Platform)
-	} else {
-		all, err = p.Store.AllNodes(ctx)
+	plats := []string{o.Platform}
+	if o.Platform == "" {
+		var err error
+		if plats, err = p.Store.Platforms(ctx); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil || zone == "" {
+	var (
+		all    []*nodes.Node
+		broken []nodes.BrokenFile
+	)
+	for _, pl := range plats {
+		ns, b, err := p.Store.ScanNodes(ctx, pl)
+		if err != nil {
+			return nil, err
+		}
+		all, broken = append(all, ns...), append(broken, b...)
+	}
+	var err error
+	if len(broken) > 0 {
+		err = &BrokenNodesError{Files: broken}
+	}
+	if zone == "" {
 		return all, err
 	}
 	var out []*nodes.Node
@@ -65,7 +89,29 @@ func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 			}
 		}
 	}
-	return out, nil
+	return out, err
+}
+
+// BrokenNodesError is the error of [Project.List] when node files could
+// not be read: the nodes of the other files are returned with it, so one
+// malformed file does not hide the rest.
+type BrokenNodesError struct {
+	// Files are the files that could not be read, with why.
+	Files []nodes.BrokenFile
+}
+
+// Error says how many files could not be read and why, each naming its
+// file and line.
+func (e *BrokenNodesError) Error() string {
+	msgs := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		msgs[i] = f.Err.Error()
+	}
+	word := "files"
+	if len(e.Files) == 1 {
+		word = "file"
+	}
+	return fmt.Sprintf("%d node %s could not be read: %s", len(e.Files), word, strings.Join(msgs, "; "))
 }
 
 // PlatformView is a platform with its nodes.

@@ -68,6 +68,7 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err != nil {
 		return nil, err
 	}
+	p.warnNewZones(ctx, o.Platform, zs)
 	for _, n := range existing {
 		if n.Hostname == o.Hostname {
 			return nil, fmt.Errorf("node %s in platform %s: %w (%s)", o.Hostname, o.Platform, nodes.ErrExists, p.Store.NodePath(o.Platform, o.Hostname))

@@ -278,13 +278,49 @@ func (s *Store) Nodes(ctx context.Context, platform string) ([]*Node, error) {
 }
 
 func (s *Store) loadNodes(ctx context.Context, platform string) ([]*Node, error) {
+	out, broken, err := s.scanNodes(ctx, platform)
+	if err != nil {
+		return nil, err
+	}
+	if len(broken) > 0 {
+		errs := make([]error, len(broken))
+		for i, b := range broken {
+			errs[i] = b.Err
+		}
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// BrokenFile is a node file that could not be read.
+type BrokenFile struct {
+	// Platform is the platform the file is in.
+	Platform string `json:"platform" yaml:"platform"`
+	// File is the file's path.
+	File string `json:"file" yaml:"file"`
+	// Err says why it could not be read, naming the file and, for a
+	// malformed one, the line; it wraps [ErrMalformed] then.
+	Err error `json:"-" yaml:"-"`
+}
+
+// ScanNodes loads the nodes of the platform as [Store.Nodes] does, except
+// that a node file that cannot be read does not stop it: such files are
+// returned as broken, the other nodes as usual. The platform must exist.
+func (s *Store) ScanNodes(ctx context.Context, platform string) ([]*Node, []BrokenFile, error) {
+	if _, _, err := s.loadPlatform(ctx, platform); err != nil {
+		return nil, nil, err
+	}
+	return s.scanNodes(ctx, platform)
+}
+
+func (s *Store) scanNodes(ctx context.Context, platform string) ([]*Node, []BrokenFile, error) {
 	dir := s.nodesDir(platform)
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list nodes of %s: %w", platform, err)
+		return nil, nil, fmt.Errorf("list nodes of %s: %w", platform, err)
 	}
 	var files []string
 	for _, e := range ents {
@@ -314,13 +350,19 @@ func (s *Store) loadNodes(ctx context.Context, platform string) ([]*Node, error)
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	var broken []BrokenFile
+	good := out[:0]
+	for i, n := range out {
+		if errs[i] != nil {
+			broken = append(broken, BrokenFile{Platform: platform, File: files[i], Err: errs[i]})
+			continue
+		}
+		good = append(good, n)
 	}
-	slices.SortFunc(out, func(a, b *Node) int { return strings.Compare(a.Hostname, b.Hostname) })
-	return out, nil
+	slices.SortFunc(good, func(a, b *Node) int { return strings.Compare(a.Hostname, b.Hostname) })
+	return good, broken, nil
 }
 
 func (s *Store) loadNodeFile(platform, path string) (*Node, *document, error) {
@@ -381,7 +423,7 @@ func (s *Store) loadNode(ctx context.Context, platform, hostname string) (*Node,
 			return nil, nil, err
 		}
 	}
-	all, err := s.loadNodes(ctx, platform)
+	all, broken, err := s.scanNodes(ctx, platform)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -390,16 +432,25 @@ func (s *Store) loadNode(ctx context.Context, platform, hostname string) (*Node,
 			return s.loadNodeFile(platform, n.file)
 		}
 	}
-	return nil, nil, fmt.Errorf("node %q in platform %s: %w", hostname, platform, ErrNodeNotFound)
+	return nil, nil, fmt.Errorf("node %q in platform %s: %w%s", hostname, platform, ErrNodeNotFound, brokenNote(broken))
 }
 
 // FindNode looks a hostname up in every platform. Not found wraps
 // [ErrNodeNotFound]; a hostname in several platforms wraps [ErrAmbiguous]
 // and lists them.
 func (s *Store) FindNode(ctx context.Context, hostname string) (*Node, error) {
-	all, err := s.AllNodes(ctx)
+	plats, err := s.Platforms(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var all []*Node
+	var broken []BrokenFile
+	for _, p := range plats {
+		ns, b, err := s.ScanNodes(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		all, broken = append(all, ns...), append(broken, b...)
 	}
 	var found []*Node
 	for _, n := range all {
@@ -409,15 +460,15 @@ func (s *Store) FindNode(ctx context.Context, hostname string) (*Node, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("node %q: %w in any platform", hostname, ErrNodeNotFound)
+		return nil, fmt.Errorf("node %q: %w in any platform%s", hostname, ErrNodeNotFound, brokenNote(broken))
 	case 1:
 		return found[0], nil
 	}
-	var plats []string
+	var in []string
 	for _, n := range found {
-		plats = append(plats, n.Platform)
+		in = append(in, n.Platform)
 	}
-	return nil, fmt.Errorf("node %q: %w: it is in platforms %s; choose one with -e PLATFORM", hostname, ErrAmbiguous, strings.Join(plats, ", "))
+	return nil, fmt.Errorf("node %q: %w: it is in platforms %s; choose one with -e PLATFORM", hostname, ErrAmbiguous, strings.Join(in, ", "))
 }
 
 // CreateNode writes a new node file, platforms/<n.Platform>/nodes/<n.Hostname>.yaml.
@@ -511,3 +562,16 @@ func (s *Store) rel(path string) string {
 // LockTimeout is a sensible time to wait for a platform's lock in
 // interactive commands.
 const LockTimeout = 30 * time.Second
+
+// brokenNote names the node files that could not be read, for a
+// not-found error: the node may be in one of them.
+func brokenNote(broken []BrokenFile) string {
+	if len(broken) == 0 {
+		return ""
+	}
+	var names []string
+	for _, b := range broken {
+		names = append(names, b.File)
+	}
+	return " (node files that could not be read: " + strings.Join(names, ", ") + ")"
+}

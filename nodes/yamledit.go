@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
+	"strconv"
 
 	"gopkg.in/yaml.v3"
 )
@@ -66,7 +68,7 @@ func parseDocument(file string, data []byte, v any) (*document, error) {
 		if errors.Is(err, io.EOF) {
 			return &document{}, nil
 		}
-		return nil, fmt.Errorf("%s: %w: %v", file, ErrMalformed, err)
+		return nil, fmt.Errorf("%s: %w: %v", file, ErrMalformed, parserLine(err, data))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -86,6 +88,22 @@ func parseDocument(file string, data []byte, v any) (*document, error) {
 		return nil, fmt.Errorf("%s: %w: %v", file, ErrMalformed, err)
 	}
 	return &document{root: &root}, nil
+}
+
+// parserErr matches yaml.v3's parser errors, whose line is the 0-based
+// line of the token after the fault (its scanner errors count from 1).
+var parserErr = regexp.MustCompile(`^yaml: line (\d+): (did not find expected (?:node content|key|'-' indicator|',' or '\]'|',' or '\}'|<document start>))$`)
+
+// parserLine returns err with the line of a parser error counted from 1
+// and kept within data, so that it names the offending line.
+func parserLine(err error, data []byte) string {
+	m := parserErr.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	line, _ := strconv.Atoi(m[1])
+	line = min(line+1, max(1, bytes.Count(bytes.TrimRight(data, "\n"), []byte("\n"))+1))
+	return fmt.Sprintf("yaml: line %d: %s", line, m[2])
 }
 
 // countExpanded counts the nodes of the tree with every alias expanded,

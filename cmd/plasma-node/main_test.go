@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -145,9 +146,18 @@ func TestMalformedNodeFileIsNamed(t *testing.T) {
 	dir := setup(t)
 	os.WriteFile(filepath.Join(dir, "platforms/demo/nodes/broken.yaml"), []byte("hostname: broken\nzones: [a\n"), 0o644)
 	r := plasma(t, dir, "list")
-	if r.code != 2 || !strings.Contains(r.err, filepath.Join("platforms", "demo", "nodes", "broken.yaml")) || !strings.Contains(r.err, "line") {
-		t.Errorf("exit %d, stderr %q; want 2 naming the file and line", r.code, r.err)
+	if r.code != 1 || !strings.Contains(r.err, filepath.Join("platforms", "demo", "nodes", "broken.yaml")+": malformed file: yaml: line 2: ") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the file and its line 2", r.code, r.err)
 	}
+	// The other nodes are listed, the broken file is a row of its own.
+	if !strings.Contains(r.stdout, "node001") || !strings.Contains(r.stdout, "node002") || !regexp.MustCompile(`(?m)^demo\s+broken\s+-\s+-\s+BROKEN: `).MatchString(r.stdout) {
+		t.Errorf("list with a broken file:\n%s", r.stdout)
+	}
+	// A command about another node works.
+	if out := mustRun(t, dir, "show", "node001"); !strings.Contains(out, "Hostname:    node001") {
+		t.Errorf("show node001 with a broken neighbour:\n%s", out)
+	}
+	mustRun(t, dir, "allocate", "node002", "platform.cognition.knowledge")
 }
 
 func TestTopologyConstrainsZones(t *testing.T) {

@@ -113,3 +113,21 @@ func TestRegisterDeallocateQueryValidate(t *testing.T) {
 		t.Errorf("validate -o json: %+v", v)
 	}
 }
+
+// TestNewZoneWarnsWithoutTopology: without topology.yaml, a zone no node
+// of the platform has is allocated with a warning naming those in use.
+func TestNewZoneWarnsWithoutTopology(t *testing.T) {
+	dir := setup(t)
+	r := plasma(t, dir, "allocate", "node001", "platform.cognition.dat")
+	if r.code != 0 || !strings.Contains(r.err, "level=WARN") || !strings.Contains(r.err, "zone=platform.cognition.dat ") ||
+		!strings.Contains(r.err, `zones_in_use="platform.cognition.data, platform.foundation.cluster.control"`) {
+		t.Errorf("allocate a new zone: exit %d, stderr %q; want a warning naming the zones in use", r.code, r.err)
+	}
+	if r := plasma(t, dir, "allocate", "node002", "platform.cognition.dat"); r.err != "" {
+		t.Errorf("allocate a zone the platform has: stderr %q, want none", r.err)
+	}
+	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  cognition:\n    - data\n    - dat\n  foundation:\n    - cluster:\n      - control\n"), 0o644)
+	if r := plasma(t, dir, "register", "demo", "--hostname", "node009", "--public-ip", "51.159.0.9", "-z", "cognition.data"); r.code != 0 || r.err != "" {
+		t.Errorf("with a topology: exit %d, stderr %q; want no warning", r.code, r.err)
+	}
+}

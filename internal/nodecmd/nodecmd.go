@@ -11,6 +11,7 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/tofu"
 )
@@ -243,10 +244,18 @@ func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) (
 		return err
 	}
 	ns, err := p.List(ctx, o)
-	if err != nil {
+	var broken *plasmanode.BrokenNodesError
+	if err != nil && !errors.As(err, &broken) {
 		return err
 	}
-	return printNodes(e.out(), output, ns)
+	var files []nodes.BrokenFile
+	if broken != nil {
+		files = broken.Files
+	}
+	if perr := printNodes(e.out(), output, ns, files...); perr != nil {
+		return perr
+	}
+	return err // a broken file: exit 1, the list is incomplete
 }
 
 // Show prints a platform and its nodes, or one node.

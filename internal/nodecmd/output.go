@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -56,7 +57,9 @@ func withPlatform(ns []*nodes.Node) []listed {
 	return out
 }
 
-func printNodes(w io.Writer, format string, ns []*nodes.Node) error {
+// printNodes prints ns as format says; in a table, each broken file is a
+// row of its own saying why it could not be read.
+func printNodes(w io.Writer, format string, ns []*nodes.Node, broken ...nodes.BrokenFile) error {
 	switch format {
 	case "json":
 		if ns == nil {
@@ -66,7 +69,7 @@ func printNodes(w io.Writer, format string, ns []*nodes.Node) error {
 	case "yaml":
 		return encode(w, format, withPlatform(ns))
 	}
-	if len(ns) == 0 {
+	if len(ns) == 0 && len(broken) == 0 {
 		fmt.Fprintln(w, "No nodes.")
 		return nil
 	}
@@ -83,6 +86,10 @@ func printNodes(w io.Writer, format string, ns []*nodes.Node) error {
 			fmt.Fprintf(tw, "\t%s", dash(n.InstallState))
 		}
 		fmt.Fprintln(tw)
+	}
+	for _, f := range broken {
+		msg, _, _ := strings.Cut(f.Err.Error(), "\n")
+		fmt.Fprintf(tw, "%s\t%s\t-\t-\tBROKEN: %s\n", f.Platform, strings.TrimSuffix(filepath.Base(f.File), ".yaml"), msg)
 	}
 	return tw.Flush()
 }
