@@ -44,15 +44,36 @@ type transfer struct {
 }
 
 // transfers admits and tracks the running transfers under the bounds.
+//
+// Each request has its own socket, opened by the TFTP library before the
+// request is seen; it closes when the request's handler returns, which
+// for a dropped transfer is when the library gives up on its client
+// (5 retransmissions 5 s apart). live counts those handlers, so that
+// sockets plus open files stay within budget descriptors.
 type transfers struct {
-	max, maxPerClient int
-	mu                sync.Mutex
-	running           map[*transfer]struct{}
-	perClient         map[netip.Addr]int
+	max, maxPerClient, budget int
+	mu                        sync.Mutex
+	running                   map[*transfer]struct{}
+	perClient                 map[netip.Addr]int
+	live                      int
 }
 
-func newTransfers(max, maxPerClient int) *transfers {
-	return &transfers{max: max, maxPerClient: maxPerClient, running: map[*transfer]struct{}{}, perClient: map[netip.Addr]int{}}
+func newTransfers(max, maxPerClient, budget int) *transfers {
+	return &transfers{max: max, maxPerClient: maxPerClient, budget: budget, running: map[*transfer]struct{}{}, perClient: map[netip.Addr]int{}}
+}
+
+// enter counts a request's handler, and with it the request's socket.
+func (ts *transfers) enter() {
+	ts.mu.Lock()
+	ts.live++
+	ts.mu.Unlock()
+}
+
+// leave uncounts a request's handler.
+func (ts *transfers) leave() {
+	ts.mu.Lock()
+	ts.live--
+	ts.mu.Unlock()
 }
 
 // admit takes a place for a transfer to peer, dropping the transfer
@@ -72,6 +93,11 @@ func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer
 			return nil, nil, fmt.Errorf("server busy: %d transfers running", ts.max)
 		}
 		ts.drop(dropped)
+	}
+	// Sockets of live handlers, the files of running transfers and this
+	// one's file.
+	if ts.live+len(ts.running)+1 > ts.budget {
+		return nil, dropped, fmt.Errorf("server busy: %d sockets of stalled transfers still open", ts.live)
 	}
 	t = &transfer{peer: peer}
 	t.last.Store(now.UnixNano())
@@ -162,10 +188,11 @@ func (c transferReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// descriptorBudget is the most transfers the process's descriptor limit
-// allows TFTP: each holds one descriptor (its file; transfers share the
-// server's socket), and TFTP takes at most a quarter of the limit,
-// leaving the rest to HTTP and DHCP.
+// descriptorBudget is the descriptors TFTP may hold: a quarter of the
+// process's limit (RLIMIT_NOFILE), leaving the rest to HTTP and DHCP.
+// A running transfer holds two (its socket and its file), a dropped one
+// its socket until the library gives up on it, a refused one its socket
+// for the moment of sending the error.
 func descriptorBudget() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {

@@ -22,6 +22,7 @@ func TestAdmitDropsTheTransferStalledLongest(t *testing.T) {
 	}
 	tests := map[string]struct {
 		max, perClient int
+		budget, live   int // descriptors; handlers of dropped transfers still open
 		running        []running
 		peer           netip.Addr
 		wantDropped    int // index in running, -1 for none
@@ -39,13 +40,20 @@ func TestAdmitDropsTheTransferStalledLongest(t *testing.T) {
 		"at a client's bound with none of its own stalled it is refused": {
 			max: 9, perClient: 1, running: []running{{a, 0}, {b, 9 * time.Second}}, peer: a, wantDropped: -1, wantErr: "too many transfers from this client",
 		},
+		"with the descriptor budget spent on sockets of dropped transfers a request is refused": {
+			max: 9, perClient: 9, budget: 10, live: 9, running: []running{{a, 0}}, peer: b, wantDropped: -1, wantErr: "sockets of stalled transfers",
+		},
 		"at a client's bound its own stalled transfer is dropped, not another's": {
 			max: 9, perClient: 2, running: []running{{a, 3 * time.Second}, {b, 9 * time.Second}, {a, 0}}, peer: a, wantDropped: 0,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			ts := newTransfers(tc.max, tc.perClient)
+			if tc.budget == 0 {
+				tc.budget = 1000
+			}
+			ts := newTransfers(tc.max, tc.perClient, tc.budget)
+			ts.live = tc.live
 			var ran []*transfer
 			for _, r := range tc.running {
 				tr, _, err := ts.admit(r.peer, now)
@@ -113,8 +121,9 @@ func TestStalledTransfersAreDroppedOldestFirst(t *testing.T) {
 	fx := newTFTPFixture(t)
 	addr := startBounded(t, fx, 2, 4)
 	a, b, c := pxetest.NewTFTPClientOn(t, net.IPv4(127, 0, 0, 2)), pxetest.NewTFTPClientOn(t, net.IPv4(127, 0, 0, 3)), pxetest.NewTFTPClientOn(t, net.IPv4(127, 0, 0, 4))
-	if op, _, _ := firstBlock(t, a, addr); op != pxetest.OpDATA {
-		t.Fatalf("first client: op %d, want DATA", op)
+	opA, _, tidA := firstBlock(t, a, addr)
+	if opA != pxetest.OpDATA {
+		t.Fatalf("first client: op %d, want DATA", opA)
 	}
 	time.Sleep(100 * time.Millisecond)
 	opB, _, tidB := firstBlock(t, b, addr)
@@ -138,6 +147,7 @@ func TestStalledTransfersAreDroppedOldestFirst(t *testing.T) {
 	}
 	// The first one was dropped; the second one, acknowledging later,
 	// was kept.
+	a.Ack(tidA, 1)
 	for {
 		op, body, _ := a.Recv(2 * time.Second)
 		if op == pxetest.OpERROR {
@@ -150,7 +160,7 @@ func TestStalledTransfersAreDroppedOldestFirst(t *testing.T) {
 			t.Fatalf("the first client's transfer neither failed nor went on (op %d)", op)
 		}
 		// resent block 1: acknowledge it to see the transfer end
-		a.Ack(addr, 1)
+		a.Ack(tidA, 1)
 	}
 }
 

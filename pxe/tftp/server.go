@@ -22,10 +22,6 @@ import (
 // of every address.
 const DefaultAddr = ":69"
 
-// MaxBlockSize is the largest block a transfer negotiates (RFC 2348):
-// a jumbo frame's payload. Blocks are bounded by the interface's MTU too.
-const MaxBlockSize = 8972
-
 // MaxName is the longest file name a TFTP request may carry, in bytes.
 const MaxName = 255
 
@@ -90,9 +86,8 @@ type Server struct {
 	// refused, from the transfer's goroutine; it must not block for long.
 	OnEvent func(Event)
 	// MaxTransfers bounds the transfers running at once. Default:
-	// [DefaultMaxTransfers]; it is held to a quarter of the process's
-	// descriptor limit (RLIMIT_NOFILE), since each transfer holds its
-	// file open.
+	// [DefaultMaxTransfers]; it is held within TFTP's descriptor budget
+	// (see [Server.Serve]), two descriptors a transfer.
 	MaxTransfers int
 	// MaxTransfersPerClient bounds the transfers of one client address.
 	// Default: [DefaultMaxTransfersPerClient].
@@ -139,10 +134,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent, ts: newTransfers(s.limits(log))}
 	srv := pintftp.NewServer(h.read, h.write)
-	// Every transfer shares the listening socket: a request costs no
-	// descriptor until it is admitted and its file opened.
-	srv.EnableSinglePort()
-	srv.SetBlockSize(MaxBlockSize)
 	log.Info("TFTP listening", "addr", conn.LocalAddr().String(), "root", s.Root)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(conn) }()
@@ -152,17 +143,18 @@ func (s *Server) Serve(ctx context.Context) error {
 		// is served; running transfers end at their next block or their
 		// own timeout. Serve waits for them only briefly, so that a
 		// window closes on time even with a client that went away.
-		// Transfers share the socket, which stays open while they send
-		// their error; then it closes, and what still runs (a client
-		// that went away) fails its next send.
-		for end := time.Now().Add(stopWait); h.ts.count() > 0 && time.Now().Before(end); {
-			time.Sleep(10 * time.Millisecond)
+		stopped := make(chan struct{})
+		go func() {
+			srv.Shutdown()
+			<-done
+			conn.Close()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(stopWait):
+			log.Warn("TFTP transfers still running after the window closed; they end at their timeout", "transfers", h.ts.count())
 		}
-		if n := h.ts.count(); n > 0 {
-			log.Warn("TFTP transfers still running after the window closed; they end at their timeout", "transfers", n)
-		}
-		srv.Shutdown()
-		conn.Close()
 		return ctx.Err()
 	case err := <-done:
 		conn.Close()
@@ -196,7 +188,7 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 
 // limits returns the transfer bounds with the defaults filled in and the
 // descriptor budget applied.
-func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient int) {
+func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient, budget int) {
 	maxTransfers, perClient = s.MaxTransfers, s.MaxTransfersPerClient
 	if maxTransfers <= 0 {
 		maxTransfers = DefaultMaxTransfers
@@ -204,11 +196,12 @@ func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient int) {
 	if perClient <= 0 {
 		perClient = DefaultMaxTransfersPerClient
 	}
-	if b := descriptorBudget(); maxTransfers > b {
-		log.Warn("TFTP transfers held to a quarter of the descriptor limit", "max_transfers", b, "asked", maxTransfers)
-		maxTransfers = b
+	budget = descriptorBudget()
+	if maxTransfers > budget/2 {
+		log.Warn("TFTP transfers held to the descriptor budget", "max_transfers", budget/2, "asked", maxTransfers, "budget", budget)
+		maxTransfers = max(budget/2, 1)
 	}
-	return maxTransfers, min(perClient, maxTransfers)
+	return maxTransfers, min(perClient, maxTransfers), budget
 }
 
 type handler struct {
@@ -245,6 +238,8 @@ func (h *handler) read(filename string, rf io.ReaderFrom) error {
 	if err != nil {
 		return h.refuse(peer, filename, err.Error())
 	}
+	h.ts.enter()
+	defer h.ts.leave()
 	t, dropped, err := h.ts.admit(peer.Addr(), time.Now())
 	if err != nil {
 		return h.refuse(peer, filename, err.Error())
