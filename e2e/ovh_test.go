@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +137,106 @@ func mustNodes(t *testing.T, s *nodes.Store) []*nodes.Node {
 		t.Fatal(err)
 	}
 	return ns
+}
+
+// TestOVHProvisionFlow runs the Hetzner flow's steps for OVH dedicated
+// servers through the plasma-node binary, with the real tofu and the real
+// OVH plugin against internal/fakeovh: provision 3 (each one ordered:
+// cart, item, configurations, checkout, payment, delivery, then
+// installed: reinstall and its task), the same again changes nothing,
+// count 4 orders one, a lowered count terminates the last server only
+// with --allow-delete (terminate, the emailed token, confirmTermination),
+// destroy terminates the rest. The plugin waits a minute before it first
+// asks whether an order is delivered, so each run that orders takes over
+// a minute.
+func TestOVHProvisionFlow(t *testing.T) {
+	creds := fakeovh.Credentials{AppKey: "e2eappkey2", AppSecret: "e2e-app-secret-value-2", ConsumerKey: "e2econsumerkey2"}
+	fake := fakeovh.Start(creds)
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	tofuBin := tofutest.Binary(t)
+	rc := tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.OVH))
+	dir := t.TempDir()
+	env := append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "HOME="+t.TempDir(), "OVH_CLIENT_ID=", "OVH_ACCESS_TOKEN=",
+		"OVH_APPLICATION_KEY="+creds.AppKey, "OVH_APPLICATION_SECRET="+creds.AppSecret, "OVH_CONSUMER_KEY="+creds.ConsumerKey)
+	cmd := func(args ...string) *exec.Cmd {
+		if slices.Contains([]string{"provision", "join", "destroy"}, args[0]) {
+			args = append(args, "--tofu", tofuBin)
+		}
+		c := exec.CommandContext(ctx, filepath.Join(bin, "plasma-node"), append([]string{"--dir", dir}, args...)...)
+		c.Env = env
+		return c
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := cmd(args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("plasma-node %s: %v\n%s\nfake calls: %v", strings.Join(args, " "), err, out, fake.Calls())
+		}
+		return string(out)
+	}
+	run("add", "demo", "--provider", "ovh")
+	store := nodes.Open(dir, nodes.Options{})
+	if _, err := store.UpdatePlatform(ctx, "demo", func(p *nodes.Platform) error {
+		p.Infrastructure.API = nodes.API{URI: fake.Endpoint()}
+		p.Infrastructure.Zone, p.Infrastructure.Region = "bhs", "ca"
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string, want int) {
+		t.Helper()
+		list, err := store.Nodes(ctx, "demo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := map[string]*nodes.Node{}
+		for _, n := range list {
+			ns[n.ProviderMetadata.ServerID] = n
+		}
+		servers := fake.Servers()
+		if len(servers) != want || len(ns) != want {
+			t.Fatalf("%s: fake holds %d servers, %d node files; want %d of each", step, len(servers), len(ns), want)
+		}
+		for _, s := range servers {
+			n := ns[s.Name]
+			if n == nil || n.Hostname != s.DisplayName || n.Network.PublicIP != s.IP || n.Network.PublicMAC != s.PublicMAC ||
+				n.Network.PrivateMAC != s.PrivateMAC || len(n.Disks) != s.Disks {
+				t.Errorf("%s: server %+v has node %+v, want its display name, address, MACs and disks", step, s, n)
+			}
+		}
+	}
+	spec := func(n int) string { return "db:24adv01:" + strconv.Itoa(n) }
+	start := time.Now()
+	if out := run("provision", "demo", "-z", spec(3), "--auto-approve"); !strings.Contains(out, "3 to create") {
+		t.Errorf("first provision does not plan 3 creates:\n%s", out)
+	}
+	t.Logf("provision 3 took %s", time.Since(start).Round(time.Second))
+	check("provision 3", 3)
+	if out := run("provision", "demo", "-z", spec(3), "--auto-approve"); !strings.Contains(out, noChange) {
+		t.Errorf("same provision again is not a no-change run:\n%s", out)
+	}
+	if out := run("provision", "demo", "-z", spec(4), "--auto-approve"); !strings.Contains(out, "1 to create") {
+		t.Errorf("count 4 does not plan one create:\n%s", out)
+	}
+	check("count 4", 4)
+	refused, err := cmd("provision", "demo", "-z", spec(3), "--auto-approve").CombinedOutput()
+	if err == nil || !strings.Contains(string(refused), "--allow-delete") {
+		t.Errorf("lowering under --auto-approve alone: %v, want a refusal naming --allow-delete\n%s", err, refused)
+	}
+	check("lowering refused", 4)
+	if out := run("provision", "demo", "-z", spec(3), "--auto-approve", "--allow-delete"); !strings.Contains(out, "1 to delete") || !strings.Contains(out, "demo-db-004@demo") {
+		t.Errorf("lowering with --allow-delete does not delete demo-db-004:\n%s", out)
+	}
+	check("lowered", 3)
+	if out := run("destroy", "demo", "--force"); strings.Count(out, "Removed node ") != 3 {
+		t.Errorf("destroy does not remove 3 nodes:\n%s", out)
+	}
+	check("destroyed", 0)
+	if got := len(fake.Reinstalls()); got != 4 {
+		t.Errorf("reinstalls %v, want one per ordered server (4), none for adopted ones", fake.Reinstalls())
+	}
+	t.Logf("flow took %s; fake calls: %v", time.Since(start).Round(time.Second), fake.Calls())
+	assertNoSecretIn(t, dir, creds.AppSecret)
 }

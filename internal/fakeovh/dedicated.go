@@ -115,6 +115,14 @@ func (f *Fake) dedicated(w http.ResponseWriter, r *http.Request, rest string, bo
 		f.vni(w, s, strings.TrimPrefix(sub, "virtualNetworkInterface/"))
 	case sub == "specifications/hardware" && get:
 		reply(w, s.hardware())
+	case sub == "reinstall" && r.Method == http.MethodPost:
+		f.reinstall(w, s, body)
+	case strings.HasPrefix(sub, "task/") && get:
+		f.task(w, s, strings.TrimPrefix(sub, "task/"))
+	case sub == "terminate" && r.Method == http.MethodPost:
+		f.terminate(w, s)
+	case sub == "confirmTermination" && r.Method == http.MethodPost:
+		f.confirmTermination(w, s, body)
 	default:
 		fail(w, http.StatusNotFound, "Client::NotFound", "Got an invalid (or empty) URL")
 	}

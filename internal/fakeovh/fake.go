@@ -28,17 +28,27 @@ type Fake struct {
 	srv   *httptest.Server
 	creds Credentials
 
-	mu       sync.Mutex
-	servers  map[string]*Server
-	services map[int64]string // serviceId → service name
-	nextID   int64
-	calls    []string
+	mu          sync.Mutex
+	servers     map[string]*Server
+	services    map[int64]string // serviceId → service name
+	carts       map[string]*cart
+	orders      map[int64]*order
+	emails      []email
+	tasks       map[int64]*task
+	tokens      map[string]string // service name → termination token
+	reinstalled []string
+	nextID      int64
+	calls       []string
 }
 
 // Start starts a fake on a loopback port that accepts only requests
 // signed with creds. Close it when done.
 func Start(creds Credentials) *Fake {
-	f := &Fake{creds: creds, servers: map[string]*Server{}, services: map[int64]string{}, nextID: 100000}
+	f := &Fake{creds: creds, servers: map[string]*Server{}, services: map[int64]string{}, carts: map[string]*cart{},
+		orders: map[int64]*order{}, tasks: map[int64]*task{}, tokens: map[string]string{}, nextID: 100000,
+		// An account's email history is never empty; the plugin's
+		// termination reads its last id and fails on an empty one.
+		emails: []email{{id: 100000, subject: "Welcome to OVHcloud", body: "Your account xx1234-ovh is ready."}}}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -152,7 +162,9 @@ func (f *Fake) route(w http.ResponseWriter, r *http.Request, path string, body [
 	case strings.HasPrefix(path, "/dedicated/server/"):
 		f.dedicated(w, r, strings.TrimPrefix(path, "/dedicated/server/"), body)
 	default:
-		fail(w, http.StatusNotFound, "Client::NotFound", "Got an invalid (or empty) URL")
+		if !f.orderRoute(w, r, path, body) {
+			fail(w, http.StatusNotFound, "Client::NotFound", "Got an invalid (or empty) URL")
+		}
 	}
 }
 

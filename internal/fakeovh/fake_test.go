@@ -57,7 +57,9 @@ func TestFakeRefusesAsTheAPIDoes(t *testing.T) {
 			class: "Client::NotFound", message: "The requested object (serviceName = ns9.ip-1-2-3.net) does not exist"},
 		"an unknown property": {method: "PUT", path: "/dedicated/server/" + s.Name, body: `{"hostname":"x"}`, secret: "as", code: 400,
 			class: "Client::BadRequest::InvalidProperty"},
-		"an order, which the fake does not take": {method: "POST", path: "/order/cart", body: `{}`, secret: "as", code: 404, class: "Client::NotFound",
+		"a cart without a subsidiary": {method: "POST", path: "/order/cart", body: `{}`, secret: "as", code: 400, class: "Client::BadRequest",
+			message: "[ovhSubsidiary] Property is mandatory"},
+		"a route the API lacks": {method: "GET", path: "/dedicated/nothing", secret: "as", code: 404, class: "Client::NotFound",
 			message: "Got an invalid (or empty) URL"},
 	}
 	for name, tc := range tests {
