@@ -327,9 +327,6 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	lock, err := s.lockStateDir()
 	if err != nil {
-		if s.cfg.Listener != nil {
-			s.cfg.Listener.Close()
-		}
 		return err
 	}
 	defer lock.Unlock()
@@ -343,20 +340,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			s.log.Warn("the window lock does not name the bound address", "err", err)
 		}
 	}
-	ln := newClientLimitListener(a.ln, s.cfg.HTTPLimits.MaxConnsPerClient, s.cfg.HTTPLimits.QueueWait, func(addr netip.Addr) {
-		s.log.Debug("connection refused: too many from one client", "client_ip", addr.String(), "max", s.cfg.HTTPLimits.MaxConnsPerClient)
-	})
-	switch {
-	case a.tls != nil:
-		ln = newSniffListener(ln, a.tls)
-	}
-	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       max(s.cfg.HTTPLimits.IdleTimeout, 0),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
+	hs, ln := s.httpServer(ctx, a)
 	now := time.Now().UTC()
 	s.mu.Lock()
 	s.addr, s.open, s.handler, s.nb = ln.Addr(), true, a.mux, a.netboot
@@ -412,6 +396,27 @@ func (s *Server) Serve(ctx context.Context) error {
 	return result
 }
 
+// httpServer returns the window's HTTP server and the listener it
+// serves: a's, held to the connections per client, and telling TLS from
+// plain HTTP when a serves TLS.
+func (s *Server) httpServer(ctx context.Context, a *assembly) (*http.Server, net.Listener) {
+	limits := s.cfg.HTTPLimits
+	ln := newClientLimitListener(a.ln, limits.MaxConnsPerClient, limits.QueueWait, func(addr netip.Addr) {
+		s.log.Debug("connection refused: too many from one client", "client_ip", addr.String(), "max", limits.MaxConnsPerClient)
+	})
+	if a.tls != nil {
+		ln = newSniffListener(ln, a.tls)
+	}
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       max(limits.IdleTimeout, 0),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	return hs, ln
+}
+
 // lockStateDir takes the state folder for this window (nil without a
 // state folder): a second window on it would overwrite the window record
 // and answer the same registrations. The error is a [*WindowHeldError]
@@ -420,14 +425,25 @@ func (s *Server) lockStateDir() (*lockfile.Lock, error) {
 	if s.cfg.StateDir == "" {
 		return nil, nil
 	}
-	if err := os.MkdirAll(s.cfg.StateDir, 0o700); err != nil {
-		return nil, &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot create the state folder", Err: err}
-	}
 	addr := s.cfg.HTTPAddr
 	if s.cfg.Listener != nil {
 		addr = s.cfg.Listener.Addr().String()
 	}
-	lock, err := lockWindow(s.cfg.StateDir, addr)
+	err := os.MkdirAll(s.cfg.StateDir, 0o700)
+	if err != nil {
+		err = &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot create the state folder", Err: err}
+	}
+	var lock *lockfile.Lock
+	if err == nil {
+		lock, err = lockWindow(s.cfg.StateDir, addr)
+	}
+	if err != nil && s.cfg.Listener != nil {
+		s.cfg.Listener.Close() // Serve closes it, also when it refuses
+	}
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return nil, err
+	}
 	var held *WindowHeldError
 	if err != nil && !errors.As(err, &held) {
 		return nil, &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot lock the state folder for the window", Err: err}
