@@ -110,6 +110,9 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	if err != nil {
 		return res, err
 	}
+	if err := refuseUnknownKeys(plat); err != nil {
+		return res, err
+	}
 	ns, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return res, err

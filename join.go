@@ -98,6 +98,9 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := refuseUnknownKeys(plat); err != nil {
+		return res, err
+	}
 	pool, ok := plat.Pools[o.Pool]
 	if !ok {
 		if len(plat.Pools) == 0 {

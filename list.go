@@ -62,6 +62,7 @@ func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 			return nil, err
 		}
 	}
+	p.warnUnknownKeys(ctx, plats...)
 	var (
 		all    []*nodes.Node
 		broken []nodes.BrokenFile
@@ -138,6 +139,7 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	plat, err := p.Store.Platform(ctx, name)
 	switch {
 	case err == nil:
+		p.warnUnknownKeys(ctx, name)
 		ns, err := p.Store.Nodes(ctx, name)
 		if err != nil {
 			return Shown{}, err

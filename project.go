@@ -150,7 +150,7 @@ func IsUsageError(err error) bool {
 		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous, ErrProjectDir,
-		providers.ErrUnknown, ErrConflict, ErrInvalidAddress, ErrInvalidState,
+		providers.ErrUnknown, ErrConflict, ErrUnknownKey, ErrInvalidAddress, ErrInvalidState,
 		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, registry.ErrInvalidRegistration,
 	} {
 		if errors.Is(err, target) {

@@ -107,6 +107,9 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	if err != nil {
 		return res, err
 	}
+	if err := refuseUnknownKeys(plat); err != nil {
+		return res, err
+	}
 	pools, err := mergePools(o.Platform, plat.Pools, specPools)
 	if err != nil {
 		return res, err

@@ -64,6 +64,9 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseUnknownKeys(plat); err != nil {
+		return nil, err
+	}
 	existing, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return nil, err

@@ -73,6 +73,7 @@ func (p *Project) Validate(ctx context.Context, name string) (ValidateResult, er
 	if err != nil {
 		return ValidateResult{}, err
 	}
+	p.warnUnknownKeys(ctx, platforms...)
 	res := ValidateResult{Nodes: []ValidatedNode{}}
 	for _, pl := range platforms {
 		plat, err := p.Store.Platform(ctx, pl)

@@ -216,6 +216,9 @@ func (s *Store) loadPlatform(ctx context.Context, name string) (*Platform, *docu
 	}
 	p.file = path
 	p.lines = doc.lines()
+	if doc.root != nil {
+		p.unknown = unknownKeys(s.rel(path), doc.root.Content[0])
+	}
 	return p, doc, nil
 }
 

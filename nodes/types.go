@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"fmt"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 )
@@ -125,6 +126,8 @@ type Platform struct {
 
 	file  string
 	lines map[string]int
+	// unknown are the keys no setting has ([Platform.UnknownKeys]).
+	unknown []UnknownKey
 }
 
 // File returns the path the platform was loaded from.
@@ -135,6 +138,11 @@ func (p *Platform) File() string { return p.file }
 // when the platform was not loaded from a file or the file has no such
 // key.
 func (p *Platform) Line(field string) int { return p.lines[field] }
+
+// UnknownKeys returns the keys of the platform's file, inside the
+// sections this package reads, that no setting has (misspellings, most
+// likely), in file order; none for a platform not loaded from a file.
+func (p *Platform) UnknownKeys() []UnknownKey { return slices.Clone(p.unknown) }
 
 // Infrastructure names the provider that makes the platform's machines.
 type Infrastructure struct {

@@ -131,3 +131,29 @@ func TestNewZoneWarnsWithoutTopology(t *testing.T) {
 		t.Errorf("with a topology: exit %d, stderr %q; want no warning", r.code, r.err)
 	}
 }
+
+// TestMisspeltKeysAreCaught: a key of platform.yaml no setting has is a
+// warning naming file, line and the nearest key on a read command, and
+// bad input on a command that writes; other plugins' sections pass.
+func TestMisspeltKeysAreCaught(t *testing.T) {
+	dir := setup(t)
+	f := filepath.Join(dir, "platforms/demo/platform.yaml")
+	b, _ := os.ReadFile(f)
+	os.WriteFile(f, append(b, []byte("other_plugin:\n  anything: 1\ninfrastructure_extra: 1\n")...), 0o644)
+	if r := plasma(t, dir, "list"); r.code != 0 || r.err != "" {
+		t.Errorf("other plugins' sections: exit %d, stderr %q", r.code, r.err)
+	}
+	os.WriteFile(f, []byte(strings.Replace(string(b), "  domain: example.com", "  domian: example.com", 1)), 0o644)
+	r := plasma(t, dir, "list")
+	if r.code != 0 || !strings.Contains(r.err, "level=WARN") || !strings.Contains(r.err, "file=platforms/demo/platform.yaml line=5 key=dns.domian nearest=dns.domain") {
+		t.Errorf("list: exit %d, stderr %q; want a warning with file, line and nearest key", r.code, r.err)
+	}
+	before := snapshot(t, dir)
+	r = plasma(t, dir, "register", "demo", "--hostname", "node003", "--public-ip", "51.159.0.3")
+	if r.code != 2 || !strings.Contains(r.err, "platforms/demo/platform.yaml:5: unknown key dns.domian (did you mean dns.domain?)") {
+		t.Errorf("register: exit %d, stderr %q; want 2 naming file, line and nearest key", r.code, r.err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+		t.Errorf("files changed (-before +after):\n%s", diff)
+	}
+}
