@@ -187,15 +187,11 @@ type writerOnly struct{ io.Writer }
 // of short requests is served in turn), at most maxWaiting of them; the
 // rest, and those that waited too long, are closed unserved.
 type clientLimitListener struct {
-	inner           net.Listener
+	handoff
 	max, maxWaiting int
 	wait            time.Duration
 	refused         func(netip.Addr) // called for each connection closed unserved; may be nil
-	conns           chan net.Conn
-	done            chan struct{}
-	once            sync.Once
-	mu              sync.Mutex
-	err             error
+	placesMu        sync.Mutex
 	places          map[netip.Addr]*clientPlaces
 }
 
@@ -210,8 +206,8 @@ func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refuse
 	if max <= 0 {
 		return ln
 	}
-	l := &clientLimitListener{inner: ln, max: max, maxWaiting: ClientQueue, wait: wait, refused: refused,
-		conns: make(chan net.Conn), done: make(chan struct{}), places: map[netip.Addr]*clientPlaces{}}
+	l := &clientLimitListener{handoff: newHandoff(ln), max: max, maxWaiting: ClientQueue, wait: wait, refused: refused,
+		places: map[netip.Addr]*clientPlaces{}}
 	go l.acceptLoop()
 	return l
 }
@@ -233,7 +229,7 @@ func (l *clientLimitListener) acceptLoop() {
 			continue
 		}
 		addr := ap.Addr().Unmap()
-		l.mu.Lock()
+		l.placesMu.Lock()
 		p := l.places[addr]
 		if p == nil {
 			p = &clientPlaces{slots: make(chan struct{}, l.max)}
@@ -243,7 +239,7 @@ func (l *clientLimitListener) acceptLoop() {
 		if !full {
 			p.refs++
 		}
-		l.mu.Unlock()
+		l.placesMu.Unlock()
 		if full {
 			l.refuse(c, addr)
 			continue
@@ -268,14 +264,6 @@ func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces
 	}
 }
 
-func (l *clientLimitListener) deliver(c net.Conn) {
-	select {
-	case l.conns <- c:
-	case <-l.done:
-		c.Close()
-	}
-}
-
 func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
 	c.Close()
 	if l.refused != nil {
@@ -284,42 +272,12 @@ func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
 }
 
 func (l *clientLimitListener) unref(addr netip.Addr, p *clientPlaces) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.placesMu.Lock()
+	defer l.placesMu.Unlock()
 	if p.refs--; p.refs == 0 {
 		delete(l.places, addr)
 	}
 }
-
-func (l *clientLimitListener) stop(err error) {
-	l.once.Do(func() {
-		l.mu.Lock()
-		l.err = err
-		l.mu.Unlock()
-		close(l.done)
-	})
-}
-
-// Accept returns the next connection that has a place.
-func (l *clientLimitListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return nil, l.err
-	}
-}
-
-// Close stops accepting; connections already passed on stay open.
-func (l *clientLimitListener) Close() error {
-	l.stop(net.ErrClosed)
-	return l.inner.Close()
-}
-
-// Addr is the listener's address.
-func (l *clientLimitListener) Addr() net.Addr { return l.inner.Addr() }
 
 // countedConn gives its client's place back when it closes.
 type countedConn struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"time"
 )
 
@@ -27,17 +26,12 @@ const tlsRecordHandshake = 0x16
 // The first byte is read in a goroutine per connection, so a client that
 // sends nothing holds up no other, and only for [sniffTimeout].
 type sniffListener struct {
-	inner net.Listener
-	cfg   *tls.Config
-	conns chan net.Conn
-	done  chan struct{} // closed by Close or when inner fails
-	once  sync.Once
-	mu    sync.Mutex
-	err   error
+	handoff
+	cfg *tls.Config
 }
 
 func newSniffListener(inner net.Listener, cfg *tls.Config) *sniffListener {
-	l := &sniffListener{inner: inner, cfg: cfg, conns: make(chan net.Conn), done: make(chan struct{})}
+	l := &sniffListener{handoff: newHandoff(inner), cfg: cfg}
 	go l.acceptLoop()
 	return l
 }
@@ -69,42 +63,8 @@ func (l *sniffListener) sniff(c net.Conn) {
 	if first[0] == tlsRecordHandshake {
 		out = tls.Server(out, l.cfg)
 	}
-	select {
-	case l.conns <- out:
-	case <-l.done:
-		c.Close()
-	}
+	l.deliver(out)
 }
-
-func (l *sniffListener) stop(err error) {
-	l.once.Do(func() {
-		l.mu.Lock()
-		l.err = err
-		l.mu.Unlock()
-		close(l.done)
-	})
-}
-
-// Accept returns the next connection, TLS or plain.
-func (l *sniffListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		return nil, l.err
-	}
-}
-
-// Close stops accepting; connections already passed on stay open.
-func (l *sniffListener) Close() error {
-	l.stop(net.ErrClosed)
-	return l.inner.Close()
-}
-
-// Addr is the port's address.
-func (l *sniffListener) Addr() net.Addr { return l.inner.Addr() }
 
 // peekedConn gives back the byte the sniffer read before the rest.
 type peekedConn struct {
