@@ -154,3 +154,19 @@ func sameSet(a, b []string) bool {
 	slices.Sort(y)
 	return slices.Equal(slices.Compact(x), slices.Compact(y))
 }
+
+// PoolOf returns the name of the pool of plat whose zones are the zones
+// of n, as sets (plasmactl-node's pool membership), or "" when none is
+// or several are.
+func PoolOf(plat *nodes.Platform, n *nodes.Node) string {
+	found := ""
+	for _, name := range slices.Sorted(maps.Keys(plat.Pools)) {
+		if sameSet(plat.Pools[name].Zones, n.Zones) {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	return found
+}

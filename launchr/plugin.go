@@ -56,7 +56,7 @@ var runs = map[string]run{
 	},
 	"list": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
 		o := plasmanode.ListOptions{Platform: arg(in, "platform"), Zone: opt(in, "zone")}
-		return nodecmd.List(ctx, e, o, opt(in, "output"))
+		return nodecmd.List(ctx, e, o, nodecmd.ListView{Output: opt(in, "output"), NoHeaders: flag(in, "no-headers"), SortBy: opt(in, "sort-by")})
 	},
 	"show": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
 		return nodecmd.Show(ctx, e, arg(in, "name"), opt(in, "output"))

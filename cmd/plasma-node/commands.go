@@ -61,24 +61,28 @@ func (a *app) allocateCmd() *cobra.Command {
 
 func (a *app) listCmd() *cobra.Command {
 	var (
-		o      plasmanode.ListOptions
-		output string
+		o plasmanode.ListOptions
+		v nodecmd.ListView
 	)
 	c := &cobra.Command{
 		Use:   "list [PLATFORM]",
 		Short: "List nodes, of one platform or all, optionally those in a zone",
 		Example: `  plasma-node list
-  plasma-node list demo --zone foundation -o json`,
+  plasma-node list demo --zone foundation -o json
+  plasma-node list -o wide --sort-by private-ip
+  plasma-node list demo -o name`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				o.Platform = args[0]
 			}
-			return nodecmd.List(cmd.Context(), a.env(cmd), o, output)
+			return nodecmd.List(cmd.Context(), a.env(cmd), o, v)
 		},
 	}
 	c.Flags().StringVarP(&o.Zone, "zone", "z", "", "only nodes allocated to this zone or a zone below it")
-	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
+	c.Flags().StringVarP(&v.Output, "output", "o", "table", "output format: table, wide, name, json or yaml")
+	c.Flags().BoolVar(&v.NoHeaders, "no-headers", false, "leave out the table's header line")
+	c.Flags().StringVar(&v.SortBy, "sort-by", "", "sort by a column: platform, hostname, public-ip, private-ip, zones, provider, server-id, pool, machine, install")
 	return c
 }
 

@@ -69,6 +69,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
 	}
+	a.addCompletion(root)
 	cli.Setup(root)
 	return root
 }

@@ -116,7 +116,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"bad platform name":              {[]string{"add", "My_Platform"}, `platform "My_Platform"`},
 		"unknown flag":                   {[]string{"list", "--frobnicate"}, "unknown flag: --frobnicate"},
 		"missing argument":               {[]string{"show"}, "usage: plasma-node show"},
-		"bad output format":              {[]string{"list", "-o", "xml"}, `--output "xml": want table, json or yaml`},
+		"bad output format":              {[]string{"list", "-o", "xml"}, `--output "xml": want table, wide, name, json or yaml`},
 		"mixing node and platform flags": {[]string{"add", "demo", "--hostname", "n3", "--provider", "ovh"}, "--provider sets up a platform"},
 		"unknown command":                {[]string{"frob"}, "unknown command"},
 		"help of an unknown topic":       {[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},

@@ -157,3 +157,67 @@ func TestMisspeltKeysAreCaught(t *testing.T) {
 		t.Errorf("files changed (-before +after):\n%s", diff)
 	}
 }
+
+// TestListLikeKubectl: -o wide and name, --no-headers, --sort-by.
+func TestListLikeKubectl(t *testing.T) {
+	dir := setup(t)
+	mustRun(t, dir, "add", "demo", "--hostname", "node000", "--public-ip", "51.159.0.9", "--private-ip", "192.168.0.9", "-z", "web")
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"names": {[]string{"list", "-o", "name"}, "node000@demo\nnode001@demo\nnode002@demo\n"},
+		"sorted by public IP without headers": {[]string{"list", "--no-headers", "--sort-by", "public-ip"},
+			"demo  node002  -           192.168.0.2  platform.cognition.data\n" +
+				"demo  node001  51.159.0.1  192.168.0.1  platform.foundation.cluster.control\n" +
+				"demo  node000  51.159.0.9  192.168.0.9  platform.web\n"},
+		"wide": {[]string{"list", "-o", "wide", "--sort-by", "PRIVATE IP"},
+			"PLATFORM  HOSTNAME  PUBLIC IP   PRIVATE IP   ZONES                                PROVIDER  SERVER ID  POOL  MACHINE  INSTALL\n" +
+				"demo      node001   51.159.0.1  192.168.0.1  platform.foundation.cluster.control  -         -          -     -        -\n" +
+				"demo      node002   -           192.168.0.2  platform.cognition.data              -         -          -     -        -\n" +
+				"demo      node000   51.159.0.9  192.168.0.9  platform.web                         -         -          -     -        -\n"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, mustRun(t, dir, tc.args...)); diff != "" {
+				t.Errorf("list (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if r := plasma(t, dir, "list", "--sort-by", "color"); r.code != 2 || !strings.Contains(r.err, `--sort-by "color": want one of platform, hostname`) {
+		t.Errorf("--sort-by color: exit %d, stderr %q", r.code, r.err)
+	}
+}
+
+// TestDynamicCompletion: the shell asks (cobra's __complete) and gets
+// the project's platforms, hostnames, zones and the -o values.
+func TestDynamicCompletion(t *testing.T) {
+	dir := setup(t)
+	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  interaction:\n    - observability\n"), 0o644)
+	tests := map[string]struct {
+		args []string
+		want []string
+	}{
+		"a node to allocate":    {[]string{"allocate", ""}, []string{"node001", "node002"}},
+		"a zone to allocate":    {[]string{"allocate", "node001", ""}, []string{"platform", "platform.cognition.data", "platform.foundation.cluster.control", "platform.interaction", "platform.interaction.observability"}},
+		"a platform to list":    {[]string{"list", ""}, []string{"demo"}},
+		"a list output":         {[]string{"list", "-o", ""}, []string{"table", "wide", "name", "json", "yaml"}},
+		"a platform or a node":  {[]string{"node:show", ""}, []string{"demo", "node001", "node002"}},
+		"a platform for -e":     {[]string{"query", "x", "-e", ""}, []string{"demo"}},
+		"nothing after a query": {[]string{"query", "platform", ""}, nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			out := mustRun(t, dir, append([]string{"__complete"}, tc.args...)...)
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+				if !strings.HasPrefix(l, ":") && l != "" {
+					got = append(got, l)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("completions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

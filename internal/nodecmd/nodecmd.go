@@ -236,10 +236,13 @@ func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output s
 	return nil
 }
 
-// List prints the nodes o selects.
-func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) (err error) {
+// List prints the nodes o selects as v says.
+func List(ctx context.Context, e Env, o plasmanode.ListOptions, v ListView) (err error) {
 	defer func() { err = withHints(err, command{platform: o.Platform}) }()
-	p, err := e.projectFor(ctx, output)
+	if err := v.check(); err != nil {
+		return err
+	}
+	p, err := e.Project(ctx)
 	if err != nil {
 		return err
 	}
@@ -252,7 +255,7 @@ func List(ctx context.Context, e Env, o plasmanode.ListOptions, output string) (
 	if broken != nil {
 		files = broken.Files
 	}
-	if perr := printNodes(e.out(), output, ns, files...); perr != nil {
+	if perr := v.print(e.out(), ns, pools(ctx, p, ns), files); perr != nil {
 		return perr
 	}
 	return err // a broken file: exit 1, the list is incomplete

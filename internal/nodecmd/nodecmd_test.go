@@ -55,8 +55,8 @@ func TestOptionsOfTheOtherModeAreRefusedFirst(t *testing.T) {
 			return Join(context.Background(), e, plasmanode.JoinOptions{}, only("server-id"))
 		}, "--pool is required"},
 		"a bad output format": {func() error {
-			return List(context.Background(), e, plasmanode.ListOptions{}, "xml")
-		}, `--output "xml": want table, json or yaml`},
+			return List(context.Background(), e, plasmanode.ListOptions{}, ListView{Output: "xml"})
+		}, `--output "xml": want table, wide, name, json or yaml`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
