@@ -190,7 +190,16 @@ func compare(t *testing.T, steps []step, keep func(string) bool, endpoint func(d
 			continue
 		}
 		if s.code != 0 {
-			msg := strings.TrimSpace(strings.TrimPrefix(want.Stderr, "plasma-node: "))
+			// Warnings logged before the error (a zone new to the
+			// platform, say) are log lines, not the error: Launchr's
+			// logger words them its own way.
+			var lines []string
+			for l := range strings.Lines(want.Stderr) {
+				if !strings.HasPrefix(l, "time=") {
+					lines = append(lines, l)
+				}
+			}
+			msg := strings.TrimSpace(strings.TrimPrefix(strings.Join(lines, ""), "plasma-node: "))
 			if diff := cmp.Diff(msg, launchrError(got.Stdout)); diff != "" {
 				t.Errorf("%s: error message (-plasma-node +plasmactl-node):\n%s", name, diff)
 			}
