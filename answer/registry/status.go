@@ -3,6 +3,7 @@ package registry
 import (
 	"errors"
 	"io/fs"
+	"slices"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
@@ -40,11 +41,6 @@ func status(ctx context.Context, reg *Store, installed map[string]time.Time) ([]
 	}
 	out := []backend.Node{}
 	for i, r := range append(pending, consumed...) {
-		if i == len(pending) {
-			for _, b := range broken {
-				out = append(out, backend.Node{Name: b.Name, State: backend.StateBroken, MACs: []string{}, Pools: []string{}, Problem: b.Error()})
-			}
-		}
 		s := backend.Node{Name: r.Name, State: backend.StatePending, MACs: nonNilStrings(r.MACs), BootDisk: r.BootDisk.String(), Pools: []string{}, Serial: r.Serial, UUID: r.UUID, Created: r.Created}
 		for _, p := range r.Pools {
 			s.Pools = append(s.Pools, p.String())
@@ -64,12 +60,13 @@ func status(ctx context.Context, reg *Store, installed map[string]time.Time) ([]
 		}
 		out = append(out, s)
 	}
-	if len(consumed) == 0 {
-		for _, b := range broken {
-			out = append(out, backend.Node{Name: b.Name, State: backend.StateBroken, MACs: []string{}, Pools: []string{}, Problem: b.Error()})
-		}
+	// Broken files are pending ones that cannot be read: listed after
+	// the pending, before the consumed.
+	var bad []backend.Node
+	for _, b := range broken {
+		bad = append(bad, backend.Node{Name: b.Name, State: backend.StateBroken, MACs: []string{}, Pools: []string{}, Problem: b.Error()})
 	}
-	return out, nil
+	return slices.Insert(out, len(pending), bad...), nil
 }
 
 func nonNilStrings(s []string) []string {
