@@ -242,6 +242,9 @@ func dict[S any](at func(*S) *map[string]string, checks ...func(c *checker, path
 		},
 		set: func(s *S, x any) {
 			m, _ := x.(map[string]string)
+			if len(m) == 0 {
+				m = nil // an empty table is left out when rendered
+			}
 			*at(s) = m
 		},
 		checks: each(at, checks),
@@ -263,6 +266,9 @@ func macDict[S any](at func(*S) *map[string]string, checks ...func(c *checker, p
 	}
 	v.set = func(s *S, x any) {
 		m, _ := x.(map[string]string)
+		if len(m) == 0 {
+			m = nil // an empty table is left out when rendered
+		}
 		*at(s) = lowerMACKeys(m)
 	}
 	return v
