@@ -132,7 +132,11 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	}
 	in := providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true}
 	if d, ok := prov.(providers.Direct); ok {
-		din := providers.DirectInput{Input: in, Dir: p.ProvisionerDir(plat, o.ProvisionerDir), Logger: p.log}
+		at, err := p.Provisioner(plat, o.ProvisionerDir)
+		if err != nil {
+			return res, err
+		}
+		din := providers.DirectInput{Input: in, Location: at, Logger: p.log}
 		return p.withdraw(ctx, o, d, din, hosts, res)
 	}
 	return p.destroyServers(ctx, o, prov, in, hosts, res)

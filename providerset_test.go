@@ -57,7 +57,7 @@ func (s *shelf) Remove(_ context.Context, in providers.DirectInput) ([]string, e
 	return out, nil
 }
 
-func (s *shelf) States(context.Context, string) (map[string]string, error) {
+func (s *shelf) States(context.Context, providers.Location) (map[string]string, error) {
 	out := map[string]string{}
 	for h := range s.made {
 		out[h] = "on the shelf"

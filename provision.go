@@ -127,7 +127,11 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	cplat.Pools = pools
 	in := providers.Input{Platform: &cplat, Pools: pools, Existing: adopt(o.Platform, pools, existingNodes)}
 	if d, ok := prov.(providers.Direct); ok {
-		din := providers.DirectInput{Input: in, Dir: p.ProvisionerDir(plat, o.ProvisionerDir), HardwareFile: o.HardwareFile, Logger: p.log}
+		at, err := p.Provisioner(plat, o.ProvisionerDir)
+		if err != nil {
+			return res, err
+		}
+		din := providers.DirectInput{Input: in, Location: at, HardwareFile: o.HardwareFile, Logger: p.log}
 		return p.provisionDirect(ctx, o, d, din, plat, existingNodes, res)
 	}
 	return p.provisionTofu(ctx, o, prov, in, plat, existingNodes, res)

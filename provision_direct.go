@@ -2,7 +2,9 @@ package plasmanode
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -16,6 +18,64 @@ const DefaultProvisionerDir = "/var/lib/node-provisioner"
 // EnvProvisionerDir is node-provisioner's variable for its state folder,
 // read by [Project.ProvisionerDir] too.
 const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
+
+// EnvProvisionerToken holds the bearer token for node-provisioner's
+// management API; it is read from nowhere else.
+const EnvProvisionerToken = "NODE_PROVISIONER_TOKEN"
+
+// EnvProvisionerFingerprint pins the API's certificate when the platform
+// names none.
+const EnvProvisionerFingerprint = "NODE_PROVISIONER_FINGERPRINT"
+
+// ErrInvalidProvisioner: a platform's infrastructure.provisioner_url,
+// provisioner_fingerprint or provisioner_token cannot be used.
+var ErrInvalidProvisioner = errors.New("invalid node-provisioner settings")
+
+// Provisioner returns where a platform's registrations are: the folder
+// explicit names when set (an operation's ProvisionerDir), else
+// [Options.ProvisionerDir], else $NODE_PROVISIONER_STATE_DIR, else the
+// API of the platform's infrastructure.provisioner_url (token from
+// $NODE_PROVISIONER_TOKEN, certificate pinned by provisioner_fingerprint
+// or $NODE_PROVISIONER_FINGERPRINT), else the folder
+// [Project.ProvisionerDir] picks.
+//
+// Errors: [ErrInvalidProvisioner] for a token in platform.yaml or a URL
+// that is not https; [providers.ErrNoCredentials] for an API without a
+// token.
+func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.Location, error) {
+	if explicit != "" || p.provisionerDir != "" || os.Getenv(EnvProvisionerDir) != "" || plat == nil {
+		return providers.Location{Dir: p.ProvisionerDir(plat, explicit)}, nil
+	}
+	inf := plat.Infrastructure
+	where := plat.File()
+	if where == "" {
+		where = "platform.yaml"
+	}
+	if inf.ProvisionerToken != "" {
+		return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_token: %w: a credential does not belong in platform.yaml; set %s in the environment",
+			where, ErrInvalidProvisioner, EnvProvisionerToken)
+	}
+	if inf.ProvisionerURL == "" {
+		if inf.ProvisionerFingerprint != "" {
+			return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_fingerprint: %w: it pins the API of provisioner_url, which is not set", where, ErrInvalidProvisioner)
+		}
+		return providers.Location{Dir: p.ProvisionerDir(plat, explicit)}, nil
+	}
+	u, err := url.Parse(inf.ProvisionerURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_url %q: %w: want https://HOST[:PORT] (node-provisioner daemon's API)", where, inf.ProvisionerURL, ErrInvalidProvisioner)
+	}
+	fp := inf.ProvisionerFingerprint
+	if fp == "" {
+		fp = os.Getenv(EnvProvisionerFingerprint)
+	}
+	token := os.Getenv(EnvProvisionerToken)
+	if token == "" {
+		return providers.Location{}, fmt.Errorf("platform %s: node-provisioner API %s: %w: set %s to a token of the register scope made by node-provisioner's operator",
+			plat.Name, inf.ProvisionerURL, providers.ErrNoCredentials, EnvProvisionerToken)
+	}
+	return providers.Location{Remote: &providers.Remote{URL: inf.ProvisionerURL, Fingerprint: fp, Token: token}}, nil
+}
 
 // ProvisionerDir returns the node-provisioner state folder of a
 // platform: explicit when set (an operation's ProvisionerDir), else
@@ -50,7 +110,7 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 		return res, fmt.Errorf("plan %s: %w", d.Name(), err)
 	}
 	sum := pl.Summary()
-	if ok, err := o.confirm(ctx, sum, in.Dir, nil, &res); !ok || err != nil {
+	if ok, err := o.confirm(ctx, sum, in.Location.String(), nil, &res); !ok || err != nil {
 		return res, err
 	}
 	if err := p.savePools(ctx, o.Platform, plat, in.Pools); err != nil {
@@ -97,11 +157,21 @@ func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit 
 			if err != nil {
 				return err
 			}
-			dir := p.ProvisionerDir(plat, explicit)
-			if st, err = d.States(ctx, dir); err != nil {
+			at, err := p.Provisioner(plat, explicit)
+			if err == nil {
+				st, err = d.States(ctx, at)
+			}
+			switch {
+			case errors.Is(err, providers.ErrNoRecords):
+				// Nothing says where the states are: say where they would
+				// come from rather than call every node unregistered.
+				p.log.Warn("install states unknown: set infrastructure.provisioner_url (node-provisioner's API) or provisioner_dir in platform.yaml, or give the provisioner's state folder",
+					"platform", n.Platform, "err", err)
+				st = nil
+			case err != nil:
 				// The nodes are still listed: the state is what is unknown
-				// (a folder of another user, say).
-				p.log.Warn("cannot read install states", "platform", n.Platform, "dir", dir, "err", err)
+				// (a folder of another user, an API down).
+				p.log.Warn("cannot read install states", "platform", n.Platform, "from", at.String(), "err", err)
 				st = nil
 			}
 			states[n.Platform] = st

@@ -12,7 +12,7 @@ func (p *Platform) Redacted() *Platform {
 	c := clonePlatform(p)
 	c.Infrastructure.API = c.Infrastructure.API.redacted()
 	c.DNS.API = c.DNS.API.redacted()
-	for _, f := range []*string{&c.Infrastructure.State.ConnStr, &c.Infrastructure.State.AccessKey, &c.Infrastructure.State.SecretKey} {
+	for _, f := range []*string{&c.Infrastructure.State.ConnStr, &c.Infrastructure.State.AccessKey, &c.Infrastructure.State.SecretKey, &c.Infrastructure.ProvisionerToken} {
 		if *f != "" {
 			*f = Redacted
 		}

@@ -167,6 +167,18 @@ type Infrastructure struct {
 	// pxe writes the platform's registrations; relative to the project
 	// folder. Default: node-provisioner's (/var/lib/node-provisioner).
 	ProvisionerDir string `yaml:"provisioner_dir,omitempty" json:"provisioner_dir,omitempty"`
+	// ProvisionerURL is node-provisioner's management API
+	// (https://host:8091), through which provider pxe registers the
+	// platform's machines when node-provisioner runs on another host. Its
+	// bearer token comes from NODE_PROVISIONER_TOKEN only.
+	ProvisionerURL string `yaml:"provisioner_url,omitempty" json:"provisioner_url,omitempty"`
+	// ProvisionerFingerprint pins the API's certificate: its SHA-256
+	// fingerprint as node-provisioner tls fingerprint prints it. Empty:
+	// the system's certificate pool is trusted.
+	ProvisionerFingerprint string `yaml:"provisioner_fingerprint,omitempty" json:"provisioner_fingerprint,omitempty"`
+	// ProvisionerToken is read only to be refused: the token belongs in
+	// NODE_PROVISIONER_TOKEN, not in platform.yaml.
+	ProvisionerToken string `yaml:"provisioner_token,omitempty" json:"-"`
 	// State is where OpenTofu keeps the platform's state.
 	State State `yaml:"state,omitempty" json:"state,omitzero"`
 }

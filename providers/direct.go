@@ -37,17 +37,55 @@ type Direct interface {
 	Remove(ctx context.Context, in DirectInput) ([]string, error)
 
 	// States returns the install state of each server the provider holds
-	// in dir, by hostname (pxe: pending, consumed, installed). A dir that
-	// does not exist holds none.
-	States(ctx context.Context, dir string) (map[string]string, error)
+	// at a location, by hostname (pxe: pending, consumed, installed). A
+	// folder that does not exist is [ErrNoRecords]: nothing says where
+	// the states would be.
+	States(ctx context.Context, at Location) (map[string]string, error)
+}
+
+// ErrNoRecords: a [Direct] provider's location does not exist, so it
+// cannot say which servers it holds (pxe: no node-provisioner state
+// folder on this host and no API configured).
+var ErrNoRecords = errors.New("no records at the provider's location")
+
+// Location is where a [Direct] provider keeps its records: a folder on
+// this host, or the provider's service reached over its API.
+type Location struct {
+	// Dir is the folder (pxe: node-provisioner's state folder). Used when
+	// Remote is nil.
+	Dir string
+	// Remote, when set, is the service that holds the records.
+	Remote *Remote
+}
+
+// String names the location: the API's URL or the folder.
+func (l Location) String() string {
+	if l.Remote != nil {
+		return l.Remote.URL
+	}
+	return l.Dir
+}
+
+// Remote is a provider's service reached over its API (pxe:
+// node-provisioner's management API).
+type Remote struct {
+	// URL is the API's base URL (https://host:port).
+	URL string
+	// Fingerprint pins the server's certificate (SHA-256, as
+	// node-provisioner's tls fingerprint prints it); empty trusts the
+	// system's certificate pool.
+	Fingerprint string
+	// Token is the bearer token (a credential: from the environment,
+	// never printed or written).
+	Token string `json:"-"`
 }
 
 // DirectInput is what a [Direct] provider plans from.
 type DirectInput struct {
 	Input
-	// Dir is the folder the provider keeps its records in
-	// (node-provisioner's state folder for pxe). Required.
-	Dir string
+	// Location is where the provider keeps its records
+	// (node-provisioner's state folder or API for pxe). Required.
+	Location
 	// HardwareFile is a provider-specific list of the machines new
 	// servers are taken from (pxe: see its ParseHardware). Optional.
 	HardwareFile string

@@ -1,8 +1,6 @@
 package pxe
 
 import (
-	"github.com/plasmactl/plasma-node/pxe/backend"
-
 	"github.com/plasmactl/plasma-node/answer/registry"
 
 	"context"
@@ -27,7 +25,11 @@ const Name = "pxe"
 const ResourceType = "node-provisioner_registration"
 
 // Provider is the bare-metal provider. The zero value is ready to use.
-type Provider struct{}
+type Provider struct {
+	// Dial opens the registry of a platform whose provisioner is reached
+	// over its API. Nil: node-provisioner's client (package pxe/client).
+	Dial Dialer
+}
 
 var (
 	_ providers.Provider = (*Provider)(nil)
@@ -76,36 +78,9 @@ func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Serve
 	return providers.DecodeServers(outputs)
 }
 
-// registrations returns the pending and consumed registrations of dir by
-// name (pending wins), or none when dir has no registrations folder; it
-// creates nothing then.
-func registrations(ctx context.Context, dir string, log *slog.Logger) (*registry.Store, map[string]registry.Registration, error) {
-	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
-		return nil, map[string]registry.Registration{}, nil
-	}
-	reg, err := registry.Open(dir, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := map[string]registry.Registration{}
-	consumed, err := reg.Consumed(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	pending, err := reg.Pending(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, r := range append(consumed, pending...) {
-		out[r.Name] = r
-	}
-	return reg, out, nil
-}
-
 // plan is a [providers.DirectPlan] of registrations to write.
 type plan struct {
-	dir     string
-	log     *slog.Logger
+	reg     Registry
 	summary tofu.Summary
 	create  []registry.Registration
 	servers []providers.Server
@@ -116,15 +91,9 @@ func (p *plan) Summary() tofu.Summary { return p.summary }
 // Apply writes the new registrations (0600, in a 0700 folder) and
 // returns every server of the layout.
 func (p *plan) Apply(ctx context.Context) ([]providers.Server, error) {
-	if len(p.create) > 0 {
-		reg, err := registry.Open(p.dir, p.log)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range p.create {
-			if _, err := reg.Put(ctx, r); err != nil {
-				return nil, fmt.Errorf("register %s: %w", r.Name, err)
-			}
+	for _, r := range p.create {
+		if _, err := p.reg.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+			return nil, fmt.Errorf("register %s: %w", r.Name, err)
 		}
 	}
 	return p.servers, nil
@@ -147,8 +116,9 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if in.Dir == "" {
-		return nil, fmt.Errorf("provider pxe: %w: no node-provisioner state folder", providers.ErrInvalidInput)
+	reg, err := pv.open(ctx, in.Location, log)
+	if err != nil {
+		return nil, err
 	}
 	slots, err := providers.Slots(in.Input)
 	if err != nil {
@@ -158,12 +128,12 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 	if err != nil {
 		return nil, err
 	}
-	_, regs, err := registrations(ctx, in.Dir, log)
+	regs, err := registrations(ctx, reg)
 	if err != nil {
 		return nil, err
 	}
 	l := layout{in: in, hw: hw, regs: regs, taken: map[string]string{}, need: map[string]int{}, kept: map[string]bool{},
-		p: &plan{dir: in.Dir, log: log}}
+		p: &plan{reg: reg}}
 	// Machines already taken: by a node, or by a registration.
 	for _, e := range in.Existing {
 		l.taken["id "+e.ServerID] = "node " + hostOf(in.Platform.Name, e)
@@ -231,7 +201,7 @@ func (l *layout) place(s providers.Slot) error {
 	case registered:
 		srv.ServerID = MachineID(machineOf(r))
 		if srv.ServerID == "" {
-			return fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, l.in.Dir, ErrInvalidHardware, s.Hostname)
+			return fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, l.in.Location, ErrInvalidHardware, s.Hostname)
 		}
 		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, machineOf(r), "node file; the registration exists"))
 	default:
@@ -322,9 +292,18 @@ func hardware(in providers.DirectInput, log *slog.Logger) ([]Hardware, error) {
 // Remove deletes the pending registrations of in.Existing's servers and
 // returns their hostnames; consumed ones are kept, the record of an
 // install. A server without a registration is skipped.
-func (*Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string, error) {
-	reg, regs, err := registrations(ctx, in.Dir, in.Logger)
-	if err != nil || reg == nil {
+func (pv *Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string, error) {
+	if in.Remote == nil {
+		if _, err := os.Stat(filepath.Join(in.Dir, "registrations")); errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	reg, err := pv.open(ctx, in.Location, in.Logger)
+	if err != nil {
+		return nil, err
+	}
+	regs, err := registrations(ctx, reg)
+	if err != nil {
 		return nil, err
 	}
 	var out []string
@@ -334,33 +313,10 @@ func (*Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string
 		if !ok || r.Consumed != nil {
 			continue
 		}
-		if err := reg.Delete(ctx, h); err != nil && !errors.Is(err, registry.ErrNotFound) {
+		if err := reg.Unregister(ctx, h); err != nil && !errors.Is(err, registry.ErrNotFound) {
 			return out, fmt.Errorf("unregister %s: %w", h, err)
 		}
 		out = append(out, h)
-	}
-	return out, nil
-}
-
-// States returns registry.Status's state of each registration in dir by
-// name: pending, consumed or installed.
-func (*Provider) States(ctx context.Context, dir string) (map[string]string, error) {
-	out := map[string]string{}
-	if _, err := os.Stat(filepath.Join(dir, "registrations")); errors.Is(err, os.ErrNotExist) {
-		return out, nil
-	}
-	reg, err := registry.Open(dir, nil)
-	if err != nil {
-		return nil, err
-	}
-	st, err := registry.Status(ctx, reg, dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range st {
-		if _, dup := out[s.Name]; !dup || s.State == backend.StatePending {
-			out[s.Name] = s.State
-		}
 	}
 	return out, nil
 }

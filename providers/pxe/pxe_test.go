@@ -35,7 +35,7 @@ func input(t *testing.T, dir string, count int, existing ...providers.Existing) 
 	}
 	plat := &nodes.Platform{Name: "metal", Infrastructure: nodes.Infrastructure{MetalProvider: Name}}
 	pools := map[string]nodes.Pool{"control": {Zones: []string{"platform.foundation.cluster.control"}, Machine: "pve", Count: count}}
-	return providers.DirectInput{Input: providers.Input{Platform: plat, Pools: pools, Existing: existing}, Dir: dir, HardwareFile: hw}
+	return providers.DirectInput{Input: providers.Input{Platform: plat, Pools: pools, Existing: existing}, Location: providers.Location{Dir: dir}, HardwareFile: hw}
 }
 
 type planned struct {
@@ -148,7 +148,7 @@ func TestPlan(t *testing.T) {
 			if diff := cmp.Diff(tc.want, summarize(t, p, true)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
-			st, err := pv.States(ctx, dir)
+			st, err := pv.States(ctx, providers.Location{Dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestRemoveKeepsConsumedRegistrations(t *testing.T) {
 	if diff := cmp.Diff([]string{"metal-control-002"}, got); diff != "" {
 		t.Errorf("removed (-want +got):\n%s", diff)
 	}
-	st, _ := (&Provider{}).States(ctx, dir)
+	st, _ := (&Provider{}).States(ctx, providers.Location{Dir: dir})
 	if diff := cmp.Diff(map[string]string{"metal-control-001": "consumed"}, st); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
 	}
