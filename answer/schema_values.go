@@ -224,6 +224,9 @@ func list[S any](at func(*S) *[]string, checks ...func(c *checker, path string, 
 		},
 		set: func(s *S, x any) {
 			l, _ := x.([]string)
+			if len(l) == 0 {
+				l = nil // an empty array is left out when rendered
+			}
 			*at(s) = l
 		},
 		checks: each(at, checks),
