@@ -84,6 +84,21 @@ func (f *Fake) AddServer(name, serverType, image, location string) Server {
 	return *f.create(name, serverType, image, location, nil)
 }
 
+// AddServerID is [Fake.AddServer] with the server's id chosen: id must
+// not be in use (it panics otherwise, a test's mistake).
+func (f *Fake) AddServerID(id int64, name, serverType, image, location string) Server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.servers[id]; ok {
+		panic(fmt.Sprintf("fakehcloud: server id %d in use", id))
+	}
+	next := f.nextID
+	f.nextID = id - 1
+	s := *f.create(name, serverType, image, location, nil)
+	f.nextID = max(next, id)
+	return s
+}
+
 // AddSSHKey adds an SSH key and returns its id.
 func (f *Fake) AddSSHKey(name string) int64 {
 	f.mu.Lock()
