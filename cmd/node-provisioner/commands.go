@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"encoding/json"
 	"fmt"
@@ -58,11 +60,20 @@ func (a *app) registerCmd() *cobra.Command {
 			if err := r.Validate(); err != nil {
 				return err
 			}
-			reg, err := registry.Open(a.stateDir, a.log)
+			c, err := a.remote()
 			if err != nil {
 				return err
 			}
-			res, err := reg.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
+			var res registry.RegisterResult
+			if c != nil {
+				res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
+			} else {
+				var reg *registry.Store
+				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
+					return err
+				}
+				res, err = reg.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
+			}
 			if errors.Is(err, registry.ErrPinTaken) {
 				return fmt.Errorf("%w; --replace moves it", err)
 			}
@@ -126,11 +137,20 @@ func (a *app) unregisterCmd() *cobra.Command {
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			reg, err := registry.Open(a.stateDir, a.log)
+			c, err := a.remote()
 			if err != nil {
 				return err
 			}
-			if err := reg.Delete(cmd.Context(), args[0]); err != nil {
+			if c != nil {
+				err = c.Unregister(cmd.Context(), args[0])
+			} else {
+				var reg *registry.Store
+				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
+					return err
+				}
+				err = reg.Delete(cmd.Context(), args[0])
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.out, "Unregistered %s\n", args[0])
@@ -185,11 +205,7 @@ func (a *app) listCmd() *cobra.Command {
 			if output != "table" && output != "json" {
 				return usageError(fmt.Errorf("--output %q: want table or json", output))
 			}
-			reg, err := registry.Open(a.stateDir, a.log)
-			if err != nil {
-				return err
-			}
-			st, err := registry.Status(cmd.Context(), reg, a.stateDir)
+			st, err := a.nodes(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -242,4 +258,20 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// nodes lists the registrations, of --server or of the state folder.
+func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
+	c, err := a.remote()
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c.Nodes(ctx)
+	}
+	reg, err := registry.Open(a.stateDir, a.log)
+	if err != nil {
+		return nil, err
+	}
+	return registry.Status(ctx, reg, a.stateDir)
 }

@@ -32,9 +32,11 @@ func usageError(err error) error { return cli.Usage(err) }
 
 type app struct {
 	stateDir, secretsDir string
-	logging              cli.Logging
-	out, errw            io.Writer
-	log                  *slog.Logger
+	// server and fingerprint name a daemon's API (remote mode).
+	server, fingerprint string
+	logging             cli.Logging
+	out, errw           io.Writer
+	log                 *slog.Logger
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -57,7 +59,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) (err error) {
 			// A window's log is what serve shows; other commands are quiet.
 			level := slog.LevelWarn
-			if cmd.Name() == "serve" {
+			if cmd.Name() == "serve" || cmd.Name() == "daemon" {
 				level = slog.LevelInfo
 			}
 			if a.log, err = a.logging.Logger(stderr, level); err != nil {
@@ -68,6 +70,12 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 			}
 			if a.secretsDir == "" {
 				a.secretsDir = os.Getenv("NODE_PROVISIONER_SECRETS_DIR")
+			}
+			if a.server == "" {
+				a.server = os.Getenv("NODE_PROVISIONER_SERVER")
+			}
+			if a.fingerprint == "" {
+				a.fingerprint = os.Getenv("NODE_PROVISIONER_FINGERPRINT")
 			}
 			if a.secretsDir == "" {
 				if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {
@@ -82,8 +90,10 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
+	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable and disable go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
+	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf)
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.rearmCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.rearmCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	cli.Setup(root)
 	return root
 }

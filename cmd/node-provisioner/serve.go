@@ -22,9 +22,15 @@ type serveOptions struct {
 }
 
 func (o *serveOptions) bind(f *pflag.FlagSet) {
+	f.DurationVar(&o.cfg.TTL, "ttl", pxe.DefaultTTL, "close the window after this long")
+	o.bindWindow(f)
+}
+
+// bindWindow binds the window's settings but its TTL: the daemon takes
+// the TTL from each request to open.
+func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 	c := &o.cfg
 	f.StringVar(&c.HTTPAddr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
-	f.DurationVar(&c.TTL, "ttl", pxe.DefaultTTL, "close the window after this long")
 	f.StringVar(&c.Site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+registry.DefaultDomain+")")
 	f.StringVar(&c.Site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+registry.DefaultKeyboard+")")
 	f.StringVar(&c.Site.Country, "country", "", "two-letter country code (default: site.json's, else "+registry.DefaultCountry+")")

@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/client"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +27,12 @@ func (a *app) enableCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := o.check(); err != nil {
 				return err
+			}
+			if c, err := a.remote(); err != nil || c != nil {
+				if err != nil {
+					return err
+				}
+				return a.enableRemote(cmd, c, o.cfg.TTL)
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -86,7 +92,19 @@ func (a *app) disableCmd() *cobra.Command {
 		Example: "  node-provisioner disable",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			closed, err := pxe.Disable(cmd.Context(), a.stateDir, 0)
+			c, err := a.remote()
+			if err != nil {
+				return err
+			}
+			var closed bool
+			if c != nil {
+				var w client.WindowStatus
+				if w, err = c.Window(cmd.Context()); err == nil && w.Open {
+					closed, err = true, c.CloseWindow(cmd.Context())
+				}
+			} else {
+				closed, err = pxe.Disable(cmd.Context(), a.stateDir, 0)
+			}
 			if err != nil {
 				return err
 			}
@@ -104,64 +122,76 @@ func (a *app) disableCmd() *cobra.Command {
 var errWindowClosed = errors.New("the provisioning window is closed")
 
 func (a *app) statusCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "status",
+	var watch bool
+	c := &cobra.Command{
+		Use:   "status [--watch]",
 		Short: "Show the window, the registrations and recent events; exit 0 only while the window is open",
 		Example: `  node-provisioner status
-  node-provisioner status >/dev/null && echo open`,
+  node-provisioner status >/dev/null && echo open
+  node-provisioner --server https://prov.example:8091 status --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
-			w, err := pxe.ReadWindow(a.stateDir)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c, err := a.remote()
+			if err != nil {
 				return err
 			}
-			open := err == nil && w.Open(now)
-			if open {
-				fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
-				if w.Unit != "" {
-					fmt.Fprintf(a.out, ", unit %s", w.Unit)
-				}
-				fmt.Fprintf(a.out, ")\nHTTP:    %s (answers at %s)\n", w.HTTP, w.URL)
-				if w.DHCPInterface != "" {
-					fmt.Fprintf(a.out, "DHCP:    proxy on %s\n", w.DHCPInterface)
-				}
-				if w.TFTP != "" {
-					fmt.Fprintf(a.out, "TFTP:    %s\n", w.TFTP)
-				}
+			var w api.WindowStatus
+			if c != nil {
+				w, err = c.Window(cmd.Context())
 			} else {
-				fmt.Fprintln(a.out, "Window:  closed")
+				w, err = api.WindowStatusOf(a.stateDir, now)
 			}
-			reg, err := registry.Open(a.stateDir, a.log)
 			if err != nil {
 				return err
 			}
-			st, err := registry.Status(cmd.Context(), reg, a.stateDir)
+			a.printWindow(w, now)
+			st, err := a.nodes(cmd.Context())
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(a.out, "Nodes:")
-			if len(st) == 0 {
-				fmt.Fprintln(a.out, "  (no registrations)")
-			}
-			for _, s := range st {
-				detail := strings.Join(s.MACs, ",")
-				if s.Problem != "" {
-					detail = s.Problem
-				}
-				fmt.Fprintf(a.out, "  %-16s %-11s %s\n", s.Name, s.State, detail)
-			}
-			evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName))
-			if err == nil && len(evs) > 0 {
-				fmt.Fprintln(a.out, "Recent events:")
-				for _, e := range evs[max(0, len(evs)-10):] {
-					fmt.Fprintf(a.out, "  %s %-10s %-12s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(e.Node), e.Status, e.Detail)
+			a.printNodeRows(st)
+			if c == nil {
+				evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName))
+				if err == nil && len(evs) > 0 && !watch {
+					fmt.Fprintln(a.out, "Recent events:")
+					for _, e := range evs[max(0, len(evs)-10):] {
+						a.printEvent(e)
+					}
 				}
 			}
-			if !open {
+			if watch {
+				return a.watch(cmd.Context(), c)
+			}
+			if !w.Open {
 				return errWindowClosed
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVarP(&watch, "watch", "w", false, "then print events as they happen (the boot steps and answers), until interrupted")
+	return c
+}
+
+// enableRemote opens the window of --server's daemon.
+func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, ttl time.Duration) error {
+	var set []string
+	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Changed {
+			set = append(set, f.Name)
+		}
+	})
+	if err := remoteOnlyTTL(set); err != nil {
+		return err
+	}
+	w, err := c.OpenWindow(cmd.Context(), ttl)
+	if errors.Is(err, pxe.ErrWindowOpen) {
+		fmt.Fprintf(a.out, "The provisioning window is already open: %v\n", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "Provisioning window open: %s until %s (pid %d)\n", w.URL, w.Deadline.Format(time.RFC3339), w.PID)
+	return nil
 }

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
+)
+
+func (a *app) daemonCmd() *cobra.Command {
+	var (
+		o    serveOptions
+		addr string
+	)
+	c := &cobra.Command{
+		Use:   "daemon [--api ADDR] [--http ADDR] [--dhcp-interface IF] [window settings as serve]",
+		Short: "Serve the management API over TLS and run the windows it opens (a long-running service)",
+		Example: `  node-provisioner token create ci --scope register
+  node-provisioner daemon --api :8091 --dhcp-interface eth0 --tls`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.cfg.TTL = time.Hour // each window's TTL comes with its request
+			if _, err := o.check(); err != nil {
+				return err
+			}
+			keys, err := a.siteKeys(o.keys)
+			if err != nil {
+				return err
+			}
+			w := o.cfg
+			w.Site = w.Site.Merge(keys)
+			w.SecretsDir, w.Logger = a.secretsDir, a.log
+			bi, _ := debug.ReadBuildInfo()
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			if err != nil {
+				return err
+			}
+			return d.Run(cmd.Context())
+		},
+	}
+	c.Flags().StringVar(&addr, "api", daemon.DefaultAddr, "the management API's listen address (HTTPS, with the certificate of tls fingerprint)")
+	o.bindWindow(c.Flags())
+	return c
+}
+
+func (a *app) tokenCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "token",
+		Short: "Manage the management API's bearer tokens (create, list, revoke)",
+		Example: `  node-provisioner token create ci --scope register
+  node-provisioner token list
+  node-provisioner token revoke ci`,
+	}
+	var scope string
+	create := &cobra.Command{
+		Use:   "create NAME --scope admin|register|read",
+		Short: "Create a token and print it once; only its hash is kept",
+		Long: "Create a token and print it once; only its SHA-256 hash is kept, in <state-dir>/api/tokens.json.\n" +
+			"read may list and watch; register may also create and delete registrations; admin may also open and close windows.",
+		Example: "  export NODE_PROVISIONER_TOKEN=$(node-provisioner token create ci --scope register)",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := apitoken.ParseScope(scope)
+			if err != nil {
+				return usageError(fmt.Errorf("--scope: %w", err))
+			}
+			st, err := apitoken.Open(a.stateDir, a.log)
+			if err != nil {
+				return err
+			}
+			tok, err := st.Create(cmd.Context(), args[0], sc)
+			if errors.Is(err, apitoken.ErrInvalidName) || errors.Is(err, apitoken.ErrExists) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.out, tok)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&scope, "scope", "", "what the token may do: admin, register or read")
+	var output string
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List the tokens: name, scope, created, last used (never the tokens)",
+		Example: "  node-provisioner token list\n  node-provisioner token list -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "table" && output != "json" {
+				return usageError(fmt.Errorf("--output %q: want table or json", output))
+			}
+			st, err := apitoken.Open(a.stateDir, a.log)
+			if err != nil {
+				return err
+			}
+			toks, err := st.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				type row struct {
+					Name     string    `json:"name"`
+					Scope    string    `json:"scope"`
+					Created  time.Time `json:"created"`
+					LastUsed time.Time `json:"last_used,omitzero"`
+				}
+				rows := []row{}
+				for _, t := range toks {
+					rows = append(rows, row{t.Name, string(t.Scope), t.Created, t.LastUsed})
+				}
+				enc := json.NewEncoder(a.out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			if len(toks) == 0 {
+				fmt.Fprintln(a.out, "No tokens.")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED\tLAST USED")
+			for _, t := range toks {
+				used := "never"
+				if !t.LastUsed.IsZero() {
+					used = t.LastUsed.Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.Created.Format(time.RFC3339), used)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	revoke := &cobra.Command{
+		Use:     "revoke NAME",
+		Short:   "Revoke a token; a running daemon refuses it from its next request",
+		Example: "  node-provisioner token revoke ci",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := apitoken.Open(a.stateDir, a.log)
+			if err != nil {
+				return err
+			}
+			if err := st.Revoke(cmd.Context(), args[0]); err != nil {
+				if errors.Is(err, apitoken.ErrNotFound) {
+					return usageError(err)
+				}
+				return err
+			}
+			fmt.Fprintf(a.out, "Revoked %s\n", args[0])
+			return nil
+		},
+	}
+	c.AddCommand(create, list, revoke)
+	return c
+}

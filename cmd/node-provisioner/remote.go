@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/client"
+)
+
+// TokenEnv holds the API token of --server; a token is never a flag.
+const TokenEnv = "NODE_PROVISIONER_TOKEN"
+
+// remote returns the client of --server, nil without --server.
+func (a *app) remote() (*client.Client, error) {
+	if a.server == "" {
+		return nil, nil
+	}
+	tok := os.Getenv(TokenEnv)
+	if tok == "" {
+		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, TokenEnv))
+	}
+	c, err := client.New(client.Options{URL: a.server, Token: tok, Fingerprint: a.fingerprint, Logger: a.log})
+	if err != nil {
+		if strings.Contains(err.Error(), "fingerprint") {
+			return nil, usageError(fmt.Errorf("--fingerprint: %w", err))
+		}
+		return nil, usageError(fmt.Errorf("--server: %w", err))
+	}
+	return c, nil
+}
+
+// remoteOnlyTTL refuses window settings with --server: they are the
+// daemon's.
+func remoteOnlyTTL(visited []string) error {
+	for _, f := range visited {
+		if f != "ttl" {
+			return usageError(fmt.Errorf("--%s is a setting of the daemon's windows; with --server only --ttl is taken", f))
+		}
+	}
+	return nil
+}
+
+// printWindow prints the window as status shows it.
+func (a *app) printWindow(w api.WindowStatus, now time.Time) {
+	if !w.Open {
+		fmt.Fprintln(a.out, "Window:  closed")
+		return
+	}
+	fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
+	if w.Daemon {
+		fmt.Fprint(a.out, ", daemon")
+	}
+	fmt.Fprintf(a.out, ")\nHTTP:    %s (answers at %s)\n", w.HTTP, w.URL)
+	if w.DHCPInterface != "" {
+		fmt.Fprintf(a.out, "DHCP:    proxy on %s\n", w.DHCPInterface)
+	}
+	if w.TFTP != "" {
+		fmt.Fprintf(a.out, "TFTP:    %s\n", w.TFTP)
+	}
+}
+
+// printNodeRows prints the nodes as status shows them.
+func (a *app) printNodeRows(st []backend.Node) {
+	fmt.Fprintln(a.out, "Nodes:")
+	if len(st) == 0 {
+		fmt.Fprintln(a.out, "  (no registrations)")
+	}
+	for _, s := range st {
+		detail := strings.Join(s.MACs, ",")
+		if s.Problem != "" {
+			detail = s.Problem
+		}
+		fmt.Fprintf(a.out, "  %-16s %-11s %s\n", s.Name, s.State, detail)
+	}
+}
+
+// printEvent prints one event as status shows it.
+func (a *app) printEvent(e backend.Event) {
+	fmt.Fprintf(a.out, "  %s %-10s %-12s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(e.Node), e.Status, e.Detail)
+}
+
+// watch prints new events until ctx ends (Ctrl-C), then returns nil.
+func (a *app) watch(ctx context.Context, c *client.Client) error {
+	fmt.Fprintln(a.out, "Events (until interrupted):")
+	print := func(_ string, e backend.Event) error { a.printEvent(e); return nil }
+	var err error
+	if c != nil {
+		err = c.Events(ctx, client.FromNow, print)
+	} else {
+		err = api.Follow(ctx, a.stateDir, api.FromNow, 0, print)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,287 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+)
+
+// Windows opens and closes the provisioning window of the state folder;
+// the daemon implements it. Without one, the API shows the window as the
+// state folder records it and refuses to open or close it (503).
+type Windows interface {
+	// Status returns the window, whoever runs it.
+	Status(ctx context.Context) (WindowStatus, error)
+	// Open opens a window for ttl. A window already open is an error
+	// matching pxe.ErrWindowOpen (409); a bad setting one matching
+	// [ErrBadRequest] (400).
+	Open(ctx context.Context, ttl time.Duration) (WindowStatus, error)
+	// Close closes the open window, whoever runs it; it reports whether
+	// one was open.
+	Close(ctx context.Context) (bool, error)
+}
+
+// ErrBadRequest marks an error of a [Windows] method that is the
+// request's fault (400).
+var ErrBadRequest = errors.New("bad request")
+
+// ErrConflict marks an error of a [Windows] method that is a conflict
+// with the window's state (409).
+var ErrConflict = errors.New("conflict")
+
+// Config configures a [Handler].
+type Config struct {
+	// StateDir is node-provisioner's state folder: registrations, the
+	// event log, the window record. Required.
+	StateDir string
+	// Registry is the registrations of StateDir. Required.
+	Registry *registry.Store
+	// Tokens are the API's tokens. Required.
+	Tokens *apitoken.Store
+	// Windows runs windows; nil refuses opening and closing.
+	Windows Windows
+	// Version is reported by the health endpoint. Default "devel".
+	Version string
+	// MaxAuthFailures is how many failed authentications an address may
+	// have within AuthFailureWindow before it is refused with 429 until
+	// the window has passed. Defaults: 10 and one minute.
+	MaxAuthFailures   int
+	AuthFailureWindow time.Duration
+	// EventPoll is how often the event stream looks for new events.
+	// Default 200 ms.
+	EventPoll time.Duration
+	// Logger receives refusals and changes; nil discards them.
+	Logger *slog.Logger
+}
+
+// Handler serves the API. Create it with [New].
+type Handler struct {
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	limiter *limiter
+	idem    *idempotency
+}
+
+// New returns the API handler of cfg.
+func New(cfg Config) (*Handler, error) {
+	if cfg.StateDir == "" || cfg.Registry == nil || cfg.Tokens == nil {
+		return nil, errors.New("api: StateDir, Registry and Tokens are required")
+	}
+	if cfg.Version == "" {
+		cfg.Version = "devel"
+	}
+	if cfg.MaxAuthFailures <= 0 {
+		cfg.MaxAuthFailures = 10
+	}
+	if cfg.AuthFailureWindow <= 0 {
+		cfg.AuthFailureWindow = time.Minute
+	}
+	if cfg.EventPoll <= 0 {
+		cfg.EventPoll = 200 * time.Millisecond
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	idem, err := openIdempotency(cfg.Tokens.Dir(), log)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{cfg: cfg, log: log, mux: http.NewServeMux(), limiter: newLimiter(cfg.MaxAuthFailures, cfg.AuthFailureWindow), idem: idem}
+	routes := map[string]struct {
+		scope apitoken.Scope
+		fn    http.HandlerFunc
+	}{
+		"GET " + Prefix + "/registrations":           {apitoken.ScopeRead, h.listRegistrations},
+		"POST " + Prefix + "/registrations":          {apitoken.ScopeRegister, h.createRegistration},
+		"GET " + Prefix + "/registrations/{name}":    {apitoken.ScopeRead, h.getRegistration},
+		"DELETE " + Prefix + "/registrations/{name}": {apitoken.ScopeRegister, h.deleteRegistration},
+		"GET " + Prefix + "/window":                  {apitoken.ScopeRead, h.getWindow},
+		"PUT " + Prefix + "/window":                  {apitoken.ScopeAdmin, h.openWindow},
+		"DELETE " + Prefix + "/window":               {apitoken.ScopeAdmin, h.closeWindow},
+		"GET " + Prefix + "/events":                  {apitoken.ScopeRead, h.events},
+	}
+	for pattern, rt := range routes {
+		h.mux.Handle(pattern, h.guard(rt.scope, rt.fn))
+	}
+	h.mux.HandleFunc("GET "+Prefix+"/health", h.health)
+	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path, "")
+	})
+	return h, nil
+}
+
+// ServeHTTP serves one request; bodies are bounded to [MaxBody].
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	}
+	// The mux answers a wrong method with 405 in plain text; make it JSON.
+	_, pattern := h.mux.Handler(r)
+	if pattern == "" || pattern == Prefix+"/" {
+		if allowed := h.allowed(r); allowed != "" {
+			w.Header().Set("Allow", allowed)
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allowed), "")
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// allowed lists the methods path takes, empty when it takes none.
+func (h *Handler) allowed(r *http.Request) string {
+	var out []string
+	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := h.mux.Handler(probe); p != "" && p != Prefix+"/" {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: h.cfg.Version})
+}
+
+type tokenKey struct{}
+
+// guard authenticates the request's bearer token and checks its scope.
+func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := clientIP(r)
+		if wait := h.limiter.blocked(ip, time.Now()); wait > 0 {
+			h.log.Warn("api: request refused: too many failed authentications from this address", "client_ip", ip, "path", r.URL.Path)
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			writeError(w, http.StatusTooManyRequests, "too many failed authentications from this address; try again later", "")
+			return
+		}
+		tok, reason := bearer(r)
+		var t apitoken.Token
+		if reason == "" {
+			var err error
+			t, err = h.cfg.Tokens.Authenticate(r.Context(), tok)
+			switch {
+			case errors.Is(err, apitoken.ErrUnknownToken):
+				reason = "invalid or revoked token"
+			case err != nil:
+				h.log.Error("api: cannot read the tokens; refusing every request", "err", err)
+				writeError(w, http.StatusServiceUnavailable, "the server cannot read its tokens", "")
+				return
+			}
+		}
+		if reason != "" {
+			h.limiter.fail(ip, time.Now())
+			h.log.Warn("api: authentication failed", "client_ip", ip, "method", r.Method, "path", r.URL.Path, "reason", reason)
+			challenge := `Bearer realm="node-provisioner"`
+			if tok != "" {
+				challenge += `, error="invalid_token"`
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			writeError(w, http.StatusUnauthorized, reason, "")
+			return
+		}
+		if !t.Scope.Allows(need) {
+			h.log.Warn("api: token lacks the scope", "client_ip", ip, "token", t.Name, "scope", string(t.Scope), "need", string(need), "path", r.URL.Path)
+			writeError(w, http.StatusForbidden, fmt.Sprintf("token %q has scope %s; %s %s needs %s", t.Name, t.Scope, r.Method, r.URL.Path, need), "")
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), tokenKey{}, t)))
+	})
+}
+
+// bearer returns the request's bearer token, or why it has none.
+func bearer(r *http.Request) (tok, reason string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "", "missing bearer token (Authorization: Bearer …)"
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", "the Authorization header is not a bearer token"
+	}
+	return strings.TrimSpace(tok), ""
+}
+
+// tokenOf returns the token the request was authenticated with.
+func tokenOf(r *http.Request) apitoken.Token {
+	t, _ := r.Context().Value(tokenKey{}).(apitoken.Token)
+	return t
+}
+
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg, field string) {
+	writeJSON(w, status, Error{Error: msg, Field: field})
+}
+
+// readBody reads the bounded body; a refusal is written and false
+// returned when it cannot.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(r.Body)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", MaxBody), "")
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error(), "")
+		return nil, false
+	}
+	return data, true
+}
+
+// decodeStrict decodes a JSON object into v, refusing unknown fields and
+// trailing data; a refusal is written and false returned.
+func decodeStrict(w http.ResponseWriter, data []byte, v any) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object")
+	}
+	if err != nil {
+		msg, field := err.Error(), ""
+		if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+			field = strings.Trim(f, `"`)
+			msg = "unknown field " + f
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field = te.Field
+		}
+		writeError(w, http.StatusBadRequest, "malformed request: "+msg, field)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,228 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+)
+
+// createKeys are the keys a posted registration may have.
+var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "replace"}
+
+// fieldOf names the request field a registration error is about.
+func fieldOf(err error) string {
+	var pin *registry.PinTakenError
+	switch {
+	case errors.As(err, &pin):
+		return map[string]string{registry.PinMAC: "macs", registry.PinSerial: "serial", registry.PinUUID: "uuid"}[pin.Pin.Kind]
+	case errors.Is(err, registry.ErrInvalidName):
+		return "name"
+	case errors.Is(err, registry.ErrInvalidMAC):
+		return "macs"
+	case errors.Is(err, registry.ErrInvalidBootDisk):
+		return "boot_disk"
+	case errors.Is(err, registry.ErrInvalidPool):
+		return "pools"
+	case errors.Is(err, registry.ErrInvalidSerial):
+		return "serial"
+	case errors.Is(err, registry.ErrInvalidUUID):
+		return "uuid"
+	case errors.Is(err, registry.ErrInvalidSSHKey):
+		return "ssh_keys"
+	}
+	return ""
+}
+
+func (h *Handler) listRegistrations(w http.ResponseWriter, r *http.Request) {
+	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.StateDir)
+	if err != nil {
+		h.internal(w, "list registrations", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nodes)
+}
+
+func (h *Handler) getRegistration(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := registry.ValidateName(name); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "name")
+		return
+	}
+	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.StateDir)
+	if err != nil {
+		h.internal(w, "list registrations", err)
+		return
+	}
+	i := slices.IndexFunc(nodes, func(n backend.Node) bool { return n.Name == name })
+	if i < 0 {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no registration named %q", name), "name")
+		return
+	}
+	writeJSON(w, http.StatusOK, nodes[i])
+}
+
+func (h *Handler) deleteRegistration(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := registry.ValidateName(name); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "name")
+		return
+	}
+	err := h.cfg.Registry.Delete(r.Context(), name)
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error(), "name")
+	case err != nil:
+		h.internal(w, "delete registration", err)
+	default:
+		h.log.Info("api: registration deleted", "node", name, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	key := r.Header.Get(IdempotencyHeader)
+	if key == "" {
+		h.register(w, r, body)
+		return
+	}
+	if len(key) > maxIdempotencyKey || strings.ContainsFunc(key, func(c rune) bool { return c < ' ' || c > '~' }) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: want 1 to %d printable ASCII characters", IdempotencyHeader, maxIdempotencyKey), IdempotencyHeader)
+		return
+	}
+	unlock := h.idem.lock(key)
+	defer unlock()
+	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, string(body))
+	prev, err := h.idem.get(key)
+	if err != nil {
+		h.internal(w, "read idempotency record", err)
+		return
+	}
+	if prev != nil {
+		if prev.Request != req {
+			writeError(w, http.StatusUnprocessableEntity, IdempotencyHeader+" was used for another request; use a new key for a new request", IdempotencyHeader)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(prev.Status)
+		io.WriteString(w, prev.Body)
+		return
+	}
+	rec := &recorder{ResponseWriter: w}
+	h.register(rec, r, body)
+	// Only a done registration is kept: a refusal may be retried after
+	// the cause is gone (a pin freed, a server error passed).
+	if rec.status >= 200 && rec.status < 300 {
+		if err := h.idem.put(key, reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
+			h.log.Error("api: cannot keep the reply for its idempotency key; a repeat registers again", "err", err)
+		}
+	}
+}
+
+// recorder keeps what a handler writes, passing it on.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(s int) {
+	r.status = s
+	r.ResponseWriter.WriteHeader(s)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+// register decodes body as a registration and writes it.
+func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) {
+	var raw map[string]json.RawMessage
+	if !decodeStrict(w, body, &raw) {
+		return
+	}
+	if raw == nil {
+		writeError(w, http.StatusBadRequest, "malformed request: want a JSON object", "")
+		return
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !slices.Contains(createKeys, k) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("malformed request: unknown field %q (want %s)", k, strings.Join(createKeys, ", ")), k)
+			return
+		}
+	}
+	var opts registry.RegisterOptions
+	if v, ok := raw["replace"]; ok {
+		if err := json.Unmarshal(v, &opts.Replace); err != nil {
+			writeError(w, http.StatusBadRequest, "malformed request: replace: want true or false", "replace")
+			return
+		}
+		delete(raw, "replace")
+	}
+	if _, ok := raw["name"]; !ok {
+		writeError(w, http.StatusUnprocessableEntity, "name is required", "name")
+		return
+	}
+	if _, ok := raw["boot_disk"]; !ok {
+		raw["boot_disk"] = json.RawMessage(`"ask"`) // as register without --boot-disk
+	}
+	data, _ := json.Marshal(raw)
+	reg, err := registry.DecodeRegistration(data, "")
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), fieldOf(err))
+		return
+	}
+	if reg.Created.IsZero() {
+		reg.Created = time.Now().UTC()
+	}
+	res, err := h.cfg.Registry.Register(r.Context(), reg, opts)
+	switch {
+	case errors.Is(err, registry.ErrPinTaken):
+		writeError(w, http.StatusConflict, err.Error(), fieldOf(err))
+		return
+	case errors.Is(err, registry.ErrInvalidRegistration):
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), fieldOf(err))
+		return
+	case err != nil:
+		h.internal(w, "register", err)
+		return
+	}
+	written, err := h.cfg.Registry.Get(r.Context(), reg.Name)
+	if err != nil {
+		written = reg
+	}
+	out := RegisterResponse{Registration: written, Previous: res.Previous}
+	for _, m := range res.Moved {
+		out.Moved = append(out.Moved, PinMove{Kind: m.Pin.Kind, Value: m.Pin.Value, From: m.From, Removed: m.Removed})
+	}
+	h.log.Info("api: registration written", "node", reg.Name, "replaced", res.Previous != nil, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// internal logs err and answers 500 without it.
+func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
+	h.log.Error("api: "+what+" failed", "err", err)
+	writeError(w, http.StatusInternalServerError, what+" failed on the server; see its log", "")
+}

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe"
+)
+
+// MaxTTL is the longest window the API opens: a week.
+const MaxTTL = 7 * 24 * time.Hour
+
+// WindowStatusOf returns the window of stateDir as its record and lock
+// show it, whoever runs it.
+func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
+	w, err := pxe.ReadWindow(stateDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return WindowStatus{}, err
+	}
+	if err == nil && w.Open(now) {
+		return WindowStatus{Open: true, PID: w.PID, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
+			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint}, nil
+	}
+	held, err := pxe.WindowHolder(stateDir)
+	if err != nil {
+		return WindowStatus{}, err
+	}
+	if held != nil {
+		return WindowStatus{Open: true, PID: held.PID, HTTP: held.HTTP, Started: held.Since}, nil
+	}
+	return WindowStatus{}, nil
+}
+
+func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
+	if h.cfg.Windows != nil {
+		return h.cfg.Windows.Status(ctx)
+	}
+	return WindowStatusOf(h.cfg.StateDir, time.Now())
+}
+
+func (h *Handler) getWindow(w http.ResponseWriter, r *http.Request) {
+	st, err := h.windowStatus(r.Context())
+	if err != nil {
+		h.internal(w, "window status", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req OpenWindowRequest
+	if !decodeStrict(w, body, &req) {
+		return
+	}
+	ttl, err := time.ParseDuration(req.TTL)
+	if err != nil || ttl <= 0 || ttl > MaxTTL {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a positive duration up to %s, such as 2h or 30m", req.TTL, MaxTTL), "ttl")
+		return
+	}
+	if h.cfg.Windows == nil {
+		writeError(w, http.StatusServiceUnavailable, "this server does not run windows", "")
+		return
+	}
+	st, err := h.cfg.Windows.Open(r.Context(), ttl)
+	switch {
+	case errors.Is(err, pxe.ErrWindowOpen), errors.Is(err, ErrConflict):
+		writeError(w, http.StatusConflict, err.Error(), "")
+		return
+	case errors.Is(err, ErrBadRequest):
+		writeError(w, http.StatusBadRequest, err.Error(), "")
+		return
+	case err != nil:
+		h.internal(w, "open the window", err)
+		return
+	}
+	h.log.Info("api: window opened", "ttl", ttl.String(), "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	writeJSON(w, http.StatusCreated, st)
+}
+
+func (h *Handler) closeWindow(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Windows == nil {
+		writeError(w, http.StatusServiceUnavailable, "this server does not run windows", "")
+		return
+	}
+	closed, err := h.cfg.Windows.Close(r.Context())
+	if err != nil {
+		h.internal(w, "close the window", err)
+		return
+	}
+	if closed {
+		h.log.Info("api: window closed", "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

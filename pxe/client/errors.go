@@ -1,0 +1,94 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe"
+)
+
+var (
+	// ErrUnauthorized: the server refused the token (missing, wrong or
+	// revoked): 401.
+	ErrUnauthorized = errors.New("the server refused the token")
+	// ErrForbidden: the token lacks the scope for the request: 403.
+	ErrForbidden = errors.New("the token lacks the scope for this")
+	// ErrCertificate: the server's certificate is not the pinned one (or,
+	// without a pin, not trusted); nothing was sent.
+	ErrCertificate = errors.New("server certificate refused")
+	// ErrRateLimited: the server refuses this address for a while after
+	// too many failed authentications: 429.
+	ErrRateLimited = errors.New("refused for too many failed authentications")
+)
+
+// op is what a request did, for the mapping of its refusals.
+type op int
+
+const (
+	opRead op = iota
+	opRegister
+	opUnregister
+	opNode
+	opOpenWindow
+	opCloseWindow
+)
+
+// Error is a refusal of the server.
+type Error struct {
+	// Status is the HTTP status.
+	Status int
+	// Message is the server's message.
+	Message string
+	// Field is the request field at fault, when the server named one.
+	Field string
+	op    op
+}
+
+// Error returns the server's message; for 401, 403 and 5xx with the
+// status.
+func (e *Error) Error() string {
+	switch {
+	case e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusTooManyRequests, e.Status >= 500:
+		return fmt.Sprintf("node-provisioner API: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+	case e.Message == "":
+		return fmt.Sprintf("node-provisioner API: %d %s", e.Status, http.StatusText(e.Status))
+	}
+	return e.Message
+}
+
+var fieldErrors = map[string]error{
+	"name": registry.ErrInvalidName, "macs": registry.ErrInvalidMAC, "boot_disk": registry.ErrInvalidBootDisk,
+	"pools": registry.ErrInvalidPool, "serial": registry.ErrInvalidSerial, "uuid": registry.ErrInvalidUUID,
+	"ssh_keys": registry.ErrInvalidSSHKey,
+}
+
+// Is maps the refusal to the domain's errors (see the package comment).
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrUnauthorized:
+		return e.Status == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.Status == http.StatusForbidden
+	case ErrRateLimited:
+		return e.Status == http.StatusTooManyRequests
+	case registry.ErrNotFound:
+		return e.Status == http.StatusNotFound && (e.op == opUnregister || e.op == opNode)
+	case registry.ErrPinTaken:
+		return e.op == opRegister && e.Status == http.StatusConflict
+	case registry.ErrInvalidRegistration:
+		return e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusBadRequest || e.Status == http.StatusConflict)
+	case pxe.ErrWindowOpen:
+		return e.op == opOpenWindow && e.Status == http.StatusConflict
+	}
+	if e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusConflict) {
+		if fe, ok := fieldErrors[e.Field]; ok && fe == target && e.Status != http.StatusConflict {
+			return true
+		}
+	}
+	if (e.op == opUnregister || e.op == opNode) && e.Status == http.StatusBadRequest && e.Field == "name" {
+		return target == registry.ErrInvalidName || target == registry.ErrInvalidRegistration
+	}
+	return false
+}

@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+)
+
+// DefaultAddr is where the API listens: port 8091 on every address.
+const DefaultAddr = ":8091"
+
+// shutdownGrace is how long running API requests may finish at the end.
+const shutdownGrace = 5 * time.Second
+
+// Config configures a [Daemon].
+type Config struct {
+	// StateDir is node-provisioner's state folder. Required.
+	StateDir string
+	// Addr is the API's listen address. Default [DefaultAddr]; ignored
+	// when Listener is set.
+	Addr string
+	// Listener, when set, is used instead of listening on Addr (tests,
+	// socket activation). Run closes it.
+	Listener net.Listener
+	// Window is the configuration of every window the daemon opens; its
+	// StateDir is the daemon's, its TTL the one asked for, and its
+	// Logger the daemon's when nil.
+	Window pxe.Config
+	// Version is reported by the API's health endpoint.
+	Version string
+	// Logger receives the daemon's events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Daemon is the long-running service. Create it with [New] and run it
+// with [Daemon.Run].
+type Daemon struct {
+	cfg   Config
+	log   *slog.Logger
+	ready chan struct{}
+	mu    sync.Mutex
+	addr  net.Addr
+	fp    string
+}
+
+// New returns a daemon for cfg; it does no I/O.
+func New(cfg Config) (*Daemon, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("daemon: a state folder is required")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Window.Logger == nil {
+		cfg.Window.Logger = log
+	}
+	cfg.Window.StateDir = cfg.StateDir
+	return &Daemon{cfg: cfg, log: log, ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the API listens.
+func (d *Daemon) Ready() <-chan struct{} { return d.ready }
+
+// Addr returns the API's bound address once it listens, else nil.
+func (d *Daemon) Addr() net.Addr {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.addr
+}
+
+// Fingerprint returns the API certificate's SHA-256 fingerprint once it
+// listens.
+func (d *Daemon) Fingerprint() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fp
+}
+
+// Run serves the API until ctx ends, reopening a window recorded as
+// open; it then closes the window (keeping its record, so that the next
+// start reopens it) and returns nil. An error setting up (the state
+// folder, the certificate, a busy port) is returned before anything is
+// served.
+func (d *Daemon) Run(ctx context.Context) error {
+	ln := d.cfg.Listener
+	defer func() {
+		if ln != nil {
+			ln.Close()
+		}
+	}()
+	reg, err := registry.Open(d.cfg.StateDir, d.log)
+	if err != nil {
+		return err
+	}
+	tokens, err := apitoken.Open(d.cfg.StateDir, d.log)
+	if err != nil {
+		return err
+	}
+	defer tokens.Flush()
+	cert, fp, err := pxe.EnsureCertificate(ctx, d.cfg.StateDir, nil)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	win := newWindows(ctx, d.cfg.StateDir, d.cfg.Window, tokens.Dir(), d.log)
+	defer win.shutdown()
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Version: d.cfg.Version, Logger: d.log})
+	if err != nil {
+		return err
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", d.cfg.Addr); err != nil {
+			return fmt.Errorf("api listen %s: %w", d.cfg.Addr, err)
+		}
+	}
+	hs := &http.Server{
+		Handler:           h,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	d.mu.Lock()
+	d.addr, d.fp = ln.Addr(), fp
+	d.mu.Unlock()
+	win.restore()
+	errc := make(chan error, 1)
+	served := ln
+	ln = nil // ServeTLS closes it
+	go func() { errc <- hs.ServeTLS(served, "", "") }()
+	close(d.ready)
+	d.log.Info("management API listening", "addr", served.Addr().String(), "cert_fingerprint", fp)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	d.log.Info("management API stopped")
+	return nil
+}

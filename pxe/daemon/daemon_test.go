@@ -1,0 +1,177 @@
+package daemon_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
+)
+
+// running is a daemon started by start.
+type running struct {
+	d    *daemon.Daemon
+	stop func()
+	url  string
+}
+
+// start runs a daemon on state with the API and windows on loopback.
+func start(t *testing.T, state string) *running {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	select {
+	case <-d.Ready():
+	case err := <-done:
+		t.Fatalf("daemon: %v", err)
+	}
+	stopped := false
+	r := &running{d: d, url: "https://" + d.Addr().String(), stop: func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("daemon run: %v", err)
+		}
+	}}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func adminClient(t *testing.T, state string, r *running) *client.Client {
+	t.Helper()
+	st, _ := apitoken.Open(state, nil)
+	tok, err := st.Create(context.Background(), "admin-"+time.Now().Format("150405.000000000"), apitoken.ScopeAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(client.Options{URL: r.url, Token: tok, Fingerprint: r.d.Fingerprint(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPlainHTTPIsRefused: plain HTTP to the API's port gets Go's TLS
+// server's 400 and no API reply.
+func TestPlainHTTPIsRefused(t *testing.T) {
+	state := t.TempDir()
+	r := start(t, state)
+	conn, err := net.Dial("tcp", r.d.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer npt_plain\r\n\r\n")
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "Client sent an HTTP request to an HTTPS server") {
+		t.Errorf("plain HTTP: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestWindowSurvivesRestart: a window opened through the API reopens
+// after the daemon restarts, until its deadline; closed through the API
+// it stays closed; a deadline that passed while the daemon was down
+// keeps it closed.
+func TestWindowSurvivesRestart(t *testing.T) {
+	state := t.TempDir()
+	ctx := context.Background()
+	r := start(t, state)
+	c := adminClient(t, state, r)
+	w, err := c.OpenWindow(ctx, time.Minute)
+	if err != nil || !w.Open || !w.Daemon || w.PID != os.Getpid() {
+		t.Fatalf("open: %+v %v", w, err)
+	}
+	deadline := w.Deadline
+	if _, err := c.OpenWindow(ctx, time.Minute); !errors.Is(err, pxe.ErrWindowOpen) {
+		t.Errorf("second open: %v", err)
+	}
+	// Another process's window on the folder is refused while it is open.
+	other, _ := pxe.New(pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", TTL: time.Minute})
+	if err := other.Serve(ctx); !errors.Is(err, pxe.ErrWindowOpen) {
+		t.Errorf("serve beside the daemon's window: %v", err)
+	}
+	r.stop()
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); err != nil {
+		t.Fatalf("the record went with the stop: %v", err)
+	}
+
+	r = start(t, state)
+	c = adminClient(t, state, r)
+	w, err = c.Window(ctx)
+	if err != nil || !w.Open || !w.Daemon || !w.Deadline.Round(time.Second).Equal(deadline.Round(time.Second)) {
+		t.Fatalf("after restart: %+v %v (deadline %s)", w, err, deadline)
+	}
+	if err := c.CloseWindow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := c.Window(ctx); err != nil || w.Open {
+		t.Errorf("after close: %+v %v", w, err)
+	}
+	r.stop()
+	r = start(t, state)
+	c = adminClient(t, state, r)
+	if w, err := c.Window(ctx); err != nil || w.Open {
+		t.Errorf("closed, then restarted: %+v %v", w, err)
+	}
+	r.stop()
+
+	// A deadline that passed while the daemon was down.
+	rec, _ := json.Marshal(map[string]time.Time{"opened": time.Now().Add(-time.Hour), "deadline": time.Now().Add(-time.Minute)})
+	os.WriteFile(filepath.Join(state, apitoken.DirName, daemon.RecordName), rec, 0o600)
+	r = start(t, state)
+	c = adminClient(t, state, r)
+	if w, err := c.Window(ctx); err != nil || w.Open {
+		t.Errorf("deadline passed: %+v %v", w, err)
+	}
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the passed record stays: %v", err)
+	}
+}
+
+// TestWindowClosesAtItsDeadline: the daemon's window closes at its TTL
+// and its record goes.
+func TestWindowClosesAtItsDeadline(t *testing.T) {
+	state := t.TempDir()
+	r := start(t, state)
+	c := adminClient(t, state, r)
+	if _, err := c.OpenWindow(context.Background(), 1500*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if w, err := c.Window(context.Background()); err != nil || w.Open {
+		t.Errorf("after the TTL: %+v %v", w, err)
+	}
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("record after the TTL: %v", err)
+	}
+}

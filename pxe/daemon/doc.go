@@ -1,0 +1,15 @@
+// Package daemon runs node-provisioner as a long-running service: the
+// management API (package api) over TLS, with the certificate of the
+// state folder (<state-dir>/tls, the one of serve --tls, whose
+// fingerprint clients pin), and the provisioning windows the API opens
+// and closes, served in-process by a [pxe.Server] with the window
+// settings the daemon was started with.
+//
+// The daemon keeps nothing in memory alone: registrations, tokens and
+// events are files of the state folder, and an open window's deadline is
+// recorded in <state-dir>/api/window.json. After a restart (or a kill)
+// a window whose deadline has not passed reopens until that deadline; one
+// whose deadline passed stays closed. A window of another process (node-
+// provisioner serve or enable) on the same state folder is seen, and
+// closed by the API's close, but the folder never has two.
+package daemon
