@@ -53,6 +53,9 @@ func (a *app) printWindow(w api.WindowStatus, now time.Time) {
 		return
 	}
 	fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
+	if w.Unit != "" {
+		fmt.Fprintf(a.out, ", unit %s", w.Unit)
+	}
 	if w.Daemon {
 		fmt.Fprint(a.out, ", daemon")
 	}

@@ -80,6 +80,8 @@ type WindowStatus struct {
 	Daemon bool `json:"daemon,omitempty"`
 	// PID is the serving process.
 	PID int `json:"pid,omitempty"`
+	// Unit is the transient systemd unit the window runs as, if any.
+	Unit string `json:"unit,omitempty"`
 	// Started and Deadline bound the window; a zero Deadline means no TTL.
 	Started  time.Time `json:"started,omitzero"`
 	Deadline time.Time `json:"deadline,omitzero"`

@@ -22,7 +22,7 @@ func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
 		return WindowStatus{}, err
 	}
 	if err == nil && w.Open(now) {
-		return WindowStatus{Open: true, PID: w.PID, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
+		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
 			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint}, nil
 	}
 	held, err := pxe.WindowHolder(stateDir)
