@@ -233,7 +233,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		s.checkReleases(ctx)
 	}
 	h, err := netboot.New(netboot.Config{
-		Backend: b, BaseURL: a.scriptBase, AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(ctx, b), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
 		AnswerTokens: s.answerTokens,
 	})
@@ -249,6 +249,27 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		a.tftp.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
 	}
 	return nil
+}
+
+// bootSteps returns the window's timeline: one that records the boot
+// steps in b's event log with RecordBootSteps (when b keeps one), else
+// nil (netboot's own).
+func (s *Server) bootSteps(ctx context.Context, b backend.Backend) *netboot.Timeline {
+	rec, ok := b.(backend.Recorder)
+	if !s.cfg.RecordBootSteps || !ok {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	return &netboot.Timeline{OnRecord: func(ev netboot.BootEvent) {
+		switch ev.Stage {
+		case netboot.StageAnswer, netboot.StageFirstBoot, netboot.StageWebhook:
+			return // the backend records these itself
+		}
+		e := backend.Event{Time: ev.Time, Kind: string(ev.Stage), Node: ev.Node, MAC: ev.MAC, ClientIP: ev.IP, Detail: ev.Detail}
+		if err := rec.Record(ctx, e); err != nil {
+			s.log.Warn("cannot record a boot step in the event log", "err", err)
+		}
+	}}
 }
 
 // answerTokens returns the answer tokens of the staged release the window

@@ -135,6 +135,13 @@ type Config struct {
 	// Routes are mounted beside the window's own, pattern to handler; a
 	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
+	// RecordBootSteps records each boot step below the answer (proxy-DHCP
+	// offer, TFTP download, iPXE script, kernel, initrd and other assets)
+	// in the backend's event log ([backend.Recorder]) as an event whose
+	// kind is the step's stage (netboot.Stage), so that followers of the
+	// log see the boot as it happens (the daemon's event stream). The
+	// answer-side steps are recorded by the backend already.
+	RecordBootSteps bool
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
 	OnOpen func(*Window)

@@ -34,8 +34,9 @@ type Config struct {
 	// socket activation). Run closes it.
 	Listener net.Listener
 	// Window is the configuration of every window the daemon opens; its
-	// StateDir is the daemon's, its TTL the one asked for, and its
-	// Logger the daemon's when nil.
+	// StateDir is the daemon's, its TTL the one asked for, its boot steps
+	// recorded in the event log (RecordBootSteps), and its Logger the
+	// daemon's when nil.
 	Window pxe.Config
 	// Version is reported by the API's health endpoint.
 	Version string
@@ -70,6 +71,7 @@ func New(cfg Config) (*Daemon, error) {
 		cfg.Window.Logger = log
 	}
 	cfg.Window.StateDir = cfg.StateDir
+	cfg.Window.RecordBootSteps = true // the event stream shows the boot
 	return &Daemon{cfg: cfg, log: log, ready: make(chan struct{})}, nil
 }
 

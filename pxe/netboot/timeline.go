@@ -91,6 +91,10 @@ type Timeline struct {
 	// Now returns the time of recorded events; nil means time.Now. Set it
 	// before first use.
 	Now func() time.Time
+	// OnRecord, when set, is called with each event recorded (not with
+	// those ingested from history), after it was added, from the
+	// recording goroutine. Set it before first use.
+	OnRecord func(BootEvent)
 
 	mu    sync.Mutex
 	nodes map[string][]BootEvent
@@ -136,6 +140,9 @@ func (t *Timeline) record(at time.Time, ip, mac, node string, stage Stage, detai
 	ev.MAC, ev.Node, ev.Detail = cleanKeys(mac, node, detail)
 	ev.IP = cleanIP(ip)
 	t.add(ev)
+	if t.OnRecord != nil {
+		t.OnRecord(ev)
+	}
 }
 
 // cleanIP returns ip in its canonical form, or "" for anything that is
