@@ -40,6 +40,7 @@ type registrationJSON struct {
 	Serial         string     `json:"serial,omitempty"`
 	UUID           string     `json:"uuid,omitempty"`
 	SSHKeys        []string   `json:"ssh_keys,omitempty"`
+	BMC            *BMC       `json:"bmc,omitempty"`
 	ConsumedAt     string     `json:"consumed_at,omitempty"`
 	InstallIP      *string    `json:"install_ip,omitempty"`
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
@@ -49,7 +50,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -66,6 +67,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		Serial:   r.Serial,
 		UUID:     r.UUID,
 		SSHKeys:  r.SSHKeys,
+		BMC:      r.BMC,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -142,7 +144,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

@@ -183,5 +183,12 @@ func Changes(old, new Registration) []Change {
 	add("boot disk", old.BootDisk.String(), new.BootDisk.String())
 	add("pools", pools(old), pools(new))
 	add("ssh keys", fmt.Sprintf("%d", len(old.SSHKeys)), fmt.Sprintf("%d", len(new.SSHKeys)))
+	bmcOf := func(r Registration) string {
+		if r.BMC == nil {
+			return "-"
+		}
+		return r.BMC.URL
+	}
+	add("bmc", bmcOf(old), bmcOf(new))
 	return out
 }

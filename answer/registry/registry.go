@@ -132,6 +132,10 @@ type Registration struct {
 	// SSHKeys are public keys for root's authorized_keys on this node, in
 	// addition to the site's. Optional.
 	SSHKeys []string
+	// BMC is the machine's management controller, for power and a
+	// one-time PXE boot; nil for none. Its password is kept in the
+	// secrets folder, never in the registration.
+	BMC *BMC
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord
@@ -217,6 +221,11 @@ func (r Registration) Validate() error {
 	}
 	if r.UUID != "" {
 		if err := validateUUIDPin(r.UUID); err != nil {
+			return err
+		}
+	}
+	if r.BMC != nil {
+		if err := r.BMC.Validate(); err != nil {
 			return err
 		}
 	}

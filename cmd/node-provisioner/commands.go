@@ -21,9 +21,10 @@ func (a *app) registerCmd() *cobra.Command {
 		macs, pools, keys  []string
 		serial, uuid, disk string
 		replace            bool
+		bf                 bmcFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
@@ -57,6 +58,10 @@ func (a *app) registerCmd() *cobra.Command {
 					return usageError(fmt.Errorf("--ssh-key: %w", err))
 				}
 			}
+			bmcPassword := ""
+			if r.BMC, bmcPassword, err = bf.registration(cmd.Flags()); err != nil {
+				return err
+			}
 			if err := r.Validate(); err != nil {
 				return err
 			}
@@ -66,11 +71,24 @@ func (a *app) registerCmd() *cobra.Command {
 			}
 			var res registry.RegisterResult
 			if c != nil {
+				if r.BMC != nil {
+					return usageError(errors.New("--bmc with --server: the API does not take a BMC yet; register the BMC on the provisioner's host"))
+				}
 				res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 			} else {
 				var reg *registry.Store
 				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
 					return err
+				}
+				if r.BMC != nil {
+					// The password first: a registration with a BMC always has one.
+					secrets, err := registry.OpenSecretStore(a.secretsDir)
+					if err != nil {
+						return err
+					}
+					if _, err := secrets.WriteBMCPassword(r.Name, bmcPassword); err != nil {
+						return err
+					}
 				}
 				res, err = reg.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 			}
@@ -100,6 +118,7 @@ func (a *app) registerCmd() *cobra.Command {
 	f.StringVar(&disk, "boot-disk", "", "disk for the system: a serial (lsblk -o NAME,SERIAL), a kernel name (sda), or any; omitted: chosen on the console")
 	f.StringArrayVar(&pools, "pool", nil, "data pool NAME=LAYOUT:DISK[,DISK...], layouts single, stripe, mirror, raidz, raidz2 (repeatable)")
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for root's authorized_keys on this node (repeatable)")
+	bf.bind(f)
 	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c
 }

@@ -118,6 +118,10 @@ const (
 	EventFirstBoot = "first-boot"
 	// EventInstalled: the installer reported success by its webhook.
 	EventInstalled = "installed"
+	// EventBMC: node-provisioner acted through the machine's BMC; Detail
+	// says what ("power on via ipmi", "next boot PXE via redfish") and,
+	// on failure, the BMC's words. Never a password.
+	EventBMC = "bmc"
 )
 
 // Event is one thing that happened at the window's answer side: a request

@@ -1,0 +1,99 @@
+package registry
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBMCValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		b    BMC
+		err  string
+	}{
+		{"ipmi", BMC{URL: "ipmi://10.0.0.5", User: "admin"}, ""},
+		{"ipmi suite 17 admin", BMC{URL: "ipmi://10.0.0.5:623", User: "admin", CipherSuite: 17, Privilege: "administrator"}, ""},
+		{"redfish pinned", BMC{URL: "redfish://bmc/System.Embedded.1", User: "root", Fingerprint: strings.Repeat("AB:", 31) + "AB", Session: true, BootMode: "legacy"}, ""},
+		{"no user", BMC{URL: "ipmi://10.0.0.5"}, "the user is empty"},
+		{"bad URL", BMC{URL: "http://bmc", User: "u"}, `scheme "http"`},
+		{"suite 4", BMC{URL: "ipmi://bmc", User: "u", CipherSuite: 4}, "cipher suite 4"},
+		{"privilege user", BMC{URL: "ipmi://bmc", User: "u", Privilege: "user"}, "privilege"},
+		{"fingerprint on ipmi", BMC{URL: "ipmi://bmc", User: "u", Fingerprint: "ab"}, "Redfish settings"},
+		{"suite on redfish", BMC{URL: "redfish://bmc", User: "u", CipherSuite: 3}, "IPMI settings"},
+		{"bad fingerprint", BMC{URL: "redfish://bmc", User: "u", Fingerprint: "zz"}, "fingerprint"},
+		{"bad mode", BMC{URL: "redfish://bmc", User: "u", BootMode: "floppy"}, "boot mode"},
+	}
+	for _, tc := range tests {
+		err := tc.b.Validate()
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrInvalidBMC) || !errors.Is(err, ErrInvalidRegistration) || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: %v; want ErrInvalidBMC with %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+func TestBMCRoundTripsWithoutPassword(t *testing.T) {
+	r := Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: BootDisk{Kind: BootDiskAny, Value: "any"},
+		BMC: &BMC{URL: "ipmi://127.0.0.1:6230", User: "admin", CipherSuite: 3}}
+	data, err := encodeRegistration(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"bmc": {`) || strings.Contains(string(data), "password") {
+		t.Errorf("registration JSON:\n%s", data)
+	}
+	back, err := DecodeRegistration(data, "pve1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r.BMC, back.BMC); diff != "" {
+		t.Errorf("BMC (-want +got):\n%s", diff)
+	}
+	bad := strings.Replace(string(data), `"ipmi://127.0.0.1:6230"`, `"ipmi://127.0.0.1:0"`, 1)
+	if _, err := DecodeRegistration([]byte(bad), "pve1"); !errors.Is(err, ErrInvalidBMC) {
+		t.Errorf("a bad BMC in a file: %v", err)
+	}
+}
+
+func TestBMCPasswordStore(t *testing.T) {
+	s, err := OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := s.WriteBMCPassword("pve1", "hunter2-bmc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 || filepath.Base(path) != "pve1.bmc.pw" {
+		t.Fatalf("%s: %v %v", path, fi.Mode(), err)
+	}
+	if pw, err := s.ReadBMCPassword("pve1"); err != nil || pw != "hunter2-bmc" {
+		t.Errorf("read back %q %v", pw, err)
+	}
+	os.Chmod(path, 0o644)
+	if _, err := s.ReadBMCPassword("pve1"); !errors.Is(err, ErrInvalidBMC) || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("a 0644 password file: %v", err)
+	}
+	if _, err := s.ReadBMCPassword("pve2"); !errors.Is(err, ErrInvalidBMC) {
+		t.Errorf("no password file: %v", err)
+	}
+	if _, err := s.WriteBMCPassword("pve1", "two\nlines"); !errors.Is(err, ErrInvalidBMC) || strings.Contains(err.Error(), "two") {
+		t.Errorf("a password over two lines: %v", err)
+	}
+	f := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(f, []byte("from-file\nignored\n"), 0o600)
+	if pw, err := ReadBMCPasswordFile(f); err != nil || pw != "from-file" {
+		t.Errorf("password file: %q %v", pw, err)
+	}
+}
