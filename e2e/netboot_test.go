@@ -291,6 +291,8 @@ type labOptions struct {
 	tls      bool
 	token    bool   // prepare --answer-auth-token auto
 	bootFile string // --bootfile; empty: serve's default
+	// kernelArgs are more --kernel-arg values for the installer.
+	kernelArgs []string
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -403,6 +405,9 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	}
 	if l.opts.bootFile != "" {
 		args = append(args, "--bootfile", l.opts.bootFile)
+	}
+	for _, k := range l.opts.kernelArgs {
+		args = append(args, "--kernel-arg", k)
 	}
 	s := exec.Command("ip", append([]string{"netns", "exec", l.prov, filepath.Join(bin, "node-provisioner")}, args...)...)
 	s.Env = l.env

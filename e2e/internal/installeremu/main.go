@@ -16,7 +16,9 @@
 // with the installer's rules. When the answer has a first-boot URL it
 // fetches the script; it then POSTs the post-installation webhook.
 //
-// It ends with one marker line on the console and powers the machine off:
+// It ends with one marker line on the console and powers the machine off
+// (or, with emu.reboot on the kernel command line, reboots it, as the real
+// installer's default reboot-mode does, so that it boots its disk next):
 //
 //	PLASMA-EMU: OK fqdn=<fqdn> mac=<MAC> ...
 //	PLASMA-EMU: REFUSED status=<code> ...
@@ -72,7 +74,11 @@ func main() {
 	fmt.Printf("installeremu: done in %s\n", time.Since(start).Round(time.Millisecond))
 	unix.Sync()
 	if os.Getpid() == 1 {
-		unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+		how := unix.LINUX_REBOOT_CMD_POWER_OFF
+		if cmdline, _ := os.ReadFile("/proc/cmdline"); strings.Contains(string(cmdline), "emu.reboot") {
+			how = unix.LINUX_REBOOT_CMD_RESTART
+		}
+		unix.Reboot(how)
 		select {}
 	}
 }

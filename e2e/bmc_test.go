@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/bmctest"
+)
+
+// bmcPassword is the simulated BMC's password; it must show up nowhere
+// but in its 0600 file (and ipmi_sim's own configuration).
+const bmcPassword = "E2e-Bmc-Secret-42"
+
+// vmHook is ipmi_sim's chassis_control hook (recipe B of the BMC
+// reference) for one machine of the netboot lab: power on starts QEMU on
+// a tap of the lab's bridge, with -boot once=n when a PXE boot is
+// pending (SeaBIOS, legacy), so the next boot after it is from the disk.
+const vmHook = `#!/bin/bash
+W=%[1]s; PIDF=$W/vm.pid BOOTF=$W/bootdev
+echo "$(date +%%T.%%N) $*" >> "$W/hook.log"
+alive() { s=$(ps -o stat= -p "$1" 2>/dev/null); [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
+running() { [ -s "$PIDF" ] && alive "$(cat "$PIDF")"; }
+start() {
+  boot=$(cat "$BOOTF" 2>/dev/null || echo none); echo none > "$BOOTF"
+  A=(netns exec %[2]s qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 1 -nographic -monitor none
+     -chardev file,id=s0,path="$W/serial.log",append=on -serial chardev:s0 -machine pc
+     -smbios type=1,serial=E2E-BMC1 -uuid e2e00000-0000-4000-8000-%[5]s
+     -netdev tap,id=n0,ifname=%[3]s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%[4]s
+     -drive file="$W/disk.img",format=raw,if=none,id=d0 -device virtio-blk-pci,drive=d0)
+  [ "$boot" = pxe ] && A+=(-boot once=n)
+  echo "=== power-on $(date +%%T.%%N) bootdev=$boot" >> "$W/serial.log"
+  ip "${A[@]}" </dev/null >>"$W/qemu.log" 2>&1 &
+  echo $! > "$PIDF"
+}
+stop() { running || return 0; p=$(cat "$PIDF"); kill "$p"
+         for _ in $(seq 30); do alive "$p" || break; sleep 0.1; done; alive "$p" && kill -9 "$p"; rm -f "$PIDF"; }
+op=$2; shift 2
+case $op in
+  get) for p; do case $p in power) running && echo power:1 || echo power:0 ;;
+                 boot) echo "boot:$(cat "$BOOTF" 2>/dev/null || echo none)" ;; *) exit 1 ;; esac; done ;;
+  set) while [ $# -ge 2 ]; do case $1 in
+         power) if [ "$2" = 1 ]; then running || start; else stop; fi ;;
+         reset) if running; then stop; start; fi ;;
+         shutdown) stop ;;
+         boot) echo "$2" > "$BOOTF" ;;
+         identify) ;; *) exit 1 ;; esac; shift 2; done ;;
+  *) exit 1 ;;
+esac
+exit 0
+`
+
+// diskMBR is an "installed" disk's boot sector: it prints DISK-BOOT-OK
+// and halts (from the BMC reference).
+var diskMBR = []byte("\xfb\x31\xc0\x8e\xd8\xfc\x31\xdb\xbe\x19\x7c\xac\x08\xc0\x74\x06\xb4\x0e\xcd\x10\xeb\xf5\xf4\xeb\xfd\r\nDISK-BOOT-OK\r\n")
+
+// npRun runs node-provisioner in the lab's state and returns its exit
+// code, stdout and stderr.
+func (l *bootLab) npRun(args ...string) (int, string, string) {
+	c := exec.Command(filepath.Join(bin, "node-provisioner"), append([]string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets")}, args...)...)
+	c.Env = l.env
+	var out, errb strings.Builder
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		code = -1
+	}
+	return code, out.String(), errb.String()
+}
+
+// TestBMCBoot: a QEMU machine of the netboot lab, off, behind a real
+// IPMI BMC (ipmi_sim with the recipe-B hook). node-provisioner boot sets
+// its next boot to PXE and powers it on; it netboots beside dnsmasq, gets
+// its answer and reports installed, then reboots from its disk and stays
+// on. A second boot is refused; a wrong password and an absent BMC are
+// clear errors; the password is in no other file, log or process.
+func TestBMCBoot(t *testing.T) {
+	media := netbootPrereqs(t)
+	bmctest.Need(t)
+	const mac = "52:54:00:77:07:10"
+	l := newLab(t, 7, labOptions{kernelArgs: []string{"emu.reboot"}})
+	l.taps++
+	tap := fmt.Sprintf("pnnb%dt%d", l.n, l.taps)
+	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")
+	run(t, "ip", "-n", l.site, "link", "set", tap, "master", "br0", "up")
+
+	vm := filepath.Join(l.dir, "vm-bmc1")
+	os.MkdirAll(vm, 0o755)
+	disk := append(append([]byte{}, diskMBR...), make([]byte, 510-len(diskMBR))...)
+	disk = append(disk, 0x55, 0xaa)
+	disk = append(disk, make([]byte, 1<<20-512)...)
+	os.WriteFile(filepath.Join(vm, "disk.img"), disk, 0o644)
+	hook := filepath.Join(vm, "vm.sh")
+	os.WriteFile(hook, []byte(fmt.Sprintf(vmHook, vm, l.site, tap, mac, strings.ReplaceAll(mac, ":", ""))), 0o755)
+	sim := bmctest.Start(t, hook, "admin", bmcPassword)
+	t.Cleanup(func() { // power off what the test powered on
+		if b, err := os.ReadFile(filepath.Join(vm, "vm.pid")); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			if pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if t.Failed() {
+			for _, f := range []string{"hook.log", "qemu.log", "serial.log"} {
+				b, _ := os.ReadFile(filepath.Join(vm, f))
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	})
+
+	pwFile := filepath.Join(t.TempDir(), "bmc-password")
+	os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
+	l.register(t, "bmc1", mac, "--bmc", sim.Endpoint(), "--bmc-user", "admin", "--bmc-password-file", pwFile, "--bmc-boot-mode", "legacy")
+	if code, out, errs := l.npRun("power", "status", "bmc1"); code != 0 || out != "bmc1: power off\n" {
+		t.Fatalf("power status before: %d %q %s", code, out, errs)
+	}
+	if code, _, errs := l.npRun("boot", "bmc1"); code != 1 || !strings.Contains(errs, "window is closed") {
+		t.Errorf("boot before the window opens: %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(vm, "vm.pid")); err == nil {
+		t.Fatal("a boot refused for a closed window started the machine")
+	}
+	l.serve(t, media)
+
+	// Watch every process's arguments while boot runs.
+	stop := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() { seen <- watchArgs(stop, bmcPassword) }()
+	start := time.Now()
+	code, out, errs := l.npRun("boot", "bmc1")
+	bootTook := time.Since(start)
+	if code != 0 || out != "bmc1: next boot PXE (legacy, once) and powered on via ipmi\n" {
+		t.Fatalf("boot: %d %q %s", code, out, errs)
+	}
+	installed := waitEvent(t, l, "installed", "bmc1", 150*time.Second)
+	close(stop)
+	if p := <-seen; p != "" {
+		t.Errorf("the BMC password is in a process's arguments: %s", p)
+	}
+	if installed == 0 {
+		t.Fatalf("bmc1 did not report installed within 150 s")
+	}
+	line := fmt.Sprintf("bmc %s: boot command %s, power-on to installed %s", t.Name(), bootTook.Round(time.Millisecond), installed.Round(100*time.Millisecond))
+	t.Log(line)
+	recordTime(line)
+	serial, _ := os.ReadFile(filepath.Join(vm, "serial.log"))
+	if !markerRE.Match(serial) || !strings.Contains(string(serial), "PLASMA-EMU: OK") {
+		t.Errorf("the serial log has no OK marker")
+	}
+	if n := strings.Count(string(serial), "=== power-on"); n != 1 || !strings.Contains(string(serial), "bootdev=pxe") {
+		t.Errorf("%d power-ons (want 1, with bootdev=pxe)", n)
+	}
+	l.wantEvent(t, "bmc", "next boot PXE (legacy, once) via ipmi")
+	l.wantEvent(t, "bmc", "power on via ipmi")
+
+	// The installer rebooted it; it boots its disk and stays on.
+	time.Sleep(3 * time.Second)
+	if code, out, errs := l.npRun("power", "status", "bmc1"); code != 0 || out != "bmc1: power on\n" {
+		t.Errorf("power status after: %d %q %s", code, out, errs)
+	}
+	if o, err := sim.IPMItool(context.Background(), "chassis", "power", "status"); err != nil || !strings.Contains(o, "Chassis Power is on") {
+		t.Errorf("ipmitool power status: %q %v", o, err)
+	}
+	code, _, errs = l.npRun("boot", "bmc1")
+	if code != 1 || !strings.Contains(errs, "installed, not pending") {
+		t.Errorf("a second boot: %d %s; want exit 1, refused as installed", code, errs)
+	}
+	if strings.Count(readFile(filepath.Join(vm, "hook.log")), "set power 1") != 1 {
+		t.Errorf("power-on asked more than once:\n%s", readFile(filepath.Join(vm, "hook.log")))
+	}
+
+	// A wrong password and an absent BMC: exit 1, the node and the BMC's words.
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte("not-the-password\n"), 0o600)
+	l.register(t, "bmc2", "52:54:00:77:07:20", "--bmc", sim.Endpoint(), "--bmc-user", "admin", "--bmc-password-file", wrong)
+	l.register(t, "bmc3", "52:54:00:77:07:30", "--bmc", fmt.Sprintf("ipmi://127.0.0.1:%d", bmctest.FreeUDPPort(t)), "--bmc-user", "admin", "--bmc-password-file", pwFile)
+	for _, tc := range []struct{ node, want string }{{"bmc2", "bmc2: power status: BMC refused the credentials"}, {"bmc3", "bmc3: power status: BMC unreachable"}} {
+		start := time.Now()
+		code, _, errs := l.npRun("boot", tc.node)
+		if code != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("boot %s: %d %q; want exit 1 with %q", tc.node, code, errs, tc.want)
+		}
+		t.Logf("boot %s: %s (%s)", tc.node, strings.TrimSpace(errs), time.Since(start).Round(time.Millisecond))
+	}
+	// Nowhere but its own file: state, secrets, serve's log.
+	filepath.WalkDir(l.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".bmc.pw") && strings.Contains(readFile(p), bmcPassword) {
+			t.Errorf("the BMC password is in %s", p)
+		}
+		return nil
+	})
+	if strings.Contains(l.serveLog.String(), bmcPassword) {
+		t.Error("the BMC password is in serve's log")
+	}
+}
+
+// waitEvent waits for an event of kind mentioning s and returns how long
+// it took, 0 when it did not come within limit.
+func waitEvent(t *testing.T, l *bootLab, kind, s string, limit time.Duration) time.Duration {
+	start := time.Now()
+	for time.Since(start) < limit {
+		for _, e := range l.events(t) {
+			if e["kind"] == kind && fmt.Sprint(e["node"]) == s {
+				return time.Since(start)
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return 0
+}
+
+// watchArgs reads every process's command line until stop and returns
+// one that holds secret, or "".
+func watchArgs(stop <-chan struct{}, secret string) string {
+	for {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, p := range procs {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), secret) {
+				return strings.ReplaceAll(string(b), "\x00", " ")
+			}
+		}
+		select {
+		case <-stop:
+			return ""
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func readFile(p string) string {
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
