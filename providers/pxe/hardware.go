@@ -30,12 +30,15 @@ var (
 // for messages.
 type Hardware struct {
 	nodes.Machine
+	// BMC is the machine's management controller, nil for none (see
+	// [HardwareBMC]).
+	BMC *HardwareBMC
 	// Where is "FILE:LINE" for a hardware file, or
 	// "platform.yaml pools.NAME.hardware[I]".
 	Where string
 }
 
-var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools"}
+var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "bmc"}
 
 // ParseHardware reads a hardware file, YAML or JSON (JSON is YAML):
 //
@@ -46,6 +49,10 @@ var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_
 //	    boot_disk: 25414A800205       # serial, kernel name (sda) or any; omitted: chosen on the console
 //	    data_pools: ["tank=mirror:S1,S2"]
 //	    pool: control                 # optional: only for this pool
+//	    bmc:                          # optional: see HardwareBMC
+//	      url: ipmi://10.0.0.51
+//	      user: admin
+//	      password_env: RACK1_BMC_PASSWORD
 //
 // Each machine is checked as the registration it becomes: MACs, serial,
 // UUID, boot disk and data pools, and no MAC, serial or UUID is given to
@@ -98,6 +105,9 @@ func ParseHardware(name string, data []byte) ([]Hardware, error) {
 			if !slices.Contains(machineKeys, k.Value) {
 				return nil, bad(k.Line, "unknown key %q (known: %s)", k.Value, strings.Join(machineKeys, ", "))
 			}
+			if k.Value == "bmc" {
+				continue // parseBMC checks it
+			}
 			list := k.Value == "macs" || k.Value == "data_pools"
 			if list && v.Kind != yaml.SequenceNode {
 				return nil, bad(v.Line, "%s: want a list of strings", k.Value)
@@ -111,6 +121,15 @@ func ParseHardware(name string, data []byte) ([]Hardware, error) {
 			return nil, bad(item.Line, "%v", err)
 		}
 		h := Hardware{Machine: m, Where: fmt.Sprintf("%s:%d", name, item.Line)}
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			if item.Content[i].Value == "bmc" {
+				b, err := parseBMC(name, item.Content[i+1])
+				if err != nil {
+					return nil, err
+				}
+				h.BMC = b
+			}
+		}
 		if err := check(&h); err != nil {
 			return nil, err
 		}

@@ -46,7 +46,7 @@ func TestParseHardwareRefusesBadInputWithFileAndLine(t *testing.T) {
 		"a list at the top":         {"- macs: [52:54:00:00:00:01]\n", "hw.yaml:1: invalid hardware list: want a mapping with the key machines"},
 		"an unknown top key":        {"machine:\n  - macs: []\n", `hw.yaml:1: invalid hardware list: unknown key "machine" (want machines)`},
 		"machines not a list":       {"machines: 3\n", "hw.yaml:1: invalid hardware list: machines: want a list of machines"},
-		"a misspelt key":            {"machines:\n  - macs: [52:54:00:00:00:01]\n    bootdisk: sda\n", `hw.yaml:3: invalid hardware list: unknown key "bootdisk" (known: pool, macs, serial, uuid, boot_disk, data_pools)`},
+		"a misspelt key":            {"machines:\n  - macs: [52:54:00:00:00:01]\n    bootdisk: sda\n", `hw.yaml:3: invalid hardware list: unknown key "bootdisk" (known: pool, macs, serial, uuid, boot_disk, data_pools, bmc)`},
 		"macs not a list":           {"machines:\n  - macs: 52:54:00:00:00:01\n", "hw.yaml:2: invalid hardware list: macs: want a list of strings"},
 		"a bad MAC":                 {"machines:\n  - macs: [52:54:00:00:00]\n", `hw.yaml:2: invalid hardware list: macs: invalid MAC address: "52:54:00:00:00"`},
 		"a partition as disk":       {"machines:\n  - macs: [52:54:00:00:00:01]\n    boot_disk: sda1\n", `hw.yaml:2: invalid hardware list: boot_disk: invalid boot disk "sda1"`},
@@ -100,4 +100,41 @@ func FuzzParseHardware(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestHardwareBMC(t *testing.T) {
+	const head = "machines:\n  - macs: [\"52:54:00:00:00:01\"]\n    bmc:\n"
+	good := head + "      url: ipmi://10.0.0.51:623\n      user: admin\n      password_env: RACK1_BMC\n      cipher_suite: 17\n      boot_mode: legacy\n"
+	hs, err := ParseHardware("hw.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := hs[0].BMC
+	if b == nil || b.URL != "ipmi://10.0.0.51:623" || b.PasswordEnv != "RACK1_BMC" {
+		t.Fatalf("bmc %+v", b)
+	}
+	r, pw, err := b.Registration(func(k string) string { return map[string]string{"RACK1_BMC": "s3cret"}[k] })
+	if err != nil || pw != "s3cret" || r.CipherSuite != 17 || r.BootMode != "legacy" || r.User != "admin" {
+		t.Errorf("registration %+v %q %v", r, pw, err)
+	}
+	if _, _, err := b.Registration(func(string) string { return "" }); !errors.Is(err, ErrInvalidHardware) || !strings.Contains(err.Error(), "RACK1_BMC is unset") {
+		t.Errorf("unset variable: %v", err)
+	}
+	tests := []struct{ yaml, want string }{
+		{head + "      url: ipmi://bmc\n      user: admin\n      password: hunter2\n", "hw.yaml:6: invalid hardware list: bmc: a password is never written"},
+		{head + "      url: ipmi://bmc\n      user: admin\n      password_env: X\n      cipher_suite: 0\n", "no authentication"},
+		{head + "      url: ftp://bmc\n      user: admin\n      password_env: X\n", `scheme "ftp"`},
+		{head + "      url: ipmi://bmc\n      user: admin\n", "password_env \"\""},
+		{head + "      url: ipmi://bmc\n      user: admin\n      password_env: X\n      colour: red\n", `unknown key "colour"`},
+		{"machines:\n  - macs: [\"52:54:00:00:00:01\"]\n    bmc: ipmi://bmc\n", "bmc: want a mapping"},
+	}
+	for _, tc := range tests {
+		_, err := ParseHardware("hw.yaml", []byte(tc.yaml))
+		if !errors.Is(err, ErrInvalidHardware) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v; want %q", tc.yaml, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the error quotes the password: %v", err)
+		}
+	}
 }
