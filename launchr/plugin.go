@@ -99,6 +99,11 @@ var runs = map[string]run{
 		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), KeepNodes: flag(in, "keep-nodes"), TofuPath: opt(in, "tofu")}
 		return nodecmd.Destroy(ctx, e, o)
 	},
+	"delete": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		o := plasmanode.DeleteOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"),
+			KeepServer: flag(in, "keep-server"), TofuPath: opt(in, "tofu")}
+		return nodecmd.Delete(ctx, e, o)
+	},
 }
 
 // DiscoverActions implements [launchrctl.ActionDiscoveryPlugin]: one action

@@ -290,6 +290,8 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra", "--dry-run"}},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra"}},
 		{args: []string{"node:list", "demo"}},
+		{args: []string{"node:delete", "extra", "--keep-server"}},
+		{args: []string{"node:delete", "node004", "-e", "demo"}},
 
 		// Bad input: exit 2, the same message, nothing written.
 		{args: []string{"node:add", "demo", "--hostname", "n4", "-z", "Foundation.x"}, code: 2},
@@ -319,6 +321,7 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:join", "demo", "--server-id", "4713", "--pool", "db"}, code: 2},
 		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web"}, code: 2},
 		{args: []string{"node:destroy", "nope", "--force"}, code: 2},
+		{args: []string{"node:delete", "nope"}, code: 2},
 
 		// Failures: exit 1.
 		{args: []string{"node:provision", "demo", "-z", "web:cx22:1"}, code: 1},
@@ -369,7 +372,7 @@ func TestActionsHaveTheirHelp(t *testing.T) {
 	dir := t.TempDir()
 	top := run(t, plasmactlNode, dir, "", "--help")
 	flagRE := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z-]+)`)
-	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy", "register", "deallocate", "query", "validate"} {
+	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy", "register", "deallocate", "query", "validate", "delete"} {
 		if !strings.Contains(top.Stdout, "node:"+name) {
 			t.Errorf("plasmactl-node --help does not list node:%s:\n%s", name, top.Stdout)
 		}

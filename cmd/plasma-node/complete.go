@@ -91,7 +91,8 @@ func (a *app) addCompletion(root *cobra.Command) {
 		"add": a.firstThen(platforms, nil), "register": a.firstThen(platforms, nil), "provision": a.firstThen(platforms, nil),
 		"join": a.firstThen(platforms, nil), "destroy": a.firstThen(platforms, nil), "list": a.firstThen(platforms, nil),
 		"allocate": a.firstThen(hostnames, zoneNames), "deallocate": a.firstThen(hostnames, zoneNames),
-		"show": a.firstThen(both, nil), "validate": a.firstThen(both, nil), "query": a.firstThen(zoneNames, nil),
+		"delete": a.firstThen(hostnames, nil),
+		"show":   a.firstThen(both, nil), "validate": a.firstThen(both, nil), "query": a.firstThen(zoneNames, nil),
 	}
 	fixed := func(vals ...string) cobra.CompletionFunc {
 		return cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp)

@@ -72,6 +72,35 @@ manual platform only the node files are removed.`,
 	return c
 }
 
+func (a *app) deleteCmd() *cobra.Command {
+	var o plasmanode.DeleteOptions
+	c := &cobra.Command{
+		Use:   "delete NODE [-e PLATFORM] [--force] [--keep-server] [--tofu PATH]",
+		Short: "Delete one node: destroy its server, if it has one, and remove its node file",
+		Long: `A node with a server of one of the platform's pools has it adopted and
+destroyed through tofu (a pxe platform's pending registration is withdrawn),
+after a typed "yes" unless --force, and the pool's count in platform.yaml is
+lowered by one; then its node file is removed. A node without a server only
+loses its file. --keep-server only forgets the node: its file goes, its
+server stays untouched.`,
+		Example: `  plasma-node delete demo-web-003
+  plasma-node delete demo-web-003 -e demo --force
+  plasma-node delete server1 --keep-server`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Hostname = args[0]
+			return nodecmd.Delete(cmd.Context(), a.env(cmd), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Platform, "env", "e", "", "platform of the node (default: the one platform that has it)")
+	f.BoolVar(&o.Force, "force", false, `destroy the server without the typed "yes"`)
+	f.BoolVar(&o.KeepServer, "keep-server", false, "only forget the node: remove its file, leave its server")
+	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
+	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
+	return c
+}
+
 func (a *app) joinCmd() *cobra.Command {
 	var o plasmanode.JoinOptions
 	c := &cobra.Command{

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/fakehcloud"
+	"github.com/plasmactl/plasma-node/internal/tofutest"
+	"github.com/plasmactl/plasma-node/nodes"
+)
+
+// TestDeleteOneNode runs delete through the CLI with the real tofu and
+// hcloud plugin against the fake API: without a terminal and --force it
+// refuses at once naming --force, a "no" is Cancelled, --force destroys
+// the one server, lowers its pool's count (the next provision changes
+// nothing) and removes the node file; --keep-server (as node:delete) only
+// removes the file; a node without a server only loses its file, asking
+// nothing; an unknown node is exit 2.
+func TestDeleteOneNode(t *testing.T) {
+	bin := tofutest.Binary(t)
+	t.Setenv("TF_CLI_CONFIG_FILE", tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.Hcloud)))
+	t.Setenv("HCLOUD_TOKEN", "")
+	token := strings.Repeat("f", 64)
+	fake := fakehcloud.Start(token)
+	defer fake.Close()
+	dir := t.TempDir()
+	mustRun(t, dir, "add", "demo", "--provider", "hetzner")
+	store := nodes.Open(dir, nodes.Options{})
+	if _, err := store.UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Infrastructure.API = nodes.API{URI: fake.Endpoint(), Token: token}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, dir, "provision", "demo", "-z", "web:cx22:3", "--auto-approve", "--tofu", bin)
+	mustRun(t, dir, "add", "demo", "--hostname", "byhand", "--public-ip", "51.159.0.9")
+	servers := func() []string {
+		var names []string
+		for _, s := range fake.Servers() {
+			names = append(names, s.Name)
+		}
+		slices.Sort(names)
+		return names
+	}
+	ids := map[string]string{}
+	for _, s := range fake.Servers() {
+		ids[s.Name] = strconv.FormatInt(s.ID, 10)
+	}
+	id := ids["demo-web-002"]
+	// The files of the project, without tofu's work folder under .plasma.
+	files := func() map[string]string {
+		m := snapshot(t, dir)
+		for f := range m {
+			if strings.HasPrefix(f, ".plasma/") {
+				delete(m, f)
+			}
+		}
+		return m
+	}
+	before := files()
+
+	r := plasma(t, dir, "delete", "demo-web-002", "--tofu", bin)
+	if r.code != 1 || !strings.Contains(r.err, "pass --force or run on a terminal") {
+		t.Errorf("delete without a terminal: exit %d, stderr %q; want 1 naming --force", r.code, r.err)
+	}
+	typing, term := openPTY(t)
+	if _, err := typing.WriteString("no\n"); err != nil {
+		t.Fatal(err)
+	}
+	r = runAs(t, term, "--dir", dir, "delete", "demo-web-002", "--tofu", bin)
+	if r.code != 1 || r.err != plasmanode.PromptDestroy+"Cancelled\n" || !strings.Contains(r.stdout, "Servers of platform demo to destroy:\n  hcloud_server.demo_web_002 (id "+id+")") {
+		t.Errorf("declined delete: exit %d, stdout %q, stderr %q; want 1, the server and Cancelled", r.code, r.stdout, r.err)
+	}
+	if diff := cmp.Diff(before, files()); diff != "" || len(fake.Servers()) != 3 {
+		t.Errorf("refused and declined deletes changed something: %d servers, files (-before +after):\n%s", len(fake.Servers()), diff)
+	}
+
+	out := mustRun(t, dir, "delete", "demo-web-002", "-e", "demo", "--force", "--tofu", bin)
+	want := "Servers of platform demo to destroy:\n  hcloud_server.demo_web_002 (id " + id + ")\n" +
+		"Destroyed server " + id + " of node demo-web-002@demo (pool web: count lowered by one)\nRemoved node demo-web-002@demo\n"
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("delete --force output (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"demo-web-001", "demo-web-003"}, servers()); diff != "" {
+		t.Errorf("servers after delete (-want +got):\n%s", diff)
+	}
+	if p, _ := store.Platform(context.Background(), "demo"); p.Pools["web"].Count != 2 {
+		t.Errorf("pool web count %d after delete, want 2", p.Pools["web"].Count)
+	}
+	if out := mustRun(t, dir, "provision", "demo", "--dry-run", "--tofu", bin); !strings.Contains(out, "2 to import, 0 to create, 0 to update (0 destructive), 0 to replace, 0 to delete") {
+		t.Errorf("provision after delete is not converged:\n%s", out)
+	}
+
+	out = mustRun(t, dir, "node:delete", "demo-web-003", "--keep-server")
+	id3 := ids["demo-web-003"]
+	if want := "Kept server " + id3 + " of node demo-web-003@demo: it is no longer in the project\nRemoved node demo-web-003@demo\n"; out != want {
+		t.Errorf("delete --keep-server output %q, want %q", out, want)
+	}
+	if len(fake.Servers()) != 2 {
+		t.Errorf("--keep-server destroyed a server: %v", servers())
+	}
+	if out := mustRun(t, dir, "delete", "byhand"); out != "Removed node byhand@demo\n" {
+		t.Errorf("delete of a node without a server: %q", out)
+	}
+	var left []string
+	for f := range files() {
+		if strings.Contains(f, "/nodes/") {
+			left = append(left, f)
+		}
+	}
+	if diff := cmp.Diff([]string{"platforms/demo/nodes/demo-web-001.yaml"}, left); diff != "" {
+		t.Errorf("node files left (-want +got):\n%s", diff)
+	}
+	if r := plasma(t, dir, "delete", "nosuch"); r.code != 2 || !strings.Contains(r.err, "nosuch") {
+		t.Errorf("delete of an unknown node: exit %d, stderr %q; want 2 naming it", r.code, r.err)
+	}
+}
