@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/bmctest"
+	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 )
 
 // bmcPassword is the simulated BMC's password; it must show up nowhere
@@ -88,35 +92,8 @@ func TestBMCBoot(t *testing.T) {
 	bmctest.Need(t)
 	const mac = "52:54:00:77:07:10"
 	l := newLab(t, 7, labOptions{kernelArgs: []string{"emu.reboot"}})
-	l.taps++
-	tap := fmt.Sprintf("pnnb%dt%d", l.n, l.taps)
-	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")
-	run(t, "ip", "-n", l.site, "link", "set", tap, "master", "br0", "up")
-
-	vm := filepath.Join(l.dir, "vm-bmc1")
-	os.MkdirAll(vm, 0o755)
-	disk := append(append([]byte{}, diskMBR...), make([]byte, 510-len(diskMBR))...)
-	disk = append(disk, 0x55, 0xaa)
-	disk = append(disk, make([]byte, 1<<20-512)...)
-	os.WriteFile(filepath.Join(vm, "disk.img"), disk, 0o644)
-	hook := filepath.Join(vm, "vm.sh")
-	os.WriteFile(hook, []byte(fmt.Sprintf(vmHook, vm, l.site, tap, mac, strings.ReplaceAll(mac, ":", ""))), 0o755)
+	vm, hook := bmcMachine(t, l, mac)
 	sim := bmctest.Start(t, hook, "admin", bmcPassword)
-	t.Cleanup(func() { // power off what the test powered on
-		if b, err := os.ReadFile(filepath.Join(vm, "vm.pid")); err == nil {
-			var pid int
-			fmt.Sscan(string(b), &pid)
-			if pid > 0 {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		if t.Failed() {
-			for _, f := range []string{"hook.log", "qemu.log", "serial.log"} {
-				b, _ := os.ReadFile(filepath.Join(vm, f))
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	})
 
 	pwFile := filepath.Join(t.TempDir(), "bmc-password")
 	os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
@@ -202,6 +179,101 @@ func TestBMCBoot(t *testing.T) {
 	if strings.Contains(l.serveLog.String(), bmcPassword) {
 		t.Error("the BMC password is in serve's log")
 	}
+}
+
+// TestBMCBootRedfish: the same boot through a Redfish BMC, the fake of
+// internal/fakeredfish over TLS (pinned, a session, the ETag sent back
+// as If-Match), whose power goes through the same hook as ipmi_sim's, so
+// the Redfish path too ends in a real network boot and install.
+func TestBMCBootRedfish(t *testing.T) {
+	media := netbootPrereqs(t)
+	bmctest.Need(t)
+	const mac = "52:54:00:77:08:10"
+	l := newLab(t, 8, labOptions{kernelArgs: []string{"emu.reboot"}})
+	vm, hook := bmcMachine(t, l, mac)
+	fake := fakeredfish.New(fakeredfish.Config{User: "root", Password: bmcPassword, SystemIDs: []string{"System.Embedded.1"}, Hook: fakeredfish.CommandHook{hook, "0x20"}})
+	srv := httptest.NewTLSServer(fake)
+	t.Cleanup(srv.Close)
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	pwFile := filepath.Join(t.TempDir(), "bmc-password")
+	os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
+	l.register(t, "rf1", mac, "--bmc", "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/System.Embedded.1", "--bmc-user", "root",
+		"--bmc-password-file", pwFile, "--bmc-fingerprint", hex.EncodeToString(sum[:]), "--bmc-session", "--bmc-boot-mode", "legacy")
+	l.serve(t, media)
+	start := time.Now()
+	code, out, errs := l.npRun("boot", "rf1")
+	bootTook := time.Since(start)
+	if code != 0 || out != "rf1: next boot PXE (legacy, once) and powered on via redfish\n" {
+		t.Fatalf("boot: %d %q %s", code, out, errs)
+	}
+	installed := waitEvent(t, l, "installed", "rf1", 150*time.Second)
+	if installed == 0 {
+		t.Fatalf("rf1 did not report installed within 150 s")
+	}
+	line := fmt.Sprintf("bmc %s: boot command %s, power-on to installed %s", t.Name(), bootTook.Round(time.Millisecond), installed.Round(100*time.Millisecond))
+	t.Log(line)
+	recordTime(line)
+	if !strings.Contains(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK fqdn=rf1.") {
+		t.Errorf("the serial log has no OK marker for rf1")
+	}
+	time.Sleep(3 * time.Second)
+	if code, out, errs := l.npRun("power", "status", "rf1"); code != 0 || out != "rf1: power on\n" {
+		t.Errorf("power status after: %d %q %s", code, out, errs)
+	}
+	if code, _, errs := l.npRun("boot", "rf1"); code != 1 || !strings.Contains(errs, "installed, not pending") {
+		t.Errorf("a second boot: %d %s; want exit 1, refused as installed", code, errs)
+	}
+	calls := strings.Join(fake.Calls(), "\n")
+	for _, want := range []string{"POST /redfish/v1/SessionService/Sessions 201", "PATCH /redfish/v1/Systems/System.Embedded.1 204", "POST /redfish/v1/Systems/System.Embedded.1/Actions/ComputerSystem.Reset 204"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("the fake did not serve %q:\n%s", want, calls)
+		}
+	}
+	if fake.Sessions() != 0 {
+		t.Errorf("%d Redfish sessions left open", fake.Sessions())
+	}
+	l.wantEvent(t, "bmc", "power on via redfish")
+	filepath.WalkDir(l.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".bmc.pw") && strings.Contains(readFile(p), bmcPassword) {
+			t.Errorf("the BMC password is in %s", p)
+		}
+		return nil
+	})
+}
+
+// bmcMachine makes a machine of the lab that the hook vm.sh powers: a
+// tap on the lab's bridge, an "installed" disk, and the hook, which
+// ipmi_sim or the Redfish fake calls. The machine is killed when the test
+// ends. It returns the machine's folder and the hook.
+func bmcMachine(t *testing.T, l *bootLab, mac string) (string, string) {
+	t.Helper()
+	l.taps++
+	tap := fmt.Sprintf("pnnb%dt%d", l.n, l.taps)
+	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")
+	run(t, "ip", "-n", l.site, "link", "set", tap, "master", "br0", "up")
+	vm := filepath.Join(l.dir, "vm-"+strings.ReplaceAll(mac, ":", ""))
+	os.MkdirAll(vm, 0o755)
+	disk := append(append([]byte{}, diskMBR...), make([]byte, 510-len(diskMBR))...)
+	disk = append(disk, 0x55, 0xaa)
+	disk = append(disk, make([]byte, 1<<20-512)...)
+	os.WriteFile(filepath.Join(vm, "disk.img"), disk, 0o644)
+	hook := filepath.Join(vm, "vm.sh")
+	os.WriteFile(hook, []byte(fmt.Sprintf(vmHook, vm, l.site, tap, mac, strings.ReplaceAll(mac, ":", ""))), 0o755)
+	t.Cleanup(func() { // power off what the test powered on
+		if b, err := os.ReadFile(filepath.Join(vm, "vm.pid")); err == nil {
+			var pid int
+			fmt.Sscan(string(b), &pid)
+			if pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if t.Failed() {
+			for _, f := range []string{"hook.log", "qemu.log", "serial.log"} {
+				t.Logf("%s:\n%s", f, readFile(filepath.Join(vm, f)))
+			}
+		}
+	})
+	return vm, hook
 }
 
 // waitEvent waits for an event of kind mentioning s and returns how long
