@@ -228,3 +228,20 @@ func record(req BMCRequest, what string, err error) {
 		log.Warn("event log", "err", lerr)
 	}
 }
+
+// ForgetBMC removes node name's BMC password once no registration of
+// that name, pending or consumed, names a BMC (after an unregister).
+func ForgetBMC(ctx context.Context, req BMCRequest) error {
+	_, _, err := findRegistration(ctx, req)
+	if err == nil {
+		return nil // still used
+	}
+	if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, ErrNoBMC) {
+		return err
+	}
+	secrets, err := registry.OpenSecretStore(req.SecretsDir)
+	if err != nil {
+		return err
+	}
+	return secrets.RemoveBMCPassword(req.Name)
+}

@@ -155,3 +155,15 @@ func (s *SecretStore) ReadBMCPassword(name string) (string, error) {
 	}
 	return ReadBMCPasswordFile(path)
 }
+
+// RemoveBMCPassword removes node name's BMC password file; a missing one
+// is no error.
+func (s *SecretStore) RemoveBMCPassword(name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if err := os.Remove(s.BMCPasswordPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove BMC password of %s: %w", name, err)
+	}
+	return nil
+}

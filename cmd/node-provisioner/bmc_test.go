@@ -83,6 +83,12 @@ func TestRegisterBMCFlags(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("password file: %v %v", fi, err)
 	}
+	if r := np(t, state, "unregister", "pve1"); r.code != 0 {
+		t.Fatalf("unregister: %d %s", r.code, r.err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "secrets", "pve1.bmc.pw")); !os.IsNotExist(err) {
+		t.Errorf("unregister left the BMC password: %v", err)
+	}
 }
 
 // TestPowerAndBootThroughIPMISim runs power and boot against a real

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"encoding/json"
@@ -167,7 +168,9 @@ func (a *app) unregisterCmd() *cobra.Command {
 				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
 					return err
 				}
-				err = reg.Delete(cmd.Context(), args[0])
+				if err = reg.Delete(cmd.Context(), args[0]); err == nil {
+					err = pxe.ForgetBMC(cmd.Context(), a.bmcRequest(args[0]))
+				}
 			}
 			if err != nil {
 				return err
