@@ -27,7 +27,8 @@ func (a *app) daemonCmd() *cobra.Command {
   node-provisioner daemon --api :8091 --dhcp-interface eth0 --tls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.cfg.TTL = time.Hour // each window's TTL comes with its request
+			o.cfg.TTL = time.Hour       // each window's TTL comes with its request
+			o.cfg.StateDir = a.stateDir // checked with the window settings (network boot needs the registrations)
 			if _, err := o.check(); err != nil {
 				return err
 			}

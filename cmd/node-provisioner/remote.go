@@ -85,7 +85,11 @@ func (a *app) printNodeRows(st []backend.Node) {
 
 // printEvent prints one event as status shows it.
 func (a *app) printEvent(e backend.Event) {
-	fmt.Fprintf(a.out, "  %s %-10s %-12s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(e.Node), e.Status, e.Detail)
+	who := e.Node
+	if who == "" {
+		who = e.MAC // a step before the machine is matched: its MAC
+	}
+	fmt.Fprintf(a.out, "  %s %-10s %-17s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(who), e.Status, e.Detail)
 }
 
 // watch prints new events until ctx ends (Ctrl-C), then returns nil.

@@ -112,7 +112,7 @@ func TestStatusWatchFollowsTheEventLog(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
-	if c := <-code; c != 0 || !strings.Contains(out.String(), "answer     pve9         200 matched by mac") || strings.Contains(out.String(), "old") {
+	if c := <-code; c != 0 || !strings.Contains(out.String(), "answer     pve9              200 matched by mac") || strings.Contains(out.String(), "old") {
 		t.Errorf("exit %d:\n%s", c, out.String())
 	}
 }
