@@ -210,4 +210,3 @@ func TestRemoteProvision(t *testing.T) {
 		}
 	}
 }
-
