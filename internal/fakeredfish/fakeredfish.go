@@ -154,6 +154,14 @@ func (s *Server) Override() (enabled, target, mode string) {
 	return s.override.enabled, s.override.target, s.override.mode
 }
 
+// ExpireSessions forgets every session, as a BMC does when a session
+// times out or the BMC restarts: their tokens then get 401.
+func (s *Server) ExpireSessions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.sessions)
+}
+
 // Sessions returns how many sessions are open.
 func (s *Server) Sessions() int {
 	s.mu.Lock()

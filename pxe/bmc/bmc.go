@@ -93,6 +93,7 @@ type Error struct {
 	Transient bool
 }
 
+// Error says what was asked, the kind of failure and the BMC's words.
 func (e *Error) Error() string {
 	if e.Said == "" {
 		return e.Op + ": " + e.Kind.Error()
@@ -180,7 +181,9 @@ func redactURL(u *url.URL) string {
 // Credentials log in to a BMC. The password is never logged or put in an
 // error.
 type Credentials struct {
-	User     string
+	// User is the BMC account.
+	User string
+	// Password is its password.
 	Password string
 }
 

@@ -306,11 +306,19 @@ func (d *redfishController) system(ctx context.Context, op string) (*redfishSyst
 	return s, nil
 }
 
-// call runs f with the lock held and retries for transient failures.
+// call runs f with the lock held and retries for transient failures. A
+// session the BMC no longer knows (401 on its token: it expired, or the
+// BMC restarted) is opened again, once.
 func (d *redfishController) call(ctx context.Context, op string, f func(context.Context) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return retry(ctx, d.o, op, f)
+	err := retry(ctx, d.o, op, f)
+	if d.token != "" && errors.Is(err, ErrAuthRefused) {
+		d.o.Logger.Debug("Redfish session refused; logging in again", "bmc", d.e.String())
+		d.token, d.sessionURI = "", ""
+		err = retry(ctx, d.o, op, f)
+	}
+	return err
 }
 
 func (d *redfishController) PowerStatus(ctx context.Context) (Power, error) {

@@ -117,6 +117,25 @@ func TestRedfishRefusals(t *testing.T) {
 			}
 		}
 	})
+	t.Run("SessionExpired", func(t *testing.T) {
+		fake, c := redfishLab(t, fakeredfish.Config{}, "", "", bmc.Options{Session: true})
+		if _, err := c.PowerStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fake.ExpireSessions()
+		if _, err := c.PowerStatus(ctx); err != nil {
+			t.Fatalf("after the BMC forgot the session: %v", err)
+		}
+		logins := 0
+		for _, call := range fake.Calls() {
+			if call == "POST /redfish/v1/SessionService/Sessions 201" {
+				logins++
+			}
+		}
+		if logins != 2 || fake.Sessions() != 1 {
+			t.Errorf("%d logins, %d sessions; want 2 and 1", logins, fake.Sessions())
+		}
+	})
 	t.Run("ETagChangedBehind412", func(t *testing.T) {
 		fake, c := redfishLab(t, fakeredfish.Config{}, "", "", bmc.Options{})
 		fake.ChangeBehind()
