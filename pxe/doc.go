@@ -23,5 +23,8 @@
 // reply encoding), dhcpserver (its sockets), tftp, netboot (the HTTP
 // side), bootassets (prepare, ISO 9660, cpio), tlscert (the certificate)
 // and backend (the seam's types). This package assembles them; it does
-// not decide who installs what.
+// not decide who installs what. Around the window: api (the management
+// API over HTTPS), apitoken (its scoped bearer tokens), daemon (the
+// long-running service that serves the API and runs the windows it
+// opens) and client (the API's Go client).
 package pxe
