@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/backend"
-
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +10,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -221,20 +221,19 @@ func (a *app) listCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List registrations: pending, consumed and installed",
 		Example: `  node-provisioner list
-  node-provisioner list -o json`,
+  node-provisioner list -o json
+  node-provisioner list -o yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "table" && output != "json" {
-				return usageError(fmt.Errorf("--output %q: want table or json", output))
+			if err := checkOutput(output); err != nil {
+				return err
 			}
 			st, err := a.nodes(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				enc := json.NewEncoder(a.out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+			if output != "table" {
+				return cli.WriteData(a.out, output, append([]backend.Node{}, st...))
 			}
 			if len(st) == 0 {
 				fmt.Fprintln(a.out, "No registrations.")
@@ -252,7 +251,7 @@ func (a *app) listCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	return c
 }
 

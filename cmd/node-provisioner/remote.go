@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -90,20 +88,4 @@ func (a *app) printEvent(e backend.Event) {
 		who = e.MAC // a step before the machine is matched: its MAC
 	}
 	fmt.Fprintf(a.out, "  %s %-10s %-17s %3d %s\n", e.Time.Local().Format("15:04:05"), e.Kind, dash(who), e.Status, e.Detail)
-}
-
-// watch prints new events until ctx ends (Ctrl-C), then returns nil.
-func (a *app) watch(ctx context.Context, c *client.Client) error {
-	fmt.Fprintln(a.out, "Events (until interrupted):")
-	print := func(_ string, e backend.Event) error { a.printEvent(e); return nil }
-	var err error
-	if c != nil {
-		err = c.Events(ctx, client.FromNow, print)
-	} else {
-		err = api.Follow(ctx, a.stateDir, api.FromNow, 0, print)
-	}
-	if errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
 }

@@ -90,6 +90,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	o.cfg.Site = o.cfg.Site.Merge(keys)
 	o.cfg.StateDir, o.cfg.SecretsDir, o.cfg.Logger = a.stateDir, a.secretsDir, a.log
+	o.cfg.RecordBootSteps = true // status --watch follows the boot in the event log, as with the daemon
 	o.cfg.OnOpen = func(w *pxe.Window) {
 		if w.CertFingerprint != "" {
 			fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", w.CertFingerprint)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
@@ -116,61 +114,6 @@ func (a *app) disableCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// errWindowClosed makes status exit 1 while no window is open.
-var errWindowClosed = errors.New("the provisioning window is closed")
-
-func (a *app) statusCmd() *cobra.Command {
-	var watch bool
-	c := &cobra.Command{
-		Use:   "status [--watch]",
-		Short: "Show the window, the registrations and recent events; exit 0 only while the window is open",
-		Example: `  node-provisioner status
-  node-provisioner status >/dev/null && echo open
-  node-provisioner --server https://prov.example:8091 status --watch`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			now := time.Now()
-			c, err := a.remote()
-			if err != nil {
-				return err
-			}
-			var w api.WindowStatus
-			if c != nil {
-				w, err = c.Window(cmd.Context())
-			} else {
-				w, err = api.WindowStatusOf(a.stateDir, now)
-			}
-			if err != nil {
-				return err
-			}
-			a.printWindow(w, now)
-			st, err := a.nodes(cmd.Context())
-			if err != nil {
-				return err
-			}
-			a.printNodeRows(st)
-			if c == nil {
-				evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName))
-				if err == nil && len(evs) > 0 && !watch {
-					fmt.Fprintln(a.out, "Recent events:")
-					for _, e := range evs[max(0, len(evs)-10):] {
-						a.printEvent(e)
-					}
-				}
-			}
-			if watch {
-				return a.watch(cmd.Context(), c)
-			}
-			if !w.Open {
-				return errWindowClosed
-			}
-			return nil
-		},
-	}
-	c.Flags().BoolVarP(&watch, "watch", "w", false, "then print events as they happen (the boot steps and answers), until interrupted")
-	return c
 }
 
 // enableRemote opens the window of --server's daemon.

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/client"
+)
+
+// errWindowClosed makes status exit 1 while no window is open.
+var errWindowClosed = errors.New("the provisioning window is closed")
+
+// statusData is status -o json|yaml: the window, the nodes and, on the
+// state folder without --watch, the last ten events.
+type statusData struct {
+	Window api.WindowStatus `json:"window"`
+	Nodes  []backend.Node   `json:"nodes"`
+	Events []backend.Event  `json:"recent_events,omitempty"`
+}
+
+func (a *app) statusCmd() *cobra.Command {
+	var (
+		watch  bool
+		output string
+	)
+	c := &cobra.Command{
+		Use:   "status [--watch] [-o table|json|yaml]",
+		Short: "Show the window, the registrations and recent events; exit 0 only while the window is open",
+		Example: `  node-provisioner status
+  node-provisioner status >/dev/null && echo open
+  node-provisioner status -o json
+  node-provisioner status --watch     # the boot steps and answers as they happen, until the window closes
+  node-provisioner --server https://prov.example:8091 status --watch`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			ctx, now := cmd.Context(), time.Now()
+			c, err := a.remote()
+			if err != nil {
+				return err
+			}
+			w, err := a.window(ctx, c, now)
+			if err != nil {
+				return err
+			}
+			st, err := a.nodes(ctx)
+			if err != nil {
+				return err
+			}
+			var recent []backend.Event
+			if c == nil && !watch {
+				if evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName)); err == nil {
+					recent = evs[max(0, len(evs)-10):]
+				}
+			}
+			data := statusData{Window: w, Nodes: append([]backend.Node{}, st...), Events: recent}
+			switch {
+			case watch && output != "table":
+				// A stream: the status, then each event, as one JSON line
+				// or one YAML document each.
+				if err := a.writeItem(output, data); err != nil {
+					return err
+				}
+			case output != "table":
+				if err := cli.WriteData(a.out, output, data); err != nil {
+					return err
+				}
+			default:
+				a.printWindow(w, now)
+				a.printNodeRows(st)
+				if len(recent) > 0 {
+					fmt.Fprintln(a.out, "Recent events:")
+					for _, e := range recent {
+						a.printEvent(e)
+					}
+				}
+			}
+			if watch {
+				return a.watch(ctx, c, w.Open, output)
+			}
+			if !w.Open {
+				return errWindowClosed
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&watch, "watch", "w", false, "then print events as they happen (the boot steps and answers) until the window closes, or until interrupted when none is open")
+	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml (with --watch: one JSON line or YAML document per event)")
+	return c
+}
+
+// checkOutput refuses an -o value other than table, json and yaml.
+func checkOutput(output string) error {
+	switch output {
+	case "table", "json", "yaml":
+		return nil
+	}
+	return usageError(fmt.Errorf("--output %q: want table, json or yaml", output))
+}
+
+// window returns the window of --server's daemon, else of the state
+// folder.
+func (a *app) window(ctx context.Context, c *client.Client, now time.Time) (api.WindowStatus, error) {
+	if c != nil {
+		return c.Window(ctx)
+	}
+	return api.WindowStatusOf(a.stateDir, now)
+}
+
+// watchPoll is how often watch looks whether the window closed.
+const watchPoll = time.Second
+
+// watch prints new events (of --server's event stream, else of the
+// state folder's event log) until ctx ends (Ctrl-C) or, when the window
+// was open as it started, until the window closes; either is a nil
+// error.
+func (a *app) watch(ctx context.Context, c *client.Client, open bool, output string) error {
+	switch {
+	case output != "table":
+	case open:
+		fmt.Fprintln(a.out, "Events (until the window closes or interrupted):")
+	default:
+		fmt.Fprintln(a.out, "Events (until interrupted):")
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if open {
+		go a.untilClosed(ctx, c, cancel)
+	}
+	print := func(_ string, e backend.Event) error {
+		if output != "table" {
+			return a.writeItem(output, e)
+		}
+		a.printEvent(e)
+		return nil
+	}
+	var err error
+	if c != nil {
+		err = c.Events(ctx, client.FromNow, print)
+	} else {
+		err = api.Follow(ctx, a.stateDir, api.FromNow, 0, print)
+	}
+	if errors.Is(context.Cause(ctx), errWindowClosed) {
+		if output == "table" {
+			fmt.Fprintln(a.out, "Window closed")
+		}
+		return nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// untilClosed cancels ctx with errWindowClosed once the window is no
+// longer open, a poll later than it saw it closed so that the last
+// events are printed.
+func (a *app) untilClosed(ctx context.Context, c *client.Client, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(watchPoll)
+	defer t.Stop()
+	closed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if closed {
+			cancel(errWindowClosed)
+			return
+		}
+		w, err := a.window(ctx, c, time.Now())
+		closed = err == nil && !w.Open
+	}
+}
+
+// writeItem writes one item of status --watch's stream: a JSON line, or
+// a YAML document.
+func (a *app) writeItem(output string, v any) error {
+	if output == "json" {
+		return json.NewEncoder(a.out).Encode(v)
+	}
+	fmt.Fprintln(a.out, "---")
+	return cli.WriteData(a.out, "yaml", v)
+}
