@@ -105,7 +105,7 @@ func TestStatusOutputsAndWatch(t *testing.T) {
 
 	table := startWatch(t, state)
 	lines := startWatch(t, state, "-o", "json")
-	table.waitFor(t, "Events (until the window closes or interrupted):")
+	table.waitFor(t, "Events (until interrupted):")
 	time.Sleep(300 * time.Millisecond) // the JSON watcher has no header to wait for
 	base := strings.TrimSuffix(st.Window.URL, "/answer")
 	get := func(method, url, body string) {

@@ -127,11 +127,9 @@ const watchPoll = time.Second
 // was open as it started, until the window closes; either is a nil
 // error.
 func (a *app) watch(ctx context.Context, c *client.Client, open bool, output string) error {
-	switch {
-	case output != "table":
-	case open:
-		fmt.Fprintln(a.out, "Events (until the window closes or interrupted):")
-	default:
+	if output == "table" {
+		// An open window's watch also ends when it closes, with a line
+		// saying so.
 		fmt.Fprintln(a.out, "Events (until interrupted):")
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
