@@ -15,9 +15,6 @@
 // implementation, a site inventory another (see examples/embed-pxe).
 // [Enable] and [Disable] run a window in the background; [Window] is its
 // record. [Prepare] turns a Proxmox VE installer ISO into boot assets.
-// [PowerNode] and [BootNode] act on a registered machine through its BMC
-// (package bmc): power, and a one-time PXE boot into the installer while
-// the window is open and the registration pending.
 //
 // The roles live in subpackages, each usable alone: proxydhcp (the pure
 // reply encoding), dhcpserver (its sockets), tftp, netboot (the HTTP

@@ -78,15 +78,11 @@ func (b BMC) Validate() error {
 	return nil
 }
 
-// Open returns the BMC's driver with password; it does not contact the
-// BMC.
-func (b BMC) Open(password string, o bmc.Options) (bmc.Controller, error) {
-	e, err := bmc.Parse(b.URL)
-	if err != nil {
-		return nil, err
-	}
-	o.CipherSuite, o.Privilege, o.Fingerprint, o.Session = b.CipherSuite, b.Privilege, b.Fingerprint, b.Session
-	return bmc.Open(e, bmc.Credentials{User: b.User, Password: password}, o)
+// Options returns the driver options the BMC's settings give, on top of
+// base (timeouts, retries, logger).
+func (b BMC) Options(base bmc.Options) bmc.Options {
+	base.CipherSuite, base.Privilege, base.Fingerprint, base.Session = b.CipherSuite, b.Privilege, b.Fingerprint, b.Session
+	return base
 }
 
 // maxBMCPassword bounds a BMC password file; IPMI allows 20 bytes,

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/power"
 )
 
 // bmcPasswordEnv holds a BMC password for register (never a flag value:
@@ -74,8 +74,8 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	return r, pw, nil
 }
 
-func (a *app) bmcRequest(name string) pxe.BMCRequest {
-	return pxe.BMCRequest{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Logger: a.log}
+func (a *app) bmcRequest(name string) power.Request {
+	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Logger: a.log}
 }
 
 func (a *app) powerCmd() *cobra.Command {
@@ -87,16 +87,16 @@ func (a *app) powerCmd() *cobra.Command {
 		Args:      cobra.ExactArgs(2),
 		ValidArgs: []string{"status", "on", "off", "cycle"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			action := pxe.PowerAction(args[0])
+			action := power.Action(args[0])
 			switch action {
-			case pxe.PowerStatus, pxe.PowerOn, pxe.PowerOff, pxe.PowerCycle:
+			case power.Status, power.On, power.Off, power.Cycle:
 			default:
 				return usageError(fmt.Errorf("power %q: want status, on, off or cycle", args[0]))
 			}
 			if err := registry.ValidateName(args[1]); err != nil {
 				return err
 			}
-			p, err := pxe.PowerNode(cmd.Context(), a.bmcRequest(args[1]), action)
+			p, err := power.Node(cmd.Context(), a.bmcRequest(args[1]), action)
 			if errors.Is(err, registry.ErrNotFound) {
 				return usageError(err)
 			}
@@ -125,7 +125,7 @@ pending, so an installed machine is never reinstalled by accident.`,
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			res, err := pxe.BootNode(cmd.Context(), a.bmcRequest(args[0]))
+			res, err := power.Boot(cmd.Context(), a.bmcRequest(args[0]))
 			if errors.Is(err, registry.ErrNotFound) {
 				return usageError(err)
 			}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/power"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -169,7 +169,7 @@ func (a *app) unregisterCmd() *cobra.Command {
 					return err
 				}
 				if err = reg.Delete(cmd.Context(), args[0]); err == nil {
-					err = pxe.ForgetBMC(cmd.Context(), a.bmcRequest(args[0]))
+					err = power.Forget(cmd.Context(), a.bmcRequest(args[0]))
 				}
 			}
 			if err != nil {

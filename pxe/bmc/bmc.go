@@ -187,7 +187,7 @@ type Credentials struct {
 	Password string
 }
 
-// Options tune [Open]. The zero value is the safe default.
+// Options tune a driver. The zero value is the safe default.
 type Options struct {
 	// CipherSuite is the IPMI RMCP+ cipher suite; 0 means 3
 	// (HMAC-SHA1, HMAC-SHA1-96, AES-CBC-128). Suite 0 (no
@@ -216,7 +216,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with its zero fields set to the defaults a
+// driver uses: Timeout 3 s, Attempts 3, Backoff 300 ms, a discarding
+// Logger.
+func (o Options) WithDefaults() Options {
 	if o.Timeout <= 0 {
 		o.Timeout = 3 * time.Second
 	}
@@ -232,21 +235,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Open returns the driver for e. It does not contact the BMC; the first
-// call does.
-func Open(e Endpoint, c Credentials, o Options) (Controller, error) {
-	o = o.withDefaults()
-	switch e.Protocol {
-	case "ipmi":
-		return newIPMI(e, c, o)
-	case "redfish":
-		return newRedfish(e, c, o)
-	}
-	return nil, fmt.Errorf("%w: protocol %q (want ipmi or redfish)", ErrInvalidEndpoint, e.Protocol)
-}
-
-// hostPort joins e's host with its port or def.
-func (e Endpoint) hostPort(def int) string {
+// HostPort joins e's host with its port, or def when it has none.
+func (e Endpoint) HostPort(def int) string {
 	p := e.Port
 	if p == 0 {
 		p = def
@@ -254,9 +244,10 @@ func (e Endpoint) hostPort(def int) string {
 	return net.JoinHostPort(e.Host, strconv.Itoa(p))
 }
 
-// retry runs f up to o.Attempts times while it fails with a transient
-// [*Error], waiting o.Backoff, then twice that, between attempts.
-func retry(ctx context.Context, o Options, op string, f func(context.Context) error) error {
+// Retry runs f up to o.Attempts times while it fails with a transient
+// [*Error], waiting o.Backoff, then twice that, between attempts; drivers
+// wrap each call in it.
+func Retry(ctx context.Context, o Options, op string, f func(context.Context) error) error {
 	wait := o.Backoff
 	var err error
 	for i := 0; i < o.Attempts; i++ {

@@ -1,11 +1,13 @@
 // Package bmc drives a machine's baseboard management controller: power
 // status, on, off, cycle and reset, and a one-time network (PXE) boot in
 // UEFI or legacy mode. One small interface, [Controller], has two
-// drivers: IPMI over LAN (lanplus, RMCP+) and Redfish over HTTPS.
+// drivers: Redfish over HTTPS ([NewRedfish], here) and IPMI over LAN
+// (lanplus, RMCP+; package ipmi, kept apart so that this package links no
+// IPMI stack).
 //
 // [Parse] reads an endpoint such as ipmi://10.0.0.5 or
-// redfish://bmc1.example/System.Embedded.1 and [Open] returns its
-// driver. Errors are typed in the BMC's terms: [ErrUnreachable],
+// redfish://bmc1.example/System.Embedded.1; [ParseCipherSuite],
+// [ValidateIPMI] and [ParseBootMode] check the settings. Errors are typed in the BMC's terms: [ErrUnreachable],
 // [ErrAuthRefused] and [ErrBMC] (the BMC answered with an error, kept in
 // its own words). Transient failures (no answer, a busy BMC, HTTP 502,
 // 503, 504) are retried with backoff; nothing else is. No driver powers a

@@ -49,7 +49,13 @@ type redfishSystem struct {
 	hasMode     bool     // exposes BootSourceOverrideMode
 }
 
-func newRedfish(e Endpoint, c Credentials, o Options) (*redfishController, error) {
+// NewRedfish returns the Redfish driver for e. It does not contact the
+// BMC; the first call does.
+func NewRedfish(e Endpoint, c Credentials, o Options) (Controller, error) {
+	if e.Protocol != "redfish" {
+		return nil, fmt.Errorf("%w: %s is not a Redfish endpoint", ErrInvalidEndpoint, e)
+	}
+	o = o.WithDefaults()
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.Fingerprint != "" {
 		var err error
@@ -64,7 +70,7 @@ func newRedfish(e Endpoint, c Credentials, o Options) (*redfishController, error
 	hc := &http.Client{Transport: tr, Timeout: 2 * o.Timeout,
 		// A redirect could carry the credentials elsewhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return &redfishController{e: e, cred: c, o: o, base: "https://" + e.hostPort(443), hc: hc}, nil
+	return &redfishController{e: e, cred: c, o: o, base: "https://" + e.HostPort(443), hc: hc}, nil
 }
 
 func (d *redfishController) Protocol() string { return "redfish" }
@@ -312,11 +318,11 @@ func (d *redfishController) system(ctx context.Context, op string) (*redfishSyst
 func (d *redfishController) call(ctx context.Context, op string, f func(context.Context) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	err := retry(ctx, d.o, op, f)
+	err := Retry(ctx, d.o, op, f)
 	if d.token != "" && errors.Is(err, ErrAuthRefused) {
 		d.o.Logger.Debug("Redfish session refused; logging in again", "bmc", d.e.String())
 		d.token, d.sessionURI = "", ""
-		err = retry(ctx, d.o, op, f)
+		err = Retry(ctx, d.o, op, f)
 	}
 	return err
 }

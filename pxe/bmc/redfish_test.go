@@ -40,7 +40,7 @@ func redfishLab(t *testing.T, cfg fakeredfish.Config, path, pw string, o bmc.Opt
 		t.Fatal(err)
 	}
 	o.Backoff = 10 * time.Millisecond
-	c, err := bmc.Open(e, bmc.Credentials{User: cfg.User, Password: pw}, o)
+	c, err := bmc.NewRedfish(e, bmc.Credentials{User: cfg.User, Password: pw}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestRedfishRefusals(t *testing.T) {
 		addr := strings.TrimPrefix(srv.URL, "https://")
 		srv.Close()
 		e, _ := bmc.Parse("redfish://" + addr)
-		c, _ := bmc.Open(e, bmc.Credentials{User: "u", Password: "p"}, bmc.Options{Backoff: time.Millisecond})
+		c, _ := bmc.NewRedfish(e, bmc.Credentials{User: "u", Password: "p"}, bmc.Options{Backoff: time.Millisecond})
 		start := time.Now()
 		_, err := c.PowerStatus(ctx)
 		if !errors.Is(err, bmc.ErrUnreachable) || !strings.Contains(err.Error(), "connection refused") {

@@ -1,4 +1,4 @@
-package bmc_test
+package ipmi_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 )
 
 func openIPMI(t *testing.T, endpoint, user, pw string, o bmc.Options) bmc.Controller {
@@ -18,7 +19,7 @@ func openIPMI(t *testing.T, endpoint, user, pw string, o bmc.Options) bmc.Contro
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := bmc.Open(e, bmc.Credentials{User: user, Password: pw}, o)
+	c, err := ipmi.New(e, bmc.Credentials{User: user, Password: pw}, o)
 	if err != nil {
 		t.Fatal(err)
 	}

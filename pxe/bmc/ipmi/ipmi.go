@@ -1,4 +1,8 @@
-package bmc
+// Package ipmi is the IPMI over LAN (lanplus, RMCP+) driver of
+// [bmc.Controller], on github.com/bougou/go-ipmi. It is a package of its
+// own so that programs that only parse or store BMC endpoints (package
+// bmc) do not link an IPMI stack.
+package ipmi
 
 import (
 	"context"
@@ -12,28 +16,20 @@ import (
 	"github.com/bougou/go-ipmi/pkg/client"
 	"github.com/bougou/go-ipmi/pkg/command/chassis"
 	"github.com/bougou/go-ipmi/pkg/types"
+
+	"github.com/plasmactl/plasma-node/pxe/bmc"
 )
 
-// DefaultIPMIPort is IPMI over LAN's UDP port.
-const DefaultIPMIPort = 623
-
-// ipmiSuites are the RMCP+ cipher suites the driver accepts: every suite
-// with authentication that the IPMI 2.0 table defines. Suite 0 (none)
-// is not among them.
-var ipmiSuites = map[int]types.CipherSuiteID{
-	1: types.CipherSuiteID1, 2: types.CipherSuiteID2, 3: types.CipherSuiteID3,
-	6: types.CipherSuiteID6, 7: types.CipherSuiteID7, 8: types.CipherSuiteID8,
-	11: types.CipherSuiteID11, 12: types.CipherSuiteID12,
-	15: types.CipherSuiteID15, 16: types.CipherSuiteID16, 17: types.CipherSuiteID17,
-}
+// DefaultPort is IPMI over LAN's UDP port.
+const DefaultPort = 623
 
 // ipmiController is the IPMI over LAN (lanplus) driver. It opens one
 // RMCP+ session on first use and keeps it until Close; a call that fails
 // on the network drops it and the next attempt opens a new one.
 type ipmiController struct {
-	e     Endpoint
-	cred  Credentials
-	o     Options
+	e     bmc.Endpoint
+	cred  bmc.Credentials
+	o     bmc.Options
 	suite types.CipherSuiteID
 	priv  types.PrivilegeLevel
 
@@ -41,59 +37,25 @@ type ipmiController struct {
 	c  *client.Client
 }
 
-// ValidateIPMI checks a cipher suite and privilege as [Open] would;
-// errors wrap [ErrInvalidEndpoint].
-func ValidateIPMI(suite int, privilege string) error {
-	_, _, err := ipmiSettings(suite, privilege)
-	return err
-}
-
-func ipmiSettings(suite int, privilege string) (types.CipherSuiteID, types.PrivilegeLevel, error) {
-	if suite == 0 {
-		suite = 3
+// New returns the driver for e (cipher suite and privilege from o, 3 and
+// operator by default; suite 0 is refused). It does not contact the BMC:
+// the first call opens a session, which Close ends.
+func New(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, error) {
+	if e.Protocol != "ipmi" {
+		return nil, fmt.Errorf("%w: %s is not an IPMI endpoint", bmc.ErrInvalidEndpoint, e)
 	}
-	id, ok := ipmiSuites[suite]
-	if !ok {
-		return 0, 0, fmt.Errorf("%w: IPMI cipher suite %d (want 1-3, 6-8, 11, 12 or 15-17; 3 is the default)", ErrInvalidEndpoint, suite)
-	}
-	var priv types.PrivilegeLevel
-	switch strings.ToLower(privilege) {
-	case "", "operator":
-		priv = types.PrivilegeLevelOperator
-	case "administrator", "admin":
-		priv = types.PrivilegeLevelAdministrator
-	default:
-		return 0, 0, fmt.Errorf("%w: IPMI privilege %q (want operator or administrator; user cannot control power)", ErrInvalidEndpoint, privilege)
-	}
-	return id, priv, nil
-}
-
-// ParseCipherSuite reads an IPMI cipher suite number. Suite 0 (no
-// authentication: a BMC then takes any password) is refused, as are
-// numbers outside the IPMI 2.0 table. Errors wrap [ErrInvalidEndpoint].
-func ParseCipherSuite(s string) (int, error) {
-	var n int
-	if _, err := fmt.Sscan(s, &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
-		return 0, fmt.Errorf("%w: IPMI cipher suite %q is not a number (3 is the default)", ErrInvalidEndpoint, s)
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("%w: IPMI cipher suite 0 has no authentication (the BMC takes any password) and is refused; use 3 or 17", ErrInvalidEndpoint)
-	}
-	if _, ok := ipmiSuites[n]; !ok {
-		return 0, fmt.Errorf("%w: IPMI cipher suite %d (want 1-3, 6-8, 11, 12 or 15-17; 3 is the default)", ErrInvalidEndpoint, n)
-	}
-	return n, nil
-}
-
-func newIPMI(e Endpoint, c Credentials, o Options) (*ipmiController, error) {
-	suite, priv, err := ipmiSettings(o.CipherSuite, o.Privilege)
+	suite, priv, err := bmc.IPMISettings(o.CipherSuite, o.Privilege)
 	if err != nil {
 		return nil, err
 	}
 	if c.User == "" {
-		return nil, fmt.Errorf("%w: an IPMI BMC needs a user name", ErrInvalidEndpoint)
+		return nil, fmt.Errorf("%w: an IPMI BMC needs a user name", bmc.ErrInvalidEndpoint)
 	}
-	return &ipmiController{e: e, cred: c, o: o, suite: suite, priv: priv}, nil
+	d := &ipmiController{e: e, cred: c, o: o.WithDefaults(), suite: types.CipherSuiteID(suite), priv: types.PrivilegeLevelOperator}
+	if priv == bmc.PrivilegeAdministrator {
+		d.priv = types.PrivilegeLevelAdministrator
+	}
+	return d, nil
 }
 
 func (d *ipmiController) Protocol() string { return "ipmi" }
@@ -105,11 +67,11 @@ func (d *ipmiController) session(ctx context.Context, op string) (*client.Client
 	}
 	port := d.e.Port
 	if port == 0 {
-		port = DefaultIPMIPort
+		port = DefaultPort
 	}
 	c, err := client.NewClient(d.e.Host, port, d.cred.User, d.cred.Password)
 	if err != nil {
-		return nil, &Error{Op: op, Kind: ErrInvalidEndpoint, Said: "the user name is too long"}
+		return nil, &bmc.Error{Op: op, Kind: bmc.ErrInvalidEndpoint, Said: "the user name is too long"}
 	}
 	// Per exchange: one retransmission after Timeout/2, so an absent BMC
 	// costs about Timeout, not the library's 5 s.
@@ -131,7 +93,7 @@ func (d *ipmiController) session(ctx context.Context, op string) (*client.Client
 func (d *ipmiController) call(ctx context.Context, op string, f func(context.Context, *client.Client) error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return retry(ctx, d.o, op, func(ctx context.Context) error {
+	return bmc.Retry(ctx, d.o, op, func(ctx context.Context) error {
 		c, err := d.session(ctx, op)
 		if err != nil {
 			return err
@@ -140,7 +102,7 @@ func (d *ipmiController) call(ctx context.Context, op string, f func(context.Con
 		defer cancel()
 		if err := f(cctx, c); err != nil {
 			be := d.classify(op, err)
-			if be.Kind == ErrUnreachable {
+			if be.Kind == bmc.ErrUnreachable {
 				closeNow(d.c)
 				d.c = nil
 			}
@@ -151,7 +113,7 @@ func (d *ipmiController) call(ctx context.Context, op string, f func(context.Con
 }
 
 // classify turns a go-ipmi error into an [*Error] in the BMC's words.
-func (d *ipmiController) classify(op string, err error) *Error {
+func (d *ipmiController) classify(op string, err error) *bmc.Error {
 	var rsp *types.ResponseError
 	var rmcp *types.RmcpStatusError
 	var ne net.Error
@@ -160,25 +122,25 @@ func (d *ipmiController) classify(op string, err error) *Error {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, client.ErrRAKPAuthentication), strings.Contains(msg, client.ErrRAKPAuthentication.Error()):
-		return &Error{Op: op, Kind: ErrAuthRefused, Said: "RAKP authentication failed (wrong user or password)"}
+		return &bmc.Error{Op: op, Kind: bmc.ErrAuthRefused, Said: "RAKP authentication failed (wrong user or password)"}
 	case errors.As(err, &rmcp):
-		return &Error{Op: op, Kind: ErrAuthRefused, Said: rmcp.Error()}
+		return &bmc.Error{Op: op, Kind: bmc.ErrAuthRefused, Said: rmcp.Error()}
 	case strings.Contains(msg, "RMCP+ status"):
-		return &Error{Op: op, Kind: ErrAuthRefused, Said: msg[strings.Index(msg, "RMCP+ status"):]}
+		return &bmc.Error{Op: op, Kind: bmc.ErrAuthRefused, Said: msg[strings.Index(msg, "RMCP+ status"):]}
 	case errors.As(err, &rsp):
 		cc := rsp.CompletionCode()
 		said := fmt.Sprintf("completion code %#02x: %s", uint8(cc), cc)
 		switch cc {
 		case types.CodeInsufficientPrivilege:
-			return &Error{Op: op, Kind: ErrAuthRefused, Said: said}
+			return &bmc.Error{Op: op, Kind: bmc.ErrAuthRefused, Said: said}
 		case types.CodeNodeBusy, types.CodeProcessTimeout:
-			return &Error{Op: op, Kind: ErrBMC, Said: said, Transient: true}
+			return &bmc.Error{Op: op, Kind: bmc.ErrBMC, Said: said, Transient: true}
 		}
-		return &Error{Op: op, Kind: ErrBMC, Said: said}
+		return &bmc.Error{Op: op, Kind: bmc.ErrBMC, Said: said}
 	case errors.As(err, &ne), errors.Is(err, context.DeadlineExceeded):
-		return &Error{Op: op, Kind: ErrUnreachable, Said: fmt.Sprintf("no answer from %s/udp (%s)", d.e.hostPort(DefaultIPMIPort), lastLine(err)), Transient: true}
+		return &bmc.Error{Op: op, Kind: bmc.ErrUnreachable, Said: fmt.Sprintf("no answer from %s/udp (%s)", d.e.HostPort(DefaultPort), lastLine(err)), Transient: true}
 	}
-	return &Error{Op: op, Kind: ErrBMC, Said: lastLine(err)}
+	return &bmc.Error{Op: op, Kind: bmc.ErrBMC, Said: lastLine(err)}
 }
 
 // closeNow releases a client's socket without waiting for a BMC that
@@ -199,16 +161,16 @@ func lastLine(err error) string {
 	return strings.TrimSpace(strings.ReplaceAll(s, "\n", " "))
 }
 
-func (d *ipmiController) PowerStatus(ctx context.Context) (Power, error) {
-	var p Power
+func (d *ipmiController) PowerStatus(ctx context.Context) (bmc.Power, error) {
+	var p bmc.Power
 	err := d.call(ctx, "power status", func(ctx context.Context, c *client.Client) error {
 		st, err := c.GetChassisStatus(ctx)
 		if err != nil {
 			return err
 		}
-		p = PowerOff
+		p = bmc.PowerOff
 		if st.PowerIsOn {
-			p = PowerOn
+			p = bmc.PowerOn
 		}
 		return nil
 	})
@@ -240,9 +202,9 @@ func (d *ipmiController) Reset(ctx context.Context) error {
 
 // SetNextBootPXE sets boot flags (parameter 5): valid, this boot only,
 // force PXE, EFI or legacy.
-func (d *ipmiController) SetNextBootPXE(ctx context.Context, mode BootMode) error {
+func (d *ipmiController) SetNextBootPXE(ctx context.Context, mode bmc.BootMode) error {
 	bt := types.BIOSBootTypeEFI
-	if mode == BootLegacy {
+	if mode == bmc.BootLegacy {
 		bt = types.BIOSBootTypeLegacy
 	}
 	return d.call(ctx, "set next boot PXE", func(ctx context.Context, c *client.Client) error {

@@ -1,4 +1,10 @@
-package pxe
+// Package power acts on a registered machine through its BMC: power
+// status, on, off and cycle ([Node]), and a boot into the installer
+// ([Boot]: the next boot PXE, once, then power on) that only a pending
+// registration gets while the provisioning window is open. Each action
+// is an event in the state folder's event log. [Open] picks the driver
+// of an endpoint: package ipmi or bmc's Redfish.
+package power
 
 import (
 	"context"
@@ -11,11 +17,13 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 )
 
-// Errors of [PowerNode] and [BootNode] besides the BMC's own ([bmc.ErrUnreachable],
+// Errors of [Node] and [Boot] besides the BMC's own ([bmc.ErrUnreachable],
 // [bmc.ErrAuthRefused], [bmc.ErrBMC]).
 var (
 	// ErrNoBMC: the registration has no BMC.
@@ -26,20 +34,32 @@ var (
 	ErrBootRefused = errors.New("boot refused")
 )
 
-// PowerAction is what [PowerNode] asks of a BMC.
-type PowerAction string
+// Action is what [Node] asks of a BMC.
+type Action string
 
-// Power actions.
+// Actions.
 const (
-	PowerStatus PowerAction = "status"
-	PowerOn     PowerAction = "on"
-	PowerOff    PowerAction = "off"
-	PowerCycle  PowerAction = "cycle"
+	Status Action = "status"
+	On     Action = "on"
+	Off    Action = "off"
+	Cycle  Action = "cycle"
 )
 
-// BMCRequest names a node and where its registration, BMC password and
+// Open returns the driver of endpoint e: IPMI (package ipmi) or
+// Redfish. It does not contact the BMC.
+func Open(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, error) {
+	switch e.Protocol {
+	case "ipmi":
+		return ipmi.New(e, c, o)
+	case "redfish":
+		return bmc.NewRedfish(e, c, o)
+	}
+	return nil, fmt.Errorf("%w: protocol %q (want ipmi or redfish)", bmc.ErrInvalidEndpoint, e.Protocol)
+}
+
+// Request names a node and where its registration, BMC password and
 // event log are.
-type BMCRequest struct {
+type Request struct {
 	// StateDir holds the registrations and the event log.
 	StateDir string
 	// SecretsDir holds the BMC password (<name>.bmc.pw).
@@ -53,11 +73,11 @@ type BMCRequest struct {
 	Logger *slog.Logger
 }
 
-// PowerNode runs a power action through node name's BMC, for a pending or
+// Node runs a power action through node name's BMC, for a pending or
 // a consumed registration alike, and returns the power state after it
 // (for status, the state). On, off and cycle are events on the timeline.
-func PowerNode(ctx context.Context, req BMCRequest, action PowerAction) (bmc.Power, error) {
-	if !slices.Contains([]PowerAction{PowerStatus, PowerOn, PowerOff, PowerCycle}, action) {
+func Node(ctx context.Context, req Request, action Action) (bmc.Power, error) {
+	if !slices.Contains([]Action{Status, On, Off, Cycle}, action) {
 		return "", fmt.Errorf("power %s: want status, on, off or cycle", action)
 	}
 	r, _, err := findRegistration(ctx, req)
@@ -69,14 +89,14 @@ func PowerNode(ctx context.Context, req BMCRequest, action PowerAction) (bmc.Pow
 		return "", err
 	}
 	defer c.Close(context.WithoutCancel(ctx))
-	if action == PowerStatus {
+	if action == Status {
 		p, err := c.PowerStatus(ctx)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", req.Name, err)
 		}
 		return p, nil
 	}
-	f := map[PowerAction]func(context.Context) error{PowerOn: c.PowerOn, PowerOff: c.PowerOff, PowerCycle: c.PowerCycle}[action]
+	f := map[Action]func(context.Context) error{On: c.PowerOn, Off: c.PowerOff, Cycle: c.PowerCycle}[action]
 	what := fmt.Sprintf("power %s via %s", action, c.Protocol())
 	err = f(ctx)
 	record(req, what, err)
@@ -90,7 +110,7 @@ func PowerNode(ctx context.Context, req BMCRequest, action PowerAction) (bmc.Pow
 	return p, nil
 }
 
-// BootResult says what [BootNode] did.
+// BootResult says what [Boot] did.
 type BootResult struct {
 	// Protocol is the BMC's: "ipmi" or "redfish".
 	Protocol string
@@ -102,13 +122,13 @@ type BootResult struct {
 	Cycled bool
 }
 
-// BootNode boots node name into the installer: it sets the next boot to
+// Boot boots node name into the installer: it sets the next boot to
 // PXE, once, and powers the machine on, or cycles it when it is on. It
 // refuses ([ErrBootRefused]) unless the provisioning window is open and
 // the registration is pending. Each step is an event on the timeline.
-func BootNode(ctx context.Context, req BMCRequest) (BootResult, error) {
+func Boot(ctx context.Context, req Request) (BootResult, error) {
 	var res BootResult
-	w, err := ReadWindow(req.StateDir)
+	w, err := pxe.ReadWindow(req.StateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
@@ -161,7 +181,7 @@ func BootNode(ctx context.Context, req BMCRequest) (BootResult, error) {
 
 // findRegistration returns node name's registration, pending or else
 // consumed, with a BMC.
-func findRegistration(ctx context.Context, req BMCRequest) (registry.Registration, bool, error) {
+func findRegistration(ctx context.Context, req Request) (registry.Registration, bool, error) {
 	reg, err := registry.Open(req.StateDir, req.Logger)
 	if err != nil {
 		return registry.Registration{}, false, err
@@ -188,7 +208,7 @@ func findRegistration(ctx context.Context, req BMCRequest) (registry.Registratio
 	return r, pending, nil
 }
 
-func openBMC(req BMCRequest, r registry.Registration) (bmc.Controller, error) {
+func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {
 	secrets, err := registry.OpenSecretStore(req.SecretsDir)
 	if err != nil {
 		return nil, err
@@ -201,12 +221,16 @@ func openBMC(req BMCRequest, r registry.Registration) (bmc.Controller, error) {
 	if o.Logger == nil {
 		o.Logger = req.Logger
 	}
-	return r.BMC.Open(pw, o)
+	e, err := bmc.Parse(r.BMC.URL)
+	if err != nil {
+		return nil, err
+	}
+	return Open(e, bmc.Credentials{User: r.BMC.User, Password: pw}, r.BMC.Options(o))
 }
 
 // record appends a BMC event (what was done, and the error's words when
 // it failed) to the event log and the logger.
-func record(req BMCRequest, what string, err error) {
+func record(req Request, what string, err error) {
 	log := req.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -229,9 +253,9 @@ func record(req BMCRequest, what string, err error) {
 	}
 }
 
-// ForgetBMC removes node name's BMC password once no registration of
+// Forget removes node name's BMC password once no registration of
 // that name, pending or consumed, names a BMC (after an unregister).
-func ForgetBMC(ctx context.Context, req BMCRequest) error {
+func Forget(ctx context.Context, req Request) error {
 	_, _, err := findRegistration(ctx, req)
 	if err == nil {
 		return nil // still used

@@ -1,0 +1,87 @@
+package power_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/bmctest"
+	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/power"
+)
+
+func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
+	t.Helper()
+	reg, err := registry.Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}, BMC: b}
+	if _, err := reg.Register(context.Background(), r, registry.RegisterOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b != nil {
+		s, _ := registry.OpenSecretStore(secrets)
+		if _, err := s.WriteBMCPassword("n1", pw); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestBootAndPower(t *testing.T) {
+	ctx := context.Background()
+	state, secrets := t.TempDir(), filepath.Join(t.TempDir(), "secrets")
+	req := power.Request{StateDir: state, SecretsDir: secrets, Name: "n1"}
+
+	register(t, state, secrets, nil, "")
+	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, power.ErrNoBMC) {
+		t.Errorf("no BMC: %v", err)
+	}
+	hook := bmctest.StateHook(t)
+	sim := bmctest.Start(t, hook, "admin", "pw-123")
+	register(t, state, secrets, &registry.BMC{URL: sim.Endpoint(), User: "admin"}, "pw-123")
+	if _, err := power.Boot(ctx, req); !errors.Is(err, power.ErrBootRefused) || !strings.Contains(err.Error(), "window is closed") {
+		t.Errorf("window closed: %v", err)
+	}
+	if err := pxe.WriteWindow(state, &pxe.Window{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := power.Boot(ctx, req)
+	if err != nil || res.Protocol != "ipmi" || res.Mode != bmc.BootUEFI || res.Was != bmc.PowerOff || res.Cycled {
+		t.Fatalf("boot: %+v %v", res, err)
+	}
+	if got := bmctest.Read(hook, "boots"); got != "pxe" {
+		t.Errorf("boots %q", got)
+	}
+	if p, err := power.Node(ctx, req, power.Off); err != nil || p != bmc.PowerOff {
+		t.Errorf("off: %v %v", p, err)
+	}
+	if _, err := power.Node(ctx, req, "reboot"); err == nil {
+		t.Error("an unknown action was taken")
+	}
+	if _, err := power.Open(bmc.Endpoint{Protocol: "ssh", Host: "x"}, bmc.Credentials{User: "u"}, bmc.Options{}); !errors.Is(err, bmc.ErrInvalidEndpoint) {
+		t.Errorf("unknown protocol: %v", err)
+	}
+	// Forget keeps the password while the registration names the BMC.
+	if err := power.Forget(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := registry.OpenSecretStore(secrets)
+	if _, err := s.ReadBMCPassword("n1"); err != nil {
+		t.Errorf("Forget removed a password in use: %v", err)
+	}
+	reg, _ := registry.Open(state, nil)
+	reg.Delete(ctx, "n1")
+	if err := power.Forget(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadBMCPassword("n1"); err == nil {
+		t.Error("Forget kept the password of an unregistered node")
+	}
+}
