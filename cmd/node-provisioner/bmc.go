@@ -84,8 +84,7 @@ func (a *app) powerCmd() *cobra.Command {
 		Short: "Show or change a registered machine's power through its BMC",
 		Example: `  node-provisioner power status pve3
   node-provisioner power off pve3`,
-		Args:      cobra.ExactArgs(2),
-		ValidArgs: []string{"status", "on", "off", "cycle"},
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			action := power.Action(args[0])
 			switch action {

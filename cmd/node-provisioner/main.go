@@ -65,24 +65,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 			if a.log, err = a.logging.Logger(stderr, level); err != nil {
 				return err
 			}
-			if a.stateDir == "" {
-				a.stateDir = envOr("NODE_PROVISIONER_STATE_DIR", DefaultStateDir)
-			}
-			if a.secretsDir == "" {
-				a.secretsDir = os.Getenv("NODE_PROVISIONER_SECRETS_DIR")
-			}
-			if a.server == "" {
-				a.server = os.Getenv("NODE_PROVISIONER_SERVER")
-			}
-			if a.fingerprint == "" {
-				a.fingerprint = os.Getenv("NODE_PROVISIONER_FINGERPRINT")
-			}
-			if a.secretsDir == "" {
-				if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {
-					return fmt.Errorf("--secrets-dir: %w", err)
-				}
-			}
-			return nil
+			return a.defaults()
 		},
 	}
 	root.SetOut(stdout)
@@ -94,8 +77,32 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf)
 	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.listCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	a.addCompletion(root)
 	cli.Setup(root)
 	return root
+}
+
+// defaults fills the global settings not given as flags from the
+// environment and the defaults.
+func (a *app) defaults() (err error) {
+	if a.stateDir == "" {
+		a.stateDir = envOr("NODE_PROVISIONER_STATE_DIR", DefaultStateDir)
+	}
+	if a.secretsDir == "" {
+		a.secretsDir = os.Getenv("NODE_PROVISIONER_SECRETS_DIR")
+	}
+	if a.server == "" {
+		a.server = os.Getenv("NODE_PROVISIONER_SERVER")
+	}
+	if a.fingerprint == "" {
+		a.fingerprint = os.Getenv("NODE_PROVISIONER_FINGERPRINT")
+	}
+	if a.secretsDir == "" {
+		if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {
+			return fmt.Errorf("--secrets-dir: %w", err)
+		}
+	}
+	return nil
 }
 
 func envOr(key, def string) string {

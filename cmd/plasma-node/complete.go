@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,19 @@ func poolNames(p *plasmanode.Project, cmd *cobra.Command, args []string) []strin
 	return out
 }
 
+// ipPoolNames are the networking.ip_pools of the platform named by the
+// first argument.
+func ipPoolNames(p *plasmanode.Project, cmd *cobra.Command, args []string) []string {
+	if len(args) == 0 {
+		return nil
+	}
+	plat, err := p.Store.Platform(cmd.Context(), args[0])
+	if err != nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(plat.Networking.IPPools))
+}
+
 // firstThen completes the first argument with first and the others with
 // rest (nil: nothing).
 func (a *app) firstThen(first, rest completer) cobra.CompletionFunc {
@@ -102,7 +116,7 @@ func (a *app) addCompletion(root *cobra.Command) {
 			c.ValidArgsFunction = f
 		}
 		flags := map[string]cobra.CompletionFunc{
-			"env": a.complete(platforms), "zone": a.complete(zoneNames), "pool": a.complete(poolNames),
+			"env": a.complete(platforms), "zone": a.complete(zoneNames), "pool": a.complete(poolNames), "ip-pool": a.complete(ipPoolNames),
 			"provider": fixed(builtin.Set().Names()...), "output": fixed("table", "json", "yaml"),
 		}
 		if c.Name() == "list" {

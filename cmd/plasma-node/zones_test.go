@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/nodes"
 )
 
 // TestRegisterDeallocateQueryValidate runs plasmactl-node's four other
@@ -194,6 +197,13 @@ func TestListLikeKubectl(t *testing.T) {
 func TestDynamicCompletion(t *testing.T) {
 	dir := setup(t)
 	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  interaction:\n    - observability\n"), 0o644)
+	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
+		p.Pools = map[string]nodes.Pool{"web": {Zones: []string{"platform.web"}}, "db": {Zones: []string{"platform.db"}}}
+		p.Networking.IPPools = map[string]nodes.IPPool{"mgmt": {CIDR: "10.9.0.0/24"}}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	tests := map[string]struct {
 		args []string
 		want []string
@@ -205,6 +215,11 @@ func TestDynamicCompletion(t *testing.T) {
 		"a platform or a node":  {[]string{"node:show", ""}, []string{"demo", "node001", "node002"}},
 		"a platform for -e":     {[]string{"query", "x", "-e", ""}, []string{"demo"}},
 		"nothing after a query": {[]string{"query", "platform", ""}, nil},
+		"a node to delete":      {[]string{"delete", ""}, []string{"node001", "node002"}},
+		"a pool to join":        {[]string{"join", "demo", "--pool", ""}, []string{"db", "web"}},
+		"an address pool":       {[]string{"register", "demo", "--ip-pool", ""}, []string{"mgmt"}},
+		"a provider":            {[]string{"add", "x", "--provider", ""}, []string{"aws", "hetzner", "manual", "ovh", "pxe", "scaleway"}},
+		"a show output":         {[]string{"show", "demo", "-o", ""}, []string{"table", "json", "yaml"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
