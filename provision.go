@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"time"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -55,6 +56,19 @@ type ProvisionOptions struct {
 	// HardwareFile lists the bare-metal machines new servers of a pxe
 	// platform are taken from (format: providers/pxe.ParseHardware).
 	HardwareFile string
+	// Boot starts the servers this run creates once they are registered
+	// (pxe: a one-time PXE boot and power on through each machine's BMC).
+	// Only a [providers.Starter] can; others fail with [ErrCannotStart].
+	Boot bool
+	// Wait, with Boot, follows the started servers until each is ready
+	// (pxe: installed), one cannot be started, WaitTimeout passes or ctx
+	// ends; anything short of all ready is a [*NotReadyError].
+	Wait bool
+	// WaitTimeout bounds Wait. Default: [DefaultWaitTimeout].
+	WaitTimeout time.Duration
+	// OnProgress, when set, is given each step of each started server as
+	// it happens, for a front end to show.
+	OnProgress func(providers.Progress)
 }
 
 // ProvisionResult is what a provision run did.
@@ -72,6 +86,9 @@ type ProvisionResult struct {
 	// Removed are the hostnames whose servers a lowered count deleted and
 	// whose node files were removed, sorted.
 	Removed []string
+	// Started are the servers Boot started; Ready those of them that
+	// became ready (with Wait), each in hostname order.
+	Started, Ready []string
 }
 
 // Provision makes the platform's servers match its pools, after
@@ -91,8 +108,24 @@ type ProvisionResult struct {
 //
 // Errors: [zones.ErrInvalidSpec] (nothing written), [ErrNoPools],
 // [providers.ErrNoInfrastructure] for manual, [ErrDestructivePlan],
-// [ErrNoPrompter], [nodes.ErrLocked], and those of tofu.
+// [ErrNoPrompter], [nodes.ErrLocked], and those of tofu; with Boot,
+// [ErrCannotStart] and [*NotReadyError].
+//
+// With Boot the servers this run created are started once written, and
+// with Wait followed, after the platform's lock is released (a wait of
+// 45 minutes blocks no other command).
 func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionResult, error) {
+	var start func(*ProvisionResult) error
+	res, err := p.provision(ctx, o, &start)
+	if err != nil || start == nil {
+		return res, err
+	}
+	return res, start(&res)
+}
+
+// provision is [Provision] under the platform's lock; a Direct
+// provider's start is left in *start, to run once the lock is released.
+func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func(*ProvisionResult) error) (ProvisionResult, error) {
 	var res ProvisionResult
 	specPools, err := p.specPools(o.Specs)
 	if err != nil {
@@ -126,13 +159,21 @@ func (p *Project) Provision(ctx context.Context, o ProvisionOptions) (ProvisionR
 	cplat := *plat
 	cplat.Pools = pools
 	in := providers.Input{Platform: &cplat, Pools: pools, Existing: adopt(o.Platform, pools, existingNodes)}
+	if _, ok := prov.(providers.Starter); o.Boot && !ok {
+		return res, fmt.Errorf("platform %s: provider %s: %w: only bare-metal (pxe) machines are booted through their BMCs", o.Platform, prov.Name(), ErrCannotStart)
+	}
 	if d, ok := prov.(providers.Direct); ok {
 		at, err := p.Provisioner(plat, o.ProvisionerDir)
 		if err != nil {
 			return res, err
 		}
 		din := providers.DirectInput{Input: in, Location: at, HardwareFile: o.HardwareFile, Logger: p.log}
-		return p.provisionDirect(ctx, o, d, din, plat, existingNodes, res)
+		res, err = p.provisionDirect(ctx, o, d, din, plat, existingNodes, res)
+		if err == nil && o.Boot && res.Applied {
+			made := res.Nodes
+			*start = func(r *ProvisionResult) error { return p.start(ctx, o, d, at, existingNodes, made, r) }
+		}
+		return res, err
 	}
 	return p.provisionTofu(ctx, o, prov, in, plat, existingNodes, res)
 }

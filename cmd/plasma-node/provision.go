@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
@@ -25,18 +29,36 @@ other delete, and any replacement, is refused: use destroy.
 
 On a platform whose provider is pxe, no tofu runs: each new node is a
 machine of the hardware lists (--hardware FILE, then pools.<pool>.hardware
-in platform.yaml), registered with node-provisioner in its state folder.`,
+in platform.yaml), registered with node-provisioner in its state folder or
+through its API. With --boot each new machine is then set to boot PXE once
+and powered on through its BMC, and (--wait, the default with --boot) the
+command follows them until all are installed, printing each step (offer,
+ipxe, kernel, answer, installed); it exits 0 only when all are installed.
+Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 		Example: `  plasma-node provision demo -z foundation.cluster.control:cx22:3 -z cognition.data:cx32:2
   plasma-node provision demo --dry-run
   plasma-node provision demo -z foundation.cluster.control:cx22:2 --auto-approve --allow-delete
-  plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner`,
+  plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner
+  plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --auto-approve --boot --timeout 1h`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Platform = args[0]
+			if !cmd.Flags().Changed("wait") {
+				o.Wait = o.Boot
+			}
+			if o.Wait && !o.Boot {
+				return cli.Usage(errors.New("--wait follows the machines --boot starts; add --boot"))
+			}
+			if o.WaitTimeout <= 0 {
+				return cli.Usage(fmt.Errorf("--timeout %s: want a positive duration such as 45m", o.WaitTimeout))
+			}
 			return nodecmd.Provision(cmd.Context(), a.env(cmd), o)
 		},
 	}
 	f := c.Flags()
+	f.BoolVar(&o.Boot, "boot", false, "provider pxe: boot the new machines into the installer through their BMCs (PXE once, power on)")
+	f.BoolVar(&o.Wait, "wait", false, "with --boot, wait until every new machine is installed, showing its steps (default true with --boot)")
+	f.DurationVar(&o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machines to be installed")
 	f.StringArrayVarP(&o.Specs, "zone", "z", nil, "ZONE:TYPE:COUNT spec, repeatable (default: the pools of platform.yaml)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "show the plan and stop: nothing applied, nothing written")
 	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")

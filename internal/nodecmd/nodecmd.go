@@ -293,13 +293,19 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	defer func() { err = errors.Join(err, closeLog()) }()
 	names := namesOf(ctx, p, o.Platform)
 	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
+	prog := newProgress(w)
+	if o.Boot {
+		o.OnProgress = prog.step
+	}
 	res, err := p.Provision(ctx, o)
-	if errors.Is(err, plasmanode.ErrNoPools) {
+	if errors.Is(err, plasmanode.ErrNoPools) || errors.Is(err, plasmanode.ErrCannotStart) {
 		return cli.Usage(err)
 	}
-	if err != nil {
+	var notReady *plasmanode.NotReadyError
+	if err != nil && !errors.As(err, &notReady) {
 		return err
 	}
+	defer prog.summary(res.Started)
 	switch {
 	case o.DryRun:
 		fmt.Fprintln(w, "Dry run: nothing applied or written")
@@ -313,6 +319,9 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	}
 	for _, h := range res.Removed {
 		fmt.Fprintf(w, "Deleted server of node %s@%s and removed its node file\n", h, o.Platform)
+	}
+	if notReady != nil {
+		return notReady
 	}
 	return nil
 }
