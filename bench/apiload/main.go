@@ -2,7 +2,8 @@
 // daemon (package daemon) on a fresh state folder on loopback, creates
 // -n registrations through the Go client with -c at once (latency p50,
 // p99 and registrations per second), then opens a window through the
-// API and lets -storm machines boot at once (each asks for its iPXE
+// API and, with one pending registration per machine (the rest removed),
+// lets -storm machines boot at once (each asks for its iPXE
 // script and posts its system info to /answer) while an event stream
 // follows; it reports how long events took from being recorded to being
 // delivered on the stream (p50, p99, max). It prints JSON. It is a
@@ -60,7 +61,10 @@ type result struct {
 	// an answer as its request came in, so its figure includes the time
 	// the window took to answer.
 	EventDelivery map[string]percentiles `json:"event_delivery"`
-	Errors        []string               `json:"errors,omitempty"`
+	// WindowGet is GET /api/v1/window through the client every 100 ms
+	// during the storm: the API's responsiveness under it.
+	WindowGet percentiles `json:"window_get_during_storm"`
+	Errors    []string    `json:"errors,omitempty"`
 }
 
 func pct(ds []time.Duration) percentiles {
@@ -175,6 +179,13 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 		return nil, err
 	}
 
+	// The boot storm, as bench/run.sh's: one pending registration per
+	// booting machine (the others are removed through the API).
+	for i := storm; i < n; i++ {
+		if err := c.Unregister(ctx, fmt.Sprintf("n%04d", i)); err != nil {
+			return nil, err
+		}
+	}
 	// The boot storm, followed by an event stream.
 	w, err := c.OpenWindow(ctx, 10*time.Minute)
 	if err != nil {
@@ -199,6 +210,18 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 		return nil
 	})
 	time.Sleep(500 * time.Millisecond) // the stream is open
+	var getLat []time.Duration
+	probeDone := make(chan struct{})
+	go func() {
+		defer close(probeDone)
+		for streamCtx.Err() == nil {
+			t0 := time.Now()
+			if _, err := c.Window(streamCtx); err == nil {
+				getLat = append(getLat, time.Since(t0))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: storm}}
 	base := "http://" + w.HTTP
 	start = time.Now()
@@ -239,6 +262,8 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	}
 	delMu.Unlock()
 	stopStream()
+	<-probeDone
+	res.WindowGet = pct(getLat)
 	cancel()
 	<-done
 	return res, nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"net/http"
@@ -28,25 +29,42 @@ const heartbeat = 15 * time.Second
 // maxEventLine is the longest event line sent; longer lines are skipped.
 const maxEventLine = 64 << 10
 
-// position is where in the event log a stream is: the file (by inode)
-// and the offset after the last event sent. It is the event's id.
+// position is where in the event log a stream is: the file (by inode,
+// and a checksum of its first line, since a removed file's inode is soon
+// used again) and the offset after the last event sent. It is the
+// event's id.
 type position struct {
 	ino uint64
+	gen uint32
 	off int64
 }
 
 func (p position) String() string {
-	return strconv.FormatUint(p.ino, 10) + "-" + strconv.FormatInt(p.off, 10)
+	return strconv.FormatUint(p.ino, 10) + "-" + strconv.FormatUint(uint64(p.gen), 16) + "-" + strconv.FormatInt(p.off, 10)
 }
 
 func parsePosition(s string) (position, bool) {
-	a, b, ok := strings.Cut(s, "-")
-	if !ok {
+	parts := strings.Split(s, "-")
+	if len(parts) != 3 {
 		return position{}, false
 	}
-	ino, err1 := strconv.ParseUint(a, 10, 64)
-	off, err2 := strconv.ParseInt(b, 10, 64)
-	return position{ino, off}, err1 == nil && err2 == nil && off >= 0
+	ino, err1 := strconv.ParseUint(parts[0], 10, 64)
+	gen, err2 := strconv.ParseUint(parts[1], 16, 32)
+	off, err3 := strconv.ParseInt(parts[2], 10, 64)
+	return position{ino, uint32(gen), off}, err1 == nil && err2 == nil && err3 == nil && off >= 0
+}
+
+// firstLineSum is the checksum of the file's first line (at most 256
+// bytes of it): with the inode, it tells the file apart from a later one
+// on the same inode.
+func firstLineSum(f *os.File) uint32 {
+	buf := make([]byte, 256)
+	n, _ := f.ReadAt(buf, 0)
+	buf = buf[:n]
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		buf = buf[:i]
+	}
+	return crc32.ChecksumIEEE(buf)
 }
 
 func inode(fi os.FileInfo) uint64 {
@@ -63,7 +81,8 @@ type tail struct {
 	f       *os.File
 	ino     uint64
 	off     int64
-	rotated bool // f is the rotated part (<path>.1)
+	rotated bool   // f is the rotated part (<path>.1)
+	gen     uint32 // firstLineSum of f, 0 until known
 	pending []byte
 	skip    bool // dropping an over-long line up to its end
 }
@@ -95,9 +114,17 @@ func openTail(path, lastID string) (*tail, error) {
 		rotated bool
 	}{{path + ".1", true}, {path, false}} {
 		fi, err := os.Stat(c.path)
-		if err == nil && inode(fi) == p.ino {
-			return t, t.openAt(c.path, c.rotated, p.ino, min(p.off, fi.Size()))
+		if err != nil || inode(fi) != p.ino {
+			continue
 		}
+		if err := t.openAt(c.path, c.rotated, p.ino, min(p.off, fi.Size())); err != nil {
+			return nil, err
+		}
+		if t.gen = firstLineSum(t.f); t.gen == p.gen {
+			return t, nil
+		}
+		t.close() // another file on a reused inode
+		t.f = nil
 	}
 	return t, t.startOldest()
 }
@@ -129,7 +156,7 @@ func (t *tail) openAt(path string, rotated bool, ino uint64, off int64) error {
 	if t.f != nil {
 		t.f.Close()
 	}
-	t.f, t.ino, t.off, t.rotated, t.pending, t.skip = f, ino, off, rotated, nil, false
+	t.f, t.ino, t.gen, t.off, t.rotated, t.pending, t.skip = f, ino, 0, off, rotated, nil, false
 	return nil
 }
 
@@ -220,7 +247,10 @@ func (t *tail) read() ([]string, []backend.Event, error) {
 			if len(bytes.TrimSpace(full)) == 0 || json.Unmarshal(full, &e) != nil {
 				continue // a torn line of a killed writer
 			}
-			ids = append(ids, position{t.ino, t.off}.String())
+			if t.gen == 0 {
+				t.gen = firstLineSum(t.f)
+			}
+			ids = append(ids, position{t.ino, t.gen, t.off}.String())
 			evs = append(evs, e)
 		}
 		if err == io.EOF || n == 0 {

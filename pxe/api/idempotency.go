@@ -33,6 +33,9 @@ type idempotency struct {
 	dir   string
 	log   *slog.Logger
 	locks [64]sync.Mutex
+
+	mu      sync.Mutex
+	expired time.Time // when expire last ran
 }
 
 // reply is a kept reply.
@@ -60,6 +63,9 @@ func openIdempotency(apiDir string, log *slog.Logger) (*idempotency, error) {
 
 // expire removes replies older than idempotencyTTL.
 func (i *idempotency) expire(now time.Time) {
+	i.mu.Lock()
+	i.expired = now
+	i.mu.Unlock()
 	ents, err := os.ReadDir(i.dir)
 	if err != nil {
 		return
@@ -107,8 +113,15 @@ func (i *idempotency) get(key string) (*reply, error) {
 	return &r, nil
 }
 
-// put keeps the reply for key.
+// put keeps the reply for key; once an hour it also removes the
+// replies past their day.
 func (i *idempotency) put(key string, r reply) error {
+	i.mu.Lock()
+	due := r.Time.Sub(i.expired) > time.Hour
+	i.mu.Unlock()
+	if due {
+		i.expire(r.Time)
+	}
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err

@@ -1,0 +1,87 @@
+package api
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/backend"
+)
+
+func appendEvents(t *testing.T, path string, nodes ...string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, n := range nodes {
+		b, _ := json.Marshal(backend.Event{Kind: backend.EventAnswer, Node: n})
+		f.Write(append(b, '\n'))
+	}
+}
+
+func drain(t *testing.T, tl *tail) (ids, nodes []string) {
+	t.Helper()
+	for range 10 {
+		i, evs, err := tl.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, i...)
+		for _, e := range evs {
+			nodes = append(nodes, e.Node)
+		}
+	}
+	return ids, nodes
+}
+
+// TestTailFollowsRotation: the stream reads the rotated part first, goes
+// on across a rotation that happens while it follows, and resumes after
+// an id of either file; an id whose file is gone starts from the oldest
+// event kept.
+func TestTailFollowsRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	appendEvents(t, path, "a", "b")
+	os.Rename(path, path+".1")
+	appendEvents(t, path, "c")
+	tl, err := openTail(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.close()
+	ids, nodes := drain(t, tl)
+	if !slices.Equal(nodes, []string{"a", "b", "c"}) {
+		t.Fatalf("from the oldest: %v", nodes)
+	}
+	// Rotation while following: the rest of the old file, then the new.
+	appendEvents(t, path, "d")
+	os.Rename(path, path+".1")
+	appendEvents(t, path, "e")
+	more, nodes := drain(t, tl)
+	if !slices.Equal(nodes, []string{"d", "e"}) {
+		t.Fatalf("across the rotation: %v", nodes)
+	}
+	ids = append(ids, more...)
+	// ids[2] is "c", now in the rotated part; ids[0] ("a") is gone.
+	for _, tc := range []struct {
+		after string
+		want  []string
+	}{
+		{ids[2], []string{"d", "e"}},
+		{ids[3], []string{"e"}},
+		{ids[0], []string{"c", "d", "e"}},
+		{FromNow, nil},
+	} {
+		tl, err := openTail(path, tc.after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, got := drain(t, tl); !slices.Equal(got, tc.want) {
+			t.Errorf("after %s: %v, want %v", tc.after, got, tc.want)
+		}
+		tl.close()
+	}
+}
