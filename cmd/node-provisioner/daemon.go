@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/client"
 	"runtime/debug"
 	"text/tabwriter"
 	"time"
@@ -55,7 +57,7 @@ func (a *app) daemonCmd() *cobra.Command {
 func (a *app) tokenCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "token",
-		Short: "Manage the management API's bearer tokens (create, list, revoke)",
+		Short: "Manage the management API's bearer tokens (create, list, revoke; with --server through the API, admin)",
 		Example: `  node-provisioner token create ci --scope register
   node-provisioner token list
   node-provisioner token revoke ci`,
@@ -73,12 +75,21 @@ func (a *app) tokenCmd() *cobra.Command {
 			if err != nil {
 				return usageError(fmt.Errorf("--scope: %w", err))
 			}
-			st, err := apitoken.Open(a.stateDir, a.log)
+			c, err := a.remote()
 			if err != nil {
 				return err
 			}
-			tok, err := st.Create(cmd.Context(), args[0], sc)
-			if errors.Is(err, apitoken.ErrInvalidName) || errors.Is(err, apitoken.ErrExists) {
+			var tok string
+			if c != nil {
+				tok, err = c.CreateToken(cmd.Context(), args[0], string(sc))
+			} else {
+				var st *apitoken.Store
+				if st, err = apitoken.Open(a.stateDir, a.log); err != nil {
+					return err
+				}
+				tok, err = st.Create(cmd.Context(), args[0], sc)
+			}
+			if errors.Is(err, apitoken.ErrInvalidName) || errors.Is(err, apitoken.ErrExists) || errors.Is(err, apitoken.ErrInvalidScope) {
 				return usageError(err)
 			}
 			if err != nil {
@@ -99,11 +110,7 @@ func (a *app) tokenCmd() *cobra.Command {
 			if output != "table" && output != "json" {
 				return usageError(fmt.Errorf("--output %q: want table or json", output))
 			}
-			st, err := apitoken.Open(a.stateDir, a.log)
-			if err != nil {
-				return err
-			}
-			toks, err := st.List(cmd.Context())
+			toks, err := a.tokens(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -116,7 +123,7 @@ func (a *app) tokenCmd() *cobra.Command {
 				}
 				rows := []row{}
 				for _, t := range toks {
-					rows = append(rows, row{t.Name, string(t.Scope), t.Created, t.LastUsed})
+					rows = append(rows, row{t.Name, t.Scope, t.Created, t.LastUsed})
 				}
 				enc := json.NewEncoder(a.out)
 				enc.SetIndent("", "  ")
@@ -145,11 +152,20 @@ func (a *app) tokenCmd() *cobra.Command {
 		Example: "  node-provisioner token revoke ci",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := apitoken.Open(a.stateDir, a.log)
+			c, err := a.remote()
 			if err != nil {
 				return err
 			}
-			if err := st.Revoke(cmd.Context(), args[0]); err != nil {
+			if c != nil {
+				err = c.RevokeToken(cmd.Context(), args[0])
+			} else {
+				var st *apitoken.Store
+				if st, err = apitoken.Open(a.stateDir, a.log); err != nil {
+					return err
+				}
+				err = st.Revoke(cmd.Context(), args[0])
+			}
+			if err != nil {
 				if errors.Is(err, apitoken.ErrNotFound) {
 					return usageError(err)
 				}
@@ -161,4 +177,25 @@ func (a *app) tokenCmd() *cobra.Command {
 	}
 	c.AddCommand(create, list, revoke)
 	return c
+}
+
+// tokens lists the API tokens, of --server or of the state folder.
+func (a *app) tokens(ctx context.Context) ([]client.TokenInfo, error) {
+	c, err := a.remote()
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		return c.Tokens(ctx)
+	}
+	st, err := apitoken.Open(a.stateDir, a.log)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := st.List(ctx)
+	out := []client.TokenInfo{}
+	for _, t := range toks {
+		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed})
+	}
+	return out, err
 }

@@ -68,6 +68,12 @@ func TestRemoteMode(t *testing.T) {
 		{reg, []string{"unregister", "pve2"}, 0, "Unregistered pve2", ""},
 		{"npt_wrong", []string{"list"}, 1, "", "401 Unauthorized"},
 		{reg, []string{"--fingerprint", strings.Repeat("AB:", 31) + "AB", "list"}, 1, "", "server certificate refused"},
+		{reg, []string{"token", "list"}, 1, "", "403 Forbidden"},
+		{adm, []string{"token", "create", "remote-ci", "--scope", "read"}, 0, "npt_", ""},
+		{adm, []string{"token", "list"}, 0, "remote-ci     read", ""},
+		{adm, []string{"token", "revoke", "remote-ci"}, 0, "Revoked remote-ci", ""},
+		{adm, []string{"token", "revoke", "remote-ci"}, 2, "", `no such token named "remote-ci"`},
+		{adm, []string{"token", "create", "register-tok", "--scope", "read"}, 2, "", `token exists: "register-tok"`},
 	}
 	for _, s := range steps {
 		t.Setenv("NODE_PROVISIONER_TOKEN", s.token)

@@ -12,6 +12,9 @@
 //	PUT    /api/v1/window                  admin: open it, {"ttl":"2h"}
 //	DELETE /api/v1/window                  admin: close it (204)
 //	GET    /api/v1/events                  read: text/event-stream of the event log
+//	GET    /api/v1/tokens                  admin: the tokens (never the tokens themselves)
+//	POST   /api/v1/tokens                  admin: {"name":…,"scope":…}, the token in the reply, once (201)
+//	DELETE /api/v1/tokens/{name}           admin: revoke (204)
 //
 // A registration is posted in the registration file's JSON (name, macs,
 // boot_disk, pools, serial, uuid, ssh_keys, created) plus "replace"; it

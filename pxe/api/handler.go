@@ -113,6 +113,9 @@ func New(cfg Config) (*Handler, error) {
 		"PUT " + Prefix + "/window":                  {apitoken.ScopeAdmin, h.openWindow},
 		"DELETE " + Prefix + "/window":               {apitoken.ScopeAdmin, h.closeWindow},
 		"GET " + Prefix + "/events":                  {apitoken.ScopeRead, h.events},
+		"GET " + Prefix + "/tokens":                  {apitoken.ScopeAdmin, h.listTokens},
+		"POST " + Prefix + "/tokens":                 {apitoken.ScopeAdmin, h.createToken},
+		"DELETE " + Prefix + "/tokens/{name}":        {apitoken.ScopeAdmin, h.revokeToken},
 	}
 	for pattern, rt := range routes {
 		h.mux.Handle(pattern, h.guard(rt.scope, rt.fn))

@@ -336,3 +336,27 @@ func (c *Client) OpenWindow(ctx context.Context, ttl time.Duration) (WindowStatu
 func (c *Client) CloseWindow(ctx context.Context) error {
 	return c.do(ctx, request{method: "DELETE", path: "/window", op: opCloseWindow}, nil)
 }
+
+// TokenInfo is an API token as the server lists it (never the token).
+type TokenInfo = api.TokenInfo
+
+// Tokens lists the server's API tokens (admin).
+func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	var out []TokenInfo
+	err := c.do(ctx, request{method: "GET", path: "/tokens", retry: true}, &out)
+	return out, err
+}
+
+// CreateToken makes an API token on the server (admin) and returns it;
+// the server keeps only its hash. It is not retried.
+func (c *Client) CreateToken(ctx context.Context, name, scope string) (string, error) {
+	var out api.CreatedToken
+	err := c.do(ctx, request{method: "POST", path: "/tokens", body: api.CreateTokenRequest{Name: name, Scope: scope}, op: opToken}, &out)
+	return out.Token, err
+}
+
+// RevokeToken revokes the server's API token name (admin); the server
+// refuses it from its next request. It is not retried.
+func (c *Client) RevokeToken(ctx context.Context, name string) error {
+	return c.do(ctx, request{method: "DELETE", path: "/tokens/" + url.PathEscape(name), op: opToken}, nil)
+}

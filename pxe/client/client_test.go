@@ -273,3 +273,43 @@ func TestNewRefusesWhatIsNotHTTPS(t *testing.T) {
 		t.Errorf("a token with a space: %v", err)
 	}
 }
+
+// TestTokensThroughTheAPI: an admin token creates, lists and revokes
+// tokens; the new token works at once and stops at once; a register
+// token may not manage tokens.
+func TestTokensThroughTheAPI(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	admin := s.client(t, apitoken.ScopeAdmin)
+	tok, err := admin.CreateToken(ctx, "pipeline", "read")
+	if err != nil || !strings.HasPrefix(tok, apitoken.Prefix) {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := admin.CreateToken(ctx, "pipeline", "read"); err == nil || !strings.Contains(err.Error(), "token exists") {
+		t.Errorf("create twice: %v", err)
+	}
+	if _, err := admin.CreateToken(ctx, "x", "root"); err == nil || !strings.Contains(err.Error(), `invalid scope "root"`) {
+		t.Errorf("bad scope: %v", err)
+	}
+	c, _ := client.New(client.Options{URL: s.ts.URL, Token: tok, Fingerprint: s.fp})
+	if _, err := c.Nodes(ctx); err != nil {
+		t.Errorf("the new token: %v", err)
+	}
+	list, err := admin.Tokens(ctx)
+	var names []string
+	for _, ti := range list {
+		names = append(names, ti.Name+":"+ti.Scope)
+	}
+	if err != nil || !slices.Equal(names, []string{"admin:admin", "pipeline:read", "read:read", "register:register"}) {
+		t.Errorf("list: %v %v", names, err)
+	}
+	if err := admin.RevokeToken(ctx, "pipeline"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Nodes(ctx); !errors.Is(err, client.ErrUnauthorized) {
+		t.Errorf("revoked: %v", err)
+	}
+	if err := s.client(t, apitoken.ScopeRegister).RevokeToken(ctx, "admin"); !errors.Is(err, client.ErrForbidden) {
+		t.Errorf("register token revoking: %v", err)
+	}
+}

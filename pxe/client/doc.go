@@ -23,5 +23,7 @@
 // registry.ErrInvalidRegistration (and the field's own error, such as
 // registry.ErrInvalidMAC), a pin another registration holds (409) to
 // registry.ErrPinTaken, a window already open (409) to pxe.ErrWindowOpen,
-// 401 to [ErrUnauthorized] and 403 to [ErrForbidden].
+// 401 to [ErrUnauthorized] and 403 to [ErrForbidden]; a token's
+// refusals to apitoken's errors (ErrNotFound, ErrExists, ErrInvalidName,
+// ErrInvalidScope).
 package client

@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
 
 var (
@@ -33,6 +34,7 @@ const (
 	opNode
 	opOpenWindow
 	opCloseWindow
+	opToken
 )
 
 // Error is a refusal of the server.
@@ -81,6 +83,14 @@ func (e *Error) Is(target error) bool {
 		return e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusBadRequest || e.Status == http.StatusConflict)
 	case pxe.ErrWindowOpen:
 		return e.op == opOpenWindow && e.Status == http.StatusConflict
+	case apitoken.ErrNotFound:
+		return e.op == opToken && e.Status == http.StatusNotFound
+	case apitoken.ErrExists:
+		return e.op == opToken && e.Status == http.StatusConflict
+	case apitoken.ErrInvalidName:
+		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "name"
+	case apitoken.ErrInvalidScope:
+		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "scope"
 	}
 	if e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusConflict) {
 		if fe, ok := fieldErrors[e.Field]; ok && fe == target && e.Status != http.StatusConflict {

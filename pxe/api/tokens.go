@@ -1,0 +1,88 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+)
+
+// TokenInfo is a token as GET /api/v1/tokens lists it: never the token.
+type TokenInfo struct {
+	Name     string    `json:"name"`
+	Scope    string    `json:"scope"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used,omitzero"`
+}
+
+// CreateTokenRequest is the body of POST /api/v1/tokens.
+type CreateTokenRequest struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+}
+
+// CreatedToken is the reply of POST /api/v1/tokens: the token, shown
+// this once.
+type CreatedToken struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+	Token string `json:"token"`
+}
+
+func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) {
+	toks, err := h.cfg.Tokens.List(r.Context())
+	if err != nil {
+		h.internal(w, "list tokens", err)
+		return
+	}
+	out := []TokenInfo{}
+	for _, t := range toks {
+		out = append(out, TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req CreateTokenRequest
+	if !decodeStrict(w, body, &req) {
+		return
+	}
+	scope, err := apitoken.ParseScope(req.Scope)
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), "scope")
+		return
+	}
+	tok, err := h.cfg.Tokens.Create(r.Context(), req.Name, scope)
+	switch {
+	case errors.Is(err, apitoken.ErrInvalidName):
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), "name")
+		return
+	case errors.Is(err, apitoken.ErrExists):
+		writeError(w, http.StatusConflict, err.Error(), "name")
+		return
+	case err != nil:
+		h.internal(w, "create token", err)
+		return
+	}
+	h.log.Info("api: token created", "name", req.Name, "scope", string(scope), "by", tokenOf(r).Name, "client_ip", clientIP(r))
+	writeJSON(w, http.StatusCreated, CreatedToken{Name: req.Name, Scope: string(scope), Token: tok})
+}
+
+func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	err := h.cfg.Tokens.Revoke(r.Context(), name)
+	switch {
+	case errors.Is(err, apitoken.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error(), "name")
+	case err != nil:
+		h.internal(w, "revoke token", err)
+	default:
+		h.log.Info("api: token revoked", "name", name, "by", tokenOf(r).Name, "client_ip", clientIP(r))
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
