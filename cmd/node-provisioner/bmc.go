@@ -74,6 +74,15 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	return r, pw, nil
 }
 
+// localOnly refuses a BMC command with --server: the management API has
+// no power or boot endpoints yet.
+func (a *app) localOnly(what string) error {
+	if a.server != "" {
+		return usageError(fmt.Errorf("%s with --server: the API does not power machines yet; run it on the provisioner's host", what))
+	}
+	return nil
+}
+
 func (a *app) bmcRequest(name string) power.Request {
 	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Logger: a.log}
 }
@@ -93,6 +102,9 @@ func (a *app) powerCmd() *cobra.Command {
 				return usageError(fmt.Errorf("power %q: want status, on, off or cycle", args[0]))
 			}
 			if err := registry.ValidateName(args[1]); err != nil {
+				return err
+			}
+			if err := a.localOnly("power"); err != nil {
 				return err
 			}
 			p, err := power.Node(cmd.Context(), a.bmcRequest(args[1]), action)
@@ -122,6 +134,9 @@ pending, so an installed machine is never reinstalled by accident.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := registry.ValidateName(args[0]); err != nil {
+				return err
+			}
+			if err := a.localOnly("boot"); err != nil {
 				return err
 			}
 			res, err := power.Boot(cmd.Context(), a.bmcRequest(args[0]))

@@ -83,6 +83,11 @@ func TestRegisterBMCFlags(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("password file: %v %v", fi, err)
 	}
+	for _, cmd := range [][]string{{"boot", "pve1"}, {"power", "status", "pve1"}} {
+		if r := np(t, state, append([]string{"--server", "https://127.0.0.1:1"}, cmd...)...); r.code != 2 || !strings.Contains(r.err, "with --server") {
+			t.Errorf("%v with --server: %d %q", cmd, r.code, r.err)
+		}
+	}
 	if r := np(t, state, "unregister", "pve1"); r.code != 0 {
 		t.Fatalf("unregister: %d %s", r.code, r.err)
 	}
