@@ -146,7 +146,7 @@ func (p *Project) lock(ctx context.Context, platform, op string) (func(), error)
 func IsUsageError(err error) bool {
 	for _, target := range []error{
 		zones.ErrInvalidZone, zones.ErrInvalidSpec, zones.ErrInvalidOp, zones.ErrNotAllocated,
-		zones.ErrUnknownZone, zones.ErrInvalidTopology,
+		zones.ErrUnknownZone, zones.ErrInvalidTopology, zones.ErrInvalidPlaybook,
 		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
 		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
 		nodes.ErrNodeNotFound, nodes.ErrAmbiguous, ErrProjectDir,

@@ -19,8 +19,9 @@ package e2e
 //     with alternatives a|b|c (outside quotes and comments) runs the
 //     command once per alternative (all combinations). Comments (# after a
 //     blank) are dropped before that.
-//   - A ```yaml, ```json or ```toml block whose first line is "# NAME" is
-//     written to NAME in the project folder, for the blocks after it.
+//   - A ```yaml, ```json or ```toml block whose first line is "# NAME" (a
+//     relative path without blanks) is written to NAME in the project
+//     folder, for the blocks after it.
 //   - A ```text block right after a ```sh block is the standard output of
 //     that block's last command, compared exactly (trailing blanks aside).
 //   - Directives are HTML comments on the lines right above a block, one
@@ -221,8 +222,12 @@ func TestREADME(t *testing.T) {
 	blocks := readmeBlocks(string(text))
 	ran := 0
 	for i, b := range blocks {
-		if name, ok := strings.CutPrefix(firstLine(b), "# "); ok && b.lang != "sh" && b.lang != "go" && !strings.ContainsAny(name, " /") {
-			writeFile(t, filepath.Join(project, name), strings.Join(b.lines, "\n")+"\n")
+		if name, ok := strings.CutPrefix(firstLine(b), "# "); ok && b.lang != "sh" && b.lang != "go" && filepath.IsLocal(name) && !strings.Contains(name, " ") {
+			path := filepath.Join(project, name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, path, strings.Join(b.lines, "\n")+"\n")
 			continue
 		}
 		if b.lang != "sh" {

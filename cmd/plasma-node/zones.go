@@ -59,10 +59,16 @@ func (a *app) queryCmd() *cobra.Command {
 		output string
 	)
 	c := &cobra.Command{
-		Use:   "query ZONE [-e PLATFORM]",
-		Short: "List the nodes a zone, or a zone below it, is allocated to",
+		Use:   "query ZONE|COMPONENT [-e PLATFORM]",
+		Short: "List the nodes a zone, or a zone below it, is allocated to, or those a component lands on",
+		Long: `A ZONE gives the nodes allocated to it or to a zone below it. A COMPONENT
+(a name not under "platform." that topology.yaml does not define as a zone)
+gives the nodes of the zones it is attached to, as component:attach writes
+them in the layer playbook src/<layer>/<layer>.yaml or <layer>/<layer>.yaml
+(plays whose hosts is the zone and whose roles name the component).`,
 		Example: `  plasma-node query foundation.cluster
-  plasma-node query platform.cognition.data -e demo -o json`,
+  plasma-node query platform.cognition.data -e demo -o json
+  plasma-node query interaction.applications.dashboards`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Zone = args[0]

@@ -236,3 +236,47 @@ func TestDynamicCompletion(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryByComponent: a component attached to zones in its layer
+// playbook (as component:attach writes it) gives the nodes of those zones
+// and below; a zone is still a zone; a broken playbook is exit 2 naming
+// its file.
+func TestQueryByComponent(t *testing.T) {
+	dir := setup(t) // node001: platform.foundation.cluster.control; node002: platform.cognition.data
+	mustRun(t, dir, "add", "demo", "--hostname", "node003", "-z", "interaction.observability")
+	os.MkdirAll(filepath.Join(dir, "src", "foundation"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src", "foundation", "foundation.yaml"), []byte(`- hosts: platform.foundation.cluster
+  any_errors_fatal: true
+  roles:
+    - foundation.services.etcd
+- hosts: platform.cognition.data
+  roles:
+    - role: foundation.services.etcd
+      vars: {backup: true}
+    - foundation.services.other
+`), 0o644)
+	out := mustRun(t, dir, "query", "foundation.services.etcd")
+	want := "NODE     PLATFORM  ZONES\nnode001  demo      platform.foundation.cluster.control\nnode002  demo      platform.cognition.data\n"
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("query by component (-want +got):\n%s", diff)
+	}
+	out = mustRun(t, dir, "node:query", "foundation.services.etcd", "-o", "json")
+	var res struct {
+		Component  string   `json:"component"`
+		AttachedTo []string `json:"attached_to"`
+		Nodes      []struct{ Node, Platform string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Component != "foundation.services.etcd" || len(res.AttachedTo) != 2 || len(res.Nodes) != 2 {
+		t.Errorf("query by component -o json: %v\n%s", err, out)
+	}
+	if out := mustRun(t, dir, "query", "foundation.cluster"); !strings.Contains(out, "node001") || strings.Contains(out, "node002") {
+		t.Errorf("a zone after components exist:\n%s", out)
+	}
+	if out := mustRun(t, dir, "query", "foundation.services.none"); out != "No nodes in zone platform.foundation.services.none.\n" {
+		t.Errorf("an unattached name is a zone: %q", out)
+	}
+	os.WriteFile(filepath.Join(dir, "src", "foundation", "foundation.yaml"), []byte("- hosts: [\n"), 0o644)
+	if r := plasma(t, dir, "query", "foundation.services.etcd"); r.code != 2 || !strings.Contains(r.err, filepath.Join("src", "foundation", "foundation.yaml")) {
+		t.Errorf("broken playbook: exit %d, stderr %q; want 2 naming the file", r.code, r.err)
+	}
+}

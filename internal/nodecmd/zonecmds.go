@@ -68,7 +68,8 @@ func Deallocate(ctx context.Context, e Env, o plasmanode.DeallocateOptions, outp
 	return nil
 }
 
-// Query prints the nodes a zone, or a zone below it, is allocated to.
+// Query prints the nodes a zone, or a zone below it, is allocated to, or
+// those a component lands on.
 func Query(ctx context.Context, e Env, o plasmanode.QueryOptions, output string) (err error) {
 	defer func() { err = withHints(err, command{platform: o.Platform}) }()
 	p, err := e.projectFor(ctx, output)
@@ -83,7 +84,11 @@ func Query(ctx context.Context, e Env, o plasmanode.QueryOptions, output string)
 	if output != "table" {
 		return encode(w, output, res)
 	}
-	if len(res.Nodes) == 0 {
+	switch {
+	case res.Component != "" && len(res.Nodes) == 0:
+		fmt.Fprintf(w, "No nodes in the zones component %s is attached to (%s).\n", res.Component, strings.Join(res.AttachedTo, ", "))
+		return nil
+	case len(res.Nodes) == 0:
 		fmt.Fprintf(w, "No nodes in zone %s.\n", res.Zone)
 		return nil
 	}
