@@ -52,6 +52,10 @@ type Config struct {
 	Tokens *apitoken.Store
 	// Windows runs windows; nil refuses opening and closing.
 	Windows Windows
+	// Power runs the machines' BMCs and keeps their passwords; nil
+	// answers the power and boot endpoints, and a registration with a
+	// BMC password, with 501.
+	Power Power
 	// Version is reported by the health endpoint. Default "devel".
 	Version string
 	// MaxAuthFailures is how many failed authentications an address may
@@ -105,17 +109,20 @@ func New(cfg Config) (*Handler, error) {
 		scope apitoken.Scope
 		fn    http.HandlerFunc
 	}{
-		"GET " + Prefix + "/registrations":           {apitoken.ScopeRead, h.listRegistrations},
-		"POST " + Prefix + "/registrations":          {apitoken.ScopeRegister, h.createRegistration},
-		"GET " + Prefix + "/registrations/{name}":    {apitoken.ScopeRead, h.getRegistration},
-		"DELETE " + Prefix + "/registrations/{name}": {apitoken.ScopeRegister, h.deleteRegistration},
-		"GET " + Prefix + "/window":                  {apitoken.ScopeRead, h.getWindow},
-		"PUT " + Prefix + "/window":                  {apitoken.ScopeAdmin, h.openWindow},
-		"DELETE " + Prefix + "/window":               {apitoken.ScopeAdmin, h.closeWindow},
-		"GET " + Prefix + "/events":                  {apitoken.ScopeRead, h.events},
-		"GET " + Prefix + "/tokens":                  {apitoken.ScopeAdmin, h.listTokens},
-		"POST " + Prefix + "/tokens":                 {apitoken.ScopeAdmin, h.createToken},
-		"DELETE " + Prefix + "/tokens/{name}":        {apitoken.ScopeAdmin, h.revokeToken},
+		"GET " + Prefix + "/registrations":               {apitoken.ScopeRead, h.listRegistrations},
+		"POST " + Prefix + "/registrations":              {apitoken.ScopeRegister, h.createRegistration},
+		"GET " + Prefix + "/registrations/{name}":        {apitoken.ScopeRead, h.getRegistration},
+		"DELETE " + Prefix + "/registrations/{name}":     {apitoken.ScopeRegister, h.deleteRegistration},
+		"GET " + Prefix + "/window":                      {apitoken.ScopeRead, h.getWindow},
+		"PUT " + Prefix + "/window":                      {apitoken.ScopeAdmin, h.openWindow},
+		"DELETE " + Prefix + "/window":                   {apitoken.ScopeAdmin, h.closeWindow},
+		"GET " + Prefix + "/events":                      {apitoken.ScopeRead, h.events},
+		"GET " + Prefix + "/tokens":                      {apitoken.ScopeAdmin, h.listTokens},
+		"POST " + Prefix + "/tokens":                     {apitoken.ScopeAdmin, h.createToken},
+		"DELETE " + Prefix + "/tokens/{name}":            {apitoken.ScopeAdmin, h.revokeToken},
+		"GET " + Prefix + "/registrations/{name}/power":  {apitoken.ScopeRead, h.getPower},
+		"POST " + Prefix + "/registrations/{name}/power": {apitoken.ScopeRegister, h.postPower},
+		"POST " + Prefix + "/registrations/{name}/boot":  {apitoken.ScopeRegister, h.postBoot},
 	}
 	for pattern, rt := range routes {
 		h.mux.Handle(pattern, h.guard(rt.scope, rt.fn))

@@ -16,7 +16,7 @@ import (
 )
 
 // createKeys are the keys a posted registration may have.
-var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "replace"}
+var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "replace"}
 
 // fieldOf names the request field a registration error is about.
 func fieldOf(err error) string {
@@ -38,6 +38,8 @@ func fieldOf(err error) string {
 		return "uuid"
 	case errors.Is(err, registry.ErrInvalidSSHKey):
 		return "ssh_keys"
+	case errors.Is(err, registry.ErrInvalidBMC):
+		return "bmc"
 	}
 	return ""
 }
@@ -104,7 +106,7 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 	}
 	unlock := h.idem.lock(key)
 	defer unlock()
-	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, string(body))
+	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, withoutPassword(body))
 	prev, err := h.idem.get(key)
 	if err != nil {
 		h.internal(w, "read idempotency record", err)
@@ -130,6 +132,19 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 			h.log.Error("api: cannot keep the reply for its idempotency key; a repeat registers again", "err", err)
 		}
 	}
+}
+
+// withoutPassword returns body without its bmc_password, for the
+// idempotency record: a hash of a short password beside the rest of the
+// request could be guessed back.
+func withoutPassword(body []byte) string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) != nil || raw["bmc_password"] == nil {
+		return string(body)
+	}
+	delete(raw, "bmc_password")
+	out, _ := json.Marshal(raw)
+	return string(out)
 }
 
 // recorder keeps what a handler writes, passing it on.
@@ -181,6 +196,22 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 		}
 		delete(raw, "replace")
 	}
+	var bmcPassword string
+	if v, ok := raw["bmc_password"]; ok {
+		if err := json.Unmarshal(v, &bmcPassword); err != nil || bmcPassword == "" || strings.ContainsAny(bmcPassword, "\r\n") {
+			writeError(w, http.StatusBadRequest, "malformed request: bmc_password: want the BMC password, a non-empty string on one line", "bmc_password")
+			return
+		}
+		delete(raw, "bmc_password")
+		if _, ok := raw["bmc"]; !ok {
+			writeError(w, http.StatusUnprocessableEntity, "bmc_password without bmc: the password is the BMC's", "bmc_password")
+			return
+		}
+		if h.cfg.Power == nil {
+			writeError(w, http.StatusNotImplemented, "this server has no BMC control to keep a BMC password for", "bmc_password")
+			return
+		}
+	}
 	if _, ok := raw["name"]; !ok {
 		writeError(w, http.StatusUnprocessableEntity, "name is required", "name")
 		return
@@ -196,6 +227,23 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	if reg.Created.IsZero() {
 		reg.Created = time.Now().UTC()
+	}
+	if reg.BMC != nil {
+		if err := reg.Validate(); err != nil {
+			writeError(w, http.StatusUnprocessableEntity, err.Error(), fieldOf(err))
+			return
+		}
+		if bmcPassword == "" {
+			writeError(w, http.StatusUnprocessableEntity, "bmc needs bmc_password (it is kept beside the node secrets, never in the registration)", "bmc_password")
+			return
+		}
+		// The password first: a registration is never left with a BMC
+		// and no password (a password left without its registration is
+		// removed by the next unregister of the name).
+		if err := h.cfg.Power.SetPassword(reg.Name, bmcPassword); err != nil {
+			h.internal(w, "keep the BMC password", err)
+			return
+		}
 	}
 	res, err := h.cfg.Registry.Register(r.Context(), reg, opts)
 	switch {

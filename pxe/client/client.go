@@ -270,6 +270,20 @@ func (c *Client) Health(ctx context.Context) error {
 // register does there. It is retried on connection errors with one
 // Idempotency-Key, so it is done once.
 func (c *Client) Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
+	return c.register(ctx, r, opts, "")
+}
+
+// RegisterWithBMCPassword is [Client.Register] of a registration with a
+// BMC, sending its password, which the server keeps 0600 beside the node
+// secrets and never returns.
+func (c *Client) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	if r.BMC == nil || password == "" {
+		return registry.RegisterResult{}, fmt.Errorf("register %s: a BMC password is sent with a BMC", r.Name)
+	}
+	return c.register(ctx, r, opts, password)
+}
+
+func (c *Client) register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, bmcPassword string) (registry.RegisterResult, error) {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return registry.RegisterResult{}, err
@@ -283,6 +297,10 @@ func (c *Client) Register(ctx context.Context, r registry.Registration, opts reg
 	}
 	if string(body["created"]) == `""` {
 		delete(body, "created")
+	}
+	if bmcPassword != "" {
+		pw, _ := json.Marshal(bmcPassword)
+		body["bmc_password"] = pw
 	}
 	var key [16]byte
 	rand.Read(key[:])

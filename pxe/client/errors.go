@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
 
@@ -35,6 +36,7 @@ const (
 	opOpenWindow
 	opCloseWindow
 	opToken
+	opPower
 )
 
 // Error is a refusal of the server.
@@ -76,7 +78,7 @@ func (e *Error) Is(target error) bool {
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	case registry.ErrNotFound:
-		return e.Status == http.StatusNotFound && (e.op == opUnregister || e.op == opNode)
+		return e.Status == http.StatusNotFound && (e.op == opUnregister || e.op == opNode || e.op == opPower)
 	case registry.ErrPinTaken:
 		return e.op == opRegister && e.Status == http.StatusConflict
 	case registry.ErrInvalidRegistration:
@@ -91,6 +93,10 @@ func (e *Error) Is(target error) bool {
 		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "name"
 	case apitoken.ErrInvalidScope:
 		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "scope"
+	case api.ErrPowerRefused:
+		return e.op == opPower && e.Status == http.StatusConflict
+	case api.ErrBMCFailed:
+		return e.op == opPower && e.Status == http.StatusBadGateway
 	}
 	if e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusConflict) {
 		if fe, ok := fieldErrors[e.Field]; ok && fe == target && e.Status != http.StatusConflict {

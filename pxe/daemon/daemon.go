@@ -122,7 +122,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stop()
 	win := newWindows(ctx, d.cfg.StateDir, d.cfg.Window, tokens.Dir(), d.log)
 	defer win.shutdown()
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Version: d.cfg.Version, Logger: d.log})
+	pw := &bmcs{stateDir: d.cfg.StateDir, secretsDir: d.cfg.Window.SecretsDir, log: d.log}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Power: pw, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+)
+
+// Power runs a registered machine's BMC for the API; the daemon
+// implements it over package pxe/power, which links the BMC drivers.
+// Without one the power and boot endpoints answer 501.
+type Power interface {
+	// Power runs action (status, on, off or cycle) and returns the power
+	// state after it.
+	Power(ctx context.Context, name, action string) (string, error)
+	// Boot sets the next boot to PXE once and powers the machine on (or
+	// cycles it), only while the window is open and the registration
+	// pending.
+	Boot(ctx context.Context, name string) (BootReply, error)
+	// SetPassword keeps a registration's BMC password (0600, beside the
+	// node secrets), never in the registration file.
+	SetPassword(name, password string) error
+}
+
+// Errors a [Power] wraps so that the API answers with the right status.
+var (
+	// ErrPowerRefused: the action is refused in the machine's state (no
+	// BMC, window closed, registration not pending): 409.
+	ErrPowerRefused = errors.New("refused in the machine's state")
+	// ErrBMCFailed: the BMC is unreachable, refused the credentials or
+	// reported an error: 502, with the BMC's words.
+	ErrBMCFailed = errors.New("the BMC failed")
+)
+
+// PowerRequest is the body of POST /registrations/{name}/power.
+type PowerRequest struct {
+	// Action is status, on, off or cycle.
+	Action string `json:"action"`
+}
+
+// PowerReply is the power state after a power request.
+type PowerReply struct {
+	// Power is "on" or "off".
+	Power string `json:"power"`
+}
+
+// BootReply says what POST /registrations/{name}/boot did.
+type BootReply struct {
+	// Protocol is the BMC's: ipmi or redfish.
+	Protocol string `json:"protocol"`
+	// Mode is the one-time boot's firmware mode: uefi or legacy.
+	Mode string `json:"mode"`
+	// Was is the power state before; Cycled says the machine was on and
+	// was power-cycled.
+	Was    string `json:"was"`
+	Cycled bool   `json:"cycled"`
+}
+
+func (h *Handler) powerName(w http.ResponseWriter, r *http.Request) (string, bool) {
+	name := r.PathValue("name")
+	if err := registry.ValidateName(name); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error(), "name")
+		return "", false
+	}
+	if h.cfg.Power == nil {
+		writeError(w, http.StatusNotImplemented, "this server has no BMC control", "")
+		return "", false
+	}
+	return name, true
+}
+
+// powerError answers err of a Power call.
+func (h *Handler) powerError(w http.ResponseWriter, what string, err error) {
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error(), "name")
+	case errors.Is(err, ErrPowerRefused):
+		writeError(w, http.StatusConflict, err.Error(), "")
+	case errors.Is(err, ErrBMCFailed):
+		writeError(w, http.StatusBadGateway, err.Error(), "")
+	case errors.Is(err, ErrBadRequest):
+		writeError(w, http.StatusBadRequest, err.Error(), "")
+	default:
+		h.internal(w, what, err)
+	}
+}
+
+func (h *Handler) getPower(w http.ResponseWriter, r *http.Request) {
+	name, ok := h.powerName(w, r)
+	if !ok {
+		return
+	}
+	p, err := h.cfg.Power.Power(r.Context(), name, "status")
+	if err != nil {
+		h.powerError(w, "power status", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, PowerReply{Power: p})
+}
+
+func (h *Handler) postPower(w http.ResponseWriter, r *http.Request) {
+	name, ok := h.powerName(w, r)
+	if !ok {
+		return
+	}
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var req PowerRequest
+	if !decodeStrict(w, body, &req) {
+		return
+	}
+	switch req.Action {
+	case "status", "on", "off", "cycle":
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("action %q: want status, on, off or cycle", req.Action), "action")
+		return
+	}
+	p, err := h.cfg.Power.Power(r.Context(), name, req.Action)
+	if err != nil {
+		h.powerError(w, "power "+req.Action, err)
+		return
+	}
+	if req.Action != "status" {
+		h.log.Info("api: power "+req.Action, "node", name, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	}
+	writeJSON(w, http.StatusOK, PowerReply{Power: p})
+}
+
+func (h *Handler) postBoot(w http.ResponseWriter, r *http.Request) {
+	name, ok := h.powerName(w, r)
+	if !ok {
+		return
+	}
+	res, err := h.cfg.Power.Boot(r.Context(), name)
+	if err != nil {
+		h.powerError(w, "boot", err)
+		return
+	}
+	h.log.Info("api: boot", "node", name, "protocol", res.Protocol, "cycled", res.Cycled, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	writeJSON(w, http.StatusOK, res)
+}

@@ -1,0 +1,141 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/pxe/api"
+)
+
+// fakePower is an api.Power that records what it was asked.
+type fakePower struct {
+	mu        sync.Mutex
+	calls     []string
+	passwords map[string]string
+}
+
+func (f *fakePower) Power(_ context.Context, name, action string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "power "+action+" "+name)
+	switch name {
+	case "nobmc":
+		return "", fmt.Errorf("%s: %w: no BMC registered", name, api.ErrPowerRefused)
+	case "deaf":
+		return "", fmt.Errorf("%s: %w: BMC refused the credentials: RAKP 2 HMAC is invalid", name, api.ErrBMCFailed)
+	}
+	return "on", nil
+}
+
+func (f *fakePower) Boot(_ context.Context, name string) (api.BootReply, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "boot "+name)
+	if name == "done" {
+		return api.BootReply{}, fmt.Errorf("boot %s: %w: the registration is installed, not pending", name, api.ErrPowerRefused)
+	}
+	return api.BootReply{Protocol: "ipmi", Mode: "uefi", Was: "off"}, nil
+}
+
+func (f *fakePower) SetPassword(name, pw string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.passwords[name] = pw
+	return nil
+}
+
+func TestPowerAndBoot(t *testing.T) {
+	fp := &fakePower{passwords: map[string]string{}}
+	e := newEnv(t, func(c *api.Config) { c.Power = fp })
+	none := newEnv(t, nil)
+	reg, read := e.tokens["register"], e.tokens["read"]
+	tests := []struct {
+		name                string
+		env                 *env
+		method, path, token string
+		body                string
+		status              int
+		has                 string
+	}{
+		{"boot", e, "POST", "/api/v1/registrations/pve1/boot", reg, "", 200, `"protocol":"ipmi"`},
+		{"boot of an installed machine", e, "POST", "/api/v1/registrations/done/boot", reg, "", 409, "installed, not pending"},
+		{"boot with a read token", e, "POST", "/api/v1/registrations/pve1/boot", read, "", 403, "needs register"},
+		{"power status with a read token", e, "GET", "/api/v1/registrations/pve1/power", read, "", 200, `"power":"on"`},
+		{"power on", e, "POST", "/api/v1/registrations/pve1/power", reg, `{"action":"on"}`, 200, `"power":"on"`},
+		{"an unknown action", e, "POST", "/api/v1/registrations/pve1/power", reg, `{"action":"explode"}`, 400, "want status, on, off or cycle"},
+		{"an unknown field", e, "POST", "/api/v1/registrations/pve1/power", reg, `{"action":"on","force":true}`, 400, "unknown field"},
+		{"no BMC", e, "POST", "/api/v1/registrations/nobmc/power", reg, `{"action":"on"}`, 409, "no BMC registered"},
+		{"the BMC's words", e, "POST", "/api/v1/registrations/deaf/power", reg, `{"action":"cycle"}`, 502, "RAKP 2 HMAC is invalid"},
+		{"a bad name", e, "POST", "/api/v1/registrations/no%20such/boot", reg, "", 400, "name"},
+		{"no BMC control", none, "POST", "/api/v1/registrations/pve1/boot", none.tokens["register"], "", 501, "no BMC control"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.env.do(t, tc.method, tc.path, tc.token, tc.body)
+			if r.status != tc.status || !strings.Contains(r.body, tc.has) {
+				t.Errorf("%s %s: %d %s; want %d with %q", tc.method, tc.path, r.status, r.body, tc.status, tc.has)
+			}
+		})
+	}
+	want := []string{"boot pve1", "boot done", "power status pve1", "power on pve1", "power on nobmc", "power cycle deaf"}
+	if diff := cmp.Diff(want, fp.calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// A registration with a BMC carries its password once: kept through
+// Power.SetPassword, never in the registration, the reply, the log or
+// the idempotency record.
+func TestRegistrationBMCPassword(t *testing.T) {
+	fp := &fakePower{passwords: map[string]string{}}
+	e := newEnv(t, func(c *api.Config) { c.Power = fp })
+	tok := e.tokens["register"]
+	const secret = "s3cret-BMC-pw"
+	withBMC := `{"name":"pve1","macs":["52:54:00:00:00:01"],"boot_disk":"sda","bmc":{"url":"ipmi://10.0.0.51","user":"admin"}`
+	tests := []struct {
+		name, body string
+		status     int
+		field      string
+	}{
+		{"a BMC needs its password", withBMC + `}`, 422, "bmc_password"},
+		{"a password needs a BMC", `{"name":"pve2","macs":["52:54:00:00:00:02"],"bmc_password":"x"}`, 422, "bmc_password"},
+		{"an empty password", withBMC + `,"bmc_password":""}`, 400, "bmc_password"},
+		{"a bad BMC", `{"name":"pve3","macs":["52:54:00:00:00:03"],"bmc":{"url":"telnet://10.0.0.51","user":"a"},"bmc_password":"x"}`, 422, "bmc"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do(t, "POST", "/api/v1/registrations", tok, tc.body)
+			if r.status != tc.status || r.err.Field != tc.field {
+				t.Errorf("%d %s; want %d on field %s", r.status, r.body, tc.status, tc.field)
+			}
+		})
+	}
+	if len(fp.passwords) != 0 {
+		t.Fatalf("a refused registration kept a password: %v", fp.passwords)
+	}
+	r := e.do(t, "POST", "/api/v1/registrations", tok, withBMC+`,"bmc_password":"`+secret+`"}`, "Idempotency-Key", "k1")
+	if r.status != 201 || strings.Contains(r.body, secret) || !strings.Contains(r.body, `"bmc"`) {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	if fp.passwords["pve1"] != secret {
+		t.Errorf("password kept: %v", fp.passwords)
+	}
+	filepath.WalkDir(e.state, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if data, _ := os.ReadFile(path); strings.Contains(string(data), secret) {
+				t.Errorf("%s holds the BMC password", path)
+			}
+		}
+		return nil
+	})
+	if strings.Contains(e.logs.String(), secret) {
+		t.Error("the log holds the BMC password")
+	}
+}

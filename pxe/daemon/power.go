@@ -1,0 +1,62 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/power"
+)
+
+// bmcs is the API's [api.Power] over package power: the registrations
+// and event log of the state folder, the BMC passwords of the secrets
+// folder.
+type bmcs struct {
+	stateDir, secretsDir string
+	log                  *slog.Logger
+}
+
+var _ api.Power = (*bmcs)(nil)
+
+func (b *bmcs) req(name string) power.Request {
+	return power.Request{StateDir: b.stateDir, SecretsDir: b.secretsDir, Name: name, Logger: b.log}
+}
+
+// classify marks err for the API's status codes.
+func classify(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, power.ErrNoBMC), errors.Is(err, power.ErrBootRefused):
+		return fmt.Errorf("%w: %w", api.ErrPowerRefused, err)
+	case errors.Is(err, bmc.ErrUnreachable), errors.Is(err, bmc.ErrAuthRefused), errors.Is(err, bmc.ErrBMC):
+		return fmt.Errorf("%w: %w", api.ErrBMCFailed, err)
+	}
+	return err
+}
+
+func (b *bmcs) Power(ctx context.Context, name, action string) (string, error) {
+	p, err := power.Node(ctx, b.req(name), power.Action(action))
+	return string(p), classify(err)
+}
+
+func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
+	res, err := power.Boot(ctx, b.req(name))
+	if err != nil {
+		return api.BootReply{}, classify(err)
+	}
+	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
+}
+
+func (b *bmcs) SetPassword(name, password string) error {
+	s, err := registry.OpenSecretStore(b.secretsDir)
+	if err != nil {
+		return err
+	}
+	_, err = s.WriteBMCPassword(name, password)
+	return err
+}
