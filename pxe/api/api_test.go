@@ -330,3 +330,42 @@ func TestRevokeIsImmediate(t *testing.T) {
 		t.Errorf("revoked: %d %s", r.status, r.body)
 	}
 }
+
+// TestEventStreamsAreBounded: past MaxStreams open streams, another is
+// refused with 503 until one closes.
+func TestEventStreamsAreBounded(t *testing.T) {
+	e := newEnv(t, func(c *api.Config) { c.MaxStreams = 2 })
+	open := func() (*http.Response, error) {
+		req, _ := http.NewRequest("GET", e.ts.URL+"/api/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+e.tokens["read"])
+		return e.ts.Client().Do(req)
+	}
+	var held []*http.Response
+	for range 2 {
+		resp, err := open()
+		if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream: %v %v", resp, err)
+		}
+		held = append(held, resp)
+	}
+	if r := e.do(t, "GET", "/api/v1/events", e.tokens["read"], ""); r.status != 503 || !strings.Contains(r.err.Error, "2 event streams are open already") {
+		t.Errorf("third stream: %d %s", r.status, r.body)
+	}
+	held[0].Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := open()
+		if err == nil && resp.StatusCode == 200 {
+			resp.Body.Close()
+			break
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a closed stream's place was not freed")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	held[1].Body.Close()
+}

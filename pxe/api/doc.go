@@ -35,5 +35,6 @@
 // (answers, refusals, installs and, when the daemon runs the window, the
 // boot steps) as "id: …" and "data: <JSON backend.Event>"; a client
 // resumes after an event by sending its id as Last-Event-ID, or gets
-// only new events with Last-Event-ID: now.
+// only new events with Last-Event-ID: now. At most Config.MaxStreams
+// streams are open at once (503 beyond).
 package api

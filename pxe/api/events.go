@@ -264,6 +264,14 @@ func (t *tail) read() ([]string, []backend.Event, error) {
 }
 
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	if n := h.streams.Add(1); n > int64(h.cfg.MaxStreams) {
+		h.streams.Add(-1)
+		h.log.Warn("api: event stream refused: too many open", "client_ip", clientIP(r), "max", h.cfg.MaxStreams)
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%d event streams are open already; try again later", h.cfg.MaxStreams), "")
+		return
+	}
+	defer h.streams.Add(-1)
 	last := r.Header.Get("Last-Event-ID")
 	if q := r.URL.Query().Get("last_event_id"); last == "" && q != "" {
 		last = q

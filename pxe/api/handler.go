@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
@@ -66,6 +67,9 @@ type Config struct {
 	// EventPoll is how often the event stream looks for new events.
 	// Default 200 ms.
 	EventPoll time.Duration
+	// MaxStreams bounds the event streams open at once (each holds a
+	// file and a connection); more get 503. Default 64.
+	MaxStreams int
 	// Logger receives refusals and changes; nil discards them.
 	Logger *slog.Logger
 }
@@ -77,6 +81,7 @@ type Handler struct {
 	mux     *http.ServeMux
 	limiter *limiter
 	idem    *idempotency
+	streams atomic.Int64 // event streams open
 }
 
 // New returns the API handler of cfg.
@@ -95,6 +100,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.EventPoll <= 0 {
 		cfg.EventPoll = 200 * time.Millisecond
+	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 64
 	}
 	log := cfg.Logger
 	if log == nil {
