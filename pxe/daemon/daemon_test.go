@@ -218,3 +218,35 @@ func TestEventStreamShowsBootSteps(t *testing.T) {
 		t.Fatal("no boot step on the stream")
 	}
 }
+
+// TestOpenBesideAnotherWindowIs409: while another window (serve's)
+// holds the state folder, the API's open is refused with 409 and the
+// status shows that window as not the daemon's.
+func TestOpenBesideAnotherWindowIs409(t *testing.T) {
+	state := t.TempDir()
+	r := start(t, state)
+	c := adminClient(t, state, r)
+	other, err := pxe.New(pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", TTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- other.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-other.Ready()
+	_, err = c.OpenWindow(context.Background(), time.Minute)
+	var ae *client.Error
+	if !errors.Is(err, pxe.ErrWindowOpen) || !errors.As(err, &ae) || ae.Status != 409 || !strings.Contains(err.Error(), "already has a provisioning window") {
+		t.Errorf("open beside serve: %v", err)
+	}
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		w, err := c.Window(context.Background())
+		if err == nil && w.Open && !w.Daemon && w.URL != "" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("status beside serve: %+v %v", w, err)
+		}
+	}
+}
