@@ -286,7 +286,9 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:deallocate", "node004", "platform.foundation.cluster.nodes"}},
 		{args: []string{"node:validate"}},
 		{args: []string{"node:validate", "demo", "-o", "json"}},
-		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web"}, setup: addPool("demo", "web", "platform.web")},
+		// A server id of digits only is no hostname: --hostname is needed.
+		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web"}, setup: addPool("demo", "web", "platform.web"), code: 2},
+		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web", "--hostname", "web-4711"}},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra", "--dry-run"}},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra"}},
 		{args: []string{"node:list", "demo"}},

@@ -49,10 +49,17 @@ var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // ValidateHostname reports whether h is an RFC 1123 label: lower-case
 // letters, digits and '-', 1 to 63 characters, not starting or ending
-// with '-'. The error wraps [ErrInvalidName].
+// with '-', and not digits only: such a name reads as an IPv4 address to
+// the resolver's inet_aton ("1234" is 0.0.4.210), and the Proxmox VE
+// installer refuses it as a host name. (plasmactl-node's label check lets
+// digits only through; plasma-node refuses them when a node is made, and
+// validate reports an existing one.) The error wraps [ErrInvalidName].
 func ValidateHostname(h string) error {
 	if !labelRE.MatchString(h) {
 		return fmt.Errorf("hostname %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", h, ErrInvalidName)
+	}
+	if strings.Trim(h, "0123456789") == "" {
+		return fmt.Errorf("hostname %q: %w: digits only read as an IPv4 address and the Proxmox installer refuses them; want a label with a letter or '-'", h, ErrInvalidName)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/nodecmd"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
 )
@@ -72,13 +73,13 @@ func run(ctx context.Context, dir string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "    zones now %s (modified: %v)\n", strings.Join(res.Zones, ", "), res.Modified)
 
+	// The list steps print through the code of plasma-node list itself
+	// (internal/nodecmd, over p.List), so what they show is what the
+	// command prints.
 	step("plasma-node list --zone foundation.cluster")
-	ns, err := p.List(ctx, plasmanode.ListOptions{Zone: "foundation.cluster"})
-	if err != nil {
+	env := nodecmd.Env{Dir: dir, Stdout: out}
+	if err := nodecmd.List(ctx, env, plasmanode.ListOptions{Zone: "foundation.cluster"}, nodecmd.ListView{Output: "table"}); err != nil {
 		return err
-	}
-	for _, n := range ns {
-		fmt.Fprintf(out, "    %-16s %-14s %-14s %s\n", n, n.Network.PublicIP, n.Network.PrivateIP, strings.Join(n.Zones, ","))
 	}
 	node, err := os.ReadFile(p.Store.NodePath("demo", "demo-node-003"))
 	if err != nil {
@@ -174,15 +175,9 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 		return err
 	}
 	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.PasswordPath("metal-control-001"))
-	step("plasma-node list metal")
-	ns, err := p.List(ctx, plasmanode.ListOptions{Platform: "metal", ProvisionerDir: state})
-	if err != nil {
-		return err
-	}
-	for _, n := range ns {
-		fmt.Fprintf(out, "    %-24s %-12s install state %s\n", n, n.Network.PrivateIP, n.InstallState)
-	}
-	return nil
+	step("plasma-node list metal --provisioner-dir %s", filepath.Base(state))
+	env := nodecmd.Env{Dir: p.Store.Dir(), ProvisionerDir: state, Stdout: out}
+	return nodecmd.List(ctx, env, plasmanode.ListOptions{Platform: "metal"}, nodecmd.ListView{Output: "table"})
 }
 
 const demoKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g demo@quickstart"
