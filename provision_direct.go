@@ -19,6 +19,10 @@ const DefaultProvisionerDir = "/var/lib/node-provisioner"
 // read by [Project.ProvisionerDir] too.
 const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
 
+// EnvProvisionerSecretsDir is node-provisioner's variable for its secrets
+// folder, where a local pxe platform's BMC passwords go.
+const EnvProvisionerSecretsDir = "NODE_PROVISIONER_SECRETS_DIR"
+
 // EnvProvisionerToken holds the bearer token for node-provisioner's
 // management API; it is read from nowhere else.
 const EnvProvisionerToken = "NODE_PROVISIONER_TOKEN"
@@ -43,8 +47,9 @@ var ErrInvalidProvisioner = errors.New("invalid node-provisioner settings")
 // that is not https; [providers.ErrNoCredentials] for an API without a
 // token.
 func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.Location, error) {
+	local := providers.Location{Dir: p.ProvisionerDir(plat, explicit), SecretsDir: os.Getenv(EnvProvisionerSecretsDir)}
 	if explicit != "" || p.provisionerDir != "" || os.Getenv(EnvProvisionerDir) != "" || plat == nil {
-		return providers.Location{Dir: p.ProvisionerDir(plat, explicit)}, nil
+		return local, nil
 	}
 	inf := plat.Infrastructure
 	where := plat.File()
@@ -59,7 +64,7 @@ func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.
 		if inf.ProvisionerFingerprint != "" {
 			return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_fingerprint: %w: it pins the API of provisioner_url, which is not set", where, ErrInvalidProvisioner)
 		}
-		return providers.Location{Dir: p.ProvisionerDir(plat, explicit)}, nil
+		return local, nil
 	}
 	u, err := url.Parse(inf.ProvisionerURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {

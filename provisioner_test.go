@@ -46,6 +46,7 @@ func TestProvisioner(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(EnvProvisionerDir, "")
+			t.Setenv(EnvProvisionerSecretsDir, "")
 			t.Setenv(EnvProvisionerToken, tc.token)
 			t.Setenv(EnvProvisionerFingerprint, tc.envFP)
 			got, err := p.Provisioner(tc.plat, tc.explicit)

@@ -54,6 +54,10 @@ type Location struct {
 	// Dir is the folder (pxe: node-provisioner's state folder). Used when
 	// Remote is nil.
 	Dir string
+	// SecretsDir is the provider's folder of secrets beside Dir (pxe:
+	// node-provisioner's, where BMC passwords are kept); empty: the
+	// provider's default. Used when Remote is nil.
+	SecretsDir string
 	// Remote, when set, is the service that holds the records.
 	Remote *Remote
 }

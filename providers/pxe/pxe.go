@@ -29,11 +29,15 @@ type Provider struct {
 	// Dial opens the registry of a platform whose provisioner is reached
 	// over its API. Nil: node-provisioner's client (package pxe/client).
 	Dial Dialer
+	// Getenv reads the BMC passwords a hardware list names by variable.
+	// Nil: os.Getenv.
+	Getenv func(string) string
 }
 
 var (
 	_ providers.Provider = (*Provider)(nil)
 	_ providers.Direct   = (*Provider)(nil)
+	_ providers.Starter  = (*Provider)(nil)
 )
 
 // Name returns "pxe".
@@ -80,10 +84,13 @@ func (*Provider) Servers(outputs map[string]tofu.OutputValue) ([]providers.Serve
 
 // plan is a [providers.DirectPlan] of registrations to write.
 type plan struct {
-	reg     Registry
-	summary tofu.Summary
-	create  []registry.Registration
-	servers []providers.Server
+	reg Registry
+	// bmcPasswords are the passwords of the new registrations with a
+	// BMC, by name.
+	bmcPasswords map[string]string
+	summary      tofu.Summary
+	create       []registry.Registration
+	servers      []providers.Server
 }
 
 func (p *plan) Summary() tofu.Summary { return p.summary }
@@ -92,7 +99,13 @@ func (p *plan) Summary() tofu.Summary { return p.summary }
 // returns every server of the layout.
 func (p *plan) Apply(ctx context.Context) ([]providers.Server, error) {
 	for _, r := range p.create {
-		if _, err := p.reg.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		var err error
+		if pw := p.bmcPasswords[r.Name]; pw != "" {
+			_, err = registerWithBMC(ctx, p.reg, r, pw)
+		} else {
+			_, err = p.reg.Register(ctx, r, registry.RegisterOptions{})
+		}
+		if err != nil {
 			return nil, fmt.Errorf("register %s: %w", r.Name, err)
 		}
 	}
@@ -133,7 +146,10 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 		return nil, err
 	}
 	l := layout{in: in, hw: hw, regs: regs, taken: map[string]string{}, need: map[string]int{}, kept: map[string]bool{},
-		p: &plan{reg: reg}}
+		p: &plan{reg: reg, bmcPasswords: map[string]string{}}, getenv: pv.Getenv}
+	if l.getenv == nil {
+		l.getenv = os.Getenv
+	}
 	// Machines already taken: by a node, or by a registration.
 	for _, e := range in.Existing {
 		l.taken["id "+e.ServerID] = "node " + hostOf(in.Platform.Name, e)
@@ -173,6 +189,8 @@ type layout struct {
 	// kept are the server ids of the adopted servers.
 	kept map[string]bool
 	p    *plan
+	// getenv reads BMC passwords.
+	getenv func(string) string
 }
 
 // free reports whether machine h is neither a node's nor pinned by a
@@ -217,6 +235,13 @@ func (l *layout) place(s providers.Slot) error {
 		var err error
 		if r, err = registration(s.Hostname, h.Machine); err != nil {
 			return fmt.Errorf("%s: %w: %w", h.Where, ErrInvalidHardware, err)
+		}
+		if h.BMC != nil {
+			var pw string
+			if r.BMC, pw, err = h.BMC.Registration(l.getenv); err != nil {
+				return fmt.Errorf("%s: %w", h.Where, err)
+			}
+			l.p.bmcPasswords[r.Name] = pw
 		}
 		registered = true
 		l.p.create = append(l.p.create, r)

@@ -32,11 +32,32 @@ type Registry interface {
 // Dialer opens the [Registry] of a remote location.
 type Dialer func(ctx context.Context, r providers.Remote, log *slog.Logger) (Registry, error)
 
+// BMCRegistry is a [Registry] that also keeps the BMC password of a
+// registration with a BMC (never in the registration itself).
+type BMCRegistry interface {
+	Registry
+	// RegisterWithBMCPassword is Register of r, whose BMC's password is
+	// kept beside the node secrets.
+	RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error)
+}
+
+// registerWithBMC registers r and its BMC password, where reg can.
+func registerWithBMC(ctx context.Context, reg Registry, r registry.Registration, pw string) (registry.RegisterResult, error) {
+	b, ok := reg.(BMCRegistry)
+	if !ok {
+		return registry.RegisterResult{}, fmt.Errorf("%w: this registry cannot keep a BMC password", ErrInvalidHardware)
+	}
+	return b.RegisterWithBMCPassword(ctx, r, registry.RegisterOptions{}, pw)
+}
+
 // LocalRegistry is the [Registry] of a node-provisioner state folder on
 // this host. Reading a folder without registrations creates nothing.
 type LocalRegistry struct {
 	// Dir is the state folder.
 	Dir string
+	// SecretsDir is node-provisioner's secrets folder, where BMC
+	// passwords are kept. Empty: registry.DefaultSecretsDir.
+	SecretsDir string
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
 }
@@ -85,6 +106,27 @@ func (l *LocalRegistry) Register(ctx context.Context, r registry.Registration, o
 	return reg.Register(ctx, r, opts)
 }
 
+// RegisterWithBMCPassword writes the BMC password (0600, in the secrets
+// folder), then the registration: a registration is never left with a
+// BMC and no password.
+func (l *LocalRegistry) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	dir := l.SecretsDir
+	if dir == "" {
+		var err error
+		if dir, err = registry.DefaultSecretsDir(); err != nil {
+			return registry.RegisterResult{}, err
+		}
+	}
+	secrets, err := registry.OpenSecretStore(dir)
+	if err != nil {
+		return registry.RegisterResult{}, err
+	}
+	if _, err := secrets.WriteBMCPassword(r.Name, password); err != nil {
+		return registry.RegisterResult{}, err
+	}
+	return l.Register(ctx, r, opts)
+}
+
 // Unregister deletes the pending registration name.
 func (l *LocalRegistry) Unregister(ctx context.Context, name string) error {
 	if ok, err := l.exists(); err != nil {
@@ -112,7 +154,7 @@ func (pv *Provider) open(ctx context.Context, at providers.Location, log *slog.L
 	if at.Dir == "" {
 		return nil, fmt.Errorf("provider pxe: %w: no node-provisioner state folder or API", providers.ErrInvalidInput)
 	}
-	return &LocalRegistry{Dir: at.Dir, Logger: log}, nil
+	return &LocalRegistry{Dir: at.Dir, SecretsDir: at.SecretsDir, Logger: log}, nil
 }
 
 // registrations returns the registrations of a location by name

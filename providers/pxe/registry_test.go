@@ -5,10 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/providers"
 )
 
@@ -78,3 +80,52 @@ func TestLocalRegistryStates(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, nil, 0o600) }
+
+// A hardware list machine's BMC goes into its registration, its password
+// (read from the variable the list names) into the secrets folder 0600;
+// an unset variable fails the plan, naming it, before anything is
+// written.
+func TestPlanRegistersTheBMC(t *testing.T) {
+	ctx := context.Background()
+	dir, secrets := t.TempDir(), t.TempDir()+"/secrets"
+	hw := t.TempDir() + "/hw.yaml"
+	os.WriteFile(hw, []byte(`machines:
+  - macs: ["52:54:00:00:00:01"]
+    boot_disk: any
+    bmc:
+      url: ipmi://10.0.0.51
+      user: admin
+      password_env: RACK1_BMC_PW
+`), 0o644)
+	env := map[string]string{}
+	pv := &Provider{Getenv: func(k string) string { return env[k] }}
+	in := input(t, dir, 1)
+	in.HardwareFile, in.SecretsDir = hw, secrets
+	if _, err := pv.Plan(ctx, in); err == nil || !strings.Contains(err.Error(), "RACK1_BMC_PW") {
+		t.Fatalf("plan without the password: %v, want an error naming RACK1_BMC_PW", err)
+	}
+	if _, err := os.Stat(dir + "/registrations"); err == nil {
+		t.Error("a failed plan wrote registrations")
+	}
+	env["RACK1_BMC_PW"] = "pw-4711"
+	p, err := pv.Plan(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := registry.Open(dir, nil)
+	r, err := g.Get(ctx, "metal-control-001")
+	if err != nil || r.BMC == nil || r.BMC.URL != "ipmi://10.0.0.51" {
+		t.Fatalf("registration: %+v %v", r, err)
+	}
+	raw, _ := os.ReadFile(dir + "/registrations/metal-control-001.json")
+	if strings.Contains(string(raw), "pw-4711") {
+		t.Error("the registration file holds the BMC password")
+	}
+	fi, err := os.Stat(secrets + "/metal-control-001.bmc.pw")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("BMC password file: %v %v", fi, err)
+	}
+}
