@@ -369,3 +369,26 @@ func TestEventStreamsAreBounded(t *testing.T) {
 	}
 	held[1].Body.Close()
 }
+
+// TestRepeatAfterALostRecordIsNoReplacement: a repeat whose first
+// attempt wrote the registration but died before keeping the reply (no
+// idempotency record) gets 201 without "previous": it replaced only
+// itself.
+func TestRepeatAfterALostRecordIsNoReplacement(t *testing.T) {
+	e := newEnv(t, nil)
+	tok := e.tokens["register"]
+	body := `{"name":"pve1","macs":["52:54:00:00:00:01"],"created":"2026-12-03T10:00:00.123456789+00:00"}`
+	if r := e.do(t, "POST", "/api/v1/registrations", tok, body, api.IdempotencyHeader, "k1"); r.status != 201 {
+		t.Fatal(r.body)
+	}
+	os.RemoveAll(filepath.Join(e.state, apitoken.DirName, "idempotency"))
+	os.MkdirAll(filepath.Join(e.state, apitoken.DirName, "idempotency"), 0o700)
+	r := e.do(t, "POST", "/api/v1/registrations", tok, body, api.IdempotencyHeader, "k1")
+	if r.status != 201 || strings.Contains(r.body, "previous") {
+		t.Errorf("repeat: %d %s", r.status, r.body)
+	}
+	// Without a key, the same body is a re-registration, reported as one.
+	if r := e.do(t, "POST", "/api/v1/registrations", tok, body); r.status != 201 || !strings.Contains(r.body, `"previous"`) {
+		t.Errorf("without a key: %d %s", r.status, r.body)
+	}
+}

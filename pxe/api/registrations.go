@@ -261,6 +261,11 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 	if err != nil {
 		written = reg
 	}
+	if p := res.Previous; p != nil && r.Header.Get(IdempotencyHeader) != "" && p.Created.Equal(written.Created) && len(registry.Changes(*p, written)) == 0 {
+		// A repeat of a request whose reply was lost before it was kept
+		// (the daemon died in between) replaced what it wrote itself.
+		res.Previous = nil
+	}
 	out := RegisterResponse{Registration: written, Previous: res.Previous}
 	for _, m := range res.Moved {
 		out.Moved = append(out.Moved, PinMove{Kind: m.Pin.Kind, Value: m.Pin.Value, From: m.From, Removed: m.Removed})
