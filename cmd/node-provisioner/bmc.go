@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 )
@@ -74,15 +76,6 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	return r, pw, nil
 }
 
-// localOnly refuses a BMC command with --server: the management API has
-// no power or boot endpoints yet.
-func (a *app) localOnly(what string) error {
-	if a.server != "" {
-		return usageError(fmt.Errorf("%s with --server: the API does not power machines yet; run it on the provisioner's host", what))
-	}
-	return nil
-}
-
 func (a *app) bmcRequest(name string) power.Request {
 	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Logger: a.log}
 }
@@ -104,13 +97,7 @@ func (a *app) powerCmd() *cobra.Command {
 			if err := registry.ValidateName(args[1]); err != nil {
 				return err
 			}
-			if err := a.localOnly("power"); err != nil {
-				return err
-			}
-			p, err := power.Node(cmd.Context(), a.bmcRequest(args[1]), action)
-			if errors.Is(err, registry.ErrNotFound) {
-				return usageError(err)
-			}
+			p, err := a.powerNode(cmd.Context(), args[1], action)
 			if err != nil {
 				return err
 			}
@@ -136,13 +123,7 @@ pending, so an installed machine is never reinstalled by accident.`,
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			if err := a.localOnly("boot"); err != nil {
-				return err
-			}
-			res, err := power.Boot(cmd.Context(), a.bmcRequest(args[0]))
-			if errors.Is(err, registry.ErrNotFound) {
-				return usageError(err)
-			}
+			res, err := a.bootNode(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -154,4 +135,41 @@ pending, so an installed machine is never reinstalled by accident.`,
 			return nil
 		},
 	}
+}
+
+// powerNode runs action through name's BMC: on --server through its
+// API, else on the state folder (an unknown name is then a usage error).
+func (a *app) powerNode(ctx context.Context, name string, action power.Action) (string, error) {
+	c, err := a.remote()
+	if err != nil {
+		return "", err
+	}
+	if c != nil {
+		return c.Power(ctx, name, string(action))
+	}
+	p, err := power.Node(ctx, a.bmcRequest(name), action)
+	if errors.Is(err, registry.ErrNotFound) {
+		return "", usageError(err)
+	}
+	return string(p), err
+}
+
+// bootNode boots name into the installer through its BMC: on --server
+// through its API, else on the state folder.
+func (a *app) bootNode(ctx context.Context, name string) (api.BootReply, error) {
+	c, err := a.remote()
+	if err != nil {
+		return api.BootReply{}, err
+	}
+	if c != nil {
+		return c.Boot(ctx, name)
+	}
+	res, err := power.Boot(ctx, a.bmcRequest(name))
+	if errors.Is(err, registry.ErrNotFound) {
+		return api.BootReply{}, usageError(err)
+	}
+	if err != nil {
+		return api.BootReply{}, err
+	}
+	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
 }

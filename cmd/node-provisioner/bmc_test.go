@@ -83,11 +83,15 @@ func TestRegisterBMCFlags(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("password file: %v %v", fi, err)
 	}
-	for _, cmd := range [][]string{{"boot", "pve1"}, {"power", "status", "pve1"}} {
-		if r := np(t, state, append([]string{"--server", "https://127.0.0.1:1"}, cmd...)...); r.code != 2 || !strings.Contains(r.err, "with --server") {
+	// With --server they go to the server (here none), never to the
+	// state folder; e2e TestRemoteBMC runs them through a daemon.
+	t.Setenv("NODE_PROVISIONER_TOKEN", "npt_test")
+	for _, cmd := range [][]string{{"boot", "pve1"}, {"power", "on", "pve1"}} {
+		if r := np(t, state, append([]string{"--server", "https://127.0.0.1:1"}, cmd...)...); r.code != 1 || !strings.Contains(r.err, "127.0.0.1:1") && !strings.Contains(r.err, "connection refused") {
 			t.Errorf("%v with --server: %d %q", cmd, r.code, r.err)
 		}
 	}
+	t.Setenv("NODE_PROVISIONER_TOKEN", "")
 	if r := np(t, state, "unregister", "pve1"); r.code != 0 {
 		t.Fatalf("unregister: %d %s", r.code, r.err)
 	}

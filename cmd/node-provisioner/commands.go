@@ -73,9 +73,11 @@ func (a *app) registerCmd() *cobra.Command {
 			var res registry.RegisterResult
 			if c != nil {
 				if r.BMC != nil {
-					return usageError(errors.New("--bmc with --server: the API does not take a BMC yet; register the BMC on the provisioner's host"))
+					// The server keeps the password 0600 beside its node secrets.
+					res, err = c.RegisterWithBMCPassword(cmd.Context(), r, registry.RegisterOptions{Replace: replace}, bmcPassword)
+				} else {
+					res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 				}
-				res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 			} else {
 				var reg *registry.Store
 				if reg, err = registry.Open(a.stateDir, a.log); err != nil {

@@ -159,6 +159,9 @@ func retryable(ctx context.Context, err error) bool {
 	}
 	var ae *Error
 	if errors.As(err, &ae) {
+		if errors.Is(ae, api.ErrBMCFailed) {
+			return false // the BMC's answer, retried by the server already
+		}
 		return ae.Status == http.StatusBadGateway || ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusGatewayTimeout
 	}
 	var ce *tls.CertificateVerificationError
