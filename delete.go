@@ -56,9 +56,9 @@ type DeleteResult struct {
 	Hostname, Platform string
 	// ServerID is the node's server id; empty for a node without one.
 	ServerID string
-	// Destroyed reports that its server was destroyed (or, for a
-	// [providers.Direct] provider, withdrawn).
-	Destroyed bool
+	// Destroyed reports that its server was destroyed, or for a
+	// [providers.Direct] provider withdrawn (then Withdrawn is set too).
+	Destroyed, Withdrawn bool
 	// Declined reports that the person declined; nothing changed.
 	Declined bool
 	// Removed reports that the node file was removed.
@@ -145,6 +145,7 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 			res.Declined = dr.Declined
 			return res, err
 		}
+		res.Withdrawn = true
 	} else {
 		dr, err = p.destroyServers(ctx, do, prov, in, hosts, DestroyResult{})
 		if err != nil || dr.Declined {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,5 +121,39 @@ func TestDeleteOneNode(t *testing.T) {
 	}
 	if r := plasma(t, dir, "delete", "nosuch"); r.code != 2 || !strings.Contains(r.err, "nosuch") {
 		t.Errorf("delete of an unknown node: exit %d, stderr %q; want 2 naming it", r.code, r.err)
+	}
+}
+
+// TestDeleteBareMetalNode: on a pxe platform delete withdraws the node's
+// pending registration from node-provisioner's state folder (after
+// --force; without a terminal it refuses), lowers the pool's count and
+// removes the node file; the other registration stays.
+func TestDeleteBareMetalNode(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	hw := filepath.Join(dir, "hardware.yaml")
+	os.WriteFile(hw, []byte("machines:\n  - macs: [\"52:54:00:de:ad:01\"]\n    boot_disk: sda\n  - macs: [\"52:54:00:de:ad:02\"]\n    boot_disk: sda\n"), 0o644)
+	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "mgmt.example")
+	mustRun(t, dir, "--provisioner-dir", state, "provision", "metal", "-z", "foundation.cluster.control:pve:2", "--hardware", hw, "--auto-approve")
+	regs := func() []string {
+		names, _ := filepath.Glob(filepath.Join(state, "registrations", "*.json"))
+		for i, n := range names {
+			names[i] = filepath.Base(n)
+		}
+		return names
+	}
+	if r := plasma(t, dir, "--provisioner-dir", state, "delete", "metal-control-002"); r.code != 1 || !strings.Contains(r.err, "pass --force") {
+		t.Errorf("delete without a terminal: exit %d, stderr %q", r.code, r.err)
+	}
+	out := mustRun(t, dir, "--provisioner-dir", state, "delete", "metal-control-002", "--force")
+	want := "Nodes of platform metal to withdraw (pending registrations are removed; installed machines are not wiped):\n  metal-control-002\n" +
+		"Withdrew machine 52:54:00:de:ad:02 of node metal-control-002@metal (pool control: count lowered by one)\nRemoved node metal-control-002@metal\n"
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("delete on pxe (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"metal-control-001.json"}, regs()); diff != "" {
+		t.Errorf("registrations after delete (-want +got):\n%s", diff)
+	}
+	if p, _ := nodes.Open(dir, nodes.Options{}).Platform(context.Background(), "metal"); p.Pools["control"].Count != 1 {
+		t.Errorf("pool control count %d, want 1", p.Pools["control"].Count)
 	}
 }

@@ -36,6 +36,8 @@ func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) 
 	}
 	node := res.Hostname + "@" + res.Platform
 	switch {
+	case res.Withdrawn:
+		fmt.Fprintf(w, "Withdrew machine %s of node %s (pool %s: count lowered by one)\n", res.ServerID, node, res.Pool)
 	case res.Destroyed:
 		fmt.Fprintf(w, "Destroyed server %s of node %s (pool %s: count lowered by one)\n", res.ServerID, node, res.Pool)
 	case res.ServerID != "" && o.KeepServer:
