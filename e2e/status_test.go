@@ -106,7 +106,10 @@ func TestStatusOutputsAndWatch(t *testing.T) {
 	table := startWatch(t, state)
 	lines := startWatch(t, state, "-o", "json")
 	table.waitFor(t, "Events (until interrupted):")
-	time.Sleep(300 * time.Millisecond) // the JSON watcher has no header to wait for
+	lines.waitFor(t, `{"window":`)
+	// Each prints its header or status line just before it starts
+	// following the event log from that moment.
+	time.Sleep(500 * time.Millisecond)
 	base := strings.TrimSuffix(st.Window.URL, "/answer")
 	get := func(method, url, body string) {
 		req, _ := http.NewRequest(method, url, strings.NewReader(body))
