@@ -110,7 +110,7 @@ func TestRemoteBMC(t *testing.T) {
 		args   []string
 		code   int
 		stdout string // exact unless empty
-		stderr string // contained
+		stderr string // contained (the whole of it when it ends in a newline)
 		then   func()
 	}{
 		{"a read token may not register", read, nil, append([]string{"register", "pve1", "--mac", "52:54:00:00:20:01", "--boot-disk", "any", "--bmc-password-file", pwFile}, bmcArgs...), 1, "", "needs register", nil},
@@ -119,7 +119,7 @@ func TestRemoteBMC(t *testing.T) {
 		{"status", reg, nil, []string{"power", "status", "pve1"}, 0, "pve1: power off\n", "", nil},
 		{"status with a read token", read, nil, []string{"power", "status", "pve1"}, 0, "pve1: power off\n", "", nil},
 		{"on with a read token", read, nil, []string{"power", "on", "pve1"}, 1, "", "403 Forbidden", nil},
-		{"boot with the window closed", reg, nil, []string{"boot", "pve1"}, 1, "", "the provisioning window is closed", nil},
+		{"boot with the window closed", reg, nil, []string{"boot", "pve1"}, 1, "", "node-provisioner: boot pve1: boot refused: the provisioning window is closed (open it first)\n", nil},
 		{"open the window", admin, nil, []string{"enable", "--ttl", "10m"}, 0, "", "", nil},
 		{"boot", reg, nil, []string{"boot", "pve1"}, 0, "pve1: next boot PXE (legacy, once) and powered on via ipmi\n", "", nil},
 		{"status after boot", read, nil, []string{"power", "status", "pve1"}, 0, "pve1: power on\n", "", nil},
@@ -130,11 +130,11 @@ func TestRemoteBMC(t *testing.T) {
 		{"unknown machine's boot", reg, nil, []string{"boot", "nope"}, 1, "", `no pending registration`, nil},
 		{"a bad action", reg, nil, []string{"power", "reset", "pve1"}, 2, "", `power "reset": want status, on, off or cycle`, nil},
 		{"register without a BMC", reg, nil, []string{"register", "pve2", "--boot-disk", "any"}, 0, "Registered pve2: boot disk any; pins nothing, so it only answers while it is the only pending registration\n", "", nil},
-		{"no BMC", reg, nil, []string{"power", "on", "pve2"}, 1, "", "no BMC registered", nil},
+		{"no BMC", reg, nil, []string{"power", "on", "pve2"}, 1, "", "node-provisioner: pve2: no BMC registered (register it with its BMC)\n", nil},
 		{"no BMC to boot", reg, nil, []string{"boot", "pve2"}, 1, "", "no BMC registered", nil},
 		{"the wrong password, from the environment", reg, []string{"NODE_PROVISIONER_BMC_PASSWORD=Not-The-Password"}, append([]string{"register", "pve3", "--mac", "52:54:00:00:20:03", "--boot-disk", "any"}, bmcArgs...), 0, "Registered pve3: boot disk any\n", "", nil},
-		{"the wrong password: the BMC's words", reg, nil, []string{"power", "status", "pve3"}, 1, "", "refused the credentials", nil},
-		{"the wrong password: boot", reg, nil, []string{"boot", "pve3"}, 1, "", "refused the credentials", nil},
+		{"the wrong password: the BMC's words", reg, nil, []string{"power", "status", "pve3"}, 1, "", "node-provisioner: pve3: power status: BMC refused the credentials", nil},
+		{"the wrong password: boot", reg, nil, []string{"boot", "pve3"}, 1, "", "node-provisioner: pve3: power status: BMC refused the credentials", nil},
 		{"redfish", reg, []string{"NODE_PROVISIONER_BMC_PASSWORD=" + bmcPassword}, append([]string{"register", "pve4", "--mac", "52:54:00:00:20:04", "--boot-disk", "any"}, redfish...), 0, "Registered pve4: boot disk any\n", "", nil},
 		{"redfish boot", reg, nil, []string{"boot", "pve4"}, 0, "pve4: next boot PXE (uefi, once) and powered on via redfish\n", "", nil},
 		{"redfish status", read, nil, []string{"power", "status", "pve4"}, 0, "pve4: power on\n", "", nil},
@@ -146,7 +146,7 @@ func TestRemoteBMC(t *testing.T) {
 		if s.then != nil {
 			s.then()
 		}
-		if code != s.code || (s.stdout != "" && out != s.stdout) || !strings.Contains(errOut, s.stderr) {
+		if code != s.code || (s.stdout != "" && out != s.stdout) || !strings.Contains(errOut, s.stderr) || strings.HasSuffix(s.stderr, "\n") && errOut != s.stderr {
 			t.Errorf("%s: node-provisioner %s: exit %d (want %d)\nstdout: %q (want %q)\nstderr: %s(want %q)", s.what, strings.Join(s.args, " "), code, s.code, out, s.stdout, errOut, s.stderr)
 		} else if s.code != 0 {
 			t.Logf("%s: %s", s.what, strings.TrimSpace(errOut))

@@ -50,10 +50,12 @@ type Error struct {
 	op    op
 }
 
-// Error returns the server's message; for 401, 403 and 5xx with the
-// status.
+// Error returns the server's message; for 401, 403 and 5xx (but a
+// BMC's failure) with the status.
 func (e *Error) Error() string {
 	switch {
+	case e.op == opPower && e.Status == http.StatusBadGateway && e.Message != "":
+		return e.Message // the BMC's words, as on the server's host
 	case e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusTooManyRequests, e.Status >= 500:
 		return fmt.Sprintf("node-provisioner API: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
 	case e.Message == "":

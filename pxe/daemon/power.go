@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
@@ -32,12 +31,19 @@ func classify(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, power.ErrNoBMC), errors.Is(err, power.ErrBootRefused):
-		return fmt.Errorf("%w: %w", api.ErrPowerRefused, err)
+		return &marked{kind: api.ErrPowerRefused, err: err}
 	case errors.Is(err, bmc.ErrUnreachable), errors.Is(err, bmc.ErrAuthRefused), errors.Is(err, bmc.ErrBMC):
-		return fmt.Errorf("%w: %w", api.ErrBMCFailed, err)
+		return &marked{kind: api.ErrBMCFailed, err: err}
 	}
 	return err
 }
+
+// marked is err matching kind too, in err's words only: the API's reply
+// says what the command says on the provisioner's host.
+type marked struct{ kind, err error }
+
+func (m *marked) Error() string   { return m.err.Error() }
+func (m *marked) Unwrap() []error { return []error{m.kind, m.err} }
 
 func (b *bmcs) Power(ctx context.Context, name, action string) (string, error) {
 	p, err := power.Node(ctx, b.req(name), power.Action(action))
