@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -103,6 +104,19 @@ func TestRemoteBMC(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// consume gives name's answer away, as the window does when its
+	// installer asks (the daemon reads the registrations from disk).
+	consume := func(name string) func() {
+		return func() {
+			r, err := registry.Open(state, nil)
+			if err == nil {
+				_, err = r.Consume(context.Background(), name, registry.ConsumeRecord{ClientIP: "10.0.0.9"})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	steps := []struct {
 		what   string
 		token  string
@@ -137,7 +151,9 @@ func TestRemoteBMC(t *testing.T) {
 		{"the wrong password: boot", reg, nil, []string{"boot", "pve3"}, 1, "", "node-provisioner: pve3: power status: BMC refused the credentials", nil},
 		{"redfish", reg, []string{"NODE_PROVISIONER_BMC_PASSWORD=" + bmcPassword}, append([]string{"register", "pve4", "--mac", "52:54:00:00:20:04", "--boot-disk", "any"}, redfish...), 0, "Registered pve4: boot disk any\n", "", nil},
 		{"redfish boot", reg, nil, []string{"boot", "pve4"}, 0, "pve4: next boot PXE (uefi, once) and powered on via redfish\n", "", nil},
-		{"redfish status", read, nil, []string{"power", "status", "pve4"}, 0, "pve4: power on\n", "", nil},
+		{"redfish status", read, nil, []string{"power", "status", "pve4"}, 0, "pve4: power on\n", "", consume("pve4")},
+		{"boot of a consumed registration", reg, nil, []string{"boot", "pve4"}, 1, "", "node-provisioner: boot pve4: boot refused: the registration is consumed (its answer was served), not pending; re-register or rearm it to install this machine again\n", nil},
+		{"power of a consumed registration", reg, nil, []string{"power", "off", "pve4"}, 0, "pve4: power off\n", "", nil},
 		{"close the window", admin, nil, []string{"disable"}, 0, "", "", nil},
 		{"boot with the window closed again", reg, nil, []string{"boot", "pve4"}, 1, "", "the provisioning window is closed", nil},
 	}
@@ -163,7 +179,7 @@ func TestRemoteBMC(t *testing.T) {
 	if out, _ := sim.IPMItool(context.Background(), "chassis", "power", "status"); !strings.Contains(out, "is on") {
 		t.Errorf("ipmitool: %s", out)
 	}
-	if got := bmctest.Read(rfHook, "boots"); got != "pxe" {
+	if got := bmctest.Read(rfHook, "boots"); got != "pxe" || bmctest.Read(rfHook, "power") != "0" {
 		t.Errorf("the Redfish BMC's boots %q; want one PXE boot", got)
 	}
 
