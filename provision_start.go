@@ -27,8 +27,9 @@ var ErrCannotStart = errors.New("provider cannot start its servers")
 type NotReadyError struct {
 	// Platform is the platform provisioned.
 	Platform string
-	// NotReady are the hostnames not ready, sorted.
-	NotReady []string
+	// NotReady are the hostnames not ready, sorted; Failed those of them
+	// that could not be started (their errors are in Err).
+	NotReady, Failed []string
 	// TimedOut says the wait ran out; Interrupted that its context was
 	// cancelled (Ctrl-C).
 	TimedOut, Interrupted bool
@@ -39,18 +40,51 @@ type NotReadyError struct {
 
 // Error says which servers are not ready and why the wait ended.
 func (e *NotReadyError) Error() string {
-	why := "not ready"
-	switch {
-	case e.Interrupted:
-		why = "still pending (stopped waiting; nothing was powered off)"
-	case e.TimedOut:
-		why = "not installed before the timeout"
+	var waiting []string
+	for _, h := range e.NotReady {
+		if !slices.Contains(e.Failed, h) {
+			waiting = append(waiting, h)
+		}
 	}
-	s := fmt.Sprintf("platform %s: %s %s", e.Platform, strings.Join(e.NotReady, ", "), why)
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
+	var parts []string
+	if len(waiting) > 0 {
+		why := "not ready"
+		switch {
+		case e.Interrupted:
+			why = "still pending (stopped waiting; nothing was powered off)"
+		case e.TimedOut:
+			why = "not installed before the timeout"
+		}
+		parts = append(parts, strings.Join(waiting, ", ")+" "+why)
 	}
-	return s
+	if len(e.Failed) > 0 {
+		s := strings.Join(e.Failed, ", ") + " could not be started"
+		if e.Err != nil {
+			s += ": " + strings.ReplaceAll(e.Err.Error(), "\n", "; ")
+		}
+		parts = append(parts, s)
+	} else if e.Err != nil {
+		parts = append(parts, e.Err.Error())
+	}
+	return fmt.Sprintf("platform %s: %s", e.Platform, strings.Join(parts, "; "))
+}
+
+// withoutContextErrors returns err without the context's own errors
+// (the wait's end is said by TimedOut and Interrupted).
+func withoutContextErrors(err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
+	var keep []error
+	for _, e := range errs {
+		if !errors.Is(e, context.Canceled) && !errors.Is(e, context.DeadlineExceeded) {
+			keep = append(keep, e)
+		}
+	}
+	return errors.Join(keep...)
 }
 
 // Unwrap returns the servers' errors.
@@ -85,9 +119,14 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	fn := o.OnProgress
-	if fn == nil {
-		fn = func(providers.Progress) {}
+	var failed []string
+	fn := func(pr providers.Progress) {
+		if pr.Step == providers.StepFailed && !slices.Contains(failed, pr.Hostname) {
+			failed = append(failed, pr.Hostname)
+		}
+		if o.OnProgress != nil {
+			o.OnProgress(pr)
+		}
 	}
 	notReady, err := s.Start(wctx, at, hosts, o.Wait, fn)
 	res.Started = hosts
@@ -100,13 +139,12 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 		return nil
 	}
 	slices.Sort(notReady)
-	e := &NotReadyError{Platform: o.Platform, NotReady: notReady, Err: err}
+	slices.Sort(failed)
+	e := &NotReadyError{Platform: o.Platform, NotReady: notReady, Failed: failed, Err: err}
 	if o.Wait && wctx.Err() != nil {
 		e.Interrupted = ctx.Err() != nil
 		e.TimedOut = !e.Interrupted
-		if errors.Is(e.Err, context.Canceled) || errors.Is(e.Err, context.DeadlineExceeded) {
-			e.Err = nil // the servers' own errors only
-		}
+		e.Err = withoutContextErrors(e.Err) // the servers' own errors only
 	}
 	return e
 }

@@ -77,7 +77,7 @@ func TestProvisionBoot(t *testing.T) {
 				"lab-web-002 started", "lab-web-002 offer", "lab-web-002 ipxe", "lab-web-002 kernel", "lab-web-002 answer", "lab-web-002 installed"}},
 		"boot without waiting": {boot: true, wantSteps: []string{"lab-web-001 started", "lab-web-002 started"}},
 		"a BMC that refuses fails its machine, the other installs": {boot: true, wait: true, fail: []string{"lab-web-002"},
-			wantReady: []string{"lab-web-001"}, wantErr: &plasmanode.NotReadyError{Platform: "lab", NotReady: []string{"lab-web-002"}}},
+			wantReady: []string{"lab-web-001"}, wantErr: &plasmanode.NotReadyError{Platform: "lab", NotReady: []string{"lab-web-002"}, Failed: []string{"lab-web-002"}}},
 		"a machine that never installs times out": {boot: true, wait: true, stall: []string{"lab-web-001"},
 			wantReady: []string{"lab-web-002"}, wantErr: &plasmanode.NotReadyError{Platform: "lab", NotReady: []string{"lab-web-001"}, TimedOut: true}},
 		"Ctrl-C stops waiting": {boot: true, wait: true, stall: []string{"lab-web-001", "lab-web-002"}, cancel: true,

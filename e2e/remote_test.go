@@ -25,70 +25,16 @@ import (
 func TestRemoteProvision(t *testing.T) {
 	media := netbootPrereqs(t)
 	l := newLab(t, 9, labOptions{})
-	api := "https://" + l.serverIP() + ":8091"
-	l.np(t, "prepare", "--iso", media.iso, "--answer-url", "http://"+l.serverIP()+":8090/answer")
-	tok := func(name, scope string) string {
-		return strings.TrimSpace(l.np(t, "token", "create", name, "--scope", scope))
-	}
-	regTok, readTok, adminTok := tok("plasma", "register"), tok("watcher", "read"), tok("ops", "admin")
-	fp := strings.TrimSpace(l.np(t, "tls", "fingerprint"))
-	daemonLog := &lockedBuffer{}
-	d := exec.Command("ip", "netns", "exec", l.prov, filepath.Join(bin, "node-provisioner"), "--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"),
-		"-v", "daemon", "--api", l.serverIP()+":8091", "--http", l.serverIP()+":8090", "--dhcp-interface", "pnnb9p", "--domain", "e2e.test",
-		"--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1")
-	d.Env, d.Stdout, d.Stderr = l.env, daemonLog, daemonLog
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { d.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			d.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("daemon log:\n%s", daemonLog.String())
-		}
-	})
-
-	// Commands on the other host: the site namespace, reaching the daemon
-	// over the lab's bridge. The token is only ever in the environment.
+	dl := startLabDaemon(t, l, media)
+	api, fp, daemonLog := dl.api, dl.fp, dl.log
+	regTok, readTok, adminTok := dl.tokens["register"], dl.tokens["read"], dl.tokens["admin"]
 	onSite := func(token string, name string, args ...string) (int, string) {
 		t.Helper()
-		c := exec.Command("ip", append([]string{"netns", "exec", l.site, filepath.Join(bin, name)}, args...)...)
-		c.Env = append(slices.Clone(l.env), "NODE_PROVISIONER_TOKEN="+token, "NODE_PROVISIONER_STATE_DIR=", "PLASMA_NODE_DIR=")
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		err := c.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
-			return ee.ExitCode(), out.String()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0, out.String()
+		return dl.onSite(t, token, nil, name, args...)
 	}
 	remote := func(token string, args ...string) string {
 		t.Helper()
-		code, out := onSite(token, "node-provisioner", append([]string{"--server", api, "--fingerprint", fp}, args...)...)
-		if code != 0 {
-			t.Fatalf("node-provisioner --server %s: exit %d\n%s", strings.Join(args, " "), code, out)
-		}
-		return out
-	}
-	end := time.Now().Add(15 * time.Second)
-	for {
-		code, out := onSite(readTok, "node-provisioner", "--server", api, "--fingerprint", fp, "list")
-		if code == 0 {
-			break
-		}
-		if time.Now().After(end) || d.ProcessState != nil {
-			t.Fatalf("the daemon's API did not come up: %s\n%s", out, daemonLog.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+		return dl.remote(t, token, args...)
 	}
 	remote(adminTok, "enable", "--ttl", "15m")
 
@@ -167,7 +113,7 @@ func TestRemoteProvision(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Process.Kill(); w.Wait() })
-	end = time.Now().Add(10 * time.Second)
+	end := time.Now().Add(10 * time.Second)
 	for !strings.Contains(watchOut.String(), "Events") && time.Now().Before(end) {
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -209,4 +155,93 @@ func TestRemoteProvision(t *testing.T) {
 			t.Error("a token appears in the daemon's log or the watch output")
 		}
 	}
+}
+
+// daemonLab is a netboot lab whose site host (namespace prov) runs
+// node-provisioner daemon; commands of the other host run in the site
+// namespace and reach it over the lab's bridge.
+type daemonLab struct {
+	*bootLab
+	api, fp string
+	// tokens are one token per scope: read, register, admin.
+	tokens map[string]string
+	log    *lockedBuffer
+	cmd    *exec.Cmd
+}
+
+// startLabDaemon prepares the media, makes the tokens and starts the daemon
+// (-v, its window's DHCP on the lab's veth), returning once its API
+// answers from the site side.
+func startLabDaemon(t *testing.T, l *bootLab, media netbootMedia) *daemonLab {
+	t.Helper()
+	dl := &daemonLab{bootLab: l, api: "https://" + l.serverIP() + ":8091", tokens: map[string]string{}, log: &lockedBuffer{}}
+	l.np(t, "prepare", "--iso", media.iso, "--answer-url", "http://"+l.serverIP()+":8090/answer")
+	for name, scope := range map[string]string{"plasma": "register", "watcher": "read", "ops": "admin"} {
+		dl.tokens[scope] = strings.TrimSpace(l.np(t, "token", "create", name, "--scope", scope))
+	}
+	dl.fp = strings.TrimSpace(l.np(t, "tls", "fingerprint"))
+	args := []string{"--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
+	for _, k := range l.opts.kernelArgs {
+		args = append(args, "--kernel-arg", k)
+	}
+	d := exec.Command("ip", append([]string{"netns", "exec", l.prov, filepath.Join(bin, "node-provisioner"), "--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"),
+		"-v", "daemon", "--api", l.serverIP() + ":8091", "--http", l.serverIP() + ":8090", "--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test"}, args...)...)
+	d.Env, d.Stdout, d.Stderr = l.env, dl.log, dl.log
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dl.cmd = d
+	t.Cleanup(func() {
+		d.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { d.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			d.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("daemon log:\n%s", dl.log.String())
+		}
+	})
+	end := time.Now().Add(15 * time.Second)
+	for {
+		code, out := dl.onSite(t, dl.tokens["read"], nil, "node-provisioner", "--server", dl.api, "--fingerprint", dl.fp, "list")
+		if code == 0 {
+			return dl
+		}
+		if time.Now().After(end) || d.ProcessState != nil {
+			t.Fatalf("the daemon's API did not come up: %s\n%s", out, dl.log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// onSite runs a binary in the site namespace (the other host) with the
+// token in NODE_PROVISIONER_TOKEN, and returns its exit code and output.
+func (dl *daemonLab) onSite(t *testing.T, token string, env []string, name string, args ...string) (int, string) {
+	t.Helper()
+	c := exec.Command("ip", append([]string{"netns", "exec", dl.site, filepath.Join(bin, name)}, args...)...)
+	c.Env = append(slices.Clone(dl.env), "NODE_PROVISIONER_TOKEN="+token, "NODE_PROVISIONER_STATE_DIR=", "PLASMA_NODE_DIR=")
+	c.Env = append(c.Env, env...)
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	err := c.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String()
+}
+
+// remote runs node-provisioner --server on the site side; it must exit 0.
+func (dl *daemonLab) remote(t *testing.T, token string, args ...string) string {
+	t.Helper()
+	code, out := dl.onSite(t, token, nil, "node-provisioner", append([]string{"--server", dl.api, "--fingerprint", dl.fp}, args...)...)
+	if code != 0 {
+		t.Fatalf("node-provisioner --server %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
 }

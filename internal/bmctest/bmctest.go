@@ -48,6 +48,16 @@ type Sim struct {
 	User, Password string
 	// Dir holds its configuration, state and log (sim.log).
 	Dir string
+	// Netns is the network namespace it runs in; "" for the test's own.
+	Netns string
+}
+
+// inNetns returns argv run in namespace ns ("" for the current one).
+func inNetns(ns string, argv ...string) []string {
+	if ns == "" {
+		return argv
+	}
+	return append([]string{"ip", "netns", "exec", ns}, argv...)
 }
 
 // Endpoint returns "ipmi://127.0.0.1:PORT".
@@ -69,8 +79,16 @@ func FreeUDPPort(t testing.TB) int {
 // when the test ends. It returns once the BMC answers ipmitool.
 func Start(t testing.TB, hook, user, password string) *Sim {
 	t.Helper()
+	return StartIn(t, "", hook, user, password)
+}
+
+// StartIn is [Start] in network namespace netns, on that namespace's
+// 127.0.0.1: a BMC that only a program in netns reaches, as a site's
+// management network is reached only from the site's host.
+func StartIn(t testing.TB, netns, hook, user, password string) *Sim {
+	t.Helper()
 	Need(t)
-	s := &Sim{Port: FreeUDPPort(t), User: user, Password: password, Dir: t.TempDir()}
+	s := &Sim{Port: FreeUDPPort(t), User: user, Password: password, Dir: t.TempDir(), Netns: netns}
 	conf := fmt.Sprintf(`name "vbmc0"
 set_working_mc 0x20
   startlan 1
@@ -93,7 +111,8 @@ set_working_mc 0x20
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("ipmi_sim", "-c", filepath.Join(s.Dir, "lan.conf"), "-f", filepath.Join(s.Dir, "bmc.emu"), "-s", filepath.Join(s.Dir, "state"), "-n")
+	argv := inNetns(netns, "ipmi_sim", "-c", filepath.Join(s.Dir, "lan.conf"), "-f", filepath.Join(s.Dir, "bmc.emu"), "-s", filepath.Join(s.Dir, "state"), "-n")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -131,7 +150,8 @@ set_working_mc 0x20
 func (s *Sim) IPMItool(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := exec.CommandContext(ctx, "ipmitool", append([]string{"-I", "lanplus", "-C", "3", "-H", "127.0.0.1", "-p", fmt.Sprint(s.Port), "-U", s.User, "-E"}, args...)...)
+	argv := inNetns(s.Netns, append([]string{"ipmitool", "-I", "lanplus", "-C", "3", "-H", "127.0.0.1", "-p", fmt.Sprint(s.Port), "-U", s.User, "-E"}, args...)...)
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Env = append(os.Environ(), "IPMI_PASSWORD="+s.Password)
 	out, err := c.CombinedOutput()
 	if err != nil {
