@@ -88,7 +88,7 @@ func TestRemoteProvisionBoot(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("provision of a machine that never boots: exit %d, want 1\n%s", code, out)
 	}
-	for _, want := range []string{"metal-control-002 not installed before the timeout; metal-control-003 could not be started: node-provisioner API: 502 Bad Gateway: the BMC failed: metal-control-003: power status: BMC refused the credentials", "BMC refused the credentials",
+	for _, want := range []string{"metal-control-002 not installed before the timeout; metal-control-003 could not be started: ", "BMC refused the credentials",
 		"Machine metal-control-002: started", "Machine metal-control-003: failed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("provision output lacks %q:\n%s", want, out)
