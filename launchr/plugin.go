@@ -8,11 +8,13 @@ import (
 	"log/slog"
 	"path"
 	"strings"
+	"time"
 
 	launchrctl "github.com/launchrctl/launchr"
 	"github.com/launchrctl/launchr/pkg/action"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
@@ -67,6 +69,15 @@ var runs = map[string]run{
 			AutoApprove: flag(in, "auto-approve"), AllowDestructive: flag(in, "allow-destructive-update"), AllowDelete: flag(in, "allow-delete"),
 			TofuPath:     opt(in, "tofu"),
 			HardwareFile: opt(in, "hardware"),
+			Boot:         flag(in, "boot"), Wait: flag(in, "wait"),
+		}
+		timeout, err := time.ParseDuration(opt(in, "timeout"))
+		if err != nil {
+			return cli.Usage(fmt.Errorf("--timeout %q: want a duration such as 45m", opt(in, "timeout")))
+		}
+		o.WaitTimeout = timeout
+		if err := nodecmd.CheckBoot(&o, in.IsOptChanged("wait")); err != nil {
+			return err
 		}
 		return nodecmd.Provision(ctx, e, o)
 	},

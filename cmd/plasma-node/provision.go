@@ -1,13 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
-	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
@@ -43,14 +39,8 @@ Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Platform = args[0]
-			if !cmd.Flags().Changed("wait") {
-				o.Wait = o.Boot
-			}
-			if o.Wait && !o.Boot {
-				return cli.Usage(errors.New("--wait follows the machines --boot starts; add --boot"))
-			}
-			if o.WaitTimeout <= 0 {
-				return cli.Usage(fmt.Errorf("--timeout %s: want a positive duration such as 45m", o.WaitTimeout))
+			if err := nodecmd.CheckBoot(&o, cmd.Flags().Changed("wait")); err != nil {
+				return err
 			}
 			return nodecmd.Provision(cmd.Context(), a.env(cmd), o)
 		},
