@@ -39,10 +39,12 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -320,13 +322,36 @@ func readmeEnv(t *testing.T) []string {
 		"TF_CLI_CONFIG_FILE="+rc, "HCLOUD_TOKEN="+token, "HCLOUD_ENDPOINT="+fake.Endpoint(), "PG_CONN_STR=")
 }
 
-// readmeCleanup closes any window an example left open under the project.
+// readmeCleanup closes any window an example left open under the project
+// and stops the processes an example started in the background and wrote
+// the pid of to a *.pid file in the project folder (when a later example
+// failed before stopping them).
 func readmeCleanup(project string, env []string) {
 	matches, _ := filepath.Glob(filepath.Join(project, "*", "window.json"))
 	for _, m := range matches {
 		c := exec.Command(filepath.Join(bin, "node-provisioner"), "--state-dir", filepath.Dir(m), "disable")
 		c.Env = env
 		c.Run()
+	}
+	pids, _ := filepath.Glob(filepath.Join(project, "*.pid"))
+	for _, f := range pids {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 1 {
+			continue
+		}
+		// Only a process still running one of the built binaries: the
+		// example may have stopped it, and its pid been reused.
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || filepath.Dir(exe) != filepath.Clean(bin) {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
 	}
 }
 
