@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -95,7 +96,9 @@ func (d *Daemon) Fingerprint() string {
 
 // Run serves the API until ctx ends, reopening a window recorded as
 // open; it then closes the window (keeping its record, so that the next
-// start reopens it) and returns nil. An error setting up (the state
+// start reopens it) and returns nil. While it serves, the daemon is
+// recorded in the state folder (see [Running]); the record goes when Run
+// returns. An error setting up (the state
 // folder, the certificate, a busy port) is returned before anything is
 // served.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -142,6 +145,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
+	// Commands on this state folder find the API here (see [Running]).
+	if err := writeRunning(d.cfg.StateDir, Record{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}); err != nil {
+		return err
+	}
+	defer func() {
+		if err := removeRunning(d.cfg.StateDir, os.Getpid()); err != nil {
+			d.log.Warn("cannot remove the daemon's record", "err", err)
+		}
+	}()
 	d.mu.Lock()
 	d.addr, d.fp = ln.Addr(), fp
 	d.mu.Unlock()

@@ -12,4 +12,10 @@
 // whose deadline passed stays closed. A window of another process (node-
 // provisioner serve or enable) on the same state folder is seen, and
 // closed by the API's close, but the folder never has two.
+//
+// While it runs, the daemon records itself (its pid and the API's
+// address) in <state-dir>/api/daemon.json; [Running] finds it, and
+// [LocalClient] speaks to it from the same host with the state folder's
+// certificate pinned, so that commands on the folder open and close the
+// daemon's window instead of serving one of their own.
 package daemon

@@ -24,6 +24,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/lockfile"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 )
 
 // Where [EnsureCertificate] keeps the server's certificate.
@@ -227,4 +228,28 @@ func PinnedTLSConfig(fingerprint string) (*tls.Config, error) {
 			return nil
 		},
 	}, nil
+}
+
+// maxCertFile bounds the certificate read by [ReadFingerprint]: 64 KiB.
+const maxCertFile = 64 << 10
+
+// ReadFingerprint returns the fingerprint (see [Fingerprint]) of the
+// certificate kept in <stateDir>/tls/ by [EnsureCertificate], reading
+// only the certificate: it creates nothing and needs no access to the
+// key. No certificate is an error wrapping [fs.ErrNotExist].
+func ReadFingerprint(stateDir string) (string, error) {
+	path := filepath.Join(stateDir, DirName, CertFileName)
+	data, err := regularfile.Read(path, maxCertFile)
+	if err != nil {
+		return "", fmt.Errorf("tls certificate: %w", err)
+	}
+	for rest := data; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return "", fmt.Errorf("tls certificate %s: no PEM CERTIFICATE block", path)
+		}
+		if b.Type == "CERTIFICATE" {
+			return Fingerprint(b.Bytes), nil
+		}
+	}
 }

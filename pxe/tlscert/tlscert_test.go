@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"io/fs"
 	"log"
 	"net"
 	"net/http"
@@ -272,4 +273,24 @@ func FuzzParseFingerprint(f *testing.F) {
 			t.Fatalf("round trip of %q: %x, %v", s, again, err)
 		}
 	})
+}
+
+// TestReadFingerprint: the fingerprint read from the certificate alone is
+// EnsureCertificate's; no certificate is fs.ErrNotExist, and nothing is
+// made.
+func TestReadFingerprint(t *testing.T) {
+	state := t.TempDir()
+	if _, err := ReadFingerprint(state); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no certificate: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, DirName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFingerprint made %s: %v", DirName, err)
+	}
+	_, want, err := EnsureCertificate(context.Background(), state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadFingerprint(state); err != nil || got != want {
+		t.Errorf("ReadFingerprint = %q, %v; want %q", got, err, want)
+	}
 }
