@@ -9,6 +9,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
 )
 
 // TokenEnv holds the API token of --server; a token is never a flag.
@@ -33,15 +34,45 @@ func (a *app) remote() (*client.Client, error) {
 	return c, nil
 }
 
-// remoteOnlyTTL refuses window settings with --server: they are the
-// daemon's.
-func remoteOnlyTTL(visited []string) error {
+// remoteOnlyTTL refuses window settings when a daemon opens the window
+// (with --server, or the daemon running on the state folder, as where
+// says): they are the daemon's.
+func remoteOnlyTTL(visited []string, where string) error {
+	var set []string
 	for _, f := range visited {
 		if f != "ttl" {
-			return usageError(fmt.Errorf("--%s is a setting of the daemon's windows; with --server only --ttl is taken", f))
+			set = append(set, "--"+f)
 		}
 	}
+	switch {
+	case len(set) == 1:
+		return usageError(fmt.Errorf("%s is a setting of the daemon's windows (given when the daemon starts); %s only --ttl is taken", set[0], where))
+	case len(set) > 1:
+		return usageError(fmt.Errorf("%s are settings of the daemon's windows (given when the daemon starts); %s only --ttl is taken", strings.Join(set, ", "), where))
+	}
 	return nil
+}
+
+// localDaemon returns the daemon running on the state folder (without
+// --server), and whether one runs.
+func (a *app) localDaemon() (daemon.Record, bool, error) {
+	if a.server != "" {
+		return daemon.Record{}, false, nil
+	}
+	return daemon.Running(a.stateDir)
+}
+
+// daemonClient returns the client of the daemon r running on the state
+// folder, with the token of TokenEnv; scope names what the token needs.
+// Without a token it fails (exit 1) naming the daemon: the daemon owns
+// the state folder's window, a second one is never served beside it.
+func (a *app) daemonClient(r daemon.Record, scope string) (*client.Client, error) {
+	tok := os.Getenv(TokenEnv)
+	if tok == "" {
+		return nil, fmt.Errorf("a node-provisioner daemon runs on state folder %s (pid %d, API %s): this goes through its API and needs a token with %s scope in %s (node-provisioner token create NAME --scope %s makes one)",
+			a.stateDir, r.PID, r.URL(), scope, TokenEnv, scope)
+	}
+	return daemon.LocalClient(a.stateDir, r, tok, a.log)
 }
 
 // printWindow prints the window as status shows it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -51,7 +52,20 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			r, running, err := a.localDaemon()
+			if err != nil {
+				return err
+			}
+			if running && os.Getenv(TokenEnv) != "" {
+				// The daemon's view, with "daemon" on its window.
+				if c, err = a.daemonClient(r, "read"); err != nil {
+					return err
+				}
+			}
 			w, err := a.window(ctx, c, now)
+			if running && c == nil && w.Open && w.PID == r.PID {
+				w.Daemon = true // read from the state folder, without a token
+			}
 			if err != nil {
 				return err
 			}
@@ -60,7 +74,7 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			var recent []backend.Event
-			if c == nil && !watch {
+			if a.server == "" && !watch { // the state folder's own log, with or without a local daemon
 				if evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName)); err == nil {
 					recent = evs[max(0, len(evs)-10):]
 				}

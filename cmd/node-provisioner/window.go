@@ -23,6 +23,17 @@ func (a *app) enableCmd() *cobra.Command {
   node-provisioner enable --http 127.0.0.1:8090 --ttl 10m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, running, err := a.localDaemon()
+			if err != nil {
+				return err
+			}
+			if running {
+				// The daemon's window settings are its own: refused
+				// before they are checked as a window of this process.
+				if err := remoteOnlyTTL(changed(cmd), fmt.Sprintf("the daemon running on this state folder (pid %d) opens the window, and", r.PID)); err != nil {
+					return err
+				}
+			}
 			if _, err := o.check(); err != nil {
 				return err
 			}
@@ -30,7 +41,14 @@ func (a *app) enableCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.enableRemote(cmd, c, o.cfg.TTL)
+				return a.enableRemote(cmd, c, o.cfg.TTL, "with --server")
+			}
+			if running {
+				c, err := a.daemonClient(r, "admin")
+				if err != nil {
+					return err
+				}
+				return a.enableRemote(cmd, c, o.cfg.TTL, "")
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -94,6 +112,15 @@ func (a *app) disableCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			r, running, err := a.localDaemon()
+			if err != nil {
+				return err
+			}
+			if running {
+				if c, err = a.daemonClient(r, "admin"); err != nil {
+					return err
+				}
+			}
 			var closed bool
 			if c != nil {
 				var w client.WindowStatus
@@ -116,16 +143,24 @@ func (a *app) disableCmd() *cobra.Command {
 	}
 }
 
-// enableRemote opens the window of --server's daemon.
-func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, ttl time.Duration) error {
+// changed returns the names of cmd's own flags given.
+func changed(cmd *cobra.Command) []string {
 	var set []string
 	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
 		if f.Changed {
 			set = append(set, f.Name)
 		}
 	})
-	if err := remoteOnlyTTL(set); err != nil {
-		return err
+	return set
+}
+
+// enableRemote opens the window of a daemon through c; where, when not
+// empty, says how the daemon was named for refusing window settings.
+func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, ttl time.Duration, where string) error {
+	if where != "" {
+		if err := remoteOnlyTTL(changed(cmd), where); err != nil {
+			return err
+		}
 	}
 	w, err := c.OpenWindow(cmd.Context(), ttl)
 	if errors.Is(err, pxe.ErrWindowOpen) {
