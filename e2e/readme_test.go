@@ -13,7 +13,8 @@ package e2e
 //     NODE_PROVISIONER_SECRETS_DIR in temporary folders; a fake Hetzner
 //     Cloud API (internal/fakehcloud) as HCLOUD_ENDPOINT with a valid
 //     HCLOUD_TOKEN and the hcloud plugin from the mirror, holding server
-//     4711 (named edge-4711) made outside tofu, for the join example.
+//     4711 (named edge-4711) made outside tofu, for the join example;
+//     the Go caches of the test's own environment.
 //   - Optional parts, a word starting with [ up to its matching ], are
 //     left out, unless the directive "with" names their first word. A word
 //     with alternatives a|b|c (outside quotes and comments) runs the
@@ -313,8 +314,16 @@ func readmeEnv(t *testing.T) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "PLASMA_NODE_") && !strings.HasPrefix(name, "NODE_PROVISIONER_") && !strings.HasPrefix(name, "HCLOUD_") && name != "HOME" && name != "PATH" {
+		if !strings.HasPrefix(name, "PLASMA_NODE_") && !strings.HasPrefix(name, "NODE_PROVISIONER_") && !strings.HasPrefix(name, "HCLOUD_") &&
+			!slices.Contains([]string{"HOME", "PATH", "GOCACHE", "GOMODCACHE", "GOPATH"}, name) {
 			env = append(env, kv)
+		}
+	}
+	// The Go caches stay where they are: HOME moves, and go run would
+	// otherwise build everything again in a cold cache.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+		if vals := strings.Split(strings.TrimSpace(string(out)), "\n"); len(vals) == 3 {
+			env = append(env, "GOCACHE="+vals[0], "GOMODCACHE="+vals[1], "GOPATH="+vals[2])
 		}
 	}
 	return append(env, "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+t.TempDir(),
