@@ -19,6 +19,9 @@ func (a *app) enableCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "enable [--ttl DURATION] [--http ADDR] [--bootfile snponly.efi|ipxe.efi] [--dhcp-hook CMD]",
 		Short: "Open the provisioning window in the background (a transient systemd unit, or a detached process)",
+		Long: "Open the provisioning window in the background (a transient systemd unit, or a detached process).\n" +
+			"When a node-provisioner daemon runs on the state folder, the daemon's window is opened through its API instead,\n" +
+			"with the token in " + TokenEnv + " (admin scope) and the daemon's window settings (only --ttl is taken).",
 		Example: `  node-provisioner enable --ttl 2h
   node-provisioner enable --http 127.0.0.1:8090 --ttl 10m`,
 		Args: cobra.NoArgs,
