@@ -51,7 +51,8 @@ func npRun(t *testing.T, state, token string, args ...string) (string, string, i
 // daemon's record, the certificate pinned from the state folder. Without
 // a token enable exits 1 naming the daemon and starts no window of its
 // own; window flags the daemon's window does not take are exit 2. The
-// record goes when the daemon stops.
+// daemon listens on ":PORT", dialled on 127.0.0.1. The record goes when
+// the daemon stops.
 func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 	state := t.TempDir()
 	admin := npOut(t, state, "token", "create", "ops", "--scope", "admin")
@@ -63,7 +64,10 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	d := startDaemon(t, state, addr, c)
+	// The API listens as ":PORT" (every address): the record is dialled
+	// on 127.0.0.1.
+	_, port, _ := strings.Cut(addr, ":")
+	d := startDaemon(t, state, ":"+port, c)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -75,6 +79,7 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 
 	// Without a token: exit 1, the daemon named, nothing started.
 	out, errOut, code := npRun(t, state, "", "enable", "--ttl", "10m")
+	t.Logf("enable without a token: %s", errOut)
 	for _, want := range []string{"daemon runs", "pid " + pid, "https://" + addr, "admin", "NODE_PROVISIONER_TOKEN"} {
 		if code != 1 || !strings.Contains(errOut, want) {
 			t.Errorf("enable without a token: exit %d, stderr %q, want exit 1 naming %q (stdout %q)", code, errOut, want, out)
@@ -92,6 +97,7 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 
 	// The daemon's window settings are its own: exit 2 naming the flags.
 	_, errOut, code = npRun(t, state, admin, "enable", "--ttl", "10m", "--http", "127.0.0.1:0", "--dhcp-interface", "lo")
+	t.Logf("enable --http --dhcp-interface: %s", errOut)
 	if code != 2 || !strings.Contains(errOut, "--http") || !strings.Contains(errOut, "--dhcp-interface") {
 		t.Errorf("enable --http --dhcp-interface: exit %d, stderr %q, want 2 naming both", code, errOut)
 	}
