@@ -51,8 +51,8 @@ func npRun(t *testing.T, state, token string, args ...string) (string, string, i
 // daemon's record, the certificate pinned from the state folder. Without
 // a token enable exits 1 naming the daemon and starts no window of its
 // own; window flags the daemon's window does not take are exit 2. The
-// daemon listens on ":PORT", dialled on 127.0.0.1. The record goes when
-// the daemon stops.
+// daemon listens on ":PORT", dialled on 127.0.0.1. A second daemon on
+// the folder exits 1. The record goes when the daemon stops.
 func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 	state := t.TempDir()
 	admin := npOut(t, state, "token", "create", "ops", "--scope", "admin")
@@ -139,7 +139,13 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 		t.Errorf("status after disable: exit %d, stdout %q", code, out)
 	}
 
-	// The record goes with the daemon; then enable is the state folder's own again.
+	// One daemon per state folder: a second one exits 1 naming the first.
+	_, errOut, code = npRun(t, state, "", "daemon", "--api", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if code != 1 || !strings.Contains(errOut, "already runs") || !strings.Contains(errOut, "pid "+pid) {
+		t.Errorf("second daemon: exit %d, stderr %q", code, errOut)
+	}
+
+	// The record goes with the daemon.
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	d.cmd.Wait()
 	stopped = true

@@ -98,7 +98,8 @@ func (d *Daemon) Fingerprint() string {
 // open; it then closes the window (keeping its record, so that the next
 // start reopens it) and returns nil. While it serves, the daemon is
 // recorded in the state folder (see [Running]); the record goes when Run
-// returns. An error setting up (the state
+// returns. A second daemon on the same state folder gets an error
+// wrapping [ErrRunning]. An error setting up (the state
 // folder, the certificate, a busy port) is returned before anything is
 // served.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -117,6 +118,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer tokens.Flush()
+	lk, err := lockRunning(ctx, d.cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	// Commands on this state folder find the API by the record (see
+	// [Running]); it goes after the window has stopped, before the lock.
+	defer func() {
+		if err := removeRunning(d.cfg.StateDir, os.Getpid()); err != nil {
+			d.log.Warn("cannot remove the daemon's record", "err", err)
+		}
+	}()
 	cert, fp, err := pxe.EnsureCertificate(ctx, d.cfg.StateDir, nil)
 	if err != nil {
 		return err
@@ -145,15 +158,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	// Commands on this state folder find the API here (see [Running]).
 	if err := writeRunning(d.cfg.StateDir, Record{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}); err != nil {
 		return err
 	}
-	defer func() {
-		if err := removeRunning(d.cfg.StateDir, os.Getpid()); err != nil {
-			d.log.Warn("cannot remove the daemon's record", "err", err)
-		}
-	}()
+	if err := lk.Relabel(runningHolder + ln.Addr().String()); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	d.addr, d.fp = ln.Addr(), fp
 	d.mu.Unlock()

@@ -17,5 +17,8 @@
 // address) in <state-dir>/api/daemon.json; [Running] finds it, and
 // [LocalClient] speaks to it from the same host with the state folder's
 // certificate pinned, so that commands on the folder open and close the
-// daemon's window instead of serving one of their own.
+// daemon's window instead of serving one of their own. It holds
+// <state-dir>/api/daemon.lock as long: a second daemon on the folder is
+// refused ([ErrRunning]), and a record whose pid outlived its daemon
+// (reused) is not taken for one.
 package daemon

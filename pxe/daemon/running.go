@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -26,6 +28,23 @@ const RunningName = "daemon.json"
 
 // maxRunningFile bounds the daemon record read: 64 KiB.
 const maxRunningFile = 64 << 10
+
+// RunningLockName is the lock file in the API's folder that a daemon
+// holds for its whole life: one daemon per state folder, and a record
+// whose pid was reused by another process is told from a live daemon.
+const RunningLockName = "daemon.lock"
+
+// runningHolder starts the holder's description in the lock file; the
+// API's address follows once it listens.
+const runningHolder = "node-provisioner daemon, API on "
+
+// lockWait is how long a starting daemon waits for the lock, which a
+// [Running] probe holds for a moment.
+const lockWait = 2 * time.Second
+
+// ErrRunning is returned (wrapped) by [Daemon.Run] when another daemon
+// runs on the state folder.
+var ErrRunning = errors.New("a daemon already runs on this state folder")
 
 // ErrNoCertificate is returned (wrapped) by [LocalClient] when the state
 // folder holds no API certificate to pin.
@@ -116,7 +135,31 @@ func Running(stateDir string) (Record, bool, error) {
 	if !processAlive(r.PID) {
 		return r, false, nil
 	}
-	return r, true, nil
+	// The pid lives: it is the daemon if the daemon's lock is held (a
+	// killed daemon's pid may have been reused). A lock this process
+	// cannot open (another user's folder) leaves the pid's word.
+	l, err := lockfile.TryLock(filepath.Join(stateDir, apitoken.DirName, RunningLockName), "node-provisioner (looking for a daemon)")
+	if err != nil {
+		return r, true, nil // held (lockfile.ErrLocked), or not ours to open
+	}
+	return r, false, l.Unlock()
+}
+
+// lockRunning takes the state folder's daemon lock, waiting a moment for
+// a [Running] probe; another daemon holding it is an error wrapping
+// [ErrRunning] that names it.
+func lockRunning(ctx context.Context, stateDir string) (*lockfile.Lock, error) {
+	ctx, cancel := context.WithTimeout(ctx, lockWait)
+	defer cancel()
+	l, err := lockfile.Acquire(ctx, filepath.Join(stateDir, apitoken.DirName, RunningLockName), runningHolder+"(starting)", 10*time.Millisecond)
+	var held *lockfile.HeldError
+	if errors.As(err, &held) {
+		return nil, fmt.Errorf("%w: pid %d (%s) since %s", ErrRunning, held.PID, held.Who, held.Since.Format(time.RFC3339))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("daemon lock: %w", err)
+	}
+	return l, nil
 }
 
 func processAlive(pid int) bool {

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 )
@@ -79,6 +82,15 @@ func TestRunningStale(t *testing.T) {
 	if rec, ok, err := daemon.Running(state); ok || err != nil || rec.PID != dead.Process.Pid {
 		t.Errorf("dead pid %d: %+v %v %v, want not running", dead.Process.Pid, rec, ok, err)
 	}
+	// A live pid that is not the daemon (a reused pid): the daemon's lock
+	// is free.
+	data, _ = json.Marshal(daemon.Record{PID: os.Getpid(), Addr: "127.0.0.1:8091", Started: time.Now()})
+	if err := os.WriteFile(filepath.Join(dir, daemon.RunningName), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := daemon.Running(state); ok || err != nil {
+		t.Errorf("live pid without the daemon's lock: %+v %v %v, want not running", rec, ok, err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, daemon.RunningName), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -113,5 +125,27 @@ func TestLocalClientNeedsCertificate(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "tls")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("tls folder made: %v", err)
+	}
+}
+
+// TestSecondDaemonRefused: one daemon per state folder; the second names
+// the first and leaves its record alone.
+func TestSecondDaemonRefused(t *testing.T) {
+	state := t.TempDir()
+	first := start(t, state)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Run(context.Background())
+	if !errors.Is(err, daemon.ErrRunning) || !strings.Contains(err.Error(), first.d.Addr().String()) {
+		t.Errorf("second daemon: %v, want ErrRunning naming %s", err, first.d.Addr())
+	}
+	if rec, ok, err := daemon.Running(state); !ok || err != nil || rec.Addr != first.d.Addr().String() {
+		t.Errorf("first daemon's record after the second was refused: %+v %v %v", rec, ok, err)
 	}
 }
