@@ -38,6 +38,11 @@ type Store struct {
 	dir string
 	log *slog.Logger
 	mu  sync.Mutex // serialises this process's lock holders
+	// cache holds the decoded registration files by path, each with the
+	// file version it was read from (see cache.go): a scan stats every
+	// file but reads only those that changed.
+	cacheMu sync.Mutex
+	cache   map[string]cachedFile
 }
 
 // Open opens <stateDir>/registrations/, creating it (and stateDir)
@@ -210,6 +215,8 @@ func (g *Store) scan(ctx context.Context, suffix string) ([]Registration, []Brok
 	}
 	var out []Registration
 	var broken []Broken
+	seen := map[string]bool{}
+	defer g.forget(suffix, seen)
 	for _, e := range ents {
 		base := e.Name()
 		if !strings.HasSuffix(base, suffix) || strings.HasPrefix(base, ".") || atomicfile.IsTemp(base) {
@@ -224,7 +231,21 @@ func (g *Store) scan(ctx context.Context, suffix string) ([]Registration, []Brok
 			g.log.Warn("skipping registration file with a bad name", "file", path, "err", err)
 			continue
 		}
+		key, cacheable := fileKey{}, false
+		if info, err := e.Info(); err == nil {
+			key, cacheable = keyOf(info)
+		}
+		if cacheable {
+			seen[path] = true
+			if r, ok := g.cached(path, key); ok {
+				out = append(out, r)
+				continue
+			}
+		}
 		r, line, err := g.readFileLine(path, stem)
+		if err == nil && cacheable {
+			g.remember(path, key, r)
+		}
 		if err != nil {
 			if !errors.Is(err, os.ErrNotExist) { // consumed meanwhile
 				g.log.Warn("registration cannot be read", "file", path, "err", err)
