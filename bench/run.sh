@@ -22,6 +22,7 @@ NODES=${BENCH_NODES:-10000}
 ROUNDS=${BENCH_ROUNDS:-3}
 HTTP_SECONDS=${BENCH_HTTP_SECONDS:-10}
 STORM_CLIENTS=${BENCH_STORM_CLIENTS:-200}
+STORM_SOURCES=${BENCH_STORM_SOURCES:-10.79.0.0/16}
 SECTIONS=${*:-dhcp tftp http storm inventory}
 
 NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
@@ -308,6 +309,13 @@ bench_storm() {
 	# serve puts the operator's key into every answer.
 	echo "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g op@bench" >"$WORK/home/.ssh/id_ed25519.pub"
 	local runs=() regs=() i t0 t1 out
+	# Each machine fetches its script and answer from its own address, as
+	# machines with their own leases do (the window bounds connections per
+	# client address): host addresses 1..N of STORM_SOURCES on the client's
+	# veth, routed back by the server.
+	python3 -c 'import ipaddress,sys; n=ipaddress.ip_network(sys.argv[1]); [print(f"addr add {n.network_address+i+1}/32 dev {sys.argv[3]}") for i in range(int(sys.argv[2]))]' \
+		"$STORM_SOURCES" "$STORM_CLIENTS" "$VETH_C" | ip -n "$NS_C" -batch - 2>/dev/null || true
+	ip -n "$NS_S" route replace "$STORM_SOURCES" dev "$VETH_S"
 	for _ in $(seq "$ROUNDS"); do
 		rm -rf "$STATE/registrations" "$WORK/secrets"
 		mkdir -m 0700 "$WORK/secrets"
@@ -320,7 +328,7 @@ bench_storm() {
 		regs+=("$(python3 -c 'import json,sys; print(json.dumps({"seconds": float(sys.argv[2]) - float(sys.argv[1])}))' "$t0" "$t1")")
 		HOME=$WORK/home serve_ours
 		out=$(ip netns exec "$NS_C" "$BIN/stormload" -iface "$VETH_C" -server "$SERVER_IP" -http-port 8090 \
-			-c "$STORM_CLIENTS" -sysinfo "$REPO/answer/testdata/sysinfo/pve-9.2-synthetic.json")
+			-c "$STORM_CLIENTS" -sources "$STORM_SOURCES" -sysinfo "$REPO/answer/testdata/sysinfo/pve-9.2-synthetic.json")
 		stop_pids
 		runs+=("$out")
 	done

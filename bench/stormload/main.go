@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -62,6 +63,7 @@ func main() {
 	clients := flag.Int("c", 200, "clients booting at once")
 	sysinfo := flag.String("sysinfo", "", "system-info JSON to post; its MACs and DMI UUID are replaced by each client's")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long one client may take")
+	sources := flag.String("sources", "", "a prefix (10.79.0.0/16) whose host addresses 1, 2, … the clients' HTTP requests come from, one each, as machines with their own leases; empty: the interface's address for all")
 	flag.Parse()
 	if *iface == "" || *server == "" || *sysinfo == "" {
 		fmt.Fprintln(os.Stderr, "stormload: -iface, -server and -sysinfo are required")
@@ -72,7 +74,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "stormload:", err)
 		os.Exit(1)
 	}
-	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout)
+	var src netip.Prefix
+	if *sources != "" {
+		if src, err = netip.ParsePrefix(*sources); err != nil || !src.Addr().Is4() {
+			fmt.Fprintln(os.Stderr, "stormload: -sources: want an IPv4 prefix such as 10.79.0.0/16")
+			os.Exit(2)
+		}
+	}
+	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout, src)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stormload:", err)
 		os.Exit(1)
@@ -107,7 +116,26 @@ type timing struct {
 	dhcp, tftp, script, answer, total time.Duration
 }
 
-func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration) (result, error) {
+// SourceAddr is client i's address in prefix p: its (i+1)th host
+// address.
+func SourceAddr(p netip.Prefix, i int) netip.Addr {
+	a := p.Masked().Addr().As4()
+	v := binary.BigEndian.Uint32(a[:]) + uint32(i) + 1
+	binary.BigEndian.PutUint32(a[:], v)
+	return netip.AddrFrom4(a)
+}
+
+// httpClient is client i's HTTP client: from its own source address when
+// sources is set, else hc.
+func httpClient(hc *http.Client, sources netip.Prefix, i int, timeout time.Duration) *http.Client {
+	if !sources.IsValid() {
+		return hc
+	}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: SourceAddr(sources, i).AsSlice()}}
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration, sources netip.Prefix) (result, error) {
 	conn, err := dhcpserver.Listen(iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		return result{}, err
@@ -164,6 +192,7 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 	}
 	for i := range n {
 		wg.Go(func() {
+			hc := httpClient(hc, sources, i, timeout)
 			var xid dhcpv4.TransactionID
 			binary.BigEndian.PutUint32(xid[:], 0x57000000+uint32(i))
 			req, err := dhcpv4.NewDiscovery(MAC(i),
