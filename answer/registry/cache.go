@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -61,7 +62,7 @@ func (g *Store) forget(suffix string, seen map[string]bool) {
 	g.cacheMu.Lock()
 	defer g.cacheMu.Unlock()
 	for p := range g.cache {
-		if !seen[p] && len(p) >= len(suffix) && p[len(p)-len(suffix):] == suffix {
+		if !seen[p] && strings.HasSuffix(p, suffix) {
 			delete(g.cache, p)
 		}
 	}

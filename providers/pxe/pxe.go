@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -318,11 +317,6 @@ func hardware(in providers.DirectInput, log *slog.Logger) ([]Hardware, error) {
 // returns their hostnames; consumed ones are kept, the record of an
 // install. A server without a registration is skipped.
 func (pv *Provider) Remove(ctx context.Context, in providers.DirectInput) ([]string, error) {
-	if in.Remote == nil {
-		if _, err := os.Stat(filepath.Join(in.Dir, "registrations")); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-	}
 	reg, err := pv.open(ctx, in.Location, in.Logger)
 	if err != nil {
 		return nil, err

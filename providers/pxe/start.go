@@ -177,12 +177,12 @@ func (f *follow) stream(ctx context.Context, b Booter, ready chan struct{}) {
 	var once sync.Once
 	open := func() { once.Do(func() { close(ready) }) }
 	defer open()
+	// The client gives no sign that its stream is open; a new event comes
+	// a BMC's power-on and a firmware's DHCP later, so a moment after the
+	// first call is enough.
+	time.AfterFunc(300*time.Millisecond, open)
 	last := client.FromNow
 	for ctx.Err() == nil {
-		// The client calls fn for events after last; a first call with
-		// FromNow returns at once when idle, so ready is closed after
-		// Events was entered.
-		go func() { time.Sleep(300 * time.Millisecond); open() }()
 		err := b.Events(ctx, last, func(id string, e backend.Event) error {
 			last = id
 			f.event(e)

@@ -91,7 +91,7 @@ func TestStartFollowsEachMachineUntilInstalled(t *testing.T) {
 			dir := t.TempDir()
 			lab := &bootLab{LocalRegistry: &LocalRegistry{Dir: dir}, events: make(chan backend.Event, 32), refuse: tc.refuse, silent: tc.silent}
 			for i, n := range []string{"metal-control-001", "metal-control-002"} {
-				if _, err := lab.Register(ctx, reg(n, fmt.Sprintf("52:54:00:00:00:0%d", i+1)), registryOptions()); err != nil {
+				if _, err := lab.Register(ctx, reg(n, fmt.Sprintf("52:54:00:00:00:0%d", i+1)), registry.RegisterOptions{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -109,12 +109,12 @@ func TestStartFollowsEachMachineUntilInstalled(t *testing.T) {
 				defer mu.Unlock()
 				got[p.Hostname] = append(got[p.Hostname], p.Step)
 			})
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !contains(err.Error(), tc.wantErr)) {
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("err = %v, want %q", err, tc.wantErr)
 			}
 			var ready []string
 			for _, h := range []string{"metal-control-001", "metal-control-002"} {
-				if !contains(fmt.Sprint(notReady), h) {
+				if !strings.Contains(fmt.Sprint(notReady), h) {
 					ready = append(ready, h)
 				}
 			}
@@ -138,7 +138,3 @@ func TestStartNeedsTheAPI(t *testing.T) {
 		t.Errorf("err = %v, want ErrNoBootControl", err)
 	}
 }
-
-func registryOptions() registry.RegisterOptions { return registry.RegisterOptions{} }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
