@@ -3,6 +3,7 @@ package plasmanode_test
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +47,33 @@ func TestOnlyTheIPMIDriverLinksGoIPMI(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if strings.HasPrefix(dep, "github.com/bougou/go-ipmi") {
 			t.Errorf("one of %v depends on %s", libs, dep)
+		}
+	}
+}
+
+// TestClientsLinkNoServer keeps the programs that only speak to a
+// node-provisioner (the API client, the pxe provider, plasma-node) free of
+// the window's servers and their DHCP and TFTP stacks: they read the
+// window record (pxe/window) and the API's wire types (pxe/apitype).
+func TestClientsLinkNoServer(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		if os.Getenv("PLASMA_E2E") == "1" {
+			t.Fatal("needs the go command")
+		}
+		t.Skip("needs the go command")
+	}
+	const mod = "github.com/plasmactl/plasma-node/"
+	servers := []string{mod + "pxe", mod + "pxe/api", mod + "pxe/daemon", mod + "pxe/power", mod + "pxe/netboot",
+		mod + "pxe/proxydhcp", mod + "pxe/dhcpserver", mod + "pxe/tftp", mod + "pxe/bootassets"}
+	for _, client := range []string{"./pxe/client", "./providers/pxe", "./cmd/plasma-node"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", client).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", client, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/insomniacslk/dhcp") || strings.HasPrefix(dep, "github.com/pin/tftp") || slices.Contains(servers, dep) {
+				t.Errorf("%s depends on %s", client, dep)
+			}
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // TFTPDirName is the folder of the state folder that is the TFTP root,
@@ -366,7 +367,7 @@ func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done f
 	}
 	recorded := false
 	if cfg.StateDir != "" {
-		if err := WriteWindow(cfg.StateDir, w); err != nil {
+		if err := window.Write(cfg.StateDir, w); err != nil {
 			s.log.Error("cannot record the window; status and disable will not see it", "err", err)
 		} else {
 			recorded = true
@@ -389,7 +390,7 @@ func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done f
 	return func() {
 		hook("disable")
 		if recorded {
-			if err := RemoveWindow(cfg.StateDir, w.PID); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := window.Remove(cfg.StateDir, w.PID); err != nil && !errors.Is(err, os.ErrNotExist) {
 				s.log.Warn("cannot remove the window record", "err", err)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // UnitName is the transient systemd unit a window runs as under systemd.
@@ -23,9 +24,6 @@ const UnitName = "node-provisioner-window"
 // UnitEnv is the environment variable that names the systemd unit a
 // window runs as; [Enable] sets it and the window records it.
 const UnitEnv = "NODE_PROVISIONER_UNIT"
-
-// ErrWindowOpen is returned by [Enable] when a window is already open.
-var ErrWindowOpen = errors.New("a provisioning window is already open")
 
 // EnableOptions say how to start a window's server.
 type EnableOptions struct {
@@ -72,10 +70,10 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 	if len(o.Command) == 0 || o.StateDir == "" {
 		return nil, errors.New("enable: Command and StateDir are required")
 	}
-	if w, err := ReadWindow(o.StateDir); err == nil && w.Open(time.Now()) {
+	if w, err := window.Read(o.StateDir); err == nil && w.Open(time.Now()) {
 		return w, fmt.Errorf("%w (pid %d, %s left)", ErrWindowOpen, w.PID, w.Left(time.Now()))
 	}
-	if held, err := WindowHolder(o.StateDir); err == nil && held != nil {
+	if held, err := window.Holder(o.StateDir); err == nil && held != nil {
 		return nil, held
 	}
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
@@ -134,7 +132,7 @@ func waitWindow(ctx context.Context, stateDir string, pid int, wait time.Duratio
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if w, err := ReadWindow(stateDir); err == nil && (pid == 0 || w.PID == pid) && w.Open(time.Now()) {
+		if w, err := window.Read(stateDir); err == nil && (pid == 0 || w.PID == pid) && w.Open(time.Now()) {
 			return w, nil
 		}
 		select {
@@ -158,11 +156,11 @@ func Disable(ctx context.Context, stateDir string, timeout time.Duration) (bool,
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	w, err := ReadWindow(stateDir)
+	w, err := window.Read(stateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
-	held, herr := WindowHolder(stateDir)
+	held, herr := window.Holder(stateDir)
 	if herr != nil {
 		return false, herr
 	}
@@ -175,7 +173,7 @@ func Disable(ctx context.Context, stateDir string, timeout time.Duration) (bool,
 		return false, nil
 	}
 	if !w.Open(time.Now()) {
-		return false, RemoveWindow(stateDir, w.PID)
+		return false, window.Remove(stateDir, w.PID)
 	}
 	if w.Unit != "" {
 		if out, err := exec.CommandContext(ctx, "systemctl", "stop", w.Unit).CombinedOutput(); err != nil {
@@ -196,7 +194,7 @@ func Disable(ctx context.Context, stateDir string, timeout time.Duration) (bool,
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return true, RemoveWindow(stateDir, w.PID)
+	return true, window.Remove(stateDir, w.PID)
 }
 
 // isZombie reports whether pid has exited but is not yet reaped (our own
@@ -227,4 +225,9 @@ func RunHook(ctx context.Context, hook, action, nextServer, bootFile, scriptURL 
 		return fmt.Errorf("dhcp hook (%s): %w: %s", action, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // Defaults for [Config] fields left zero.
@@ -321,7 +322,7 @@ func (s *Server) plainPath(path string) bool {
 // seconds to finish; new ones are refused at once. An error setting the
 // window up (a busy port, an unreadable state folder) is returned before
 // anything is served. With a state folder, Serve holds its lock
-// ([WindowLockName]) from before anything listens until it returns: a
+// ([window.LockName]) from before anything listens until it returns: a
 // second window on the same folder gets a [*WindowHeldError] naming the
 // first's process and address.
 func (s *Server) Serve(ctx context.Context) error {
@@ -343,7 +344,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	defer a.close()
 	if lock != nil {
-		if err := lock.Relabel(windowHolderPrefix + a.ln.Addr().String()); err != nil {
+		if err := lock.Relabel(window.HolderPrefix + a.ln.Addr().String()); err != nil {
 			s.log.Warn("the window lock does not name the bound address", "err", err)
 		}
 	}
@@ -442,7 +443,7 @@ func (s *Server) lockStateDir() (*lockfile.Lock, error) {
 	}
 	var lock *lockfile.Lock
 	if err == nil {
-		lock, err = lockWindow(s.cfg.StateDir, addr)
+		lock, err = window.Lock(s.cfg.StateDir, addr)
 	}
 	if err != nil && s.cfg.Listener != nil {
 		s.cfg.Listener.Close() // Serve closes it, also when it refuses

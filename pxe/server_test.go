@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 func start(t *testing.T, cfg Config) (*Server, string, chan error) {
@@ -124,14 +125,14 @@ func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("the refused window left its listener open: %v", err)
 	}
-	w, err := ReadWindow(state)
-	for end := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(end); w, err = ReadWindow(state) {
+	w, err := window.Read(state)
+	for end := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(end); w, err = window.Read(state) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err != nil || w.HTTP != first.Addr().String() {
 		t.Errorf("window record = %+v, %v; want the first window's", w, err)
 	}
-	if h, err := WindowHolder(state); err != nil || h == nil || h.HTTP != first.Addr().String() {
+	if h, err := window.Holder(state); err != nil || h == nil || h.HTTP != first.Addr().String() {
 		t.Errorf("WindowHolder = %+v, %v; want the first window", h, err)
 	}
 	if !first.Open() {
@@ -143,7 +144,7 @@ func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
 	if err := <-firstDone; err == nil {
 		t.Fatal("first Serve returned nil")
 	}
-	if h, err := WindowHolder(state); err != nil || h != nil {
+	if h, err := window.Holder(state); err != nil || h != nil {
 		t.Errorf("WindowHolder after the first window = %+v, %v; want none", h, err)
 	}
 	third, _, thirdDone := start(t, cfg)

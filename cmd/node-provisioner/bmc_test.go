@@ -14,7 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 const bmcPW = "Bmc-Pa55-word-xyz"
@@ -22,7 +22,7 @@ const bmcPW = "Bmc-Pa55-word-xyz"
 // openWindow records a window held by this process, so boot sees it open.
 func openWindow(t *testing.T, state string) {
 	t.Helper()
-	if err := pxe.WriteWindow(state, &pxe.Window{PID: os.Getpid(), HTTP: "127.0.0.1:1", Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if err := window.Write(state, &window.Record{PID: os.Getpid(), HTTP: "127.0.0.1:1", Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,7 +26,7 @@ type Windows interface {
 	// Status returns the window, whoever runs it.
 	Status(ctx context.Context) (WindowStatus, error)
 	// Open opens a window for ttl. A window already open is an error
-	// matching pxe.ErrWindowOpen (409); a bad setting one matching
+	// matching window.ErrOpen (409); a bad setting one matching
 	// [ErrBadRequest] (400).
 	Open(ctx context.Context, ttl time.Duration) (WindowStatus, error)
 	// Close closes the open window, whoever runs it; it reports whether

@@ -25,40 +25,6 @@ type Power interface {
 	SetPassword(name, password string) error
 }
 
-// Errors a [Power] wraps so that the API answers with the right status.
-var (
-	// ErrPowerRefused: the action is refused in the machine's state (no
-	// BMC, window closed, registration not pending): 409.
-	ErrPowerRefused = errors.New("refused in the machine's state")
-	// ErrBMCFailed: the BMC is unreachable, refused the credentials or
-	// reported an error: 502, with the BMC's words.
-	ErrBMCFailed = errors.New("the BMC failed")
-)
-
-// PowerRequest is the body of POST /registrations/{name}/power.
-type PowerRequest struct {
-	// Action is status, on, off or cycle.
-	Action string `json:"action"`
-}
-
-// PowerReply is the power state after a power request.
-type PowerReply struct {
-	// Power is "on" or "off".
-	Power string `json:"power"`
-}
-
-// BootReply says what POST /registrations/{name}/boot did.
-type BootReply struct {
-	// Protocol is the BMC's: ipmi or redfish.
-	Protocol string `json:"protocol"`
-	// Mode is the one-time boot's firmware mode: uefi or legacy.
-	Mode string `json:"mode"`
-	// Was is the power state before; Cycled says the machine was on and
-	// was power-cycled.
-	Was    string `json:"was"`
-	Cycled bool   `json:"cycled"`
-}
-
 func (h *Handler) powerName(w http.ResponseWriter, r *http.Request) (string, bool) {
 	name := r.PathValue("name")
 	if err := registry.ValidateName(name); err != nil {

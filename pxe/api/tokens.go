@@ -3,32 +3,9 @@ package api
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
-
-// TokenInfo is a token as GET /api/v1/tokens lists it: never the token.
-type TokenInfo struct {
-	Name     string    `json:"name"`
-	Scope    string    `json:"scope"`
-	Created  time.Time `json:"created"`
-	LastUsed time.Time `json:"last_used,omitzero"`
-}
-
-// CreateTokenRequest is the body of POST /api/v1/tokens.
-type CreateTokenRequest struct {
-	Name  string `json:"name"`
-	Scope string `json:"scope"`
-}
-
-// CreatedToken is the reply of POST /api/v1/tokens: the token, shown
-// this once.
-type CreatedToken struct {
-	Name  string `json:"name"`
-	Scope string `json:"scope"`
-	Token string `json:"token"`
-}
 
 func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) {
 	toks, err := h.cfg.Tokens.List(r.Context())

@@ -1,105 +1,54 @@
 package api
 
-import (
-	"time"
+import "github.com/plasmactl/plasma-node/pxe/apitype"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
-)
+// The API's wire types live in package apitype, which clients import
+// without linking this server; these names keep the handler's code and
+// its embedders' readable.
 
 // Prefix is the path every endpoint is under.
-const Prefix = "/api/v1"
+const Prefix = apitype.Prefix
 
 // MaxBody is the largest request body taken: 64 KiB.
-const MaxBody = 64 << 10
+const MaxBody = apitype.MaxBody
 
 // IdempotencyHeader is the header that makes a POST safe to repeat.
-const IdempotencyHeader = "Idempotency-Key"
+const IdempotencyHeader = apitype.IdempotencyHeader
 
 // FromNow as Last-Event-ID asks the event stream for new events only.
-const FromNow = "now"
+const FromNow = apitype.FromNow
 
-// Error is the body of every refusal.
-type Error struct {
-	// Error says what is wrong, for people.
-	Error string `json:"error"`
-	// Field names the request field at fault, when one is.
-	Field string `json:"field,omitempty"`
-}
+// Errors a [Power] wraps so that the API answers with the right status.
+var (
+	// ErrPowerRefused is [apitype.ErrPowerRefused]: 409.
+	ErrPowerRefused = apitype.ErrPowerRefused
+	// ErrBMCFailed is [apitype.ErrBMCFailed]: 502, with the BMC's words.
+	ErrBMCFailed = apitype.ErrBMCFailed
+)
 
-// Health is the body of GET /api/v1/health.
-type Health struct {
-	// Status is "ok".
-	Status string `json:"status"`
-	// Version is the server's version.
-	Version string `json:"version"`
-}
-
-// RegisterResponse is the body of a created registration.
-type RegisterResponse struct {
-	// Registration is what was written.
-	Registration registry.Registration `json:"registration"`
-	// Previous is the pending registration of the same name it replaced.
-	Previous *registry.Registration `json:"previous,omitempty"`
-	// Moved are the pins taken from other registrations (replace).
-	Moved []PinMove `json:"moved,omitempty"`
-}
-
-// PinMove is a [registry.PinMove] on the wire.
-type PinMove struct {
-	// Kind is mac, serial or uuid; Value the pin.
-	Kind  string `json:"kind"`
-	Value string `json:"value"`
-	// From is the registration that held it.
-	From string `json:"from"`
-	// Removed says From pinned nothing else and was removed.
-	Removed bool `json:"removed,omitempty"`
-}
-
-// Result returns the [registry.RegisterResult] r stands for.
-func (r RegisterResponse) Result() registry.RegisterResult {
-	res := registry.RegisterResult{Previous: r.Previous}
-	for _, m := range r.Moved {
-		res.Moved = append(res.Moved, registry.PinMove{Pin: registry.Pin{Kind: m.Kind, Value: m.Value}, From: m.From, Removed: m.Removed})
-	}
-	return res
-}
-
-// OpenWindowRequest is the body of PUT /api/v1/window.
-type OpenWindowRequest struct {
-	// TTL is how long the window stays open, such as "2h".
-	TTL string `json:"ttl"`
-}
-
-// WindowStatus is the provisioning window of the state folder, whoever
-// runs it.
-type WindowStatus struct {
-	// Open says a window serves.
-	Open bool `json:"open"`
-	// Daemon says the daemon runs it (else another process, such as
-	// node-provisioner serve).
-	Daemon bool `json:"daemon,omitempty"`
-	// PID is the serving process.
-	PID int `json:"pid,omitempty"`
-	// Unit is the transient systemd unit the window runs as, if any.
-	Unit string `json:"unit,omitempty"`
-	// Started and Deadline bound the window; a zero Deadline means no TTL.
-	Started  time.Time `json:"started,omitzero"`
-	Deadline time.Time `json:"deadline,omitzero"`
-	// HTTP is the window's listen address, URL where installers reach
-	// the answer endpoint.
-	HTTP string `json:"http,omitempty"`
-	URL  string `json:"url,omitempty"`
-	// DHCPInterface and TFTP are the network-boot side, when it runs.
-	DHCPInterface string `json:"dhcp_interface,omitempty"`
-	TFTP          string `json:"tftp,omitempty"`
-	// CertFingerprint is the window's TLS certificate's fingerprint.
-	CertFingerprint string `json:"cert_fingerprint,omitempty"`
-}
-
-// Left returns the time left at now, 0 when closed or without a TTL.
-func (w WindowStatus) Left(now time.Time) time.Duration {
-	if !w.Open || w.Deadline.IsZero() || !now.Before(w.Deadline) {
-		return 0
-	}
-	return w.Deadline.Sub(now).Round(time.Second)
-}
+type (
+	// Error is [apitype.Error].
+	Error = apitype.Error
+	// Health is [apitype.Health].
+	Health = apitype.Health
+	// RegisterResponse is [apitype.RegisterResponse].
+	RegisterResponse = apitype.RegisterResponse
+	// PinMove is [apitype.PinMove].
+	PinMove = apitype.PinMove
+	// OpenWindowRequest is [apitype.OpenWindowRequest].
+	OpenWindowRequest = apitype.OpenWindowRequest
+	// WindowStatus is [apitype.WindowStatus].
+	WindowStatus = apitype.WindowStatus
+	// PowerRequest is [apitype.PowerRequest].
+	PowerRequest = apitype.PowerRequest
+	// PowerReply is [apitype.PowerReply].
+	PowerReply = apitype.PowerReply
+	// BootReply is [apitype.BootReply].
+	BootReply = apitype.BootReply
+	// TokenInfo is [apitype.TokenInfo].
+	TokenInfo = apitype.TokenInfo
+	// CreateTokenRequest is [apitype.CreateTokenRequest].
+	CreateTokenRequest = apitype.CreateTokenRequest
+	// CreatedToken is [apitype.CreatedToken].
+	CreatedToken = apitype.CreatedToken
+)

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // MaxTTL is the longest window the API opens: a week.
@@ -17,7 +17,7 @@ const MaxTTL = 7 * 24 * time.Hour
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
 func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
-	w, err := pxe.ReadWindow(stateDir)
+	w, err := window.Read(stateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return WindowStatus{}, err
 	}
@@ -25,7 +25,7 @@ func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
 		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
 			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint}, nil
 	}
-	held, err := pxe.WindowHolder(stateDir)
+	held, err := window.Holder(stateDir)
 	if err != nil {
 		return WindowStatus{}, err
 	}
@@ -71,7 +71,7 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := h.cfg.Windows.Open(r.Context(), ttl)
 	switch {
-	case errors.Is(err, pxe.ErrWindowOpen), errors.Is(err, ErrConflict):
+	case errors.Is(err, window.ErrOpen), errors.Is(err, ErrConflict):
 		writeError(w, http.StatusConflict, err.Error(), "")
 		return
 	case errors.Is(err, ErrBadRequest):

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
@@ -38,7 +38,7 @@ const (
 )
 
 // WindowStatus is the provisioning window as the server reports it.
-type WindowStatus = api.WindowStatus
+type WindowStatus = apitype.WindowStatus
 
 // Options configure a [Client].
 type Options struct {
@@ -159,7 +159,7 @@ func retryable(ctx context.Context, err error) bool {
 	}
 	var ae *Error
 	if errors.As(err, &ae) {
-		if errors.Is(ae, api.ErrBMCFailed) {
+		if errors.Is(ae, apitype.ErrBMCFailed) {
 			return false // the BMC's answer, retried by the server already
 		}
 		return ae.Status == http.StatusBadGateway || ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusGatewayTimeout
@@ -170,7 +170,7 @@ func retryable(ctx context.Context, err error) bool {
 
 func (c *Client) newRequest(ctx context.Context, req request, body []byte) (*http.Request, error) {
 	u := *c.base
-	u.Path = c.base.Path + api.Prefix + req.path
+	u.Path = c.base.Path + apitype.Prefix + req.path
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -247,7 +247,7 @@ func stripURL(err error) error {
 // refusal reads a non-2xx reply as an [*Error].
 func refusal(resp *http.Response, o op) error {
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorReply))
-	var body api.Error
+	var body apitype.Error
 	if json.Unmarshal(data, &body) != nil || body.Error == "" {
 		body.Error = strings.TrimSpace(string(bytes.ToValidUTF8(data, nil)))
 		if len(body.Error) > 200 {
@@ -259,7 +259,7 @@ func refusal(resp *http.Response, o op) error {
 
 // Health checks that the server answers; it needs no token.
 func (c *Client) Health(ctx context.Context) error {
-	var h api.Health
+	var h apitype.Health
 	if err := c.do(ctx, request{method: "GET", path: "/health", retry: true}, &h); err != nil {
 		return err
 	}
@@ -307,9 +307,9 @@ func (c *Client) register(ctx context.Context, r registry.Registration, opts reg
 	}
 	var key [16]byte
 	rand.Read(key[:])
-	var out api.RegisterResponse
+	var out apitype.RegisterResponse
 	err = c.do(ctx, request{method: "POST", path: "/registrations", body: body, op: opRegister, retry: true,
-		header: http.Header{api.IdempotencyHeader: {hex.EncodeToString(key[:])}}}, &out)
+		header: http.Header{apitype.IdempotencyHeader: {hex.EncodeToString(key[:])}}}, &out)
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
@@ -345,10 +345,10 @@ func (c *Client) Window(ctx context.Context) (WindowStatus, error) {
 }
 
 // OpenWindow opens the provisioning window for ttl (admin). An open
-// window is an error matching pxe.ErrWindowOpen. It is not retried.
+// window is an error matching window.ErrOpen. It is not retried.
 func (c *Client) OpenWindow(ctx context.Context, ttl time.Duration) (WindowStatus, error) {
 	var out WindowStatus
-	err := c.do(ctx, request{method: "PUT", path: "/window", body: api.OpenWindowRequest{TTL: ttl.String()}, op: opOpenWindow}, &out)
+	err := c.do(ctx, request{method: "PUT", path: "/window", body: apitype.OpenWindowRequest{TTL: ttl.String()}, op: opOpenWindow}, &out)
 	return out, err
 }
 
@@ -359,7 +359,7 @@ func (c *Client) CloseWindow(ctx context.Context) error {
 }
 
 // TokenInfo is an API token as the server lists it (never the token).
-type TokenInfo = api.TokenInfo
+type TokenInfo = apitype.TokenInfo
 
 // Tokens lists the server's API tokens (admin).
 func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
@@ -371,8 +371,8 @@ func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
 // CreateToken makes an API token on the server (admin) and returns it;
 // the server keeps only its hash. It is not retried.
 func (c *Client) CreateToken(ctx context.Context, name, scope string) (string, error) {
-	var out api.CreatedToken
-	err := c.do(ctx, request{method: "POST", path: "/tokens", body: api.CreateTokenRequest{Name: name, Scope: scope}, op: opToken}, &out)
+	var out apitype.CreatedToken
+	err := c.do(ctx, request{method: "POST", path: "/tokens", body: apitype.CreateTokenRequest{Name: name, Scope: scope}, op: opToken}, &out)
 	return out.Token, err
 }
 

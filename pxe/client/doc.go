@@ -22,7 +22,7 @@
 // 404 to registry.ErrNotFound, an invalid registration (400, 422) to
 // registry.ErrInvalidRegistration (and the field's own error, such as
 // registry.ErrInvalidMAC), a pin another registration holds (409) to
-// registry.ErrPinTaken, a window already open (409) to pxe.ErrWindowOpen,
+// registry.ErrPinTaken, a window already open (409) to window.ErrOpen,
 // 401 to [ErrUnauthorized] and 403 to [ErrForbidden]; a token's
 // refusals to apitoken's errors (ErrNotFound, ErrExists, ErrInvalidName,
 // ErrInvalidScope).

@@ -6,9 +6,9 @@ import (
 	"net/http"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 var (
@@ -85,7 +85,7 @@ func (e *Error) Is(target error) bool {
 		return e.op == opRegister && e.Status == http.StatusConflict
 	case registry.ErrInvalidRegistration:
 		return e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusBadRequest || e.Status == http.StatusConflict)
-	case pxe.ErrWindowOpen:
+	case window.ErrOpen:
 		return e.op == opOpenWindow && e.Status == http.StatusConflict
 	case apitoken.ErrNotFound:
 		return e.op == opToken && e.Status == http.StatusNotFound
@@ -95,9 +95,9 @@ func (e *Error) Is(target error) bool {
 		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "name"
 	case apitoken.ErrInvalidScope:
 		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "scope"
-	case api.ErrPowerRefused:
+	case apitype.ErrPowerRefused:
 		return e.op == opPower && e.Status == http.StatusConflict
-	case api.ErrBMCFailed:
+	case apitype.ErrBMCFailed:
 		return e.op == opPower && e.Status == http.StatusBadGateway
 	}
 	if e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusConflict) {

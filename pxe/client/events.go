@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
 // FromNow as Events' lastID asks for new events only.
-const FromNow = api.FromNow
+const FromNow = apitype.FromNow
 
 // maxEventLine bounds one line of the event stream.
 const maxEventLine = 1 << 20

@@ -4,20 +4,20 @@ import (
 	"context"
 	"net/url"
 
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
 )
 
 // BootReply says what [Client.Boot] did.
-type BootReply = api.BootReply
+type BootReply = apitype.BootReply
 
 // Power runs a power action (status, on, off or cycle) through node
 // name's BMC on the server and returns the power state after it. A
 // status is retried on connection errors; the others are not. Refusals
-// match api.ErrPowerRefused (no BMC), api.ErrBMCFailed (the BMC's
+// match apitype.ErrPowerRefused (no BMC), apitype.ErrBMCFailed (the BMC's
 // words) or registry.ErrNotFound.
 func (c *Client) Power(ctx context.Context, name, action string) (string, error) {
-	var out api.PowerReply
-	req := request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/power", body: api.PowerRequest{Action: action}, op: opPower}
+	var out apitype.PowerReply
+	req := request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/power", body: apitype.PowerRequest{Action: action}, op: opPower}
 	if action == "status" {
 		req = request{method: "GET", path: "/registrations/" + url.PathEscape(name) + "/power", op: opPower, retry: true}
 	}
@@ -27,7 +27,7 @@ func (c *Client) Power(ctx context.Context, name, action string) (string, error)
 
 // Boot sets node name's next boot to PXE once and powers it on (or
 // cycles it) through its BMC on the server; the server refuses
-// (api.ErrPowerRefused) unless the window is open and the registration
+// (apitype.ErrPowerRefused) unless the window is open and the registration
 // pending. It is not retried.
 func (c *Client) Boot(ctx context.Context, name string) (BootReply, error) {
 	var out BootReply

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // Errors of [Node] and [Boot] besides the BMC's own ([bmc.ErrUnreachable],
@@ -128,7 +128,7 @@ type BootResult struct {
 // the registration is pending. Each step is an event on the timeline.
 func Boot(ctx context.Context, req Request) (BootResult, error) {
 	var res BootResult
-	w, err := pxe.ReadWindow(req.StateDir)
+	w, err := window.Read(req.StateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}

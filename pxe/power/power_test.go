@@ -11,9 +11,9 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
@@ -49,7 +49,7 @@ func TestBootAndPower(t *testing.T) {
 	if _, err := power.Boot(ctx, req); !errors.Is(err, power.ErrBootRefused) || !strings.Contains(err.Error(), "window is closed") {
 		t.Errorf("window closed: %v", err)
 	}
-	if err := pxe.WriteWindow(state, &pxe.Window{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if err := window.Write(state, &window.Record{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := power.Boot(ctx, req)

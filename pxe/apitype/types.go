@@ -1,0 +1,163 @@
+package apitype
+
+import (
+	"errors"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+)
+
+// Prefix is the path every endpoint is under.
+const Prefix = "/api/v1"
+
+// MaxBody is the largest request body taken: 64 KiB.
+const MaxBody = 64 << 10
+
+// IdempotencyHeader is the header that makes a POST safe to repeat.
+const IdempotencyHeader = "Idempotency-Key"
+
+// FromNow as Last-Event-ID asks the event stream for new events only.
+const FromNow = "now"
+
+// Error is the body of every refusal.
+type Error struct {
+	// Error says what is wrong, for people.
+	Error string `json:"error"`
+	// Field names the request field at fault, when one is.
+	Field string `json:"field,omitempty"`
+}
+
+// Health is the body of GET /api/v1/health.
+type Health struct {
+	// Status is "ok".
+	Status string `json:"status"`
+	// Version is the server's version.
+	Version string `json:"version"`
+}
+
+// RegisterResponse is the body of a created registration.
+type RegisterResponse struct {
+	// Registration is what was written.
+	Registration registry.Registration `json:"registration"`
+	// Previous is the pending registration of the same name it replaced.
+	Previous *registry.Registration `json:"previous,omitempty"`
+	// Moved are the pins taken from other registrations (replace).
+	Moved []PinMove `json:"moved,omitempty"`
+}
+
+// PinMove is a [registry.PinMove] on the wire.
+type PinMove struct {
+	// Kind is mac, serial or uuid; Value the pin.
+	Kind  string `json:"kind"`
+	Value string `json:"value"`
+	// From is the registration that held it.
+	From string `json:"from"`
+	// Removed says From pinned nothing else and was removed.
+	Removed bool `json:"removed,omitempty"`
+}
+
+// Result returns the [registry.RegisterResult] r stands for.
+func (r RegisterResponse) Result() registry.RegisterResult {
+	res := registry.RegisterResult{Previous: r.Previous}
+	for _, m := range r.Moved {
+		res.Moved = append(res.Moved, registry.PinMove{Pin: registry.Pin{Kind: m.Kind, Value: m.Value}, From: m.From, Removed: m.Removed})
+	}
+	return res
+}
+
+// OpenWindowRequest is the body of PUT /api/v1/window.
+type OpenWindowRequest struct {
+	// TTL is how long the window stays open, such as "2h".
+	TTL string `json:"ttl"`
+}
+
+// WindowStatus is the provisioning window of the state folder, whoever
+// runs it.
+type WindowStatus struct {
+	// Open says a window serves.
+	Open bool `json:"open"`
+	// Daemon says the daemon runs it (else another process, such as
+	// node-provisioner serve).
+	Daemon bool `json:"daemon,omitempty"`
+	// PID is the serving process.
+	PID int `json:"pid,omitempty"`
+	// Unit is the transient systemd unit the window runs as, if any.
+	Unit string `json:"unit,omitempty"`
+	// Started and Deadline bound the window; a zero Deadline means no TTL.
+	Started  time.Time `json:"started,omitzero"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	// HTTP is the window's listen address, URL where installers reach
+	// the answer endpoint.
+	HTTP string `json:"http,omitempty"`
+	URL  string `json:"url,omitempty"`
+	// DHCPInterface and TFTP are the network-boot side, when it runs.
+	DHCPInterface string `json:"dhcp_interface,omitempty"`
+	TFTP          string `json:"tftp,omitempty"`
+	// CertFingerprint is the window's TLS certificate's fingerprint.
+	CertFingerprint string `json:"cert_fingerprint,omitempty"`
+}
+
+// Left returns the time left at now, 0 when closed or without a TTL.
+func (w WindowStatus) Left(now time.Time) time.Duration {
+	if !w.Open || w.Deadline.IsZero() || !now.Before(w.Deadline) {
+		return 0
+	}
+	return w.Deadline.Sub(now).Round(time.Second)
+}
+
+// Errors of the power and boot endpoints, which a server's BMC driver
+// wraps and a client's refusals match.
+var (
+	// ErrPowerRefused: the action is refused in the machine's state (no
+	// BMC, window closed, registration not pending): 409.
+	ErrPowerRefused = errors.New("refused in the machine's state")
+	// ErrBMCFailed: the BMC is unreachable, refused the credentials or
+	// reported an error: 502, with the BMC's words.
+	ErrBMCFailed = errors.New("the BMC failed")
+)
+
+// PowerRequest is the body of POST /registrations/{name}/power.
+type PowerRequest struct {
+	// Action is status, on, off or cycle.
+	Action string `json:"action"`
+}
+
+// PowerReply is the power state after a power request.
+type PowerReply struct {
+	// Power is "on" or "off".
+	Power string `json:"power"`
+}
+
+// BootReply says what POST /registrations/{name}/boot did.
+type BootReply struct {
+	// Protocol is the BMC's: ipmi or redfish.
+	Protocol string `json:"protocol"`
+	// Mode is the one-time boot's firmware mode: uefi or legacy.
+	Mode string `json:"mode"`
+	// Was is the power state before; Cycled says the machine was on and
+	// was power-cycled.
+	Was    string `json:"was"`
+	Cycled bool   `json:"cycled"`
+}
+
+// TokenInfo is a token as GET /api/v1/tokens lists it: never the token.
+type TokenInfo struct {
+	Name     string    `json:"name"`
+	Scope    string    `json:"scope"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used,omitzero"`
+}
+
+// CreateTokenRequest is the body of POST /api/v1/tokens.
+type CreateTokenRequest struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+}
+
+// CreatedToken is the reply of POST /api/v1/tokens: the token, shown
+// this once.
+type CreatedToken struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope"`
+	Token string `json:"token"`
+}
