@@ -98,7 +98,9 @@ const PromptDestroy = `Destroy these servers? Type "yes" to confirm, anything el
 // For a [providers.Direct] provider (pxe) the servers are withdrawn
 // from the provider (pending registrations removed) instead.
 //
-// Errors: [nodes.ErrLocked], [ErrNoPrompter], and those of tofu.
+// Errors: [nodes.ErrLocked], [ErrNoPrompter], [ErrProvisionerUnreachable]
+// (pxe registrations that cannot be read where the platform keeps
+// them; nothing changed), and those of tofu.
 func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult, error) {
 	var res DestroyResult
 	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node destroy", false)
@@ -202,6 +204,9 @@ func (p *Project) destroyNodeFiles(ctx context.Context, o DestroyOptions, ns []*
 
 // withdraw is Destroy for a [providers.Direct] provider.
 func (p *Project) withdraw(ctx context.Context, o DestroyOptions, d providers.Direct, in providers.DirectInput, hosts []string, res DestroyResult) (DestroyResult, error) {
+	if err := reachable(ctx, o.Platform, d, in.Location, hosts); err != nil {
+		return res, err
+	}
 	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyWithdraw, Nodes: hosts})
 	if err != nil || !ok {
 		res.Declined = !ok

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
@@ -34,6 +35,12 @@ const EnvProvisionerFingerprint = "NODE_PROVISIONER_FINGERPRINT"
 // ErrInvalidProvisioner: a platform's infrastructure.provisioner_url,
 // provisioner_fingerprint or provisioner_token cannot be used.
 var ErrInvalidProvisioner = errors.New("invalid node-provisioner settings")
+
+// ErrProvisionerUnreachable: the registrations a destroy or delete must
+// withdraw are not where the platform says they are (a node-provisioner
+// state folder that does not exist or holds none of them, an API that
+// does not answer); nothing was changed.
+var ErrProvisionerUnreachable = errors.New("registrations not reachable")
 
 // Provisioner returns where a platform's registrations are: the folder
 // explicit names when set (an operation's ProvisionerDir), else
@@ -118,6 +125,9 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 	if ok, err := o.confirm(ctx, sum, in.Location.String(), nil, &res); !ok || err != nil {
 		return res, err
 	}
+	if err := p.recordProvisioner(ctx, o.Platform, plat, in.Location); err != nil {
+		return res, err
+	}
 	if err := p.savePools(ctx, o.Platform, plat, in.Pools); err != nil {
 		return res, err
 	}
@@ -191,4 +201,75 @@ func (p *Project) installStates(ctx context.Context, ns []*nodes.Node, explicit 
 		}
 	}
 	return nil
+}
+
+// recordProvisioner writes the state folder at, when it is one, into
+// the platform's infrastructure.provisioner_dir if the platform alone
+// would name another, so that a later destroy or delete without an
+// explicit folder finds the registrations this provision writes.
+func (p *Project) recordProvisioner(ctx context.Context, platform string, plat *nodes.Platform, at providers.Location) error {
+	if at.Remote != nil || at.Dir == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(at.Dir)
+	if err != nil {
+		return fmt.Errorf("record node-provisioner folder %s: %w", at.Dir, err)
+	}
+	if own := p.platformProvisionerDir(plat); own == dir || (own == "" && dir == DefaultProvisionerDir) {
+		return nil
+	}
+	if plat.Infrastructure.ProvisionerURL != "" {
+		// The platform names an API; the folder overrides it for this
+		// run only.
+		return nil
+	}
+	if rel, err := filepath.Rel(p.Store.Dir(), dir); err == nil && filepath.IsLocal(rel) {
+		dir = rel
+	}
+	if _, err := p.Store.UpdatePlatform(ctx, platform, func(pl *nodes.Platform) error {
+		pl.Infrastructure.ProvisionerDir = dir
+		return nil
+	}); err != nil {
+		return fmt.Errorf("record node-provisioner folder in platform.yaml: %w", err)
+	}
+	plat.Infrastructure.ProvisionerDir = dir
+	return nil
+}
+
+// platformProvisionerDir is the absolute folder the platform's own
+// infrastructure.provisioner_dir names; empty when it names none.
+func (p *Project) platformProvisionerDir(plat *nodes.Platform) string {
+	d := plat.Infrastructure.ProvisionerDir
+	if d == "" {
+		return ""
+	}
+	if !filepath.IsAbs(d) {
+		d = filepath.Join(p.Store.Dir(), d)
+	}
+	if a, err := filepath.Abs(d); err == nil {
+		d = a
+	}
+	return d
+}
+
+// reachable checks, before a withdraw changes anything, that the
+// registrations of hosts can be read at in.Location: a folder that does
+// not exist, an API that does not answer, or a location holding none of
+// hosts' registrations (the platform provisioned elsewhere) is
+// [ErrProvisionerUnreachable].
+func reachable(ctx context.Context, platform string, d providers.Direct, at providers.Location, hosts []string) error {
+	if len(hosts) == 0 {
+		return nil
+	}
+	st, err := d.States(ctx, at)
+	if err != nil {
+		return fmt.Errorf("withdraw servers of platform %s: %w: cannot read the registrations at %s: %w", platform, ErrProvisionerUnreachable, at, err)
+	}
+	for _, h := range hosts {
+		if st[h] != "" {
+			return nil
+		}
+	}
+	return fmt.Errorf("withdraw servers of platform %s: %w: none of its %d machines (%s) has a registration at %s; give the node-provisioner state folder or API they were provisioned with",
+		platform, ErrProvisionerUnreachable, len(hosts), strings.Join(hosts, ", "), at)
 }

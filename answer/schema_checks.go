@@ -51,6 +51,7 @@ func pattern(re *regexp.Regexp, want string) textCheck {
 	return func(c *checker, path, s string) bool {
 		if !re.MatchString(s) {
 			c.bad(path, "%q: want %s", s, want)
+			return false
 		}
 		return true
 	}

@@ -168,8 +168,18 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pending, err := store.Pending(ctx); err == nil && len(pending) == 0 {
+	pending, err := store.Pending(ctx)
+	if err == nil && len(pending) == 0 {
 		s.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
+	}
+	var bad []error
+	for _, r := range pending {
+		if err := probe.CheckRegistration(r); err != nil {
+			bad = append(bad, fmt.Errorf("registration %s: %w", r.Name, err))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, &ConfigError{Field: "Registrations", Reason: "the installer would refuse their answers (fix or unregister them)", Err: errors.Join(bad...)}
 	}
 	return b, nil
 }

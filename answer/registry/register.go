@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -70,6 +71,13 @@ func (g *Store) Register(ctx context.Context, r Registration, opts RegisterOptio
 	}
 	if err := ValidateHostname(r.Name); err != nil {
 		return res, err
+	}
+	// The answer it would get with the site's settings so far (site.json;
+	// serve's flags are checked again when the window opens).
+	if site, err := LoadSiteIfExists(filepath.Join(g.dir, SiteFileName)); err == nil {
+		if err := site.CheckRegistration(r); err != nil {
+			return res, fmt.Errorf("%w: %s: %w", ErrInvalidRegistration, r.Name, err)
+		}
 	}
 	data, err := encodeRegistration(r)
 	if err != nil {

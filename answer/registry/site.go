@@ -136,8 +136,18 @@ func appendUnique(dst []string, vs ...string) []string {
 // answer with them and validates it with the rules of the newest
 // installer.
 func (s Site) Check() error {
-	a, err := Build(Registration{Name: "probe", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}},
-		BuildOptions{Site: s, RootPassword: "probe-password"})
+	return s.CheckRegistration(Registration{Name: "probe", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}})
+}
+
+// CheckRegistration refuses a registration whose answer, built with s,
+// the newest installer would refuse (a name too long for the domain, a
+// data pool the installer cannot take). A boot disk of "ask" is checked
+// as the first disk it could be.
+func (s Site) CheckRegistration(r Registration) error {
+	if r.BootDisk.Kind == BootDiskAsk {
+		r.BootDisk = BootDisk{Kind: BootDiskName, Value: "sda"}
+	}
+	a, err := Build(r, BuildOptions{Site: s, RootPassword: "probe-password"})
 	if err == nil {
 		err = answer.Validate(a, answer.LatestVersion)
 	}

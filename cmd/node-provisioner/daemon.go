@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
@@ -40,6 +42,15 @@ func (a *app) daemonCmd() *cobra.Command {
 			}
 			w := o.cfg
 			w.Site = w.Site.Merge(keys)
+			// Every window the daemon opens answers with these settings:
+			// refuse them now, as serve does, rather than at each open.
+			file, err := registry.LoadSiteIfExists(filepath.Join(a.stateDir, registry.SiteFileName))
+			if err == nil {
+				err = w.Site.Merge(file).Check()
+			}
+			if err != nil {
+				return usageError(fmt.Errorf("site settings (flags and %s): %w", registry.SiteFileName, err))
+			}
 			w.SecretsDir, w.Logger = a.secretsDir, a.log
 			bi, _ := debug.ReadBuildInfo()
 			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})

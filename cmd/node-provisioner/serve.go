@@ -126,8 +126,11 @@ func flagError(err error) error {
 	name, ok := flagNames[ce.Field]
 	if !ok {
 		name = ce.Field
-		if ce.Field == "Site" {
+		switch ce.Field {
+		case "Site":
 			name = "site settings"
+		case "Registrations":
+			name = "pending registrations"
 		}
 	}
 	msg := name

@@ -157,3 +157,46 @@ func TestDeleteBareMetalNode(t *testing.T) {
 		t.Errorf("pool control count %d, want 1", p.Pools["control"].Count)
 	}
 }
+
+// TestDestroyFindsTheRegistrationsWhereProvisionPutThem: provision with
+// --provisioner-dir records the folder in platform.yaml, so destroy
+// without the flag withdraws the pending registrations from it; a
+// destroy pointed at a folder holding none of them (or none at all)
+// exits 1 naming it and changes nothing.
+func TestDestroyFindsTheRegistrationsWhereProvisionPutThem(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	t.Setenv("NODE_PROVISIONER_STATE_DIR", "")
+	hw := filepath.Join(dir, "hardware.yaml")
+	os.WriteFile(hw, []byte("machines:\n  - macs: [\"52:54:00:de:ad:01\"]\n    boot_disk: sda\n  - macs: [\"52:54:00:de:ad:02\"]\n    boot_disk: sda\n"), 0o644)
+	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "mgmt.example")
+	mustRun(t, dir, "--provisioner-dir", state, "provision", "metal", "-z", "foundation.cluster.control:pve:2", "--hardware", hw, "--auto-approve")
+	p, err := nodes.Open(dir, nodes.Options{}).Platform(context.Background(), "metal")
+	if err != nil || p.Infrastructure.ProvisionerDir != state {
+		t.Fatalf("platform.yaml provisioner_dir = %q (%v), want %q", p.Infrastructure.ProvisionerDir, err, state)
+	}
+	regs := func() []string {
+		names, _ := filepath.Glob(filepath.Join(state, "registrations", "*.json"))
+		return names
+	}
+	before := snapshot(t, dir)
+	for name, args := range map[string][]string{
+		"a folder that does not exist":    {"--provisioner-dir", filepath.Join(dir, "absent"), "destroy", "metal", "--force"},
+		"a folder holding none of them":   {"--provisioner-dir", t.TempDir(), "destroy", "metal", "--force"},
+		"delete through an absent folder": {"--provisioner-dir", filepath.Join(dir, "absent"), "delete", "metal-control-001", "--force"},
+	} {
+		r := plasma(t, dir, args...)
+		if r.code != 1 || !strings.Contains(r.err, "registrations not reachable") || strings.Contains(r.stdout, "Withdrew") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 1 saying the registrations are not reachable", name, r.code, r.stdout, r.err)
+		}
+		if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+			t.Errorf("%s changed the project (-before +after):\n%s", name, diff)
+		}
+		if len(regs()) != 2 {
+			t.Errorf("%s: registrations %v, want both kept", name, regs())
+		}
+	}
+	mustRun(t, dir, "destroy", "metal", "--force")
+	if left := regs(); len(left) != 0 {
+		t.Errorf("destroy without --provisioner-dir left the pending registrations %v", left)
+	}
+}

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The hardening suite of issue 27: each test drives the binaries where an
+// operator or a neighbour can reach them and checks they fail closed.
+
+// npExit runs node-provisioner in e and returns its exit code and
+// combined output.
+func (e provisionerEnv) npExit(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := e.cmd(ctx, args...).CombinedOutput()
+	code := 0
+	if err != nil {
+		code = -1
+		if ee, ok := err.(interface{ ExitCode() int }); ok {
+			code = ee.ExitCode()
+		}
+	}
+	return code, string(out)
+}
+
+// TestServeRefusesAnswerValuesTheInstallerWould: serve with a time zone
+// or country the installer's locale list does not hold exits 2 naming
+// it (with the nearest valid one) before it listens, so no registration
+// is consumed; a pending registration whose answer the installer would
+// refuse stops the window too; validate-answer refuses such a file.
+func TestServeRefusesAnswerValuesTheInstallerWould(t *testing.T) {
+	e := newProvisionerEnv(t)
+	e.run(t, "register", "pve1", "--mac", "52:54:00:7a:00:01", "--boot-disk", "sda")
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--timezone", "Mars/Olympus"}, `"Mars/Olympus": not a time zone the installer knows`},
+		{[]string{"--timezone", "Europe/Viena"}, `did you mean "Europe/Vienna"?`},
+		{[]string{"--country", "xx"}, `"xx": not a country code the installer knows`},
+	} {
+		code, out := e.npExit(t, append([]string{"serve", "--http", "127.0.0.1:0", "--ttl", "1m"}, c.flags...)...)
+		if code != 2 || !strings.Contains(out, c.want) || strings.Contains(out, "Serving answers") {
+			t.Errorf("serve %v: exit %d\n%s\nwant 2 with %q, before serving", c.flags, code, out, c.want)
+		}
+	}
+	// A domain with which one registration's FQDN is too long for the
+	// installer (over 253 characters), the site's probe name's is not.
+	long := strings.Repeat("a", 63)
+	domain := strings.Join([]string{long, long, long, "ex"}, ".") // 194 characters
+	name := "n" + strings.Repeat("0", 59)
+	e.run(t, "register", name, "--mac", "52:54:00:7a:00:02", "--boot-disk", "sda")
+	if code, out := e.npExit(t, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", domain); code != 2 || !strings.Contains(out, "registration "+name) || strings.Contains(out, "registration pve1") {
+		t.Errorf("serve with a domain making %s's FQDN too long: exit %d\n%s\nwant 2 naming it alone", name, code, out)
+	}
+	if list, out := e.listJSON(t); len(list) != 2 || list[0].State != "pending" || list[1].State != "pending" {
+		t.Errorf("the registrations after the refused windows:\n%s", out)
+	}
+	f := filepath.Join(e.home, "answer.toml")
+	os.WriteFile(f, []byte("[global]\nkeyboard = \"de\"\ncountry = \"at\"\nfqdn = \"pve1.lab.example\"\nmailto = \"ops@lab.example\"\ntimezone = \"Europe/Viena\"\nroot-password = \"correct-horse\"\n\n[network]\nsource = \"from-dhcp\"\n\n[disk-setup]\nfilesystem = \"ext4\"\ndisk-list = [\"sda\"]\n"), 0o644)
+	if code, out := e.npExit(t, "validate-answer", f); code != 1 || !strings.Contains(out, "Europe/Viena") {
+		t.Errorf("validate-answer of a file with timezone Europe/Viena: exit %d\n%s\nwant 1 naming it", code, out)
+	}
+}
+
+// TestDaemonRefusesSiteSettingsTheInstallerWould: the daemon with a time
+// zone the installer does not know exits 2 at start, naming it, rather
+// than failing each window later.
+func TestDaemonRefusesSiteSettingsTheInstallerWould(t *testing.T) {
+	e := newProvisionerEnv(t)
+	code, out := e.npExit(t, "daemon", "--api", "127.0.0.1:0", "--http", "127.0.0.1:0", "--timezone", "Mars/Olympus")
+	if code != 2 || !strings.Contains(out, "Mars/Olympus") {
+		t.Errorf("daemon --timezone Mars/Olympus: exit %d\n%s\nwant 2 naming it", code, out)
+	}
+}
