@@ -36,9 +36,9 @@ const DefaultAllowRefresh = 2 * time.Second
 // required.
 type BackendConfig struct {
 	// Store holds the registrations, the allowlist.
-	Store *Store
+	Store Registrations
 	// Secrets receives each answered node's root password.
-	Secrets *SecretStore
+	Secrets Secrets
 	// StateDir holds the first-boot scripts (in first-boot/) and the
 	// event log (events.jsonl).
 	StateDir string
@@ -107,15 +107,22 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
-	for _, f := range []struct{ what, dir string }{
-		{"registrations", cfg.Store.Dir()}, {"first-boot", b.dir}, {"secrets", cfg.Secrets.Dir()}, {"state", cfg.StateDir},
-	} {
+	folders := []struct{ what, dir string }{{"first-boot", b.dir}, {"state", cfg.StateDir}}
+	clean := []string{b.dir}
+	if f, ok := cfg.Store.(folder); ok {
+		folders = append(folders, struct{ what, dir string }{"registrations", f.Dir()})
+	}
+	if f, ok := cfg.Secrets.(folder); ok {
+		folders = append(folders, struct{ what, dir string }{"secrets", f.Dir()})
+		clean = append(clean, f.Dir())
+	}
+	for _, f := range folders {
 		if err := writable(f.dir); err != nil {
 			return nil, fmt.Errorf("registry backend: the %s folder %s: %w: %w", f.what, f.dir, ErrNotWritable, err)
 		}
 	}
 	// Temporary files of answers a killed window staged are of no use.
-	for _, dir := range []string{b.dir, cfg.Secrets.Dir()} {
+	for _, dir := range clean {
 		if err := atomicfile.CleanTemp(dir); err != nil {
 			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
 		}
@@ -391,7 +398,7 @@ func (b *Backend) delivered(name string, err error) {
 
 // staged is an answer's files written under temporary names: the root
 // password and the one-shot first-boot files.
-type staged []*atomicfile.Staged
+type staged []Staged
 
 func (s staged) discard() {
 	for _, f := range s {
@@ -414,11 +421,8 @@ func (s staged) commit() error {
 // temporary names, so that a full or read-only folder fails the answer
 // before its registration is consumed.
 func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error) {
-	if pw == "" || strings.ContainsAny(pw, "\r\n") {
-		return nil, fmt.Errorf("the password of %s is empty or spans lines", name)
-	}
 	var out staged
-	st, err := atomicfile.Stage(b.cfg.Secrets.PasswordPath(name), []byte(pw+"\n"), 0o600)
+	st, err := b.cfg.Secrets.StageRootPassword(name, pw)
 	if err != nil {
 		return nil, err
 	}

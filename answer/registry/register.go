@@ -83,6 +83,9 @@ func (g *Store) Register(ctx context.Context, r Registration, opts RegisterOptio
 	if err != nil {
 		return res, err
 	}
+	if len(data) > MaxRegistrationSize {
+		return res, invalid(ErrInvalidRegistration, "registration %s is %d bytes encoded, more than %d", r.Name, len(data), MaxRegistrationSize)
+	}
 	unlock, err := g.lock(ctx, "node-provisioner register "+r.Name)
 	if err != nil {
 		return res, err

@@ -96,6 +96,23 @@ func (s *SecretStore) WritePassword(name, pw string) (path string, err error) {
 	return path, nil
 }
 
+// StageRootPassword writes pw to a temporary file beside
+// <dir>/<name>.pw (0600); its Commit puts it in place, replacing an older
+// one. No error includes pw.
+func (s *SecretStore) StageRootPassword(name, pw string) (Staged, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if pw == "" || strings.ContainsAny(pw, "\r\n") {
+		return nil, fmt.Errorf("the password of %s is empty or spans lines", name)
+	}
+	st, err := atomicfile.Stage(s.PasswordPath(name), []byte(pw+"\n"), 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("stage the password of %s: %w", name, err)
+	}
+	return st, nil
+}
+
 // ErrInvalidSSHKey is wrapped by [LoadSSHKeys] errors about a file that
 // does not hold public keys.
 var ErrInvalidSSHKey = errors.New("invalid SSH public key")

@@ -15,7 +15,7 @@ import (
 
 // Status lists every registration of the state folder, pending ones
 // first, each sorted by name.
-func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, error) {
+func Status(ctx context.Context, reg Registrations, stateDir string) ([]backend.Node, error) {
 	installed, err := Installed(ctx, filepath.Join(stateDir, EventsFileName))
 	if err != nil {
 		return nil, err
@@ -24,7 +24,7 @@ func Status(ctx context.Context, reg *Store, stateDir string) ([]backend.Node, e
 }
 
 // status is [Status] with the installed nodes known.
-func status(ctx context.Context, reg *Store, installed map[string]time.Time) ([]backend.Node, error) {
+func status(ctx context.Context, reg Registrations, installed map[string]time.Time) ([]backend.Node, error) {
 	pending, broken, err := reg.Scan(ctx)
 	if err != nil {
 		return nil, err

@@ -27,8 +27,11 @@ const (
 	consumedSuffix       = ".json.consumed"
 	claimInfix           = ".json.claim-"
 	lockName             = ".lock"
-	maxRegistrationSize  = 1 << 20
 )
+
+// MaxRegistrationSize bounds a registration's encoding (its file): 1 MiB.
+// [Store.Register] refuses a larger one, which could not be read back.
+const MaxRegistrationSize = 1 << 20
 
 // Store is the registrations folder, <state-dir>/registrations/: one
 // <name>.json per pending registration, <name>.json.consumed once served.
@@ -269,9 +272,9 @@ func (g *Store) readFile(path, stem string) (Registration, error) {
 // readFileLine is readFile that also gives the line of a JSON syntax or
 // type error, 0 when none is known.
 func (g *Store) readFileLine(path, stem string) (Registration, int, error) {
-	data, err := regularfile.Read(path, maxRegistrationSize)
+	data, err := regularfile.Read(path, MaxRegistrationSize)
 	if errors.Is(err, regularfile.ErrTooLarge) {
-		return Registration{}, 0, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", maxRegistrationSize))
+		return Registration{}, 0, fmt.Errorf("read registration %s: %w", path, invalid(ErrInvalidRegistration, "larger than %d bytes", MaxRegistrationSize))
 	}
 	if err != nil {
 		return Registration{}, 0, fmt.Errorf("read registration %s: %w", path, err)

@@ -1,0 +1,35 @@
+package registry
+
+import (
+	"os"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+)
+
+// CrashConsume leaves name as a [Store.Consume] killed after its claim
+// would: the pending file renamed to a claim file and, when recorded, the
+// consume record written into the claim, but not renamed to .consumed.
+func CrashConsume(s *Store, name string, recorded bool) error {
+	pending := s.pendingPath(name)
+	claim, err := claimName(pending)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(pending, claim); err != nil {
+		return err
+	}
+	if !recorded {
+		return nil
+	}
+	r, err := s.readFile(claim, name)
+	if err != nil {
+		return err
+	}
+	r.Consumed = &ConsumeRecord{Time: time.Now().UTC(), ClientIP: "192.0.2.1", Undelivered: true}
+	data, err := encodeRegistration(r)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(claim, data, 0o600)
+}

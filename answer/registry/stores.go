@@ -1,0 +1,81 @@
+package registry
+
+import "context"
+
+// Registrations is the store of registrations: the window's allowlist
+// and its one-shot state. [*Store] is the state folder's implementation;
+// another (a database, an embedder's own) implements the same semantics,
+// which the conformance suite in package registry/storetest checks:
+//
+//   - Register writes a registration, refusing a pin another pending one
+//     holds ([ErrPinTaken]) unless RegisterOptions.Replace moves it;
+//   - Consume succeeds once per registration among any number of
+//     concurrent callers; the others get [ErrAlreadyConsumed] (or
+//     [ErrNotFound]);
+//   - a consumed registration is Undelivered until MarkDelivered, and only
+//     an undelivered one is re-armed without force ([ErrDelivered]);
+//   - a registration larger than [MaxRegistrationSize] encoded is refused.
+//
+// Methods are safe for concurrent use.
+type Registrations interface {
+	// Scan returns the pending registrations sorted by name, and those
+	// that cannot be read (which block matching by elimination).
+	Scan(ctx context.Context) ([]Registration, []Broken, error)
+	// Consumed returns the consumed registrations sorted by name, each
+	// with Consumed set.
+	Consumed(ctx context.Context) ([]Registration, error)
+	// Get returns the pending registration name, or an error wrapping
+	// [ErrNotFound].
+	Get(ctx context.Context, name string) (Registration, error)
+	// Register writes r (see [Store.Register]).
+	Register(ctx context.Context, r Registration, opts RegisterOptions) (RegisterResult, error)
+	// Delete removes the pending registration name ([ErrNotFound] when
+	// there is none); a consumed record stays.
+	Delete(ctx context.Context, name string) error
+	// Consume marks the pending registration name served, once, with rec.
+	Consume(ctx context.Context, name string, rec ConsumeRecord) (Registration, error)
+	// MarkDelivered clears the consumed registration's Undelivered.
+	MarkDelivered(ctx context.Context, name string) error
+	// Rearm puts a consumed, undelivered registration back to pending
+	// (any consumed one with force).
+	Rearm(ctx context.Context, name string, force bool) error
+}
+
+var _ Registrations = (*Store)(nil)
+
+// Pending returns the pending registrations of s sorted by name, without
+// those that cannot be read.
+func Pending(ctx context.Context, s Registrations) ([]Registration, error) {
+	rs, _, err := s.Scan(ctx)
+	return rs, err
+}
+
+// Staged is a secret written under a temporary name: Commit puts it in
+// place, Discard drops it.
+type Staged interface {
+	Commit() error
+	Discard()
+}
+
+// Secrets is the store of the nodes' secrets: the root password each
+// answer generates and the BMC passwords. [*SecretStore] is the secrets
+// folder's implementation. Names are registration names.
+type Secrets interface {
+	// StageRootPassword stages name's root password, to be committed
+	// once its registration is consumed (and discarded if it is not).
+	StageRootPassword(name, password string) (Staged, error)
+	// WriteBMCPassword keeps name's BMC password and says where (for
+	// the folder, its file), for messages.
+	WriteBMCPassword(name, password string) (where string, err error)
+	// ReadBMCPassword returns name's BMC password, an error wrapping
+	// fs.ErrNotExist when none is kept.
+	ReadBMCPassword(name string) (string, error)
+	// RemoveBMCPassword removes name's BMC password, if any.
+	RemoveBMCPassword(name string) error
+}
+
+var _ Secrets = (*SecretStore)(nil)
+
+// folder is a store kept in a folder, which the backend checks is
+// writable before a window takes registrations it could not answer.
+type folder interface{ Dir() string }
