@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -30,6 +31,9 @@ const (
 	DefaultHTTPAddr = ":8090"
 	// DefaultTTL is how long a provisioning window stays open: 2 hours.
 	DefaultTTL = 2 * time.Hour
+	// NoTTL as Config.TTL keeps the window open until Serve's context
+	// ends.
+	NoTTL time.Duration = math.MinInt64
 	// DefaultBootFile is the iPXE binary offered to UEFI clients.
 	DefaultBootFile = "snponly.efi"
 	// DefaultTFTPMaxTransfers is how many TFTP transfers run at once
@@ -79,7 +83,8 @@ type Config struct {
 	// and socket activation). Serve closes it.
 	Listener net.Listener
 	// TTL closes the window this long after Serve starts. Default:
-	// [DefaultTTL]; negative means no limit.
+	// [DefaultTTL]; [NoTTL] means no limit. Any other negative TTL (a
+	// deadline already passed) is refused: the window never opens.
 	TTL time.Duration
 	// BaseURL is the URL installers reach the window at, for first-boot
 	// and webhook URLs in answers and, without a DHCP interface, for boot
@@ -236,6 +241,9 @@ func New(cfg Config) (*Server, error) {
 }
 
 func (c *Config) check() error {
+	if c.TTL < 0 && c.TTL != NoTTL {
+		return &ConfigError{Field: "TTL", Value: c.TTL.String(), Reason: "the window would close before it opens; want a TTL in the future"}
+	}
 	if c.BootFile != "snponly.efi" && c.BootFile != "ipxe.efi" {
 		return &ConfigError{Field: "BootFile", Value: c.BootFile, Reason: "want snponly.efi or ipxe.efi"}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -61,7 +62,14 @@ func TryLock(path, who string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	for i := 0; i < 5 && errors.Is(err, syscall.EWOULDBLOCK); i++ {
+		// A [Probe] holds the lock shared for a moment: try again
+		// before calling the lock held.
+		time.Sleep(time.Millisecond)
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
 		held := readHolder(f)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -96,6 +104,30 @@ func Acquire(ctx context.Context, path, who string, interval time.Duration) (*Lo
 		case <-time.After(interval):
 		}
 	}
+}
+
+// Probe reports who holds the lock on path, without taking it or
+// writing anything: it opens the file read-only and tries a shared lock
+// for an instant, so it works on a read-only or full file system. A
+// file that does not exist is not held (nil, nil).
+func Probe(path string) (*HeldError, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			held := readHolder(f)
+			held.Path = path
+			return held, nil
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return nil, nil
 }
 
 // Relabel rewrites the holder's description that a refused [TryLock]

@@ -294,7 +294,8 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 // TestAuthFailuresAreRateLimited: past the bound of failures an address
-// is refused with 429, also with a good token, until the window passes.
+// is refused with 429 until the window passes, but a valid token from
+// that address is never refused for the failures of others there.
 func TestAuthFailuresAreRateLimited(t *testing.T) {
 	e := newEnv(t, func(c *api.Config) { c.MaxAuthFailures, c.AuthFailureWindow = 3, 300*time.Millisecond })
 	for i := range 3 {
@@ -302,13 +303,16 @@ func TestAuthFailuresAreRateLimited(t *testing.T) {
 			t.Fatalf("guess %d: %d", i, r.status)
 		}
 	}
-	r := e.do(t, "GET", "/api/v1/window", e.tokens["read"], "")
+	r := e.do(t, "GET", "/api/v1/window", "npt_guess", "")
 	if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(r.err.Error, "too many failed authentications") {
-		t.Errorf("after 3 failures: %d %v %s", r.status, r.header, r.body)
+		t.Errorf("a fourth guess: %d %v %s", r.status, r.header, r.body)
+	}
+	if r := e.do(t, "GET", "/api/v1/window", e.tokens["read"], ""); r.status != 200 || r.body != "{\"open\":false}\n" {
+		t.Errorf("a valid token from the address after 4 failures: %d %s, want 200", r.status, r.body)
 	}
 	time.Sleep(350 * time.Millisecond)
-	if r := e.do(t, "GET", "/api/v1/window", e.tokens["read"], ""); r.status != 200 || r.body != "{\"open\":false}\n" {
-		t.Errorf("after the window: %d %s", r.status, r.body)
+	if r := e.do(t, "GET", "/api/v1/window", "npt_guess", ""); r.status != 401 {
+		t.Errorf("a guess after the window: %d %s, want 401", r.status, r.body)
 	}
 	if !strings.Contains(e.logs.String(), "too many failed authentications from this address\" client_ip=127.0.0.1") {
 		t.Errorf("log:\n%s", e.logs.String())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
@@ -263,6 +264,34 @@ func (t *tail) read() ([]string, []backend.Event, error) {
 	return ids, evs, nil
 }
 
+// tokenRecheck is how often an event stream checks that its token still
+// holds.
+const tokenRecheck = time.Second
+
+// takeStream counts an event stream of the token name, unless it holds
+// MaxStreamsPerToken already.
+func (h *Handler) takeStream(name string) bool {
+	h.streamsMu.Lock()
+	defer h.streamsMu.Unlock()
+	if h.perToken == nil {
+		h.perToken = map[string]int{}
+	}
+	if h.perToken[name] >= h.cfg.MaxStreamsPerToken {
+		return false
+	}
+	h.perToken[name]++
+	return true
+}
+
+// dropStream uncounts an event stream of the token name.
+func (h *Handler) dropStream(name string) {
+	h.streamsMu.Lock()
+	defer h.streamsMu.Unlock()
+	if h.perToken[name]--; h.perToken[name] <= 0 {
+		delete(h.perToken, name)
+	}
+}
+
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if n := h.streams.Add(1); n > int64(h.cfg.MaxStreams) {
 		h.streams.Add(-1)
@@ -272,6 +301,14 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.streams.Add(-1)
+	tok := tokenOf(r)
+	if !h.takeStream(tok.Name) {
+		h.log.Warn("api: event stream refused: the token holds its share open", "client_ip", clientIP(r), "token", tok.Name, "max", h.cfg.MaxStreamsPerToken)
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("token %q holds %d event streams open already, its most; close one", tok.Name, h.cfg.MaxStreamsPerToken), "")
+		return
+	}
+	defer h.dropStream(tok.Name)
 	last := r.Header.Get("Last-Event-ID")
 	if q := r.URL.Query().Get("last_event_id"); last == "" && q != "" {
 		last = q
@@ -297,8 +334,19 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	tick := time.NewTicker(h.cfg.EventPoll)
 	defer tick.Stop()
-	idle := time.Now()
+	idle, checked := time.Now(), time.Now()
 	for {
+		if time.Since(checked) >= tokenRecheck {
+			// A stream lasts: it ends once its token is revoked (or no
+			// longer reads), as a new request would be refused.
+			checked = time.Now()
+			if now, err := h.cfg.Tokens.Recheck(ctx, tok); err != nil || !now.Scope.Allows(apitoken.ScopeRead) {
+				h.log.Warn("api: event stream ended: its token was revoked", "client_ip", clientIP(r), "token", tok.Name)
+				fmt.Fprint(w, ": token revoked\n\n")
+				rc.Flush()
+				return
+			}
+		}
 		ids, evs, err := t.next()
 		if err != nil {
 			h.log.Warn("api: event stream: cannot read the event log", "err", err)

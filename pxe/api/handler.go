@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +72,10 @@ type Config struct {
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
 	MaxStreams int
+	// MaxStreamsPerToken bounds the event streams one token holds open
+	// at once, so that one client cannot take them all; more get 429.
+	// Default 8.
+	MaxStreamsPerToken int
 	// Logger receives refusals and changes; nil discards them.
 	Logger *slog.Logger
 }
@@ -82,6 +88,9 @@ type Handler struct {
 	limiter *limiter
 	idem    *idempotency
 	streams atomic.Int64 // event streams open
+
+	streamsMu sync.Mutex
+	perToken  map[string]int // event streams open, by token name
 }
 
 // New returns the API handler of cfg.
@@ -103,6 +112,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 64
+	}
+	if cfg.MaxStreamsPerToken <= 0 {
+		cfg.MaxStreamsPerToken = 8
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -184,12 +196,6 @@ type tokenKey struct{}
 func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r)
-		if wait := h.limiter.blocked(ip, time.Now()); wait > 0 {
-			h.log.Warn("api: request refused: too many failed authentications from this address", "client_ip", ip, "path", r.URL.Path)
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			writeError(w, http.StatusTooManyRequests, "too many failed authentications from this address; try again later", "")
-			return
-		}
 		tok, reason := bearer(r)
 		var t apitoken.Token
 		if reason == "" {
@@ -205,6 +211,17 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 			}
 		}
 		if reason != "" {
+			// An address with too many failures is refused outright; a
+			// valid token from it never is (a neighbour behind the same
+			// NAT, or a client misconfigured beside it, must not lock it
+			// out), and tokens are too long to guess.
+			if wait := h.limiter.blocked(ip, time.Now()); wait > 0 {
+				h.limiter.fail(ip, time.Now())
+				h.log.Warn("api: request refused: too many failed authentications from this address", "client_ip", ip, "path", r.URL.Path)
+				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+				writeError(w, http.StatusTooManyRequests, "too many failed authentications from this address; try again later", "")
+				return
+			}
 			h.limiter.fail(ip, time.Now())
 			h.log.Warn("api: authentication failed", "client_ip", ip, "method", r.Method, "path", r.URL.Path, "reason", reason)
 			challenge := `Bearer realm="node-provisioner"`
@@ -282,6 +299,10 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 // decodeStrict decodes a JSON object into v, refusing unknown fields and
 // trailing data; a refusal is written and false returned.
 func decodeStrict(w http.ResponseWriter, data []byte, v any) bool {
+	if field, err := checkKeys(data, reflect.TypeOf(v)); err != nil && field != "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %s", errKeys, err), field)
+		return false
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)

@@ -14,6 +14,10 @@ import (
 // MaxTTL is the longest window the API opens: a week.
 const MaxTTL = 7 * 24 * time.Hour
 
+// MinTTL is the shortest window the API opens: a second; a shorter one
+// would end before it served.
+const MinTTL = time.Second
+
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
 func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
@@ -61,8 +65,8 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ttl, err := time.ParseDuration(req.TTL)
-	if err != nil || ttl <= 0 || ttl > MaxTTL {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a positive duration up to %s, such as 2h or 30m", req.TTL, MaxTTL), "ttl")
+	if err != nil || ttl < MinTTL || ttl > MaxTTL {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a duration from %s to %s, such as 2h or 30m", req.TTL, MinTTL, MaxTTL), "ttl")
 		return
 	}
 	if h.cfg.Windows == nil {

@@ -297,8 +297,34 @@ func (s *Store) Authenticate(_ context.Context, token string) (Token, error) {
 	if ok != 1 {
 		return Token{}, ErrUnknownToken
 	}
+	s.markUsedLocked(found.Name)
+	return found, nil
+}
+
+// Recheck returns t as the token file holds it now, for a request that
+// lasts (an event stream): an error wrapping [ErrUnknownToken] once it
+// was revoked or made again under its name, else the stored token (its
+// scope may have changed), which counts as a use.
+func (s *Store) Recheck(_ context.Context, t Token) (Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refreshLocked(); err != nil {
+		return Token{}, err
+	}
+	for _, c := range s.tokens {
+		if c.Name == t.Name && subtle.ConstantTimeCompare([]byte(c.Hash), []byte(t.Hash)) == 1 {
+			s.markUsedLocked(c.Name)
+			return c, nil
+		}
+	}
+	return Token{}, fmt.Errorf("token %q: %w", t.Name, ErrUnknownToken)
+}
+
+// markUsedLocked records a use of the token name, written within
+// usedFlush.
+func (s *Store) markUsedLocked(name string) {
 	now := s.now().UTC().Truncate(time.Second)
-	s.used[found.Name] = now
+	s.used[name] = now
 	s.usedDirty = true
 	if wait := usedFlush - now.Sub(s.flushed); wait <= 0 {
 		s.flushLocked()
@@ -310,7 +336,6 @@ func (s *Store) Authenticate(_ context.Context, token string) (Token, error) {
 			s.flushLocked()
 		})
 	}
-	return found, nil
 }
 
 // refreshLocked re-reads the token file when its stamp changed.

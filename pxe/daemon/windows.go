@@ -135,6 +135,9 @@ func (w *windows) Open(_ context.Context, ttl time.Duration) (api.WindowStatus, 
 func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 	cfg := w.cfg
 	cfg.TTL = time.Until(rec.Deadline)
+	if cfg.TTL <= 0 {
+		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
+	}
 	opened := make(chan *pxe.Window, 1)
 	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }
 	srv, err := pxe.New(cfg)

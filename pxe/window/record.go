@@ -164,19 +164,18 @@ func heldError(stateDir string, held *lockfile.HeldError) *HeldError {
 }
 
 // Holder returns the window holding stateDir, or nil when none
-// does (no lock file, or nobody holds it). It takes and at once releases
-// the lock when it is free.
+// does (no lock file, or nobody holds it). It only reads: it works on a
+// read-only or full state folder ([lockfile.Probe]).
 func Holder(stateDir string) (*HeldError, error) {
 	if _, err := os.Lstat(filepath.Join(stateDir, LockName)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	l, err := lockfile.TryLock(filepath.Join(stateDir, LockName), "node-provisioner disable")
-	var held *lockfile.HeldError
+	held, err := lockfile.Probe(filepath.Join(stateDir, LockName))
 	switch {
-	case errors.As(err, &held):
-		return heldError(stateDir, held), nil
 	case err != nil:
 		return nil, fmt.Errorf("window lock: %w", err)
+	case held != nil:
+		return heldError(stateDir, held), nil
 	}
-	return nil, l.Unlock()
+	return nil, nil
 }
