@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // DefaultWaitTimeout bounds [ProvisionOptions.Wait] when WaitTimeout is
@@ -121,7 +122,7 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 	}
 	var failed []string
 	fn := func(pr providers.Progress) {
-		if pr.Step == providers.StepFailed && !slices.Contains(failed, pr.Hostname) {
+		if pr.Step == events.Failed && !slices.Contains(failed, pr.Hostname) {
 			failed = append(failed, pr.Hostname)
 		}
 		if o.OnProgress != nil {

@@ -13,6 +13,7 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // crate is a shelf whose servers must be started: each started server
@@ -38,21 +39,21 @@ func (c *crate) Start(ctx context.Context, _ providers.Location, hosts []string,
 	for _, h := range hosts {
 		if c.fail[h] {
 			err := fmt.Errorf("%s: BMC refused the credentials", h)
-			fn(providers.Progress{Hostname: h, Step: providers.StepFailed, Err: err})
+			fn(providers.Progress{Hostname: h, Step: events.Failed, Err: err})
 			errs, notReady = append(errs, err), append(notReady, h)
 			continue
 		}
-		fn(providers.Progress{Hostname: h, Step: providers.StepStarted, Detail: "power on via ipmi"})
+		fn(providers.Progress{Hostname: h, Step: events.Started, Detail: "power on via ipmi"})
 		if !wait {
 			notReady = append(notReady, h)
 			continue
 		}
-		fn(providers.Progress{Hostname: h, Step: providers.StepOffer})
+		fn(providers.Progress{Hostname: h, Step: events.DHCPOffer})
 		if c.stall[h] {
 			notReady = append(notReady, h)
 			continue
 		}
-		for _, s := range []string{providers.StepIPXE, providers.StepKernel, providers.StepAnswer, providers.StepInstalled} {
+		for _, s := range []events.Kind{events.Script, events.Kernel, events.Answer, events.Installed} {
 			fn(providers.Progress{Hostname: h, Step: s})
 		}
 	}
@@ -73,8 +74,8 @@ func TestProvisionBoot(t *testing.T) {
 		wantSteps   []string
 	}{
 		"boot and wait until installed": {boot: true, wait: true, wantReady: []string{"lab-web-001", "lab-web-002"},
-			wantSteps: []string{"lab-web-001 started", "lab-web-001 offer", "lab-web-001 ipxe", "lab-web-001 kernel", "lab-web-001 answer", "lab-web-001 installed",
-				"lab-web-002 started", "lab-web-002 offer", "lab-web-002 ipxe", "lab-web-002 kernel", "lab-web-002 answer", "lab-web-002 installed"}},
+			wantSteps: []string{"lab-web-001 started", "lab-web-001 dhcp-offer", "lab-web-001 script", "lab-web-001 kernel", "lab-web-001 answer", "lab-web-001 installed",
+				"lab-web-002 started", "lab-web-002 dhcp-offer", "lab-web-002 script", "lab-web-002 kernel", "lab-web-002 answer", "lab-web-002 installed"}},
 		"boot without waiting": {boot: true, wantSteps: []string{"lab-web-001 started", "lab-web-002 started"}},
 		"a BMC that refuses fails its machine, the other installs": {boot: true, wait: true, fail: []string{"lab-web-002"},
 			wantReady: []string{"lab-web-001"}, wantErr: &plasmanode.NotReadyError{Platform: "lab", NotReady: []string{"lab-web-002"}, Failed: []string{"lab-web-002"}}},
@@ -109,8 +110,8 @@ func TestProvisionBoot(t *testing.T) {
 			var steps []string
 			o := plasmanode.ProvisionOptions{Platform: "lab", Specs: []string{"web:small:2"}, AutoApprove: true, Boot: tc.boot, Wait: tc.wait,
 				WaitTimeout: 300 * time.Millisecond, OnProgress: func(s providers.Progress) {
-					steps = append(steps, s.Hostname+" "+s.Step)
-					if tc.cancel && s.Step == providers.StepOffer && s.Hostname == "lab-web-002" {
+					steps = append(steps, s.Hostname+" "+string(s.Step))
+					if tc.cancel && s.Step == events.DHCPOffer && s.Hostname == "lab-web-002" {
 						cancel()
 					}
 				}}

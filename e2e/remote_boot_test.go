@@ -66,7 +66,7 @@ func TestRemoteProvisionBoot(t *testing.T) {
 	t.Log(line)
 	t.Logf("provision --boot printed:\n%s", out)
 	recordTime(line)
-	if !strings.Contains(out, "Machine metal-control-001: started > offer > ipxe > kernel > answer > installed") {
+	if !strings.Contains(out, "Machine metal-control-001: started > dhcp-offer > script > kernel > answer > installed") {
 		t.Errorf("provision did not print the machine's steps in order:\n%s", out)
 	}
 	if !regexp.MustCompile(`metal-control-001\s+started\s+next boot PXE once \(legacy\), power on via ipmi`).MatchString(out) {

@@ -3,6 +3,8 @@ package providers
 import (
 	"context"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // Starter is a [Direct] provider that can start the servers it made and
@@ -21,29 +23,19 @@ type Starter interface {
 	Start(ctx context.Context, at Location, hostnames []string, wait bool, fn func(Progress)) (notReady []string, err error)
 }
 
-// Steps of a [Progress], in the order a bare-metal machine goes through
-// them.
-const (
-	StepStarted   = "started"   // the machine was told to boot (PXE once, power on)
-	StepOffer     = "offer"     // it got a boot file offer (proxy-DHCP)
-	StepIPXE      = "ipxe"      // iPXE fetched its boot script
-	StepKernel    = "kernel"    // the installer's kernel was downloaded
-	StepAnswer    = "answer"    // the installer got its answer
-	StepInstalled = "installed" // the installer reported success
-	StepFailed    = "failed"    // the machine could not be started
-)
-
 // Progress is one step of one server started by a [Starter].
 type Progress struct {
 	// Hostname is the server's.
 	Hostname string
-	// Step is one of the Step constants.
-	Step string
+	// Step is what happened, in the timeline's vocabulary: [events.Started],
+	// [events.DHCPOffer], [events.Script], [events.Kernel],
+	// [events.Answer], [events.Installed], or [events.Failed].
+	Step events.Kind
 	// Time is when it happened.
 	Time time.Time
 	// Detail says more, in the provider's words (the BMC's protocol, the
 	// file, the match).
 	Detail string
-	// Err is set with [StepFailed].
+	// Err is set with [events.Failed].
 	Err error
 }

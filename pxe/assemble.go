@@ -17,6 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
@@ -164,7 +165,7 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err := probe.Check(); err != nil {
 		return nil, &ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Site: site, Logger: s.log})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: cfg.Events, Site: site, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
@@ -273,10 +274,10 @@ func (s *Server) bootSteps(ctx context.Context, b backend.Backend) *netboot.Time
 	ctx = context.WithoutCancel(ctx)
 	return &netboot.Timeline{OnRecord: func(ev netboot.BootEvent) {
 		switch ev.Stage {
-		case netboot.StageAnswer, netboot.StageFirstBoot, netboot.StageWebhook:
+		case events.Answer, events.FirstBoot, events.Webhook:
 			return // the backend records these itself
 		}
-		e := backend.Event{Time: ev.Time, Kind: string(ev.Stage), Node: ev.Node, MAC: ev.MAC, ClientIP: ev.IP, Detail: ev.Detail}
+		e := backend.Event{Time: ev.Time, Kind: ev.Stage, Node: ev.Node, MAC: ev.MAC, ClientIP: ev.IP, Detail: ev.Detail}
 		if err := rec.Record(ctx, e); err != nil {
 			s.log.Warn("cannot record a boot step in the event log", "err", err)
 		}

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
-	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // chromiumTimeout bounds one headless Chromium run.
@@ -170,7 +170,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	// The replayed first-boot URL (404) is one more row of lab1, after
 	// the webhook; the 400 and 405, which named no MAC, are not.
-	if diff := cmp.Diff(append(want, string(netboot.StageFirstBoot)), rows); diff != "" {
+	if diff := cmp.Diff(append(want, string(events.FirstBoot)), rows); diff != "" {
 		t.Errorf("lab1's timeline rows in the browser (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(want, seen); diff != "" {

@@ -30,6 +30,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	pintftp "github.com/pin/tftp/v3"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
@@ -41,7 +42,7 @@ var labServerIP = netip.MustParseAddr("192.0.2.10")
 
 // labSteps are the stages a full boot through the lab leaves in the
 // node's timeline, in order.
-var labSteps = []netboot.Stage{netboot.StageDHCPOffer, netboot.StageTFTP, netboot.StageScript, netboot.StageKernel, netboot.StageInitrd, netboot.StageAnswer, netboot.StageFirstBoot, netboot.StageWebhook}
+var labSteps = []events.Kind{events.DHCPOffer, events.TFTP, events.Script, events.Kernel, events.Initrd, events.Answer, events.FirstBoot, events.Webhook}
 
 // windowLab is a provisioning window as node-provisioner serve runs it
 // (one [Server] over a state folder: proxy-DHCP, TFTP and HTTP, all on
@@ -230,7 +231,7 @@ func (l *windowLab) netboot(t testing.TB) {
 	}
 	// The server records the offer after sending it; firmware takes
 	// longer than this wait to start TFTP.
-	l.waitFor(t, netboot.StageDHCPOffer)
+	l.waitFor(t, events.DHCPOffer)
 	c, err := pintftp.NewClient(l.tftp)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +247,7 @@ func (l *windowLab) netboot(t testing.TB) {
 	// The server records the download once the last ACK is in, which
 	// may be after the client has it; iPXE takes longer to start than
 	// this wait.
-	l.waitFor(t, netboot.StageTFTP)
+	l.waitFor(t, events.TFTP)
 	script := l.do(t, "GET", l.base+"/boot.ipxe?mac="+labMAC+"&platform=efi", "")
 	var got int
 	for line := range strings.Lines(script) {
@@ -264,7 +265,7 @@ func (l *windowLab) netboot(t testing.TB) {
 }
 
 // waitFor waits until the timeline holds an event of stage.
-func (l *windowLab) waitFor(t testing.TB, stage netboot.Stage) {
+func (l *windowLab) waitFor(t testing.TB, stage events.Kind) {
 	t.Helper()
 	has := func(evs []netboot.BootEvent) bool {
 		return slices.ContainsFunc(evs, func(e netboot.BootEvent) bool { return e.Stage == stage })
@@ -362,8 +363,8 @@ func (l *windowLab) strays(t testing.TB) []string {
 	return []string{"answer refused (400)", "answer refused (405)"}
 }
 
-func stagesOf(evs []netboot.BootEvent) []netboot.Stage {
-	var out []netboot.Stage
+func stagesOf(evs []netboot.BootEvent) []events.Kind {
+	var out []events.Kind
 	for _, e := range evs {
 		out = append(out, e.Stage)
 	}

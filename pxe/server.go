@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/lockfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -141,10 +142,15 @@ type Config struct {
 	// Routes are mounted beside the window's own, pattern to handler; a
 	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
+	// Events is the event store of the state folder the backend of
+	// StateDir records to, when Backend is nil: the process's one store,
+	// shared with the management API and power control (the daemon's).
+	// Nil opens the state folder's event log (eventfile).
+	Events events.Store
 	// RecordBootSteps records each boot step below the answer (proxy-DHCP
 	// offer, TFTP download, iPXE script, kernel, initrd and other assets)
 	// in the backend's event log ([backend.Recorder]) as an event whose
-	// kind is the step's stage (netboot.Stage), so that followers of the
+	// kind is the step ([events.Kind]), so that followers of the
 	// log see the boot as it happens (the daemon's event stream). The
 	// answer-side steps are recorded by the backend already.
 	RecordBootSteps bool

@@ -22,6 +22,8 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // FirstBootDirName is the folder of the state folder that holds the
@@ -42,6 +44,10 @@ type BackendConfig struct {
 	// StateDir holds the first-boot scripts (in first-boot/) and the
 	// event log (events.jsonl).
 	StateDir string
+	// Events is the event store the backend records to and reads its
+	// history from. Nil opens the state folder's event log (eventfile),
+	// which the backend closes with itself.
+	Events events.Store
 	// Site returns the shared settings; it is called for every answer so
 	// that a changed settings file takes effect. Nil means defaults.
 	Site func() (Site, error)
@@ -61,10 +67,11 @@ type BackendConfig struct {
 // secret store and its first-boot script and webhook token to the state
 // folder; and keeps the event log. Safe for concurrent use.
 type Backend struct {
-	cfg    BackendConfig
-	log    *slog.Logger
-	dir    string
-	events *EventLog
+	cfg       BackendConfig
+	log       *slog.Logger
+	dir       string
+	events    events.Store
+	ownEvents *eventfile.Store // opened by the backend, closed by Close
 
 	// installed is when each node's installer reported success, kept in
 	// memory so that the status page reads no event log.
@@ -127,15 +134,16 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
 		}
 	}
-	var err error
-	if b.installed, err = Installed(context.Background(), filepath.Join(cfg.StateDir, EventsFileName)); err != nil {
+	b.events = cfg.Events
+	if b.events == nil {
+		b.ownEvents = eventfile.Open(eventfile.Path(cfg.StateDir), eventfile.Options{})
+		b.events = b.ownEvents
+	}
+	hist, err := b.History(context.Background())
+	if err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
-	ev, err := OpenEventLog(filepath.Join(cfg.StateDir, EventsFileName))
-	if err != nil {
-		return nil, err
-	}
-	b.events = ev
+	b.installed = installedOf(hist)
 	return b, nil
 }
 
@@ -154,8 +162,13 @@ func writable(dir string) error {
 	return nil
 }
 
-// Close closes the event log.
-func (b *Backend) Close() error { return b.events.Close() }
+// Close closes the event log the backend opened (not one it was given).
+func (b *Backend) Close() error {
+	if b.ownEvents == nil {
+		return nil
+	}
+	return b.ownEvents.Close()
+}
 
 // Allow admits the MACs of pending registrations, and any PXE client
 // while a pending registration pins no MAC, since that one may be whoever
@@ -540,22 +553,26 @@ func (b *Backend) Installed(_ context.Context, token, _ string) (string, error) 
 }
 
 // Record appends e to the event log.
-func (b *Backend) Record(_ context.Context, e backend.Event) error {
-	if e.Kind == backend.EventInstalled && e.Node != "" {
+func (b *Backend) Record(ctx context.Context, e backend.Event) error {
+	if e.Kind == events.Installed && e.Node != "" {
 		b.installedMu.Lock()
 		b.installed[e.Node] = e.Time
 		b.installedMu.Unlock()
 	}
-	return b.events.Append(e)
+	return b.events.Append(ctx, e)
 }
 
-// History reads the event log.
-func (b *Backend) History(_ context.Context) ([]backend.Event, error) {
-	evs, err := ReadEventLog(filepath.Join(b.cfg.StateDir, EventsFileName))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+// History reads the event store.
+func (b *Backend) History(ctx context.Context) ([]backend.Event, error) {
+	recs, err := b.events.Read(ctx, "", 0)
+	if err != nil {
+		return nil, err
 	}
-	return evs, err
+	evs := make([]backend.Event, len(recs))
+	for i, r := range recs {
+		evs[i] = r.Event
+	}
+	return evs, nil
 }
 
 // Nodes lists the registrations with their states ([Status]).

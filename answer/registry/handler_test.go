@@ -6,6 +6,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"bytes"
 	"context"
@@ -184,7 +185,7 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 			t.Errorf("webhook: status %d, want %d", resp.StatusCode, wantStatus)
 		}
 	}
-	inst, err := Installed(context.Background(), filepath.Join(e.state, EventsFileName))
+	inst, err := Installed(context.Background(), eventfile.Path(e.state))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
 	}
@@ -197,7 +198,7 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 		t.Errorf("consumed = %+v", consumed)
 	}
 	// The password is nowhere but in its file.
-	events, _ := os.ReadFile(filepath.Join(e.state, EventsFileName))
+	events, _ := os.ReadFile(eventfile.Path(e.state))
 	for what, text := range map[string]string{"log": e.logs.String(), "events": string(events)} {
 		if strings.Contains(text, password) {
 			t.Errorf("the password appears in the %s", what)
@@ -301,7 +302,7 @@ func TestAnswerRefusals(t *testing.T) {
 			if tc.stayPending != (len(pending) == len(tc.regs)) {
 				t.Errorf("pending after the request: %d of %d", len(pending), len(tc.regs))
 			}
-			evs, err := ReadEvents(filepath.Join(e.state, EventsFileName))
+			evs, err := eventfile.ReadFile(eventfile.Path(e.state))
 			if err != nil || len(evs) != 1 || evs[0].Status != tc.wantStatus {
 				t.Errorf("event log = %+v, %v; want one event with status %d", evs, err, tc.wantStatus)
 			}

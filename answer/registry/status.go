@@ -6,9 +6,10 @@ import (
 	"slices"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"context"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -16,7 +17,7 @@ import (
 // Status lists every registration of the state folder, pending ones
 // first, each sorted by name.
 func Status(ctx context.Context, reg Registrations, stateDir string) ([]backend.Node, error) {
-	installed, err := Installed(ctx, filepath.Join(stateDir, EventsFileName))
+	installed, err := Installed(ctx, eventfile.Path(stateDir))
 	if err != nil {
 		return nil, err
 	}
@@ -79,18 +80,24 @@ func nonNilStrings(s []string) []string {
 // Installed reports the nodes whose installer called the webhook, from
 // the event log at path, with the time of the report.
 func Installed(_ context.Context, path string) (map[string]time.Time, error) {
-	evs, err := ReadEventLog(path)
+	evs, err := eventfile.ReadAll(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return map[string]time.Time{}, nil
 		}
 		return nil, err
 	}
+	return installedOf(evs), nil
+}
+
+// installedOf returns the nodes evs report installed, with the time of
+// the report.
+func installedOf(evs []backend.Event) map[string]time.Time {
 	out := map[string]time.Time{}
 	for _, e := range evs {
-		if e.Kind == backend.EventInstalled && e.Node != "" {
+		if e.Kind == events.Installed && e.Node != "" {
 			out[e.Node] = e.Time
 		}
 	}
-	return out, nil
+	return out
 }

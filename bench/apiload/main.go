@@ -33,6 +33,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 type percentiles struct {
@@ -193,7 +194,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	}
 	var delMu sync.Mutex
 	var delivery []time.Duration
-	byKind := map[string][]time.Duration{}
+	byKind := map[events.Kind][]time.Duration{}
 	want := 2 * storm // a script and an answer event per machine
 	all := make(chan struct{})
 	streamCtx, stopStream := context.WithCancel(ctx)
@@ -258,7 +259,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	res.StormEvents = len(delivery)
 	res.EventDelivery = map[string]percentiles{}
 	for k, ds := range byKind {
-		res.EventDelivery[k] = pct(ds)
+		res.EventDelivery[string(k)] = pct(ds)
 	}
 	delMu.Unlock()
 	stopStream()

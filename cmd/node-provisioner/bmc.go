@@ -77,7 +77,7 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 }
 
 func (a *app) bmcRequest(name string) power.Request {
-	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Logger: a.log}
+	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Events: a.eventStore(), Logger: a.log}
 }
 
 func (a *app) powerCmd() *cobra.Command {

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -147,10 +148,10 @@ func TestPowerAndBootThroughIPMISim(t *testing.T) {
 	if r := np(t, state, "power", "off", "pve1"); r.code != 0 || r.stdout != "pve1: power off\n" {
 		t.Errorf("power off of a consumed registration: %d %q %s", r.code, r.stdout, r.err)
 	}
-	evs, _ := registry.ReadEvents(filepath.Join(state, registry.EventsFileName))
+	evs, _ := eventfile.ReadFile(eventfile.Path(state))
 	var got []string
 	for _, e := range evs {
-		got = append(got, e.Kind+" "+e.Node+" "+e.Detail)
+		got = append(got, string(e.Kind)+" "+e.Node+" "+e.Detail)
 	}
 	want := "bmc pve1 next boot PXE (legacy, once) via ipmi|bmc pve1 power on via ipmi|bmc pve1 next boot PXE (legacy, once) via ipmi|bmc pve1 power cycle via ipmi|bmc pve1 power off via ipmi"
 	if strings.Join(got, "|") != want {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // DefaultStateDir is where registrations, assets and the event log live.
@@ -37,6 +38,17 @@ type app struct {
 	logging             cli.Logging
 	out, errw           io.Writer
 	log                 *slog.Logger
+	// events is the process's one writer of the state folder's event
+	// log, opened on first use (see eventStore).
+	events *eventfile.Store
+}
+
+// eventStore returns the process's event store of the state folder.
+func (a *app) eventStore() *eventfile.Store {
+	if a.events == nil {
+		a.events = eventfile.Open(eventfile.Path(a.stateDir), eventfile.Options{})
+	}
+	return a.events
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

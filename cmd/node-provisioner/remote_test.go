@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"net"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // TestRemoteMode: the commands of remote mode through a daemon, with
@@ -97,12 +98,9 @@ func TestRemoteMode(t *testing.T) {
 // 0).
 func TestStatusWatchFollowsTheEventLog(t *testing.T) {
 	state := t.TempDir()
-	log, err := registry.OpenEventLog(filepath.Join(state, registry.EventsFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := eventfile.Open(eventfile.Path(state), eventfile.Options{})
 	defer log.Close()
-	log.Append(backend.Event{Kind: backend.EventRefused, Node: "old", Status: 404})
+	log.Append(t.Context(), backend.Event{Kind: events.Refused, Node: "old", Status: 404})
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuf{}
 	code := make(chan int, 1)
@@ -113,7 +111,7 @@ func TestStatusWatchFollowsTheEventLog(t *testing.T) {
 	for !strings.Contains(out.String(), "Events (until interrupted)") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	log.Append(backend.Event{Kind: backend.EventAnswer, Node: "pve9", Status: 200, Detail: "matched by mac"})
+	log.Append(t.Context(), backend.Event{Kind: events.Answer, Node: "pve9", Status: 200, Detail: "matched by mac"})
 	for !strings.Contains(out.String(), "pve9") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

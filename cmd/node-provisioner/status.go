@@ -6,16 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // errWindowClosed makes status exit 1 while no window is open.
@@ -75,7 +74,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			var recent []backend.Event
 			if a.server == "" && !watch { // the state folder's own log, with or without a local daemon
-				if evs, err := registry.ReadEvents(filepath.Join(a.stateDir, registry.EventsFileName)); err == nil {
+				if evs, err := eventfile.ReadAll(eventfile.Path(a.stateDir)); err == nil {
 					recent = evs[max(0, len(evs)-10):]
 				}
 			}

@@ -37,8 +37,8 @@ func (p *progress) step(s providers.Progress) {
 	if s.Err != nil {
 		detail = s.Err.Error()
 	}
-	if !slices.Contains(p.steps[s.Hostname], s.Step) {
-		p.steps[s.Hostname] = append(p.steps[s.Hostname], s.Step)
+	if !slices.Contains(p.steps[s.Hostname], string(s.Step)) {
+		p.steps[s.Hostname] = append(p.steps[s.Hostname], string(s.Step))
 	}
 	p.last[s.Hostname] = s.Time
 	fmt.Fprintf(p.w, "%s  %-20s %-9s %s\n", s.Time.Local().Format("15:04:05"), s.Hostname, s.Step, detail)

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // ErrNoBootControl: machines of a local state folder are not booted by
@@ -33,10 +34,13 @@ type Booter interface {
 
 var _ Booter = (*client.Client)(nil)
 
-// steps maps the window's event kinds to the steps of a start.
-var steps = map[string]string{
-	"dhcp-offer": providers.StepOffer, "script": providers.StepIPXE, "kernel": providers.StepKernel,
-	backend.EventAnswer: providers.StepAnswer, backend.EventInstalled: providers.StepInstalled,
+// isStep reports whether an event of kind k is a step of a start.
+func isStep(k events.Kind) bool {
+	switch k {
+	case events.DHCPOffer, events.Script, events.Kernel, events.Answer, events.Installed:
+		return true
+	}
+	return false
 }
 
 // Start boots each of hosts through its BMC (node-provisioner's API:
@@ -85,7 +89,7 @@ func (pv *Provider) Start(ctx context.Context, at providers.Location, hosts []st
 		if res.Cycled {
 			how = "power cycle"
 		}
-		f.emit(providers.Progress{Hostname: h, Step: providers.StepStarted, Time: time.Now(),
+		f.emit(providers.Progress{Hostname: h, Step: events.Started, Time: time.Now(),
 			Detail: fmt.Sprintf("next boot PXE once (%s), %s via %s", res.Mode, how, res.Protocol)})
 	}
 	if !wait {
@@ -141,7 +145,7 @@ func (f *follow) fail(h string, err error) {
 	f.mu.Lock()
 	f.failed[h] = true
 	f.mu.Unlock()
-	f.emit(providers.Progress{Hostname: h, Step: providers.StepFailed, Time: time.Now(), Err: err})
+	f.emit(providers.Progress{Hostname: h, Step: events.Failed, Time: time.Now(), Err: err})
 }
 
 // check closes all once every host is installed or failed.
@@ -196,8 +200,8 @@ func (f *follow) stream(ctx context.Context, b Booter, ready chan struct{}) {
 
 // event turns one window event into a step of the host it is about.
 func (f *follow) event(e backend.Event) {
-	step, ok := steps[e.Kind]
-	if !ok || (e.Kind == backend.EventAnswer && e.Status != 200) {
+	step := e.Kind
+	if !isStep(step) || (step == events.Answer && e.Status != 200) {
 		return
 	}
 	h := e.Node
@@ -208,7 +212,7 @@ func (f *follow) event(e backend.Event) {
 		return
 	}
 	f.emit(providers.Progress{Hostname: h, Step: step, Time: e.Time, Detail: e.Detail})
-	if step == providers.StepInstalled {
+	if step == events.Installed {
 		f.mu.Lock()
 		f.done[h] = true
 		f.mu.Unlock()

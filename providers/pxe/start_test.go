@@ -16,6 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // bootLab is a Booter over a state folder whose machines, once booted,
@@ -67,23 +68,24 @@ func (b *bootLab) Events(ctx context.Context, lastID string, fn func(string, bac
 }
 
 func TestStartFollowsEachMachineUntilInstalled(t *testing.T) {
+	all := []events.Kind{events.Started, events.DHCPOffer, events.Script, events.Kernel, events.Answer, events.Installed}
 	tests := map[string]struct {
 		refuse    map[string]error
 		silent    map[string]bool
 		timeout   time.Duration
 		wantReady []string
 		wantErr   string
-		wantSteps map[string][]string
+		wantSteps map[string][]events.Kind
 	}{
-		"both install": {wantReady: []string{"metal-control-001", "metal-control-002"}, wantSteps: map[string][]string{
-			"metal-control-001": {"started", "offer", "ipxe", "kernel", "answer", "installed"},
-			"metal-control-002": {"started", "offer", "ipxe", "kernel", "answer", "installed"}}},
+		"both install": {wantReady: []string{"metal-control-001", "metal-control-002"}, wantSteps: map[string][]events.Kind{
+			"metal-control-001": all,
+			"metal-control-002": all}},
 		"a refused boot fails its machine only": {refuse: map[string]error{"metal-control-002": errors.New("boot metal-control-002: the provisioning window is closed")},
-			wantReady: []string{"metal-control-001"}, wantErr: "window is closed", wantSteps: map[string][]string{
-				"metal-control-001": {"started", "offer", "ipxe", "kernel", "answer", "installed"}, "metal-control-002": {"failed"}}},
+			wantReady: []string{"metal-control-001"}, wantErr: "window is closed", wantSteps: map[string][]events.Kind{
+				"metal-control-001": all, "metal-control-002": {events.Failed}}},
 		"a machine that never boots times out": {silent: map[string]bool{"metal-control-002": true}, timeout: 2 * time.Second,
-			wantReady: []string{"metal-control-001"}, wantErr: "deadline exceeded", wantSteps: map[string][]string{
-				"metal-control-001": {"started", "offer", "ipxe", "kernel", "answer", "installed"}, "metal-control-002": {"started"}}},
+			wantReady: []string{"metal-control-001"}, wantErr: "deadline exceeded", wantSteps: map[string][]events.Kind{
+				"metal-control-001": all, "metal-control-002": {events.Started}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -103,7 +105,7 @@ func TestStartFollowsEachMachineUntilInstalled(t *testing.T) {
 				defer cancel()
 			}
 			var mu sync.Mutex
-			got := map[string][]string{}
+			got := map[string][]events.Kind{}
 			notReady, err := pv.Start(ctx, at, []string{"metal-control-001", "metal-control-002"}, true, func(p providers.Progress) {
 				mu.Lock()
 				defer mu.Unlock()

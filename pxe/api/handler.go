@@ -19,6 +19,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // Windows opens and closes the provisioning window of the state folder;
@@ -66,8 +68,14 @@ type Config struct {
 	// the window has passed. Defaults: 10 and one minute.
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
-	// EventPoll is how often the event stream looks for new events.
-	// Default 200 ms.
+	// Events is the event store the stream follows: the process's one
+	// store of the state folder, shared with the window and power
+	// control, so their events reach the stream at once. Nil opens the
+	// state folder's event log (eventfile), which then sees this
+	// process's own appends only by polling.
+	Events events.Store
+	// EventPoll is how often the stream looks for events other
+	// processes appended to the log when Events is nil. Default 200 ms.
 	EventPoll time.Duration
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
@@ -115,6 +123,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.MaxStreamsPerToken <= 0 {
 		cfg.MaxStreamsPerToken = 8
+	}
+	if cfg.Events == nil {
+		cfg.Events = eventfile.Open(eventfile.Path(cfg.StateDir), eventfile.Options{Poll: cfg.EventPoll})
 	}
 	log := cfg.Logger
 	if log == nil {

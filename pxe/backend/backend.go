@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // ErrNoAnswer is returned (wrapped) by [Backend.Answer] for a machine it
@@ -108,44 +109,10 @@ type Answer struct {
 	Delivered func(err error)
 }
 
-// Event kinds the window reports to a [Recorder].
-const (
-	// EventAnswer: an answer was served.
-	EventAnswer = "answer"
-	// EventRefused: a request got no answer (no match, bad input).
-	EventRefused = "refused"
-	// EventFirstBoot: a first-boot script was served or refused.
-	EventFirstBoot = "first-boot"
-	// EventInstalled: the installer reported success by its webhook.
-	EventInstalled = "installed"
-	// EventBMC: node-provisioner acted through the machine's BMC; Detail
-	// says what ("power on via ipmi", "next boot PXE via redfish") and,
-	// on failure, the BMC's words. Never a password.
-	EventBMC = "bmc"
-)
-
 // Event is one thing that happened at the window's answer side: a request
-// and what came of it. It never holds a secret (no password, hash, token
-// or answer body). Its JSON form is one line of node-provisioner's
-// events.jsonl.
-type Event struct {
-	// Time is when it happened.
-	Time time.Time `json:"time"`
-	// Kind is what happened, such as [EventAnswer] or [EventRefused].
-	Kind string `json:"kind"`
-	// Node is the registration's name, when one was involved.
-	Node string `json:"node,omitempty"`
-	// MAC is the matched MAC, or the posted ones separated by commas.
-	MAC string `json:"mac,omitempty"`
-	// Serial is the posted DMI system serial.
-	Serial string `json:"serial,omitempty"`
-	// ClientIP is the address the request came from.
-	ClientIP string `json:"client_ip,omitempty"`
-	// Status is the HTTP status of the reply.
-	Status int `json:"status,omitempty"`
-	// Detail says why, in words (for example the match reason).
-	Detail string `json:"detail,omitempty"`
-}
+// and what came of it. It is [events.Event]; the kinds are declared in
+// package events.
+type Event = events.Event
 
 // Recorder is a [Backend] that keeps what happened: the window reports
 // every answer-side request to Record, and reads History once when it

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -209,13 +210,10 @@ func TestRegisterRetriesWithOneKey(t *testing.T) {
 // after an id, and with FromNow only new events.
 func TestEventsResume(t *testing.T) {
 	s := newServer(t)
-	log, err := registry.OpenEventLog(filepath.Join(s.state, registry.EventsFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	log := eventfile.Open(eventfile.Path(s.state), eventfile.Options{})
 	defer log.Close()
 	for _, n := range []string{"a", "b", "c"} {
-		log.Append(backend.Event{Kind: backend.EventAnswer, Node: n, Status: 200})
+		log.Append(t.Context(), backend.Event{Kind: events.Answer, Node: n, Status: 200})
 	}
 	c := s.client(t, apitoken.ScopeRead)
 	collect := func(last string, n int, during func()) ([]string, []string) {
@@ -245,14 +243,14 @@ func TestEventsResume(t *testing.T) {
 	if _, nodes := collect(ids[0], 2, nil); !slices.Equal(nodes, []string{"b", "c"}) {
 		t.Errorf("after a: %v", nodes)
 	}
-	if _, nodes := collect(client.FromNow, 1, func() { log.Append(backend.Event{Kind: backend.EventInstalled, Node: "d"}) }); !slices.Equal(nodes, []string{"d"}) {
+	if _, nodes := collect(client.FromNow, 1, func() { log.Append(t.Context(), backend.Event{Kind: events.Installed, Node: "d"}) }); !slices.Equal(nodes, []string{"d"}) {
 		t.Errorf("from now: %v", nodes)
 	}
 	// A torn line of a killed writer is skipped; the stream goes on.
-	f, _ := os.OpenFile(filepath.Join(s.state, registry.EventsFileName), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(eventfile.Path(s.state), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{\"kind\":\"ans\n")
 	f.Close()
-	log.Append(backend.Event{Kind: backend.EventAnswer, Node: "e"})
+	log.Append(t.Context(), backend.Event{Kind: events.Answer, Node: "e"})
 	if _, nodes := collect(ids[2], 2, nil); !slices.Equal(nodes, []string{"d", "e"}) {
 		t.Errorf("after a torn line: %v", nodes)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // Registering a machine with a daemon, opening the window and following
@@ -33,7 +34,7 @@ func Example() {
 	}
 	err = c.Events(ctx, client.FromNow, func(id string, e backend.Event) error {
 		fmt.Println(e.Time.Format(time.TimeOnly), e.Kind, e.Node, e.Detail)
-		if e.Kind == backend.EventInstalled && e.Node == "pve3" {
+		if e.Kind == events.Installed && e.Node == "pve3" {
 			return client.ErrStop
 		}
 		return nil

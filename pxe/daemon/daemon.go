@@ -16,6 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // DefaultAddr is where the API listens: port 8091 on every address.
@@ -136,10 +137,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	win := newWindows(ctx, d.cfg.StateDir, d.cfg.Window, tokens.Dir(), d.log)
+	// One event store for the process: the windows, power control and
+	// the API's stream share it, so events reach the stream at once.
+	evs := eventfile.Open(eventfile.Path(d.cfg.StateDir), eventfile.Options{})
+	defer evs.Close()
+	wcfg := d.cfg.Window
+	wcfg.Events = evs
+	win := newWindows(ctx, d.cfg.StateDir, wcfg, tokens.Dir(), d.log)
 	defer win.shutdown()
-	pw := &bmcs{stateDir: d.cfg.StateDir, secretsDir: d.cfg.Window.SecretsDir, log: d.log}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Power: pw, Version: d.cfg.Version, Logger: d.log})
+	pw := &bmcs{stateDir: d.cfg.StateDir, secretsDir: d.cfg.Window.SecretsDir, events: evs, log: d.log}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/power"
 )
 
@@ -16,13 +17,14 @@ import (
 // folder.
 type bmcs struct {
 	stateDir, secretsDir string
+	events               events.Store
 	log                  *slog.Logger
 }
 
 var _ api.Power = (*bmcs)(nil)
 
 func (b *bmcs) req(name string) power.Request {
-	return power.Request{StateDir: b.stateDir, SecretsDir: b.secretsDir, Name: name, Logger: b.log}
+	return power.Request{StateDir: b.stateDir, SecretsDir: b.secretsDir, Name: name, Events: b.events, Logger: b.log}
 }
 
 // classify marks err for the API's status codes.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // MaxEventField is the longest an event field (MACs, serial, detail)
@@ -54,7 +55,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := backend.Event{ClientIP: ip}
 	refuse := func(status int, msg string) {
-		ev.Kind, ev.Status = backend.EventRefused, status
+		ev.Kind, ev.Status = events.Refused, status
 		if ev.Detail == "" {
 			ev.Detail = msg
 		}
@@ -104,13 +105,13 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		res.Delivered(werr)
 	}
 	if werr != nil {
-		ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusOK, "answer not delivered: the connection failed while it was sent"
+		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusOK, "answer not delivered: the connection failed while it was sent"
 		h.record(ctx, ev)
 		h.cfg.Metrics.AnswerRefused()
 		h.log.Warn("answer not delivered", "node", res.Node, "client_ip", ip, "err", werr)
 		return
 	}
-	ev.Kind, ev.Status, ev.Detail = backend.EventAnswer, http.StatusOK, res.Detail
+	ev.Kind, ev.Status, ev.Detail = events.Answer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
 	h.cfg.Metrics.AnswerServed()
 	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "client_ip", ip)
@@ -223,23 +224,23 @@ func (h *Handler) answerBase(r *http.Request) string {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ev backend.Event, err error) {
-	ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusInternalServerError, "answer failed"
+	ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusInternalServerError, "answer failed"
 	h.record(r.Context(), ev)
 	h.cfg.Metrics.AnswerRefused()
 	h.log.Error("answer failed", "node", ev.Node, "client_ip", ev.ClientIP, "err", err)
 	reply(w, http.StatusInternalServerError, "answer failed; see the server log")
 }
 
-func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, kind, allow string) {
+func (h *Handler) methodNotAllowed(w http.ResponseWriter, r *http.Request, kind events.Kind, allow string) {
 	h.record(r.Context(), backend.Event{Kind: kind, ClientIP: hostOf(r.RemoteAddr), Status: http.StatusMethodNotAllowed, Detail: r.Method + " not allowed"})
 	w.Header().Set("Allow", allow)
 	reply(w, http.StatusMethodNotAllowed, "method not allowed")
 }
 
 func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
-	ev := backend.Event{Kind: backend.EventFirstBoot, ClientIP: hostOf(r.RemoteAddr)}
+	ev := backend.Event{Kind: events.FirstBoot, ClientIP: hostOf(r.RemoteAddr)}
 	if r.Method != http.MethodGet {
-		h.methodNotAllowed(w, r, backend.EventFirstBoot, http.MethodGet)
+		h.methodNotAllowed(w, r, events.FirstBoot, http.MethodGet)
 		return
 	}
 	var script []byte
@@ -263,9 +264,9 @@ func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
-	ev := backend.Event{Kind: backend.EventInstalled, ClientIP: hostOf(r.RemoteAddr)}
+	ev := backend.Event{Kind: events.Installed, ClientIP: hostOf(r.RemoteAddr)}
 	if r.Method != http.MethodPost {
-		h.methodNotAllowed(w, r, backend.EventRefused, http.MethodPost)
+		h.methodNotAllowed(w, r, events.Refused, http.MethodPost)
 		return
 	}
 	io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, MaxBodySize))
@@ -277,7 +278,7 @@ func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, backend.ErrNoAnswer) {
 			h.log.Error("webhook failed", "err", err)
 		}
-		ev.Kind, ev.Status, ev.Detail = backend.EventRefused, http.StatusNotFound, "unknown or already used webhook token"
+		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusNotFound, "unknown or already used webhook token"
 		h.record(r.Context(), ev)
 		reply(w, http.StatusNotFound, "no such webhook")
 		return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // TestAnswerBearerToken: with a release prepared with an answer token,
@@ -51,11 +52,11 @@ func TestAnswerBearerToken(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var asked atomic.Bool
 			var logs bytes.Buffer
-			var events []backend.Event
+			var got []backend.Event
 			b := tokenTestBackend{funcBackend: func(context.Context, *answer.SystemInfo) (*answer.Answer, error) {
 				asked.Store(true)
 				return minimalAnswer(), nil
-			}, events: &events}
+			}, events: &got}
 			m := &Metrics{}
 			h, err := New(Config{Backend: b, BaseURL: "http://192.0.2.1:8090", Metrics: m,
 				Logger:       slog.New(slog.NewTextHandler(&logs, nil)),
@@ -82,7 +83,7 @@ func TestAnswerBearerToken(t *testing.T) {
 			if strings.Contains(logs.String(), "0123456789abcdef") || strings.Contains(string(body), "0123456789abcdef") {
 				t.Errorf("the token leaked:\nlog: %s\nbody: %s", logs.String(), body)
 			}
-			for _, e := range events {
+			for _, e := range got {
 				if strings.Contains(e.Detail, "0123456789abcdef") {
 					t.Errorf("the token is in an event: %+v", e)
 				}
@@ -94,8 +95,8 @@ func TestAnswerBearerToken(t *testing.T) {
 				if resp.Header.Get("WWW-Authenticate") == "" {
 					t.Error("a 401 without WWW-Authenticate")
 				}
-				if len(events) != 1 || events[0].Kind != backend.EventRefused || events[0].Status != 401 {
-					t.Errorf("events = %+v, want one refusal with 401", events)
+				if len(got) != 1 || got[0].Kind != events.Refused || got[0].Status != 401 {
+					t.Errorf("events = %+v, want one refusal with 401", got)
 				}
 			}
 		})
@@ -122,11 +123,11 @@ func TestAnswerRefusesOtherProducts(t *testing.T) {
 				t.Fatal("the fixture has no product to replace")
 			}
 			var asked atomic.Bool
-			var events []backend.Event
+			var got []backend.Event
 			b := tokenTestBackend{funcBackend: func(context.Context, *answer.SystemInfo) (*answer.Answer, error) {
 				asked.Store(true)
 				return minimalAnswer(), nil
-			}, events: &events}
+			}, events: &got}
 			h, err := New(Config{Backend: b, BaseURL: "http://192.0.2.1:8090"})
 			if err != nil {
 				t.Fatal(err)
@@ -142,8 +143,8 @@ func TestAnswerRefusesOtherProducts(t *testing.T) {
 			if resp.StatusCode != 400 || asked.Load() || !strings.Contains(string(msg), `product "`+product+`" is not Proxmox VE`) {
 				t.Errorf("status %d, backend asked %v: %s", resp.StatusCode, asked.Load(), msg)
 			}
-			if len(events) != 1 || !strings.Contains(events[0].Detail, `"`+product+`"`) {
-				t.Errorf("events = %+v, want one naming the product", events)
+			if len(got) != 1 || !strings.Contains(got[0].Detail, `"`+product+`"`) {
+				t.Errorf("events = %+v, want one naming the product", got)
 			}
 		})
 	}

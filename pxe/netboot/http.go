@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // ContentTypeIPXE is the type of an iPXE script reply. iPXE itself goes by
@@ -244,7 +245,7 @@ func truncate(s string, n int) string {
 }
 
 func (h *Handler) unknown(w http.ResponseWriter, r *http.Request) {
-	h.record(r.Context(), backend.Event{Kind: backend.EventRefused, ClientIP: hostOf(r.RemoteAddr), Status: http.StatusNotFound,
+	h.record(r.Context(), backend.Event{Kind: events.Refused, ClientIP: hostOf(r.RemoteAddr), Status: http.StatusNotFound,
 		Detail: "unknown endpoint " + r.Method + " " + truncate(r.URL.Path, 200)})
 	reply(w, http.StatusNotFound, "unknown endpoint")
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // asset serves GET /assets/{release}/{file} from <state-dir>/assets
@@ -60,12 +62,12 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		return
 	}
-	stage := StageAsset
+	stage := events.Asset
 	switch file {
 	case KernelName:
-		stage = StageKernel
+		stage = events.Kernel
 	case InitrdName:
-		stage = StageInitrd
+		stage = events.Initrd
 	}
 	detail := fmt.Sprintf("%s/%s: %d, %d of %d bytes sent", release, file, cw.code(), cw.n, fi.Size())
 	if rg := r.Header.Get("Range"); rg != "" {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // outsideSecret is what a file outside the assets folder holds; no request may
@@ -74,7 +76,7 @@ func TestAssetsRecordDownloadsByMAC(t *testing.T) {
 	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac="+strings.ToUpper(testMAC1))
 	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac=<b>")
 	evs := e.h.Timeline().For("pve1")
-	var stages []Stage
+	var stages []events.Kind
 	for _, ev := range evs {
 		stages = append(stages, ev.Stage)
 	}

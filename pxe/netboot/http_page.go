@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // StatusReport is what GET /status of a [Handler] replies, as JSON: the
@@ -101,11 +102,11 @@ const RefreshSeconds = 5
 // pageSteps are the boot steps the page shows for each node, in order,
 // with their labels.
 var pageSteps = []struct {
-	Stage Stage
+	Stage events.Kind
 	Label string
 }{
-	{StageDHCPOffer, "DHCP offer"}, {StageTFTP, "TFTP"}, {StageScript, "iPXE script"}, {StageKernel, "kernel"},
-	{StageInitrd, "initrd"}, {StageAnswer, "answer"}, {StageFirstBoot, "first boot"}, {StageWebhook, "webhook"},
+	{events.DHCPOffer, "DHCP offer"}, {events.TFTP, "TFTP"}, {events.Script, "iPXE script"}, {events.Kernel, "kernel"},
+	{events.Initrd, "initrd"}, {events.Answer, "answer"}, {events.FirstBoot, "first boot"}, {events.Webhook, "webhook"},
 }
 
 // pageStyle and pageScript are the page's only style and script, inline
@@ -275,7 +276,7 @@ type pageData struct {
 }
 
 type pageStep struct {
-	Stage  Stage
+	Stage  events.Kind
 	Label  string
 	Seen   bool
 	Failed bool
@@ -309,11 +310,11 @@ func steps(evs []BootEvent, installed *time.Time) []pageStep {
 // the words [Handler] and [Timeline.Ingest] record.
 func refusal(ev BootEvent) bool {
 	switch ev.Stage {
-	case StageScript:
+	case events.Script:
 		return strings.HasPrefix(ev.Detail, "exit: ")
-	case StageAnswer, StageWebhook:
+	case events.Answer, events.Webhook:
 		return strings.HasPrefix(ev.Detail, "answer refused") || strings.HasPrefix(ev.Detail, "webhook refused")
-	case StageFirstBoot:
+	case events.FirstBoot:
 		return strings.HasPrefix(ev.Detail, "first-boot script (") && !strings.HasPrefix(ev.Detail, "first-boot script (200)")
 	}
 	return false

@@ -5,7 +5,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"encoding/json"
 	"net"
@@ -33,13 +34,10 @@ func appendEvents(t *testing.T, e *bootEnv, evs ...backend.Event) {
 // earlier window did.
 func writeEvents(t *testing.T, state string, evs ...backend.Event) {
 	t.Helper()
-	l, err := registry.OpenEventLog(filepath.Join(state, registry.EventsFileName))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := eventfile.Open(eventfile.Path(state), eventfile.Options{})
 	defer l.Close()
 	for _, e := range evs {
-		if err := l.Append(e); err != nil {
+		if err := l.Append(t.Context(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -52,7 +50,7 @@ func TestStatusPageListsNodesWithTimelines(t *testing.T) {
 	e.get(t, "/boot.ipxe?mac="+testMAC1)
 	e.consume(t, "pve2", testMAC2)
 	e.consume(t, "pve3")
-	appendEvents(t, e, backend.Event{Time: time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC), Kind: backend.EventInstalled, Node: "pve3", Status: 200, Detail: "installer reported success"})
+	appendEvents(t, e, backend.Event{Time: time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC), Kind: events.Installed, Node: "pve3", Status: 200, Detail: "installer reported success"})
 	hostile := `<script>alert("x")</script>`
 	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1, "Range", "bytes=0-1,"+hostile)
 	e.get(t, "/boot.ipxe?mac=52:54:00:77:00:99")
@@ -96,7 +94,7 @@ func TestStatusPageOfAnEmptyClosedWindow(t *testing.T) {
 func TestTimelineRouteFoldsInTheEventHistoryOnce(t *testing.T) {
 	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
 	e.get(t, "/boot.ipxe?mac="+testMAC1)
-	writeEvents(t, e.state, backend.Event{Kind: backend.EventAnswer, Node: "pve1", MAC: testMAC1, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac"})
+	writeEvents(t, e.state, backend.Event{Kind: events.Answer, Node: "pve1", MAC: testMAC1, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac"})
 	if err := e.h.LoadHistory(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +108,11 @@ func TestTimelineRouteFoldsInTheEventHistoryOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var stages []Stage
+	var stages []events.Kind
 	for _, ev := range snap.Nodes["pve1"] {
 		stages = append(stages, ev.Stage)
 	}
-	if len(stages) != 2 || stages[0] != StageScript || stages[1] != StageAnswer {
+	if len(stages) != 2 || stages[0] != events.Script || stages[1] != events.Answer {
 		t.Errorf("pve1 stages = %v, want [script answer]", stages)
 	}
 }
@@ -146,9 +144,9 @@ func goldenPageEnv(t *testing.T) *bootEnv {
 	e.consume(t, "pve2", testMAC2)
 	e.consume(t, "pve3")
 	appendEvents(t, e,
-		backend.Event{Time: atSec(30), Kind: backend.EventAnswer, Node: "pve2", MAC: testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.2"},
-		backend.Event{Time: atSec(40), Kind: backend.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
-		backend.Event{Time: time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC), Kind: backend.EventInstalled, Node: "pve3", Status: 200, Detail: "installer reported success"},
+		backend.Event{Time: atSec(30), Kind: events.Answer, Node: "pve2", MAC: testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.2"},
+		backend.Event{Time: atSec(40), Kind: events.FirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
+		backend.Event{Time: time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC), Kind: events.Installed, Node: "pve3", Status: 200, Detail: "installer reported success"},
 	)
 	e.get(t, "/boot.ipxe?mac=52:54:00:77:00:99")
 	return e
@@ -236,16 +234,16 @@ func TestStatusPageStepsMarkRefusals(t *testing.T) {
 		ev         BootEvent
 		seen, fail bool
 	}{
-		"install script": {ev: BootEvent{Stage: StageScript, Detail: "install release 9.1-1 (matched by mac)"}, seen: true},
-		"exit script":    {ev: BootEvent{Stage: StageScript, Detail: "exit: no pending registration matches MAC x"}, seen: true, fail: true},
-		"answer served":  {ev: BootEvent{Stage: StageAnswer, Detail: "answer served: matched by mac"}, seen: true},
-		"answer refused": {ev: BootEvent{Stage: StageAnswer, Detail: "answer refused (404): no pending registration"}, seen: true, fail: true},
-		"webhook":        {ev: BootEvent{Stage: StageWebhook, Detail: "installed: installer reported success"}, seen: true},
-		"webhook refused": {ev: BootEvent{Stage: StageWebhook, Detail: "webhook refused (404): unknown or already used webhook token"},
+		"install script": {ev: BootEvent{Stage: events.Script, Detail: "install release 9.1-1 (matched by mac)"}, seen: true},
+		"exit script":    {ev: BootEvent{Stage: events.Script, Detail: "exit: no pending registration matches MAC x"}, seen: true, fail: true},
+		"answer served":  {ev: BootEvent{Stage: events.Answer, Detail: "answer served: matched by mac"}, seen: true},
+		"answer refused": {ev: BootEvent{Stage: events.Answer, Detail: "answer refused (404): no pending registration"}, seen: true, fail: true},
+		"webhook":        {ev: BootEvent{Stage: events.Webhook, Detail: "installed: installer reported success"}, seen: true},
+		"webhook refused": {ev: BootEvent{Stage: events.Webhook, Detail: "webhook refused (404): unknown or already used webhook token"},
 			seen: true, fail: true},
-		"first boot":        {ev: BootEvent{Stage: StageFirstBoot, Detail: "first-boot script (200): first-boot script served"}, seen: true},
-		"first boot reused": {ev: BootEvent{Stage: StageFirstBoot, Detail: "first-boot script (404): unknown or already used token"}, seen: true, fail: true},
-		"kernel":            {ev: BootEvent{Stage: StageKernel, Detail: "9.1-1/linux26: 200, 50 of 50 bytes sent"}, seen: true},
+		"first boot":        {ev: BootEvent{Stage: events.FirstBoot, Detail: "first-boot script (200): first-boot script served"}, seen: true},
+		"first boot reused": {ev: BootEvent{Stage: events.FirstBoot, Detail: "first-boot script (404): unknown or already used token"}, seen: true, fail: true},
+		"kernel":            {ev: BootEvent{Stage: events.Kernel, Detail: "9.1-1/linux26: 200, 50 of 50 bytes sent"}, seen: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/events"
 
 	"bytes"
 	"context"
@@ -239,7 +240,7 @@ func TestBootScriptRecordsTimelineAndMetrics(t *testing.T) {
 	e.get(t, "/boot.ipxe?mac="+testMAC2)
 	e.get(t, "/boot.ipxe")
 	got := e.h.Timeline().For("pve1")
-	if len(got) != 1 || got[0].Stage != StageScript || got[0].MAC != testMAC1 || !strings.Contains(got[0].Detail, "install release 9.1-1 (matched by mac)") {
+	if len(got) != 1 || got[0].Stage != events.Script || got[0].MAC != testMAC1 || !strings.Contains(got[0].Detail, "install release 9.1-1 (matched by mac)") {
 		t.Errorf("pve1 timeline = %+v, want one script event for %s", got, testMAC1)
 	}
 	if got := e.h.Timeline().For(testMAC2); len(got) != 1 || got[0].Node != "" || !strings.HasPrefix(got[0].Detail, "exit: no pending registration") {

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // NetEventKind says what a [NetEvent] reports.
@@ -59,7 +61,7 @@ func (h *Handler) Net(e NetEvent) {
 	switch e.Kind {
 	case NetDHCPOffer:
 		m.DHCPOffer()
-		tl.record(at, "", mac, "", StageDHCPOffer, e.What+" "+e.File+" for "+e.Arch)
+		tl.record(at, "", mac, "", events.DHCPOffer, e.What+" "+e.File+" for "+e.Arch)
 	case NetDHCPIgnored:
 		m.DHCPIgnored()
 	case NetTFTPSent:
@@ -68,7 +70,7 @@ func (h *Handler) Net(e NetEvent) {
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
-		tl.record(at, ip, "", "", StageTFTP, e.File+" to "+e.Peer.String())
+		tl.record(at, ip, "", "", events.TFTP, e.File+" to "+e.Peer.String())
 	case NetTFTPFailed:
 		m.TFTPRefused()
 	}

@@ -2,6 +2,7 @@ package netboot
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/events"
 
 	"context"
 	"errors"
@@ -44,7 +45,7 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 				detail += " for " + platform
 			}
 		}
-		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), s.MAC, s.Node, StageScript, detail)
+		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), s.MAC, s.Node, events.Script, detail)
 	}
 	if install {
 		h.log.Info("boot script: install", "node", s.Node, "mac", s.MAC, "release", s.Release, "match", s.Reason, "platform", platform)

@@ -12,22 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
-)
-
-// Stage is a step of a machine's network boot, as its [Timeline] shows it.
-type Stage string
-
-// The stages of a network boot, in the order a machine goes through them.
-const (
-	StageDHCPOffer Stage = "dhcp-offer" // the proxy-DHCP server offered a boot file
-	StageTFTP      Stage = "tftp"       // a boot file was sent by TFTP
-	StageScript    Stage = "script"     // an iPXE script was served (install or exit)
-	StageKernel    Stage = "kernel"     // the installer kernel was downloaded
-	StageInitrd    Stage = "initrd"     // the installer initrd was downloaded
-	StageAsset     Stage = "asset"      // another file of the assets was downloaded
-	StageAnswer    Stage = "answer"     // the installer asked for its answer
-	StageFirstBoot Stage = "first-boot" // the installed node fetched its first-boot script
-	StageWebhook   Stage = "webhook"    // the installer reported through the webhook
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // Bounds of a [Timeline].
@@ -48,8 +33,9 @@ const (
 type BootEvent struct {
 	// Time is when it happened.
 	Time time.Time `json:"time"`
-	// Stage is the step.
-	Stage Stage `json:"stage"`
+	// Stage is the step: a kind of [events.Kind] (a boot step, or
+	// the answer-side kind it was ingested from).
+	Stage events.Kind `json:"stage"`
 	// MAC is the machine's MAC address (normalised), when known.
 	MAC string `json:"mac,omitempty"`
 	// Node is the registration's name, when known.
@@ -116,7 +102,7 @@ type Timeline struct {
 // unknown), the stage and a detail. A MAC that does not parse or a name
 // that is not valid is kept in the detail instead. Control characters in
 // the detail become spaces and it is cut at [MaxDetailLen].
-func (t *Timeline) Record(mac, node string, stage Stage, detail string) {
+func (t *Timeline) Record(mac, node string, stage events.Kind, detail string) {
 	t.RecordFrom("", mac, node, stage, detail)
 }
 
@@ -124,7 +110,7 @@ func (t *Timeline) Record(mac, node string, stage Stage, detail string) {
 // machine's own address ip (empty or not an IP address: unknown), such as
 // a TFTP download, which names no MAC: the event joins the timeline of
 // the MAC that IP is linked to, now or once an event links it.
-func (t *Timeline) RecordFrom(ip, mac, node string, stage Stage, detail string) {
+func (t *Timeline) RecordFrom(ip, mac, node string, stage events.Kind, detail string) {
 	if t == nil {
 		return
 	}
@@ -132,7 +118,7 @@ func (t *Timeline) RecordFrom(ip, mac, node string, stage Stage, detail string) 
 }
 
 // record is RecordFrom at a given time.
-func (t *Timeline) record(at time.Time, ip, mac, node string, stage Stage, detail string) {
+func (t *Timeline) record(at time.Time, ip, mac, node string, stage events.Kind, detail string) {
 	if t == nil {
 		return
 	}
@@ -417,25 +403,25 @@ func (t *Timeline) Snapshot() TimelineSnapshot {
 
 // Ingest adds events of the answer server's event log (see
 // [the backend's [backend.Recorder]]) to the timeline, each at its own time:
-//   - an answer or a refusal ([backend.EventAnswer], [backend.EventRefused])
-//     becomes a [StageAnswer] event (a refused webhook, a [StageWebhook]
+//   - an answer or a refusal ([events.Answer], [events.Refused])
+//     becomes a [events.Answer] event (a refused webhook, a [events.Webhook]
 //     one), filed under the node and under the first posted MAC the
 //     timeline knows (else the first posted MAC);
 //   - a served answer also ties its client IP to the node, so that a
 //     later first-boot request from that IP, which names no node, is
-//     filed under it ([StageFirstBoot]);
-//   - the installer's report ([backend.EventInstalled]) becomes a
-//     [StageWebhook] event;
+//     filed under it ([events.FirstBoot]);
+//   - the installer's report ([events.Installed]) becomes a
+//     [events.Webhook] event;
 //   - a request refused as malformed (400) or for its method (405) that
 //     names no node and no MAC stays with the unattributed events: it is
 //     not filed under a node by its client address.
 //
 // Other kinds are kept with the kind as their stage.
-func (t *Timeline) Ingest(events ...backend.Event) {
+func (t *Timeline) Ingest(evs ...backend.Event) {
 	if t == nil {
 		return
 	}
-	for _, e := range events {
+	for _, e := range evs {
 		stage, detail := ingestStage(e)
 		if e.ClientIP != "" {
 			detail += " (from " + e.ClientIP + ")"
@@ -476,7 +462,7 @@ func (t *Timeline) Ingest(events ...backend.Event) {
 			continue
 		}
 		t.add(ev)
-		if ev.Node != "" && e.ClientIP != "" && e.Kind == backend.EventAnswer {
+		if ev.Node != "" && e.ClientIP != "" && e.Kind == events.Answer {
 			t.mu.Lock()
 			t.nodeAt[e.ClientIP] = ev.Node
 			if len(t.nodeAt) > TimelineMaxKeys {
@@ -488,30 +474,30 @@ func (t *Timeline) Ingest(events ...backend.Event) {
 	}
 }
 
-func ingestStage(e backend.Event) (Stage, string) {
+func ingestStage(e backend.Event) (events.Kind, string) {
 	switch e.Kind {
-	case backend.EventAnswer:
-		return StageAnswer, joinDetail("answer served", e.Detail)
-	case backend.EventRefused:
+	case events.Answer:
+		return events.Answer, joinDetail("answer served", e.Detail)
+	case events.Refused:
 		what := "answer refused"
-		stage := StageAnswer
+		stage := events.Answer
 		if strings.Contains(e.Detail, "webhook") {
-			what, stage = "webhook refused", StageWebhook
+			what, stage = "webhook refused", events.Webhook
 		}
 		if e.Status != 0 {
 			what += " (" + strconv.Itoa(e.Status) + ")"
 		}
 		return stage, joinDetail(what, e.Detail)
-	case backend.EventFirstBoot:
+	case events.FirstBoot:
 		what := "first-boot script"
 		if e.Status != 0 {
 			what += " (" + strconv.Itoa(e.Status) + ")"
 		}
-		return StageFirstBoot, joinDetail(what, e.Detail)
-	case backend.EventInstalled:
-		return StageWebhook, joinDetail("installed", e.Detail)
+		return events.FirstBoot, joinDetail(what, e.Detail)
+	case events.Installed:
+		return events.Webhook, joinDetail("installed", e.Detail)
 	default:
-		return Stage(cleanDetail(e.Kind)), e.Detail
+		return events.Kind(cleanDetail(string(e.Kind))), e.Detail
 	}
 }
 

@@ -2,6 +2,7 @@ package netboot
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 
 	"fmt"
 	"strings"
@@ -28,18 +29,18 @@ func atSec(sec int) time.Time { return time.Date(2026, 1, 2, 3, 0, sec, 0, time.
 
 func TestTimelineLinksMACsToNodes(t *testing.T) {
 	tl := &Timeline{Now: tickClock()}
-	tl.Record("52-54-00-77-00-10", "", StageDHCPOffer, "offered ipxe.efi")
-	tl.Record(testMAC1, "", StageTFTP, "ipxe.efi")
-	tl.Record(testMAC1, "pve1", StageScript, "install")
-	tl.Record(strings.ToUpper(testMAC1), "", StageKernel, "linux26")
-	tl.Record(testMAC2, "", StageDHCPOffer, "unknown machine")
-	tl.Record("", "", StageAsset, "no mac")
+	tl.Record("52-54-00-77-00-10", "", events.DHCPOffer, "offered ipxe.efi")
+	tl.Record(testMAC1, "", events.TFTP, "ipxe.efi")
+	tl.Record(testMAC1, "pve1", events.Script, "install")
+	tl.Record(strings.ToUpper(testMAC1), "", events.Kernel, "linux26")
+	tl.Record(testMAC2, "", events.DHCPOffer, "unknown machine")
+	tl.Record("", "", events.Asset, "no mac")
 
 	want := []BootEvent{
-		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offered ipxe.efi"},
-		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", Detail: "ipxe.efi"},
-		{Time: atSec(3), Stage: StageScript, MAC: testMAC1, Node: "pve1", Detail: "install"},
-		{Time: atSec(4), Stage: StageKernel, MAC: testMAC1, Node: "pve1", Detail: "linux26"},
+		{Time: atSec(1), Stage: events.DHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offered ipxe.efi"},
+		{Time: atSec(2), Stage: events.TFTP, MAC: testMAC1, Node: "pve1", Detail: "ipxe.efi"},
+		{Time: atSec(3), Stage: events.Script, MAC: testMAC1, Node: "pve1", Detail: "install"},
+		{Time: atSec(4), Stage: events.Kernel, MAC: testMAC1, Node: "pve1", Detail: "linux26"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("For(pve1) (-want +got):\n%s", diff)
@@ -81,7 +82,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			tl := &Timeline{Now: func() time.Time { return atSec(0) }}
-			tl.Record(tc.mac, tc.node, StageScript, tc.detail)
+			tl.Record(tc.mac, tc.node, events.Script, tc.detail)
 			var got []BootEvent
 			snap := tl.Snapshot()
 			for _, m := range [][]BootEvent{snap.Nodes[tc.want.Node], snap.Other} {
@@ -90,7 +91,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 			if tc.want.Node == "" && tc.want.MAC != "" {
 				got = tl.For(tc.want.MAC)
 			}
-			tc.want.Time, tc.want.Stage = atSec(0), StageScript
+			tc.want.Time, tc.want.Stage = atSec(0), events.Script
 			if diff := cmp.Diff([]BootEvent{tc.want}, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
@@ -101,7 +102,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 func TestTimelineIsBounded(t *testing.T) {
 	tl := &Timeline{Limit: 3, Now: tickClock()}
 	for i := range 5 {
-		tl.Record(testMAC1, "pve1", StageScript, fmt.Sprint(i))
+		tl.Record(testMAC1, "pve1", events.Script, fmt.Sprint(i))
 	}
 	var got []string
 	for _, ev := range tl.For("pve1") {
@@ -112,7 +113,7 @@ func TestTimelineIsBounded(t *testing.T) {
 	}
 	tl = &Timeline{Now: tickClock()}
 	for i := range TimelineMaxKeys + 10 {
-		tl.Record(fmt.Sprintf("02:00:00:00:%02x:%02x", i/256, i%256), "", StageDHCPOffer, "")
+		tl.Record(fmt.Sprintf("02:00:00:00:%02x:%02x", i/256, i%256), "", events.DHCPOffer, "")
 	}
 	snap := tl.Snapshot()
 	if n := len(snap.Unmatched); n != TimelineMaxKeys {
@@ -128,47 +129,47 @@ func TestTimelineIsBounded(t *testing.T) {
 
 func TestTimelineIngestsAnswerEvents(t *testing.T) {
 	tl := &Timeline{Now: tickClock()}
-	tl.Record(testMAC2, "pve1", StageScript, "install") // atSec(1)
+	tl.Record(testMAC2, "pve1", events.Script, "install") // atSec(1)
 	tl.Ingest(
-		backend.Event{Time: atSec(10), Kind: backend.EventAnswer, Node: "pve1", MAC: testMAC1 + "," + testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.1"},
-		backend.Event{Time: atSec(5), Kind: backend.EventRefused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.121", Status: 404, Detail: "no pending registration matches this machine"},
-		backend.Event{Time: atSec(20), Kind: backend.EventFirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
-		backend.Event{Time: atSec(30), Kind: backend.EventInstalled, Node: "pve1", ClientIP: "10.77.0.120", Status: 200, Detail: "installer reported success"},
-		backend.Event{Time: atSec(31), Kind: backend.EventRefused, ClientIP: "10.77.0.9", Status: 404, Detail: "unknown or already used webhook token"},
+		backend.Event{Time: atSec(10), Kind: events.Answer, Node: "pve1", MAC: testMAC1 + "," + testMAC2, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac; installer 9.1"},
+		backend.Event{Time: atSec(5), Kind: events.Refused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.121", Status: 404, Detail: "no pending registration matches this machine"},
+		backend.Event{Time: atSec(20), Kind: events.FirstBoot, ClientIP: "10.77.0.120", Status: 200, Detail: "first-boot script served"},
+		backend.Event{Time: atSec(30), Kind: events.Installed, Node: "pve1", ClientIP: "10.77.0.120", Status: 200, Detail: "installer reported success"},
+		backend.Event{Time: atSec(31), Kind: events.Refused, ClientIP: "10.77.0.9", Status: 404, Detail: "unknown or already used webhook token"},
 	)
 	want := []BootEvent{
-		{Time: atSec(1), Stage: StageScript, MAC: testMAC2, Node: "pve1", Detail: "install"},
-		{Time: atSec(10), Stage: StageAnswer, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
+		{Time: atSec(1), Stage: events.Script, MAC: testMAC2, Node: "pve1", Detail: "install"},
+		{Time: atSec(10), Stage: events.Answer, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "answer served: matched by mac; installer 9.1 (from 10.77.0.120)"},
 		// The answer linked 10.77.0.120 to the MAC too.
-		{Time: atSec(20), Stage: StageFirstBoot, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
-		{Time: atSec(30), Stage: StageWebhook, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "installed: installer reported success (from 10.77.0.120)"},
+		{Time: atSec(20), Stage: events.FirstBoot, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "first-boot script (200): first-boot script served (from 10.77.0.120)"},
+		{Time: atSec(30), Stage: events.Webhook, MAC: testMAC2, Node: "pve1", IP: "10.77.0.120", Detail: "installed: installer reported success (from 10.77.0.120)"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("pve1 (-want +got):\n%s", diff)
 	}
 	refused := tl.For("52:54:00:77:00:99")
-	if len(refused) != 1 || refused[0].Stage != StageAnswer || !strings.HasPrefix(refused[0].Detail, "answer refused (404): no pending") {
+	if len(refused) != 1 || refused[0].Stage != events.Answer || !strings.HasPrefix(refused[0].Detail, "answer refused (404): no pending") {
 		t.Errorf("unknown machine = %+v, want its refused answer", refused)
 	}
 	other := tl.Snapshot().Other
-	if len(other) != 1 || other[0].Stage != StageWebhook || !strings.HasPrefix(other[0].Detail, "webhook refused (404)") {
+	if len(other) != 1 || other[0].Stage != events.Webhook || !strings.HasPrefix(other[0].Detail, "webhook refused (404)") {
 		t.Errorf("other = %+v, want the refused webhook", other)
 	}
 }
 
 func TestTimelineLinksClientIPsToMACs(t *testing.T) {
 	tl := &Timeline{Now: tickClock()}
-	tl.Record(testMAC1, "", StageDHCPOffer, "offer")                              // atSec(1)
-	tl.RecordFrom("10.77.0.120", "", "", StageTFTP, "ipxe.efi")                   // atSec(2): no MAC yet
-	tl.RecordFrom("10.77.0.121", "", "", StageTFTP, "another machine")            // atSec(3)
-	tl.RecordFrom("::ffff:10.77.0.120", testMAC1, "pve1", StageScript, "install") // atSec(4): links both
-	tl.RecordFrom("10.77.0.120", "", "", StageKernel, "linux26")                  // atSec(5): named by the IP
-	tl.RecordFrom("0.0.0.0", "", "", StageTFTP, "unspecified")                    // atSec(6)
+	tl.Record(testMAC1, "", events.DHCPOffer, "offer")                              // atSec(1)
+	tl.RecordFrom("10.77.0.120", "", "", events.TFTP, "ipxe.efi")                   // atSec(2): no MAC yet
+	tl.RecordFrom("10.77.0.121", "", "", events.TFTP, "another machine")            // atSec(3)
+	tl.RecordFrom("::ffff:10.77.0.120", testMAC1, "pve1", events.Script, "install") // atSec(4): links both
+	tl.RecordFrom("10.77.0.120", "", "", events.Kernel, "linux26")                  // atSec(5): named by the IP
+	tl.RecordFrom("0.0.0.0", "", "", events.TFTP, "unspecified")                    // atSec(6)
 	want := []BootEvent{
-		{Time: atSec(1), Stage: StageDHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offer"},
-		{Time: atSec(2), Stage: StageTFTP, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "ipxe.efi"},
-		{Time: atSec(4), Stage: StageScript, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "install"},
-		{Time: atSec(5), Stage: StageKernel, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "linux26"},
+		{Time: atSec(1), Stage: events.DHCPOffer, MAC: testMAC1, Node: "pve1", Detail: "offer"},
+		{Time: atSec(2), Stage: events.TFTP, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "ipxe.efi"},
+		{Time: atSec(4), Stage: events.Script, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "install"},
+		{Time: atSec(5), Stage: events.Kernel, MAC: testMAC1, Node: "pve1", IP: "10.77.0.120", Detail: "linux26"},
 	}
 	if diff := cmp.Diff(want, tl.For("pve1")); diff != "" {
 		t.Errorf("pve1 (-want +got):\n%s", diff)
@@ -181,8 +182,8 @@ func TestTimelineLinksClientIPsToMACs(t *testing.T) {
 
 func TestNilTimelineAndMetricsDoNothing(t *testing.T) {
 	var tl *Timeline
-	tl.Record(testMAC1, "pve1", StageScript, "x")
-	tl.Ingest(backend.Event{Kind: backend.EventAnswer, Node: "pve1"})
+	tl.Record(testMAC1, "pve1", events.Script, "x")
+	tl.Ingest(backend.Event{Kind: events.Answer, Node: "pve1"})
 	if tl.For("pve1") != nil || len(tl.Snapshot().Nodes) != 0 {
 		t.Error("a nil timeline returned events")
 	}
@@ -207,7 +208,7 @@ func TestTimelineIsSafeForConcurrentUse(t *testing.T) {
 	for i := range 8 {
 		wg.Go(func() {
 			for j := range 200 {
-				tl.Record(fmt.Sprintf("02:00:00:00:00:%02x", j%16), fmt.Sprintf("n%d", i), StageScript, "x")
+				tl.Record(fmt.Sprintf("02:00:00:00:00:%02x", j%16), fmt.Sprintf("n%d", i), events.Script, "x")
 				tl.Snapshot()
 				tl.For("n1")
 			}
@@ -226,16 +227,16 @@ func TestMalformedRequestsStayUnattributed(t *testing.T) {
 	at := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	now := at.Add(-time.Second)
 	tl := &Timeline{Now: func() time.Time { return now }}
-	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "n1", StageScript, "install n1")
+	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "n1", events.Script, "install n1")
 	tl.Ingest(
-		backend.Event{Time: at, Kind: backend.EventAnswer, Node: "n1", MAC: "52:54:00:00:00:01", ClientIP: "10.0.0.5", Status: 200},
-		backend.Event{Time: at.Add(time.Second), Kind: backend.EventRefused, ClientIP: "10.0.0.5", Status: 400, Detail: "invalid system-info JSON"},
-		backend.Event{Time: at.Add(2 * time.Second), Kind: backend.EventRefused, ClientIP: "10.0.0.5", Status: 405, Detail: "GET not allowed"},
-		backend.Event{Time: at.Add(3 * time.Second), Kind: backend.EventFirstBoot, ClientIP: "10.0.0.5", Status: 404, Detail: "unknown or already served first-boot token"},
+		backend.Event{Time: at, Kind: events.Answer, Node: "n1", MAC: "52:54:00:00:00:01", ClientIP: "10.0.0.5", Status: 200},
+		backend.Event{Time: at.Add(time.Second), Kind: events.Refused, ClientIP: "10.0.0.5", Status: 400, Detail: "invalid system-info JSON"},
+		backend.Event{Time: at.Add(2 * time.Second), Kind: events.Refused, ClientIP: "10.0.0.5", Status: 405, Detail: "GET not allowed"},
+		backend.Event{Time: at.Add(3 * time.Second), Kind: events.FirstBoot, ClientIP: "10.0.0.5", Status: 404, Detail: "unknown or already served first-boot token"},
 	)
 	// Linking the address again later does not pull them in either.
 	now = at.Add(4 * time.Second)
-	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "", StageScript, "exit: installed")
+	tl.RecordFrom("10.0.0.5", "52:54:00:00:00:01", "", events.Script, "exit: installed")
 	s := tl.Snapshot()
 	var other []int
 	for _, e := range s.Other {
@@ -247,23 +248,23 @@ func TestMalformedRequestsStayUnattributed(t *testing.T) {
 	if diff := cmp.Diff([]int{1, 2}, other); diff != "" {
 		t.Errorf("unattributed events by second (-want +got):\n%s", diff)
 	}
-	var stages []Stage
+	var stages []events.Kind
 	for _, e := range s.Nodes["n1"] {
 		stages = append(stages, e.Stage)
 	}
-	if diff := cmp.Diff([]Stage{StageScript, StageAnswer, StageFirstBoot, StageScript}, stages); diff != "" {
+	if diff := cmp.Diff([]events.Kind{events.Script, events.Answer, events.FirstBoot, events.Script}, stages); diff != "" {
 		t.Errorf("n1's stages (-want +got):\n%s", diff)
 	}
 	// Once installed, the replay does not fail the first-boot step.
 	installed := at.Add(2500 * time.Millisecond)
-	ok200 := BootEvent{Time: at.Add(time.Second / 2), Stage: StageFirstBoot, Node: "n1", Detail: "first-boot script (200): served"}
+	ok200 := BootEvent{Time: at.Add(time.Second / 2), Stage: events.FirstBoot, Node: "n1", Detail: "first-boot script (200): served"}
 	evs := append([]BootEvent{ok200}, s.Nodes["n1"]...)
 	for _, st := range steps(evs, &installed) {
 		if st.Failed {
 			t.Errorf("step %s failed after the installation: %s", st.Stage, st.Detail)
 		}
 	}
-	if st := steps(evs, nil); !st[6].Failed || st[6].Stage != StageFirstBoot {
+	if st := steps(evs, nil); !st[6].Failed || st[6].Stage != events.FirstBoot {
 		t.Errorf("without an installation the 404 is the first-boot step's state: %+v", st[6])
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -20,6 +19,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -69,6 +70,10 @@ type Request struct {
 	// Options tune the BMC driver (timeouts, retries); the registration
 	// sets the protocol's settings.
 	Options bmc.Options
+	// Events receives the BMC events: the process's one event store of
+	// the state folder. Nil opens the state folder's event log
+	// (eventfile) for the one event.
+	Events events.Store
 	// Logger gets what was done; nil discards it.
 	Logger *slog.Logger
 }
@@ -141,7 +146,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	}
 	if !pending {
 		state := "consumed (its answer was served)"
-		if inst, err := registry.Installed(ctx, filepath.Join(req.StateDir, registry.EventsFileName)); err == nil {
+		if inst, err := registry.Installed(ctx, eventfile.Path(req.StateDir)); err == nil {
 			if _, ok := inst[req.Name]; ok {
 				state = "installed"
 			}
@@ -235,20 +240,20 @@ func record(req Request, what string, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := backend.Event{Time: time.Now().UTC(), Kind: backend.EventBMC, Node: req.Name, Detail: what}
+	e := backend.Event{Time: time.Now().UTC(), Kind: events.BMC, Node: req.Name, Detail: what}
 	if err != nil {
 		e.Detail = what + " failed: " + err.Error()
 		log.Info("BMC action failed", "node", req.Name, "action", what, "err", err) // the caller reports err
 	} else {
 		log.Info("BMC action", "node", req.Name, "action", what)
 	}
-	l, lerr := registry.OpenEventLog(filepath.Join(req.StateDir, registry.EventsFileName))
-	if lerr != nil {
-		log.Warn("event log", "err", lerr)
-		return
+	st := req.Events
+	if st == nil {
+		fs := eventfile.Open(eventfile.Path(req.StateDir), eventfile.Options{})
+		defer fs.Close()
+		st = fs
 	}
-	defer l.Close()
-	if lerr := l.Append(e); lerr != nil {
+	if lerr := st.Append(context.Background(), e); lerr != nil {
 		log.Warn("event log", "err", lerr)
 	}
 }

@@ -1,26 +1,23 @@
-package registry
+package eventfile
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // TestEventLogIsRotatedBySize: a flood of events keeps the log and its
 // rotated part under twice the bound, and nothing of the last events is
 // lost.
 func TestEventLogIsRotatedBySize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFileName)
-	l, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := Path(t.TempDir())
+	l := Open(path, Options{MaxSize: 64 << 10})
 	defer l.Close()
-	l.max = 64 << 10
 	detail := strings.Repeat("x", 200)
 	for range 5000 {
-		if err := l.Append(Event{Kind: "refused", Status: 400, Detail: detail}); err != nil {
+		if err := l.Append(t.Context(), events.Event{Kind: events.Refused, Status: 400, Detail: detail}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -35,7 +32,7 @@ func TestEventLogIsRotatedBySize(t *testing.T) {
 		}
 		total += fi.Size()
 	}
-	evs, err := ReadEventLog(path)
+	evs, err := ReadAll(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
-package registry
+package eventfile
 
 import (
-	"github.com/plasmactl/plasma-node/pxe/backend"
-
 	"errors"
 	"fmt"
 	"os"
@@ -14,35 +12,34 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 func TestEventLogAppendAndRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFileName)
-	l, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := Path(t.TempDir())
+	l := Open(path, Options{})
 	at := time.Date(2026, 7, 7, 8, 30, 0, 0, time.UTC)
-	events := []Event{
-		{Time: at, Kind: backend.EventAnswer, Node: "tappaas3", MAC: "aa:bb:cc:dd:ee:03", Serial: "SN-1234", ClientIP: "10.0.0.119", Status: 200, Detail: "mac"},
-		{Time: at.Add(time.Second), Kind: backend.EventRefused, MAC: "11:22:33:44:55:66", ClientIP: "10.0.0.120", Status: 404, Detail: "no pending registration matches this machine"},
+	evs := []events.Event{
+		{Time: at, Kind: events.Answer, Node: "tappaas3", MAC: "aa:bb:cc:dd:ee:03", Serial: "SN-1234", ClientIP: "10.0.0.119", Status: 200, Detail: "mac"},
+		{Time: at.Add(time.Second), Kind: events.Refused, MAC: "11:22:33:44:55:66", ClientIP: "10.0.0.120", Status: 404, Detail: "no pending registration matches this machine"},
 	}
-	for _, e := range events {
-		if err := l.Append(e); err != nil {
+	for _, e := range evs {
+		if err := l.Append(t.Context(), e); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(events[0]); !errors.Is(err, os.ErrClosed) {
+	if err := l.Append(t.Context(), evs[0]); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Append after Close = %v, want os.ErrClosed", err)
 	}
-	got, err := ReadEvents(path)
+	got, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(events, got); diff != "" {
+	if diff := cmp.Diff(evs, got); diff != "" {
 		t.Errorf("ReadEvents (-want +got):\n%s", diff)
 	}
 	data, err := os.ReadFile(path)
@@ -57,33 +54,24 @@ func TestEventLogAppendAndRead(t *testing.T) {
 }
 
 func TestEventLogFillsInTheTime(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFileName)
-	l, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := Path(t.TempDir())
+	l := Open(path, Options{})
 	defer l.Close()
-	if err := l.Append(Event{Kind: backend.EventFirstBoot}); err != nil {
+	if err := l.Append(t.Context(), events.Event{Kind: events.FirstBoot}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadEvents(path)
+	got, err := ReadFile(path)
 	if err != nil || len(got) != 1 || time.Since(got[0].Time) > time.Minute {
 		t.Errorf("ReadEvents = %+v, %v; want one event of about now", got, err)
 	}
 }
 
 func TestEventLogConcurrentAppendsKeepWholeLines(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFileName)
+	path := Path(t.TempDir())
 	// Two logs on one file, as two processes would have.
-	l1, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1 := Open(path, Options{})
 	defer l1.Close()
-	l2, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l2 := Open(path, Options{})
 	defer l2.Close()
 	const n = 200
 	var wg sync.WaitGroup
@@ -96,13 +84,13 @@ func TestEventLogConcurrentAppendsKeepWholeLines(t *testing.T) {
 			if i%2 == 1 {
 				l = l2
 			}
-			if err := l.Append(Event{Kind: backend.EventAnswer, Node: fmt.Sprint("n", i), Detail: detail}); err != nil {
+			if err := l.Append(t.Context(), events.Event{Kind: events.Answer, Node: fmt.Sprint("n", i), Detail: detail}); err != nil {
 				t.Error(err)
 			}
 		}()
 	}
 	wg.Wait()
-	got, err := ReadEvents(path)
+	got, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +122,8 @@ func TestReadEventsToleratesTornLines(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			path := writeFile(t, t.TempDir(), EventsFileName, tc.content)
-			got, err := ReadEvents(path)
+			path := writeFile(t, Path(t.TempDir()), tc.content)
+			got, err := ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,17 +138,14 @@ func TestReadEventsToleratesTornLines(t *testing.T) {
 	}
 }
 
-func TestOpenEventLogClosesOffATornLine(t *testing.T) {
-	path := writeFile(t, t.TempDir(), EventsFileName, `{"time":"2026-07-07T08:30:00Z","kind":"answer","node":"a"}`+"\n"+`{"kind":"ans`)
-	l, err := OpenEventLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Append(Event{Kind: backend.EventAnswer, Node: "b"}); err != nil {
+func TestOpenClosesOffATornLine(t *testing.T) {
+	path := writeFile(t, Path(t.TempDir()), `{"time":"2026-07-07T08:30:00Z","kind":"answer","node":"a"}`+"\n"+`{"kind":"ans`)
+	l := Open(path, Options{})
+	if err := l.Append(t.Context(), events.Event{Kind: events.Answer, Node: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	got, err := ReadEvents(path)
+	got, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +155,27 @@ func TestOpenEventLogClosesOffATornLine(t *testing.T) {
 }
 
 func TestReadEventsOfAMissingFile(t *testing.T) {
-	got, err := ReadEvents(filepath.Join(t.TempDir(), "none.jsonl"))
+	got, err := ReadFile(filepath.Join(t.TempDir(), "none.jsonl"))
 	if err != nil || got != nil {
 		t.Errorf("ReadEvents = %v, %v; want nothing", got, err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func assertMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fi.Mode().Perm(); got != want {
+		t.Errorf("%s has mode %v, want %v", path, got, want)
 	}
 }

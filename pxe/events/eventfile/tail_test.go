@@ -1,4 +1,4 @@
-package api
+package eventfile
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 func appendEvents(t *testing.T, path string, nodes ...string) {
@@ -18,7 +18,7 @@ func appendEvents(t *testing.T, path string, nodes ...string) {
 	}
 	defer f.Close()
 	for _, n := range nodes {
-		b, _ := json.Marshal(backend.Event{Kind: backend.EventAnswer, Node: n})
+		b, _ := json.Marshal(events.Event{Kind: events.Answer, Node: n})
 		f.Write(append(b, '\n'))
 	}
 }
@@ -26,13 +26,12 @@ func appendEvents(t *testing.T, path string, nodes ...string) {
 func drain(t *testing.T, tl *tail) (ids, nodes []string) {
 	t.Helper()
 	for range 10 {
-		i, evs, err := tl.next()
+		recs, err := tl.next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, i...)
-		for _, e := range evs {
-			nodes = append(nodes, e.Node)
+		for _, r := range recs {
+			ids, nodes = append(ids, r.ID), append(nodes, r.Event.Node)
 		}
 	}
 	return ids, nodes
@@ -73,7 +72,7 @@ func TestTailFollowsRotation(t *testing.T) {
 		{ids[2], []string{"d", "e"}},
 		{ids[3], []string{"e"}},
 		{ids[0], []string{"c", "d", "e"}},
-		{FromNow, nil},
+		{events.FromNow, nil},
 	} {
 		tl, err := openTail(path, tc.after)
 		if err != nil {

@@ -1,0 +1,71 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Event is one thing that happened on the way to an installed machine: a
+// boot step the window saw (a proxy-DHCP offer, a TFTP download, a
+// script), an answer-side request and what came of it, or an action
+// through the machine's BMC. It never holds a secret (no password, hash,
+// token or answer body). Its JSON form is one line of node-provisioner's
+// events.jsonl and one message of the API's event stream.
+type Event struct {
+	// Time is when it happened.
+	Time time.Time `json:"time"`
+	// Kind is what happened, such as [Answer] or [Refused].
+	Kind Kind `json:"kind"`
+	// Node is the registration's name, when one was involved.
+	Node string `json:"node,omitempty"`
+	// MAC is the matched MAC, or the posted ones separated by commas.
+	MAC string `json:"mac,omitempty"`
+	// Serial is the posted DMI system serial.
+	Serial string `json:"serial,omitempty"`
+	// ClientIP is the address the request came from.
+	ClientIP string `json:"client_ip,omitempty"`
+	// Status is the HTTP status of the reply.
+	Status int `json:"status,omitempty"`
+	// Detail says why, in words (for example the match reason).
+	Detail string `json:"detail,omitempty"`
+}
+
+// Record is an event as a [Store] keeps it: with its id, which a reader
+// passes back to resume after it.
+type Record struct {
+	// ID names the event's place in its store; ids are opaque.
+	ID string
+	// Event is the event.
+	Event Event
+}
+
+// FromNow, as the id to read or follow after, asks for the events
+// appended from now on only. The empty id asks for the oldest kept.
+const FromNow = "now"
+
+// ErrBadID is matched by the error of [Store.Read] and [Store.Follow]
+// for an id the store never gave (malformed, or of another store).
+var ErrBadID = errors.New("not an event id of this store")
+
+// Store keeps the events of one state: the events of every writer on
+// it, in one order. An implementation is safe for concurrent use, and
+// for several processes or hosts appending to the same state where it
+// says so (the file store is).
+//
+// Every store must pass the conformance suite, events/eventstest.
+type Store interface {
+	// Append adds evs, in order, after every event appended before it
+	// returned. A zero Time is set to now.
+	Append(ctx context.Context, evs ...Event) error
+	// Read returns up to max events (max <= 0: all) after the event of
+	// id, oldest first: "" reads from the oldest event kept, [FromNow]
+	// reads none. An id whose event the store no longer keeps (its size
+	// bound dropped it) reads from the oldest kept. Errors: [ErrBadID].
+	Read(ctx context.Context, after string, max int) ([]Record, error)
+	// Follow calls fn with each event after the event of id (as Read
+	// takes it), then with each one appended later, as soon as it is,
+	// until ctx ends (it returns ctx's error) or fn returns an error
+	// (returned). Errors: [ErrBadID].
+	Follow(ctx context.Context, after string, fn func(Record) error) error
+}

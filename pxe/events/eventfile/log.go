@@ -1,0 +1,231 @@
+package eventfile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/pxe/events"
+)
+
+// FileName is the event log's name in the state folder.
+const FileName = "events.jsonl"
+
+// MaxSize is the size at which the event log is rotated by default:
+// 8 MiB, tens of thousands of events, enough for the history of many
+// windows.
+const MaxSize = 8 << 20
+
+// DefaultPoll is how often [Store.Follow] looks for events other
+// processes appended; this process's own appends wake it at once.
+const DefaultPoll = 200 * time.Millisecond
+
+// Path returns the event log's path in stateDir.
+func Path(stateDir string) string { return filepath.Join(stateDir, FileName) }
+
+// Options tune a [Store]; the zero value is the default.
+type Options struct {
+	// MaxSize is the size in bytes at which the log is rotated. Zero
+	// means [MaxSize].
+	MaxSize int64
+	// Poll is how often Follow looks for other processes' events. Zero
+	// means [DefaultPoll].
+	Poll time.Duration
+}
+
+// Store is the event log at one path, an [events.Store]. Each event is
+// one write to a file opened with O_APPEND, so concurrent writers
+// (goroutines or processes) never interleave within a line.
+//
+// The log is bounded: once it holds MaxSize bytes it is renamed to
+// <path>.1 (replacing an older one) and a new file is started, so the
+// two never hold more than twice that.
+//
+// The file is opened for appending on the first Append, so a Store that
+// only reads creates nothing. Open one Store per log in a process and
+// share it: its followers learn of its appends at once. Safe for
+// concurrent use.
+type Store struct {
+	path string
+	max  int64
+	poll time.Duration
+
+	mu   sync.Mutex
+	f    *os.File
+	size int64
+	shut bool
+
+	// woken is closed (and replaced) by each append, to wake followers.
+	wakeMu sync.Mutex
+	woken  chan struct{}
+}
+
+var _ events.Store = (*Store)(nil)
+
+// Open returns the store of the event log at path. It does no I/O.
+func Open(path string, opts Options) *Store {
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = MaxSize
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultPoll
+	}
+	return &Store{path: path, max: opts.MaxSize, poll: opts.Poll, woken: make(chan struct{})}
+}
+
+// Path returns the log's path.
+func (s *Store) Path() string { return s.path }
+
+// openFile opens the log for appending, creating it with mode 0600. If
+// the file does not end in a newline (a writer died mid-line), it adds
+// one, so the torn line stays a line of its own. Called with mu held.
+func (s *Store) openFile() error {
+	f, err := openAppend(s.path)
+	if err != nil {
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	}
+	if torn, err := endsTorn(s.path); err != nil {
+		f.Close()
+		return fmt.Errorf("open event log %s: %w", s.path, err)
+	} else if torn {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			f.Close()
+			return fmt.Errorf("open event log %s: %w", s.path, err)
+		}
+	}
+	s.f, s.size = f, 0
+	if fi, err := f.Stat(); err == nil {
+		s.size = fi.Size()
+	}
+	return nil
+}
+
+// openAppend opens path for appending, creating it with mode 0600,
+// without blocking on a FIFO and only if it is a regular file.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = regularfile.ErrNotRegular
+		}
+		return nil, err
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), false); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func endsTorn(path string) (bool, error) {
+	r, err := regularfile.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	fi, err := r.Stat()
+	if err != nil || fi.Size() == 0 {
+		return false, err
+	}
+	b := make([]byte, 1)
+	if _, err := r.ReadAt(b, fi.Size()-1); err != nil {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// Append writes each of evs as one JSON line, in order.
+func (s *Store) Append(_ context.Context, evs ...events.Event) error {
+	lines := make([][]byte, 0, len(evs))
+	for _, e := range evs {
+		if e.Time.IsZero() {
+			e.Time = time.Now().UTC()
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("append event: %w", err)
+		}
+		lines = append(lines, append(line, '\n'))
+	}
+	err := s.write(lines)
+	s.wake()
+	return err
+}
+
+func (s *Store) write(lines [][]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut {
+		return fmt.Errorf("append event: %w", os.ErrClosed)
+	}
+	if s.f == nil {
+		if err := s.openFile(); err != nil {
+			return err
+		}
+	}
+	for _, line := range lines {
+		if s.size+int64(len(line)) > s.max && s.size > 0 {
+			if err := s.rotate(); err != nil {
+				return err
+			}
+		}
+		n, err := s.f.Write(line)
+		s.size += int64(n)
+		if err != nil {
+			return fmt.Errorf("append event to %s: %w", s.path, err)
+		}
+	}
+	return nil
+}
+
+// rotate renames the full log to <path>.1 and starts a new one.
+func (s *Store) rotate() error {
+	if err := os.Rename(s.path, s.path+".1"); err != nil {
+		return fmt.Errorf("rotate event log %s: %w", s.path, err)
+	}
+	f, err := openAppend(s.path)
+	if err != nil {
+		return fmt.Errorf("rotate event log %s: %w", s.path, err)
+	}
+	s.f.Close()
+	s.f, s.size = f, 0
+	return nil
+}
+
+// wake tells the followers that events were appended.
+func (s *Store) wake() {
+	s.wakeMu.Lock()
+	close(s.woken)
+	s.woken = make(chan struct{})
+	s.wakeMu.Unlock()
+}
+
+// appended returns a channel closed at the next append.
+func (s *Store) appended() <-chan struct{} {
+	s.wakeMu.Lock()
+	defer s.wakeMu.Unlock()
+	return s.woken
+}
+
+// Close closes the file; later appends fail. Reads go on.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shut = true
+	if s.f == nil {
+		return nil
+	}
+	err := s.f.Close()
+	s.f = nil
+	return err
+}
