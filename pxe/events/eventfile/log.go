@@ -47,6 +47,12 @@ type Options struct {
 // <path>.1 (replacing an older one) and a new file is started, so the
 // two never hold more than twice that.
 //
+// Several writers, in one process or several, append and rotate under
+// an exclusive lock (flock) of <path>.lock: each checks, under it, that
+// its file is still the log (another writer may have rotated it away)
+// and how large the log is, so no event lands in a rotated part after a
+// reader moved on, and no writer rotates by a size it counted alone.
+//
 // The file is opened for appending on the first Append, so a Store that
 // only reads creates nothing. Open one Store per log in a process and
 // share it: its followers learn of its appends at once. Safe for
@@ -57,8 +63,8 @@ type Store struct {
 	poll time.Duration
 
 	mu   sync.Mutex
-	f    *os.File
-	size int64
+	f    *os.File // the log, as this Store last opened it
+	lock *os.File // <path>.lock, flock'd around each append
 	shut bool
 
 	// woken is closed (and replaced) by each append, to wake followers.
@@ -99,10 +105,7 @@ func (s *Store) openFile() error {
 			return fmt.Errorf("open event log %s: %w", s.path, err)
 		}
 	}
-	s.f, s.size = f, 0
-	if fi, err := f.Stat(); err == nil {
-		s.size = fi.Size()
-	}
+	s.f = f
 	return nil
 }
 
@@ -168,19 +171,30 @@ func (s *Store) write(lines [][]byte) error {
 	if s.shut {
 		return fmt.Errorf("append event: %w", os.ErrClosed)
 	}
-	if s.f == nil {
-		if err := s.openFile(); err != nil {
-			return err
+	if s.lock == nil {
+		l, err := openLock(s.path + ".lock")
+		if err != nil {
+			return fmt.Errorf("append event: %w", err)
 		}
+		s.lock = l
+	}
+	if err := flock(s.lock, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("append event: lock %s: %w", s.lock.Name(), err)
+	}
+	defer flock(s.lock, syscall.LOCK_UN)
+	size, err := s.current()
+	if err != nil {
+		return err
 	}
 	for _, line := range lines {
-		if s.size+int64(len(line)) > s.max && s.size > 0 {
+		if size+int64(len(line)) > s.max && size > 0 {
 			if err := s.rotate(); err != nil {
 				return err
 			}
+			size = 0
 		}
 		n, err := s.f.Write(line)
-		s.size += int64(n)
+		size += int64(n)
 		if err != nil {
 			return fmt.Errorf("append event to %s: %w", s.path, err)
 		}
@@ -188,7 +202,56 @@ func (s *Store) write(lines [][]byte) error {
 	return nil
 }
 
-// rotate renames the full log to <path>.1 and starts a new one.
+// current makes s.f the log at path (reopening it when another writer
+// rotated it away) and returns its size. Called with the lock held.
+func (s *Store) current() (int64, error) {
+	if s.f != nil {
+		cur, err := os.Stat(s.path)
+		mine, ferr := s.f.Stat()
+		if err == nil && ferr == nil && os.SameFile(cur, mine) {
+			return mine.Size(), nil
+		}
+		s.f.Close()
+		s.f = nil
+	}
+	if err := s.openFile(); err != nil {
+		return 0, err
+	}
+	fi, err := s.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("append event to %s: %w", s.path, err)
+	}
+	return fi.Size(), nil
+}
+
+// openLock opens (creating, mode 0600) the lock file at path.
+func openLock(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s: %w", path, regularfile.ErrNotRegular)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// flock applies how (LOCK_EX, LOCK_UN) to f, retrying when interrupted.
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// rotate renames the full log to <path>.1 and starts a new one. Called
+// with the lock held.
 func (s *Store) rotate() error {
 	if err := os.Rename(s.path, s.path+".1"); err != nil {
 		return fmt.Errorf("rotate event log %s: %w", s.path, err)
@@ -198,7 +261,7 @@ func (s *Store) rotate() error {
 		return fmt.Errorf("rotate event log %s: %w", s.path, err)
 	}
 	s.f.Close()
-	s.f, s.size = f, 0
+	s.f = f
 	return nil
 }
 
@@ -222,10 +285,14 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shut = true
-	if s.f == nil {
-		return nil
+	var err error
+	if s.f != nil {
+		err = s.f.Close()
+		s.f = nil
 	}
-	err := s.f.Close()
-	s.f = nil
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
 	return err
 }

@@ -186,6 +186,14 @@ func (t *tail) next() ([]events.Record, error) {
 		if err != nil || len(recs) > 0 {
 			return recs, err
 		}
+		// The file was rotated away. When the rotated part is another
+		// file, the log rotated twice: that one comes next.
+		if old, err := os.Stat(t.path + ".1"); err == nil && inode(old) != t.ino {
+			if err := t.openAt(t.path+".1", true, inode(old), 0); err != nil {
+				return nil, err
+			}
+			return t.read()
+		}
 		return t.moveOn()
 	}
 	return nil, nil
