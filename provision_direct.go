@@ -11,26 +11,27 @@ import (
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // DefaultProvisionerDir is node-provisioner's default state folder.
-const DefaultProvisionerDir = "/var/lib/node-provisioner"
+const DefaultProvisionerDir = state.DefaultDir
 
 // EnvProvisionerDir is node-provisioner's variable for its state folder,
 // read by [Project.ProvisionerDir] too.
-const EnvProvisionerDir = "NODE_PROVISIONER_STATE_DIR"
+const EnvProvisionerDir = state.EnvDir
 
 // EnvProvisionerSecretsDir is node-provisioner's variable for its secrets
 // folder, where a local pxe platform's BMC passwords go.
-const EnvProvisionerSecretsDir = "NODE_PROVISIONER_SECRETS_DIR"
+const EnvProvisionerSecretsDir = state.EnvSecretsDir
 
 // EnvProvisionerToken holds the bearer token for node-provisioner's
 // management API; it is read from nowhere else.
-const EnvProvisionerToken = "NODE_PROVISIONER_TOKEN"
+const EnvProvisionerToken = state.EnvToken
 
 // EnvProvisionerFingerprint pins the API's certificate when the platform
 // names none.
-const EnvProvisionerFingerprint = "NODE_PROVISIONER_FINGERPRINT"
+const EnvProvisionerFingerprint = state.EnvFingerprint
 
 // ErrInvalidProvisioner: a platform's infrastructure.provisioner_url,
 // provisioner_fingerprint or provisioner_token cannot be used.

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -139,17 +140,12 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 // refusing site settings that every answer would fail on.
 func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	cfg := &s.cfg
-	store, err := registry.Open(cfg.StateDir, s.log)
+	stores, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}
-	secretsDir := cfg.SecretsDir
-	if secretsDir == "" {
-		if secretsDir, err = registry.DefaultSecretsDir(); err != nil {
-			return nil, err
-		}
-	}
-	sec, err := registry.OpenSecretStore(secretsDir)
+	store := stores.Registrations()
+	sec, err := stores.Secrets()
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +165,7 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	pending, err := store.Pending(ctx)
+	pending, err := registry.Pending(ctx, store)
 	if err == nil && len(pending) == 0 {
 		s.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
 	}

@@ -13,11 +13,12 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // bmcPasswordEnv holds a BMC password for register (never a flag value:
 // a process's arguments are public).
-const bmcPasswordEnv = "NODE_PROVISIONER_BMC_PASSWORD"
+const bmcPasswordEnv = state.EnvBMCPassword
 
 // bmcFlags are register's BMC flags.
 type bmcFlags struct {

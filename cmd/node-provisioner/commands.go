@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -79,13 +80,14 @@ func (a *app) registerCmd() *cobra.Command {
 					res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 				}
 			} else {
-				var reg *registry.Store
-				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
+				var stores *state.Stores
+				if stores, err = a.stores(); err != nil {
 					return err
 				}
+				reg := stores.Registrations()
 				if r.BMC != nil {
 					// The password first: a registration with a BMC always has one.
-					secrets, err := registry.OpenSecretStore(a.secretsDir)
+					secrets, err := stores.Secrets()
 					if err != nil {
 						return err
 					}
@@ -166,11 +168,11 @@ func (a *app) unregisterCmd() *cobra.Command {
 			if c != nil {
 				err = c.Unregister(cmd.Context(), args[0])
 			} else {
-				var reg *registry.Store
-				if reg, err = registry.Open(a.stateDir, a.log); err != nil {
+				var stores *state.Stores
+				if stores, err = a.stores(); err != nil {
 					return err
 				}
-				if err = reg.Delete(cmd.Context(), args[0]); err == nil {
+				if err = stores.Registrations().Delete(cmd.Context(), args[0]); err == nil {
 					err = power.Forget(cmd.Context(), a.bmcRequest(args[0]))
 				}
 			}
@@ -195,11 +197,11 @@ func (a *app) rearmCmd() *cobra.Command {
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			reg, err := registry.Open(a.stateDir, a.log)
+			stores, err := a.stores()
 			if err != nil {
 				return err
 			}
-			err = reg.Rearm(cmd.Context(), args[0], force)
+			err = stores.Registrations().Rearm(cmd.Context(), args[0], force)
 			if errors.Is(err, registry.ErrDelivered) {
 				return usageError(fmt.Errorf("%w (--force re-arms it anyway)", err))
 			}
@@ -292,9 +294,14 @@ func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
 	if c != nil {
 		return c.Nodes(ctx)
 	}
-	reg, err := registry.Open(a.stateDir, a.log)
+	stores, err := a.stores()
 	if err != nil {
 		return nil, err
 	}
-	return registry.Status(ctx, reg, a.stateDir)
+	return registry.Status(ctx, stores.Registrations(), a.stateDir)
+}
+
+// stores opens the stores of --state-dir.
+func (a *app) stores() (*state.Stores, error) {
+	return state.Open(a.stateDir, state.Options{SecretsDir: a.secretsDir, Logger: a.log})
 }

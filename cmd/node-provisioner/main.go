@@ -16,10 +16,11 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // DefaultStateDir is where registrations, assets and the event log live.
-const DefaultStateDir = "/var/lib/node-provisioner"
+const DefaultStateDir = state.DefaultDir
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -98,16 +99,16 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 // environment and the defaults.
 func (a *app) defaults() (err error) {
 	if a.stateDir == "" {
-		a.stateDir = envOr("NODE_PROVISIONER_STATE_DIR", DefaultStateDir)
+		a.stateDir = envOr(state.EnvDir, DefaultStateDir)
 	}
 	if a.secretsDir == "" {
-		a.secretsDir = os.Getenv("NODE_PROVISIONER_SECRETS_DIR")
+		a.secretsDir = os.Getenv(state.EnvSecretsDir)
 	}
 	if a.server == "" {
-		a.server = os.Getenv("NODE_PROVISIONER_SERVER")
+		a.server = os.Getenv(state.EnvServer)
 	}
 	if a.fingerprint == "" {
-		a.fingerprint = os.Getenv("NODE_PROVISIONER_FINGERPRINT")
+		a.fingerprint = os.Getenv(state.EnvFingerprint)
 	}
 	if a.secretsDir == "" {
 		if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // Registry is where a pxe platform's registrations are kept: a
@@ -89,35 +90,32 @@ func (l *LocalRegistry) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if ok, err := l.exists(); !ok || err != nil {
 		return nil, errors.Join(err, ctx.Err())
 	}
-	reg, err := registry.Open(l.Dir, l.Logger)
+	stores, err := l.open()
 	if err != nil {
 		return nil, err
 	}
-	return registry.Status(ctx, reg, l.Dir)
+	return registry.Status(ctx, stores.Registrations(), l.Dir)
 }
 
 // Register writes r with [registry.Store.Register] (0600, in a 0700
 // folder).
 func (l *LocalRegistry) Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
-	reg, err := registry.Open(l.Dir, l.Logger)
+	stores, err := l.open()
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
-	return reg.Register(ctx, r, opts)
+	return stores.Registrations().Register(ctx, r, opts)
 }
 
 // RegisterWithBMCPassword writes the BMC password (0600, in the secrets
 // folder), then the registration: a registration is never left with a
 // BMC and no password.
 func (l *LocalRegistry) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
-	dir := l.SecretsDir
-	if dir == "" {
-		var err error
-		if dir, err = registry.DefaultSecretsDir(); err != nil {
-			return registry.RegisterResult{}, err
-		}
+	stores, err := l.open()
+	if err != nil {
+		return registry.RegisterResult{}, err
 	}
-	secrets, err := registry.OpenSecretStore(dir)
+	secrets, err := stores.Secrets()
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
@@ -134,11 +132,16 @@ func (l *LocalRegistry) Unregister(ctx context.Context, name string) error {
 	} else if !ok {
 		return fmt.Errorf("unregister %s: %w", name, registry.ErrNotFound)
 	}
-	reg, err := registry.Open(l.Dir, l.Logger)
+	stores, err := l.open()
 	if err != nil {
 		return err
 	}
-	return reg.Delete(ctx, name)
+	return stores.Registrations().Delete(ctx, name)
+}
+
+// open opens the folder's stores.
+func (l *LocalRegistry) open() (*state.Stores, error) {
+	return state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
 }
 
 // open returns the registry of a location: the API's when it names one

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -51,10 +52,13 @@ type Config struct {
 	// StateDir is node-provisioner's state folder: registrations, the
 	// event log, the window record. Required.
 	StateDir string
-	// Registry is the registrations of StateDir. Required.
-	Registry *registry.Store
+	// Registry is the registrations. Required.
+	Registry registry.Registrations
 	// Tokens are the API's tokens. Required.
-	Tokens *apitoken.Store
+	Tokens apitoken.Tokens
+	// Replies keeps the idempotency records; nil opens the state
+	// folder's ([OpenReplies] of <StateDir>/api).
+	Replies Replies
 	// Windows runs windows; nil refuses opening and closing.
 	Windows Windows
 	// Power runs the machines' BMCs and keeps their passwords; nil
@@ -94,7 +98,7 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	limiter *limiter
-	idem    *idempotency
+	idem    Replies
 	streams atomic.Int64 // event streams open
 
 	streamsMu sync.Mutex
@@ -131,9 +135,12 @@ func New(cfg Config) (*Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	idem, err := openIdempotency(cfg.Tokens.Dir(), log)
-	if err != nil {
-		return nil, err
+	idem := cfg.Replies
+	if idem == nil {
+		var err error
+		if idem, err = OpenReplies(filepath.Join(cfg.StateDir, apitoken.DirName), log); err != nil {
+			return nil, err
+		}
 	}
 	h := &Handler{cfg: cfg, log: log, mux: http.NewServeMux(), limiter: newLimiter(cfg.MaxAuthFailures, cfg.AuthFailureWindow), idem: idem}
 	routes := map[string]struct {

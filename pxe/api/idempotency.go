@@ -26,6 +26,29 @@ const idempotencyTTL = 24 * time.Hour
 // maxIdempotencyKey is the longest key taken.
 const maxIdempotencyKey = 255
 
+// Replies is the store of idempotency records: the reply of each POST
+// by its Idempotency-Key, kept a day, so that a repeat (also after a
+// restart) gets the same reply. [OpenReplies] is the state folder's.
+type Replies interface {
+	// Lock serialises the requests of one key; the func unlocks.
+	Lock(key string) (unlock func())
+	// Get returns the reply kept for key, nil for none (or one past its
+	// day).
+	Get(key string) (*Reply, error)
+	// Put keeps r for key.
+	Put(key string, r Reply) error
+}
+
+// OpenReplies opens the idempotency records kept in apiDir/idempotency
+// (0700, one 0600 file per key named by its hash), removing those past
+// their day.
+func OpenReplies(apiDir string, log *slog.Logger) (Replies, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return openIdempotency(apiDir, log)
+}
+
 // idempotency keeps the replies of POSTs by their Idempotency-Key, one
 // file per key (named by the key's hash), so that a repeat after a
 // restart gets the same reply.
@@ -38,8 +61,8 @@ type idempotency struct {
 	expired time.Time // when expire last ran
 }
 
-// reply is a kept reply.
-type reply struct {
+// Reply is a kept reply.
+type Reply struct {
 	// Request is the hex SHA-256 of the token name, method, path and
 	// body of the first request.
 	Request string    `json:"request"`
@@ -80,7 +103,7 @@ func (i *idempotency) expire(now time.Time) {
 func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 
 // lock serialises the requests of one key; the func unlocks.
-func (i *idempotency) lock(key string) func() {
+func (i *idempotency) Lock(key string) func() {
 	h := keyHash(key)
 	m := &i.locks[h[0]%byte(len(i.locks))]
 	m.Lock()
@@ -92,8 +115,8 @@ func (i *idempotency) path(key string) string {
 	return filepath.Join(i.dir, hex.EncodeToString(h[:])+".json")
 }
 
-// get returns the reply kept for key, nil for none.
-func (i *idempotency) get(key string) (*reply, error) {
+// Get returns the reply kept for key, nil for none.
+func (i *idempotency) Get(key string) (*Reply, error) {
 	data, err := regularfile.Read(i.path(key), MaxBody*4)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -101,7 +124,7 @@ func (i *idempotency) get(key string) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	var r reply
+	var r Reply
 	if err := json.Unmarshal(data, &r); err != nil {
 		// A file cut short cannot be: writes are atomic. Take it as none.
 		i.log.Warn("api: unreadable idempotency record; ignored", "file", i.path(key), "err", err)
@@ -113,9 +136,9 @@ func (i *idempotency) get(key string) (*reply, error) {
 	return &r, nil
 }
 
-// put keeps the reply for key; once an hour it also removes the
+// Put keeps the reply for key; once an hour it also removes the
 // replies past their day.
-func (i *idempotency) put(key string, r reply) error {
+func (i *idempotency) Put(key string, r Reply) error {
 	i.mu.Lock()
 	due := r.Time.Sub(i.expired) > time.Hour
 	i.mu.Unlock()

@@ -104,10 +104,10 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: want 1 to %d printable ASCII characters", IdempotencyHeader, maxIdempotencyKey), IdempotencyHeader)
 		return
 	}
-	unlock := h.idem.lock(key)
+	unlock := h.idem.Lock(key)
 	defer unlock()
 	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, withoutPassword(body))
-	prev, err := h.idem.get(key)
+	prev, err := h.idem.Get(key)
 	if err != nil {
 		h.internal(w, "read idempotency record", err)
 		return
@@ -128,7 +128,7 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 	// Only a done registration is kept: a refusal may be retried after
 	// the cause is gone (a pin freed, a server error passed).
 	if rec.status >= 200 && rec.status < 300 {
-		if err := h.idem.put(key, reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
+		if err := h.idem.Put(key, Reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
 			h.log.Error("api: cannot keep the reply for its idempotency key; a repeat registers again", "err", err)
 		}
 	}

@@ -9,14 +9,15 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // DefaultAddr is where the API listens: port 8091 on every address.
@@ -110,15 +111,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	reg, err := registry.Open(d.cfg.StateDir, d.log)
+	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Logger: d.log})
 	if err != nil {
 		return err
 	}
-	tokens, err := apitoken.Open(d.cfg.StateDir, d.log)
+	tokens, err := stores.Tokens()
 	if err != nil {
 		return err
 	}
-	defer tokens.Flush()
+	if f, ok := tokens.(interface{ Flush() }); ok {
+		defer f.Flush() // the last-used times kept in memory
+	}
 	lk, err := lockRunning(ctx, d.cfg.StateDir)
 	if err != nil {
 		return err
@@ -143,10 +146,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer evs.Close()
 	wcfg := d.cfg.Window
 	wcfg.Events = evs
-	win := newWindows(ctx, d.cfg.StateDir, wcfg, tokens.Dir(), d.log)
+	win := newWindows(ctx, d.cfg.StateDir, wcfg, filepath.Join(d.cfg.StateDir, apitoken.DirName), d.log)
 	defer win.shutdown()
-	pw := &bmcs{stateDir: d.cfg.StateDir, secretsDir: d.cfg.Window.SecretsDir, events: evs, log: d.log}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: reg, Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
+	pw := &bmcs{stateDir: d.cfg.StateDir, stores: stores, events: evs, log: d.log}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -5,26 +5,31 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // bmcs is the API's [api.Power] over package power: the registrations
 // and event log of the state folder, the BMC passwords of the secrets
 // folder.
 type bmcs struct {
-	stateDir, secretsDir string
-	events               events.Store
-	log                  *slog.Logger
+	stateDir string
+	stores   *state.Stores
+	events   events.Store
+	log      *slog.Logger
 }
 
 var _ api.Power = (*bmcs)(nil)
 
-func (b *bmcs) req(name string) power.Request {
-	return power.Request{StateDir: b.stateDir, SecretsDir: b.secretsDir, Name: name, Events: b.events, Logger: b.log}
+func (b *bmcs) req(name string) (power.Request, error) {
+	secrets, err := b.stores.Secrets()
+	if err != nil {
+		return power.Request{}, err
+	}
+	return power.Request{StateDir: b.stateDir, Registrations: b.stores.Registrations(), Secrets: secrets, Name: name, Events: b.events, Logger: b.log}, nil
 }
 
 // classify marks err for the API's status codes.
@@ -48,12 +53,20 @@ func (m *marked) Error() string   { return m.err.Error() }
 func (m *marked) Unwrap() []error { return []error{m.kind, m.err} }
 
 func (b *bmcs) Power(ctx context.Context, name, action string) (string, error) {
-	p, err := power.Node(ctx, b.req(name), power.Action(action))
+	req, err := b.req(name)
+	if err != nil {
+		return "", err
+	}
+	p, err := power.Node(ctx, req, power.Action(action))
 	return string(p), classify(err)
 }
 
 func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
-	res, err := power.Boot(ctx, b.req(name))
+	req, err := b.req(name)
+	if err != nil {
+		return api.BootReply{}, err
+	}
+	res, err := power.Boot(ctx, req)
 	if err != nil {
 		return api.BootReply{}, classify(err)
 	}
@@ -61,10 +74,10 @@ func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
 }
 
 func (b *bmcs) SetPassword(name, password string) error {
-	s, err := registry.OpenSecretStore(b.secretsDir)
+	secrets, err := b.stores.Secrets()
 	if err != nil {
 		return err
 	}
-	_, err = s.WriteBMCPassword(name, password)
+	_, err = secrets.WriteBMCPassword(name, password)
 	return err
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -65,6 +66,10 @@ type Request struct {
 	StateDir string
 	// SecretsDir holds the BMC password (<name>.bmc.pw).
 	SecretsDir string
+	// Registrations and Secrets are the stores to use; nil opens
+	// StateDir's and SecretsDir's ([state.Open]).
+	Registrations registry.Registrations
+	Secrets       registry.Secrets
 	// Name is the node.
 	Name string
 	// Options tune the BMC driver (timeouts, retries); the registration
@@ -187,9 +192,13 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 // findRegistration returns node name's registration, pending or else
 // consumed, with a BMC.
 func findRegistration(ctx context.Context, req Request) (registry.Registration, bool, error) {
-	reg, err := registry.Open(req.StateDir, req.Logger)
-	if err != nil {
-		return registry.Registration{}, false, err
+	reg := req.Registrations
+	if reg == nil {
+		stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
+		if err != nil {
+			return registry.Registration{}, false, err
+		}
+		reg = stores.Registrations()
 	}
 	r, err := reg.Get(ctx, req.Name)
 	pending := err == nil
@@ -214,9 +223,12 @@ func findRegistration(ctx context.Context, req Request) (registry.Registration, 
 }
 
 func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {
-	secrets, err := registry.OpenSecretStore(req.SecretsDir)
-	if err != nil {
-		return nil, err
+	secrets := req.Secrets
+	if secrets == nil {
+		var err error
+		if secrets, err = registry.OpenSecretStore(req.SecretsDir); err != nil {
+			return nil, err
+		}
 	}
 	pw, err := secrets.ReadBMCPassword(r.Name)
 	if err != nil {

@@ -1,0 +1,22 @@
+package apitoken
+
+import "context"
+
+// Tokens is the store of the API's tokens: their hashes and scopes,
+// never a token. [*Store] is the state folder's implementation.
+type Tokens interface {
+	// Create makes a token under name with scope and returns it, once.
+	Create(ctx context.Context, name string, scope Scope) (string, error)
+	// Revoke removes the token name, which is refused from then on.
+	Revoke(ctx context.Context, name string) error
+	// List returns the tokens sorted by name.
+	List(ctx context.Context) ([]Token, error)
+	// Authenticate returns the stored token whose hash is token's, or an
+	// error wrapping [ErrUnknownToken]; it compares in constant time.
+	Authenticate(ctx context.Context, token string) (Token, error)
+	// Recheck returns t as stored now, for a request that lasts: an
+	// error wrapping [ErrUnknownToken] once it was revoked or made again.
+	Recheck(ctx context.Context, t Token) (Token, error)
+}
+
+var _ Tokens = (*Store)(nil)

@@ -1,0 +1,141 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+)
+
+// The environment variables of node-provisioner's settings, read by both
+// binaries and the SDK's local provisioning.
+const (
+	// EnvDir names the state folder (or store URL).
+	EnvDir = "NODE_PROVISIONER_STATE_DIR"
+	// EnvSecretsDir names the secrets folder.
+	EnvSecretsDir = "NODE_PROVISIONER_SECRETS_DIR"
+	// EnvServer is the management API's URL, for remote mode.
+	EnvServer = "NODE_PROVISIONER_SERVER"
+	// EnvToken is the management API's bearer token.
+	EnvToken = "NODE_PROVISIONER_TOKEN"
+	// EnvFingerprint pins the management API's certificate.
+	EnvFingerprint = "NODE_PROVISIONER_FINGERPRINT"
+	// EnvBMCPassword carries a BMC password to register, never an
+	// argument.
+	EnvBMCPassword = "NODE_PROVISIONER_BMC_PASSWORD"
+)
+
+// DefaultDir is the state folder when none is set.
+const DefaultDir = "/var/lib/node-provisioner"
+
+// ErrUnknownScheme is wrapped by [Open]'s error for a setting with a
+// scheme no store is built for.
+var ErrUnknownScheme = errors.New("unknown store scheme")
+
+// ErrNotBuilt is wrapped by [Open]'s error for a scheme whose store is
+// not in this build yet (postgres://).
+var ErrNotBuilt = errors.New("store not built yet")
+
+// Options tune [Open].
+type Options struct {
+	// SecretsDir is the secrets folder; empty means
+	// [registry.DefaultSecretsDir].
+	SecretsDir string
+	// Logger receives the stores' logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Stores are the stores of one setting. The registrations are opened by
+// [Open]; the secrets and the tokens when first asked for.
+type Stores struct {
+	dir  string
+	opts Options
+	regs registry.Registrations
+
+	mu      sync.Mutex
+	secrets registry.Secrets
+	tokens  apitoken.Tokens
+}
+
+var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// Open opens the stores setting names: a state folder's path (created
+// 0700 if missing), or file://PATH. postgres:// and postgresql:// are
+// refused with [ErrNotBuilt], any other scheme with [ErrUnknownScheme].
+func Open(setting string, o Options) (*Stores, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if setting == "" {
+		return nil, errors.New("state: no state folder or store URL given")
+	}
+	dir := setting
+	if m := schemeRE.FindStringSubmatch(setting); m != nil {
+		switch scheme := strings.ToLower(m[1]); scheme {
+		case "file":
+			dir = strings.TrimPrefix(setting[len(m[0]):], "localhost")
+			if !filepath.IsAbs(dir) {
+				return nil, fmt.Errorf("state %q: a file:// URL needs an absolute path, such as file:///var/lib/node-provisioner", setting)
+			}
+		case "postgres", "postgresql":
+			return nil, fmt.Errorf("state: %w: %s:// (PostgreSQL) comes in a later release; give a state folder", ErrNotBuilt, scheme)
+		default:
+			return nil, fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
+		}
+	}
+	regs, err := registry.Open(dir, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	return &Stores{dir: dir, opts: o, regs: regs}, nil
+}
+
+// Dir returns the state folder, which also keeps what has no store yet
+// (the event log, the window record, first-boot files, boot assets).
+func (s *Stores) Dir() string { return s.dir }
+
+// Registrations returns the registrations.
+func (s *Stores) Registrations() registry.Registrations { return s.regs }
+
+// Secrets opens the nodes' secrets (the secrets folder, 0700) once.
+func (s *Stores) Secrets() (registry.Secrets, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secrets != nil {
+		return s.secrets, nil
+	}
+	dir := s.opts.SecretsDir
+	if dir == "" {
+		var err error
+		if dir, err = registry.DefaultSecretsDir(); err != nil {
+			return nil, err
+		}
+	}
+	sec, err := registry.OpenSecretStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.secrets = sec
+	return sec, nil
+}
+
+// Tokens opens the API's tokens once.
+func (s *Stores) Tokens() (apitoken.Tokens, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tokens != nil {
+		return s.tokens, nil
+	}
+	t, err := apitoken.Open(s.dir, s.opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s.tokens = t
+	return t, nil
+}
