@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // TestRemoteProvision is issue 15's whole path across two hosts: the
@@ -140,10 +142,10 @@ func TestRemoteProvision(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	seen := watchOut.String()
-	_, events, _ := strings.Cut(seen, "Events (until interrupted):")
+	_, printed, _ := strings.Cut(seen, "Events (until interrupted):")
 	last := -1
-	for _, step := range []string{"dhcp-offer", "script", "kernel", "initrd", "answer", "installed"} {
-		loc := regexp.MustCompile(`(?m)^\s+\d\d:\d\d:\d\d ` + step + `\s+(metal-control-001|52:54:00:77:09:11)\b`).FindStringIndex(events)
+	for _, step := range []events.Kind{events.DHCPOffer, events.Script, events.Kernel, events.Initrd, events.Answer, events.Installed} {
+		loc := regexp.MustCompile(`(?m)^\s+\d\d:\d\d:\d\d ` + string(step) + `\s+(metal-control-001|52:54:00:77:09:11)\b`).FindStringIndex(printed)
 		if loc == nil || loc[0] < last {
 			t.Errorf("status --watch did not print step %q of metal-control-001 after the ones before it:\n%s", step, seen)
 			break

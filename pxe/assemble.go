@@ -310,20 +310,12 @@ func (s *Server) answerTokens(ctx context.Context) ([]string, error) {
 
 // dhcpEvent is a proxy-DHCP event as the timeline takes it.
 func dhcpEvent(e dhcpserver.Event) netboot.NetEvent {
-	n := netboot.NetEvent{Time: e.Time, What: string(e.Kind), MAC: e.MAC, Arch: e.Arch, Peer: e.Peer, File: e.File, Kind: netboot.NetDHCPOffer}
-	if e.Kind == dhcpserver.EventIgnored {
-		n.Kind = netboot.NetDHCPIgnored
-	}
-	return n
+	return netboot.NetEvent{Time: e.Time, Kind: e.Kind, MAC: e.MAC, Arch: e.Arch, Peer: e.Peer, File: e.File}
 }
 
 // tftpEvent is a TFTP event as the timeline takes it.
 func tftpEvent(e tftp.Event) netboot.NetEvent {
-	n := netboot.NetEvent{Time: e.Time, What: string(e.Kind), Peer: e.Peer, File: e.File, Bytes: e.Bytes, Kind: netboot.NetTFTPSent}
-	if e.Kind != tftp.EventSent {
-		n.Kind = netboot.NetTFTPFailed
-	}
-	return n
+	return netboot.NetEvent{Time: e.Time, Kind: e.Kind, Peer: e.Peer, File: e.File, Bytes: e.Bytes}
 }
 
 // guessBase is the boot scripts' base URL when neither a DHCP interface

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkDHCPEvent(b *testing.B) {
 	for i := range evs {
 		mac := net.HardwareAddr{0x52, 0x54, 0, 0, 0, 0}
 		binary.BigEndian.PutUint32(mac[2:], uint32(i))
-		evs[i] = dhcpserver.Event{Kind: dhcpserver.EventOffer, MAC: mac, XID: "0000abcd", Arch: "7 (UEFI x86-64)", File: "snponly.efi",
+		evs[i] = dhcpserver.Event{Kind: events.DHCPOffer, MAC: mac, XID: "0000abcd", Arch: "7 (UEFI x86-64)", File: "snponly.efi",
 			Reason: "PXE client of architecture 7 (UEFI x86-64): snponly.efi over TFTP"}
 	}
 	tl := &netboot.Timeline{}

@@ -42,8 +42,8 @@ func (b *bootLab) Boot(_ context.Context, name string) (client.BootReply, error)
 	if !b.silent[name] {
 		mac := map[string]string{"metal-control-001": "52:54:00:00:00:01", "metal-control-002": "52:54:00:00:00:02"}[name]
 		go func() {
-			for _, e := range []backend.Event{{Kind: "dhcp-offer", MAC: mac}, {Kind: "script", Node: name, MAC: mac}, {Kind: "kernel", MAC: mac},
-				{Kind: "answer", Node: name, Status: 200}, {Kind: "first-boot", Status: 200}, {Kind: "installed", Node: name, Status: 200}} {
+			for _, e := range []backend.Event{{Kind: events.DHCPOffer, MAC: mac}, {Kind: events.Script, Node: name, MAC: mac}, {Kind: events.Kernel, MAC: mac},
+				{Kind: events.Answer, Node: name, Status: 200}, {Kind: events.FirstBoot, Status: 200}, {Kind: events.Installed, Node: name, Status: 200}} {
 				b.events <- e
 			}
 		}()

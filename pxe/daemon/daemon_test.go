@@ -21,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // running is a daemon started by start.
@@ -211,7 +212,7 @@ func TestEventStreamShowsBootSteps(t *testing.T) {
 	resp.Body.Close()
 	select {
 	case e := <-got:
-		if e.Kind != "script" || e.MAC != "52:54:00:00:00:01" || !strings.Contains(e.Detail, "pve1") {
+		if e.Kind != events.Script || e.MAC != "52:54:00:00:00:01" || !strings.Contains(e.Detail, "pve1") {
 			t.Errorf("event: %+v", e)
 		}
 	case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/iana"
 
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
@@ -47,7 +48,7 @@ func benchmarkHandleDiscover(b *testing.B, budget int) {
 	}
 	var offers atomic.Int64
 	onEvent := func(e Event) {
-		if e.Kind == EventOffer {
+		if e.Kind == events.DHCPOffer {
 			offers.Add(1)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
 
@@ -21,28 +22,17 @@ import (
 // short, loses its end option and is dropped as malformed.
 const maxDatagram = 4096
 
-// EventKind names what happened in an [Event].
-type EventKind string
-
-// Kinds of [Event].
-const (
-	// EventOffer: a proxy OFFER was sent.
-	EventOffer EventKind = "dhcp-offer"
-	// EventAck: a proxy ACK was sent.
-	EventAck EventKind = "dhcp-ack"
-	// EventIgnored: a PXE or HTTP boot client got no answer (Reason says
-	// why), or its reply could not be sent. Requests of other DHCP
-	// clients raise no event.
-	EventIgnored EventKind = "dhcp-ignored"
-)
-
 // Event is what the server did with one request of a network-booting
 // client, for the machine's boot timeline and for metrics.
 type Event struct {
 	// Time is when it happened.
 	Time time.Time
-	// Kind says what happened.
-	Kind EventKind
+	// Kind says what happened: [events.DHCPOffer] (a proxy OFFER was
+	// sent), [events.DHCPAck] (a proxy ACK), or [events.DHCPIgnored] (a
+	// PXE or HTTP boot client got no answer, Reason says why, or its
+	// reply could not be sent; requests of other DHCP clients raise no
+	// event).
+	Kind events.Kind
 	// MAC is the client's hardware address.
 	MAC net.HardwareAddr
 	// XID is the DHCP transaction id in hex.
@@ -347,12 +337,12 @@ func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on pro
 		}
 	}
 	if s.OnEvent != nil {
-		kind := EventIgnored
+		kind := events.DHCPIgnored
 		switch d.Type {
 		case dhcpv4.MessageTypeOffer:
-			kind = EventOffer
+			kind = events.DHCPOffer
 		case dhcpv4.MessageTypeAck:
-			kind = EventAck
+			kind = events.DHCPAck
 		}
 		s.OnEvent(Event{Time: time.Now(), Kind: kind, MAC: d.Client.MAC, XID: d.XID.String(), Arch: d.Client.ArchName(),
 			Peer: from, File: d.Boot.File, Reason: d.Reason})

@@ -136,8 +136,8 @@ func goldenPageEnv(t *testing.T) *bootEnv {
 		testReg(t, "pve1", "sda", testMAC1), testReg(t, "pve2", "sda", testMAC2), testReg(t, "pve3", "sdb"))
 	e.h.cfg.Now = func() time.Time { return atSec(59) }
 	e.h.Metrics().SetWindow(true, atSec(0).Add(90*time.Minute+5*time.Second))
-	e.h.Net(NetEvent{Kind: NetDHCPOffer, What: "dhcp-offer", MAC: mustMAC(t, testMAC1), File: "ipxe.efi", Arch: "x86-64 UEFI"})
-	e.h.Net(NetEvent{Kind: NetTFTPSent, File: "ipxe.efi", Peer: netip.MustParseAddrPort("127.0.0.1:1234"), Bytes: 1024})
+	e.h.Net(NetEvent{Kind: events.DHCPOffer, MAC: mustMAC(t, testMAC1), File: "ipxe.efi", Arch: "x86-64 UEFI"})
+	e.h.Net(NetEvent{Kind: events.TFTP, File: "ipxe.efi", Peer: netip.MustParseAddrPort("127.0.0.1:1234"), Bytes: 1024})
 	e.get(t, "/boot.ipxe?mac="+testMAC1+"&platform=efi")
 	e.get(t, "/assets/9.1-1/linux26?mac="+testMAC1)
 	e.get(t, "/assets/9.1-1/initrd-netboot.img?mac="+testMAC1, "Range", `bytes=0-1,<script>alert("x")</script>`)

@@ -8,30 +8,16 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// NetEventKind says what a [NetEvent] reports.
-type NetEventKind int
-
-// What the window's proxy-DHCP and TFTP servers report.
-const (
-	// NetDHCPOffer: a boot file was offered (DHCP offer or ACK).
-	NetDHCPOffer NetEventKind = iota + 1
-	// NetDHCPIgnored: a DHCP request got no reply.
-	NetDHCPIgnored
-	// NetTFTPSent: a TFTP download finished.
-	NetTFTPSent
-	// NetTFTPFailed: a TFTP request was refused or failed.
-	NetTFTPFailed
-)
-
 // NetEvent is a step of a network boot below HTTP, from the window's
 // proxy-DHCP or TFTP server.
 type NetEvent struct {
 	// Time is when it happened; zero means now.
 	Time time.Time
-	// Kind says what happened.
-	Kind NetEventKind
-	// What names the DHCP message ("offer", "ack"), for DHCP events.
-	What string
+	// Kind says what happened: [events.DHCPOffer] or [events.DHCPAck]
+	// (a boot file was offered), [events.DHCPIgnored] (a DHCP request
+	// got no reply), [events.TFTP] (a download finished) or
+	// [events.TFTPFailed] (a TFTP request was refused or failed).
+	Kind events.Kind
 	// MAC is the client's hardware address (DHCP only).
 	MAC net.HardwareAddr
 	// Arch is the client's architecture, in words (DHCP only).
@@ -59,19 +45,19 @@ func (h *Handler) Net(e NetEvent) {
 		mac = e.MAC.String()
 	}
 	switch e.Kind {
-	case NetDHCPOffer:
+	case events.DHCPOffer, events.DHCPAck:
 		m.DHCPOffer()
-		tl.record(at, "", mac, "", events.DHCPOffer, e.What+" "+e.File+" for "+e.Arch)
-	case NetDHCPIgnored:
+		tl.record(at, "", mac, "", events.DHCPOffer, string(e.Kind)+" "+e.File+" for "+e.Arch)
+	case events.DHCPIgnored:
 		m.DHCPIgnored()
-	case NetTFTPSent:
+	case events.TFTP:
 		m.TFTPTransfer(e.Bytes)
 		ip := ""
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
 		tl.record(at, ip, "", "", events.TFTP, e.File+" to "+e.Peer.String())
-	case NetTFTPFailed:
+	case events.TFTPFailed:
 		m.TFTPRefused()
 	}
 }

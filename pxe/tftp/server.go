@@ -16,6 +16,8 @@ import (
 	pintftp "github.com/pin/tftp/v3"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // DefaultAddr is where [Server] listens when its Addr is empty: port 69
@@ -29,25 +31,15 @@ const MaxName = 255
 // configuration it cannot serve, such as an empty Root.
 var ErrInvalidConfig = errors.New("invalid TFTP configuration")
 
-// EventKind names what happened in an [Event].
-type EventKind string
-
-// Kinds of [Event].
-const (
-	// EventSent: a download completed.
-	EventSent EventKind = "tftp-sent"
-	// EventFailed: a request was refused or its transfer failed.
-	EventFailed EventKind = "tftp-failed"
-)
-
 // Event is one download a [Server] served or refused, for the boot
 // timeline of the machine at Peer and for metrics. TFTP requests name no
 // MAC address: the caller links Peer to a machine by other means.
 type Event struct {
 	// Time is when it happened.
 	Time time.Time
-	// Kind says what happened.
-	Kind EventKind
+	// Kind says what happened: [events.TFTP] (a download completed) or
+	// [events.TFTPFailed] (a request was refused or its transfer failed).
+	Kind events.Kind
 	// Peer is the address the request came from.
 	Peer netip.AddrPort
 	// File is the file requested: the name as sent when it was refused,
@@ -212,7 +204,7 @@ type handler struct {
 	onEvent func(Event)
 }
 
-func (h *handler) event(kind EventKind, peer netip.AddrPort, file string, n int64, reason string) {
+func (h *handler) event(kind events.Kind, peer netip.AddrPort, file string, n int64, reason string) {
 	if h.onEvent != nil {
 		h.onEvent(Event{Time: time.Now(), Kind: kind, Peer: peer, File: file, Bytes: n, Reason: reason})
 	}
@@ -222,7 +214,7 @@ func (h *handler) event(kind EventKind, peer netip.AddrPort, file string, n int6
 // client is sent; it names no path of this machine.
 func (h *handler) refuse(peer netip.AddrPort, file, reason string) error {
 	h.log.Warn("TFTP request refused", "peer", peer.String(), "file", file, "reason", reason)
-	h.event(EventFailed, peer, file, 0, reason)
+	h.event(events.TFTPFailed, peer, file, 0, reason)
 	return errors.New(reason)
 }
 
@@ -271,11 +263,11 @@ func (h *handler) read(filename string, rf io.ReaderFrom) error {
 	n, err := rf.ReadFrom(transferReader{stopped: func() bool { return h.ctx.Err() != nil }, t: t, r: f})
 	if err != nil {
 		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
-		h.event(EventFailed, peer, name, n, "transfer failed: "+err.Error())
+		h.event(events.TFTPFailed, peer, name, n, "transfer failed: "+err.Error())
 		return err
 	}
 	h.log.Info("TFTP sent", "peer", peer.String(), "file", name, "bytes", n, "duration", time.Since(start).String())
-	h.event(EventSent, peer, name, n, "download complete")
+	h.event(events.TFTP, peer, name, n, "download complete")
 	return nil
 }
 

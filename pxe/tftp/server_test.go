@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	pintftp "github.com/pin/tftp/v3"
 
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/internal/pxetest"
 )
 
@@ -60,15 +61,15 @@ func newTFTPFixture(t *testing.T) *tftpFixture {
 }
 
 // startTFTP serves fx on an ephemeral loopback port.
-func startTFTP(t *testing.T, fx *tftpFixture, events *eventLog) (*net.UDPAddr, context.CancelFunc, chan error) {
+func startTFTP(t *testing.T, fx *tftpFixture, log *eventLog) (*net.UDPAddr, context.CancelFunc, chan error) {
 	t.Helper()
 	conn, err := Listen(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{Root: fx.root, Conn: conn}
-	if events != nil {
-		s.OnEvent = events.add
+	if log != nil {
+		s.OnEvent = log.add
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -107,8 +108,8 @@ type tftpError struct {
 
 func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 	fx := newTFTPFixture(t)
-	var events eventLog
-	addr, _, _ := startTFTP(t, fx, &events)
+	var got eventLog
+	addr, _, _ := startTFTP(t, fx, &got)
 
 	t.Run("a raw client sees blksize 1468 and tsize negotiated", func(t *testing.T) {
 		c := pxetest.NewTFTPClient(t)
@@ -186,26 +187,26 @@ func TestTFTPDownloadWithBlksizeAndTsize(t *testing.T) {
 
 	// Events are raised after the last ACK; give the last one a moment.
 	deadline := time.Now().Add(2 * time.Second)
-	for events.len() < 6 && time.Now().Before(deadline) {
+	for got.len() < 6 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	events.mu.Lock()
-	defer events.mu.Unlock()
+	got.mu.Lock()
+	defer got.mu.Unlock()
 	sent := 0
-	for _, e := range events.events {
-		if e.Kind == EventSent && e.File == "ipxe.efi" && e.Bytes == int64(len(fx.payload)) && e.Peer.Addr().String() == "127.0.0.1" {
+	for _, e := range got.events {
+		if e.Kind == events.TFTP && e.File == "ipxe.efi" && e.Bytes == int64(len(fx.payload)) && e.Peer.Addr().String() == "127.0.0.1" {
 			sent++
 		}
 	}
 	if sent != 3 {
-		t.Errorf("%d tftp-sent events for ipxe.efi with its size and peer, want 3 (raw, plain, leading slash): %v", sent, events.events)
+		t.Errorf("%d tftp-sent events for ipxe.efi with its size and peer, want 3 (raw, plain, leading slash): %v", sent, got.events)
 	}
 }
 
 func TestTFTPRefusals(t *testing.T) {
 	fx := newTFTPFixture(t)
-	var events eventLog
-	addr, _, _ := startTFTP(t, fx, &events)
+	var got eventLog
+	addr, _, _ := startTFTP(t, fx, &got)
 	notFound := tftpError{1, "file not found"}
 	leaves := tftpError{1, "access violation: name leaves the TFTP root or is not a clean relative path"}
 	unreadable := tftpError{1, "access violation: file cannot be read from the TFTP root"}
@@ -255,13 +256,13 @@ func TestTFTPRefusals(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(fx.root, "ipxe.efi")); !bytes.Equal(b, fx.payload) {
 		t.Error("a write request changed ipxe.efi")
 	}
-	events.mu.Lock()
-	defer events.mu.Unlock()
-	if len(events.events) != len(tests) {
-		t.Errorf("%d events, want one tftp-failed per refused request (%d)", len(events.events), len(tests))
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if len(got.events) != len(tests) {
+		t.Errorf("%d events, want one tftp-failed per refused request (%d)", len(got.events), len(tests))
 	}
-	for _, e := range events.events {
-		if e.Kind != EventFailed || e.Reason == "" {
+	for _, e := range got.events {
+		if e.Kind != events.TFTPFailed || e.Reason == "" {
 			t.Errorf("event %+v, want tftp-failed with a reason", e)
 		}
 	}
