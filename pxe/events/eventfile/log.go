@@ -296,3 +296,6 @@ func (s *Store) Close() error {
 	}
 	return err
 }
+
+// MaxSize returns the size at which the log is rotated.
+func (s *Store) MaxSize() int64 { return s.max }

@@ -1,0 +1,235 @@
+package eventstest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventstest"
+)
+
+// memStore is an event store in memory, bounded by its events' JSON
+// size: a correct one, and broken ones by its knobs.
+type memStore struct {
+	max int64
+
+	// loseEvery > 0 drops every loseEvery-th append without an error.
+	loseEvery int
+	// resumeAt makes a read after an id start at that id's event
+	// instead of after it.
+	resumeAt bool
+
+	mu      sync.Mutex
+	recs    []events.Record
+	sizes   []int64
+	size    int64
+	seq     int
+	appends int
+	woken   chan struct{}
+}
+
+func newMem(max int64) *memStore {
+	if max <= 0 {
+		max = 8 << 20
+	}
+	return &memStore{max: max, woken: make(chan struct{})}
+}
+
+func (m *memStore) Append(_ context.Context, evs ...events.Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range evs {
+		m.appends++
+		if m.loseEvery > 0 && m.appends%m.loseEvery == 0 {
+			continue
+		}
+		if e.Time.IsZero() {
+			e.Time = time.Now().UTC()
+		}
+		b, _ := json.Marshal(e)
+		m.seq++
+		m.recs = append(m.recs, events.Record{ID: "m" + strconv.Itoa(m.seq), Event: e})
+		m.sizes = append(m.sizes, int64(len(b)))
+		m.size += int64(len(b))
+		for m.size > m.max && len(m.recs) > 1 {
+			m.size -= m.sizes[0]
+			m.recs, m.sizes = m.recs[1:], m.sizes[1:]
+		}
+	}
+	close(m.woken)
+	m.woken = make(chan struct{})
+	return nil
+}
+
+// after returns the records after id, and a channel closed at the next
+// append.
+func (m *memStore) after(id string) ([]events.Record, <-chan struct{}, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch id {
+	case "":
+		return slices.Clone(m.recs), m.woken, nil
+	case events.FromNow:
+		return nil, m.woken, nil
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "m"))
+	if !strings.HasPrefix(id, "m") || err != nil || n < 0 {
+		return nil, nil, fmt.Errorf("%w: %q", events.ErrBadID, id)
+	}
+	if m.resumeAt {
+		n--
+	}
+	i, _ := slices.BinarySearchFunc(m.recs, n+1, func(r events.Record, n int) int {
+		k, _ := strconv.Atoi(r.ID[1:])
+		return k - n
+	})
+	return slices.Clone(m.recs[i:]), m.woken, nil
+}
+
+func (m *memStore) Read(_ context.Context, after string, max int) ([]events.Record, error) {
+	recs, _, err := m.after(after)
+	if max > 0 && len(recs) > max {
+		recs = recs[:max]
+	}
+	return recs, err
+}
+
+func (m *memStore) Follow(ctx context.Context, after string, fn func(events.Record) error) error {
+	recs, woken, err := m.after(after)
+	if err != nil {
+		return err
+	}
+	if after == events.FromNow {
+		m.mu.Lock()
+		after = "m" + strconv.Itoa(m.seq)
+		m.mu.Unlock()
+	}
+	for {
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+			after = r.ID
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-woken:
+		}
+		if recs, woken, err = m.after(after); err != nil {
+			return err
+		}
+	}
+}
+
+// fakeT records a case's failures; Fatalf ends the case's goroutine.
+type fakeT struct {
+	mu       sync.Mutex
+	failures []string
+	cleanup  []func()
+	dirs     []string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	f.failures = append(f.failures, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+func (f *fakeT) TempDir() string {
+	d, err := os.MkdirTemp("", "eventstest")
+	if err != nil {
+		panic(err)
+	}
+	f.dirs = append(f.dirs, d)
+	return d
+}
+func (f *fakeT) Cleanup(fn func()) { f.cleanup = append(f.cleanup, fn) }
+
+// runCase runs c on a fake T and returns its failures.
+func runCase(c eventstest.Case, h eventstest.Harness) []string {
+	f := &fakeT{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Check(f, h)
+	}()
+	<-done
+	for _, fn := range slices.Backward(f.cleanup) {
+		fn()
+	}
+	for _, d := range f.dirs {
+		os.RemoveAll(d)
+	}
+	return f.failures
+}
+
+// TestAMemoryStorePasses: a correct store passes every case, through
+// the fake T as through the testing package: the suite fails a store for
+// what it does, not for how it is run.
+func TestAMemoryStorePasses(t *testing.T) {
+	h := eventstest.Harness{New: func(_ eventstest.T, max int64) events.Store { return newMem(max) }}
+	eventstest.Run(t, h)
+	for _, c := range eventstest.Cases {
+		if failures := runCase(c, h); len(failures) > 0 {
+			t.Errorf("%s: failed on a fake T: %v", c.Name, failures)
+		}
+	}
+}
+
+// TestTheSuiteFailsBrokenStores feeds the suite stores that lose an
+// event, resume from the wrong id, or keep no size bound, and sees the
+// cases that check each fail.
+func TestTheSuiteFailsBrokenStores(t *testing.T) {
+	tests := map[string]struct {
+		broken   func(*memStore)
+		mustFail []string
+	}{
+		"a store that loses every 97th event": {
+			broken:   func(m *memStore) { m.loseEvery = 97 },
+			mustFail: []string{"concurrent appends keep one order and resume from any id", "the size bound holds and keeps the newest events", "a rotation loses no event", "two writers order and rotate without losing an event"},
+		},
+		"a store that resumes at the id's own event": {
+			broken:   func(m *memStore) { m.resumeAt = true },
+			mustFail: []string{"a read resumes after an id", "concurrent appends keep one order and resume from any id", "a rotation loses no event", "two writers order and rotate without losing an event"},
+		},
+		"a store that keeps no size bound": {
+			broken:   func(m *memStore) { m.max = 1 << 40 },
+			mustFail: []string{"the size bound holds and keeps the newest events"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store {
+				m := newMem(max)
+				tc.broken(m)
+				return m
+			}}
+			failed := map[string][]string{}
+			for _, c := range eventstest.Cases {
+				if f := runCase(c, h); len(f) > 0 {
+					failed[c.Name] = f
+				}
+			}
+			for _, c := range tc.mustFail {
+				if failed[c] == nil {
+					t.Errorf("case %q passed the broken store", c)
+				}
+			}
+			t.Logf("failed cases: %v", failed)
+		})
+	}
+}
