@@ -101,8 +101,20 @@ func ParseSystemInfo(body []byte, contentType string) (*SystemInfo, error) {
 	if err := json.Unmarshal(trimmed, &si); err != nil {
 		return nil, fmt.Errorf("parse system info: %w: %w", ErrBadSystemInfo, err)
 	}
+	if n := len(si.NetworkInterfaces); n > MaxInterfaces {
+		return nil, fmt.Errorf("parse system info: %w: %w: %d network interfaces, at most %d", ErrBadSystemInfo, ErrTooManyInterfaces, n, MaxInterfaces)
+	}
 	return &si, nil
 }
+
+// MaxInterfaces is the most network interfaces a system info may list:
+// 64. A machine has a handful; a body listing thousands of made-up MACs
+// would try them all against the MAC-pinned registrations.
+const MaxInterfaces = 64
+
+// ErrTooManyInterfaces: a system info lists more than [MaxInterfaces]
+// network interfaces. It comes wrapped with [ErrBadSystemInfo].
+var ErrTooManyInterfaces = errors.New("too many network interfaces")
 
 // jsonContentType reports whether a request's content type is empty or
 // application/json, whatever its parameters.

@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,5 +80,66 @@ func TestDaemonRefusesSiteSettingsTheInstallerWould(t *testing.T) {
 	code, out := e.npExit(t, "daemon", "--api", "127.0.0.1:0", "--http", "127.0.0.1:0", "--timezone", "Mars/Olympus")
 	if code != 2 || !strings.Contains(out, "Mars/Olympus") {
 		t.Errorf("daemon --timezone Mars/Olympus: exit %d\n%s\nwant 2 naming it", code, out)
+	}
+}
+
+// TestServeResistsMACSpraying: against serve, a system info listing more
+// than 64 interfaces (a body of 30 000 made-up ones, under the body limit, holding
+// the pinned MAC) is refused with 400 saying so and consumes nothing; the
+// status page and GET /status show the pinned MAC cut to its last
+// octets; serve warns that it answers without an answer token; the real
+// machine is answered after the spray.
+func TestServeResistsMACSpraying(t *testing.T) {
+	e := newProvisionerEnv(t)
+	const pinned = "52:54:00:5a:00:01"
+	e.run(t, "register", "pve1", "--mac", pinned, "--boot-disk", "sda")
+	url, logs := e.serve(t)
+	base := strings.TrimSuffix(url, "/answer")
+	real, err := os.ReadFile("../answer/testdata/sysinfo/pve-9.2-synthetic.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ifs []string
+	for i := range 30000 { // under the 1 MiB body limit
+		ifs = append(ifs, fmt.Sprintf(`{"mac":"02:00:%02x:%02x:%02x:01"}`, i>>16&0xff, i>>8&0xff, i&0xff))
+	}
+	ifs[len(ifs)-1] = `{"mac":"` + pinned + `"}`
+	spray := `{"iso":{"release":"9.2"},"product":{"product":"pve"},"network_interfaces":[` + strings.Join(ifs, ",") + `]}`
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Post(url, "application/json", strings.NewReader(spray))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(msg), "over 64 network interfaces") {
+		t.Errorf("a body of 30 000 interfaces: %d %q, want 400 saying over 64", resp.StatusCode, msg)
+	}
+	if list, out := e.listJSON(t); len(list) != 1 || list[0].State != "pending" {
+		t.Errorf("the spray consumed the registration:\n%s", out)
+	}
+	for _, path := range []string{"/", "/status"} {
+		resp, err := client.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), pinned) || !strings.Contains(string(b), "…:00:01") {
+			t.Errorf("GET %s shows the pinned MAC %s in full (or not its tail):\n%.2000s", path, pinned, b)
+		}
+	}
+	// The installer's own body names the pinned MAC.
+	body := strings.Replace(string(real), `"network_interfaces":[`, `"network_interfaces":[{"link":"x","mac":"`+pinned+`"},`, 1)
+	resp, err = client.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("the real machine after the spray: %d, want 200", resp.StatusCode)
+	}
+	if !strings.Contains(logs.String(), "answers are served without an answer token") {
+		t.Errorf("serve did not warn that it answers without an answer token:\n%s", logs.String())
 	}
 }

@@ -334,6 +334,9 @@ func (s *Server) guessBase(addr net.Addr) string {
 // checkReleases verifies the staged boot assets against their manifests
 // and logs what is missing.
 func (s *Server) checkReleases(ctx context.Context) {
+	if toks, err := s.answerTokens(ctx); err == nil && len(toks) == 0 {
+		s.log.Warn("answers are served without an answer token: whoever reaches the window and names a pending machine's MAC or serial gets its answer; prepare a 9.2 ISO with a token (the default)")
+	}
 	rels, err := bootassets.ListReleases(ctx, s.cfg.StateDir)
 	if err != nil || len(rels) == 0 {
 		s.log.Warn("no boot assets staged: the answer endpoint works, network boot needs node-provisioner prepare",

@@ -74,6 +74,14 @@ func sendsToken(version string) bool {
 	return a > 9 || a == 9 && b >= 2
 }
 
+// knownVersion reports whether version reads as MAJOR.MINOR.
+func knownVersion(version string) bool {
+	maj, min, ok := strings.Cut(version, ".")
+	_, err1 := strconv.Atoi(maj)
+	_, err2 := strconv.Atoi(min)
+	return ok && err1 == nil && err2 == nil
+}
+
 // readModeFile parses the ISO's /auto-installer-mode.toml. It returns an
 // error wrapping fs.ErrNotExist when there is none.
 func readModeFile(im *isoImage) (modeFile, error) {
@@ -152,7 +160,7 @@ func parseVolumeUUID(report string) string {
 // bakeModeFile writes the mode file into the ISO copy at isoPath with
 // xorriso and checks it reads back.
 func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath string) error {
-	if p.token == "" {
+	if p.token == "" && !p.noToken {
 		// Keep the token of an ISO prepared with prepare-iso
 		// --answer-auth-token rather than drop it when re-baking.
 		if m, err := readModeFile(src); err == nil && m.HTTP.Token != "" {
@@ -163,6 +171,16 @@ func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath
 				p.warn("the ISO's answer token cannot be written back unescaped; it is dropped")
 			}
 		}
+	}
+	if p.token == "" && !p.noToken && knownVersion(p.rel.Version) && sendsToken(p.rel.Version) {
+		// A 9.2 installer sends a token: without one the window answers
+		// whoever names a registered machine's MAC or serial.
+		t, err := newAnswerToken()
+		if err != nil {
+			return err
+		}
+		p.token = t
+		p.prog.note("answer token generated: the " + p.rel.Version + " installer sends it and the window refuses answer requests without it (token \"none\" bakes none)")
 	}
 	if p.token != "" && !sendsToken(p.rel.Version) {
 		return fmt.Errorf("an answer token needs a 9.2 or later ISO: the installer of %s sends none, and the window would refuse it", p.rel.Version)

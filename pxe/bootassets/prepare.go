@@ -123,7 +123,9 @@ type PrepareOptions struct {
 	// <name>:<secret>" and the window then refuses answer requests
 	// without it. [AnswerAuthTokenAuto] generates one for the release.
 	// Needs AnswerURL. Empty keeps a token the ISO's mode file already
-	// holds. The token is kept apart, see [AnswerToken].
+	// holds, and else generates one for a 9.2 or later ISO (as auto);
+	// [AnswerAuthTokenNone] bakes none. The token is kept apart, see
+	// [AnswerToken].
 	AnswerAuthToken string
 	// PatchAsk patches the initrd's /init to prompt on the console for the
 	// boot disk when the kernel command line holds [AskDiskKernelArg].
@@ -174,6 +176,7 @@ type preparer struct {
 	prog    reporter
 	fp      string // normalised fingerprint
 	token   string // the answer token baked or found; a secret
+	noToken bool   // AnswerAuthTokenNone: bake none
 	xorriso string
 	zstd    string
 	rel     Release
@@ -217,7 +220,9 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 		}
 		p.fp = n
 	}
-	if opts.AnswerAuthToken != "" {
+	if opts.AnswerAuthToken == AnswerAuthTokenNone {
+		p.noToken = true
+	} else if opts.AnswerAuthToken != "" {
 		if opts.AnswerURL == "" {
 			return nil, errors.New("prepare: an answer token needs an answer URL to bake it with")
 		}

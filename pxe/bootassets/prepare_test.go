@@ -211,7 +211,7 @@ func TestPrepareBakesTheAnswerURLIntoACopy(t *testing.T) {
 			state := t.TempDir()
 			url := "https://192.0.2.10:8443/answer"
 			rel, err := Prepare(context.Background(), PrepareOptions{ISO: iso, StateDir: state, AnswerURL: url,
-				CertFingerprint: tc.fingerprint, FingerprintFunc: tc.fpFunc})
+				CertFingerprint: tc.fingerprint, FingerprintFunc: tc.fpFunc, AnswerAuthToken: AnswerAuthTokenNone})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,11 @@ import (
 // generate a token for the release.
 const AnswerAuthTokenAuto = "auto"
 
+// AnswerAuthTokenNone, as [PrepareOptions.AnswerAuthToken], bakes no
+// answer token into a 9.2 or later ISO, which otherwise gets one: the
+// window then answers anyone who names a registered machine.
+const AnswerAuthTokenNone = "none"
+
 // AnswerTokenDir is the folder of the state dir holding each release's
 // answer token, <StateDir>/answer-tokens/<release>: mode 0600 in a 0700
 // folder, outside the assets folder the window serves.

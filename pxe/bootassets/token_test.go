@@ -92,8 +92,8 @@ func TestPrepareAnswerToken(t *testing.T) {
 		t.Errorf("re-baked mode file = %+v, %v; want the new URL and the token kept", m.HTTP, err)
 	}
 
-	// Prepared again without a token: none is kept, none required.
-	if _, err := Prepare(ctx, PrepareOptions{ISO: iso, StateDir: state, AnswerURL: url}); err != nil {
+	// Prepared again with the token "none": none is kept, none required.
+	if _, err := Prepare(ctx, PrepareOptions{ISO: iso, StateDir: state, AnswerURL: url, AnswerAuthToken: AnswerAuthTokenNone}); err != nil {
 		t.Fatal(err)
 	}
 	if token, err := AnswerToken(ctx, state, rel.Name); err != nil || token != "" {
@@ -143,4 +143,30 @@ func TestPrepareRefusesBadTokens(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+}
+
+// TestPrepareBakesATokenByDefaultFor92: a 9.2 ISO baked with an answer
+// URL and no token named gets a generated one (the window then refuses
+// answer requests without it); the token "none" bakes none.
+func TestPrepareBakesATokenByDefaultFor92(t *testing.T) {
+	ctx := context.Background()
+	url := "http://192.0.2.10:8090/answer"
+	for _, tc := range []struct {
+		token string
+		want  bool
+	}{{"", true}, {AnswerAuthTokenNone, false}} {
+		iso := buildISO(t, proxmoxLayout(t, testInitrd(t, "gzip", testInit(t))), isoOpts{name: "proxmox-ve_9.2-1.iso"})
+		state := t.TempDir()
+		rel, err := Prepare(ctx, PrepareOptions{ISO: iso, StateDir: state, AnswerURL: url, AnswerAuthToken: tc.token})
+		if err != nil {
+			t.Fatalf("token %q: %v", tc.token, err)
+		}
+		token, err := AnswerToken(ctx, state, rel.Name)
+		if got := token != ""; got != tc.want || rel.AnswerAuth != tc.want || err != nil {
+			t.Errorf("token %q: baked %v (AnswerAuth %v, %v), want %v", tc.token, got, rel.AnswerAuth, err, tc.want)
+		}
+	}
+	if sendsToken("8.4") {
+		t.Error("an 8.4 ISO would get a token its installer never sends")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/plasmactl/plasma-node/answer"
@@ -54,7 +55,23 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ip := hostOf(r.RemoteAddr)
 	ctx := r.Context()
 	ev := backend.Event{ClientIP: ip}
+	// guess is what the request named: its token, then its machine's
+	// MACs, serial and UUID (see refusals.go).
+	guess := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+	if d := h.refusals.delay(ip, time.Now()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
 	refuse := func(status int, msg string) {
+		if status == http.StatusUnauthorized || status == http.StatusNotFound {
+			// A guess (a token, a MAC, a serial) that missed.
+			h.refusals.refused(ip, guess, time.Now())
+		}
 		ev.Kind, ev.Status = events.Refused, status
 		if ev.Detail == "" {
 			ev.Detail = msg
@@ -64,7 +81,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("answer refused", "status", status, "reason", msg, "client_ip", ip, "macs", ev.MAC, "serial", ev.Serial)
 		reply(w, status, msg)
 	}
-	req, status, msg := h.request(w, r, &ev)
+	req, status, msg := h.request(w, r, &ev, &guess)
 	if status != 0 {
 		refuse(status, msg)
 		return
@@ -111,6 +128,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("answer not delivered", "node", res.Node, "client_ip", ip, "err", werr)
 		return
 	}
+	h.refusals.served(ip)
 	ev.Kind, ev.Status, ev.Detail = events.Answer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
 	h.cfg.Metrics.AnswerServed()
@@ -119,8 +137,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 
 // request reads an answer request: its method, body, system info,
 // installer version and bootdisk parameter. A refusal comes back as a
-// status and a message; ev gets the posted MACs and serial.
-func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Event) (backend.AnswerRequest, int, string) {
+// status and a message; ev gets the posted MACs and serial, guess the
+// digest of what the request names.
+func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Event, guess *[32]byte) (backend.AnswerRequest, int, string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return backend.AnswerRequest{}, http.StatusMethodNotAllowed, "method not allowed; POST the system info"
@@ -137,6 +156,9 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("system-info body over %d bytes or unreadable", MaxBodySize)
 	}
 	si, err := answer.ParseSystemInfo(body, r.Header.Get("Content-Type"))
+	if errors.Is(err, answer.ErrTooManyInterfaces) {
+		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("invalid system info: over %d network interfaces listed; no machine has that many", answer.MaxInterfaces)
+	}
 	if err != nil {
 		msg := "invalid system-info JSON: want a JSON object"
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.Contains(strings.ToLower(ct), "json") {
@@ -145,6 +167,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		return backend.AnswerRequest{}, http.StatusBadRequest, msg
 	}
 	ev.MAC, ev.Serial = clip(strings.Join(si.MACs(), ",")), clip(si.Serial())
+	*guess = sha256.Sum256([]byte(r.Header.Get("Authorization") + "\x00" + strings.Join(si.MACs(), ",") + "\x00" + si.Serial() + "\x00" + si.UUID()))
 	if p := si.Product.Product; p != "" && p != ProductPVE {
 		ev.Detail = fmt.Sprintf("system info of product %q (%s), not Proxmox VE", truncate(p, 16), truncate(si.Product.FullName, 40))
 		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("product %q is not Proxmox VE: this server answers Proxmox VE installers only", truncate(p, 16))

@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
 )
@@ -117,9 +119,10 @@ func TestAnswerWithABackendOfItsOwn(t *testing.T) {
 	}
 }
 
-// TestRefusedBodiesAreLoggedBounded: a body of 23 000 MACs or with a
-// 1 MB serial adds no more than MaxEventField per field to the event, the
-// log line and the timeline.
+// TestRefusedBodiesAreLoggedBounded: a body of the most MACs taken
+// (answer.MaxInterfaces, over 1 KiB of them) or with a 1 MB serial adds no
+// more than MaxEventField per field to the event, the log line and the
+// timeline.
 func TestRefusedBodiesAreLoggedBounded(t *testing.T) {
 	var recorded []backend.Event
 	rec := &recordingBackend{funcBackend: func(context.Context, *answer.SystemInfo) (*answer.Answer, error) {
@@ -132,7 +135,7 @@ func TestRefusedBodiesAreLoggedBounded(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	var macs []string
-	for i := range 23000 {
+	for i := range answer.MaxInterfaces {
 		macs = append(macs, fmt.Sprintf(`{"link":"e%d","mac":"52:54:%02x:%02x:%02x:01"}`, i, i>>16&0xff, i>>8&0xff, i&0xff))
 	}
 	for _, body := range []string{
@@ -178,3 +181,90 @@ func (r *recordingBackend) Record(_ context.Context, e backend.Event) error {
 }
 
 func (r *recordingBackend) History(context.Context) ([]backend.Event, error) { return nil, nil }
+
+// TestAnswerEndpointResistsSpraying: a body listing more than
+// answer.MaxInterfaces interfaces is refused with 400 saying so, before
+// any registration is tried; an address refused again and again waits
+// longer and longer before its request is looked at, its replies
+// unchanged (404), until an answer served to it forgets its refusals; a
+// machine posting the same body again is never slowed.
+func TestAnswerEndpointResistsSpraying(t *testing.T) {
+	const pinned = "52:54:00:aa:00:01"
+	var asked int
+	var mu sync.Mutex
+	b := funcBackend(func(_ context.Context, si *answer.SystemInfo) (*answer.Answer, error) {
+		mu.Lock()
+		asked++
+		mu.Unlock()
+		if slices.Contains(si.MACs(), pinned) {
+			return testAnswer(), nil
+		}
+		return nil, backend.ErrNoAnswer
+	})
+	h, err := New(Config{Backend: b, BaseURL: "http://192.0.2.1:8090", MaxRefusalDelay: 800 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	body := func(macs ...string) string {
+		var ifs []string
+		for i, m := range macs {
+			ifs = append(ifs, fmt.Sprintf(`{"link":"e%d","mac":"%s"}`, i, m))
+		}
+		return `{"iso":{"release":"9.2"},"product":{"product":"pve"},"network_interfaces":[` + strings.Join(ifs, ",") + `]}`
+	}
+	post := func(b string) (int, string, time.Duration) {
+		start := time.Now()
+		resp, err := http.Post(srv.URL+"/answer", "application/json", strings.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(msg), time.Since(start)
+	}
+	var spray []string
+	for i := range answer.MaxInterfaces + 1 {
+		spray = append(spray, fmt.Sprintf("52:54:01:00:%02x:%02x", i>>8, i&0xff))
+	}
+	spray[answer.MaxInterfaces] = pinned
+	if code, msg, _ := post(body(spray...)); code != 400 || !strings.Contains(msg, fmt.Sprintf("over %d network interfaces", answer.MaxInterfaces)) || asked != 0 {
+		t.Fatalf("a body of %d interfaces: %d %q (backend asked %d times), want 400 saying so, unasked", len(spray), code, msg, asked)
+	}
+	var waits []time.Duration
+	for i := range 9 {
+		code, _, took := post(body(fmt.Sprintf("52:54:02:00:00:%02x", i)))
+		if code != 404 {
+			t.Fatalf("made-up MAC %d: %d, want 404 as always", i, code)
+		}
+		waits = append(waits, took)
+	}
+	// Misses 1-5 are free (the oversized body is no guess); the later
+	// ones wait 250 ms, 500 ms, then the bound.
+	if waits[3] > 200*time.Millisecond || waits[6] < 250*time.Millisecond || waits[8] < 750*time.Millisecond || waits[8] > 3*time.Second {
+		t.Errorf("waits of the refused requests: %v; want none at first, then growing to the 800 ms bound", waits)
+	}
+	if code, _, _ := post(body(pinned)); code != 200 {
+		t.Fatalf("the real machine after the spray: %d, want 200 (slowed, never refused)", code)
+	}
+	if _, _, took := post(body("52:54:02:00:00:ff")); took > 200*time.Millisecond {
+		t.Errorf("a request after an answer served waited %s: the refusals were not forgotten", took)
+	}
+	// A machine retrying its own system info is one guess, never slowed.
+	for i := range 2 * refusalsFree {
+		if code, _, took := post(body("52:54:03:00:00:01")); code != 404 || took > 200*time.Millisecond {
+			t.Errorf("retry %d of the same body: %d after %s, want 404 at once", i, code, took)
+		}
+	}
+}
+
+// testAnswer is a valid answer of a lab machine.
+func testAnswer() *answer.Answer {
+	return &answer.Answer{
+		Global: answer.Global{Keyboard: "en-us", Country: "at", Timezone: "UTC", Mailto: "ops@lab.example",
+			FQDN: answer.FQDN{Name: "lab-1.lab.example"}, RootPassword: "only-for-tests"},
+		Network:   answer.Network{Source: answer.NetworkFromDHCP},
+		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: []string{"sda"}},
+	}
+}

@@ -27,6 +27,11 @@ const ContentTypeIPXE = "text/plain; charset=utf-8"
 type Config struct {
 	// Backend decides which machine boots what and answers installers.
 	Backend backend.Backend
+	// MaxRefusalDelay is the longest an answer request of an address
+	// that keeps being refused waits before it is looked at (see
+	// refusals.go); its reply is unchanged. Zero: DefaultMaxRefusalDelay;
+	// negative: no delay.
+	MaxRefusalDelay time.Duration
 	// BaseURL is this server's concrete URL as booting machines reach it,
 	// such as "http://10.77.0.2:8090", put into every script: never an
 	// unspecified address and never ${next-server} (anchors B.7). Keep it
@@ -94,9 +99,10 @@ type Config struct {
 // is reported to the backend when it is a [backend.Recorder], and to the
 // timeline.
 type Handler struct {
-	cfg Config
-	log *slog.Logger
-	mux *http.ServeMux
+	cfg      Config
+	log      *slog.Logger
+	mux      *http.ServeMux
+	refusals *refusals
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -136,7 +142,10 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Timeline.Now == nil {
 		cfg.Timeline.Now = cfg.Now
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger}
+	if cfg.MaxRefusalDelay == 0 {
+		cfg.MaxRefusalDelay = DefaultMaxRefusalDelay
+	}
+	h := &Handler{cfg: cfg, log: cfg.Logger, refusals: newRefusals(cfg.MaxRefusalDelay)}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -19,7 +19,9 @@ import (
 
 // StatusReport is what GET /status of a [Handler] replies, as JSON: the
 // window, every registration with its boot timeline, and the events of
-// machines no registration is known for. It holds no secret. Each entry
+// machines no registration is known for. It holds no secret, and of
+// each registration's pins (MACs, serial, UUID) only their last
+// characters ("…:ee:01"). Each entry
 // of its "nodes" list has the fields of [backend.Node] and the node's
 // timeline.
 type StatusReport struct {
@@ -55,6 +57,32 @@ type WindowStatus struct {
 	LeftSeconds *int64 `json:"left_seconds,omitempty"`
 }
 
+// masked returns n with its pins cut to their last characters: the page
+// and GET /status are read by anyone who reaches the window, and a
+// pinned MAC, serial or UUID is what a body sprayed at POST /answer
+// would need. The operator recognises a machine by its last octets; the
+// full pins are in node-provisioner list and the management API.
+func masked(n backend.Node) backend.Node {
+	macs := make([]string, len(n.MACs))
+	for i, m := range n.MACs {
+		macs[i] = maskTail(m, 6)
+	}
+	n.MACs = macs
+	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
+	return n
+}
+
+// maskTail keeps the last keep bytes of s behind "…"; "" stays "".
+func maskTail(s string, keep int) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) <= keep {
+		return "…"
+	}
+	return "…" + s[len(s)-keep:]
+}
+
 // report gathers what GET /status and the page show.
 func (h *Handler) report(ctx context.Context) (StatusReport, error) {
 	var st []backend.Node
@@ -73,6 +101,7 @@ func (h *Handler) report(ctx context.Context) (StatusReport, error) {
 		rep.Window.Deadline, rep.Window.LeftSeconds = deadline.UTC(), &s
 	}
 	for _, s := range st {
+		s = masked(s)
 		evs := snap.Nodes[s.Name]
 		if evs == nil {
 			evs = []BootEvent{}
