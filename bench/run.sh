@@ -9,7 +9,10 @@
 # Env: BENCH_WORK (scratch folder, default a new one under /tmp),
 #      BENCH_ROUNDS (runs of each side, alternating; default 3),
 #      BENCH_HTTP_SIZE_MB (default 1024), BENCH_HTTP_SECONDS (wrk run, default 10),
-#      BENCH_NODES (default 10000), BENCH_STORM_CLIENTS (default 200).
+#      BENCH_NODES (default 10000), BENCH_STORM_CLIENTS (default 200),
+#      BENCH_DHCP_N (DISCOVERs of a rate run, default 20000),
+#      BENCH_OURS_SRC (checkout to build node-provisioner and plasma-node from; default this one),
+#      BENCH_SERVER_CPU / BENCH_CLIENT_CPU (CPUs the DHCP sides are pinned to, default 0 / 1).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -23,6 +26,9 @@ ROUNDS=${BENCH_ROUNDS:-3}
 HTTP_SECONDS=${BENCH_HTTP_SECONDS:-10}
 STORM_CLIENTS=${BENCH_STORM_CLIENTS:-200}
 STORM_SOURCES=${BENCH_STORM_SOURCES:-10.79.0.0/16}
+DHCP_N=${BENCH_DHCP_N:-20000}
+SERVER_CPU=${BENCH_SERVER_CPU:-0} CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+SERVER_PIN=()
 SECTIONS=${*:-dhcp tftp http storm inventory}
 
 NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
@@ -88,8 +94,12 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 # --- build ---------------------------------------------------------------
-log "building into $BIN"
-(cd "$REPO" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node ./bench/dhcpload ./bench/tftpload ./bench/stormload)
+# BENCH_OURS_SRC: another checkout to build node-provisioner and
+# plasma-node from (a "before" run against the same harness).
+OURS_SRC=${BENCH_OURS_SRC:-$REPO}
+log "building into $BIN (ours from $OURS_SRC at $(git -C "$OURS_SRC" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+(cd "$OURS_SRC" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node)
+(cd "$REPO" && go build -o "$BIN/" ./bench/dhcpload ./bench/dhcpnull ./bench/tftpload ./bench/stormload)
 
 # --- lab: two namespaces joined by a veth pair ----------------------------
 lab() {
@@ -126,7 +136,7 @@ prepare_state() {
 # comes from one address, 200 clients at once: the bounds on transfers (50 in
 # all, 4 per client by default) are raised so that it measures throughput.
 serve_ours() {
-	ip netns exec "$NS_S" "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
+	ip netns exec "$NS_S" "${SERVER_PIN[@]}" "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
 		serve --http "$SERVER_IP:8090" --ttl 1h --dhcp-interface "$VETH_S" --server-ip "$SERVER_IP" \
 		--tftp "$SERVER_IP:69" --ipxe-dir "$WORK/ipxe" \
 		--tftp-max-transfers 256 --tftp-max-per-client 256 "$@" >"$WORK/ours.log" 2>&1 &
@@ -146,44 +156,81 @@ print(round(statistics.median(json.loads(l)[key] for l in sys.argv[2:]), 3))' "$
 }
 
 # --- 1. proxy-DHCP ---------------------------------------------------------
-start_dnsmasq() {
-	ip netns exec "$NS_S" dnsmasq --keep-in-foreground --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
+# Server and client are pinned to a CPU each (SERVER_CPU, CLIENT_CPU), so
+# both sides get the same machine. Ours is measured against dnsmasq at its
+# best (no per-transaction log: --quiet-dhcp, log to /dev/null), against
+# dnsmasq writing its log to a file (how it is usually run, and the row of
+# earlier runs), and against bench/dhcpnull, a responder doing no work,
+# whose rate is the ceiling of this harness on this machine.
+start_dnsmasq() { # [log file]: with a log file, dnsmasq logs every transaction there
+	local logging=(--quiet-dhcp --log-facility=/dev/null)
+	[ -n "${1:-}" ] && logging=(--log-facility="$1")
+	ip netns exec "$NS_S" taskset -c "$SERVER_CPU" dnsmasq --keep-in-foreground --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
 		--port=0 --interface="$VETH_S" --bind-interfaces --dhcp-range="$NET,proxy" --no-ping \
-		--pxe-service=x86-64_EFI,"boot",snponly.efi --dhcp-boot=snponly.efi,,"$SERVER_IP" \
-		--pid-file="$WORK/dnsmasq.pid" --log-facility="$WORK/dnsmasq.log" >"$WORK/dnsmasq.out" 2>&1 &
+		--pxe-service=x86-64_EFI,"boot",snponly.efi --pxe-service=x86PC,"boot",undionly \
+		--dhcp-boot=snponly.efi,,"$SERVER_IP" "${logging[@]}" \
+		--pid-file="$WORK/dnsmasq.pid" >"$WORK/dnsmasq.out" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" udp 67
+}
+start_dnsmasq_log() { start_dnsmasq "$WORK/dnsmasq.log"; }
+
+start_null() {
+	ip netns exec "$NS_S" taskset -c "$SERVER_CPU" "$BIN/dhcpnull" -iface "$VETH_S" -server-ip "$SERVER_IP" >"$WORK/dhcpnull.log" 2>&1 &
 	PIDS+=($!)
 	wait_port "$NS_S" udp 67
 }
 
-# dhcp_side START: rate and latency runs of one side, one JSON line each.
+serve_ours_pinned() {
+	SERVER_PIN=(taskset -c "$SERVER_CPU")
+	serve_ours
+	SERVER_PIN=()
+}
+
+dhcpload() { ip netns exec "$NS_C" taskset -c "$CLIENT_CPU" "$BIN/dhcpload" -iface "$VETH_C" "$@"; }
+
+# dhcp_side START ARCH: rate (DHCP_N DISCOVERs, 64 in flight) and latency
+# (2 000, one in flight) runs of one side, one JSON line each.
 dhcp_side() {
 	"$1"
-	ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
-	echo "rate $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 64 -mac-base 0)"
-	echo "lat $(ip netns exec "$NS_C" "$BIN/dhcpload" -iface "$VETH_C" -n 2000 -c 1 -mac-base 10000)"
+	dhcpload -arch "$2" -n 200 -c 1 -mac-base 900000 >/dev/null # warm-up
+	echo "rate $(dhcpload -arch "$2" -n "$DHCP_N" -c 64 -mac-base 0)"
+	echo "lat $(dhcpload -arch "$2" -n 2000 -c 1 -mac-base 100000)"
 	stop_pids
 }
 
 bench_dhcp() {
-	log "proxy-DHCP: 2000 PXE DISCOVERs from distinct MACs, $ROUNDS rounds"
+	log "proxy-DHCP: $DHCP_N PXE DISCOVERs from distinct MACs (UEFI and BIOS), server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU, $ROUNDS rounds"
 	prepare_state
-	local or=() ol=() pr=() pl=() out
-	for _ in $(seq "$ROUNDS"); do
-		out=$(dhcp_side serve_ours)
-		or+=("$(sed -n 's/^rate //p' <<<"$out")") ol+=("$(sed -n 's/^lat //p' <<<"$out")")
-		out=$(dhcp_side start_dnsmasq)
-		pr+=("$(sed -n 's/^rate //p' <<<"$out")") pl+=("$(sed -n 's/^lat //p' <<<"$out")")
+	local arch side out
+	for arch in uefi bios; do
+		local -A rate=() lat=()
+		for _ in $(seq "$ROUNDS"); do
+			for side in serve_ours_pinned start_dnsmasq start_null start_dnsmasq_log; do
+				out=$(dhcp_side "$side" "$arch")
+				rate[$side]+="$(sed -n 's/^rate //p' <<<"$out") "
+				lat[$side]+="$(sed -n 's/^lat //p' <<<"$out") "
+			done
+		done
+		for side in serve_ours_pinned start_dnsmasq start_null start_dnsmasq_log; do
+			printf '%s %s rate:    %s\n' "$arch" "$side" "${rate[$side]}" >&2
+			printf '%s %s latency: %s\n' "$arch" "$side" "${lat[$side]}" >&2
+		done
+		local A=${arch^^} o q n l
+		# shellcheck disable=SC2086 # one JSON line per word
+		{
+			o=(${rate[serve_ours_pinned]}) q=(${rate[start_dnsmasq]}) n=(${rate[start_null]}) l=(${rate[start_dnsmasq_log]})
+			result "DHCP $A offers/s vs dnsmasq quiet" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${q[@]}")" "offers/s" 1 "ratio >= 2"
+			result "DHCP $A offers/s vs ceiling" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${n[@]}")" "offers/s" 1 "ratio >= 0.9"
+			result "DHCP $A offers/s vs dnsmasq logging" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${l[@]}")" "offers/s" 1
+			result "DHCP $A offers lost (median run)" "$(med lost "${o[@]}")" "$(med lost "${q[@]}")" "offers" 0
+			result "DHCP $A p50 (64 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0
+			result "DHCP $A p99 (64 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < peer"
+			o=(${lat[serve_ours_pinned]}) q=(${lat[start_dnsmasq]})
+			result "DHCP $A p50 (1 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0
+			result "DHCP $A p99 (1 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < 2"
+		}
 	done
-	printf 'ours rate:       %s\n' "${or[@]}" >&2
-	printf 'ours latency:    %s\n' "${ol[@]}" >&2
-	printf 'dnsmasq rate:    %s\n' "${pr[@]}" >&2
-	printf 'dnsmasq latency: %s\n' "${pl[@]}" >&2
-	result "DHCP offers/s (64 in flight)" "$(med offers_per_second "${or[@]}")" "$(med offers_per_second "${pr[@]}")" "offers/s" 1 "ratio >= 1.5"
-	result "DHCP offers lost (median run)" "$(med lost "${or[@]}")" "$(med lost "${pr[@]}")" "offers" 0
-	result "DHCP p50 latency (1 in flight)" "$(med p50_ms "${ol[@]}")" "$(med p50_ms "${pl[@]}")" "ms" 0
-	result "DHCP p99 latency (1 in flight)" "$(med p99_ms "${ol[@]}")" "$(med p99_ms "${pl[@]}")" "ms" 0 "ours < 2"
-	result "DHCP p50 latency (64 in flight)" "$(med p50_ms "${or[@]}")" "$(med p50_ms "${pr[@]}")" "ms" 0
-	result "DHCP p99 latency (64 in flight)" "$(med p99_ms "${or[@]}")" "$(med p99_ms "${pr[@]}")" "ms" 0
 }
 
 # --- 2. TFTP -------------------------------------------------------------------
@@ -406,7 +453,7 @@ for s in $SECTIONS; do "bench_$s"; done
 python3 - "$RESULTS" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'benchmark':<34} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal (issue 7)")
+print(f"{'benchmark':<38} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal")
 for name, ours, peer, unit, hib, goal in rows:
     o, p = float(ours), (None if peer == "-" else float(peer))
     ratio = o / p if p else None
@@ -424,6 +471,6 @@ for name, ours, peer, unit, hib, goal in rows:
     fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
     rs = f"{ratio:.2f}" if ratio is not None else "-"
     ps = "-" if p is None else fmt(p)
-    print(f"{name:<34} {fmt(o):>9} {ps:>9} {unit:<9} {rs:>9} {better:>6}  {g}")
+    print(f"{name:<38} {fmt(o):>9} {ps:>9} {unit:<9} {rs:>9} {better:>6}  {g}")
 PY
 echo "(scratch folder with logs: $WORK)" >&2

@@ -40,8 +40,14 @@ func main() {
 	conc := flag.Int("c", 32, "DISCOVERs outstanding at once")
 	timeout := flag.Duration("timeout", time.Second, "how long to wait for each offer")
 	macBase := flag.Uint("mac-base", 0, "added to the MAC counter, so runs can use fresh MACs")
+	arch := flag.String("arch", "uefi", "firmware of the emulated clients: uefi (x86-64 EFI, arch 7) or bios (x86 BIOS, arch 0)")
 	flag.Parse()
-	r, err := run(*iface, *n, *conc, *timeout, uint32(*macBase))
+	a, ok := archs[*arch]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "dhcpload: -arch %q: want uefi or bios\n", *arch)
+		os.Exit(2)
+	}
+	r, err := run(*iface, *n, *conc, *timeout, uint32(*macBase), a)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dhcpload:", err)
 		os.Exit(1)
@@ -49,7 +55,18 @@ func main() {
 	json.NewEncoder(os.Stdout).Encode(r)
 }
 
-func run(iface string, n, conc int, timeout time.Duration, macBase uint32) (result, error) {
+// client is what a DISCOVER says about its firmware.
+type client struct {
+	class string
+	arch  iana.Arch
+}
+
+var archs = map[string]client{
+	"uefi": {"PXEClient:Arch:00007:UNDI:003016", iana.EFI_X86_64},
+	"bios": {"PXEClient:Arch:00000:UNDI:002001", iana.INTEL_X86PC},
+}
+
+func run(iface string, n, conc int, timeout time.Duration, macBase uint32, a client) (result, error) {
 	conn, err := dhcpserver.Listen(iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		return result{}, err
@@ -66,8 +83,8 @@ func run(iface string, n, conc int, timeout time.Duration, macBase uint32) (resu
 		binary.BigEndian.PutUint32(xid[:], 0x5eed0000+macBase+uint32(i))
 		req, err := dhcpv4.NewDiscovery(mac,
 			dhcpv4.WithTransactionID(xid),
-			dhcpv4.WithOption(dhcpv4.OptClassIdentifier("PXEClient:Arch:00007:UNDI:003016")),
-			dhcpv4.WithOption(dhcpv4.OptClientArch(iana.EFI_X86_64)),
+			dhcpv4.WithOption(dhcpv4.OptClassIdentifier(a.class)),
+			dhcpv4.WithOption(dhcpv4.OptClientArch(a.arch)),
 			dhcpv4.WithBroadcast(true))
 		if err != nil {
 			return result{}, fmt.Errorf("build discover %d: %w", i, err)
