@@ -7,6 +7,57 @@ import (
 	"time"
 )
 
+// TestBackendAllowReadsNothingOnThePacketPath: with lists older than
+// AllowRefresh, Allow answers at once from the last ones and the re-read
+// runs beside it; with fresh lists it allocates nothing.
+func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
+	for _, refresh := range []time.Duration{time.Nanosecond, time.Hour} {
+		state := t.TempDir()
+		reg, err := Open(state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := OpenSecretStore(t.TempDir() + "/secrets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewBackend(BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: refresh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if _, err := reg.Put(context.Background(), Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}}); err != nil {
+			t.Fatal(err)
+		}
+		known, _ := net.ParseMAC("52:54:00:00:00:01")
+		if !b.Allow(known) {
+			t.Fatal("the pinned MAC is not admitted")
+		}
+		if refresh == time.Hour {
+			if n := testing.AllocsPerRun(100, func() { b.Allow(known) }); n != 0 {
+				t.Errorf("Allow allocates %v times a call, want 0", n)
+			}
+			continue
+		}
+		for b.allowBusy.Load() { // the re-read the first call may have started
+			time.Sleep(time.Millisecond)
+		}
+		if err := reg.Delete(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		if !b.Allow(known) {
+			t.Error("Allow read the registrations on the packet path: its first answer after the removal is already the new one")
+		}
+		deadline := time.Now().Add(2 * time.Second)
+		for b.Allow(known) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if b.Allow(known) {
+			t.Error("the removal was not seen by the background re-read within 2 s")
+		}
+	}
+}
+
 func TestBackendAllow(t *testing.T) {
 	state := t.TempDir()
 	reg, err := Open(state, nil)
@@ -31,32 +82,40 @@ func TestBackendAllow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	allow := b.Allow
-	if allow(known) {
+	// Allow answers from lists re-read in the background: a change is
+	// seen within AllowRefresh and one read.
+	allow := func(mac net.HardwareAddr, want bool) bool {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Second); b.Allow(mac) != want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		return b.Allow(mac)
+	}
+	if allow(known, false) {
 		t.Error("with nothing registered a MAC was admitted")
 	}
 	put("a", "52:54:00:00:00:01")
-	if !allow(known) || allow(stranger) {
-		t.Errorf("pinned registration: known %v, stranger %v; want true, false", allow(known), allow(stranger))
+	if k, s := allow(known, true), allow(stranger, false); !k || s {
+		t.Errorf("pinned registration: known %v, stranger %v; want true, false", k, s)
 	}
 	put("b")
-	if !allow(stranger) {
+	if !allow(stranger, true) {
 		t.Error("a registration that pins nothing should admit any PXE client")
 	}
 	posted, _ := net.ParseMAC("52:54:00:00:00:42")
 	if _, err := reg.Consume(ctx, "b", ConsumeRecord{MACs: []string{"52:54:00:00:00:42"}}); err != nil {
 		t.Fatal(err)
 	}
-	if allow(stranger) {
+	if allow(stranger, false) {
 		t.Error("a consumed registration still admits strangers")
 	}
-	if !allow(posted) {
+	if !allow(posted, true) {
 		t.Error("the MAC a consumed registration's installer posted is not admitted (its second boot must reach the exit script)")
 	}
 	if _, err := reg.Consume(ctx, "a", ConsumeRecord{}); err != nil {
 		t.Fatal(err)
 	}
-	if !allow(known) {
+	if !allow(known, true) {
 		t.Error("the MAC a consumed registration pins is not admitted (its second boot must reach the exit script)")
 	}
 }

@@ -10,13 +10,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
@@ -31,7 +31,7 @@ import (
 const FirstBootDirName = "first-boot"
 
 // DefaultAllowRefresh is how long [Backend.Allow] trusts the lists of
-// registrations it read before reading them again.
+// registrations it read before it reads them again in the background.
 const DefaultAllowRefresh = 2 * time.Second
 
 // BackendConfig configures a [Backend]. Store, Secrets and StateDir are
@@ -78,11 +78,11 @@ type Backend struct {
 	installedMu sync.Mutex
 	installed   map[string]time.Time
 
+	// allow is what Allow answers from; allowMu serializes its loads,
+	// allowBusy says one runs in the background.
+	allow     atomic.Pointer[allowList]
 	allowMu   sync.Mutex
-	allowRead time.Time
-	allowMACs map[string]bool
-	allowAny  bool
-	allowErr  error
+	allowBusy atomic.Bool
 }
 
 var (
@@ -168,60 +168,6 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	return b.ownEvents.Close()
-}
-
-// Allow admits the MACs of pending registrations, and any PXE client
-// while a pending registration pins no MAC, since that one may be whoever
-// asks (a serial or UUID pin is checked when the installer posts its
-// system info). It also admits the MACs of consumed registrations (those
-// pinned and those their installer posted), so that an installed machine
-// whose boot order starts with PXE gets the exit script of [Backend.Boot]
-// and boots its disk at once, rather than waiting for the firmware's PXE
-// timeout (or being taken for the next unpinned registration). The lists
-// are re-read at most every AllowRefresh, so Allow stays cheap on every
-// packet; while they cannot be read, nothing is admitted.
-func (b *Backend) Allow(mac net.HardwareAddr) bool {
-	b.allowMu.Lock()
-	defer b.allowMu.Unlock()
-	if now := time.Now(); now.Sub(b.allowRead) >= b.cfg.AllowRefresh {
-		b.loadAllow()
-		b.allowRead = now
-	}
-	return b.allowAny || b.allowMACs[mac.String()]
-}
-
-func (b *Backend) loadAllow() {
-	ctx := context.Background()
-	pending, broken, err := b.cfg.Store.Scan(ctx)
-	var consumed []Registration
-	if err == nil {
-		consumed, err = b.cfg.Store.Consumed(ctx)
-	}
-	if err != nil {
-		if b.allowErr == nil {
-			b.log.Error("cannot read registrations; offering nothing", "err", err)
-		}
-		b.allowErr, b.allowMACs, b.allowAny = err, nil, false
-		return
-	}
-	b.allowErr = nil
-	b.allowMACs, b.allowAny = map[string]bool{}, false
-	for _, r := range consumed {
-		for _, m := range r.KnownMACs() {
-			b.allowMACs[m] = true
-		}
-	}
-	for _, r := range pending {
-		// DHCP sees no serial or UUID: a registration that pins no MAC
-		// may be any PXE client (the answer's matching decides later),
-		// unless a broken registration blocks matching by elimination.
-		if len(r.MACs) == 0 && len(broken) == 0 {
-			b.allowAny = true
-		}
-		for _, m := range r.MACs {
-			b.allowMACs[m] = true
-		}
-	}
 }
 
 // Boot chooses what the machine with this MAC boots, with the rules of

@@ -54,7 +54,7 @@ func benchmarkHandleDiscover(b *testing.B, budget int) {
 	}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	s := &Server{Proxy: testProxyConfig(), Allow: func(net.HardwareAddr) bool { return true }, Logger: log, OnEvent: onEvent, LogBudget: budget}
-	s.resetBudget()
+	s.start()
 	r := &reader{out: make([]byte, 0, 576)}
 	peer := &net.UDPAddr{IP: net.IPv4zero, Port: proxydhcp.DHCPClientPort}
 	var conn discardConn

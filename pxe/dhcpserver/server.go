@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,9 @@ type Server struct {
 
 	budget  logBudget
 	dropped atomic.Int64
+	// bcast is the broadcast destination, made once by Serve: most
+	// replies go there.
+	bcast *net.UDPAddr
 }
 
 // Defaults of [Server].
@@ -109,8 +113,10 @@ const (
 	dhcpReadBuffer = 4 << 20
 )
 
-// resetBudget starts the log budget afresh, from LogBudget.
-func (s *Server) resetBudget() {
+// start readies s for serving: the log budget afresh, from LogBudget,
+// and the broadcast destination.
+func (s *Server) start() {
+	s.bcast = &net.UDPAddr{IP: net.IPv4bcast, Port: orDefault(s.ClientPort, proxydhcp.DHCPClientPort)}
 	s.budget.mu.Lock()
 	s.budget.per, s.budget.second, s.budget.used, s.budget.dropped = s.LogBudget, time.Time{}, 0, 0
 	if s.budget.per == 0 {
@@ -232,7 +238,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if readers <= 0 {
 		readers = runtime.GOMAXPROCS(0)
 	}
-	s.resetBudget()
+	s.start()
 	for _, l := range ls {
 		if err := setReadBuffer(l.conn, dhcpReadBuffer); err != nil {
 			log.Debug("proxy-DHCP receive buffer not enlarged", "addr", l.conn.LocalAddr().String(), "err", err)
@@ -272,6 +278,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // reader is the buffers of one reading goroutine.
 type reader struct {
 	in, out []byte
+	parser  parser
 }
 
 func (s *Server) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn, on proxydhcp.Arrival) error {
@@ -291,7 +298,7 @@ func (s *Server) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn
 // handle answers one datagram; it never panics on its content.
 func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on proxydhcp.Arrival, pkt []byte, peer net.Addr) {
 	from := addrPort(peer)
-	req, err := dhcpv4.FromBytes(pkt)
+	req, err := r.parser.parse(pkt)
 	if err != nil {
 		if log.Enabled(context.Background(), slog.LevelDebug) {
 			log.Debug("drop malformed DHCP packet", "peer", from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
@@ -322,7 +329,12 @@ func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on pro
 			d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", dst, sendErr)
 		}
 	}
-	if ok, dropped := s.budget.take(time.Now()); ok {
+	now := time.Now()
+	// A window logs decisions only when asked to (-v): otherwise the
+	// line is neither built nor counted against the budget.
+	if !log.Enabled(context.Background(), slog.LevelInfo) && sendErr == nil {
+		// nothing to log
+	} else if ok, dropped := s.budget.take(now); ok {
 		if dropped > 0 {
 			s.dropped.Add(dropped)
 			log.Info("DHCP log lines dropped", "dropped", dropped, "budget_per_second", s.budget.per)
@@ -344,9 +356,20 @@ func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on pro
 		case dhcpv4.MessageTypeAck:
 			kind = events.DHCPAck
 		}
-		s.OnEvent(Event{Time: time.Now(), Kind: kind, MAC: d.Client.MAC, XID: d.XID.String(), Arch: d.Client.ArchName(),
+		s.OnEvent(Event{Time: now, Kind: kind, MAC: d.Client.MAC, XID: xidString(d.XID), Arch: d.Client.ArchName(),
 			Peer: from, File: d.Boot.File, Reason: d.Reason})
 	}
+}
+
+// xidString is xid.String() ("0x" and 8 hex digits) with one allocation,
+// the string, where String has two.
+func xidString(xid dhcpv4.TransactionID) string {
+	const hex = "0123456789abcdef"
+	b := [10]byte{'0', 'x'}
+	for i, c := range xid {
+		b[2+2*i], b[3+2*i] = hex[c>>4], hex[c&0xf]
+	}
+	return string(b[:])
 }
 
 // replyAddr is where a reply goes (RFC 2131 §4.1): a request on the PXE
@@ -358,13 +381,16 @@ func (s *Server) replyAddr(req *dhcpv4.DHCPv4, on proxydhcp.Arrival, peer net.Ad
 		return peer
 	}
 	if gi := req.GatewayIPAddr.To4(); gi != nil && !gi.IsUnspecified() {
-		return &net.UDPAddr{IP: gi, Port: orDefault(s.RelayPort, proxydhcp.DHCPPort)}
+		return &net.UDPAddr{IP: slices.Clone(gi), Port: orDefault(s.RelayPort, proxydhcp.DHCPPort)}
 	}
 	port := orDefault(s.ClientPort, proxydhcp.DHCPClientPort)
 	if ci := req.ClientIPAddr.To4(); ci != nil && !ci.IsUnspecified() {
-		return &net.UDPAddr{IP: ci, Port: port}
+		return &net.UDPAddr{IP: slices.Clone(ci), Port: port}
 	}
-	return &net.UDPAddr{IP: net.IPv4bcast, Port: port}
+	if s.bcast == nil || s.bcast.Port != port {
+		return &net.UDPAddr{IP: net.IPv4bcast, Port: port}
+	}
+	return s.bcast
 }
 
 func addrPort(a net.Addr) netip.AddrPort {

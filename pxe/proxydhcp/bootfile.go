@@ -258,12 +258,38 @@ func SelectBoot(c Client, cfg BootConfig) Boot {
 	default:
 		return ignore("PXE client of architecture %s, for which no iPXE binary is staged", archName(arch))
 	}
-	return Boot{File: bin, Class: ClassPXE, Reason: "PXE client of architecture " + archName(arch) + ": " + bin + " over TFTP"}
+	return Boot{File: bin, Class: ClassPXE, Reason: tftpReason(arch, bin)}
 }
 
 // scriptURL adds the client's MAC to the script URL. The MAC is the
 // request's own chaddr, written out rather than left to iPXE's ${mac}
 // expansion, so the script is the one of the NIC that asked.
+// tftpReasons are the reasons of SelectBoot's TFTP choices for the
+// standard binaries, made once: a reply's reason then costs no
+// allocation.
+var tftpReasons = func() map[tftpChoice]string {
+	m := map[tftpChoice]string{}
+	for a := range archNames {
+		for _, bin := range []string{BIOSBinary, UEFIBinary, SNPOnlyBinary} {
+			m[tftpChoice{a, bin}] = "PXE client of architecture " + archName(a) + ": " + bin + " over TFTP"
+		}
+	}
+	return m
+}()
+
+type tftpChoice struct {
+	arch iana.Arch
+	bin  string
+}
+
+// tftpReason is why SelectBoot offers bin over TFTP to a client of arch.
+func tftpReason(arch iana.Arch, bin string) string {
+	if r, ok := tftpReasons[tftpChoice{arch, bin}]; ok {
+		return r
+	}
+	return "PXE client of architecture " + archName(arch) + ": " + bin + " over TFTP"
+}
+
 func scriptURL(base string, mac net.HardwareAddr) string {
 	sep := "?"
 	if strings.Contains(base, "?") {

@@ -110,7 +110,7 @@ func ParseClient(req *dhcpv4.DHCPv4) Client {
 	case strings.HasPrefix(vc, ClassHTTP):
 		c.Class = ClassHTTP
 	}
-	c.Archs = req.ClientArch()
+	c.Archs = clientArchs(req.Options.Get(dhcpv4.OptionClientSystemArchitectureType))
 	if len(c.Archs) == 0 {
 		if a, ok := archFromClass(vc); ok {
 			c.Archs = []iana.Arch{a}
@@ -123,6 +123,29 @@ func ParseClient(req *dhcpv4.DHCPv4) Client {
 		c.Relay = gi.Unmap()
 	}
 	return c
+}
+
+// messageType is req.MessageType() without its decoder's allocations:
+// option 53 of exactly one byte, else none.
+func messageType(req *dhcpv4.DHCPv4) dhcpv4.MessageType {
+	if v := req.Options.Get(dhcpv4.OptionDHCPMessageType); len(v) == 1 {
+		return dhcpv4.MessageType(v[0])
+	}
+	return dhcpv4.MessageTypeNone
+}
+
+// clientArchs is req.ClientArch() from option 93's value v, with one
+// allocation: the architectures, two bytes each; nil when v is missing,
+// empty or of odd length.
+func clientArchs(v []byte) []iana.Arch {
+	if len(v) == 0 || len(v)%2 != 0 {
+		return nil
+	}
+	a := make([]iana.Arch, len(v)/2)
+	for i := range a {
+		a[i] = iana.Arch(uint16(v[2*i])<<8 | uint16(v[2*i+1]))
+	}
+	return a
 }
 
 // archFromClass reads the architecture of a class such as
@@ -189,7 +212,7 @@ func Decide(req *dhcpv4.DHCPv4, on Arrival, cfg Config, allow func(net.HardwareA
 	if req.HWType != iana.HWTypeEthernet || len(req.ClientHWAddr) != 6 {
 		return ignored("not an Ethernet client (hardware type %d, address length %d)", req.HWType, len(req.ClientHWAddr))
 	}
-	mt := req.MessageType()
+	mt := messageType(req)
 	switch {
 	case on == OnDHCPPort && mt == dhcpv4.MessageTypeDiscover:
 		d.Type = dhcpv4.MessageTypeOffer
