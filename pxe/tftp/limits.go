@@ -2,10 +2,8 @@ package tftp
 
 import (
 	"errors"
-	"fmt"
-	"io"
+	"net"
 	"net/netip"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -14,11 +12,16 @@ import (
 
 // Bounds on the transfers a [Server] runs at once.
 const (
-	// DefaultMaxTransfers is how many transfers run at once: 50, as
-	// dnsmasq's tftp-max. PXE firmware fetches one iPXE binary of at
-	// most a few hundred KiB per machine, so 50 machines booting at
-	// once each still get theirs in well under a second on a LAN.
-	DefaultMaxTransfers = 50
+	// DefaultMaxTransfers is how many transfers run at once: 1024. A
+	// transfer waits on its client's acknowledgement most of the time
+	// (lock step), so many at once cost little CPU, and a request must
+	// start within its firmware's retries: at 50 (dnsmasq's tftp-max) a
+	// storm of 1 000 machines fetching 1 MiB each kept the last ones
+	// waiting past them (41 of 1 000 failed; at 512, those beyond 512
+	// waited for the slower first ones, and 487 failed), while tftpd-hpa
+	// serves them all at once. Each costs two descriptors and about
+	// 12 KiB; more wait, holding neither.
+	DefaultMaxTransfers = 1024
 	// DefaultMaxTransfersPerClient is how many transfers one client
 	// address runs at once: 4. Firmware fetches one file at a time; a
 	// retry may overlap the attempt it replaces.
@@ -26,9 +29,18 @@ const (
 	// StallTime is how long a transfer may wait for its client's
 	// acknowledgement before it counts as stalled. When the server or a
 	// client is at its bound, a new request drops the transfer stalled
-	// longest to take its place, and is refused when none is stalled.
+	// longest to take its place, and waits when none is stalled.
 	// On a LAN a block is acknowledged within milliseconds.
 	StallTime = 2 * time.Second
+	// MaxWaiting bounds the requests waiting for a place, and
+	// MaxWaitingPerClient those of one address; a request beyond them
+	// is not answered, and its client's retransmission asks again.
+	// Waiting requests hold no descriptor, only their few bytes.
+	MaxWaiting          = 8192
+	MaxWaitingPerClient = 1024
+	// MaxWait is how long a request waits at most: a client has given
+	// up on it by then (PXE firmware retries for about 20 s).
+	MaxWait = 30 * time.Second
 )
 
 // errDropped ends a stalled transfer dropped for a new one.
@@ -40,70 +52,108 @@ type transfer struct {
 	// last is when the client last acknowledged a block (UnixNano).
 	last    atomic.Int64
 	dropped atomic.Bool
-	file    *os.File // set once open; closed by a drop
+	// conn is the transfer's socket once open: a drop wakes it.
+	conn *net.UDPConn
+}
+
+// wake makes the transfer's wait for an acknowledgement end at once.
+func (t *transfer) wake() {
+	if t.conn != nil {
+		t.conn.SetReadDeadline(time.Unix(1, 0)) //nolint:errcheck // a closed socket needs no waking
+	}
+}
+
+// waiting is a request waiting for a place.
+type waiting struct {
+	from    netip.AddrPort
+	arrived time.Time
+	start   func(*transfer)
 }
 
 // transfers admits and tracks the running transfers under the bounds.
-//
-// Each request has its own socket, opened by the TFTP library before the
-// request is seen; it closes when the request's handler returns, which
-// for a dropped transfer is when the library gives up on its client
-// (5 retransmissions 5 s apart). live counts those handlers, so that
-// sockets plus open files stay within budget descriptors.
+// A request beyond them waits, in arrival order, holding no descriptor:
+// the TFTP socket of a transfer is opened once it has its place. So at
+// most max transfers hold their two descriptors (socket and file), and a
+// dropped transfer's socket is closed at once.
 type transfers struct {
-	max, maxPerClient, budget int
-	mu                        sync.Mutex
-	running                   map[*transfer]struct{}
-	perClient                 map[netip.Addr]int
-	live                      int
+	max, maxPerClient int
+	mu                sync.Mutex
+	running           map[*transfer]struct{}
+	perClient         map[netip.Addr]int
+	// ids are the client transfer ids (address and port) running or
+	// waiting: a retransmitted request is not a second transfer.
+	ids      map[netip.AddrPort]bool
+	queue    []*waiting
+	queuedBy map[netip.Addr]int
 }
 
-func newTransfers(max, maxPerClient, budget int) *transfers {
-	return &transfers{max: max, maxPerClient: maxPerClient, budget: budget, running: map[*transfer]struct{}{}, perClient: map[netip.Addr]int{}}
+func newTransfers(max, maxPerClient int) *transfers {
+	return &transfers{max: max, maxPerClient: maxPerClient, running: map[*transfer]struct{}{},
+		perClient: map[netip.Addr]int{}, ids: map[netip.AddrPort]bool{}, queuedBy: map[netip.Addr]int{}}
 }
 
-// enter counts a request's handler, and with it the request's socket.
-func (ts *transfers) enter() {
+// Outcomes of [transfers.request].
+type outcome int
+
+const (
+	started   outcome = iota // start was called with the transfer's place
+	queued                   // it waits for a place
+	duplicate                // the same client transfer id runs or waits already
+	full                     // too many wait: not answered
+)
+
+// request gives the request from "from" a place and calls start with it
+// (on this goroutine), or queues it for one; start is called later, on
+// the goroutine that frees the place. At a bound, the transfer stalled
+// longest (of the client, at the client's bound) is dropped for it
+// first; dropped returns it, for the caller to report.
+func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*transfer)) (o outcome, dropped *transfer) {
 	ts.mu.Lock()
-	ts.live++
+	if ts.ids[from] {
+		ts.mu.Unlock()
+		return duplicate, nil
+	}
+	t, dropped := ts.admit(from.Addr(), now)
+	if t == nil {
+		if len(ts.queue) >= MaxWaiting || ts.queuedBy[from.Addr()] >= MaxWaitingPerClient {
+			ts.mu.Unlock()
+			return full, dropped
+		}
+		ts.queue = append(ts.queue, &waiting{from: from, arrived: now, start: start})
+		ts.queuedBy[from.Addr()]++
+		ts.ids[from] = true
+		ts.mu.Unlock()
+		return queued, dropped
+	}
+	ts.ids[from] = true
 	ts.mu.Unlock()
-}
-
-// leave uncounts a request's handler.
-func (ts *transfers) leave() {
-	ts.mu.Lock()
-	ts.live--
-	ts.mu.Unlock()
+	start(t)
+	return started, dropped
 }
 
 // admit takes a place for a transfer to peer, dropping the transfer
-// stalled longest when the server or the client is at its bound. It
-// returns the dropped transfer, if any, for the caller to report.
-func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer, err error) {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+// stalled longest when the server or the client is at its bound, or
+// returns nil when there is none. ts.mu is held.
+func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer) {
 	if ts.perClient[peer] >= ts.maxPerClient {
 		if dropped = ts.stalledLongest(now, peer); dropped == nil {
-			return nil, nil, fmt.Errorf("too many transfers from this client (%d)", ts.maxPerClient)
+			return nil, nil
 		}
 		ts.drop(dropped)
 	}
 	if len(ts.running) >= ts.max {
-		if dropped = ts.stalledLongest(now, netip.Addr{}); dropped == nil {
-			return nil, nil, fmt.Errorf("server busy: %d transfers running", ts.max)
+		var d *transfer
+		if d = ts.stalledLongest(now, netip.Addr{}); d == nil {
+			return nil, dropped
 		}
-		ts.drop(dropped)
-	}
-	// Sockets of live handlers, the files of running transfers and this
-	// one's file.
-	if ts.live+len(ts.running)+1 > ts.budget {
-		return nil, dropped, fmt.Errorf("server busy: %d sockets of stalled transfers still open", ts.live)
+		ts.drop(d)
+		dropped = d
 	}
 	t = &transfer{peer: peer}
 	t.last.Store(now.UnixNano())
 	ts.running[t] = struct{}{}
 	ts.perClient[peer]++
-	return t, dropped, nil
+	return t, dropped
 }
 
 // stalledLongest returns the running transfer (of peer, when valid)
@@ -122,14 +172,12 @@ func (ts *transfers) stalledLongest(now time.Time, peer netip.Addr) *transfer {
 	return oldest
 }
 
-// drop ends t's place: its file is closed at once, and its next block
-// fails.
+// drop ends t's place: its wait for an acknowledgement ends at once, it
+// sends its client an error and closes its socket and file.
 func (ts *transfers) drop(t *transfer) {
 	ts.remove(t)
 	t.dropped.Store(true)
-	if t.file != nil {
-		t.file.Close()
-	}
+	t.wake()
 }
 
 func (ts *transfers) remove(t *transfer) {
@@ -142,57 +190,146 @@ func (ts *transfers) remove(t *transfer) {
 	}
 }
 
-// opened records t's file, or closes it when t was dropped meanwhile.
-func (ts *transfers) opened(t *transfer, f *os.File) bool {
+// opened records t's socket, or reports that t was dropped meanwhile.
+func (ts *transfers) opened(t *transfer, conn *net.UDPConn) bool {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if t.dropped.Load() {
-		f.Close()
 		return false
 	}
-	t.file = f
+	t.conn = conn
 	return true
 }
 
-// done gives t's place back.
-func (ts *transfers) done(t *transfer) {
+// done gives t's place back (and forgets the client transfer id from)
+// and starts the requests that wait for it.
+func (ts *transfers) done(t *transfer, from netip.AddrPort, now time.Time) {
 	ts.mu.Lock()
-	defer ts.mu.Unlock()
 	ts.remove(t)
+	delete(ts.ids, from)
+	next := ts.next(now)
+	ts.mu.Unlock()
+	for _, n := range next {
+		n.w.start(n.t)
+	}
 }
 
-// count returns how many transfers run.
-func (ts *transfers) count() int {
+// retry starts the waiting requests that now have a place, for instance
+// because a transfer stalled meanwhile, and forgets those that waited
+// longer than MaxWait. It returns the transfers dropped for them.
+func (ts *transfers) retry(now time.Time) (dropped []*transfer) {
+	ts.mu.Lock()
+	var next []admitted
+	for {
+		d := ts.droppedFor(now)
+		next = append(next, ts.next(now)...)
+		if len(d) == 0 {
+			break
+		}
+		dropped = append(dropped, d...)
+	}
+	ts.mu.Unlock()
+	for _, n := range next {
+		n.w.start(n.t)
+	}
+	return dropped
+}
+
+// droppedFor drops a stalled transfer for the first waiting request
+// that has no place: one of its client's when the client is at its
+// bound, else the one stalled longest. ts.mu is held.
+func (ts *transfers) droppedFor(now time.Time) []*transfer {
+	var out []*transfer
+	for _, w := range ts.queue {
+		if now.Sub(w.arrived) > MaxWait {
+			continue // next() forgets it
+		}
+		peer := w.from.Addr()
+		clientFull := ts.perClient[peer] >= ts.maxPerClient
+		if !clientFull && len(ts.running) < ts.max {
+			break // next() admits it
+		}
+		var d *transfer
+		if clientFull {
+			d = ts.stalledLongest(now, peer)
+		} else {
+			d = ts.stalledLongest(now, netip.Addr{})
+		}
+		if d == nil {
+			if clientFull {
+				continue // a request of another client may have a place
+			}
+			break
+		}
+		ts.drop(d)
+		out = append(out, d)
+		break // one place at a time: next() admits w
+	}
+	return out
+}
+
+type admitted struct {
+	w *waiting
+	t *transfer
+}
+
+// next takes the waiting requests that have a place now, in arrival
+// order, skipping those whose client is at its bound, and forgets those
+// that waited too long. ts.mu is held.
+func (ts *transfers) next(now time.Time) []admitted {
+	var out []admitted
+	kept := ts.queue[:0]
+	for _, w := range ts.queue {
+		switch {
+		case now.Sub(w.arrived) > MaxWait:
+			ts.unqueue(w)
+			delete(ts.ids, w.from)
+		case len(ts.running) < ts.max && ts.perClient[w.from.Addr()] < ts.maxPerClient:
+			t := &transfer{peer: w.from.Addr()}
+			t.last.Store(now.UnixNano())
+			ts.running[t] = struct{}{}
+			ts.perClient[t.peer]++
+			ts.unqueue(w)
+			out = append(out, admitted{w, t})
+		default:
+			kept = append(kept, w)
+		}
+	}
+	clear(ts.queue[len(kept):])
+	ts.queue = kept
+	return out
+}
+
+func (ts *transfers) unqueue(w *waiting) {
+	if ts.queuedBy[w.from.Addr()]--; ts.queuedBy[w.from.Addr()] <= 0 {
+		delete(ts.queuedBy, w.from.Addr())
+	}
+}
+
+// count returns how many transfers run and how many requests wait.
+func (ts *transfers) count() (running, waiting int) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	return len(ts.running)
+	return len(ts.running), len(ts.queue)
 }
 
-// transferReader reads t's file a block at a time: each read means the
-// client acknowledged the block before. It ends the transfer when the
-// server stops or t was dropped.
-type transferReader struct {
-	stopped func() bool
-	t       *transfer
-	r       io.Reader
-}
-
-func (c transferReader) Read(p []byte) (int, error) {
-	if c.stopped() {
-		return 0, errShutdown
+// stopAll wakes every running transfer, for it to see the server stop.
+func (ts *transfers) stopAll() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for t := range ts.running {
+		t.wake()
 	}
-	if c.t.dropped.Load() {
-		return 0, errDropped
+	for _, w := range ts.queue {
+		delete(ts.ids, w.from)
 	}
-	c.t.last.Store(time.Now().UnixNano())
-	return c.r.Read(p)
+	ts.queue, ts.queuedBy = nil, map[netip.Addr]int{}
 }
 
 // descriptorBudget is the descriptors TFTP may hold: a quarter of the
 // process's limit (RLIMIT_NOFILE), leaving the rest to HTTP and DHCP.
-// A running transfer holds two (its socket and its file), a dropped one
-// its socket until the library gives up on it, a refused one its socket
-// for the moment of sending the error.
+// A running transfer holds two (its socket and its file); a waiting
+// request none.
 func descriptorBudget() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {

@@ -11,9 +11,10 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
-	pintftp "github.com/pin/tftp/v3"
+	"github.com/pin/tftp/v3/netascii"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
 
@@ -52,8 +53,16 @@ type Event struct {
 }
 
 // Server serves the files of one folder, read-only, over TFTP (RFC 1350)
-// with the blksize (RFC 2348) and tsize (RFC 2349) options. Set its
-// fields, then call [Server.Serve]; do not change them while it runs.
+// with the blksize and timeout (RFC 2348, 2349) and tsize (RFC 2349)
+// options. Set its fields, then call [Server.Serve]; do not change them
+// while it runs.
+//
+// It degrades rather than refuses under a storm: beyond MaxTransfers, or
+// MaxTransfersPerClient of one address, a read request waits for a place
+// (holding no descriptor) and is served when one frees, or when a
+// stalled transfer is dropped for it; a client never gets an error
+// packet for the server's load. Beyond [MaxWaiting] requests a request
+// is not answered, and the client's retransmission asks again.
 //
 // A requested name is looked up inside Root only: one leading '/' is
 // dropped, since firmware and boot loaders commonly send "/ipxe.efi" for
@@ -77,12 +86,14 @@ type Server struct {
 	// OnEvent, when set, is called when a download completes, fails or is
 	// refused, from the transfer's goroutine; it must not block for long.
 	OnEvent func(Event)
-	// MaxTransfers bounds the transfers running at once. Default:
-	// [DefaultMaxTransfers]; it is held within TFTP's descriptor budget
-	// (see [Server.Serve]), two descriptors a transfer.
+	// MaxTransfers bounds the transfers running at once; more wait.
+	// Default: [DefaultMaxTransfers]; it is held within TFTP's
+	// descriptor budget (a quarter of the process's limit), two
+	// descriptors a transfer.
 	MaxTransfers int
-	// MaxTransfersPerClient bounds the transfers of one client address.
-	// Default: [DefaultMaxTransfersPerClient].
+	// MaxTransfersPerClient bounds the transfers of one client address
+	// running at once; more wait. Default:
+	// [DefaultMaxTransfersPerClient].
 	MaxTransfersPerClient int
 }
 
@@ -90,13 +101,17 @@ type Server struct {
 // context ends.
 const stopWait = 500 * time.Millisecond
 
+// retryEvery is how often waiting requests are looked at for a stalled
+// transfer to replace.
+const retryEvery = 250 * time.Millisecond
+
 // errShutdown ends the transfers still running when Serve's context ends.
 var errShutdown = errors.New("server shutting down")
 
 // Serve serves until ctx ends, then stops taking requests, ends running
-// transfers at their next block, waits for them to send their error
-// packet, closes the socket and returns ctx's error. It returns at once
-// an error matching [ErrInvalidConfig] when Root is empty, one matching
+// transfers at once with an error packet, waits briefly for them, closes
+// the socket and returns ctx's error. It returns at once an error
+// matching [ErrInvalidConfig] when Root is empty, one matching
 // [fs.ErrNotExist] when Root is missing, or an error when the socket
 // cannot be opened.
 func (s *Server) Serve(ctx context.Context) error {
@@ -124,41 +139,45 @@ func (s *Server) Serve(ctx context.Context) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent, ts: newTransfers(s.limits(log))}
-	srv := pintftp.NewServer(h.read, h.write)
+	h := &handler{ctx: ctx, root: root, log: log, onEvent: s.OnEvent, conn: conn, ts: newTransfers(s.limits(log)), mtus: map[int]int{}}
 	log.Info("TFTP listening", "addr", conn.LocalAddr().String(), "root", s.Root)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(conn) }()
-	select {
-	case <-ctx.Done():
-		// Shutdown closes the listening socket at once, so no new request
-		// is served; running transfers end at their next block or their
-		// own timeout. Serve waits for them only briefly, so that a
-		// window closes on time even with a client that went away.
-		stopped := make(chan struct{})
-		go func() {
-			srv.Shutdown()
-			<-done
-			conn.Close()
-			close(stopped)
-		}()
+	go func() { done <- h.listen() }()
+	tick := time.NewTicker(retryEvery)
+	defer tick.Stop()
+	for {
 		select {
-		case <-stopped:
-		case <-time.After(stopWait):
-			log.Warn("TFTP transfers still running after the window closed; they end at their timeout", "transfers", h.ts.count())
+		case <-tick.C:
+			for _, d := range h.ts.retry(time.Now()) {
+				log.Warn("TFTP stalled transfer dropped for a waiting request", "peer", d.peer.String())
+			}
+		case <-ctx.Done():
+			// Closing the socket stops new requests at once; running
+			// transfers wake, send their error and end. Serve waits
+			// for them only briefly, so that a window closes on time.
+			conn.Close()
+			<-done
+			h.ts.stopAll()
+			stopped := make(chan struct{})
+			go func() { h.wg.Wait(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(stopWait):
+				n, _ := h.ts.count()
+				log.Warn("TFTP transfers still running after the window closed; they end at their next block", "transfers", n)
+			}
+			return ctx.Err()
+		case err := <-done:
+			conn.Close()
+			return fmt.Errorf("tftp server on %s: %w", conn.LocalAddr(), err)
 		}
-		return ctx.Err()
-	case err := <-done:
-		conn.Close()
-		return fmt.Errorf("tftp server on %s: %w", conn.LocalAddr(), err)
 	}
 }
 
 // Listen opens the UDP socket for a [Server] on addr ("host:port")
 // and asks the kernel for each request's destination address and
-// interface. The TFTP library needs them to answer from the address the
-// request came to and to allow blocks larger than 512 bytes: a request
-// queued before they are asked for is held to 512-byte blocks.
+// interface: a transfer answers from the address its request came to,
+// with blocks as large as the interface's MTU allows.
 func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 	var lc net.ListenConfig
 	pc, err := lc.ListenPacket(ctx, "udp", addr)
@@ -166,7 +185,7 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 		return nil, fmt.Errorf("listen on udp %s: %w", addr, err)
 	}
 	conn := pc.(*net.UDPConn)
-	if la, ok := conn.LocalAddr().(*net.UDPAddr); ok && la.IP.To4() == nil && !la.IP.IsUnspecified() {
+	if is6(conn) {
 		err = ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
 	} else {
 		err = ipv4.NewPacketConn(conn).SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true)
@@ -178,9 +197,14 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 	return conn, nil
 }
 
+func is6(conn *net.UDPConn) bool {
+	la, ok := conn.LocalAddr().(*net.UDPAddr)
+	return ok && la.IP.To4() == nil && !la.IP.IsUnspecified()
+}
+
 // limits returns the transfer bounds with the defaults filled in and the
 // descriptor budget applied.
-func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient, budget int) {
+func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient int) {
 	maxTransfers, perClient = s.MaxTransfers, s.MaxTransfersPerClient
 	if maxTransfers <= 0 {
 		maxTransfers = DefaultMaxTransfers
@@ -188,12 +212,11 @@ func (s *Server) limits(log *slog.Logger) (maxTransfers, perClient, budget int) 
 	if perClient <= 0 {
 		perClient = DefaultMaxTransfersPerClient
 	}
-	budget = descriptorBudget()
-	if maxTransfers > budget/2 {
+	if budget := descriptorBudget(); maxTransfers > budget/2 {
 		log.Warn("TFTP transfers held to the descriptor budget", "max_transfers", budget/2, "asked", maxTransfers, "budget", budget)
 		maxTransfers = max(budget/2, 1)
 	}
-	return maxTransfers, min(perClient, maxTransfers), budget
+	return maxTransfers, min(perClient, maxTransfers)
 }
 
 type handler struct {
@@ -202,6 +225,82 @@ type handler struct {
 	root    *os.Root
 	log     *slog.Logger
 	onEvent func(Event)
+	conn    *net.UDPConn
+	wg      sync.WaitGroup
+	// mtus caches each interface's largest block by index; only listen
+	// uses it. hdr is the IP and UDP headers' size.
+	mtus map[int]int
+	hdr  int
+}
+
+// listen reads requests until the socket closes.
+func (h *handler) listen() error {
+	buf := make([]byte, maxRequest)
+	var read func() (int, netip.AddrPort, net.IP, int, error)
+	h.hdr = 20 + 8
+	if is6(h.conn) {
+		h.hdr = 40 + 8
+		pc := ipv6.NewPacketConn(h.conn)
+		// The wrapper reads the packet info only when asked through it.
+		if err := pc.SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true); err != nil {
+			return fmt.Errorf("ask for packet info: %w", err)
+		}
+		read = func() (int, netip.AddrPort, net.IP, int, error) {
+			n, cm, src, err := pc.ReadFrom(buf)
+			if cm == nil {
+				return n, addrPortOf(src), nil, 0, err
+			}
+			return n, addrPortOf(src), cm.Dst, cm.IfIndex, err
+		}
+	} else {
+		pc := ipv4.NewPacketConn(h.conn)
+		if err := pc.SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true); err != nil {
+			return fmt.Errorf("ask for packet info: %w", err)
+		}
+		read = func() (int, netip.AddrPort, net.IP, int, error) {
+			n, cm, src, err := pc.ReadFrom(buf)
+			if cm == nil {
+				return n, addrPortOf(src), nil, 0, err
+			}
+			return n, addrPortOf(src), cm.Dst, cm.IfIndex, err
+		}
+	}
+	for {
+		n, from, dst, ifIndex, err := read()
+		if err != nil {
+			if h.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if !from.IsValid() {
+			continue
+		}
+		h.request(buf[:n], from, dst, h.mtu(ifIndex))
+	}
+}
+
+// mtu is the largest block the interface carries, or 512 when unknown.
+func (h *handler) mtu(ifIndex int) int {
+	if m, ok := h.mtus[ifIndex]; ok {
+		return m
+	}
+	m := defaultBlockSize
+	if ifi, err := net.InterfaceByIndex(ifIndex); err == nil && ifi.MTU > 0 {
+		m = max(ifi.MTU-h.hdr-4, defaultBlockSize) // and the DATA header
+	}
+	if len(h.mtus) < 64 {
+		h.mtus[ifIndex] = m
+	}
+	return m
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if u, ok := a.(*net.UDPAddr); ok {
+		ap := u.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
 }
 
 func (h *handler) event(kind events.Kind, peer netip.AddrPort, file string, n int64, reason string) {
@@ -210,78 +309,119 @@ func (h *handler) event(kind events.Kind, peer netip.AddrPort, file string, n in
 	}
 }
 
-// refuse logs and reports a refused request and returns the error the
-// client is sent; it names no path of this machine.
-func (h *handler) refuse(peer netip.AddrPort, file, reason string) error {
-	h.log.Warn("TFTP request refused", "peer", peer.String(), "file", file, "reason", reason)
-	h.event(events.TFTPFailed, peer, file, 0, reason)
-	return errors.New(reason)
+// refuse logs and reports a refused request and sends the client its
+// error; the reason names no path of this machine.
+func (h *handler) refuse(from netip.AddrPort, file, reason string) {
+	h.log.Warn("TFTP request refused", "peer", from.String(), "file", file, "reason", reason)
+	h.event(events.TFTPFailed, from, file, 0, reason)
+	h.conn.WriteToUDPAddrPort(errorPacket(reason), from) //nolint:errcheck // best effort, as any UDP reply
 }
 
-func (h *handler) read(filename string, rf io.ReaderFrom) error {
-	var peer netip.AddrPort
-	if ot, ok := rf.(pintftp.OutgoingTransfer); ok {
-		peer = udpAddrPort(ot.RemoteAddr())
+// request answers one packet on the server's port.
+func (h *handler) request(p []byte, from netip.AddrPort, dst net.IP, mtu int) {
+	r, err := parseRequest(p)
+	if err != nil || (r.op != opRRQ && r.op != opWRQ) {
+		return // not a request: nothing to answer
+	}
+	if r.op == opWRQ {
+		h.refuse(from, r.name, "access violation: this TFTP server is read-only")
+		return
 	}
 	if h.ctx.Err() != nil {
-		return h.refuse(peer, filename, errShutdown.Error())
+		h.refuse(from, r.name, errShutdown.Error())
+		return
 	}
-	name, err := checkName(filename)
+	name, err := checkName(r.name)
 	if err != nil {
-		return h.refuse(peer, filename, err.Error())
+		h.refuse(from, r.name, err.Error())
+		return
 	}
-	h.ts.enter()
-	defer h.ts.leave()
-	t, dropped, err := h.ts.admit(peer.Addr(), time.Now())
-	if err != nil {
-		return h.refuse(peer, filename, err.Error())
-	}
-	defer h.ts.done(t)
-	if dropped != nil {
-		h.log.Warn("TFTP stalled transfer dropped for a new request", "peer", dropped.peer.String(), "for", peer.String())
-	}
-	f, err := h.root.Open(name)
+	// Whether the file can be served is known before the request waits.
+	fi, err := h.root.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return h.refuse(peer, filename, "file not found")
+		h.refuse(from, r.name, "file not found")
+		return
 	}
 	if err != nil {
 		// Escapes through symlinks and permission errors alike.
-		return h.refuse(peer, filename, "access violation: file cannot be read from the TFTP root")
+		h.refuse(from, r.name, "access violation: file cannot be read from the TFTP root")
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		h.refuse(from, r.name, "access violation: not a regular file")
+		return
+	}
+	var local net.IP
+	if dst != nil && !dst.IsMulticast() && !dst.Equal(net.IPv4bcast) {
+		local = dst
+	}
+	start := func(t *transfer) {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.serve(t, r, name, from, local, mtu)
+		}()
+	}
+	o, dropped := h.ts.request(from, time.Now(), start)
+	if dropped != nil {
+		h.log.Warn("TFTP stalled transfer dropped for a new request", "peer", dropped.peer.String(), "for", from.String())
+	}
+	switch o {
+	case queued:
+		h.log.Debug("TFTP request waits for a place", "peer", from.String(), "file", name)
+	case full:
+		h.log.Debug("TFTP request not answered: too many wait", "peer", from.String(), "file", name)
+	}
+}
+
+// serve runs the transfer t has the place for, and gives the place back.
+func (h *handler) serve(t *transfer, r request, name string, from netip.AddrPort, local net.IP, mtu int) {
+	defer h.ts.done(t, from, time.Now())
+	fail := func(reason string, n int64) {
+		h.log.Warn("TFTP transfer failed", "peer", from.String(), "file", name, "bytes", n, "err", reason)
+		h.event(events.TFTPFailed, from, name, n, "transfer failed: "+reason)
+	}
+	f, err := h.root.Open(name)
+	if err != nil {
+		h.refuse(from, r.name, "access violation: file cannot be read from the TFTP root")
+		return
 	}
 	defer f.Close()
-	if !h.ts.opened(t, f) {
-		return errDropped
-	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return h.refuse(peer, filename, "access violation: not a regular file")
+		h.refuse(from, r.name, "access violation: not a regular file")
+		return
 	}
-	if ot, ok := rf.(pintftp.OutgoingTransfer); ok {
-		ot.SetSize(fi.Size())
-	}
-	start := time.Now()
-	n, err := rf.ReadFrom(transferReader{stopped: func() bool { return h.ctx.Err() != nil }, t: t, r: f})
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: local})
 	if err != nil {
-		h.log.Warn("TFTP transfer failed", "peer", peer.String(), "file", name, "bytes", n, "err", err)
-		h.event(events.TFTPFailed, peer, name, n, "transfer failed: "+err.Error())
-		return err
+		fail("cannot open the transfer's socket: "+err.Error(), 0)
+		return
 	}
-	h.log.Info("TFTP sent", "peer", peer.String(), "file", name, "bytes", n, "duration", time.Since(start).String())
-	h.event(events.TFTP, peer, name, n, "download complete")
-	return nil
-}
-
-func (h *handler) write(filename string, wt io.WriterTo) error {
-	var peer netip.AddrPort
-	if it, ok := wt.(pintftp.IncomingTransfer); ok {
-		peer = udpAddrPort(it.RemoteAddr())
+	defer conn.Close()
+	if !h.ts.opened(t, conn) {
+		conn.WriteToUDPAddrPort(errorPacket(errDropped.Error()), from) //nolint:errcheck // best effort
+		fail(errDropped.Error(), 0)
+		return
 	}
-	return h.refuse(peer, filename, "access violation: this TFTP server is read-only")
-}
-
-func udpAddrPort(a net.UDPAddr) netip.AddrPort {
-	ap := a.AddrPort()
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	var rd io.Reader = f
+	size := fi.Size()
+	if strings.EqualFold(r.mode, "netascii") {
+		rd, size = netascii.ToReader(f), -1
+	}
+	block, timeout, oack := negotiate(r, size, mtu)
+	snd := newSender(conn, from, t, block, timeout, func() bool { return h.ctx.Err() != nil })
+	began := time.Now()
+	n, err := snd.run(oack, rd)
+	if err != nil {
+		var ce *clientError
+		if !errors.As(err, &ce) && !errors.Is(err, errClientGone) {
+			conn.WriteToUDPAddrPort(errorPacket(err.Error()), from) //nolint:errcheck // best effort
+		}
+		fail(err.Error(), n)
+		return
+	}
+	h.log.Info("TFTP sent", "peer", from.String(), "file", name, "bytes", n, "duration", time.Since(began).String())
+	h.event(events.TFTP, from, name, n, "download complete")
 }
 
 // checkName turns a requested name into a path relative to the TFTP root,

@@ -133,3 +133,12 @@ func (c *TFTPClient) Ack(to *net.UDPAddr, block uint16) {
 		c.t.Fatal(err)
 	}
 }
+
+// Send sends the raw packet p (an ERROR, say) to the transfer's address
+// to.
+func (c *TFTPClient) Send(to *net.UDPAddr, p []byte) {
+	c.t.Helper()
+	if _, err := c.conn.WriteToUDP(p, to); err != nil {
+		c.t.Fatal(err)
+	}
+}
