@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -195,11 +196,12 @@ type clientLimitListener struct {
 	places          map[netip.Addr]*clientPlaces
 }
 
-// clientPlaces are one address's places: a semaphore of max, and refs,
-// the connections holding or waiting for one.
+// clientPlaces are one address's places: a semaphore of max, refs, the
+// connections holding or waiting for one, and conns, those holding one.
 type clientPlaces struct {
 	slots chan struct{}
 	refs  int
+	conns map[*countedConn]struct{}
 }
 
 func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refused func(netip.Addr)) net.Listener {
@@ -232,7 +234,7 @@ func (l *clientLimitListener) acceptLoop() {
 		l.placesMu.Lock()
 		p := l.places[addr]
 		if p == nil {
-			p = &clientPlaces{slots: make(chan struct{}, l.max)}
+			p = &clientPlaces{slots: make(chan struct{}, l.max), conns: map[*countedConn]struct{}{}}
 			l.places[addr] = p
 		}
 		full := p.refs >= l.max+l.maxWaiting
@@ -248,13 +250,23 @@ func (l *clientLimitListener) acceptLoop() {
 	}
 }
 
-// admit waits for a place of addr, then passes c on.
+// admit waits for a place of addr, then passes c on. At the bound, the
+// address's connection idle longest (a keep-alive connection between
+// requests) is closed to make way: behind a NAT, many machines share an
+// address, and idle connections must not keep the next machine waiting.
 func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces) {
+	select {
+	case p.slots <- struct{}{}:
+		l.deliver(l.counted(c, addr, p))
+		return
+	default:
+		l.closeIdle(p)
+	}
 	t := time.NewTimer(l.wait)
 	defer t.Stop()
 	select {
 	case p.slots <- struct{}{}:
-		l.deliver(&countedConn{Conn: c, release: func() { <-p.slots; l.unref(addr, p) }})
+		l.deliver(l.counted(c, addr, p))
 	case <-t.C:
 		l.unref(addr, p)
 		l.refuse(c, addr)
@@ -262,6 +274,70 @@ func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces
 		l.unref(addr, p)
 		c.Close()
 	}
+}
+
+// counted is c holding one of p's places.
+func (l *clientLimitListener) counted(c net.Conn, addr netip.Addr, p *clientPlaces) *countedConn {
+	cc := &countedConn{Conn: c}
+	cc.release = func() {
+		l.placesMu.Lock()
+		delete(p.conns, cc)
+		l.placesMu.Unlock()
+		<-p.slots
+		l.unref(addr, p)
+	}
+	l.placesMu.Lock()
+	p.conns[cc] = struct{}{}
+	l.placesMu.Unlock()
+	return cc
+}
+
+// closeIdle closes p's connection idle longest, if one is idle.
+func (l *clientLimitListener) closeIdle(p *clientPlaces) {
+	l.placesMu.Lock()
+	var oldest *countedConn
+	for c := range p.conns {
+		if since := c.idleSince.Load(); since != 0 && (oldest == nil || since < oldest.idleSince.Load()) {
+			oldest = c
+		}
+	}
+	l.placesMu.Unlock()
+	if oldest != nil {
+		oldest.Close()
+	}
+}
+
+// ConnState is the window's [http.Server.ConnState]: it marks the
+// connections idle between requests, for closeIdle.
+func (l *clientLimitListener) ConnState(c net.Conn, st http.ConnState) {
+	cc := countedOf(c)
+	if cc == nil {
+		return
+	}
+	switch st {
+	case http.StateIdle:
+		cc.idleSince.Store(time.Now().UnixNano())
+	default:
+		cc.idleSince.Store(0)
+	}
+}
+
+// countedOf finds the countedConn under the wrappers of the sniffing
+// listener and TLS, or nil.
+func countedOf(c net.Conn) *countedConn {
+	for range 4 {
+		switch v := c.(type) {
+		case *countedConn:
+			return v
+		case *peekedConn:
+			c = v.Conn
+		case interface{ NetConn() net.Conn }:
+			c = v.NetConn()
+		default:
+			return nil
+		}
+	}
+	return nil
 }
 
 func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
@@ -284,6 +360,9 @@ type countedConn struct {
 	net.Conn
 	once    sync.Once
 	release func()
+	// idleSince is when the connection went idle between two requests
+	// (UnixNano), 0 while it is new or serving one.
+	idleSince atomic.Int64
 }
 
 func (c *countedConn) Close() error {

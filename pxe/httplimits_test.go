@@ -194,28 +194,38 @@ func get(c net.Conn, limit time.Duration) (*http.Response, error) {
 }
 
 func TestConnectionsPerClientAreCapped(t *testing.T) {
-	addr := startLimited(t, HTTPLimits{MaxConnsPerClient: 3, QueueWait: 2 * time.Second}, map[string]http.Handler{"/ok": okRoute})
+	release := make(chan struct{})
+	hold := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		io.WriteString(w, "held")
+	})
+	addr := startLimited(t, HTTPLimits{MaxConnsPerClient: 3, QueueWait: 2 * time.Second}, map[string]http.Handler{"/ok": okRoute, "/hold": hold})
+	t.Cleanup(func() { close(release) })
+	// Three connections busy with a request: none is idle.
 	var held []net.Conn
 	for range 3 {
 		c := dial(t, "127.0.0.1", addr)
-		fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
-		if _, err := get(c, 5*time.Second); err != nil {
-			t.Fatal(err)
-		}
+		fmt.Fprintf(c, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
 		held = append(held, c)
 	}
+	time.Sleep(100 * time.Millisecond)
 	// A fourth connection waits for a place, and gets one when a
 	// connection of its client closes.
 	waiting := dial(t, "127.0.0.1", addr)
 	fmt.Fprintf(waiting, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
 	if _, err := get(waiting, 300*time.Millisecond); err == nil {
-		t.Fatal("a fourth connection of one client was served while three were open")
+		t.Fatal("a fourth connection of one client was served while three were busy")
 	}
 	servedMeanwhile(t, addr)
 	held[0].Close()
 	if resp, err := get(waiting, 5*time.Second); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("the waiting connection after a place came free: %v %v", resp, err)
 	}
+	fmt.Fprintf(waiting, "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n") // busy again
+	time.Sleep(100 * time.Millisecond)
 	// One that finds no place within the wait is closed unserved.
 	over := dial(t, "127.0.0.1", addr)
 	fmt.Fprintf(over, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -225,5 +235,42 @@ func TestConnectionsPerClientAreCapped(t *testing.T) {
 	}
 	if d := time.Since(start); d < 1500*time.Millisecond {
 		t.Errorf("closed after %v, before its wait of 2s", d)
+	}
+}
+
+// TestIdleConnectionsMakeWayAtTheBound (issue 27): idle keep-alive
+// connections no longer keep a new connection of their address waiting
+// (behind a NAT, more than 64 machines waited): at the bound, the one
+// idle longest is closed and the new one served at once.
+func TestIdleConnectionsMakeWayAtTheBound(t *testing.T) {
+	addr := startLimited(t, HTTPLimits{MaxConnsPerClient: 3, QueueWait: 5 * time.Second}, map[string]http.Handler{"/ok": okRoute})
+	var idle []net.Conn
+	for range 3 {
+		c := dial(t, "127.0.0.1", addr)
+		fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+		if _, err := get(c, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+		time.Sleep(20 * time.Millisecond)
+	}
+	next := dial(t, "127.0.0.1", addr)
+	fmt.Fprintf(next, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+	start := time.Now()
+	if resp, err := get(next, 5*time.Second); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("a fourth connection beside three idle ones: %v %v", resp, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the fourth connection waited %v for a place three idle connections held", d)
+	}
+	// The first (idle longest) was closed; the others are still served.
+	if n := cutWithin(t, idle[0], 2*time.Second); n != 0 {
+		t.Errorf("the connection idle longest read %d bytes, want it closed", n)
+	}
+	for i, c := range idle[1:] {
+		fmt.Fprintf(c, "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+		if resp, err := get(c, 5*time.Second); err != nil || resp.StatusCode != 200 {
+			t.Errorf("idle connection %d after the fourth came: %v %v", i+2, resp, err)
+		}
 	}
 }

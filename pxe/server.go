@@ -431,12 +431,25 @@ func (s *Server) httpServer(ctx context.Context, a *assembly) (*http.Server, net
 	}
 	hs := &http.Server{
 		Handler:           s,
+		ConnState:         connStateOf(ln),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       max(limits.IdleTimeout, 0),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	return hs, ln
+}
+
+// connStateOf is the ConnState hook of the per-client bound under ln,
+// or nil.
+func connStateOf(ln net.Listener) func(net.Conn, http.ConnState) {
+	if sl, ok := ln.(*sniffListener); ok {
+		ln = sl.inner
+	}
+	if cl, ok := ln.(*clientLimitListener); ok {
+		return cl.ConnState
+	}
+	return nil
 }
 
 // lockStateDir takes the state folder for this window (nil without a
