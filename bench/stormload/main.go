@@ -19,13 +19,14 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/iana"
-	"github.com/pin/tftp/v3"
 
+	"github.com/plasmactl/plasma-node/bench/internal/tftpget"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
@@ -39,15 +40,19 @@ type result struct {
 	P50s     float64  `json:"p50_s"`
 	P99s     float64  `json:"p99_s"`
 	MaxS     float64  `json:"max_s"`
+	Stages50 stages   `json:"stage_p50_ms"`
 	Stages   stages   `json:"stage_p99_ms"`
+	Events   *lag     `json:"events,omitempty"`
 	Errors   []string `json:"errors,omitempty"`
 }
 
-// stages is the p99 of each step over the clients that finished.
+// stages is one percentile of each step over the clients that finished.
 type stages struct {
 	DHCP   float64 `json:"dhcp"`
 	TFTP   float64 `json:"tftp"`
 	Script float64 `json:"script"`
+	Kernel float64 `json:"kernel"`
+	Initrd float64 `json:"initrd"`
 	Answer float64 `json:"answer"`
 }
 
@@ -63,6 +68,7 @@ func main() {
 	clients := flag.Int("c", 200, "clients booting at once")
 	sysinfo := flag.String("sysinfo", "", "system-info JSON to post; its MACs and DMI UUID are replaced by each client's")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long one client may take")
+	events := flag.String("events", "", "the window's event log (events.jsonl) to follow during the storm: how far behind each event is written")
 	sources := flag.String("sources", "", "a prefix (10.79.0.0/16) whose host addresses 1, 2, … the clients' HTTP requests come from, one each, as machines with their own leases; empty: the interface's address for all")
 	flag.Parse()
 	if *iface == "" || *server == "" || *sysinfo == "" {
@@ -81,7 +87,17 @@ func main() {
 			os.Exit(2)
 		}
 	}
+	var f *follower
+	if *events != "" {
+		if f, err = follow(*events); err != nil {
+			fmt.Fprintln(os.Stderr, "stormload:", err)
+			os.Exit(1)
+		}
+	}
 	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout, src)
+	if f != nil {
+		r.Events = f.stop()
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stormload:", err)
 		os.Exit(1)
@@ -113,7 +129,7 @@ func body(tmpl []byte, i int) ([]byte, error) {
 
 // timing is one client's steps.
 type timing struct {
-	dhcp, tftp, script, answer, total time.Duration
+	dhcp, tftp, script, kernel, initrd, answer, total time.Duration
 }
 
 // SourceAddr is client i's address in prefix p: its (i+1)th host
@@ -233,20 +249,17 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 			if ip := offer.ServerIPAddr; ip != nil && !ip.IsUnspecified() {
 				next = ip.String()
 			}
-			c, err := tftp.NewClient(net.JoinHostPort(next, "69"))
+			srv, err := netip.ParseAddrPort(net.JoinHostPort(next, "69"))
 			if err != nil {
-				fail("client %d: tftp: %v", i, err)
+				fail("client %d: tftp server %q: %v", i, next, err)
 				return
 			}
-			c.SetTimeout(2 * time.Second)
-			c.SetRetries(5)
-			c.SetBlockSize(1468)
-			wt, err := c.Receive(offer.BootFileName, "octet")
-			if err != nil {
-				fail("client %d: tftp %q: %v", i, offer.BootFileName, err)
-				return
+			// From the machine's own address, as its firmware would.
+			o := tftpget.Options{BlockSize: 1468, Timeout: 2 * time.Second, Retries: 5}
+			if sources.IsValid() {
+				o.Local = SourceAddr(sources, i)
 			}
-			if _, err := wt.WriteTo(io.Discard); err != nil {
+			if _, err := tftpget.Get(srv, offer.BootFileName, o, io.Discard); err != nil {
 				fail("client %d: tftp %q: %v", i, offer.BootFileName, err)
 				return
 			}
@@ -267,6 +280,32 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 				return
 			}
 			t.script = time.Since(step)
+
+			// The kernel and the initrd the script names.
+			for _, what := range []string{"kernel", "initrd"} {
+				step = time.Now()
+				u := scriptURL(script, what)
+				if u == "" {
+					fail("client %d: the script names no %s URL", i, what)
+					return
+				}
+				resp, err := hc.Get(u)
+				if err != nil {
+					fail("client %d: %s: %v", i, what, err)
+					return
+				}
+				n, err := io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK || n == 0 {
+					fail("client %d: %s: %s, %d bytes, %v", i, what, resp.Status, n, err)
+					return
+				}
+				if what == "kernel" {
+					t.kernel = time.Since(step)
+				} else {
+					t.initrd = time.Since(step)
+				}
+			}
 
 			// The installer's request for its answer.
 			step = time.Now()
@@ -297,15 +336,20 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 		r.P50s = pct(times, 0.50, func(t timing) time.Duration { return t.total }).Seconds()
 		r.P99s = pct(times, 0.99, func(t timing) time.Duration { return t.total }).Seconds()
 		r.MaxS = pct(times, 1, func(t timing) time.Duration { return t.total }).Seconds()
-		ms := func(f func(timing) time.Duration) float64 {
-			return float64(pct(times, 0.99, f).Microseconds()) / 1000
+		at := func(p float64) stages {
+			ms := func(f func(timing) time.Duration) float64 {
+				return float64(pct(times, p, f).Microseconds()) / 1000
+			}
+			return stages{
+				DHCP:   ms(func(t timing) time.Duration { return t.dhcp }),
+				TFTP:   ms(func(t timing) time.Duration { return t.tftp }),
+				Script: ms(func(t timing) time.Duration { return t.script }),
+				Kernel: ms(func(t timing) time.Duration { return t.kernel }),
+				Initrd: ms(func(t timing) time.Duration { return t.initrd }),
+				Answer: ms(func(t timing) time.Duration { return t.answer }),
+			}
 		}
-		r.Stages = stages{
-			DHCP:   ms(func(t timing) time.Duration { return t.dhcp }),
-			TFTP:   ms(func(t timing) time.Duration { return t.tftp }),
-			Script: ms(func(t timing) time.Duration { return t.script }),
-			Answer: ms(func(t timing) time.Duration { return t.answer }),
-		}
+		r.Stages50, r.Stages = at(0.50), at(0.99)
 	}
 	return r, nil
 }
@@ -318,4 +362,20 @@ func pct(ts []timing, p float64, f func(timing) time.Duration) time.Duration {
 	}
 	slices.Sort(d)
 	return d[min(len(d)-1, int(p*float64(len(d))))]
+}
+
+// scriptURL is the URL of the script's kernel or initrd line.
+func scriptURL(script []byte, what string) string {
+	for _, line := range strings.Split(string(script), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != what {
+			continue
+		}
+		for _, w := range f[1:] {
+			if strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") {
+				return w
+			}
+		}
+	}
+	return ""
 }

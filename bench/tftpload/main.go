@@ -8,11 +8,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/pin/tftp/v3"
+	"github.com/plasmactl/plasma-node/bench/internal/tftpget"
 )
 
 // result is what one run reports.
@@ -33,10 +34,19 @@ func main() {
 	blksize := flag.Int("blksize", 1468, "TFTP block size to ask for (RFC 2348)")
 	timeout := flag.Duration("timeout", 2*time.Second, "per-packet timeout")
 	retries := flag.Int("retries", 5, "retransmissions per packet")
+	sources := flag.String("sources", "", "each client sends from its own address: host addresses 1..c of this prefix (they must be on the client's interface); empty: all from one")
 	flag.Parse()
-	if *addr == "" || *file == "" {
-		fmt.Fprintln(os.Stderr, "tftpload: -addr and -file are required")
+	server, err := netip.ParseAddrPort(*addr)
+	if err != nil || *file == "" {
+		fmt.Fprintln(os.Stderr, "tftpload: -addr (IPv4 address:port) and -file are required")
 		os.Exit(2)
+	}
+	var prefix netip.Prefix
+	if *sources != "" {
+		if prefix, err = netip.ParsePrefix(*sources); err != nil || !prefix.Addr().Is4() {
+			fmt.Fprintf(os.Stderr, "tftpload: -sources %q: want an IPv4 prefix such as 10.79.0.0/16\n", *sources)
+			os.Exit(2)
+		}
 	}
 	var (
 		mu    sync.Mutex
@@ -53,22 +63,13 @@ func main() {
 		}
 	}
 	for i := range *clients {
+		o := tftpget.Options{BlockSize: *blksize, Timeout: *timeout, Retries: *retries}
+		if prefix.IsValid() {
+			o.Local = hostAddr(prefix, i)
+		}
 		wg.Go(func() {
-			c, err := tftp.NewClient(*addr)
-			if err != nil {
-				fail("client %d: %v", i, err)
-				return
-			}
-			c.SetTimeout(*timeout)
-			c.SetRetries(*retries)
-			c.SetBlockSize(*blksize)
 			<-begin
-			wt, err := c.Receive(*file, "octet")
-			if err != nil {
-				fail("client %d: receive: %v", i, err)
-				return
-			}
-			n, err := wt.WriteTo(io.Discard)
+			n, err := tftpget.Get(server, *file, o, io.Discard)
 			if err != nil {
 				fail("client %d: after %d bytes: %v", i, n, err)
 				return
@@ -90,4 +91,12 @@ func main() {
 		r.MiBps = float64(r.OK) * float64(*size) / (1 << 20) / r.Seconds
 	}
 	json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// hostAddr is host address i+1 of p.
+func hostAddr(p netip.Prefix, i int) netip.Addr {
+	a := p.Masked().Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v += uint32(i) + 1
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
