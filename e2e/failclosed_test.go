@@ -143,3 +143,22 @@ func TestServeResistsMACSpraying(t *testing.T) {
 		t.Errorf("serve did not warn that it answers without an answer token:\n%s", logs.String())
 	}
 }
+
+// TestDaemonTLSFlags: the daemon takes --tls-cert and --tls-key together
+// (one alone is exit 2 naming both); tls fingerprint --cert prints a
+// certificate file's fingerprint for clients to pin, and a file that is
+// no certificate is exit 2.
+func TestDaemonTLSFlags(t *testing.T) {
+	e := newProvisionerEnv(t)
+	if code, out := e.npExit(t, "daemon", "--api", "127.0.0.1:0", "--tls-cert", "site.pem"); code != 2 || !strings.Contains(out, "--tls-cert and --tls-key go together") {
+		t.Errorf("daemon --tls-cert alone: exit %d\n%s", code, out)
+	}
+	fp := strings.TrimSpace(e.run(t, "tls", "fingerprint"))
+	pem := filepath.Join(e.state, "tls", "cert.pem")
+	if got := strings.TrimSpace(e.run(t, "tls", "fingerprint", "--cert", pem)); got != fp {
+		t.Errorf("tls fingerprint --cert of the state folder's certificate: %q, want %q", got, fp)
+	}
+	if code, out := e.npExit(t, "tls", "fingerprint", "--cert", filepath.Join(e.home, ".ssh", "id_ed25519.pub")); code != 2 || !strings.Contains(out, "--cert") {
+		t.Errorf("tls fingerprint --cert of a key file: exit %d\n%s", code, out)
+	}
+}

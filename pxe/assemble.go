@@ -89,7 +89,7 @@ func (s *Server) assemble(ctx context.Context) (a *assembly, err error) {
 		if err != nil {
 			return a, err
 		}
-		a.tls, a.fp = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, fp
+		a.tls, a.fp = tlscert.ServerTLSConfig(cert), fp
 	}
 	a.ln = cfg.Listener
 	if a.ln == nil {

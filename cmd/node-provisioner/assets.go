@@ -8,19 +8,32 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
+
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
 func (a *app) tlsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls", Example: "  node-provisioner tls fingerprint"}
-	c.AddCommand(&cobra.Command{
-		Use:     "fingerprint",
-		Short:   "Print the certificate's SHA-256 fingerprint in the installer's format (creating the certificate if needed)",
-		Example: "  node-provisioner --state-dir /var/lib/node-provisioner tls fingerprint",
+	c := &cobra.Command{Use: "tls", Short: "The HTTPS certificate of serve --tls and the daemon's API", Example: "  node-provisioner tls fingerprint"}
+	var certFile string
+	fpCmd := &cobra.Command{
+		Use:   "fingerprint [--cert FILE]",
+		Short: "Print the certificate's SHA-256 fingerprint in the installer's format (creating the state folder's certificate if needed)",
+		Long: "Print the SHA-256 fingerprint of the state folder's certificate (made on first use), or with --cert of that\n" +
+			"PEM file's first certificate, such as the site certificate the daemon serves with --tls-cert: clients pin it.",
+		Example: "  node-provisioner --state-dir /var/lib/node-provisioner tls fingerprint\n  node-provisioner tls fingerprint --cert /etc/ssl/provisioner.pem",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if certFile != "" {
+				fp, err := tlscert.FileFingerprint(certFile)
+				if err != nil {
+					return usageError(fmt.Errorf("--cert: %w", err))
+				}
+				fmt.Fprintln(a.out, fp)
+				return nil
+			}
 			_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
 			if err != nil {
 				return err
@@ -28,7 +41,9 @@ func (a *app) tlsCmd() *cobra.Command {
 			fmt.Fprintln(a.out, fp)
 			return nil
 		},
-	})
+	}
+	fpCmd.Flags().StringVar(&certFile, "cert", "", "print the fingerprint of this PEM certificate file instead")
+	c.AddCommand(fpCmd)
 	return c
 }
 

@@ -21,8 +21,9 @@ import (
 
 func (a *app) daemonCmd() *cobra.Command {
 	var (
-		o    serveOptions
-		addr string
+		o               serveOptions
+		addr            string
+		tlsCert, tlsKey string
 	)
 	c := &cobra.Command{
 		Use:   "daemon [--api ADDR] [--http ADDR] [--dhcp-interface IF] [window settings as serve]",
@@ -53,7 +54,10 @@ func (a *app) daemonCmd() *cobra.Command {
 			}
 			w.SecretsDir, w.Logger = a.secretsDir, a.log
 			bi, _ := debug.ReadBuildInfo()
-			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			if (tlsCert == "") != (tlsKey == "") {
+				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))
+			}
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
 			if err != nil {
 				return err
 			}
@@ -61,6 +65,8 @@ func (a *app) daemonCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&addr, "api", daemon.DefaultAddr, "the management API's listen address (HTTPS, with the certificate of tls fingerprint)")
+	c.Flags().StringVar(&tlsCert, "tls-cert", "", "serve the API with this certificate (PEM, chain after the leaf; a site CA's) instead of the state folder's self-signed one")
+	c.Flags().StringVar(&tlsKey, "tls-key", "", "the private key of --tls-cert (PEM, mode 0600)")
 	o.bindWindow(c.Flags())
 	return c
 }

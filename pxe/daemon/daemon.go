@@ -18,6 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
 // DefaultAddr is where the API listens: port 8091 on every address.
@@ -41,6 +42,12 @@ type Config struct {
 	// recorded in the event log (RecordBootSteps), and its Logger the
 	// daemon's when nil.
 	Window pxe.Config
+	// TLSCert and TLSKey, when set, are the files of a certificate (a
+	// site CA's) and its key the API serves instead of the state
+	// folder's own self-signed one; the key must be 0600. Its
+	// fingerprint is in the daemon's record, where local commands read
+	// it to pin.
+	TLSCert, TLSKey string
 	// Version is reported by the API's health endpoint.
 	Version string
 	// Logger receives the daemon's events; nil discards them.
@@ -134,7 +141,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.log.Warn("cannot remove the daemon's record", "err", err)
 		}
 	}()
-	cert, fp, err := pxe.EnsureCertificate(ctx, d.cfg.StateDir, nil)
+	cert, fp, err := d.certificate(ctx)
 	if err != nil {
 		return err
 	}
@@ -160,7 +167,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	hs := &http.Server{
 		Handler:           h,
-		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		TLSConfig:         tlscert.ServerTLSConfig(cert),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
@@ -168,7 +175,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	if err := writeRunning(d.cfg.StateDir, Record{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC()}); err != nil {
+	if err := writeRunning(d.cfg.StateDir, Record{PID: os.Getpid(), Addr: ln.Addr().String(), Started: time.Now().UTC(), Fingerprint: fp}); err != nil {
 		return err
 	}
 	if err := lk.Relabel(runningHolder + ln.Addr().String()); err != nil {
@@ -196,4 +203,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("management API stopped")
 	return nil
+}
+
+// certificate is the API's: the site's (TLSCert and TLSKey) when given,
+// else the state folder's own, made on first use.
+func (d *Daemon) certificate(ctx context.Context) (tls.Certificate, string, error) {
+	switch {
+	case d.cfg.TLSCert != "" && d.cfg.TLSKey != "":
+		return tlscert.LoadCertificate(d.cfg.TLSCert, d.cfg.TLSKey)
+	case d.cfg.TLSCert != "" || d.cfg.TLSKey != "":
+		return tls.Certificate{}, "", errors.New("daemon: a TLS certificate needs its key and a key its certificate")
+	}
+	return pxe.EnsureCertificate(ctx, d.cfg.StateDir, nil)
 }

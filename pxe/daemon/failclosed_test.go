@@ -2,12 +2,26 @@ package daemon_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
 // TestATTLNotInTheFutureRefusesToOpen: a window asked for with a TTL too
@@ -35,5 +49,104 @@ func TestATTLNotInTheFutureRefusesToOpen(t *testing.T) {
 	}
 	if _, err := pxe.New(pxe.Config{StateDir: state, TTL: pxe.NoTTL}); err != nil {
 		t.Errorf("pxe.New with NoTTL: %v", err)
+	}
+}
+
+// writeSiteCert writes a certificate and key as a site CA would issue
+// them, the key with mode keyMode.
+func writeSiteCert(t *testing.T, dir string, keyMode os.FileMode) (certPath, keyPath string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "provisioner.site.example"},
+		DNSNames: []string{"provisioner.site.example"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalPKCS8PrivateKey(key)
+	certPath, keyPath = filepath.Join(dir, "site.pem"), filepath.Join(dir, "site.key")
+	os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), keyMode)
+	os.Chmod(keyPath, keyMode)
+	return certPath, keyPath
+}
+
+// TestDaemonServesASiteCertificateAEADOnly: with TLSCert and TLSKey the
+// API serves the site's certificate (its fingerprint in the daemon's
+// record, which LocalClient pins), offers no CBC or SHA-1 suite under
+// TLS 1.2, and refuses to start with a key others may read.
+func TestDaemonServesASiteCertificateAEADOnly(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	certPath, keyPath := writeSiteCert(t, dir, 0o600)
+	want, err := tlscert.FileFingerprint(certPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, TLSCert: certPath, TLSKey: keyPath, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-d.Ready():
+	case err := <-done:
+		t.Fatalf("daemon: %v", err)
+	}
+	if d.Fingerprint() != want {
+		t.Errorf("the daemon's fingerprint %s, want the site certificate's %s", d.Fingerprint(), want)
+	}
+	rec, ok, err := daemon.Running(state)
+	if err != nil || !ok || rec.Fingerprint != want {
+		t.Fatalf("the daemon's record: %+v %v %v, want the site certificate's fingerprint", rec, ok, err)
+	}
+	st, _ := apitoken.Open(state, nil)
+	tok, _ := st.Create(ctx, "reader", apitoken.ScopeRead)
+	c, err := daemon.LocalClient(state, rec, tok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Window(ctx); err != nil {
+		t.Errorf("a local client pinning the record's fingerprint: %v", err)
+	}
+	addr := d.Addr().String()
+	for _, tc := range []struct {
+		name  string
+		suite uint16
+		ok    bool
+	}{
+		{"ECDHE-ECDSA-AES128-GCM-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, true},
+		{"ECDHE-ECDSA-CHACHA20-POLY1305", tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, true},
+		{"ECDHE-ECDSA-AES128-CBC-SHA (CBC, SHA-1)", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, false},
+		{"ECDHE-ECDSA-AES256-CBC-SHA (CBC, SHA-1)", tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA, false},
+		{"ECDHE-ECDSA-AES128-CBC-SHA256", tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, false},
+	} {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tc.suite}})
+		if conn != nil {
+			conn.Close()
+		}
+		if (err == nil) != tc.ok {
+			t.Errorf("TLS 1.2 with only %s: handshake err %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+	loose := t.TempDir()
+	lc, lk := writeSiteCert(t, loose, 0o644)
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	d2, err := daemon.New(daemon.Config{StateDir: t.TempDir(), Listener: ln2, TLSCert: lc, TLSKey: lk, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.Run(context.Background()); !errors.Is(err, tlscert.ErrInsecureKey) {
+		t.Errorf("a daemon with a key of mode 0644: %v, want ErrInsecureKey", err)
 	}
 }

@@ -60,6 +60,10 @@ type Record struct {
 	Addr string `json:"addr"`
 	// Started is when the API started listening.
 	Started time.Time `json:"started"`
+	// Fingerprint is the SHA-256 fingerprint of the certificate the API
+	// serves (the state folder's or the site's); empty in the records of
+	// older daemons.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // URL returns the HTTPS address a client on the daemon's host dials: an
@@ -169,10 +173,14 @@ func processAlive(pid int) bool {
 
 // LocalClient returns a client of the daemon r running on stateDir, on
 // the same host: it dials r's address (see [Record.URL]) and pins the
-// state folder's own certificate (<state-dir>/tls, read, never made).
+// certificate the record names, else the state folder's own
+// (<state-dir>/tls, read, never made).
 // token is the API token to send.
 func LocalClient(stateDir string, r Record, token string, log *slog.Logger) (*client.Client, error) {
-	fp, err := tlscert.ReadFingerprint(stateDir)
+	fp, err := r.Fingerprint, error(nil)
+	if fp == "" {
+		fp, err = tlscert.ReadFingerprint(stateDir)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w (%s)", ErrNoCertificate, err)
 	}

@@ -207,6 +207,27 @@ func ParseFingerprint(s string) ([sha256.Size]byte, error) {
 	return out, nil
 }
 
+// ServerTLSConfig returns the configuration every server of the project
+// listens with: TLS 1.2 or later, and under 1.2 only the ECDHE suites
+// with AEAD ciphers (AES-GCM, ChaCha20-Poly1305); TLS 1.3's suites are
+// all AEAD. No CBC and no SHA-1 MAC is offered.
+func ServerTLSConfig(cert tls.Certificate) *tls.Config {
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+		CipherSuites: AEADSuites(),
+	}
+}
+
+// AEADSuites are the TLS 1.2 suites [ServerTLSConfig] offers.
+func AEADSuites() []uint16 {
+	return []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}
+}
+
 // PinnedTLSConfig returns a client configuration that trusts exactly the
 // server certificate with this fingerprint, ignoring its chain, names and
 // dates, as the installer does when given one (reference §2.5).
@@ -238,7 +259,13 @@ const maxCertFile = 64 << 10
 // only the certificate: it creates nothing and needs no access to the
 // key. No certificate is an error wrapping [fs.ErrNotExist].
 func ReadFingerprint(stateDir string) (string, error) {
-	path := filepath.Join(stateDir, DirName, CertFileName)
+	return FileFingerprint(filepath.Join(stateDir, DirName, CertFileName))
+}
+
+// FileFingerprint returns the fingerprint of the first certificate of a
+// PEM file (a site's certificate given to the daemon), reading nothing
+// else.
+func FileFingerprint(path string) (string, error) {
 	data, err := regularfile.Read(path, maxCertFile)
 	if err != nil {
 		return "", fmt.Errorf("tls certificate: %w", err)
@@ -252,4 +279,34 @@ func ReadFingerprint(stateDir string) (string, error) {
 			return Fingerprint(b.Bytes), nil
 		}
 	}
+}
+
+// LoadCertificate reads a site's certificate (PEM, the leaf first, its
+// chain after) and its private key, for a server that does not use the
+// state folder's own. The key file must be a regular file no one but its
+// owner may read (0600 or stricter, [ErrInsecureKey] otherwise); both
+// files are read bounded. It returns the certificate and the leaf's
+// fingerprint, which clients pin.
+func LoadCertificate(certPath, keyPath string) (tls.Certificate, string, error) {
+	fi, err := os.Stat(keyPath)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls key: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return tls.Certificate{}, "", fmt.Errorf("tls key: %s has mode %04o: %w (want 0600; chmod it)", keyPath, fi.Mode().Perm(), ErrInsecureKey)
+	}
+	certPEM, err := regularfile.Read(certPath, maxCertFile)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
+	}
+	keyPEM, err := regularfile.Read(keyPath, maxCertFile)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("tls key: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		// The key's bytes are never quoted back.
+		return tls.Certificate{}, "", fmt.Errorf("tls certificate %s and key %s: not a matching PEM certificate and private key", certPath, keyPath)
+	}
+	return cert, Fingerprint(cert.Certificate[0]), nil
 }
