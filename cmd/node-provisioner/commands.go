@@ -14,7 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
@@ -67,35 +67,17 @@ func (a *app) registerCmd() *cobra.Command {
 			if err := r.Validate(); err != nil {
 				return err
 			}
-			c, err := a.remote()
+			regs, err := a.registrar()
 			if err != nil {
 				return err
 			}
 			var res registry.RegisterResult
-			if c != nil {
-				if r.BMC != nil {
-					// The server keeps the password 0600 beside its node secrets.
-					res, err = c.RegisterWithBMCPassword(cmd.Context(), r, registry.RegisterOptions{Replace: replace}, bmcPassword)
-				} else {
-					res, err = c.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
-				}
+			if r.BMC != nil {
+				// Kept 0600 beside the node secrets (the server's, with
+				// --server) once the registration is accepted.
+				res, err = regs.RegisterWithBMCPassword(cmd.Context(), r, registry.RegisterOptions{Replace: replace}, bmcPassword)
 			} else {
-				var stores *state.Stores
-				if stores, err = a.stores(); err != nil {
-					return err
-				}
-				reg := stores.Registrations()
-				if r.BMC != nil {
-					// The password first: a registration with a BMC always has one.
-					secrets, err := stores.Secrets()
-					if err != nil {
-						return err
-					}
-					if _, err := secrets.WriteBMCPassword(r.Name, bmcPassword); err != nil {
-						return err
-					}
-				}
-				res, err = reg.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
+				res, err = regs.Register(cmd.Context(), r, registry.RegisterOptions{Replace: replace})
 			}
 			if errors.Is(err, registry.ErrPinTaken) {
 				return fmt.Errorf("%w; --replace moves it", err)
@@ -161,22 +143,11 @@ func (a *app) unregisterCmd() *cobra.Command {
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			c, err := a.remote()
+			regs, err := a.registrar()
 			if err != nil {
 				return err
 			}
-			if c != nil {
-				err = c.Unregister(cmd.Context(), args[0])
-			} else {
-				var stores *state.Stores
-				if stores, err = a.stores(); err != nil {
-					return err
-				}
-				if err = stores.Registrations().Delete(cmd.Context(), args[0]); err == nil {
-					err = power.Forget(cmd.Context(), a.bmcRequest(args[0]))
-				}
-			}
-			if err != nil {
+			if err := regs.Unregister(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.out, "Unregistered %s\n", args[0])
@@ -287,18 +258,24 @@ func dash(s string) string {
 
 // nodes lists the registrations, of --server or of the state folder.
 func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
+	regs, err := a.registrar()
+	if err != nil {
+		return nil, err
+	}
+	return regs.Nodes(ctx)
+}
+
+// registrar returns where registrations go: --server's API, else the
+// state folder.
+func (a *app) registrar() (registrar.Registrar, error) {
 	c, err := a.remote()
 	if err != nil {
 		return nil, err
 	}
 	if c != nil {
-		return c.Nodes(ctx)
+		return c, nil
 	}
-	stores, err := a.stores()
-	if err != nil {
-		return nil, err
-	}
-	return registry.Status(ctx, stores.Registrations(), a.stateDir)
+	return &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: a.log}, nil
 }
 
 // stores opens the stores of --state-dir.

@@ -7,12 +7,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // Registry is where a pxe platform's registrations are kept: a
@@ -52,97 +51,9 @@ func registerWithBMC(ctx context.Context, reg Registry, r registry.Registration,
 }
 
 // LocalRegistry is the [Registry] of a node-provisioner state folder on
-// this host. Reading a folder without registrations creates nothing.
-type LocalRegistry struct {
-	// Dir is the state folder.
-	Dir string
-	// SecretsDir is node-provisioner's secrets folder, where BMC
-	// passwords are kept. Empty: registry.DefaultSecretsDir.
-	SecretsDir string
-	// Logger receives what the store does; nil discards it.
-	Logger *slog.Logger
-}
-
-var _ Registry = (*LocalRegistry)(nil)
-
-// exists reports whether the folder has a registrations folder; a
-// state folder that is not a folder is an error.
-func (l *LocalRegistry) exists() (bool, error) {
-	fi, err := os.Stat(l.Dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, err
-	case !fi.IsDir():
-		return false, fmt.Errorf("node-provisioner state folder %s: not a folder", l.Dir)
-	}
-	_, err = os.Stat(filepath.Join(l.Dir, "registrations"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-// Nodes returns registry.Status of the folder; none when it holds no
-// registrations folder.
-func (l *LocalRegistry) Nodes(ctx context.Context) ([]backend.Node, error) {
-	if ok, err := l.exists(); !ok || err != nil {
-		return nil, errors.Join(err, ctx.Err())
-	}
-	stores, err := l.open()
-	if err != nil {
-		return nil, err
-	}
-	return registry.Status(ctx, stores.Registrations(), l.Dir)
-}
-
-// Register writes r with [registry.Store.Register] (0600, in a 0700
-// folder).
-func (l *LocalRegistry) Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
-	stores, err := l.open()
-	if err != nil {
-		return registry.RegisterResult{}, err
-	}
-	return stores.Registrations().Register(ctx, r, opts)
-}
-
-// RegisterWithBMCPassword writes the BMC password (0600, in the secrets
-// folder), then the registration: a registration is never left with a
-// BMC and no password.
-func (l *LocalRegistry) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
-	stores, err := l.open()
-	if err != nil {
-		return registry.RegisterResult{}, err
-	}
-	secrets, err := stores.Secrets()
-	if err != nil {
-		return registry.RegisterResult{}, err
-	}
-	if _, err := secrets.WriteBMCPassword(r.Name, password); err != nil {
-		return registry.RegisterResult{}, err
-	}
-	return l.Register(ctx, r, opts)
-}
-
-// Unregister deletes the pending registration name.
-func (l *LocalRegistry) Unregister(ctx context.Context, name string) error {
-	if ok, err := l.exists(); err != nil {
-		return err
-	} else if !ok {
-		return fmt.Errorf("unregister %s: %w", name, registry.ErrNotFound)
-	}
-	stores, err := l.open()
-	if err != nil {
-		return err
-	}
-	return stores.Registrations().Delete(ctx, name)
-}
-
-// open opens the folder's stores.
-func (l *LocalRegistry) open() (*state.Stores, error) {
-	return state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
-}
+// this host: [registrar.Local], which keeps a BMC password once its
+// registration is accepted and removes it with the registration.
+type LocalRegistry = registrar.Local
 
 // open returns the registry of a location: the API's when it names one
 // (through the provider's dialer), else the folder's.

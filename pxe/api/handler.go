@@ -61,10 +61,12 @@ type Config struct {
 	Replies Replies
 	// Windows runs windows; nil refuses opening and closing.
 	Windows Windows
-	// Power runs the machines' BMCs and keeps their passwords; nil
-	// answers the power and boot endpoints, and a registration with a
-	// BMC password, with 501.
+	// Power runs the machines' BMCs; nil answers the power and boot
+	// endpoints, and a registration with a BMC password, with 501.
 	Power Power
+	// Secrets keeps the BMC passwords (written once a registration is
+	// accepted, removed with it); nil refuses a BMC password (501).
+	Secrets registry.Secrets
 	// Version is reported by the health endpoint. Default "devel".
 	Version string
 	// MaxAuthFailures is how many failed authentications an address may

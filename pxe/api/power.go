@@ -20,9 +20,6 @@ type Power interface {
 	// cycles it), only while the window is open and the registration
 	// pending.
 	Boot(ctx context.Context, name string) (BootReply, error)
-	// SetPassword keeps a registration's BMC password (0600, beside the
-	// node secrets), never in the registration file.
-	SetPassword(name, password string) error
 }
 
 func (h *Handler) powerName(w http.ResponseWriter, r *http.Request) (string, bool) {

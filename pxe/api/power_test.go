@@ -2,7 +2,10 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +14,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 )
 
 // fakePower is an api.Power that records what it was asked.
 type fakePower struct {
-	mu        sync.Mutex
-	calls     []string
-	passwords map[string]string
+	mu    sync.Mutex
+	calls []string
 }
 
 func (f *fakePower) Power(_ context.Context, name, action string) (string, error) {
@@ -44,15 +47,48 @@ func (f *fakePower) Boot(_ context.Context, name string) (api.BootReply, error) 
 	return api.BootReply{Protocol: "ipmi", Mode: "uefi", Was: "off"}, nil
 }
 
-func (f *fakePower) SetPassword(name, pw string) error {
+// fakeSecrets is a registry.Secrets in memory.
+type fakeSecrets struct {
+	mu        sync.Mutex
+	passwords map[string]string
+}
+
+func (f *fakeSecrets) StageRootPassword(string, string) (registry.Staged, error) {
+	return nil, errors.New("not for the API")
+}
+
+func (f *fakeSecrets) WriteBMCPassword(name, pw string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.passwords[name] = pw
+	return "memory", nil
+}
+
+func (f *fakeSecrets) ReadBMCPassword(name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pw, ok := f.passwords[name]
+	if !ok {
+		return "", fs.ErrNotExist
+	}
+	return pw, nil
+}
+
+func (f *fakeSecrets) RemoveBMCPassword(name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.passwords, name)
 	return nil
 }
 
+func (f *fakeSecrets) kept() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.passwords)
+}
+
 func TestPowerAndBoot(t *testing.T) {
-	fp := &fakePower{passwords: map[string]string{}}
+	fp := &fakePower{}
 	e := newEnv(t, func(c *api.Config) { c.Power = fp })
 	none := newEnv(t, nil)
 	reg, read := e.tokens["register"], e.tokens["read"]
@@ -90,12 +126,12 @@ func TestPowerAndBoot(t *testing.T) {
 	}
 }
 
-// A registration with a BMC carries its password once: kept through
-// Power.SetPassword, never in the registration, the reply, the log or
-// the idempotency record.
+// A registration with a BMC carries its password once: kept in the
+// secrets store, never in the registration, the reply, the log or the
+// idempotency record.
 func TestRegistrationBMCPassword(t *testing.T) {
-	fp := &fakePower{passwords: map[string]string{}}
-	e := newEnv(t, func(c *api.Config) { c.Power = fp })
+	fp := &fakeSecrets{passwords: map[string]string{}}
+	e := newEnv(t, func(c *api.Config) { c.Power, c.Secrets = &fakePower{}, fp })
 	tok := e.tokens["register"]
 	const secret = "s3cret-BMC-pw"
 	withBMC := `{"name":"pve1","macs":["52:54:00:00:00:01"],"boot_disk":"sda","bmc":{"url":"ipmi://10.0.0.51","user":"admin"}`
@@ -117,15 +153,15 @@ func TestRegistrationBMCPassword(t *testing.T) {
 			}
 		})
 	}
-	if len(fp.passwords) != 0 {
-		t.Fatalf("a refused registration kept a password: %v", fp.passwords)
+	if len(fp.kept()) != 0 {
+		t.Fatalf("a refused registration kept a password: %v", fp.kept())
 	}
 	r := e.do(t, "POST", "/api/v1/registrations", tok, withBMC+`,"bmc_password":"`+secret+`"}`, "Idempotency-Key", "k1")
 	if r.status != 201 || strings.Contains(r.body, secret) || !strings.Contains(r.body, `"bmc"`) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	if fp.passwords["pve1"] != secret {
-		t.Errorf("password kept: %v", fp.passwords)
+	if fp.kept()["pve1"] != secret {
+		t.Errorf("password kept: %v", fp.kept())
 	}
 	filepath.WalkDir(e.state, func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -137,5 +173,34 @@ func TestRegistrationBMCPassword(t *testing.T) {
 	})
 	if strings.Contains(e.logs.String(), secret) {
 		t.Error("the log holds the BMC password")
+	}
+}
+
+// The BMC password is kept only once its registration is accepted, and
+// goes with it: a re-registration refused for a pin conflict (409) keeps
+// the earlier password; DELETE removes it.
+func TestBMCPasswordFollowsItsRegistration(t *testing.T) {
+	fp := &fakeSecrets{passwords: map[string]string{}}
+	e := newEnv(t, func(c *api.Config) { c.Power, c.Secrets = &fakePower{}, fp })
+	tok := e.tokens["register"]
+	bmc := `,"boot_disk":"sda","bmc":{"url":"ipmi://10.0.0.51","user":"admin"},"bmc_password":`
+	if r := e.do(t, "POST", "/api/v1/registrations", tok, `{"name":"pve1","macs":["52:54:00:00:00:01"]`+bmc+`"first"}`); r.status != 201 {
+		t.Fatalf("create pve1: %d %s", r.status, r.body)
+	}
+	if r := e.do(t, "POST", "/api/v1/registrations", tok, `{"name":"pve2","macs":["52:54:00:00:00:02"],"boot_disk":"sda"}`); r.status != 201 {
+		t.Fatalf("create pve2: %d %s", r.status, r.body)
+	}
+	// pve1 again, with pve2's MAC: refused, and its password stays.
+	if r := e.do(t, "POST", "/api/v1/registrations", tok, `{"name":"pve1","macs":["52:54:00:00:00:02"]`+bmc+`"second"}`); r.status != 409 {
+		t.Fatalf("conflicting re-registration: %d %s, want 409", r.status, r.body)
+	}
+	if got := fp.kept()["pve1"]; got != "first" {
+		t.Errorf("after a refused re-registration the password is %q, want the first one", got)
+	}
+	if r := e.do(t, "DELETE", "/api/v1/registrations/pve1", tok, ""); r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if _, ok := fp.kept()["pve1"]; ok {
+		t.Error("DELETE left the BMC password behind")
 	}
 }

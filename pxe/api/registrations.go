@@ -13,6 +13,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // createKeys are the keys a posted registration may have.
@@ -78,7 +79,7 @@ func (h *Handler) deleteRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), "name")
 		return
 	}
-	err := h.cfg.Registry.Delete(r.Context(), name)
+	err := registrar.Unregister(r.Context(), h.cfg.Registry, h.cfg.Secrets, name)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error(), "name")
@@ -207,7 +208,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 			writeError(w, http.StatusUnprocessableEntity, "bmc_password without bmc: the password is the BMC's", "bmc_password")
 			return
 		}
-		if h.cfg.Power == nil {
+		if h.cfg.Power == nil || h.cfg.Secrets == nil {
 			writeError(w, http.StatusNotImplemented, "this server has no BMC control to keep a BMC password for", "bmc_password")
 			return
 		}
@@ -237,15 +238,9 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 			writeError(w, http.StatusUnprocessableEntity, "bmc needs bmc_password (it is kept beside the node secrets, never in the registration)", "bmc_password")
 			return
 		}
-		// The password first: a registration is never left with a BMC
-		// and no password (a password left without its registration is
-		// removed by the next unregister of the name).
-		if err := h.cfg.Power.SetPassword(reg.Name, bmcPassword); err != nil {
-			h.internal(w, "keep the BMC password", err)
-			return
-		}
 	}
-	res, err := h.cfg.Registry.Register(r.Context(), reg, opts)
+	// The password is kept once the registration is accepted.
+	res, err := registrar.Register(r.Context(), h.cfg.Registry, h.cfg.Secrets, reg, opts, bmcPassword)
 	switch {
 	case errors.Is(err, registry.ErrPinTaken):
 		writeError(w, http.StatusConflict, err.Error(), fieldOf(err))

@@ -156,7 +156,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	win := newWindows(ctx, d.cfg.StateDir, wcfg, filepath.Join(d.cfg.StateDir, apitoken.DirName), d.log)
 	defer win.shutdown()
 	pw := &bmcs{stateDir: d.cfg.StateDir, stores: stores, events: evs, log: d.log}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
+	secrets, err := stores.Secrets()
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -72,12 +72,3 @@ func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
 	}
 	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
 }
-
-func (b *bmcs) SetPassword(name, password string) error {
-	secrets, err := b.stores.Secrets()
-	if err != nil {
-		return err
-	}
-	_, err = secrets.WriteBMCPassword(name, password)
-	return err
-}

@@ -21,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -271,18 +272,22 @@ func record(req Request, what string, err error) {
 }
 
 // Forget removes node name's BMC password once no registration of
-// that name, pending or consumed, names a BMC (after an unregister).
+// that name, pending or consumed, names a BMC (after an unregister), by
+// [registrar.Forget].
 func Forget(ctx context.Context, req Request) error {
-	_, _, err := findRegistration(ctx, req)
-	if err == nil {
-		return nil // still used
+	regs, secrets := req.Registrations, req.Secrets
+	if regs == nil {
+		stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
+		if err != nil {
+			return err
+		}
+		regs = stores.Registrations()
 	}
-	if !errors.Is(err, registry.ErrNotFound) && !errors.Is(err, ErrNoBMC) {
-		return err
+	if secrets == nil {
+		var err error
+		if secrets, err = registry.OpenSecretStore(req.SecretsDir); err != nil {
+			return err
+		}
 	}
-	secrets, err := registry.OpenSecretStore(req.SecretsDir)
-	if err != nil {
-		return err
-	}
-	return secrets.RemoveBMCPassword(req.Name)
+	return registrar.Forget(ctx, regs, secrets, req.Name)
 }

@@ -1,0 +1,17 @@
+// Package registrar is where a program registers machines with a
+// node-provisioner, on this host or through its management API, in one
+// way: the [Registrar] interface, with [Local] for a state folder and a
+// *client.Client of package pxe/client for the API. node-provisioner,
+// plasma-node's pxe provider and the API's server all register through
+// it, so the rules live here once:
+//
+//   - a registration's BMC password is kept only once the registration it
+//     belongs to is accepted ([Register]); a refused one (a pin another
+//     registration holds, an invalid field) leaves the kept password as
+//     it was;
+//   - the password goes with the registration, by every path that
+//     removes one ([Unregister]), once no registration of the name names
+//     a BMC.
+//
+// It links no server and no BMC driver.
+package registrar

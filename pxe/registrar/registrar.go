@@ -1,0 +1,194 @@
+package registrar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/state"
+)
+
+// Registrar is a node-provisioner's registrations as a program reaches
+// them: [Local] on this host, a *client.Client through the API.
+type Registrar interface {
+	// Nodes lists every registration with its install state.
+	Nodes(ctx context.Context) ([]backend.Node, error)
+	// Register writes a registration, refusing a pin another pending
+	// registration holds unless opts.Replace.
+	Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error)
+	// RegisterWithBMCPassword is Register of r, whose BMC's password is
+	// kept beside the node secrets once r is accepted.
+	RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error)
+	// Unregister removes a pending registration (and its BMC password);
+	// none of that name wraps registry.ErrNotFound.
+	Unregister(ctx context.Context, name string) error
+}
+
+// ErrInvalidPassword is wrapped by [Register]'s error for a BMC password
+// that is empty or spans lines, or one given without a BMC.
+var ErrInvalidPassword = errors.New("invalid BMC password")
+
+// Register registers r in regs and then, when r has a BMC, keeps its
+// password in secrets: only a registration that was accepted has its
+// password written. Should the password not be written, the
+// registration is undone (the previous one of the name restored, or r
+// removed), so that no registration is left with a BMC and no password.
+// A BMC needs a password, and a password a BMC ([ErrInvalidPassword]);
+// no error includes the password.
+func Register(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	switch {
+	case r.BMC == nil && password != "":
+		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: a password without a BMC", r.Name, ErrInvalidPassword)
+	case r.BMC != nil && (password == "" || strings.ContainsAny(password, "\r\n")):
+		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: a BMC needs its password, on one line", r.Name, ErrInvalidPassword)
+	case r.BMC != nil && secrets == nil:
+		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: nowhere to keep the BMC password", r.Name, ErrInvalidPassword)
+	}
+	res, err := regs.Register(ctx, r, opts)
+	if err != nil || r.BMC == nil {
+		return res, err
+	}
+	if _, err := secrets.WriteBMCPassword(r.Name, password); err != nil {
+		undo := context.WithoutCancel(ctx)
+		var uerr error
+		if res.Previous != nil && res.Previous.Created.IsZero() {
+			uerr = regs.Delete(undo, r.Name) // the previous one was unreadable
+		} else if res.Previous != nil {
+			_, uerr = regs.Register(undo, *res.Previous, registry.RegisterOptions{})
+		} else {
+			uerr = regs.Delete(undo, r.Name)
+		}
+		return registry.RegisterResult{}, errors.Join(fmt.Errorf("keep the BMC password of %s: %w", r.Name, err), uerr)
+	}
+	return res, nil
+}
+
+// Unregister deletes the pending registration name from regs, then its
+// BMC password from secrets unless a consumed registration of the name
+// still names a BMC (its machine's power is still driven).
+func Unregister(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, name string) error {
+	if err := regs.Delete(ctx, name); err != nil {
+		return err
+	}
+	return Forget(ctx, regs, secrets, name)
+}
+
+// Forget removes name's BMC password from secrets when no registration
+// of the name, pending or consumed, names a BMC.
+func Forget(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, name string) error {
+	if secrets == nil {
+		return nil
+	}
+	if r, err := regs.Get(ctx, name); err == nil && r.BMC != nil {
+		return nil
+	} else if err != nil && !errors.Is(err, registry.ErrNotFound) {
+		return err
+	}
+	consumed, err := regs.Consumed(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.ContainsFunc(consumed, func(c registry.Registration) bool { return c.Name == name && c.BMC != nil }) {
+		return nil
+	}
+	return secrets.RemoveBMCPassword(name)
+}
+
+// Local is the [Registrar] of a node-provisioner state folder on this
+// host. Reading a folder without registrations creates nothing.
+type Local struct {
+	// Dir is the state folder.
+	Dir string
+	// SecretsDir is node-provisioner's secrets folder, where BMC
+	// passwords are kept. Empty: registry.DefaultSecretsDir.
+	SecretsDir string
+	// Logger receives what the store does; nil discards it.
+	Logger *slog.Logger
+}
+
+var _ Registrar = (*Local)(nil)
+
+// exists reports whether the folder has a registrations folder; a
+// state folder that is not a folder is an error.
+func (l *Local) exists() (bool, error) {
+	fi, err := os.Stat(l.Dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !fi.IsDir():
+		return false, fmt.Errorf("node-provisioner state folder %s: not a folder", l.Dir)
+	}
+	_, err = os.Stat(filepath.Join(l.Dir, "registrations"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (l *Local) open() (*state.Stores, error) {
+	return state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
+}
+
+// Nodes returns registry.Status of the folder; none when it holds no
+// registrations folder.
+func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
+	if ok, err := l.exists(); !ok || err != nil {
+		return nil, errors.Join(err, ctx.Err())
+	}
+	stores, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	return registry.Status(ctx, stores.Registrations(), l.Dir)
+}
+
+// Register writes r (0600, in a 0700 folder); r must not have a BMC,
+// whose password [Local.RegisterWithBMCPassword] keeps.
+func (l *Local) Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
+	return l.RegisterWithBMCPassword(ctx, r, opts, "")
+}
+
+// RegisterWithBMCPassword writes r, then its BMC password (0600, in the
+// secrets folder), by [Register].
+func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	stores, err := l.open()
+	if err != nil {
+		return registry.RegisterResult{}, err
+	}
+	var secrets registry.Secrets
+	if r.BMC != nil {
+		if secrets, err = stores.Secrets(); err != nil {
+			return registry.RegisterResult{}, err
+		}
+	}
+	return Register(ctx, stores.Registrations(), secrets, r, opts, password)
+}
+
+// Unregister deletes the pending registration name and, by
+// [Unregister], its BMC password.
+func (l *Local) Unregister(ctx context.Context, name string) error {
+	if ok, err := l.exists(); err != nil {
+		return err
+	} else if !ok {
+		return fmt.Errorf("unregister %s: %w", name, registry.ErrNotFound)
+	}
+	stores, err := l.open()
+	if err != nil {
+		return err
+	}
+	secrets, err := stores.Secrets()
+	if err != nil {
+		return err
+	}
+	return Unregister(ctx, stores.Registrations(), secrets, name)
+}

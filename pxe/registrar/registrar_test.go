@@ -1,0 +1,102 @@
+package registrar_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+)
+
+// The API's client is the remote Registrar.
+var _ registrar.Registrar = (*client.Client)(nil)
+
+func withBMC(name, mac string) registry.Registration {
+	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"},
+		BMC: &registry.BMC{URL: "ipmi://192.0.2.10", User: "admin"}}
+}
+
+// TestLocalKeepsTheBMCPasswordWithItsRegistration: the password is
+// written once the registration is accepted, a refused one leaves the
+// kept password alone, and unregister removes it.
+func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
+	ctx := context.Background()
+	dir, secretsDir := t.TempDir(), t.TempDir()
+	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
+	secrets, err := registry.OpenSecretStore(secretsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	password := func() string {
+		pw, err := secrets.ReadBMCPassword("pve1")
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, registry.ErrInvalidBMC) {
+			return ""
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pw
+	}
+	if _, err := l.Register(ctx, withBMC("pve1", "52:54:00:00:00:01"), registry.RegisterOptions{}); !errors.Is(err, registrar.ErrInvalidPassword) {
+		t.Errorf("a BMC without its password = %v, want ErrInvalidPassword", err)
+	}
+	if _, err := l.RegisterWithBMCPassword(ctx, withBMC("pve1", "52:54:00:00:00:01"), registry.RegisterOptions{}, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if got := password(); got != "first" {
+		t.Fatalf("password = %q, want first", got)
+	}
+	if _, err := l.Register(ctx, registry.Registration{Name: "pve2", MACs: []string{"52:54:00:00:00:02"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}}, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.RegisterWithBMCPassword(ctx, withBMC("pve1", "52:54:00:00:00:02"), registry.RegisterOptions{}, "second"); !errors.Is(err, registry.ErrPinTaken) {
+		t.Fatalf("re-registration with pve2's MAC = %v, want ErrPinTaken", err)
+	}
+	if got := password(); got != "first" {
+		t.Errorf("after a refused re-registration the password is %q, want first", got)
+	}
+	if err := l.Unregister(ctx, "pve1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(secrets.BMCPasswordPath("pve1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("unregister left the BMC password: %v", err)
+	}
+}
+
+// failingSecrets cannot keep a BMC password.
+type failingSecrets struct{ registry.Secrets }
+
+func (failingSecrets) WriteBMCPassword(string, string) (string, error) {
+	return "", errors.New("disk full")
+}
+
+// TestRegisterUndoesWhenThePasswordCannotBeKept: no registration is left
+// with a BMC and no password; a replaced one comes back.
+func TestRegisterUndoesWhenThePasswordCannotBeKept(t *testing.T) {
+	ctx := context.Background()
+	regs, err := registry.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registrar.Register(ctx, regs, failingSecrets{}, withBMC("pve1", "52:54:00:00:00:01"), registry.RegisterOptions{}, "pw"); err == nil {
+		t.Fatal("Register succeeded without keeping the password")
+	}
+	if _, err := regs.Get(ctx, "pve1"); !errors.Is(err, registry.ErrNotFound) {
+		t.Errorf("the registration stayed without its password: %v", err)
+	}
+	plain := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:09"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sdb"}}
+	if _, err := regs.Register(ctx, plain, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registrar.Register(ctx, regs, failingSecrets{}, withBMC("pve1", "52:54:00:00:00:01"), registry.RegisterOptions{}, "pw"); err == nil {
+		t.Fatal("Register succeeded without keeping the password")
+	}
+	got, err := regs.Get(ctx, "pve1")
+	if err != nil || got.BMC != nil || got.BootDisk.Value != "sdb" {
+		t.Errorf("after the failed replacement pve1 = %+v, %v; want the earlier registration back", got, err)
+	}
+}
