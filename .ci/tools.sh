@@ -9,8 +9,9 @@
 #                                   ../shared/vendor by its build-plugins.sh)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
 #   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
-#   .tools/kernel/modules/          not installed) and the NIC driver modules the
-#                                   netboot test's initrd loads (e2e/netboot_test.go)
+#   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
+#                                   modules the netboot test's initrd loads
+#                                   (e2e/netboot_test.go)
 #
 # Tests and CI use them with:
 #   export PLASMA_TOFU="$PWD/.tools/bin/tofu"
@@ -129,9 +130,11 @@ fi
 # The kernel for the netboot test's installer emulator: the package
 # linux-image-amd64 depends on, downloaded with apt-get (the mirror CI
 # installs from) and unpacked, never installed. Only vmlinuz and the
-# virtio-net and e1000 modules are kept (about 12 MB).
+# virtio-net, e1000 and efivarfs modules are kept (about 12 MB); the kernel
+# and its modules are signed by Debian, so the Secure Boot netboot test runs
+# them with Secure Boot enforcing.
 kdir="$tools/kernel"
-if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ]; then
+if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ] && [ -f "$kdir/modules/efivarfs.ko" ]; then
   echo "tools: kernel $(cat "$kdir/release") present" >&2
 else
   kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
@@ -149,7 +152,7 @@ else
   dpkg-deb --fsys-tarfile "$work"/"$kpkg"_*.deb | tar -x -C "$work/x" --wildcards './boot/vmlinuz-*' \
     './lib/modules/*/kernel/drivers/net/virtio_net.ko*' './lib/modules/*/kernel/drivers/net/net_failover.ko*' \
     './lib/modules/*/kernel/net/core/failover.ko*' './lib/modules/*/kernel/drivers/virtio/*' \
-    './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*'
+    './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*' './lib/modules/*/kernel/fs/efivarfs/*'
   rm -rf "$kdir.tmp"
   mkdir -p "$kdir.tmp/modules"
   cp "$work"/x/boot/vmlinuz-* "$kdir.tmp/vmlinuz"

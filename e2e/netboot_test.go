@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,10 @@ import (
 const (
 	ovmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 	ovmfVars = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+	// ovmfCodeMS and ovmfVarsMS are OVMF with Secure Boot enforcing and
+	// Microsoft's KEK and db (UEFI CA 2011) enrolled.
+	ovmfCodeMS = "/usr/share/OVMF/OVMF_CODE_4M.ms.fd"
+	ovmfVarsMS = "/usr/share/OVMF/OVMF_VARS_4M.ms.fd"
 	// nicROM is the virtio NIC's iPXE option ROM that QEMU loads by
 	// default (ipxe-qemu).
 	nicROM = "/usr/lib/ipxe/qemu/efi-virtio.rom"
@@ -216,10 +221,18 @@ func buildMedia(t *testing.T, kdir string) netbootMedia {
 	}
 	cw.node("dev/console", 0o20600, 5, 1)
 	cw.file(t, "init", 0o755, emu)
-	for _, m := range virtioModules {
+	mods := virtioModules
+	// efivarfs, for the emulator to read the SecureBoot variable (a
+	// module in Debian's kernel, signed, so it loads under lockdown).
+	if _, err := os.Stat(filepath.Join(kdir, "modules", "efivarfs.ko")); err == nil {
+		mods = append(slices.Clone(mods), "efivarfs")
+	} else if os.Getenv("PLASMA_E2E") != "" {
+		t.Fatalf("the netboot lab needs efivarfs.ko in %s/modules: run .ci/tools.sh", kdir)
+	}
+	for _, m := range mods {
 		cw.file(t, "modules/"+m+".ko", 0o644, filepath.Join(kdir, "modules", m+".ko"))
 	}
-	cw.data("modules/order", 0o644, []byte(strings.Join(virtioModules, ".ko\n")+".ko\n"))
+	cw.data("modules/order", 0o644, []byte(strings.Join(mods, ".ko\n")+".ko\n"))
 	root := filepath.Join(dir, "iso")
 	os.MkdirAll(filepath.Join(root, "boot"), 0o755)
 	if err := os.WriteFile(filepath.Join(root, "boot", "initrd.img"), cw.close(), 0o644); err != nil {
@@ -293,6 +306,16 @@ type labOptions struct {
 	bootFile string // --bootfile; empty: serve's default
 	// kernelArgs are more --kernel-arg values for the installer.
 	kernelArgs []string
+	// serveArgs are more arguments of node-provisioner serve.
+	serveArgs []string
+	// prepareArgs are more arguments of node-provisioner prepare.
+	prepareArgs []string
+	// siteNextServer makes the site's DHCP server name the window as
+	// next-server (siaddr) in its leases, with no boot file, as a site
+	// does for a boot loader that reads only the lease (Debian's grub).
+	siteNextServer bool
+	// afterPrepare, when set, runs between prepare and serve.
+	afterPrepare func(*bootLab)
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -346,6 +369,9 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 		"--bind-interfaces", "--interface=br0", "--dhcp-range="+l.subnet+".100,"+l.subnet+".150,255.255.255.0,1h",
 		"--enable-ra", fmt.Sprintf("--dhcp-range=fd77:%d::,ra-only,64", n), "--dhcp-leasefile="+filepath.Join(l.dir, "leases"),
 		"--pid-file=", "--log-dhcp", "--log-facility=-", "--user=root")
+	if opts.siteNextServer {
+		d.Args = append(d.Args, "--dhcp-boot=,,"+l.serverIP())
+	}
 	d.Stdout, d.Stderr = l.dnsmasqLog, l.dnsmasqLog
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
@@ -397,7 +423,10 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	if l.opts.token {
 		prep = append(prep, "--answer-auth-token", "auto")
 	}
-	l.np(t, prep...)
+	l.np(t, append(prep, l.opts.prepareArgs...)...)
+	if l.opts.afterPrepare != nil {
+		l.opts.afterPrepare(l)
+	}
 	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.serverIP() + ":8090", "--ttl", "15m",
 		"--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
 	if l.opts.tls {
@@ -409,6 +438,7 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	for _, k := range l.opts.kernelArgs {
 		args = append(args, "--kernel-arg", k)
 	}
+	args = append(args, l.opts.serveArgs...)
 	s := exec.Command("ip", append([]string{"netns", "exec", l.prov, filepath.Join(bin, "node-provisioner")}, args...)...)
 	s.Env = l.env
 	s.Stdout, s.Stderr = l.serveLog, l.serveLog
@@ -485,6 +515,13 @@ type vmOptions struct {
 	name, mac string
 	// uefi boots q35 with OVMF; else pc with SeaBIOS.
 	uefi bool
+	// secureBoot (with uefi) boots OVMF with Secure Boot enforcing and
+	// Microsoft's keys enrolled (OVMF_CODE_4M.ms.fd, a fresh copy of
+	// OVMF_VARS_4M.ms.fd), on q35 with SMM.
+	secureBoot bool
+	// fwcfg are more -fw_cfg values, such as OVMF's
+	// opt/org.tianocore/IPv4PXESupport.
+	fwcfg []string
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
 	rom bool
@@ -539,6 +576,9 @@ func (l *bootLab) bootAll(t *testing.T, opts ...vmOptions) []*machine {
 		if m.opts.uefi {
 			how = "UEFI"
 		}
+		if m.opts.secureBoot {
+			how += " Secure Boot"
+		}
 		if m.opts.direct {
 			how += " direct kernel"
 		}
@@ -590,12 +630,22 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 		nic += ",romfile="
 	}
 	args = append(args, "-device", nic)
-	if o.uefi {
+	for _, f := range o.fwcfg {
+		args = append(args, "-fw_cfg", f)
+	}
+	switch {
+	case o.uefi && o.secureBoot:
+		vars := filepath.Join(dir, "vars.fd")
+		b, _ := os.ReadFile(ovmfVarsMS)
+		os.WriteFile(vars, b, 0o644)
+		args = append(args, "-machine", "q35,smm=on", "-global", "driver=cfi.pflash01,property=secure,value=on",
+			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+ovmfCodeMS, "-drive", "if=pflash,format=raw,unit=1,file="+vars)
+	case o.uefi:
 		vars := filepath.Join(dir, "vars.fd")
 		b, _ := os.ReadFile(ovmfVars)
 		os.WriteFile(vars, b, 0o644)
 		args = append(args, "-machine", "q35", "-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+ovmfCode, "-drive", "if=pflash,format=raw,unit=1,file="+vars)
-	} else {
+	default:
 		args = append(args, "-machine", "pc")
 	}
 	if o.direct {

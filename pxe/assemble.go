@@ -211,7 +211,11 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		if err := bootassets.StageIPXE(cfg.IPXEDir, ipxeDir, []string{proxydhcp.BIOSBinary, proxydhcp.UEFIBinary, proxydhcp.SNPOnlyBinary}); err != nil {
 			s.log.Warn("iPXE binaries missing; install Debian's ipxe package or give the folder that has them", "err", err)
 		}
-		proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe"}}
+		if _, err := s.stageSecureBoot(ctx, ipxeDir); err != nil {
+			return err
+		}
+		proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe",
+			SecureBoot: cfg.SecureBoot}}
 		if err := proxy.Validate(); err != nil {
 			return &ConfigError{Field: "DHCPInterface", Value: cfg.DHCPInterface, Reason: "cannot offer boot files", Err: err}
 		}
@@ -255,6 +259,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 	if a.dhcp != nil {
 		a.dhcp.OnEvent = func(e dhcpserver.Event) { h.Net(dhcpEvent(e)) }
 		a.tftp.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
+		a.tftp.Files = h.TFTPFile
 	}
 	return nil
 }

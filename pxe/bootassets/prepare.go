@@ -43,6 +43,11 @@ const (
 	// and before [AssetISO] (three iPXE initrd lines) it adds the
 	// boot-disk prompt without the single-file initrd.
 	AssetAskOverlay = "ask-overlay.cpio"
+	// SecureBootDir is the release's folder of the Secure Boot chain, when
+	// prepare found or was given one: shimx64.efi (signed by Microsoft's
+	// UEFI CA) and grubx64.efi (a network-capable grub signed by a key
+	// the shim trusts), the names the window offers and shim loads.
+	SecureBootDir = "secureboot"
 	// ManifestName is the release's manifest: what was prepared, from
 	// what, and the SHA-256 of every asset.
 	ManifestName = "manifest.json"

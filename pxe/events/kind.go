@@ -20,7 +20,13 @@ const (
 	TFTP Kind = "tftp"
 	// TFTPFailed: a TFTP request was refused or its transfer failed.
 	TFTPFailed Kind = "tftp-failed"
-	// Script: an iPXE script was served (install or exit).
+	// Shim: the Secure Boot chain's shim was sent (TFTP or HTTP boot).
+	Shim Kind = "shim"
+	// Grub: the Secure Boot chain's signed grub was sent (TFTP or HTTP
+	// boot).
+	Grub Kind = "grub"
+	// Script: an iPXE script or a grub entry was served (install or
+	// exit).
 	Script Kind = "script"
 	// Kernel: the installer kernel was downloaded.
 	Kernel Kind = "kernel"

@@ -63,6 +63,10 @@ type BootScript struct {
 	// KernelArgs is the kernel command line without initrd=, which the
 	// script adds under UEFI. Empty: [DefaultKernelArgs].
 	KernelArgs string
+	// GrubDevice is the grub device [GrubScript] loads the kernel and
+	// initrd from, such as "(tftp)"; empty: grub's http module on
+	// BaseURL's host and port.
+	GrubDevice string
 }
 
 // IPXEScript renders an iPXE script. It is a pure function. Line breaks

@@ -2,11 +2,31 @@ package netboot
 
 import (
 	"net"
+	"net/http"
 	"net/netip"
+	"path"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
+
+// fileStage is the step of sending a boot file: the Secure Boot chain's
+// shim and grub, and the kernel and initrd grub fetches by TFTP, are
+// steps of their own; other files are [events.TFTP].
+func fileStage(file string) events.Kind {
+	switch path.Base(file) {
+	case proxydhcp.ShimBinary:
+		return events.Shim
+	case proxydhcp.GrubBinary:
+		return events.Grub
+	case KernelName:
+		return events.Kernel
+	case InitrdName:
+		return events.Initrd
+	}
+	return events.TFTP
+}
 
 // NetEvent is a step of a network boot below HTTP, from the window's
 // proxy-DHCP or TFTP server.
@@ -56,8 +76,17 @@ func (h *Handler) Net(e NetEvent) {
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
-		tl.record(at, ip, "", "", events.TFTP, e.File+" to "+e.Peer.String())
+		tl.record(at, ip, "", "", fileStage(e.File), e.File+" to "+e.Peer.String())
 	case events.TFTPFailed:
 		m.TFTPRefused()
+	}
+}
+
+// bootFileServed records the Secure Boot chain's shim and grub fetched by
+// UEFI HTTP boot in the timeline, under the client's address as TFTP
+// downloads are.
+func (h *Handler) bootFileServed(r *http.Request, name string) {
+	if st := fileStage(name); st != events.TFTP && r.Method == http.MethodGet {
+		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), "", "", st, name+" over HTTP to "+r.RemoteAddr)
 	}
 }

@@ -132,7 +132,8 @@ func (h *Handler) release(ctx context.Context) (string, error) {
 // regular files inside dir: os.Root refuses paths and symlinks that leave
 // it, and folders are not listed. The folder is opened per request, so it
 // may be filled after the handler is made.
-func ipxeFiles(dir string) http.Handler {
+// served, when set, is called for each file about to be served.
+func ipxeFiles(dir string, served func(r *http.Request, name string)) http.Handler {
 	return http.StripPrefix("/ipxe", http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		name := strings.TrimPrefix(req.URL.Path, "/")
 		if name == "" || strings.HasSuffix(name, "/") || strings.ContainsRune(name, 0) {
@@ -148,6 +149,9 @@ func ipxeFiles(dir string) http.Handler {
 		if st, err := r.Stat(name); err != nil || !st.Mode().IsRegular() {
 			http.NotFound(w, req)
 			return
+		}
+		if served != nil {
+			served(req, name)
 		}
 		http.FileServerFS(r.FS()).ServeHTTP(w, req)
 	}))

@@ -23,6 +23,14 @@ const (
 	// firmware's network driver (SNP); some NIC and firmware pairs boot
 	// only with it.
 	SNPOnlyBinary = "snponly.efi"
+	// ShimBinary is the first stage of the Secure Boot chain: a shim
+	// signed by Microsoft's UEFI CA, which firmware with Secure Boot on
+	// runs and which then loads [GrubBinary] from the same folder.
+	ShimBinary = "shimx64.efi"
+	// GrubBinary is the second stage of the Secure Boot chain: a grub
+	// image signed by a key the shim trusts, with network modules. Shim
+	// loads it by this name from the folder it was loaded from.
+	GrubBinary = "grubx64.efi"
 )
 
 // Vendor classes (DHCP option 60) of network-booting firmware. A request's
@@ -118,6 +126,16 @@ type BootConfig struct {
 	// HTTP boot clients get HTTPBase + "/" + the binary. Empty: HTTP boot
 	// clients are not answered.
 	HTTPBase string
+	// SecureBoot offers the Secure Boot chain ([ShimBinary]) instead of
+	// iPXE to every UEFI x86-64 client, over TFTP to PXE clients and over
+	// HTTP (HTTPBase) to HTTP boot clients: firmware with Secure Boot on
+	// runs no iPXE binary.
+	SecureBoot bool
+	// SecureBootFor, when set, reports whether the machine with this MAC
+	// boots the Secure Boot chain when SecureBoot is off (a registration
+	// that asks for it). It is called for UEFI x86-64 clients only, on
+	// the offer path, so it must be cheap.
+	SecureBootFor func(mac net.HardwareAddr) bool
 	// ScriptURL is the URL of the iPXE script, with this server's concrete
 	// address (not ${next-server}), for example
 	// "http://192.0.2.10:8090/boot.ipxe". A client already in iPXE gets it
@@ -137,7 +155,7 @@ func (c BootConfig) Validate() error {
 		}
 	}
 	for _, u := range []struct{ field, url, suffix string }{
-		{"HTTPBase", c.HTTPBase, "/" + longest(c.uefiBinary(), c.ARM64Binary)},
+		{"HTTPBase", c.HTTPBase, "/" + longest(longest(c.uefiBinary(), c.ARM64Binary), c.shimIfUsed())},
 		{"ScriptURL", c.ScriptURL, "?mac=00:00:00:00:00:00"},
 	} {
 		if u.url == "" {
@@ -165,11 +183,29 @@ func validBinaryName(n string) bool {
 	return n != "." && n != ".." && len(n) <= 255 && !strings.ContainsAny(n, "/\\\x00")
 }
 
+// shimIfUsed is [ShimBinary] when Secure Boot may be offered, else "".
+func (c BootConfig) shimIfUsed() string {
+	if c.SecureBoot || c.SecureBootFor != nil {
+		return ShimBinary
+	}
+	return ""
+}
+
 func (c BootConfig) uefiBinary() string {
 	if c.UEFIBinary == "" {
 		return UEFIBinary
 	}
 	return c.UEFIBinary
+}
+
+// uefiBinaryFor is the x86-64 UEFI boot file of the machine mac: the
+// shim of the Secure Boot chain for the window or the machine, else the
+// iPXE binary.
+func (c BootConfig) uefiBinaryFor(mac net.HardwareAddr) string {
+	if c.SecureBoot || (c.SecureBootFor != nil && c.SecureBootFor(mac)) {
+		return ShimBinary
+	}
+	return c.uefiBinary()
 }
 
 // Boot is the outcome of [SelectBoot]: what to offer a client, or why not.
@@ -201,7 +237,10 @@ func ignore(format string, args ...any) Boot {
 //     or 11), answered with class HTTPClient;
 //   - a PXE client gets, over TFTP: BIOS (0) [BIOSBinary]; UEFI x86-64 (7
 //     and 9, both seen in the field) the configured UEFI binary; UEFI
-//     arm64 (11) the arm64 binary when one is staged.
+//     arm64 (11) the arm64 binary when one is staged;
+//   - with Secure Boot (for the window, or for the machine), a UEFI x86-64
+//     client gets [ShimBinary] instead of the UEFI binary, over TFTP or
+//     HTTP as above.
 //
 // Every other client is ignored: no PXE or HTTP class, no architecture,
 // an architecture without a binary, or a missing URL. SelectBoot does not
@@ -226,7 +265,7 @@ func SelectBoot(c Client, cfg BootConfig) Boot {
 		var bin string
 		switch arch {
 		case iana.EFI_X86_64_HTTP, iana.EFI_BC_HTTP, iana.EFI_X86_64, iana.EFI_BC:
-			bin = cfg.uefiBinary()
+			bin = cfg.uefiBinaryFor(c.MAC)
 		case iana.EFI_ARM64_HTTP, iana.EFI_ARM64:
 			if cfg.ARM64Binary == "" {
 				return ignore("HTTP boot client of architecture %s, but no arm64 iPXE binary is staged", archName(arch))
@@ -249,7 +288,7 @@ func SelectBoot(c Client, cfg BootConfig) Boot {
 	case iana.INTEL_X86PC:
 		bin = BIOSBinary
 	case iana.EFI_X86_64, iana.EFI_BC:
-		bin = cfg.uefiBinary()
+		bin = cfg.uefiBinaryFor(c.MAC)
 	case iana.EFI_ARM64:
 		if cfg.ARM64Binary == "" {
 			return ignore("PXE client of architecture %s, but no arm64 iPXE binary is staged", archName(arch))

@@ -31,6 +31,12 @@ func TestSelectBoot(t *testing.T) {
 	snp.UEFIBinary = SNPOnlyBinary
 	arm := testBootConfig()
 	arm.ARM64Binary = "ipxe-arm64.efi"
+	sb := testBootConfig()
+	sb.SecureBoot = true
+	sbFor := testBootConfig()
+	sbFor.SecureBootFor = func(mac net.HardwareAddr) bool { return mac.String() == testMAC.String() }
+	sbOther := testBootConfig()
+	sbOther.SecureBootFor = func(net.HardwareAddr) bool { return false }
 	tests := map[string]struct {
 		client Client
 		cfg    BootConfig
@@ -51,6 +57,26 @@ func TestSelectBoot(t *testing.T) {
 		"UEFI x64 gets snponly.efi when configured": {
 			client: pxe(iana.EFI_X86_64), cfg: snp,
 			want: Boot{File: "snponly.efi", Class: ClassPXE, Reason: "PXE client of architecture 7 (UEFI x86-64): snponly.efi over TFTP"},
+		},
+		"a Secure Boot window offers UEFI x64 the shim over TFTP": {
+			client: pxe(iana.EFI_X86_64), cfg: sb,
+			want: Boot{File: "shimx64.efi", Class: ClassPXE, Reason: "PXE client of architecture 7 (UEFI x86-64): shimx64.efi over TFTP"},
+		},
+		"a Secure Boot window offers HTTP boot x64 the shim's URL": {
+			client: http(iana.EFI_X86_64_HTTP), cfg: sb,
+			want: Boot{File: "http://192.0.2.10:8090/ipxe/shimx64.efi", Class: ClassHTTP, Reason: "HTTP boot client of architecture 16 (UEFI x86-64 HTTP): shimx64.efi over HTTP"},
+		},
+		"a Secure Boot window still offers BIOS undionly.kpxe": {
+			client: pxe(iana.INTEL_X86PC), cfg: sb,
+			want: Boot{File: "undionly.kpxe", Class: ClassPXE, Reason: "PXE client of architecture 0 (BIOS): undionly.kpxe over TFTP"},
+		},
+		"a machine registered for Secure Boot gets the shim": {
+			client: pxe(iana.EFI_BC), cfg: sbFor,
+			want: Boot{File: "shimx64.efi", Class: ClassPXE, Reason: "PXE client of architecture 9 (UEFI x86-64): shimx64.efi over TFTP"},
+		},
+		"a machine not registered for Secure Boot gets iPXE": {
+			client: pxe(iana.EFI_X86_64), cfg: sbOther,
+			want: Boot{File: "ipxe.efi", Class: ClassPXE, Reason: "PXE client of architecture 7 (UEFI x86-64): ipxe.efi over TFTP"},
 		},
 		"only the first of several architectures counts": {
 			client: pxe(iana.EFI_X86_64, iana.INTEL_X86PC), cfg: testBootConfig(),

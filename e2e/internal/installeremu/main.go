@@ -6,7 +6,9 @@
 // /modules (in the order of /modules/order), brings up the first Ethernet
 // NIC and gets a lease by DHCP from the site's DHCP server, as the
 // installer's dhclient does. It then opens /proxmox.iso (which
-// node-provisioner prepare appends to the initrd), reads
+// node-provisioner prepare appends to the initrd), reads the firmware's
+// SecureBoot variable from efivarfs (as the installer's boot-info does),
+// reads
 // /auto-installer-mode.toml from it (which prepare --answer-url bakes),
 // POSTs a system-info body in the shape of Proxmox VE 9.2's (the machine's
 // DMI and NICs, upper-case MACs, $schema) to the answer URL, pinning the
@@ -104,6 +106,11 @@ func run() error {
 	if err := loadModules("/modules"); err != nil {
 		return err
 	}
+	sb, err := secureBoot()
+	if err != nil {
+		return err
+	}
+	step("Secure Boot %s", sb)
 	nic, mac, err := firstEthernet(10 * time.Second)
 	if err != nil {
 		return err
@@ -183,7 +190,7 @@ func run() error {
 	}
 	hook := "none"
 	if wh := a.PostInstallationWebhook; wh != nil {
-		hb, _ := json.Marshal(webhookBody(info, fqdn, wh.AuthToken))
+		hb, _ := json.Marshal(webhookBody(info, fqdn, wh.AuthToken, sb == "on"))
 		resp, err := client(wh.CertFingerprint).Post(wh.URL, "application/json; charset=utf-8", bytes.NewReader(hb))
 		if err != nil {
 			return fmt.Errorf("webhook: %w", err)
@@ -194,8 +201,8 @@ func run() error {
 		}
 		hook = fmt.Sprint(resp.StatusCode)
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token)
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on")
 	return nil
 }
 
@@ -215,7 +222,9 @@ func loadModules(dir string) error {
 		}
 		err = unix.FinitModule(int(f.Fd()), "", 0)
 		f.Close()
-		if err != nil && !errors.Is(err, unix.EEXIST) {
+		// ENODEV: a module for hardware the machine lacks (efivarfs
+		// without UEFI).
+		if err != nil && !errors.Is(err, unix.EEXIST) && !errors.Is(err, unix.ENODEV) {
 			return fmt.Errorf("insmod %s: %w", name, err)
 		}
 	}
@@ -405,7 +414,7 @@ func sysInfo() (map[string]any, error) {
 
 // webhookBody is the post-installation webhook's JSON, kebab-case as 9.2
 // sends it.
-func webhookBody(info map[string]any, fqdn, token string) map[string]any {
+func webhookBody(info map[string]any, fqdn, token string, secureBoot bool) map[string]any {
 	var ifs []map[string]any
 	for i, n := range info["network_interfaces"].([]map[string]any) {
 		ifs = append(ifs, map[string]any{"name": n["link"], "mac": n["mac"], "is-management": i == 0, "is-pinned": false})
@@ -415,7 +424,7 @@ func webhookBody(info map[string]any, fqdn, token string) map[string]any {
 		"debian-version":     "13",
 		"product":            map[string]any{"fullname": "Proxmox VE", "short": "pve", "version": isoRelease},
 		"iso":                info["iso"],
-		"boot-info":          map[string]any{"mode": bootMode(), "secureboot": false},
+		"boot-info":          map[string]any{"mode": bootMode(), "secureboot": secureBoot},
 		"dmi":                info["dmi"],
 		"fqdn":               fqdn,
 		"machine-id":         strings.ReplaceAll(strings.ToLower(readSys("/sys/class/dmi/id/product_uuid")), "-", ""),
@@ -426,6 +435,35 @@ func webhookBody(info map[string]any, fqdn, token string) map[string]any {
 		b["token"] = token
 	}
 	return b
+}
+
+// secureBootVar is the UEFI global variable SecureBoot in efivarfs: four
+// bytes of attributes, then 1 when Secure Boot is enforcing.
+const secureBootVar = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+// secureBoot reads the firmware's SecureBoot variable as the installer
+// does, mounting efivarfs (a module in Debian's kernel, loaded from
+// /modules) first: "on", "off", or "bios" without UEFI.
+func secureBoot() (string, error) {
+	if _, err := os.Stat("/sys/firmware/efi"); err != nil {
+		return "bios", nil
+	}
+	if _, err := os.Stat(secureBootVar); err != nil {
+		if err := unix.Mount("efivarfs", "/sys/firmware/efi/efivars", "efivarfs", 0, ""); err != nil && !errors.Is(err, unix.EBUSY) {
+			return "", fmt.Errorf("mount efivarfs (is efivarfs.ko in /modules?): %w", err)
+		}
+	}
+	b, err := os.ReadFile(secureBootVar)
+	if errors.Is(err, os.ErrNotExist) {
+		return "off", nil // no variable: firmware without Secure Boot
+	}
+	if err != nil || len(b) < 5 {
+		return "", fmt.Errorf("read the SecureBoot variable: %d bytes, %v", len(b), err)
+	}
+	if b[4] == 1 {
+		return "on", nil
+	}
+	return "off", nil
 }
 
 func bootMode() string {

@@ -1,0 +1,141 @@
+package netboot
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
+)
+
+func TestGrubScript(t *testing.T) {
+	tests := map[string]struct {
+		in   BootScript
+		want string
+	}{
+		"a pending machine gets the kernel and initrd over grub's http module": {
+			in: BootScript{Node: "pve1", Release: "9.2-1", BaseURL: "http://10.0.0.2:8090", MAC: "52:54:00:AA:BB:CC", KernelArgs: "ramdisk_size=16777216 rw console=ttyS0,115200"},
+			want: "# plasma-node: Proxmox VE automated installer for node pve1 (release 9.2-1), Secure Boot chain.\n" +
+				"set timeout=0\n" +
+				"echo 'plasma-node: installing Proxmox VE on pve1'\n" +
+				"linux \"(http,10.0.0.2:8090)/assets/9.2-1/linux26?mac=52:54:00:aa:bb:cc\" 'ramdisk_size=16777216' 'rw' 'console=ttyS0,115200'\n" +
+				"initrd \"(http,10.0.0.2:8090)/assets/9.2-1/initrd-netboot.img?mac=52:54:00:aa:bb:cc\"\n" +
+				"boot\n",
+		},
+		"no kernel arguments are the installer's defaults": {
+			in: BootScript{Node: "pve1", Release: "9.2-1", BaseURL: "http://10.0.0.2:8090", MAC: "52:54:00:aa:bb:cc"},
+			want: "# plasma-node: Proxmox VE automated installer for node pve1 (release 9.2-1), Secure Boot chain.\n" +
+				"set timeout=0\n" +
+				"echo 'plasma-node: installing Proxmox VE on pve1'\n" +
+				"linux \"(http,10.0.0.2:8090)/assets/9.2-1/linux26?mac=52:54:00:aa:bb:cc\" 'ramdisk_size=16777216' 'rw' 'quiet' 'splash=silent' 'proxmox-start-auto-installer'\n" +
+				"initrd \"(http,10.0.0.2:8090)/assets/9.2-1/initrd-netboot.img?mac=52:54:00:aa:bb:cc\"\n" +
+				"boot\n",
+		},
+		"a kernel argument cannot add a grub command": {
+			in: BootScript{Node: "pve1", Release: "9.2-1", BaseURL: "http://10.0.0.2:8090", MAC: "52:54:00:aa:bb:cc", KernelArgs: "a;reboot b'c $x"},
+			want: "# plasma-node: Proxmox VE automated installer for node pve1 (release 9.2-1), Secure Boot chain.\n" +
+				"set timeout=0\n" +
+				"echo 'plasma-node: installing Proxmox VE on pve1'\n" +
+				"linux \"(http,10.0.0.2:8090)/assets/9.2-1/linux26?mac=52:54:00:aa:bb:cc\" 'a;reboot' 'b'\\''c' '$x'\n" +
+				"initrd \"(http,10.0.0.2:8090)/assets/9.2-1/initrd-netboot.img?mac=52:54:00:aa:bb:cc\"\n" +
+				"boot\n",
+		},
+		"an installed machine gets grub's exit, so the firmware boots the next device": {
+			in: BootScript{Reason: "registration inst1 was consumed"},
+			want: "# plasma-node: this machine is not installed now.\n" +
+				"# Exiting returns to the firmware, which boots the next device, so an\n" +
+				"# installed node never reinstalls.\n" +
+				"echo 'plasma-node: registration inst1 was consumed; booting the next device'\n" +
+				"exit\n",
+		},
+		"a reason cannot break out of its quotes or its line": {
+			in: BootScript{Reason: "it's\nreboot"},
+			want: "# plasma-node: this machine is not installed now.\n" +
+				"# Exiting returns to the firmware, which boots the next device, so an\n" +
+				"# installed node never reinstalls.\n" +
+				"echo 'plasma-node: it'\\''s reboot; booting the next device'\n" +
+				"exit\n",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, GrubScript(tc.in)); diff != "" {
+				t.Errorf("GrubScript (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGrubLoaderConfig(t *testing.T) {
+	want := "# plasma-node: this machine's entry comes from the window, by its MAC.\n" +
+		"set timeout=0\n" +
+		"source \"(tftp)/grub/machine/${net_default_mac}.cfg\"\n" +
+		"echo 'plasma-node: no boot entry from the window; booting the next device'\n" +
+		"exit\n"
+	if diff := cmp.Diff(want, GrubLoaderConfig()); diff != "" {
+		t.Errorf("GrubLoaderConfig (-want +got):\n%s", diff)
+	}
+}
+
+// TestGrubEntryServed asks the handler, as the TFTP server does, for a
+// pending machine's, an installed machine's and a stranger's grub entry,
+// and for the release's kernel; and over HTTP for a pending machine's
+// entry. The timeline shows each entry served.
+func TestGrubEntryServed(t *testing.T) {
+	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1), testReg(t, "inst1", "sda", "52:54:00:00:00:22"))
+	e.consume(t, "inst1", "52:54:00:00:00:22")
+	ctx := context.Background()
+	peer := netip.MustParseAddrPort("10.77.0.120:1069")
+	entry := func(mac string) string {
+		t.Helper()
+		data, f, ok, err := e.h.TFTPFile(ctx, "grub/machine/"+mac+".cfg", peer)
+		if err != nil || !ok || f != nil {
+			t.Fatalf("TFTPFile %s: ok %v file %v err %v", mac, ok, f, err)
+		}
+		return string(data)
+	}
+	if body := entry(testMAC1); !strings.Contains(body, "linux \"(tftp)/assets/9.1-1/linux26\"") || !strings.HasSuffix(body, "boot\n") {
+		t.Errorf("pending machine:\n%s", body)
+	}
+	for _, mac := range []string{"52:54:00:00:00:22", "02:00:00:00:00:99"} {
+		if body := entry(mac); !strings.HasSuffix(body, "exit\n") || strings.Contains(body, "linux") {
+			t.Errorf("machine %s:\n%s", mac, body)
+		}
+	}
+	_, f, ok, err := e.h.TFTPFile(ctx, "assets/9.1-1/linux26", peer)
+	if err != nil || !ok || f == nil {
+		t.Fatalf("kernel: ok %v err %v", ok, err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if !bytes.Equal(b, testKernel) {
+		t.Errorf("kernel by TFTP: %q", b)
+	}
+	for _, name := range []string{"assets/9.1-1/manifest.json", "assets/../x/linux26", "grub/grub.cfg", "shimx64.efi"} {
+		if _, _, ok, _ := e.h.TFTPFile(ctx, name, peer); ok {
+			t.Errorf("TFTPFile %s: taken; want it left to the TFTP root", name)
+		}
+	}
+	code, body, _ := e.get(t, "/boot.grub?mac="+testMAC1)
+	if code != 200 || !strings.Contains(body, "linux \"(http,10.77.0.2:8090)/assets/9.1-1/linux26?mac="+testMAC1+"\"") {
+		t.Errorf("over HTTP: %d\n%s", code, body)
+	}
+	evs := e.h.cfg.Timeline.Snapshot().Nodes["pve1"]
+	if len(evs) == 0 || evs[0].Stage != events.Script || !strings.HasPrefix(evs[0].Detail, "grub install release 9.1-1") || evs[0].IP != "10.77.0.120" {
+		t.Errorf("timeline of pve1: %+v", evs)
+	}
+}
+
+func TestFileStage(t *testing.T) {
+	for file, want := range map[string]events.Kind{"shimx64.efi": events.Shim, "/grubx64.efi": events.Grub, "assets/9.2-1/linux26": events.Kernel,
+		"assets/9.2-1/initrd-netboot.img": events.Initrd, "snponly.efi": events.TFTP, "grub/grub.cfg": events.TFTP} {
+		if got := fileStage(file); got != want {
+			t.Errorf("fileStage(%q) = %s; want %s", file, got, want)
+		}
+	}
+}
