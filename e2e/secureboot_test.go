@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // Debian's Secure Boot chain (packages shim-signed, grub-efi-amd64-signed).
@@ -47,8 +49,8 @@ func TestNetbootSecureBoot(t *testing.T) {
 		l.wantLog(t, "file=shimx64.efi")
 		l.wantLog(t, "file=grubx64.efi")
 		l.wantEvent(t, "installed", "sb1")
-		for _, step := range []string{"shim", "grub", "kernel", "initrd"} {
-			l.wantEvent(t, step, "")
+		for _, step := range []events.Kind{events.Shim, events.Grub, events.Kernel, events.Initrd} {
+			l.wantEvent(t, string(step), "")
 		}
 	})
 	t.Run("Enforced", func(t *testing.T) {

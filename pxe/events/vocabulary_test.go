@@ -20,7 +20,7 @@ import (
 var kinds = []events.Kind{
 	events.DHCPOffer, events.DHCPAck, events.DHCPIgnored, events.TFTP, events.TFTPFailed, events.Script,
 	events.Kernel, events.Initrd, events.Asset, events.Answer, events.Refused, events.FirstBoot,
-	events.Webhook, events.Installed, events.BMC, events.Started, events.Failed,
+	events.Webhook, events.Installed, events.BMC, events.Started, events.Failed, events.Shim, events.Grub,
 }
 
 // distinct are kinds no other word of the code is spelled as: no source
