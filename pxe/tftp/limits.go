@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -71,7 +72,8 @@ type waiting struct {
 }
 
 // transfers admits and tracks the running transfers under the bounds.
-// A request beyond them waits, in arrival order, holding no descriptor:
+// A request beyond them waits, holding no descriptor (newest first, see
+// next):
 // the TFTP socket of a transfer is opened once it has its place. So at
 // most max transfers hold their two descriptors (socket and file), and a
 // dropped transfer's socket is closed at once.
@@ -80,16 +82,16 @@ type transfers struct {
 	mu                sync.Mutex
 	running           map[*transfer]struct{}
 	perClient         map[netip.Addr]int
-	// ids are the client transfer ids (address and port) running or
-	// waiting: a retransmitted request is not a second transfer.
-	ids      map[netip.AddrPort]bool
+	// ids are the client transfer ids (address and port) running (nil)
+	// or waiting: a retransmitted request is not a second transfer.
+	ids      map[netip.AddrPort]*waiting
 	queue    []*waiting
 	queuedBy map[netip.Addr]int
 }
 
 func newTransfers(max, maxPerClient int) *transfers {
 	return &transfers{max: max, maxPerClient: maxPerClient, running: map[*transfer]struct{}{},
-		perClient: map[netip.Addr]int{}, ids: map[netip.AddrPort]bool{}, queuedBy: map[netip.Addr]int{}}
+		perClient: map[netip.Addr]int{}, ids: map[netip.AddrPort]*waiting{}, queuedBy: map[netip.Addr]int{}}
 }
 
 // Outcomes of [transfers.request].
@@ -109,7 +111,12 @@ const (
 // first; dropped returns it, for the caller to report.
 func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*transfer)) (o outcome, dropped *transfer) {
 	ts.mu.Lock()
-	if ts.ids[from] {
+	if w, ok := ts.ids[from]; ok {
+		if w != nil {
+			// A waiting client asks again: it is alive, and goes to the
+			// front (the newest wait is served first).
+			ts.requeue(w, now)
+		}
 		ts.mu.Unlock()
 		return duplicate, nil
 	}
@@ -119,13 +126,14 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 			ts.mu.Unlock()
 			return full, dropped
 		}
-		ts.queue = append(ts.queue, &waiting{from: from, arrived: now, start: start})
+		w := &waiting{from: from, arrived: now, start: start}
+		ts.queue = append(ts.queue, w)
 		ts.queuedBy[from.Addr()]++
-		ts.ids[from] = true
+		ts.ids[from] = w
 		ts.mu.Unlock()
 		return queued, dropped
 	}
-	ts.ids[from] = true
+	ts.ids[from] = nil
 	ts.mu.Unlock()
 	start(t)
 	return started, dropped
@@ -235,12 +243,13 @@ func (ts *transfers) retry(now time.Time) (dropped []*transfer) {
 	return dropped
 }
 
-// droppedFor drops a stalled transfer for the first waiting request
+// droppedFor drops a stalled transfer for the newest waiting request
 // that has no place: one of its client's when the client is at its
 // bound, else the one stalled longest. ts.mu is held.
 func (ts *transfers) droppedFor(now time.Time) []*transfer {
 	var out []*transfer
-	for _, w := range ts.queue {
+	for i := len(ts.queue) - 1; i >= 0; i-- {
+		w := ts.queue[i]
 		if now.Sub(w.arrived) > MaxWait {
 			continue // next() forgets it
 		}
@@ -268,35 +277,53 @@ func (ts *transfers) droppedFor(now time.Time) []*transfer {
 	return out
 }
 
+// requeue moves w to the end of the queue, the newest, as if it had just
+// arrived. ts.mu is held.
+func (ts *transfers) requeue(w *waiting, now time.Time) {
+	if i := slices.Index(ts.queue, w); i >= 0 {
+		ts.queue = append(slices.Delete(ts.queue, i, i+1), w)
+	}
+	w.arrived = now
+}
+
 type admitted struct {
 	w *waiting
 	t *transfer
 }
 
-// next takes the waiting requests that have a place now, in arrival
-// order, skipping those whose client is at its bound, and forgets those
-// that waited too long. ts.mu is held.
+// next takes the waiting requests that have a place now, newest first,
+// skipping those whose client is at its bound, and forgets those that
+// waited too long. Newest first: a request that is waiting and asks
+// again (its client is alive) becomes the newest, while a flood of
+// requests that are never repeated (and never acknowledged) cannot keep
+// a real client behind it. ts.mu is held.
 func (ts *transfers) next(now time.Time) []admitted {
 	var out []admitted
-	kept := ts.queue[:0]
-	for _, w := range ts.queue {
+	gone := 0
+	for i := len(ts.queue) - 1; i >= 0; i-- {
+		w := ts.queue[i]
 		switch {
 		case now.Sub(w.arrived) > MaxWait:
-			ts.unqueue(w)
-			delete(ts.ids, w.from)
 		case len(ts.running) < ts.max && ts.perClient[w.from.Addr()] < ts.maxPerClient:
 			t := &transfer{peer: w.from.Addr()}
 			t.last.Store(now.UnixNano())
 			ts.running[t] = struct{}{}
 			ts.perClient[t.peer]++
-			ts.unqueue(w)
+			ts.ids[w.from] = nil
 			out = append(out, admitted{w, t})
 		default:
-			kept = append(kept, w)
+			continue
 		}
+		if now.Sub(w.arrived) > MaxWait {
+			delete(ts.ids, w.from)
+		}
+		ts.unqueue(w)
+		ts.queue[i] = nil
+		gone++
 	}
-	clear(ts.queue[len(kept):])
-	ts.queue = kept
+	if gone > 0 {
+		ts.queue = slices.DeleteFunc(ts.queue, func(w *waiting) bool { return w == nil })
+	}
 	return out
 }
 

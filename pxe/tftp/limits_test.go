@@ -82,7 +82,7 @@ func TestRequestsAtABoundWait(t *testing.T) {
 	}
 }
 
-func TestWaitingRequestsStartInOrderAsPlacesFree(t *testing.T) {
+func TestWaitingRequestsStartNewestFirstAsPlacesFree(t *testing.T) {
 	a, b := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
 	now := time.Now()
 	ts := newTransfers(2, 1)
@@ -96,13 +96,15 @@ func TestWaitingRequestsStartInOrderAsPlacesFree(t *testing.T) {
 	for _, from := range []netip.AddrPort{a1, a2, b1, b2, b3} {
 		req(from)
 	}
-	if o := req(a2); o != duplicate {
+	// b2 asks again while it waits: not a second transfer, and it is
+	// now the newest (its client is alive), ahead of b3.
+	if o := req(b2); o != duplicate {
 		t.Errorf("a retransmitted request: outcome %d, want duplicate", o)
 	}
 	if r, w := ts.count(); r != 2 || w != 3 {
 		t.Fatalf("running %d, waiting %d; want 2 and 3", r, w)
 	}
-	// b1 ends: b's next (b2) starts, not a2 (a is at its bound).
+	// b1 ends: b's newest (b2) starts, not a2 (a is at its bound).
 	ts.done(places[b1], b1, now)
 	ts.done(places[a1], a1, now)
 	want := []netip.AddrPort{a1, b1, b2, a2}
@@ -289,5 +291,28 @@ func TestTransfersPerClientAreBounded(t *testing.T) {
 	firsts[0].Send(tids[0], []byte{0, 5, 0, 0, 'b', 'y', 'e', 0})
 	if op, body, _ := third.Recv(2 * time.Second); op != pxetest.OpDATA {
 		t.Errorf("third transfer once the first ended: op %d %q, want DATA", op, body)
+	}
+}
+
+// TestAFloodDoesNotKeepARealClientWaiting: behind 3 000 requests that
+// are never repeated (nor acknowledged), a real client's request gets
+// the first place a stalled transfer leaves: the newest wait is served
+// first.
+func TestAFloodDoesNotKeepARealClientWaiting(t *testing.T) {
+	now := time.Now()
+	ts := newTransfers(2, 4)
+	var started []netip.AddrPort
+	req := func(from netip.AddrPort, at time.Time) {
+		ts.request(from, at, func(*transfer) { started = append(started, from) })
+	}
+	for i := range 3002 {
+		req(netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}), 1000), now)
+	}
+	real := netip.MustParseAddrPort("10.9.9.9:2000")
+	req(real, now.Add(time.Second))
+	started = nil
+	ts.retry(now.Add(StallTime + time.Second))
+	if len(started) == 0 || started[0] != real {
+		t.Errorf("started after the flood stalled: %v, want the real client first", started)
 	}
 }
