@@ -149,7 +149,15 @@ func (w *deadlineWriter) Write(p []byte) (n int, err error) {
 }
 
 // ReadFrom keeps the writer's own ReadFrom (sendfile for a file on a
-// plain TCP connection), a chunk at a time.
+// plain TCP connection), a chunk at a time, each with its own deadline.
+// A chunk starts at WriteChunk bytes and doubles, up to maxSendChunk,
+// while the last one took under a 256th of the deadline (a client
+// reading fast, on a LAN): sendfile of 64 KiB at a time cost a system
+// call and a deadline per 64 KiB, 16 384 for each GiB, where nginx sends
+// up to 2 MiB a call. A chunk that took over an eighth of the deadline
+// halves the next one, so a client that slows down is not cut for a
+// chunk sized when it was fast; one that stops is cut after the
+// deadline, as before.
 func (w *deadlineWriter) ReadFrom(src io.Reader) (n int64, err error) {
 	rf, ok := w.ResponseWriter.(io.ReaderFrom)
 	if !ok {
@@ -161,21 +169,34 @@ func (w *deadlineWriter) ReadFrom(src io.Reader) (n int64, err error) {
 	if !ok {
 		lr = &io.LimitedReader{R: src, N: 1<<63 - 1}
 	}
+	size := int64(WriteChunk)
+	chunk := &io.LimitedReader{R: lr.R}
 	for lr.N > 0 {
-		w.rc.SetWriteDeadline(time.Now().Add(w.d))
-		chunk := &io.LimitedReader{R: lr.R, N: min(lr.N, WriteChunk)}
+		began := time.Now()
+		w.rc.SetWriteDeadline(began.Add(w.d))
+		chunk.N = min(lr.N, size)
+		want := chunk.N
 		m, err := rf.ReadFrom(chunk)
 		n += m
 		lr.N -= m
 		if err != nil {
 			return n, err
 		}
-		if m == 0 || chunk.N > 0 {
+		if m == 0 || m < want {
 			return n, nil // src ended
+		}
+		switch took := time.Since(began); {
+		case took < w.d/256 && size < maxSendChunk:
+			size *= 2
+		case took > w.d/8 && size > WriteChunk:
+			size /= 2
 		}
 	}
 	return n, nil
 }
+
+// maxSendChunk is the largest chunk ReadFrom sends under one deadline.
+const maxSendChunk = 4 << 20
 
 // Unwrap lets [http.ResponseController] reach the underlying writer.
 func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -8,12 +8,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // smallBuffers shrinks each accepted connection's send buffer, so that a
@@ -274,3 +277,44 @@ func TestIdleConnectionsMakeWayAtTheBound(t *testing.T) {
 		}
 	}
 }
+
+// chunkRecorder is a ResponseWriter whose ReadFrom records each call's
+// size, as sendfile would be called.
+type chunkRecorder struct {
+	http.ResponseWriter
+	sizes []int64
+}
+
+func (c *chunkRecorder) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(io.Discard, r)
+	c.sizes = append(c.sizes, n)
+	return n, err
+}
+
+func (c *chunkRecorder) SetWriteDeadline(time.Time) error { return nil }
+
+// TestSendfileChunksGrowForAFastClient: a response sent by ReadFrom
+// (sendfile) to a client that takes each chunk at once goes in chunks
+// that double from 64 KiB to 4 MiB, each under its own deadline, not in
+// 64 KiB pieces (16 384 system calls and deadlines for each GiB).
+func TestSendfileChunksGrowForAFastClient(t *testing.T) {
+	rec := &chunkRecorder{ResponseWriter: httptest.NewRecorder()}
+	w := &deadlineWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), d: 30 * time.Second}
+	const size = 64 << 20
+	n, err := w.ReadFrom(io.LimitReader(zeros{}, size))
+	if err != nil || n != size {
+		t.Fatalf("ReadFrom = %d, %v; want %d", n, err, size)
+	}
+	want := []int64{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20}
+	left := int64(size - (4<<20 - 64<<10))
+	for ; left > 0; left -= 4 << 20 {
+		want = append(want, min(left, 4<<20))
+	}
+	if diff := cmp.Diff(want, rec.sizes); diff != "" {
+		t.Errorf("chunk sizes (-want +got):\n%s", diff)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
