@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,16 @@ import (
 )
 
 func main() {
+	// A command runs for a moment and reads many small YAML files (list
+	// of 10 000 nodes: a third of its CPU went to the collector at the
+	// default GOGC of 100). Collect at 400 % growth, within a soft limit
+	// of 512 MiB, unless the environment says otherwise.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(512 << 20)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
