@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,5 +139,27 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 		if ok.failed() {
 			t.Errorf("the store without a fault failed %s: %v", tc.check, ok.errors)
 		}
+	}
+}
+
+// TestREADMEShowsTheSuiteAsRun keeps the README's example of an
+// embedder's store running the suite the very test that runs it.
+func TestREADMEShowsTheSuiteAsRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Bringing your own store")
+	_, block, ok2 := strings.Cut(section, "```go\n")
+	snippet, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no Go block under \"## Bringing your own store\"")
+	}
+	src, err := os.ReadFile("memstore_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), snippet) {
+		t.Errorf("the README's example is not memstore_test.go's test:\n%s", snippet)
 	}
 }
