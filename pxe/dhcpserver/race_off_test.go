@@ -1,0 +1,5 @@
+//go:build !race
+
+package dhcpserver
+
+const raceEnabled = false

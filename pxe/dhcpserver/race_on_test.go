@@ -1,0 +1,7 @@
+//go:build race
+
+package dhcpserver
+
+// raceEnabled: the race detector allocates on its own, so the
+// allocation budgets are not checked under it.
+const raceEnabled = true

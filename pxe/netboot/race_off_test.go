@@ -1,0 +1,5 @@
+//go:build !race
+
+package netboot
+
+const raceEnabled = false

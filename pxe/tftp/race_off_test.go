@@ -1,0 +1,5 @@
+//go:build !race
+
+package tftp
+
+const raceEnabled = false
