@@ -9,7 +9,6 @@ import (
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
-	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
 // ErrInvalidBMC: a BMC endpoint, user, cipher suite, privilege,
@@ -52,28 +51,8 @@ func (b BMC) Validate() error {
 	if _, err := bmc.ParseBootMode(b.BootMode); err != nil {
 		return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
 	}
-	switch e.Protocol {
-	case "ipmi":
-		if b.CipherSuite != 0 {
-			if _, err := bmc.ParseCipherSuite(fmt.Sprint(b.CipherSuite)); err != nil {
-				return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
-			}
-		}
-		if err := bmc.ValidateIPMI(b.CipherSuite, b.Privilege); err != nil {
-			return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
-		}
-		if b.Fingerprint != "" || b.Session {
-			return invalid(ErrInvalidBMC, "BMC %s: a certificate fingerprint and a session are Redfish settings", b.URL)
-		}
-	case "redfish":
-		if b.CipherSuite != 0 || b.Privilege != "" {
-			return invalid(ErrInvalidBMC, "BMC %s: a cipher suite and a privilege are IPMI settings", b.URL)
-		}
-		if b.Fingerprint != "" {
-			if _, err := tlscert.ParseFingerprint(b.Fingerprint); err != nil {
-				return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
-			}
-		}
+	if err := bmc.CheckSettings(e, b.Options(bmc.Options{})); err != nil {
+		return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
 	}
 	return nil
 }

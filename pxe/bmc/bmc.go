@@ -155,19 +155,12 @@ func Parse(s string) (Endpoint, error) {
 		}
 		e.Port = n
 	}
-	path := strings.Trim(u.Path, "/")
-	switch e.Protocol {
-	case "ipmi":
-		if path != "" {
-			return Endpoint{}, fmt.Errorf("%w %q: an IPMI endpoint has no path; %s", ErrInvalidEndpoint, s, want)
-		}
-	case "redfish":
-		if strings.ContainsAny(path, "/?#%") || path == "." || path == ".." {
-			return Endpoint{}, fmt.Errorf("%w %q: the system id is one path element; %s", ErrInvalidEndpoint, s, want)
-		}
-		e.SystemID = path
-	default:
+	p, ok := protocolOf(e.Protocol)
+	if !ok {
 		return Endpoint{}, fmt.Errorf("%w %q: scheme %q; %s", ErrInvalidEndpoint, s, e.Protocol, want)
+	}
+	if e.SystemID, err = p.systemID(strings.Trim(u.Path, "/")); err != nil {
+		return Endpoint{}, fmt.Errorf("%w %q: %v; %s", ErrInvalidEndpoint, s, err, want)
 	}
 	return e, nil
 }

@@ -52,7 +52,7 @@ type redfishSystem struct {
 // NewRedfish returns the Redfish driver for e. It does not contact the
 // BMC; the first call does.
 func NewRedfish(e Endpoint, c Credentials, o Options) (Controller, error) {
-	if e.Protocol != "redfish" {
+	if e.Protocol != Redfish {
 		return nil, fmt.Errorf("%w: %s is not a Redfish endpoint", ErrInvalidEndpoint, e)
 	}
 	o = o.WithDefaults()
@@ -73,7 +73,7 @@ func NewRedfish(e Endpoint, c Credentials, o Options) (Controller, error) {
 	return &redfishController{e: e, cred: c, o: o, base: "https://" + e.HostPort(443), hc: hc}, nil
 }
 
-func (d *redfishController) Protocol() string { return "redfish" }
+func (d *redfishController) Protocol() string { return Redfish }
 
 // redfishReply is one HTTP exchange's outcome.
 type redfishReply struct {

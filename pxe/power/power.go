@@ -51,13 +51,7 @@ const (
 // Open returns the driver of endpoint e: IPMI (package ipmi) or
 // Redfish. It does not contact the BMC.
 func Open(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, error) {
-	switch e.Protocol {
-	case "ipmi":
-		return ipmi.New(e, c, o)
-	case "redfish":
-		return bmc.NewRedfish(e, c, o)
-	}
-	return nil, fmt.Errorf("%w: protocol %q (want ipmi or redfish)", bmc.ErrInvalidEndpoint, e.Protocol)
+	return bmc.Open(e, c, o, bmc.Drivers{IPMI: ipmi.New})
 }
 
 // Request names a node and where its registration, BMC password and

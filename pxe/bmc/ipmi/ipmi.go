@@ -41,7 +41,7 @@ type ipmiController struct {
 // operator by default; suite 0 is refused). It does not contact the BMC:
 // the first call opens a session, which Close ends.
 func New(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, error) {
-	if e.Protocol != "ipmi" {
+	if e.Protocol != bmc.IPMI {
 		return nil, fmt.Errorf("%w: %s is not an IPMI endpoint", bmc.ErrInvalidEndpoint, e)
 	}
 	suite, priv, err := bmc.IPMISettings(o.CipherSuite, o.Privilege)
@@ -58,7 +58,7 @@ func New(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, erro
 	return d, nil
 }
 
-func (d *ipmiController) Protocol() string { return "ipmi" }
+func (d *ipmiController) Protocol() string { return bmc.IPMI }
 
 // session returns the open session, opening one when there is none.
 func (d *ipmiController) session(ctx context.Context, op string) (*client.Client, error) {
