@@ -8,8 +8,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 )
 
-// TestProtocolChosenOnce: the protocol table answers bmc.Parse, bmc.CheckSettings
-// and bmc.Open alike; an IPMI endpoint opens only with an IPMI driver given.
+// TestProtocolChosenOnce: the protocol table answers Parse, CheckSettings
+// and Open alike; an IPMI endpoint opens only with an IPMI driver given.
 func TestProtocolChosenOnce(t *testing.T) {
 	for _, tc := range []struct {
 		url     string
