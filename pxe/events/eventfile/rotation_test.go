@@ -175,3 +175,49 @@ func TestTwoProcessesAppendAndRotate(t *testing.T) {
 }
 
 var errStop = fmt.Errorf("stop")
+
+// TestAReaderStartedBeforeTheLog: a reader from the oldest event, started
+// before the log had a file, gets its first file even when it was
+// rotated before the reader first looked (the suite's two followers
+// found it missing); and a reader that finished the rotated part while
+// the log was mid-rotation reads the part that replaced it.
+func TestAReaderStartedBeforeTheLog(t *testing.T) {
+	path := Path(t.TempDir())
+	tl, err := openTail(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl.close()
+	appendEvents(t, path, "a", "b")
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	appendEvents(t, path, "c")
+	if _, nodes := drain(t, tl); !slices.Equal(nodes, []string{"a", "b", "c"}) {
+		t.Errorf("started before the log: %v, want a b c", nodes)
+	}
+
+	// Mid-rotation: the current file renamed over the rotated part the
+	// reader is at, the new one not created yet.
+	path2 := Path(t.TempDir())
+	appendEvents(t, path2, "d")
+	os.Rename(path2, path2+".1")
+	appendEvents(t, path2, "e")
+	tl2, err := openTail(path2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tl2.close()
+	recs, _ := tl2.next() // d, from the rotated part
+	if len(recs) != 1 || recs[0].Event.Node != "d" {
+		t.Fatalf("first read: %v", recs)
+	}
+	os.Rename(path2, path2+".1") // e's file replaces d's; no current file
+	if _, nodes := drain(t, tl2); !slices.Equal(nodes, []string{"e"}) {
+		t.Errorf("mid-rotation: %v, want e", nodes)
+	}
+	appendEvents(t, path2, "f")
+	if _, nodes := drain(t, tl2); !slices.Equal(nodes, []string{"f"}) {
+		t.Errorf("after the rotation: %v, want f", nodes)
+	}
+}

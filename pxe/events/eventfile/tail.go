@@ -76,6 +76,10 @@ type tail struct {
 	gen     uint32 // firstLineSum of f, 0 until known
 	pending []byte
 	skip    bool // dropping an over-long line up to its end
+	// before is the inode of the rotated part when the tail started
+	// with no file to read (0: there was none): a rotated part found
+	// later that is another file holds events the tail has not read.
+	before uint64
 }
 
 // openTail starts the tail after lastID: "" from the oldest event kept,
@@ -89,6 +93,9 @@ func openTail(path, lastID string) (*tail, error) {
 	case events.FromNow:
 		fi, err := os.Stat(path)
 		if errors.Is(err, fs.ErrNotExist) {
+			if old, err := os.Stat(path + ".1"); err == nil {
+				t.before = inode(old) // mid-rotation: its events are not new
+			}
 			return t, nil
 		}
 		if err != nil {
@@ -161,6 +168,14 @@ func (t *tail) close() {
 // each; none when there are none yet.
 func (t *tail) next() ([]events.Record, error) {
 	if t.f == nil {
+		// Nothing read yet. If the log was started and rotated since,
+		// its first events are in the rotated part.
+		if old, err := os.Stat(t.path + ".1"); err == nil && inode(old) != t.before {
+			if err := t.openAt(t.path+".1", true, inode(old), 0); err != nil {
+				return nil, err
+			}
+			return t.read()
+		}
 		fi, err := os.Stat(t.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -210,8 +225,10 @@ func (t *tail) moveOn() ([]events.Record, error) {
 func (t *tail) openCurrent() error {
 	fi, err := os.Stat(t.path)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Mid-rotation: the file read is done; a rotated part that is
+		// another file is next.
 		t.close()
-		t.f = nil
+		t.f, t.before = nil, t.ino
 		return nil
 	}
 	if err != nil {
