@@ -17,7 +17,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/state"
@@ -244,10 +243,17 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		assets = filepath.Join(cfg.StateDir, bootassets.AssetsDir)
 		s.checkReleases(ctx)
 	}
+	metrics := &netboot.Metrics{}
+	w := s.eventWriter(b, metrics)
+	var record func(context.Context, backend.Event) error
+	if w != nil {
+		a.closers = append(a.closers, w.Close)
+		record = func(ctx context.Context, e backend.Event) error { return w.Append(ctx, e) }
+	}
 	h, err := netboot.New(netboot.Config{
-		Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(ctx, b), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
-		AnswerTokens: s.answerTokens,
+		AnswerTokens: s.answerTokens, Metrics: metrics, Record: record,
 	})
 	if err != nil {
 		return &ConfigError{Field: "BaseURL", Value: a.scriptBase, Reason: "cannot serve boot scripts", Err: err}
@@ -262,27 +268,6 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		a.tftp.Files = h.TFTPFile
 	}
 	return nil
-}
-
-// bootSteps returns the window's timeline: one that records the boot
-// steps in b's event log with RecordBootSteps (when b keeps one), else
-// nil (netboot's own).
-func (s *Server) bootSteps(ctx context.Context, b backend.Backend) *netboot.Timeline {
-	rec, ok := b.(backend.Recorder)
-	if !s.cfg.RecordBootSteps || !ok {
-		return nil
-	}
-	ctx = context.WithoutCancel(ctx)
-	return &netboot.Timeline{OnRecord: func(ev netboot.BootEvent) {
-		switch ev.Stage {
-		case events.Answer, events.FirstBoot, events.Webhook:
-			return // the backend records these itself
-		}
-		e := backend.Event{Time: ev.Time, Kind: ev.Stage, Node: ev.Node, MAC: ev.MAC, ClientIP: ev.IP, Detail: ev.Detail}
-		if err := rec.Record(ctx, e); err != nil {
-			s.log.Warn("cannot record a boot step in the event log", "err", err)
-		}
-	}}
 }
 
 // answerTokens returns the answer tokens of the staged release the window

@@ -90,6 +90,7 @@ var (
 	_ backend.Recorder  = (*Backend)(nil)
 	_ backend.Inventory = (*Backend)(nil)
 	_ backend.OneShot   = (*Backend)(nil)
+	_ events.Sink       = (*Backend)(nil)
 )
 
 // NewBackend checks cfg, creates the first-boot folder (0700) and opens
@@ -500,12 +501,21 @@ func (b *Backend) Installed(_ context.Context, token, _ string) (string, error) 
 
 // Record appends e to the event log.
 func (b *Backend) Record(ctx context.Context, e backend.Event) error {
-	if e.Kind == events.Installed && e.Node != "" {
-		b.installedMu.Lock()
-		b.installed[e.Node] = e.Time
-		b.installedMu.Unlock()
+	return b.Append(ctx, e)
+}
+
+// Append appends evs to the event log in one append of its store (an
+// [events.Sink]: the window's writer hands the backend its events in
+// batches), noting the installed nodes.
+func (b *Backend) Append(ctx context.Context, evs ...backend.Event) error {
+	for _, e := range evs {
+		if e.Kind == events.Installed && e.Node != "" {
+			b.installedMu.Lock()
+			b.installed[e.Node] = e.Time
+			b.installedMu.Unlock()
+		}
 	}
-	return b.events.Append(ctx, e)
+	return b.events.Append(ctx, evs...)
 }
 
 // History reads the event store.

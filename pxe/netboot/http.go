@@ -71,6 +71,11 @@ type Config struct {
 	Timeline *Timeline
 	// Metrics counts what is served; nil means a new one.
 	Metrics *Metrics
+	// Record, when set, takes the answer-side events (answers, refusals,
+	// first-boot, the webhook) instead of the backend's
+	// [backend.Recorder]: the window queues them behind its boot steps,
+	// so the log keeps one order. Its error is logged.
+	Record func(ctx context.Context, e backend.Event) error
 	// Logger receives every decision; nil discards them.
 	Logger *slog.Logger
 	// Now returns the time of events and of the page; nil means time.Now.
@@ -210,6 +215,12 @@ func (h *Handler) record(ctx context.Context, e backend.Event) {
 	}
 	e.Node, e.MAC, e.Serial, e.ClientIP, e.Detail = clip(e.Node), clip(e.MAC), clip(e.Serial), clip(e.ClientIP), clip(e.Detail)
 	h.cfg.Timeline.Ingest(e)
+	if h.cfg.Record != nil {
+		if err := h.cfg.Record(context.WithoutCancel(ctx), e); err != nil {
+			h.log.Error("cannot record the event", "kind", e.Kind, "node", e.Node, "err", err)
+		}
+		return
+	}
 	if rec, ok := h.cfg.Backend.(backend.Recorder); ok {
 		if err := rec.Record(context.WithoutCancel(ctx), e); err != nil {
 			h.log.Error("cannot record the event", "kind", e.Kind, "node", e.Node, "err", err)

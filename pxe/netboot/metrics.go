@@ -28,6 +28,7 @@ type Metrics struct {
 	assetRequests, assetBytes          atomic.Int64
 	answersServed, answersRefused      atomic.Int64
 	answersUnauthorized                atomic.Int64
+	eventsDropped                      atomic.Int64
 	windowOpen                         atomic.Bool
 	windowDeadline                     atomic.Int64 // Unix nanoseconds; 0: no limit
 	now                                func() time.Time
@@ -113,6 +114,15 @@ func (m *Metrics) AnswerUnauthorized() {
 	}
 }
 
+// BootEventDropped counts a boot step (a proxy-DHCP or TFTP event) the
+// window did not record in its event log because the log's writer was
+// behind (a boot storm): the step was served, and is on the timeline.
+func (m *Metrics) BootEventDropped() {
+	if m != nil {
+		m.eventsDropped.Add(1)
+	}
+}
+
 // SetWindow records whether the provisioning window is open and when it
 // closes (the zero time: no limit), for the window gauges and the status
 // page. The caller running the window (package pxe's Server) sets it
@@ -192,6 +202,7 @@ func (m *Metrics) metrics() []metric {
 		{"plasma_pxe_answers_served_total", "Answer files served.", "counter", c(&m.answersServed)},
 		{"plasma_pxe_answers_refused_total", "Answer requests refused.", "counter", c(&m.answersRefused)},
 		{"plasma_pxe_answers_unauthorized_total", "Answer requests refused for a missing or wrong bearer token.", "counter", c(&m.answersUnauthorized)},
+		{"plasma_pxe_boot_events_dropped_total", "Boot steps (proxy-DHCP, TFTP) served but not recorded in the event log, its writer being behind.", "counter", c(&m.eventsDropped)},
 		{"plasma_pxe_window_open", "1 while the provisioning window is open.", "gauge", []sample{{"", openV}}},
 		{"plasma_pxe_window_seconds_left", "Seconds until the provisioning window closes (+Inf: no limit).", "gauge", []sample{{"", leftV}}},
 	}

@@ -65,6 +65,7 @@ func TestMetricsTextParses(t *testing.T) {
 	m.AnswerRefused()
 	m.AnswerRefused()
 	m.AnswerUnauthorized()
+	m.BootEventDropped()
 	m.SetWindow(true, time.Unix(1000, 0).Add(90*time.Minute+500*time.Millisecond))
 	rec := httptest.NewRecorder()
 	m.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -86,6 +87,7 @@ func TestMetricsTextParses(t *testing.T) {
 		"plasma_pxe_answers_served_total":                   1,
 		"plasma_pxe_answers_refused_total":                  2,
 		"plasma_pxe_answers_unauthorized_total":             1,
+		"plasma_pxe_boot_events_dropped_total":              1,
 		"plasma_pxe_window_open":                            1,
 		"plasma_pxe_window_seconds_left":                    5400.5,
 	}
