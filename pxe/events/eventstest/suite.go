@@ -404,7 +404,7 @@ func twoWriters(t T, h Harness) {
 	}
 	// At once, with a follower of each: each writer's events once and in
 	// order, the same order for both.
-	s2 := h.New(t, 96<<10) // rotates about once
+	s2 := h.New(t, 256<<10) // holds them all: a follower may lag
 	w2 := s2
 	if h.Writer != nil {
 		w2 = h.Writer(t, s2)
