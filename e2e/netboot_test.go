@@ -239,6 +239,15 @@ func buildMedia(t *testing.T, kdir string) netbootMedia {
 		t.Fatal(err)
 	}
 	copyFile(t, filepath.Join(kdir, "vmlinuz"), filepath.Join(root, "boot", "linux26"))
+	// The EFI boot files, where a Proxmox ISO keeps its signed chain:
+	// Debian's Microsoft-signed shim and Debian-signed network grub stand
+	// in for Proxmox's, so that prepare takes the Secure Boot chain from
+	// the ISO (e2e/secureboot_test.go).
+	if _, err := os.Stat(debianShim); err == nil {
+		os.MkdirAll(filepath.Join(root, "EFI", "BOOT"), 0o755)
+		copyFile(t, debianShim, filepath.Join(root, "EFI", "BOOT", "BOOTX64.EFI"))
+		copyFile(t, debianGrub, filepath.Join(root, "EFI", "BOOT", "grubx64.efi"))
+	}
 	os.WriteFile(filepath.Join(root, ".cd-info"), []byte("PRODUCT='pve'\nPRODUCTLONG='Proxmox VE'\nRELEASE='9.2'\nISORELEASE='1'\nISONAME='proxmox-ve'\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "auto-installer-capable"), nil, 0o644)
 	iso := filepath.Join(dir, "proxmox-ve_9.2-1.iso")
@@ -314,8 +323,6 @@ type labOptions struct {
 	// next-server (siaddr) in its leases, with no boot file, as a site
 	// does for a boot loader that reads only the lease (Debian's grub).
 	siteNextServer bool
-	// afterPrepare, when set, runs between prepare and serve.
-	afterPrepare func(*bootLab)
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -424,9 +431,6 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 		prep = append(prep, "--answer-auth-token", "auto")
 	}
 	l.np(t, append(prep, l.opts.prepareArgs...)...)
-	if l.opts.afterPrepare != nil {
-		l.opts.afterPrepare(l)
-	}
 	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.serverIP() + ":8090", "--ttl", "15m",
 		"--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
 	if l.opts.tls {
@@ -519,9 +523,6 @@ type vmOptions struct {
 	// Microsoft's keys enrolled (OVMF_CODE_4M.ms.fd, a fresh copy of
 	// OVMF_VARS_4M.ms.fd), on q35 with SMM.
 	secureBoot bool
-	// fwcfg are more -fw_cfg values, such as OVMF's
-	// opt/org.tianocore/IPv4PXESupport.
-	fwcfg []string
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
 	rom bool
@@ -630,9 +631,6 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 		nic += ",romfile="
 	}
 	args = append(args, "-device", nic)
-	for _, f := range o.fwcfg {
-		args = append(args, "-fw_cfg", f)
-	}
 	switch {
 	case o.uefi && o.secureBoot:
 		vars := filepath.Join(dir, "vars.fd")

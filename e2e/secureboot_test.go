@@ -18,8 +18,9 @@ const (
 
 // TestNetbootSecureBoot boots QEMU machines on OVMF with Secure Boot
 // enforcing and Microsoft's keys enrolled (a fresh copy of the ms VARS for
-// each) through the window's Secure Boot chain: Debian's Microsoft-signed
-// shim and Debian-signed grub over TFTP, the Debian-signed kernel and the
+// each) through the window's Secure Boot chain, which prepare took from
+// the test ISO's EFI boot files: Debian's Microsoft-signed shim and
+// Debian-signed grub over TFTP, the Debian-signed kernel and the
 // installer initrd. Debian's grub 2.06 reads the site lease, not the proxy
 // offer, for the server it was loaded from, so the site's DHCP names the
 // window as next-server (siaddr, no boot file); the boot file itself still
@@ -31,17 +32,21 @@ func TestNetbootSecureBoot(t *testing.T) {
 			skipOrFail(t, "the Secure Boot netboot needs %s (Debian package %s)", f.path, f.pkg)
 		}
 	}
-	stage := func(l *bootLab) {
-		d := filepath.Join(l.state, "assets", "9.2-1", "secureboot")
-		os.MkdirAll(d, 0o755)
-		copyFile(t, debianShim, filepath.Join(d, "shimx64.efi"))
-		copyFile(t, debianGrub, filepath.Join(d, "grubx64.efi"))
+	// buildMedia put Debian's chain where a Proxmox ISO keeps its EFI
+	// boot files; prepare takes it from there (wantChain checks).
+	wantChain := func(t *testing.T, l *bootLab) {
+		t.Helper()
+		m, err := os.ReadFile(filepath.Join(l.state, "assets", "9.2-1", "manifest.json"))
+		if err != nil || !strings.Contains(string(m), `"source": "iso"`) || !strings.Contains(string(m), "Debian Secure Boot Signer 2022 - linux") {
+			t.Errorf("prepare took no Secure Boot chain from the ISO: %v\n%s", err, m)
+		}
 	}
 	t.Run("TFTP", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 7, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}, afterPrepare: stage})
+		l := newLab(t, 7, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
 		l.register(t, "sb1", "52:54:00:77:07:10")
 		l.serve(t, media)
+		wantChain(t, l)
 		m := l.boot(t, vmOptions{name: "sb1", mac: "52:54:00:77:07:10", uefi: true, secureBoot: true, limit: 300 * time.Second})
 		m.wantOK(t, "sb1.")
 		m.wantDetail(t, "secureboot=true", "webhook=200")
@@ -67,7 +72,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 	})
 	t.Run("Refusal", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 9, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}, afterPrepare: stage})
+		l := newLab(t, 9, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
 		l.register(t, "sbinst", "52:54:00:77:09:10")
 		l.np(t, "register", "sbwait", "--boot-disk", "any", "--mac", "52:54:00:77:09:99")
 		// Consume sbinst as its first install would have.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/sbchain"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -16,6 +17,11 @@ import (
 // that is not an auto-install capable Proxmox ISO. See
 // [bootassets.ErrNotAutoInstallISO].
 var ErrNotAutoInstallISO = bootassets.ErrNotAutoInstallISO
+
+// ChainPieceError is the error of [Prepare] for a Secure Boot chain that
+// cannot boot, naming the piece (shim, grub, kernel). See
+// [sbchain.PieceError].
+type ChainPieceError = sbchain.PieceError
 
 // PrepareOptions configures [Prepare]. See [bootassets.PrepareOptions].
 type PrepareOptions = bootassets.PrepareOptions

@@ -14,8 +14,8 @@ import (
 
 // stageSecureBoot puts the Secure Boot chain of the release the window
 // boots into the TFTP root (which UEFI HTTP boot reads too, under
-// /ipxe/): the shim and the grub prepare staged in the release's
-// [bootassets.SecureBootDir], and grub's loader configuration, which
+// /ipxe/): the shim and the grub prepare staged in the release folder
+// ([bootassets.AssetShim], [bootassets.AssetGrub]), and grub's loader configuration, which
 // sources each machine's entry from the window by TFTP. It reports whether a chain was
 // staged. A window with SecureBoot on refuses to open without one.
 func (s *Server) stageSecureBoot(ctx context.Context, tftpRoot string) (bool, error) {
@@ -34,10 +34,10 @@ func (s *Server) stageSecureBoot(ctx context.Context, tftpRoot string) (bool, er
 		}
 		rel = rs[0]
 	}
-	src := filepath.Join(cfg.StateDir, bootassets.AssetsDir, rel, bootassets.SecureBootDir)
+	src := filepath.Join(cfg.StateDir, bootassets.AssetsDir, rel)
 	for _, n := range []string{proxydhcp.ShimBinary, proxydhcp.GrubBinary} {
 		if fi, err := os.Stat(filepath.Join(src, n)); err != nil || !fi.Mode().IsRegular() {
-			return refuse(fmt.Sprintf("release %s has no Secure Boot chain (%s): prepare it from an ISO whose grub netboots, or with a folder holding a signed shim and a network grub", rel, n))
+			return refuse(fmt.Sprintf("release %s has no Secure Boot chain (%s): prepare it from an ISO whose grub netboots, or with a chain folder holding a signed shim and a network grub", rel, n))
 		}
 	}
 	if err := bootassets.StageIPXE(src, tftpRoot, []string{proxydhcp.ShimBinary, proxydhcp.GrubBinary}); err != nil {

@@ -121,8 +121,9 @@ type Config struct {
 	// (shim, signed grub, the signed installer kernel) instead of iPXE:
 	// shim and grub by TFTP (or UEFI HTTP boot), grub's configuration per
 	// machine from the window, the kernel and initrd over HTTP. The
-	// release booted must carry the chain ([bootassets.SecureBootDir],
-	// staged by prepare); the window refuses to open without it. Off, a
+	// release booted must carry the chain ([bootassets.AssetShim] and
+	// [bootassets.AssetGrub], staged by prepare); the window refuses to
+	// open without it. Off, a
 	// registration may still ask for the chain for its machine.
 	SecureBoot bool
 	// IPXEDir is the folder of the iPXE binaries staged into the TFTP

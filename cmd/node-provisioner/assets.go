@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -91,8 +93,12 @@ func (a *app) prepareCmd() *cobra.Command {
 				o.PatchAsk = o.PatchAsk || (err == nil && ask)
 			}
 			rel, err := pxe.Prepare(cmd.Context(), o)
-			if errors.Is(err, pxe.ErrNotAutoInstallISO) {
+			var broken *pxe.ChainPieceError
+			if errors.Is(err, pxe.ErrNotAutoInstallISO) || errors.As(err, &broken) {
 				return usageError(err)
+			}
+			if o.SecureBootDir != "" && errors.Is(err, fs.ErrNotExist) {
+				return usageError(fmt.Errorf("--secure-boot-dir: %w", err))
 			}
 			if err != nil {
 				return err
@@ -107,6 +113,12 @@ func (a *app) prepareCmd() *cobra.Command {
 			if rel.AnswerAuth {
 				fmt.Fprint(a.out, ", answer requests need the ISO's token")
 			}
+			if sb := rel.SecureBoot; sb != nil {
+				fmt.Fprintf(a.out, ", Secure Boot chain from the %s", sb.Source)
+				if len(sb.MOKNeeded) > 0 {
+					fmt.Fprintf(a.out, " (MOK needed for the %s)", strings.Join(sb.MOKNeeded, " and "))
+				}
+			}
 			fmt.Fprintln(a.out, ")")
 			return nil
 		},
@@ -117,6 +129,7 @@ func (a *app) prepareCmd() *cobra.Command {
 	f.StringVar(&o.CertFingerprint, "cert-fingerprint", "", "TLS fingerprint the installer pins for the answer URL, or auto for serve --tls's certificate")
 	f.StringVar(&o.AnswerAuthToken, "answer-auth-token", "", "bake this answer token (NAME:SECRET) into the ISO, or auto to generate one, as prepare-iso --answer-auth-token does (9.2 ISOs); serve then refuses answer requests without it")
 	f.StringVar(&o.Release, "release", "", "name of the release folder (default: from the ISO)")
+	f.StringVar(&o.SecureBootDir, "secure-boot-dir", "", "stage the Secure Boot chain from this folder (a Microsoft-signed shimx64.efi and a signed network grubx64.efi, such as /usr/lib/shim and /usr/lib/grub/x86_64-efi-signed's files copied together) instead of the ISO's EFI boot files")
 	f.BoolVar(&patchAsk, "patch-ask", false, "patch the console boot-disk prompt in even when no registration asks for it")
 	return c
 }

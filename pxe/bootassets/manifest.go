@@ -56,6 +56,9 @@ type Release struct {
 	// AskPatched is true when the netboot initrd carries the boot-disk
 	// prompt (see [AskDiskKernelArg]).
 	AskPatched bool `json:"ask_patched"`
+	// SecureBoot is the Secure Boot chain staged with the release
+	// ([AssetShim], [AssetGrub]); nil when it has none.
+	SecureBoot *SecureBootChain `json:"secure_boot,omitempty"`
 	// Warnings are what prepare warned about, for the operator.
 	Warnings []string `json:"warnings,omitempty"`
 	// Created is when the release was prepared.

@@ -43,11 +43,6 @@ const (
 	// and before [AssetISO] (three iPXE initrd lines) it adds the
 	// boot-disk prompt without the single-file initrd.
 	AssetAskOverlay = "ask-overlay.cpio"
-	// SecureBootDir is the release's folder of the Secure Boot chain, when
-	// prepare found or was given one: shimx64.efi (signed by Microsoft's
-	// UEFI CA) and grubx64.efi (a network-capable grub signed by a key
-	// the shim trusts), the names the window offers and shim loads.
-	SecureBootDir = "secureboot"
 	// ManifestName is the release's manifest: what was prepared, from
 	// what, and the SHA-256 of every asset.
 	ManifestName = "manifest.json"
@@ -137,6 +132,17 @@ type PrepareOptions struct {
 	// When the installer's init cannot be read or lacks
 	// [InitPatchAnchor], prepare warns and goes on unpatched.
 	PatchAsk bool
+	// SecureBootDir, when set, is a folder holding the Secure Boot chain
+	// to stage instead of the ISO's: a Microsoft-signed shim
+	// (shimx64.efi, shimx64.efi.signed or BOOTX64.EFI) and a
+	// network-capable grub signed by a key the shim trusts (grubx64.efi
+	// or grubnetx64.efi.signed), as Debian's shim-signed and
+	// grub-efi-amd64-signed ship them. A broken chain (an unsigned shim
+	// or grub, a grub without network modules, an unsigned kernel) is an
+	// error naming the piece; a grub or kernel whose signer the shim does
+	// not carry is a warning (a MOK enrolment is needed). Empty: the
+	// ISO's own EFI boot files, when they can netboot.
+	SecureBootDir string
 	// Release, when set, names the release folder instead of the name
 	// read from the ISO (for example "9.2-1").
 	Release string
@@ -398,6 +404,9 @@ func (p *preparer) build(ctx context.Context, im *isoImage, src *os.File, srcSiz
 			return err
 		}
 		p.rel.Assets = append(p.rel.Assets, a)
+	}
+	if err := p.secureBoot(im, dir); err != nil {
+		return err
 	}
 
 	// The ISO the installer will mount.
