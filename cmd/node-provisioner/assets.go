@@ -66,13 +66,15 @@ func (a *app) prepareCmd() *cobra.Command {
 				return usageError(fmt.Errorf("--iso: %w", err))
 			}
 			bar := cli.NewProgress(a.errw)
-			o.StateDir, o.Logger = a.stateDir, a.log
+			// The progress says each warning (bar.Line below); the log
+			// would say it again.
+			o.StateDir, o.Logger = a.stateDir, a.logging.Reported(a.log)
 			o.Progress = func(p pxe.PrepareProgress) {
 				switch p.Kind {
 				case pxe.PrepareCopy:
 					bar.Copy(p.Step, p.Done, p.Total, p.Finished)
 				case pxe.PrepareWarning:
-					bar.Line("warning: " + p.Step)
+					bar.Line("node-provisioner: warning: " + p.Step)
 				default:
 					bar.Line(p.Step)
 				}
@@ -102,9 +104,6 @@ func (a *app) prepareCmd() *cobra.Command {
 			}
 			if err != nil {
 				return err
-			}
-			for _, w := range rel.Warnings {
-				fmt.Fprintln(a.out, "warning:", w)
 			}
 			fmt.Fprintf(a.out, "Staged %s in %s (%d assets", rel.Name, rel.Dir, len(rel.Assets))
 			if rel.AskPatched {

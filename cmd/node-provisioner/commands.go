@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -67,7 +68,9 @@ func (a *app) registerCmd() *cobra.Command {
 			if err := r.Validate(); err != nil {
 				return err
 			}
-			regs, err := a.registrar()
+			// The command says what a re-registration changed
+			// (warnChanges): the store's own warnings would say it twice.
+			regs, err := a.registrarWith(a.logging.Reported(a.log))
 			if err != nil {
 				return err
 			}
@@ -122,14 +125,14 @@ func (a *app) warnChanges(r registry.Registration, res registry.RegisterResult) 
 		if len(parts) == 0 {
 			parts = []string{"nothing changed"}
 		}
-		fmt.Fprintf(a.errw, "warning: %s was registered already and is replaced: %s\n", r.Name, strings.Join(parts, "; "))
+		fmt.Fprintf(a.errw, "node-provisioner: warning: %s was registered already and is replaced: %s\n", r.Name, strings.Join(parts, "; "))
 	}
 	for _, m := range res.Moved {
 		if m.Removed {
-			fmt.Fprintf(a.errw, "warning: %s moved from %s to %s; %s pinned nothing else and was removed\n", m.Pin, m.From, r.Name, m.From)
+			fmt.Fprintf(a.errw, "node-provisioner: warning: %s moved from %s to %s; %s pinned nothing else and was removed\n", m.Pin, m.From, r.Name, m.From)
 			continue
 		}
-		fmt.Fprintf(a.errw, "warning: %s moved from %s to %s\n", m.Pin, m.From, r.Name)
+		fmt.Fprintf(a.errw, "node-provisioner: warning: %s moved from %s to %s\n", m.Pin, m.From, r.Name)
 	}
 }
 
@@ -267,7 +270,10 @@ func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
 
 // registrar returns where registrations go: --server's API, else the
 // state folder.
-func (a *app) registrar() (registrar.Registrar, error) {
+func (a *app) registrar() (registrar.Registrar, error) { return a.registrarWith(a.log) }
+
+// registrarWith is registrar whose local store logs to log.
+func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	c, err := a.remote()
 	if err != nil {
 		return nil, err
@@ -275,7 +281,7 @@ func (a *app) registrar() (registrar.Registrar, error) {
 	if c != nil {
 		return c, nil
 	}
-	return &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: a.log}, nil
+	return &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: log}, nil
 }
 
 // stores opens the stores of --state-dir.

@@ -53,7 +53,9 @@ func (a *app) eventStore() *eventfile.Store {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(&app{out: stdout, errw: stderr}, stdout, stderr)
+	a := &app{out: stdout, errw: stderr}
+	a.logging.Voice = "node-provisioner"
+	root := newRoot(a, stdout, stderr)
 	root.SetArgs(args)
 	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
 		return errors.Is(err, registry.ErrInvalidRegistration) || errors.Is(err, registry.ErrInvalidSSHKey)

@@ -152,10 +152,13 @@ func TestPrepareStagesTheTestISO(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "Staged 9.2-1") {
 		t.Fatalf("prepare: %d %s %s", r.code, r.stdout, r.err)
 	}
-	for _, line := range []string{"preparing Proxmox VE 9.2-1 from pve.iso\n", "copy ISO: 100% (", "\nwarning: the ISO has no /auto-installer-mode.toml", "\nprepared 9.2-1 in "} {
+	for _, line := range []string{"preparing Proxmox VE 9.2-1 from pve.iso\n", "copy ISO: 100% (", "\nnode-provisioner: warning: the ISO has no /auto-installer-mode.toml", "\nprepared 9.2-1 in "} {
 		if !strings.Contains(r.err, line) {
 			t.Errorf("prepare's progress lacks %q:\n%s", line, r.err)
 		}
+	}
+	if n := strings.Count(r.err+r.stdout, "auto-installer-mode.toml"); n != 1 {
+		t.Errorf("prepare says its warning %d times, want once:\n%s%s", n, r.stdout, r.err)
 	}
 	for _, f := range []string{"linux26", "initrd-netboot.img", "manifest.json"} {
 		if _, err := os.Stat(filepath.Join(state, "assets", "9.2-1", f)); err != nil {
@@ -314,13 +317,13 @@ func TestRegisterDuplicatePinsAndReplacement(t *testing.T) {
 	}
 
 	r := np(t, state, "register", "a1", "--mac", "52:54:00:00:00:02")
-	want := "warning: a1 was registered already and is replaced: macs 52:54:00:00:00:01 -> 52:54:00:00:00:02; boot disk 25414A800205 -> "
+	want := "node-provisioner: warning: a1 was registered already and is replaced: macs 52:54:00:00:00:01 -> 52:54:00:00:00:02; boot disk 25414A800205 -> "
 	if r.code != 0 || !strings.Contains(r.err, want) {
 		t.Errorf("re-register: exit %d, stderr %q; want %q", r.code, r.err, want)
 	}
 
 	r = np(t, state, "register", "b1", "--mac", "52:54:00:00:00:02", "--boot-disk", "sda", "--replace")
-	if r.code != 0 || !strings.Contains(r.err, "warning: mac 52:54:00:00:00:02 moved from a1 to b1; a1 pinned nothing else and was removed") {
+	if r.code != 0 || !strings.Contains(r.err, "node-provisioner: warning: mac 52:54:00:00:00:02 moved from a1 to b1; a1 pinned nothing else and was removed") {
 		t.Errorf("register --replace: exit %d, stderr %q", r.code, r.err)
 	}
 	if got := files(t, filepath.Join(state, "registrations")); !cmp.Equal(got, []string{"b1.json"}) {

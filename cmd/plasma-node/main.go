@@ -50,7 +50,9 @@ func (a *app) env(cmd *cobra.Command) nodecmd.Env {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot(&app{out: stdout}, stdout, stderr)
+	a := &app{out: stdout}
+	a.logging.Voice = "plasma-node"
+	root := newRoot(a, stdout, stderr)
 	root.SetArgs(args)
 	return cli.Exit(stderr, "plasma-node", root.ExecuteContext(ctx), plasmanode.IsUsageError)
 }

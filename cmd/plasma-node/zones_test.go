@@ -122,7 +122,7 @@ func TestRegisterDeallocateQueryValidate(t *testing.T) {
 func TestNewZoneWarnsWithoutTopology(t *testing.T) {
 	dir := setup(t)
 	r := plasma(t, dir, "allocate", "node001", "platform.cognition.dat")
-	if r.code != 0 || !strings.Contains(r.err, "level=WARN") || !strings.Contains(r.err, "zone=platform.cognition.dat ") ||
+	if r.code != 0 || !strings.HasPrefix(r.err, "plasma-node: warning: zone is new to the platform") || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, "zone=platform.cognition.dat,") ||
 		!strings.Contains(r.err, `zones_in_use="platform.cognition.data, platform.foundation.cluster.control"`) {
 		t.Errorf("allocate a new zone: exit %d, stderr %q; want a warning naming the zones in use", r.code, r.err)
 	}
@@ -148,7 +148,7 @@ func TestMisspeltKeysAreCaught(t *testing.T) {
 	}
 	os.WriteFile(f, []byte(strings.Replace(string(b), "  domain: example.com", "  domian: example.com", 1)), 0o644)
 	r := plasma(t, dir, "list")
-	if r.code != 0 || !strings.Contains(r.err, "level=WARN") || !strings.Contains(r.err, "file=platforms/demo/platform.yaml line=5 key=dns.domian nearest=dns.domain") {
+	if r.code != 0 || !strings.HasPrefix(r.err, "plasma-node: warning: unknown key in platform.yaml") || !strings.Contains(r.err, "file=platforms/demo/platform.yaml, line=5, key=dns.domian, nearest=dns.domain") {
 		t.Errorf("list: exit %d, stderr %q; want a warning with file, line and nearest key", r.code, r.err)
 	}
 	before := snapshot(t, dir)

@@ -20,6 +20,16 @@ type Logging struct {
 	Level string
 	// Verbose is -v/--verbose: the info log, and tofu's own output.
 	Verbose bool
+	// Voice, when set, is the binary's name: a command whose default
+	// level is warn, run without -v, --log-level or --log-format json,
+	// says its warnings as it says its errors, "<Voice>: warning: …",
+	// one line each, rather than as log lines.
+	Voice string
+}
+
+// Structured reports whether the flags ask for the structured log.
+func (l *Logging) Structured() bool {
+	return l.Verbose || l.Level != "" || l.Format != "text"
 }
 
 // AddFlags adds --log-format, --log-level and -v/--verbose to fs.
@@ -43,6 +53,9 @@ func (l *Logging) Logger(w io.Writer, def slog.Level) (*slog.Logger, error) {
 		}
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	if l.Voice != "" && !l.Structured() && def >= slog.LevelWarn {
+		return slog.New(newVoice(w, l.Voice, level)), nil
+	}
 	switch l.Format {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
