@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +161,36 @@ func TestDaemonTLSFlags(t *testing.T) {
 	}
 	if code, out := e.npExit(t, "tls", "fingerprint", "--cert", filepath.Join(e.home, ".ssh", "id_ed25519.pub")); code != 2 || !strings.Contains(out, "--cert") {
 		t.Errorf("tls fingerprint --cert of a key file: exit %d\n%s", code, out)
+	}
+}
+
+// TestOneNameRuleInBothBinaries: a bad node name gets the same rule in
+// the same words from plasma-node and node-provisioner, exit 2 from both,
+// whatever is wrong with it (an '_', upper case, digits only, a trailing '-').
+func TestOneNameRuleInBothBinaries(t *testing.T) {
+	const rule = "want a-z, 0-9 and '-', 1 to 63 characters, no leading or trailing '-', not digits only"
+	e := newProvisionerEnv(t)
+	dir := t.TempDir()
+	pn := func(args ...string) (int, string) {
+		c := exec.Command(filepath.Join(bin, "plasma-node"), append([]string{"--dir", dir}, args...)...)
+		out, err := c.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		return code, string(out)
+	}
+	if code, out := pn("add", "demo", "--provider", "manual", "--domain", "example.com"); code != 0 {
+		t.Fatalf("add demo: %d %s", code, out)
+	}
+	for _, name := range []string{"pve_1", "Pve1", "4242", "pve-"} {
+		code, out := pn("add", "demo", "--hostname", name)
+		if code != 2 || !strings.Contains(out, rule) {
+			t.Errorf("plasma-node add --hostname %s: exit %d %q, want 2 with the rule", name, code, out)
+		}
+		code, out = e.npExit(t, "register", name, "--boot-disk", "sda")
+		if code != 2 || !strings.Contains(out, rule) {
+			t.Errorf("node-provisioner register %s: exit %d %q, want 2 with the rule", name, code, out)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/internal/lockfile"
 )
 
@@ -55,11 +56,8 @@ var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // digits only through; plasma-node refuses them when a node is made, and
 // validate reports an existing one.) The error wraps [ErrInvalidName].
 func ValidateHostname(h string) error {
-	if !labelRE.MatchString(h) {
-		return fmt.Errorf("hostname %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", h, ErrInvalidName)
-	}
-	if strings.Trim(h, "0123456789") == "" {
-		return fmt.Errorf("hostname %q: %w: digits only read as an IPv4 address and the Proxmox installer refuses them; want a label with a letter or '-'", h, ErrInvalidName)
+	if !hostname.Valid(h) {
+		return fmt.Errorf("hostname %q: %w: want %s", h, ErrInvalidName, hostname.Rule)
 	}
 	return nil
 }
@@ -67,8 +65,8 @@ func ValidateHostname(h string) error {
 // ValidatePlatformName reports whether name can name a platform: the
 // rules of [ValidateHostname], since it starts generated hostnames.
 func ValidatePlatformName(name string) error {
-	if !labelRE.MatchString(name) {
-		return fmt.Errorf("platform %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", name, ErrInvalidName)
+	if !hostname.Valid(name) {
+		return fmt.Errorf("platform %q: %w: want %s", name, ErrInvalidName, hostname.Rule)
 	}
 	return nil
 }
@@ -134,7 +132,19 @@ func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*Loc
 		err error
 	)
 	if wait {
-		l, err = lockfile.Acquire(ctx, path, who, 0)
+		l, err = lockfile.AcquireReporting(ctx, path, who, 0, func(held *lockfile.HeldError, waited time.Duration) {
+			args := []any{"platform", platform, "holder", held.Who}
+			if held.PID != 0 {
+				args = append(args, "pid", held.PID)
+			}
+			if !held.Since.IsZero() {
+				args = append(args, "since", held.Since.Format(time.RFC3339))
+			}
+			if waited >= time.Second {
+				args = append(args, "waited", waited.Round(time.Second).String())
+			}
+			s.log.Warn("waiting for the platform's lock", args...)
+		})
 	} else {
 		l, err = lockfile.TryLock(path, who)
 	}

@@ -52,6 +52,10 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Release, error) {
 	return bootassets.Prepare(ctx, opts)
 }
 
+// FileFingerprint returns the fingerprint of a PEM certificate file, as
+// clients pin it. See [tlscert.FileFingerprint].
+func FileFingerprint(path string) (string, error) { return tlscert.FileFingerprint(path) }
+
 // EnsureCertificate returns the server's TLS certificate kept in
 // <stateDir>/tls/, made on first use, and its fingerprint in the
 // installer's format. See [tlscert.EnsureCertificate].

@@ -66,10 +66,12 @@ func (g *Store) Register(ctx context.Context, r Registration, opts RegisterOptio
 		r.Created = time.Now().UTC().Truncate(time.Second)
 	}
 	r.Consumed = nil
-	if err := r.Validate(); err != nil {
+	// The host name rule first: it is the one a new registration's name
+	// is told (Validate's looser one is for TAPPaaS's older files).
+	if err := ValidateHostname(r.Name); err != nil {
 		return res, err
 	}
-	if err := ValidateHostname(r.Name); err != nil {
+	if err := r.Validate(); err != nil {
 		return res, err
 	}
 	// The answer it would get with the site's settings so far (site.json;

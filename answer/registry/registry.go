@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/hostname"
 
 	"encoding/json"
 	"errors"
@@ -72,8 +73,6 @@ func ValidateName(name string) error {
 	return nil
 }
 
-var hostnameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 // ValidateHostname checks that a new registration's name can be the
 // node's host name, the first label of its FQDN: an RFC 1123 label in
 // lower case. TAPPaaS's looser names ([ValidateName]) still load, but a
@@ -82,11 +81,8 @@ var hostnameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 // every installer refuses a purely numeric host name, so such a node could
 // never install. The error wraps [ErrInvalidName].
 func ValidateHostname(name string) error {
-	if !hostnameRe.MatchString(name) {
-		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name, so use a-z, 0-9 and '-' (1 to 63 characters, no leading or trailing '-')", name)
-	}
-	if answer.NumericHostname(name) {
-		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name, and the installer refuses a purely numeric host name; add a letter (\"n%s\")", name, name)
+	if !hostname.Valid(name) {
+		return invalid(ErrInvalidName, "invalid name %q: it becomes the node's host name: want %s", name, hostname.Rule)
 	}
 	return nil
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/plasmactl/plasma-node/pxe/tlscert"
-
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
@@ -29,7 +27,7 @@ func (a *app) tlsCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if certFile != "" {
-				fp, err := tlscert.FileFingerprint(certFile)
+				fp, err := pxe.FileFingerprint(certFile)
 				if err != nil {
 					return usageError(fmt.Errorf("--cert: %w", err))
 				}

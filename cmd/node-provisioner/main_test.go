@@ -283,7 +283,7 @@ func TestValidateAnswer(t *testing.T) {
 func TestRegisterRefusesANumericName(t *testing.T) {
 	state := t.TempDir()
 	r := np(t, state, "register", "123", "--mac", "aa:bb:cc:dd:ee:01", "--boot-disk", "sda")
-	if r.code != 2 || !strings.Contains(r.err, "purely numeric") {
+	if r.code != 2 || !strings.Contains(r.err, "not digits only") {
 		t.Fatalf("register 123: exit %d, %s", r.code, r.err)
 	}
 	if got := files(t, filepath.Join(state, "registrations")); len(got) != 0 {

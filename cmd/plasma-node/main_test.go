@@ -109,7 +109,7 @@ func TestBadInputExitsTwoAndWritesNothing(t *testing.T) {
 		"a reserved private IP":          {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.1.255"}, "--private-ip"},
 		"bad IP":                         {[]string{"add", "demo", "--hostname", "n3", "--private-ip", "192.168.0.300"}, `--private-ip "192.168.0.300"`},
 		"bad hostname":                   {[]string{"add", "demo", "--hostname", "Node_3"}, `hostname "Node_3"`},
-		"a hostname of digits only":      {[]string{"add", "demo", "--hostname", "4242"}, `hostname "4242": invalid name: digits only read as an IPv4 address`},
+		"a hostname of digits only":      {[]string{"add", "demo", "--hostname", "4242"}, `hostname "4242": invalid name: want a-z, 0-9 and '-', 1 to 63 characters, no leading or trailing '-', not digits only`},
 		"existing hostname":              {[]string{"add", "demo", "--hostname", "node001"}, "node node001 in platform demo: already exists"},
 		"unknown platform":               {[]string{"add", "nope", "--hostname", "n3"}, `platform "nope": platform not found (known platforms: demo)`},
 		"unknown node":                   {[]string{"allocate", "node999", "platform.x"}, `node "node999"`},

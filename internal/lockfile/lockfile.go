@@ -90,13 +90,30 @@ func TryLock(path, who string) (*Lock, error) {
 // interval (25 ms when zero). When ctx ends first the error wraps
 // [ErrLocked] and names the holder.
 func Acquire(ctx context.Context, path, who string, interval time.Duration) (*Lock, error) {
+	return AcquireReporting(ctx, path, who, interval, nil)
+}
+
+// ReportEvery is how often [AcquireReporting] says it still waits.
+const ReportEvery = 10 * time.Second
+
+// AcquireReporting is [Acquire] that calls report, when set, as soon as
+// the lock is found held (with its holder) and every [ReportEvery] of
+// waiting after, so that a caller can say whom it waits for.
+func AcquireReporting(ctx context.Context, path, who string, interval time.Duration, report func(held *HeldError, waited time.Duration)) (*Lock, error) {
 	if interval <= 0 {
 		interval = 25 * time.Millisecond
 	}
+	start := time.Now()
+	var next time.Time
 	for {
 		l, err := TryLock(path, who)
 		if err == nil || !errors.Is(err, ErrLocked) {
 			return l, err
+		}
+		var held *HeldError
+		if report != nil && errors.As(err, &held) && !time.Now().Before(next) {
+			report(held, time.Since(start))
+			next = time.Now().Add(ReportEvery)
 		}
 		select {
 		case <-ctx.Done():
