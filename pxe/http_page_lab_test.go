@@ -31,6 +31,7 @@ import (
 	pintftp "github.com/pin/tftp/v3"
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
@@ -55,7 +56,7 @@ type windowLab struct {
 	firstBootURL string
 	srv          *Server
 	reg          *registry.Store
-	secrets      *registry.SecretStore
+	secrets      *secret.Folder
 	dhcp         *net.UDPAddr
 	tftp         string
 	client       *net.UDPConn
@@ -90,7 +91,7 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	secretsDir := filepath.Join(t.TempDir(), "secrets")
-	secrets, err := registry.OpenSecretStore(secretsDir)
+	secrets, err := secret.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ type Config struct {
 	// of StateDir ([registry.Backend]), with SecretsDir and Site.
 	Backend backend.Backend
 	// SecretsDir receives the generated root passwords of the default
-	// backend. Default: [registry.DefaultSecretsDir].
+	// backend. Default: [secret.DefaultDir].
 	SecretsDir string
 	// Site is the default backend's settings for every answer, over
 	// those of <StateDir>/site.json, which is read again for every

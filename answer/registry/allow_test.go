@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"net"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sec, err := OpenSecretStore(t.TempDir() + "/secrets")
+		sec, err := secret.Open(t.TempDir() + "/secrets")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +68,7 @@ func TestBackendAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := OpenSecretStore(t.TempDir() + "/secrets")
+	sec, err := secret.Open(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}

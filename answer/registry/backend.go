@@ -24,6 +24,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // FirstBootDirName is the folder of the state folder that holds the
@@ -40,7 +41,7 @@ type BackendConfig struct {
 	// Store holds the registrations, the allowlist.
 	Store Registrations
 	// Secrets receives each answered node's root password.
-	Secrets Secrets
+	Secrets secret.Store
 	// StateDir holds the first-boot scripts (in first-boot/) and the
 	// event log (events.jsonl).
 	StateDir string
@@ -358,7 +359,7 @@ func (b *Backend) delivered(name string, err error) {
 
 // staged is an answer's files written under temporary names: the root
 // password and the one-shot first-boot files.
-type staged []Staged
+type staged []secret.Staged
 
 func (s staged) discard() {
 	for _, f := range s {
@@ -403,7 +404,7 @@ func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error
 // (first-boot script and webhook token, by file name), and the plain
 // password for the secret store.
 func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, override BootDisk) (*answer.Answer, map[string][]byte, string, error) {
-	pw, err := GeneratePassword()
+	pw, err := secret.GeneratePassword()
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // mountTmpfs mounts a tmpfs of size on dir for the test's life.
@@ -95,7 +96,7 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := OpenSecretStore(secrets)
+	sec, err := secret.Open(secrets)
 	if err != nil {
 		t.Fatal(err)
 	}

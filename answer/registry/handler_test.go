@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 type handlerEnv struct {
@@ -50,7 +51,7 @@ func newHandlerEnv(t *testing.T, regs ...Registration) *handlerEnv {
 			t.Fatal(err)
 		}
 	}
-	sec, err := OpenSecretStore(secretsDir)
+	sec, err := secret.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,32 +50,6 @@ func Pending(ctx context.Context, s Registrations) ([]Registration, error) {
 	return rs, err
 }
 
-// Staged is a secret written under a temporary name: Commit puts it in
-// place, Discard drops it.
-type Staged interface {
-	Commit() error
-	Discard()
-}
-
-// Secrets is the store of the nodes' secrets: the root password each
-// answer generates and the BMC passwords. [*SecretStore] is the secrets
-// folder's implementation. Names are registration names.
-type Secrets interface {
-	// StageRootPassword stages name's root password, to be committed
-	// once its registration is consumed (and discarded if it is not).
-	StageRootPassword(name, password string) (Staged, error)
-	// WriteBMCPassword keeps name's BMC password and says where (for
-	// the folder, its file), for messages.
-	WriteBMCPassword(name, password string) (where string, err error)
-	// ReadBMCPassword returns name's BMC password, an error wrapping
-	// fs.ErrNotExist when none is kept.
-	ReadBMCPassword(name string) (string, error)
-	// RemoveBMCPassword removes name's BMC password, if any.
-	RemoveBMCPassword(name string) error
-}
-
-var _ Secrets = (*SecretStore)(nil)
-
 // folder is a store kept in a folder, which the backend checks is
 // writable before a window takes registrations it could not answer.
 type folder interface{ Dir() string }

@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
@@ -66,7 +67,7 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	switch env := os.Getenv(bmcPasswordEnv); {
 	case b.passwordFile != "":
 		var err error
-		if pw, err = registry.ReadBMCPasswordFile(b.passwordFile); err != nil {
+		if pw, err = secret.ReadBMCPasswordFile(b.passwordFile); err != nil {
 			return nil, "", usageError(fmt.Errorf("--bmc-password-file: %w", err))
 		}
 	case env != "":

@@ -16,6 +16,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
@@ -113,7 +114,7 @@ func (a *app) defaults() (err error) {
 		a.fingerprint = os.Getenv(state.EnvFingerprint)
 	}
 	if a.secretsDir == "" {
-		if a.secretsDir, err = registry.DefaultSecretsDir(); err != nil {
+		if a.secretsDir, err = secret.DefaultDir(); err != nil {
 			return fmt.Errorf("--secrets-dir: %w", err)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // Windows opens and closes the provisioning window of the state folder;
@@ -66,7 +67,7 @@ type Config struct {
 	Power Power
 	// Secrets keeps the BMC passwords (written once a registration is
 	// accepted, removed with it); nil refuses a BMC password (501).
-	Secrets registry.Secrets
+	Secrets secret.Store
 	// Version is reported by the health endpoint. Default "devel".
 	Version string
 	// MaxAuthFailures is how many failed authentications an address may

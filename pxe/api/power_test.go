@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // fakePower is an api.Power that records what it was asked.
@@ -47,13 +47,13 @@ func (f *fakePower) Boot(_ context.Context, name string) (api.BootReply, error) 
 	return api.BootReply{Protocol: "ipmi", Mode: "uefi", Was: "off"}, nil
 }
 
-// fakeSecrets is a registry.Secrets in memory.
+// fakeSecrets is a secret.Store in memory.
 type fakeSecrets struct {
 	mu        sync.Mutex
 	passwords map[string]string
 }
 
-func (f *fakeSecrets) StageRootPassword(string, string) (registry.Staged, error) {
+func (f *fakeSecrets) StageRootPassword(string, string) (secret.Staged, error) {
 	return nil, errors.New("not for the API")
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"bytes"
 	"context"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"io"
 	"log/slog"
 	"net/http"
@@ -105,7 +106,7 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 // the state folder.
 func testBackend(t testing.TB, state string, r *registry.Store, log *slog.Logger) *registry.Backend {
 	t.Helper()
-	sec, err := registry.OpenSecretStore(filepath.Join(t.TempDir(), "secrets"))
+	sec, err := secret.Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -64,7 +65,7 @@ type Request struct {
 	// Registrations and Secrets are the stores to use; nil opens
 	// StateDir's and SecretsDir's ([state.Open]).
 	Registrations registry.Registrations
-	Secrets       registry.Secrets
+	Secrets       secret.Store
 	// Name is the node.
 	Name string
 	// Options tune the BMC driver (timeouts, retries); the registration
@@ -221,7 +222,7 @@ func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {
 	secrets := req.Secrets
 	if secrets == nil {
 		var err error
-		if secrets, err = registry.OpenSecretStore(req.SecretsDir); err != nil {
+		if secrets, err = secret.Open(req.SecretsDir); err != nil {
 			return nil, err
 		}
 	}
@@ -279,7 +280,7 @@ func Forget(ctx context.Context, req Request) error {
 	}
 	if secrets == nil {
 		var err error
-		if secrets, err = registry.OpenSecretStore(req.SecretsDir); err != nil {
+		if secrets, err = secret.Open(req.SecretsDir); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
@@ -43,7 +44,7 @@ var ErrInvalidPassword = errors.New("invalid BMC password")
 // removed), so that no registration is left with a BMC and no password.
 // A BMC needs a password, and a password a BMC ([ErrInvalidPassword]);
 // no error includes the password.
-func Register(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+func Register(ctx context.Context, regs registry.Registrations, secrets secret.Store, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
 	switch {
 	case r.BMC == nil && password != "":
 		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: a password without a BMC", r.Name, ErrInvalidPassword)
@@ -74,7 +75,7 @@ func Register(ctx context.Context, regs registry.Registrations, secrets registry
 // Unregister deletes the pending registration name from regs, then its
 // BMC password from secrets unless a consumed registration of the name
 // still names a BMC (its machine's power is still driven).
-func Unregister(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, name string) error {
+func Unregister(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string) error {
 	if err := regs.Delete(ctx, name); err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func Unregister(ctx context.Context, regs registry.Registrations, secrets regist
 
 // Forget removes name's BMC password from secrets when no registration
 // of the name, pending or consumed, names a BMC.
-func Forget(ctx context.Context, regs registry.Registrations, secrets registry.Secrets, name string) error {
+func Forget(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string) error {
 	if secrets == nil {
 		return nil
 	}
@@ -108,7 +109,7 @@ type Local struct {
 	// Dir is the state folder.
 	Dir string
 	// SecretsDir is node-provisioner's secrets folder, where BMC
-	// passwords are kept. Empty: registry.DefaultSecretsDir.
+	// passwords are kept. Empty: secret.DefaultDir.
 	SecretsDir string
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
@@ -165,7 +166,7 @@ func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registra
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
-	var secrets registry.Secrets
+	var secrets secret.Store
 	if r.BMC != nil {
 		if secrets, err = stores.Secrets(); err != nil {
 			return registry.RegisterResult{}, err

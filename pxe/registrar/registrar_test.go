@@ -10,6 +10,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // The API's client is the remote Registrar.
@@ -27,7 +28,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 	ctx := context.Background()
 	dir, secretsDir := t.TempDir(), t.TempDir()
 	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
-	secrets, err := registry.OpenSecretStore(secretsDir)
+	secrets, err := secret.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 }
 
 // failingSecrets cannot keep a BMC password.
-type failingSecrets struct{ registry.Secrets }
+type failingSecrets struct{ secret.Store }
 
 func (failingSecrets) WriteBMCPassword(string, string) (string, error) {
 	return "", errors.New("disk full")

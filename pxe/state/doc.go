@@ -1,6 +1,6 @@
 // Package state opens node-provisioner's stores from one setting: the
 // registrations ([registry.Registrations]), the nodes' secrets
-// ([registry.Secrets]) and the API's tokens ([apitoken.Tokens]). Today
+// ([secret.Store]) and the API's tokens ([apitoken.Tokens]). Today
 // the setting is a state folder (a path, or a file:// URL); [Open] is
 // where another scheme is dispatched, and an unknown one is refused
 // ([ErrUnknownScheme]).

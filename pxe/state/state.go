@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // The environment variables of node-provisioner's settings, read by both
@@ -45,7 +46,7 @@ var ErrNotBuilt = errors.New("store not built yet")
 // Options tune [Open].
 type Options struct {
 	// SecretsDir is the secrets folder; empty means
-	// [registry.DefaultSecretsDir].
+	// [secret.DefaultDir].
 	SecretsDir string
 	// Logger receives the stores' logs; nil discards them.
 	Logger *slog.Logger
@@ -59,7 +60,7 @@ type Stores struct {
 	regs registry.Registrations
 
 	mu      sync.Mutex
-	secrets registry.Secrets
+	secrets secret.Store
 	tokens  apitoken.Tokens
 }
 
@@ -104,7 +105,7 @@ func (s *Stores) Dir() string { return s.dir }
 func (s *Stores) Registrations() registry.Registrations { return s.regs }
 
 // Secrets opens the nodes' secrets (the secrets folder, 0700) once.
-func (s *Stores) Secrets() (registry.Secrets, error) {
+func (s *Stores) Secrets() (secret.Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.secrets != nil {
@@ -113,11 +114,11 @@ func (s *Stores) Secrets() (registry.Secrets, error) {
 	dir := s.opts.SecretsDir
 	if dir == "" {
 		var err error
-		if dir, err = registry.DefaultSecretsDir(); err != nil {
+		if dir, err = secret.DefaultDir(); err != nil {
 			return nil, err
 		}
 	}
-	sec, err := registry.OpenSecretStore(dir)
+	sec, err := secret.Open(dir)
 	if err != nil {
 		return nil, err
 	}

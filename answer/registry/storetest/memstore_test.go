@@ -12,6 +12,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // memStore is registrations kept in memory: what an embedder writing a
@@ -188,7 +189,7 @@ func (s *memStore) Rearm(_ context.Context, name string, force bool) error {
 // Registrations, and boots what that store holds.
 func TestBackendOverAnEmbeddersStore(t *testing.T) {
 	ctx := context.Background()
-	secrets, err := registry.OpenSecretStore(t.TempDir())
+	secrets, err := secret.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,115 +3,17 @@ package registry
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 )
-
-// passwordBytes is the randomness in a generated password: 24 bytes (192
-// bits, as TAPPaaS's token_urlsafe(24)) make 32 characters.
-const passwordBytes = 24
-
-// GeneratePassword returns a new root password: 32 characters of the
-// URL-safe base64 alphabet (A-Z, a-z, 0-9, '-', '_') from crypto/rand.
-func GeneratePassword() (string, error) {
-	b := make([]byte, passwordBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("generate password: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// DefaultSecretsDirName is the secrets folder's name in the home folder.
-const DefaultSecretsDirName = ".node-secrets"
-
-// DefaultSecretsDir returns ~/.node-secrets, TAPPaaS's place for node
-// passwords.
-func DefaultSecretsDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("default secrets folder: %w", err)
-	}
-	return filepath.Join(home, DefaultSecretsDirName), nil
-}
-
-// SecretStore is the folder that keeps each node's generated root
-// password in <name>.pw (mode 0600, folder 0700). It never logs a secret.
-type SecretStore struct {
-	dir string
-}
-
-// OpenSecretStore opens dir, creating it with mode 0700, and tightens its
-// mode to 0700 when it is looser (group or others have any access).
-func OpenSecretStore(dir string) (*SecretStore, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("open secrets folder %s: %w", dir, err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open secrets folder %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("open secrets folder %s: not a folder", dir)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("open secrets folder %s: tighten mode %v to 0700: %w", dir, fi.Mode().Perm(), err)
-		}
-	}
-	return &SecretStore{dir: dir}, nil
-}
-
-// Dir returns the secrets folder.
-func (s *SecretStore) Dir() string { return s.dir }
-
-// PasswordPath returns where the password of node name is kept.
-func (s *SecretStore) PasswordPath(name string) string {
-	return filepath.Join(s.dir, name+".pw")
-}
-
-// WritePassword writes pw and a newline to <dir>/<name>.pw with mode 0600,
-// atomically, replacing an older one, and returns the path. A bad name
-// gives an error wrapping [ErrInvalidName]. No error includes pw.
-func (s *SecretStore) WritePassword(name, pw string) (path string, err error) {
-	if err := ValidateName(name); err != nil {
-		return "", err
-	}
-	if pw == "" || strings.ContainsAny(pw, "\r\n") {
-		return "", fmt.Errorf("write password of %s: the password is empty or spans lines", name)
-	}
-	path = s.PasswordPath(name)
-	if err := atomicfile.WriteFile(path, []byte(pw+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("write password of %s: %w", name, err)
-	}
-	return path, nil
-}
-
-// StageRootPassword writes pw to a temporary file beside
-// <dir>/<name>.pw (0600); its Commit puts it in place, replacing an older
-// one. No error includes pw.
-func (s *SecretStore) StageRootPassword(name, pw string) (Staged, error) {
-	if err := ValidateName(name); err != nil {
-		return nil, err
-	}
-	if pw == "" || strings.ContainsAny(pw, "\r\n") {
-		return nil, fmt.Errorf("the password of %s is empty or spans lines", name)
-	}
-	st, err := atomicfile.Stage(s.PasswordPath(name), []byte(pw+"\n"), 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("stage the password of %s: %w", name, err)
-	}
-	return st, nil
-}
 
 // ErrInvalidSSHKey is wrapped by [LoadSSHKeys] errors about a file that
 // does not hold public keys.
