@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	gopath "path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -259,6 +260,14 @@ func (c *Config) check() error {
 	if c.TTL < 0 && c.TTL != NoTTL {
 		return &ConfigError{Field: "TTL", Value: c.TTL.String(), Reason: "the window would close before it opens; want a TTL in the future"}
 	}
+	if err := checkListenAddr(c.HTTPAddr); err != nil {
+		return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: "want HOST:PORT such as :8090 or 10.0.0.2:8090", Err: err}
+	}
+	if c.TFTPAddr != "" {
+		if err := checkListenAddr(c.TFTPAddr); err != nil {
+			return &ConfigError{Field: "TFTPAddr", Value: c.TFTPAddr, Reason: "want HOST:PORT such as 10.0.0.2:69", Err: err}
+		}
+	}
 	if c.BootFile != "snponly.efi" && c.BootFile != "ipxe.efi" {
 		return &ConfigError{Field: "BootFile", Value: c.BootFile, Reason: "want snponly.efi or ipxe.efi"}
 	}
@@ -278,6 +287,22 @@ func (c *Config) check() error {
 	}
 	if c.Backend == nil && c.StateDir == "" && c.DHCPInterface != "" {
 		return &ConfigError{Field: "Backend", Reason: "network boot needs a backend or a state folder of registrations"}
+	}
+	return nil
+}
+
+// checkListenAddr checks the form of a listen address, HOST:PORT with a
+// port from 0 to 65535, without resolving or listening.
+func checkListenAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	if strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("host %q is not an address or a name", host)
 	}
 	return nil
 }

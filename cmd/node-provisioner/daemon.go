@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
@@ -205,12 +207,17 @@ func (a *app) tokens(ctx context.Context) ([]client.TokenInfo, error) {
 	if c != nil {
 		return c.Tokens(ctx)
 	}
+	out := []client.TokenInfo{}
+	// A read command makes nothing: without the tokens' folder there are
+	// none.
+	if _, err := os.Lstat(filepath.Join(a.stateDir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
 	st, err := apitoken.Open(a.stateDir, a.log)
 	if err != nil {
 		return nil, err
 	}
 	toks, err := st.List(ctx)
-	out := []client.TokenInfo{}
 	for _, t := range toks {
 		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed})
 	}

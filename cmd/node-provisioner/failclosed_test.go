@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -27,5 +29,45 @@ func TestOneWarningPerEventInTheBinarysVoice(t *testing.T) {
 	r = np(t, state, "-v", "register", "b1", "--mac", "52:54:00:00:00:03", "--boot-disk", "sda")
 	if r.code != 0 || !strings.Contains(r.err, "level=WARN") {
 		t.Errorf("-v register: exit %d, stderr %q; want the log", r.code, r.err)
+	}
+}
+
+// TestBadInputIsExit2: durations in plain seconds are taken (TAPPaaS's
+// --ttl 7200) and another malformed one names the forms it takes; a
+// malformed --http address is bad input, exit 2, before anything
+// listens; an empty value (--boot-disk ”) is refused rather than read as
+// the flag left out. Nothing is written.
+func TestBadInputIsExit2(t *testing.T) {
+	state := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--ttl", "7200", "--http", "nonsense"}, `--http "nonsense": want HOST:PORT`},
+		{[]string{"serve", "--ttl", "2x"}, "want a duration with its unit, such as 2h, 30m or 90s, or a number of seconds such as 7200"},
+		{[]string{"serve", "--http", "127.0.0.1:99999"}, "port \"99999\" is not a number from 0 to 65535"},
+		{[]string{"register", "pve1", "--mac", "52:54:00:00:00:01", "--boot-disk", ""}, "--boot-disk: empty value"},
+		{[]string{"register", "pve1", "--mac", "", "--boot-disk", "sda"}, "--mac: empty value"},
+	} {
+		r := np(t, state, tc.args...)
+		if r.code != 2 || !strings.Contains(r.err, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 with %q", tc.args, r.code, r.err, tc.want)
+		}
+	}
+	if got := files(t, state); len(got) != 0 {
+		t.Errorf("bad input wrote %v", got)
+	}
+}
+
+// TestReadCommandsCreateNothing: list, status and token list on a state
+// folder that does not exist make none.
+func TestReadCommandsCreateNothing(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, "state")
+	for _, args := range [][]string{{"list"}, {"list", "-o", "json"}, {"status"}, {"token", "list"}} {
+		np(t, state, args...)
+		if _, err := os.Lstat(state); err == nil {
+			t.Fatalf("%v created the state folder: %v", args, files(t, root))
+		}
 	}
 }

@@ -73,6 +73,9 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
   node-provisioner list
   source <(node-provisioner completion bash)`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := cli.RefuseEmpty(cmd.Flags()); err != nil {
+				return err
+			}
 			// A window's log is what serve shows; other commands are quiet.
 			level := slog.LevelWarn
 			if cmd.Name() == "serve" || cmd.Name() == "daemon" {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
 )
 
@@ -22,7 +23,7 @@ type serveOptions struct {
 }
 
 func (o *serveOptions) bind(f *pflag.FlagSet) {
-	f.DurationVar(&o.cfg.TTL, "ttl", pxe.DefaultTTL, "close the window after this long")
+	cli.DurationVar(f, &o.cfg.TTL, "ttl", pxe.DefaultTTL, "close the window after this long")
 	o.bindWindow(f)
 }
 
@@ -142,7 +143,8 @@ func flagError(err error) error {
 	if ce.Err != nil {
 		msg += ": " + ce.Err.Error()
 	}
-	if ce.Field == "HTTPAddr" {
+	if ce.Field == "HTTPAddr" && ce.Reason == "cannot listen" {
+		// The address is good; the port is taken or not ours: a failure.
 		return errors.New(msg)
 	}
 	return usageError(errors.New(msg))

@@ -48,3 +48,23 @@ func itoa(n int) string {
 	}
 	return string(b)
 }
+
+// TestEmptyValuesAndPlainSeconds: an empty flag value is refused as bad
+// input, exit 2, writing nothing; --timeout takes plain seconds.
+func TestEmptyValuesAndPlainSeconds(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"add", "demo", "--provider", "manual", "--domain", ""},
+		{"add", "demo", "--provider", "", "--domain", "example.com"},
+	} {
+		if r := plasma(t, dir, args...); r.code != 2 || !strings.Contains(r.err, "empty value") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the empty value", args, r.code, r.err)
+		}
+	}
+	if got := snapshot(t, dir); len(got) != 0 {
+		t.Errorf("bad input wrote %v", got)
+	}
+	if r := plasma(t, dir, "provision", "nosuch", "-z", "a.b:cx22:1", "--wait", "--timeout", "600"); strings.Contains(r.err, "--timeout") {
+		t.Errorf("--timeout 600: %q, want it taken as seconds", r.err)
+	}
+}

@@ -66,7 +66,10 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
   plasma-node provision demo -z foundation.cluster.control:cx22:3
   plasma-node list demo
   source <(plasma-node completion bash)`,
-		PersistentPreRunE: func(*cobra.Command, []string) (err error) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := cli.RefuseEmpty(cmd.Flags()); err != nil {
+				return err
+			}
 			a.log, err = a.logging.Logger(stderr, slog.LevelWarn)
 			return err
 		},

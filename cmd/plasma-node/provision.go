@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 )
 
@@ -48,7 +49,7 @@ Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 	f := c.Flags()
 	f.BoolVar(&o.Boot, "boot", false, "provider pxe: boot the new machines into the installer through their BMCs (PXE once, power on)")
 	f.BoolVar(&o.Wait, "wait", false, "with --boot, wait until every new machine is installed, showing its steps (default true with --boot)")
-	f.DurationVar(&o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machines to be installed")
+	cli.DurationVar(f, &o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machines to be installed")
 	f.StringArrayVarP(&o.Specs, "zone", "z", nil, "ZONE:TYPE:COUNT spec, repeatable (default: the pools of platform.yaml)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "show the plan and stop: nothing applied, nothing written")
 	f.BoolVar(&o.AutoApprove, "auto-approve", false, "apply a plan that destroys nothing without asking")
