@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,11 @@ func TestNetbootSecureBoot(t *testing.T) {
 		l.wantLog(t, "file=shimx64.efi")
 		l.wantLog(t, "file=grubx64.efi")
 		l.wantEvent(t, "installed", "sb1")
+		// The webhook's boot-info: in the event, and in list -o json.
+		l.wantEvent(t, "installed", "Secure Boot on")
+		if out := l.np(t, "list", "-o", "json"); !regexp.MustCompile(`"secure_boot":\s*true`).MatchString(out) {
+			t.Errorf("list -o json does not show Secure Boot on:\n%s", out)
+		}
 		for _, step := range []events.Kind{events.Shim, events.Grub, events.Kernel, events.Initrd} {
 			l.wantEvent(t, string(step), "")
 		}

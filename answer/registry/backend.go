@@ -77,7 +77,7 @@ type Backend struct {
 	// installed is when each node's installer reported success, kept in
 	// memory so that the status page reads no event log.
 	installedMu sync.Mutex
-	installed   map[string]time.Time
+	installed   map[string]backend.Event
 
 	// allow is what Allow answers from; allowMu serializes its loads,
 	// allowBusy says one runs in the background.
@@ -512,7 +512,7 @@ func (b *Backend) Append(ctx context.Context, evs ...backend.Event) error {
 	for _, e := range evs {
 		if e.Kind == events.Installed && e.Node != "" {
 			b.installedMu.Lock()
-			b.installed[e.Node] = e.Time
+			b.installed[e.Node] = e
 			b.installedMu.Unlock()
 		}
 	}

@@ -177,7 +177,7 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 	// The webhook marks the node installed, once.
 	hook := a.PostInstallationWebhook.URL
 	for _, wantStatus := range []int{200, 404} {
-		resp, err := http.Post(hook, "application/json", strings.NewReader(`{"fqdn":"pve1.lab.example"}`))
+		resp, err := http.Post(hook, "application/json", strings.NewReader(`{"fqdn":"pve1.lab.example","boot-info":{"mode":"efi","secureboot":true}}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,6 +189,15 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 	inst, err := Installed(context.Background(), eventfile.Path(e.state))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
+	}
+	// What the webhook said of the boot: in the event and the node's
+	// status (list -o json, the page).
+	nodes, err := Status(context.Background(), e.reg, e.state)
+	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
+		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
+	}
+	if evs, _ := os.ReadFile(eventfile.Path(e.state)); !strings.Contains(string(evs), `"secure_boot":true`) || !strings.Contains(string(evs), "installer reported success (efi, Secure Boot on)") {
+		t.Errorf("the installed event does not carry Secure Boot:\n%s", evs)
 	}
 	// One-shot: the same machine asking again gets nothing.
 	if status, got, _ := e.post(t, "", "application/json", sysinfo(t, "pve-9.2-synthetic.json")); status != 404 {

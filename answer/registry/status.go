@@ -17,7 +17,7 @@ import (
 // Status lists every registration of the state folder, pending ones
 // first, each sorted by name.
 func Status(ctx context.Context, reg Registrations, stateDir string) ([]backend.Node, error) {
-	installed, err := Installed(ctx, eventfile.Path(stateDir))
+	installed, err := installReports(ctx, eventfile.Path(stateDir))
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func Status(ctx context.Context, reg Registrations, stateDir string) ([]backend.
 }
 
 // status is [Status] with the installed nodes known.
-func status(ctx context.Context, reg Registrations, installed map[string]time.Time) ([]backend.Node, error) {
+func status(ctx context.Context, reg Registrations, installed map[string]backend.Event) ([]backend.Node, error) {
 	pending, broken, err := reg.Scan(ctx)
 	if err != nil {
 		return nil, err
@@ -55,8 +55,10 @@ func status(ctx context.Context, reg Registrations, installed map[string]time.Ti
 			if c.Undelivered {
 				s.State = backend.StateUndelivered
 			}
-			if at, ok := installed[r.Name]; ok && !at.Before(c.Time) {
+			if e, ok := installed[r.Name]; ok && !e.Time.Before(c.Time) {
+				at := e.Time
 				s.State, s.InstalledAt = backend.StateInstalled, &at
+				s.BootMode, s.SecureBoot = e.BootMode, e.SecureBoot
 			}
 		}
 		out = append(out, s)
@@ -79,24 +81,38 @@ func nonNilStrings(s []string) []string {
 
 // Installed reports the nodes whose installer called the webhook, from
 // the event log at path, with the time of the report.
-func Installed(_ context.Context, path string) (map[string]time.Time, error) {
+func Installed(ctx context.Context, path string) (map[string]time.Time, error) {
+	reports, err := installReports(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(reports))
+	for n, e := range reports {
+		out[n] = e.Time
+	}
+	return out, nil
+}
+
+// installReports returns the last installed event of each node in the
+// event log at path.
+func installReports(_ context.Context, path string) (map[string]backend.Event, error) {
 	evs, err := eventfile.ReadAll(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return map[string]time.Time{}, nil
+			return map[string]backend.Event{}, nil
 		}
 		return nil, err
 	}
 	return installedOf(evs), nil
 }
 
-// installedOf returns the nodes evs report installed, with the time of
-// the report.
-func installedOf(evs []backend.Event) map[string]time.Time {
-	out := map[string]time.Time{}
+// installedOf returns each node's last installed event of evs: the time
+// of the report and what it said of the machine's boot.
+func installedOf(evs []backend.Event) map[string]backend.Event {
+	out := map[string]backend.Event{}
 	for _, e := range evs {
 		if e.Kind == events.Installed && e.Node != "" {
-			out[e.Node] = e.Time
+			out[e.Node] = e
 		}
 	}
 	return out

@@ -166,6 +166,11 @@ type Node struct {
 	InstallIP  string     `json:"install_ip,omitempty"`
 	// InstalledAt is set once the installer reported success.
 	InstalledAt *time.Time `json:"installed_at,omitempty"`
+	// BootMode ("efi" or "bios") and SecureBoot are what the installer's
+	// webhook said of the installed machine's boot; empty and nil when
+	// it did not say.
+	BootMode   string `json:"boot_mode,omitempty"`
+	SecureBoot *bool  `json:"secure_boot,omitempty"`
 	// Problem says what is wrong with a broken node's record, with its
 	// file and line, or which pins a pending node shares with another
 	// (the machine is refused until one is removed).

@@ -29,6 +29,11 @@ type Event struct {
 	Status int `json:"status,omitempty"`
 	// Detail says why, in words (for example the match reason).
 	Detail string `json:"detail,omitempty"`
+	// BootMode and SecureBoot are what an [Installed] event's webhook
+	// said of the installed machine (its boot-info): "efi" or "bios",
+	// and whether Secure Boot was on; empty and nil when it did not say.
+	BootMode   string `json:"boot_mode,omitempty"`
+	SecureBoot *bool  `json:"secure_boot,omitempty"`
 }
 
 // Record is an event as a [Store] keeps it: with its id, which a reader

@@ -139,3 +139,37 @@ func TestFileStage(t *testing.T) {
 		}
 	}
 }
+
+// TestPageShowsTheSecureBootSteps: a node that took the chain shows its
+// shim and grub steps and a grub entry; one that took iPXE does not.
+func TestPageShowsTheSecureBootSteps(t *testing.T) {
+	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1), testReg(t, "pve2", "sda", "52:54:00:00:00:33"))
+	peer := netip.MustParseAddrPort("10.77.0.120:1069")
+	e.h.Net(NetEvent{Kind: events.TFTP, Peer: peer, File: "shimx64.efi", Bytes: 10})
+	e.h.Net(NetEvent{Kind: events.TFTP, Peer: peer, File: "grubx64.efi", Bytes: 10})
+	if _, _, _, err := e.h.TFTPFile(context.Background(), "grub/machine/"+testMAC1+".cfg", peer); err != nil {
+		t.Fatal(err)
+	}
+	code, page, _ := e.get(t, "/")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	i, j := strings.Index(page, `id="node-pve1"`), strings.Index(page, `id="node-pve2"`)
+	if i < 0 || j < 0 {
+		t.Fatalf("nodes missing from the page:\n%s", page)
+	}
+	pve1, pve2 := page[i:], page[j:]
+	if i < j {
+		pve1 = page[i:j]
+	} else {
+		pve2 = page[j:i]
+	}
+	for _, want := range []string{`<li data-step="shim" class="seen"`, `<li data-step="grub" class="seen"`, `grub entry</li>`} {
+		if !strings.Contains(pve1, want) {
+			t.Errorf("pve1 lacks %q:\n%s", want, pve1)
+		}
+	}
+	if strings.Contains(pve2, `data-step="shim"`) || !strings.Contains(pve2, "iPXE script</li>") {
+		t.Errorf("pve2 (no chain) shows the chain's steps:\n%s", pve2)
+	}
+}

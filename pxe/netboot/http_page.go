@@ -134,7 +134,7 @@ var pageSteps = []struct {
 	Stage events.Kind
 	Label string
 }{
-	{events.DHCPOffer, "DHCP offer"}, {events.TFTP, "TFTP"}, {events.Script, "iPXE script"}, {events.Kernel, "kernel"},
+	{events.DHCPOffer, "DHCP offer"}, {events.TFTP, "TFTP"}, {events.Shim, "shim"}, {events.Grub, "grub"}, {events.Script, "iPXE script"}, {events.Kernel, "kernel"},
 	{events.Initrd, "initrd"}, {events.Answer, "answer"}, {events.FirstBoot, "first boot"}, {events.Webhook, "webhook"},
 }
 
@@ -233,6 +233,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"rfc":   rfc,
 	"join":  func(s []string) string { return strings.Join(s, ", ") },
 	"steps": steps,
+	"onOff": func(b *bool) string {
+		if *b {
+			return "on"
+		}
+		return "off"
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -261,7 +267,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{with .Pools}}<tr><th>Pools</th><td>{{join .}}</td></tr>{{end}}
 <tr><th>Registered</th><td>{{when .Created}}</td></tr>
 {{if .ConsumedAt}}<tr><th>Answered</th><td>{{when .ConsumedAt}}{{with .InstallIP}} to {{.}}{{end}}</td></tr>{{end}}
-{{if .InstalledAt}}<tr><th>Installed</th><td>{{when .InstalledAt}}</td></tr>{{end}}
+{{if .InstalledAt}}<tr><th>Installed</th><td>{{when .InstalledAt}}{{with .BootMode}} ({{.}}){{end}}</td></tr>{{end}}{{with .SecureBoot}}<tr><th>Secure Boot</th><td data-secure-boot="{{onOff .}}">{{onOff .}}</td></tr>{{end}}
 </table>
 {{template "events" .Timeline}}
 </section>
@@ -318,18 +324,29 @@ type pageStep struct {
 // (installed is set), a refusal after that time of a step it had reached
 // (a replayed one-shot first-boot URL, a reboot's exit script) leaves the
 // step as it was: it is in the node's events, not a failed step.
+//
+// The Secure Boot chain's steps (shim, grub) are shown only for a node
+// that took them.
 func steps(evs []BootEvent, installed *time.Time) []pageStep {
-	out := make([]pageStep, len(pageSteps))
-	for i, s := range pageSteps {
-		out[i] = pageStep{Stage: s.Stage, Label: s.Label}
+	out := make([]pageStep, 0, len(pageSteps))
+	chain := slices.ContainsFunc(evs, func(ev BootEvent) bool { return ev.Stage == events.Shim || ev.Stage == events.Grub })
+	for _, s := range pageSteps {
+		if !chain && (s.Stage == events.Shim || s.Stage == events.Grub) {
+			continue
+		}
+		st := pageStep{Stage: s.Stage, Label: s.Label}
+		if chain && s.Stage == events.Script {
+			st.Label = "grub entry"
+		}
 		for _, ev := range evs {
-			if installed != nil && out[i].Seen && !out[i].Failed && ev.Time.After(*installed) && refusal(ev) {
+			if installed != nil && st.Seen && !st.Failed && ev.Time.After(*installed) && refusal(ev) {
 				continue
 			}
 			if ev.Stage == s.Stage {
-				out[i].Seen, out[i].Failed, out[i].Time, out[i].Detail = true, refusal(ev), ev.Time, ev.Detail
+				st.Seen, st.Failed, st.Time, st.Detail = true, refusal(ev), ev.Time, ev.Detail
 			}
 		}
+		out = append(out, st)
 	}
 	return out
 }
@@ -340,7 +357,7 @@ func steps(evs []BootEvent, installed *time.Time) []pageStep {
 func refusal(ev BootEvent) bool {
 	switch ev.Stage {
 	case events.Script:
-		return strings.HasPrefix(ev.Detail, "exit: ")
+		return strings.HasPrefix(ev.Detail, "exit: ") || strings.HasPrefix(ev.Detail, "grub exit: ")
 	case events.Answer, events.Webhook:
 		return strings.HasPrefix(ev.Detail, "answer refused") || strings.HasPrefix(ev.Detail, "webhook refused")
 	case events.FirstBoot:
