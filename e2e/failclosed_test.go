@@ -194,3 +194,47 @@ func TestOneNameRuleInBothBinaries(t *testing.T) {
 		}
 	}
 }
+
+// TestNaturalSortInListAndPage: tappaas3 comes before tappaas10 in list
+// (table and JSON) and on serve's status page.
+func TestNaturalSortInListAndPage(t *testing.T) {
+	e := newProvisionerEnv(t)
+	for i, n := range []string{"tappaas10", "tappaas3", "tappaas1"} {
+		e.run(t, "register", n, "--mac", fmt.Sprintf("52:54:00:50:00:%02x", i+1), "--boot-disk", "sda")
+	}
+	want := []string{"tappaas1", "tappaas3", "tappaas10"}
+	order := func(s string) []string {
+		var got []string
+		for _, n := range want {
+			got = append(got, fmt.Sprint(strings.Index(s, n+" ")))
+		}
+		return got
+	}
+	inOrder := func(s string, sep string) bool {
+		last := -1
+		for _, n := range want {
+			i := strings.Index(s, n+sep)
+			if i <= last {
+				return false
+			}
+			last = i
+		}
+		return true
+	}
+	if out := e.run(t, "list"); !inOrder(out, " ") {
+		t.Errorf("list is not in natural order (%v):\n%s", order(out), out)
+	}
+	if list, out := e.listJSON(t); len(list) != 3 || list[0].Name != want[0] || list[1].Name != want[1] || list[2].Name != want[2] {
+		t.Errorf("list -o json is not in natural order:\n%s", out)
+	}
+	url, _ := e.serve(t)
+	resp, err := http.Get(strings.TrimSuffix(url, "/answer") + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !inOrder(string(b), `"`) {
+		t.Errorf("the status page is not in natural order")
+	}
+}

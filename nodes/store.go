@@ -381,7 +381,7 @@ func (s *Store) scanNodes(ctx context.Context, platform string) ([]*Node, []Brok
 		}
 		good = append(good, n)
 	}
-	slices.SortFunc(good, func(a, b *Node) int { return strings.Compare(a.Hostname, b.Hostname) })
+	slices.SortFunc(good, func(a, b *Node) int { return hostname.Compare(a.Hostname, b.Hostname) })
 	return good, broken, nil
 }
 

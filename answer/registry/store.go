@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"log/slog"
 	"os"
@@ -258,7 +259,8 @@ func (g *Store) scan(ctx context.Context, suffix string) ([]Registration, []Brok
 		}
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// In the order people read names: tappaas3 before tappaas10.
+	sort.SliceStable(out, func(i, j int) bool { return hostname.Compare(out[i].Name, out[j].Name) < 0 })
 	return out, broken, nil
 }
 
