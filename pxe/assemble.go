@@ -160,7 +160,11 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err := probe.Check(); err != nil {
 		return nil, &ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: cfg.Events, Site: site, Logger: s.log})
+	evs := cfg.Events
+	if evs == nil {
+		evs = stores.Events()
+	}
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Site: site, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}

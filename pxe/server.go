@@ -155,7 +155,7 @@ type Config struct {
 	// Events is the event store of the state folder the backend of
 	// StateDir records to, when Backend is nil: the process's one store,
 	// shared with the management API and power control (the daemon's).
-	// Nil opens the state folder's event log (eventfile).
+	// Nil opens the state folder's (pxe/state).
 	Events events.Store
 	// RecordBootSteps records each boot step below the answer (proxy-DHCP
 	// offer, TFTP download, iPXE script, kernel, initrd and other assets)

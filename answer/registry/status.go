@@ -106,6 +106,27 @@ func installReports(_ context.Context, path string) (map[string]backend.Event, e
 	return installedOf(evs), nil
 }
 
+// InstalledIn reports the nodes whose installer called the webhook, from
+// the event store s (none when s is nil), with the time of the report.
+func InstalledIn(ctx context.Context, s events.Store) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	if s == nil {
+		return out, nil
+	}
+	recs, err := s.Read(ctx, "", 0)
+	if err != nil {
+		return nil, err
+	}
+	evs := make([]backend.Event, len(recs))
+	for i, r := range recs {
+		evs[i] = r.Event
+	}
+	for n, e := range installedOf(evs) {
+		out[n] = e.Time
+	}
+	return out, nil
+}
+
 // installedOf returns each node's last installed event of evs: the time
 // of the report and what it said of the machine's boot.
 func installedOf(evs []backend.Event) map[string]backend.Event {

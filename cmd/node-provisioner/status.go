@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
@@ -161,7 +162,7 @@ func (a *app) watch(ctx context.Context, c *client.Client, open bool, output str
 	if c != nil {
 		err = c.Events(ctx, client.FromNow, print)
 	} else {
-		err = api.Follow(ctx, a.stateDir, api.FromNow, 0, print)
+		err = eventfile.Follow(ctx, eventfile.Path(a.stateDir), events.FromNow, 0, func(r events.Record) error { return print(r.ID, r.Event) })
 	}
 	if errors.Is(context.Cause(ctx), errWindowClosed) {
 		if output == "table" {

@@ -20,6 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -68,7 +69,7 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	if e.tokens["revoked"], err = e.store.Create(ctx, "gone", apitoken.ScopeAdmin); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, EventPoll: 20 * time.Millisecond}
+	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{Poll: 20 * time.Millisecond})}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -274,7 +275,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	// A new handler on the same state folder: the reply is on disk.
 	reg, _ := registry.Open(e.state, nil)
-	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store})
+	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // heartbeat is how often an idle event stream sends a comment, so that
@@ -144,13 +142,4 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-}
-
-// Follow calls fn with each event of stateDir's event log after lastID
-// (as the event stream takes it: "", [FromNow] or an event's id), looking
-// for new ones every poll, until ctx ends (it returns ctx's error) or fn
-// returns an error (returned). It is the event stream without HTTP, for
-// a program on the state folder's machine that does not write the log.
-func Follow(ctx context.Context, stateDir, lastID string, poll time.Duration, fn func(id string, e backend.Event) error) error {
-	return eventfile.Follow(ctx, eventfile.Path(stateDir), lastID, poll, func(r events.Record) error { return fn(r.ID, r.Event) })
 }

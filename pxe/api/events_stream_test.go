@@ -21,7 +21,7 @@ func TestEventsReachTheStreamInProcess(t *testing.T) {
 	var store *eventfile.Store
 	e := newEnv(t, func(c *api.Config) {
 		store = eventfile.Open(eventfile.Path(c.StateDir), eventfile.Options{Poll: time.Hour})
-		c.Events, c.EventPoll = store, time.Hour
+		c.Events = store
 	})
 	defer store.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

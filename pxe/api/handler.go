@@ -21,7 +21,6 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
@@ -75,15 +74,11 @@ type Config struct {
 	// the window has passed. Defaults: 10 and one minute.
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
-	// Events is the event store the stream follows: the process's one
-	// store of the state folder, shared with the window and power
-	// control, so their events reach the stream at once. Nil opens the
-	// state folder's event log (eventfile), which then sees this
-	// process's own appends only by polling.
+	// Events is the event store the stream follows, required: the
+	// process's one store of the state folder (pxe/state's Events),
+	// shared with the window and power control, so their events reach
+	// the stream at once.
 	Events events.Store
-	// EventPoll is how often the stream looks for events other
-	// processes appended to the log when Events is nil. Default 200 ms.
-	EventPoll time.Duration
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
 	MaxStreams int
@@ -110,8 +105,8 @@ type Handler struct {
 
 // New returns the API handler of cfg.
 func New(cfg Config) (*Handler, error) {
-	if cfg.StateDir == "" || cfg.Registry == nil || cfg.Tokens == nil {
-		return nil, errors.New("api: StateDir, Registry and Tokens are required")
+	if cfg.StateDir == "" || cfg.Registry == nil || cfg.Tokens == nil || cfg.Events == nil {
+		return nil, errors.New("api: StateDir, Registry, Tokens and Events are required")
 	}
 	if cfg.Version == "" {
 		cfg.Version = "devel"
@@ -122,17 +117,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.AuthFailureWindow <= 0 {
 		cfg.AuthFailureWindow = time.Minute
 	}
-	if cfg.EventPoll <= 0 {
-		cfg.EventPoll = 200 * time.Millisecond
-	}
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = 64
 	}
 	if cfg.MaxStreamsPerToken <= 0 {
 		cfg.MaxStreamsPerToken = 8
-	}
-	if cfg.Events == nil {
-		cfg.Events = eventfile.Open(eventfile.Path(cfg.StateDir), eventfile.Options{Poll: cfg.EventPoll})
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -76,7 +77,7 @@ func newEnvAt(t *testing.T, dir, readToken string) *env {
 	if e.store, err = apitoken.Open(dir, log); err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log})
+	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(dir), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

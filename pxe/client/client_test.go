@@ -49,7 +49,7 @@ func newServer(t *testing.T) *server {
 			t.Fatal(err)
 		}
 	}
-	h, err := api.New(api.Config{StateDir: s.state, Registry: reg, Tokens: store, EventPoll: 10 * time.Millisecond})
+	h, err := api.New(api.Config{StateDir: s.state, Registry: reg, Tokens: store, Events: eventfile.Open(eventfile.Path(s.state), eventfile.Options{Poll: 10 * time.Millisecond})})
 	if err != nil {
 		t.Fatal(err)
 	}

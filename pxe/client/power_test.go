@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -47,7 +48,7 @@ func TestBMCFailureIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	bmc := &failingBMC{}
-	h, err := api.New(api.Config{StateDir: state, Registry: reg, Tokens: store, Power: bmc})
+	h, err := api.New(api.Config{StateDir: state, Registry: reg, Tokens: store, Power: bmc, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
@@ -149,8 +148,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stop()
 	// One event store for the process: the windows, power control and
 	// the API's stream share it, so events reach the stream at once.
-	evs := eventfile.Open(eventfile.Path(d.cfg.StateDir), eventfile.Options{})
-	defer evs.Close()
+	evs := stores.Events()
 	wcfg := d.cfg.Window
 	wcfg.Events = evs
 	win := newWindows(ctx, d.cfg.StateDir, wcfg, filepath.Join(d.cfg.StateDir, apitoken.DirName), d.log)

@@ -20,7 +20,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
@@ -71,9 +70,9 @@ type Request struct {
 	// Options tune the BMC driver (timeouts, retries); the registration
 	// sets the protocol's settings.
 	Options bmc.Options
-	// Events receives the BMC events: the process's one event store of
-	// the state folder. Nil opens the state folder's event log
-	// (eventfile) for the one event.
+	// Events receives the BMC events, and tells an installed node from
+	// a consumed one: the process's one event store of the state folder
+	// (pxe/state's Events). Nil records nothing.
 	Events events.Store
 	// Logger gets what was done; nil discards it.
 	Logger *slog.Logger
@@ -147,7 +146,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	}
 	if !pending {
 		state := "consumed (its answer was served)"
-		if inst, err := registry.Installed(ctx, eventfile.Path(req.StateDir)); err == nil {
+		if inst, err := registry.InstalledIn(ctx, req.Events); err == nil {
 			if _, ok := inst[req.Name]; ok {
 				state = "installed"
 			}
@@ -255,13 +254,11 @@ func record(req Request, what string, err error) {
 	} else {
 		log.Info("BMC action", "node", req.Name, "action", what)
 	}
-	st := req.Events
-	if st == nil {
-		fs := eventfile.Open(eventfile.Path(req.StateDir), eventfile.Options{})
-		defer fs.Close()
-		st = fs
+	if req.Events == nil {
+		log.Warn("no event store: the BMC action is not in the event log", "node", req.Name)
+		return
 	}
-	if lerr := st.Append(context.Background(), e); lerr != nil {
+	if lerr := req.Events.Append(context.Background(), e); lerr != nil {
 		log.Warn("event log", "err", lerr)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
@@ -62,6 +64,7 @@ type Stores struct {
 	mu      sync.Mutex
 	secrets secret.Store
 	tokens  apitoken.Tokens
+	events  *eventfile.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -124,6 +127,18 @@ func (s *Stores) Secrets() (secret.Store, error) {
 	}
 	s.secrets = sec
 	return sec, nil
+}
+
+// Events returns the event store (the state folder's events.jsonl), the
+// same one each time: the process's one writer of it, whose followers
+// learn of its appends at once. It opens nothing until the first append.
+func (s *Stores) Events() events.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.events == nil {
+		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
+	}
+	return s.events
 }
 
 // Tokens opens the API's tokens once.
