@@ -3,9 +3,11 @@
 // installer version (snake_case keys before 8.4, kebab-case from 8.4, never
 // a key the version does not know), decoding and validation with the
 // installer's rules, the system-info payload the installer POSTs when it
-// asks for its answer, and SHA-512 crypt for hashed root passwords. It
-// keeps no files and serves nothing: registrations and secrets are
-// package answer/registry's, the HTTP side package pxe/netboot's.
+// asks for its answer, SHA-512 crypt for hashed root passwords, and the
+// boot-disk selection ([BootDisk]: the disk-list or udev filter the
+// installer formats). It keeps no files and serves nothing:
+// registrations are package answer/registry's, secrets pxe/secret's, the
+// HTTP side package pxe/netboot's.
 //
 // The entry points are [Render] (an [Answer] to TOML for a [Version]),
 // [Validate] (the installer's rules), [Decode] (TOML back to an Answer, as a

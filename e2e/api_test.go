@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -97,7 +98,7 @@ func TestAPIKillDuringRegistrationBurst(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			r := registry.Registration{Name: fmt.Sprintf("burst%03d", i), MACs: []string{fmt.Sprintf("52:54:00:b0:%02x:%02x", i/256, i%256)},
-				BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}, Serial: fmt.Sprintf("SN-BURST-%03d", i)}
+				BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}, Serial: fmt.Sprintf("SN-BURST-%03d", i)}
 			<-start
 			_, err := c.Register(context.Background(), r, registry.RegisterOptions{})
 			finished.Add(1)

@@ -37,7 +37,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	}
 	mac := func(i int) string { return fmt.Sprintf("52:54:00:b5:%02x:%02x", i/256, i%256) }
 	for i := range machines {
-		r := registry.Registration{Name: fmt.Sprintf("burst%03d", i), MACs: []string{mac(i)}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}, Created: time.Now().UTC()}
+		r := registry.Registration{Name: fmt.Sprintf("burst%03d", i), MACs: []string{mac(i)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}, Created: time.Now().UTC()}
 		if _, err := store.Put(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"net"
 	"testing"
@@ -27,7 +28,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		if _, err := reg.Put(context.Background(), Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}}); err != nil {
+		if _, err := reg.Put(context.Background(), Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
 			t.Fatal(err)
 		}
 		known, _ := net.ParseMAC("52:54:00:00:00:01")
@@ -82,7 +83,7 @@ func TestBackendAllow(t *testing.T) {
 	stranger, _ := net.ParseMAC("52:54:00:00:00:99")
 	put := func(name string, macs ...string) {
 		t.Helper()
-		if _, err := reg.Put(ctx, Registration{Name: name, MACs: macs, BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}}); err != nil {
+		if _, err := reg.Put(ctx, Registration{Name: name, MACs: macs, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -217,7 +217,7 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 	if matchErr != nil {
 		return backend.Boot{Reason: "no pending registration matches MAC " + mac}, nil
 	}
-	return backend.Boot{Node: reg.Name, Reason: "matched by " + string(reason), AskDisk: reg.BootDisk.Kind == BootDiskAsk}, nil
+	return backend.Boot{Node: reg.Name, Reason: "matched by " + string(reason), AskDisk: reg.BootDisk.Kind == answer.BootDiskAsk}, nil
 }
 
 // consumedBy finds the consumed registration that pinned mac or whose
@@ -280,10 +280,10 @@ var errNoMatch = &backend.Refusal{Status: 404, Reason: "no pending registration 
 func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backend.Answer, error) {
 	si := req.Info
 	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
-	var override BootDisk
+	var override answer.BootDisk
 	if req.BootDisk != "" {
 		bd, err := ParseBootDisk(req.BootDisk)
-		if !bootDiskParamRE.MatchString(req.BootDisk) || err != nil || bd.Kind == BootDiskAsk {
+		if !bootDiskParamRE.MatchString(req.BootDisk) || err != nil || bd.Kind == answer.BootDiskAsk {
 			return nil, &backend.Refusal{Status: 400, Reason: "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial"}
 		}
 		override = bd
@@ -302,7 +302,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if reason == MatchOnlyPending && len(broken) > 0 {
 		return nil, &backend.Refusal{Status: 409, Reason: blockedBy(broken).Error()}
 	}
-	if reg.BootDisk.Kind == BootDiskAsk && override.Kind == BootDiskAsk {
+	if reg.BootDisk.Kind == answer.BootDiskAsk && override.Kind == answer.BootDiskAsk {
 		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
 			Reason: "registration expects a console-chosen boot disk (re-enable provisioning and reboot the node)"}
 	}
@@ -403,7 +403,7 @@ func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error
 // answer, the one-shot files to write once the registration is consumed
 // (first-boot script and webhook token, by file name), and the plain
 // password for the secret store.
-func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, override BootDisk) (*answer.Answer, map[string][]byte, string, error) {
+func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, override answer.BootDisk) (*answer.Answer, map[string][]byte, string, error) {
 	pw, err := secret.GeneratePassword()
 	if err != nil {
 		return nil, nil, "", err

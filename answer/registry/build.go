@@ -14,7 +14,7 @@ type BuildOptions struct {
 	Site Site
 	// BootDisk overrides the registration's boot disk (the installer's
 	// ?bootdisk= choice). Zero means the registration's.
-	BootDisk BootDisk
+	BootDisk answer.BootDisk
 	// RootPassword is the node's generated root password, written only for
 	// installers that cannot take a hash (8.2).
 	RootPassword string
@@ -40,10 +40,10 @@ type BuildOptions struct {
 func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 	site := o.Site.WithDefaults()
 	disk := r.BootDisk
-	if o.BootDisk != (BootDisk{}) {
+	if o.BootDisk != (answer.BootDisk{}) {
 		disk = o.BootDisk
 	}
-	if disk.Kind == BootDiskAsk {
+	if disk.Kind == answer.BootDiskAsk {
 		return nil, fmt.Errorf("registration %s: %w: the boot disk is to be chosen on the console", r.Name, ErrInvalidBootDisk)
 	}
 	a := &answer.Answer{

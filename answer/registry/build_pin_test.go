@@ -13,7 +13,7 @@ import (
 // against its CA store); http ones do not.
 func TestBuildPinsHTTPSURLs(t *testing.T) {
 	const fp = "E7:DC:8C:44:95:94:BD:13:5A:0B:C6:5A:12:D9:BB:43:3F:32:C4:E5:4E:35:F7:32:03:FB:89:9F:20:84:42:85"
-	reg := Registration{Name: "pve1", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}}
+	reg := Registration{Name: "pve1", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
 	tests := map[string]struct {
 		base, fp string
 		want     [2]string // first-boot, webhook

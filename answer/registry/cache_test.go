@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // The scan cache never serves a stale registration: an edit in place of
@@ -20,8 +21,8 @@ func TestScanCacheFollowsTheFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range []Registration{
-		{Name: "a", MACs: []string{"52:54:00:00:00:0a"}, BootDisk: BootDisk{Kind: BootDiskAny}},
-		{Name: "b", MACs: []string{"52:54:00:00:00:0b"}, BootDisk: BootDisk{Kind: BootDiskAny}},
+		{Name: "a", MACs: []string{"52:54:00:00:00:0a"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}},
+		{Name: "b", MACs: []string{"52:54:00:00:00:0b"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}},
 	} {
 		if _, err := g.Register(ctx, r, RegisterOptions{}); err != nil {
 			t.Fatal(err)
@@ -68,7 +69,7 @@ func TestScanCacheFollowsTheFiles(t *testing.T) {
 		t.Errorf("an edit in place is not seen: %s", got)
 	}
 	// A rewrite through the store, and a removal.
-	if _, err := g.Register(ctx, Registration{Name: "b", MACs: []string{"52:54:00:00:00:0d"}, BootDisk: BootDisk{Kind: BootDiskAny}}, RegisterOptions{}); err != nil {
+	if _, err := g.Register(ctx, Registration{Name: "b", MACs: []string{"52:54:00:00:00:0d"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}, RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {

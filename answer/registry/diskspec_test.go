@@ -6,28 +6,29 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 func TestParseBootDisk(t *testing.T) {
 	tests := map[string]struct {
 		in      string
-		want    BootDisk
+		want    answer.BootDisk
 		wantErr string
 	}{
-		"an empty boot disk asks on the console (TAPPaaS's default)": {in: "", want: BootDisk{Kind: BootDiskAsk}},
-		"ask asks on the console":                                    {in: "ask", want: BootDisk{Kind: BootDiskAsk}},
-		"ASK is read without case":                                   {in: "ASK", want: BootDisk{Kind: BootDiskAsk}},
-		"any takes the installer's first disk":                       {in: "any", want: BootDisk{Kind: BootDiskAny}},
-		"sda is a kernel name":                                       {in: "sda", want: BootDisk{Kind: BootDiskName, Value: "sda"}},
-		"vda is a kernel name":                                       {in: "vda", want: BootDisk{Kind: BootDiskName, Value: "vda"}},
-		"hda is a kernel name":                                       {in: "hda", want: BootDisk{Kind: BootDiskName, Value: "hda"}},
-		"xvda is a kernel name":                                      {in: "xvda", want: BootDisk{Kind: BootDiskName, Value: "xvda"}},
-		"sdaa is a kernel name":                                      {in: "sdaa", want: BootDisk{Kind: BootDiskName, Value: "sdaa"}},
-		"nvme0n1 is a kernel name":                                   {in: "nvme0n1", want: BootDisk{Kind: BootDiskName, Value: "nvme0n1"}},
-		"mmcblk0 is a kernel name":                                   {in: "mmcblk0", want: BootDisk{Kind: BootDiskName, Value: "mmcblk0"}},
-		"the seed's serial is a serial":                              {in: "25414A800205", want: BootDisk{Kind: BootDiskSerial, Value: "25414A800205"}},
-		"a serial with dashes, dots and underscores is a serial":     {in: "WD-WCC4E1234567_1.0", want: BootDisk{Kind: BootDiskSerial, Value: "WD-WCC4E1234567_1.0"}},
-		"surrounding space is trimmed":                               {in: " sdb ", want: BootDisk{Kind: BootDiskName, Value: "sdb"}},
+		"an empty boot disk asks on the console (TAPPaaS's default)": {in: "", want: answer.BootDisk{Kind: answer.BootDiskAsk}},
+		"ask asks on the console":                                    {in: "ask", want: answer.BootDisk{Kind: answer.BootDiskAsk}},
+		"ASK is read without case":                                   {in: "ASK", want: answer.BootDisk{Kind: answer.BootDiskAsk}},
+		"any takes the installer's first disk":                       {in: "any", want: answer.BootDisk{Kind: answer.BootDiskAny}},
+		"sda is a kernel name":                                       {in: "sda", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}},
+		"vda is a kernel name":                                       {in: "vda", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "vda"}},
+		"hda is a kernel name":                                       {in: "hda", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "hda"}},
+		"xvda is a kernel name":                                      {in: "xvda", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "xvda"}},
+		"sdaa is a kernel name":                                      {in: "sdaa", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "sdaa"}},
+		"nvme0n1 is a kernel name":                                   {in: "nvme0n1", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "nvme0n1"}},
+		"mmcblk0 is a kernel name":                                   {in: "mmcblk0", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "mmcblk0"}},
+		"the seed's serial is a serial":                              {in: "25414A800205", want: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"}},
+		"a serial with dashes, dots and underscores is a serial":     {in: "WD-WCC4E1234567_1.0", want: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "WD-WCC4E1234567_1.0"}},
+		"surrounding space is trimmed":                               {in: " sdb ", want: answer.BootDisk{Kind: answer.BootDiskName, Value: "sdb"}},
 		"a path is refused (as TAPPaaS refuses '/')":                 {in: "/dev/sda", wantErr: `invalid boot disk "/dev/sda": a path; give a bare kernel name (sda, nvme0n1) or a serial`},
 		"a partition is refused":                                     {in: "sda1", wantErr: `invalid boot disk "sda1": a partition or controller; give the whole disk (sda, nvme0n1) or its serial`},
 		"an NVMe partition is refused":                               {in: "nvme0n1p2", wantErr: `invalid boot disk "nvme0n1p2": a partition or controller; give the whole disk (sda, nvme0n1) or its serial`},
@@ -64,23 +65,23 @@ func TestParseBootDisk(t *testing.T) {
 
 func TestBootDiskSelection(t *testing.T) {
 	tests := map[string]struct {
-		disk       BootDisk
+		disk       answer.BootDisk
 		wantString string
 		wantList   []string
 		wantFilter map[string]string
 	}{
 		"a kernel name goes into disk-list": {
-			disk: BootDisk{Kind: BootDiskName, Value: "nvme0n1"}, wantString: "nvme0n1", wantList: []string{"nvme0n1"},
+			disk: answer.BootDisk{Kind: answer.BootDiskName, Value: "nvme0n1"}, wantString: "nvme0n1", wantList: []string{"nvme0n1"},
 		},
 		"a serial becomes an ID_SERIAL glob": {
-			disk: BootDisk{Kind: BootDiskSerial, Value: "25414A800205"}, wantString: "25414A800205",
+			disk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"}, wantString: "25414A800205",
 			wantFilter: map[string]string{"ID_SERIAL": "*25414A800205*"},
 		},
 		"any matches every disk's DEVNAME": {
-			disk: BootDisk{Kind: BootDiskAny}, wantString: "any", wantFilter: map[string]string{"DEVNAME": "/dev/*"},
+			disk: answer.BootDisk{Kind: answer.BootDiskAny}, wantString: "any", wantFilter: map[string]string{"DEVNAME": "/dev/*"},
 		},
 		"ask has neither until the console answers": {
-			disk: BootDisk{}, wantString: "ask",
+			disk: answer.BootDisk{}, wantString: "ask",
 		},
 	}
 	for name, tc := range tests {
@@ -99,12 +100,12 @@ func TestBootDiskSelection(t *testing.T) {
 }
 
 func TestBootDiskValidateRefusesWhatParseCannotReturn(t *testing.T) {
-	tests := map[string]BootDisk{
-		"a serial that reads as a kernel name": {Kind: BootDiskSerial, Value: "sda"},
-		"a kernel name that reads as a serial": {Kind: BootDiskName, Value: "S4EW"},
-		"ask with a value":                     {Kind: BootDiskAsk, Value: "sda"},
-		"an unknown kind":                      {Kind: BootDiskKind(9), Value: "sda"},
-		"an empty serial":                      {Kind: BootDiskSerial},
+	tests := map[string]answer.BootDisk{
+		"a serial that reads as a kernel name": {Kind: answer.BootDiskSerial, Value: "sda"},
+		"a kernel name that reads as a serial": {Kind: answer.BootDiskName, Value: "S4EW"},
+		"ask with a value":                     {Kind: answer.BootDiskAsk, Value: "sda"},
+		"an unknown kind":                      {Kind: answer.BootDiskKind(9), Value: "sda"},
+		"an empty serial":                      {Kind: answer.BootDiskSerial},
 	}
 	for name, d := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -292,7 +293,7 @@ func FuzzParseBootDisk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("MarshalText(%+v): %v", d, err)
 		}
-		var again BootDisk
+		var again answer.BootDisk
 		if err := again.UnmarshalText(text); err != nil {
 			t.Fatalf("UnmarshalText(%q): %v", text, err)
 		}

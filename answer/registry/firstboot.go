@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"fmt"
+	"github.com/plasmactl/plasma-node/answer"
 	"strings"
 )
 
@@ -45,9 +46,9 @@ func FirstBootScript(r Registration) ([]byte, error) {
 	for _, p := range r.Pools {
 		fmt.Fprintf(&pools, "\tpool %s %s", shQuote(p.Name), shQuote(p.Layout.VdevType()))
 		for _, d := range p.Disks {
-			kind, _ := classifyDisk(d) // validated above
+			kind, _ := answer.ClassifyDisk(d) // validated above
 			prefix := "serial:"
-			if kind == diskName {
+			if kind == answer.BootDiskName {
 				prefix = "name:"
 			}
 			pools.WriteString(" " + shQuote(prefix+d))

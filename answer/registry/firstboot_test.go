@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -50,7 +51,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func testNode(t testing.TB, pools ...string) Registration {
 	t.Helper()
-	r := Registration{Name: "tappaas3", BootDisk: BootDisk{Kind: BootDiskSerial, Value: "25414A800205"}}
+	r := Registration{Name: "tappaas3", BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"}}
 	for _, p := range pools {
 		r.Pools = append(r.Pools, mustPool(t, p))
 	}

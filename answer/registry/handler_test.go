@@ -270,15 +270,15 @@ func TestAnswerRefusals(t *testing.T) {
 			regs: []Registration{{Name: "a"}}, method: "GET", wantStatus: 405, stayPending: true,
 		},
 		"a console-chosen disk without bootdisk gets 409 and stays pending": {
-			regs: []Registration{{Name: "a", BootDisk: BootDisk{Kind: BootDiskAsk}}}, body: body("9.2"),
+			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, body: body("9.2"),
 			wantStatus: 409, wantBody: "console-chosen boot disk", stayPending: true,
 		},
 		"a malformed bootdisk gets 400": {
-			regs: []Registration{{Name: "a", BootDisk: BootDisk{Kind: BootDiskAsk}}}, query: "?bootdisk=../sda", body: body("9.2"),
+			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=../sda", body: body("9.2"),
 			wantStatus: 400, wantBody: "invalid bootdisk parameter", stayPending: true,
 		},
 		"a console-chosen disk with bootdisk is answered": {
-			regs: []Registration{{Name: "a", BootDisk: BootDisk{Kind: BootDiskAsk}}}, query: "?bootdisk=nvme1n1", body: body("9.2"),
+			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=nvme1n1", body: body("9.2"),
 			wantStatus: 200, wantBody: `disk-list = ['nvme1n1']`,
 		},
 		"an unsupported installer gets 400": {
@@ -288,8 +288,8 @@ func TestAnswerRefusals(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			for i := range tc.regs {
-				if tc.regs[i].BootDisk == (BootDisk{}) && !strings.Contains(name, "console") {
-					tc.regs[i].BootDisk = BootDisk{Kind: BootDiskName, Value: "sda"}
+				if tc.regs[i].BootDisk == (answer.BootDisk{}) && !strings.Contains(name, "console") {
+					tc.regs[i].BootDisk = answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}
 				}
 			}
 			e := newHandlerEnv(t, tc.regs...)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // TestRegisterRefusesATakenPin: a pin another pending registration holds
@@ -16,7 +17,7 @@ import (
 // whichever came first by name.
 func TestRegisterRefusesATakenPin(t *testing.T) {
 	held := Registration{Name: "a1", MACs: []string{"52:54:00:00:00:01"}, Serial: "SN-4711",
-		UUID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}}
+		UUID: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
 	tests := map[string]struct {
 		r    Registration
 		want Pin
@@ -35,7 +36,7 @@ func TestRegisterRefusesATakenPin(t *testing.T) {
 			if _, err := g.Put(ctx, held); err != nil {
 				t.Fatal(err)
 			}
-			tc.r.BootDisk = BootDisk{Kind: BootDiskName, Value: "sdb"}
+			tc.r.BootDisk = answer.BootDisk{Kind: answer.BootDiskName, Value: "sdb"}
 			_, err = g.Register(ctx, tc.r, RegisterOptions{})
 			var taken *PinTakenError
 			if !errors.As(err, &taken) || !errors.Is(err, ErrPinTaken) || !errors.Is(err, ErrInvalidRegistration) {
@@ -64,7 +65,7 @@ func TestRegisterReplaceMovesPins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sda := BootDisk{Kind: BootDiskName, Value: "sda"}
+	sda := answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}
 	for _, r := range []Registration{
 		{Name: "a1", MACs: []string{"52:54:00:00:00:01", "52:54:00:00:00:02"}, BootDisk: sda},
 		{Name: "b1", Serial: "SN-1", BootDisk: sda},
@@ -120,12 +121,12 @@ func TestCollisions(t *testing.T) {
 
 // TestChanges: what a re-registration changes, for the warning.
 func TestChanges(t *testing.T) {
-	old := Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: BootDisk{Kind: BootDiskSerial, Value: "25414A800205"}}
+	old := Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"}}
 	dp, err := ParsePoolSpec("tank=single:50026B73842AD86F")
 	if err != nil {
 		t.Fatal(err)
 	}
-	new := Registration{Name: "n1", MACs: []string{"52:54:00:00:00:02"}, BootDisk: BootDisk{Kind: BootDiskAsk}, Pools: []DataPool{dp}}
+	new := Registration{Name: "n1", MACs: []string{"52:54:00:00:00:02"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}, Pools: []DataPool{dp}}
 	want := []Change{
 		{"macs", "52:54:00:00:00:01", "52:54:00:00:00:02"},
 		{"boot disk", old.BootDisk.String(), new.BootDisk.String()},

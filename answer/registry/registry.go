@@ -27,7 +27,7 @@ var (
 	ErrInvalidMAC = errors.New("invalid MAC address")
 	// ErrInvalidBootDisk: a boot disk that is neither ask, any, a kernel
 	// name nor a serial.
-	ErrInvalidBootDisk = errors.New("invalid boot disk")
+	ErrInvalidBootDisk = answer.ErrInvalidBootDisk
 	// ErrInvalidPool: a bad data pool spec, or pools that clash with each
 	// other or with the boot disk.
 	ErrInvalidPool = errors.New("invalid pool")
@@ -114,7 +114,7 @@ type Registration struct {
 	MACs []string
 	// BootDisk is where the installer puts the system. A TAPPaaS file
 	// without boot_disk means "sda", as TAPPaaS reads it.
-	BootDisk BootDisk
+	BootDisk answer.BootDisk
 	// Pools are the data pools the first-boot script creates.
 	Pools []DataPool
 	// Created is when the registration was made.
@@ -185,7 +185,7 @@ func (r Registration) Validate() error {
 		}
 	}
 	if err := r.BootDisk.Validate(); err != nil {
-		return err
+		return invalid(ErrInvalidBootDisk, "%s", err.Error())
 	}
 	seen := map[string]string{} // disk -> pool
 	for i, p := range r.Pools {
@@ -205,7 +205,7 @@ func (r Registration) Validate() error {
 			if r.BootDisk.Value == d {
 				return invalid(ErrInvalidPool, "disk %q is the boot disk and in pool %s; a data pool needs disks of its own", d, p.Name)
 			}
-			if r.BootDisk.Kind == BootDiskSerial && strings.Contains(d, r.BootDisk.Value) {
+			if r.BootDisk.Kind == answer.BootDiskSerial && strings.Contains(d, r.BootDisk.Value) {
 				return invalid(ErrInvalidPool, "the boot disk filter *%s* would also match disk %q of pool %s; give the boot disk's full serial", r.BootDisk.Value, d, p.Name)
 			}
 		}

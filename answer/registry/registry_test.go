@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // syncBuffer is a bytes.Buffer safe for a logger used by several goroutines.
@@ -182,7 +183,7 @@ func TestDecodeRegistrationFixtures(t *testing.T) {
 			file: "tappaas3.json", stem: "tappaas3", sameBytes: true,
 			want: Registration{
 				Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:ff"},
-				BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"},
+				BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 				Pools:    []DataPool{{Name: "tanka1", Layout: LayoutSingle, Disks: []string{"nvme0n1"}}},
 				Created:  created,
 			},
@@ -190,7 +191,7 @@ func TestDecodeRegistrationFixtures(t *testing.T) {
 		"TAPPaaS's original cut without boot_disk boots from sda": {
 			file: "tappaas-original.json", stem: "tappaas-original",
 			want: Registration{
-				Name: "tappaas-original", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"},
+				Name: "tappaas-original", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 				Pools:   []DataPool{{Name: "tanka1", Layout: LayoutMirror, Disks: []string{"sdb", "sdc"}}},
 				Created: created.Add(123456 * time.Microsecond),
 			},
@@ -206,7 +207,7 @@ func TestDecodeRegistrationFixtures(t *testing.T) {
 			file: "tappaas-seed.json", stem: "tappaas-seed",
 			want: Registration{
 				Name: "tappaas-seed", MACs: []string{"aa:bb:cc:dd:ee:0f"},
-				BootDisk: BootDisk{Kind: BootDiskSerial, Value: "25414A800205"},
+				BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"},
 				Pools:    []DataPool{{Name: "tanka1", Layout: LayoutSingle, Disks: []string{"50026B73842AD86F"}}},
 				Created:  created,
 				Extra:    map[string]json.RawMessage{"site": json.RawMessage(`{"zone":"mgmt"}`)},
@@ -216,7 +217,7 @@ func TestDecodeRegistrationFixtures(t *testing.T) {
 			file: "ours.json", stem: "ours", sameBytes: true,
 			want: Registration{
 				Name: "ours", MACs: []string{"aa:bb:cc:dd:ee:03", "aa:bb:cc:dd:ee:04"},
-				BootDisk: BootDisk{Kind: BootDiskSerial, Value: "S4EWNX0N123456"},
+				BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "S4EWNX0N123456"},
 				Pools: []DataPool{
 					{Name: "tankb1", Layout: LayoutMirror, Disks: []string{"WD-WCC4E1111111", "WD-WCC4E2222222"}},
 					{Name: "tankc1", Layout: LayoutRaidz2, Disks: []string{"sdb", "sdc", "sdd"}},
@@ -260,7 +261,7 @@ func TestDecodeRegistrationFixtures(t *testing.T) {
 }
 
 func TestEncodeRegistrationKeyOrder(t *testing.T) {
-	r := Registration{Name: "tappaas3", BootDisk: BootDisk{}, Created: created,
+	r := Registration{Name: "tappaas3", BootDisk: answer.BootDisk{}, Created: created,
 		Extra: map[string]json.RawMessage{"zeta": json.RawMessage(`1`), "alpha": json.RawMessage(`"<&>"`)}}
 	out, err := encodeRegistration(r)
 	if err != nil {
@@ -323,7 +324,7 @@ func TestDecodeRegistrationNormalises(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Registration{
-		Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:0f"}, BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"},
+		Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:0f"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 		Serial: "SN-1", UUID: "bcf43ddf-6d92-4ace-b93f-76f71ffe4495",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -332,7 +333,7 @@ func TestDecodeRegistrationNormalises(t *testing.T) {
 }
 
 func TestRegistrationJSONMethods(t *testing.T) {
-	r := Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:ff"}, BootDisk: BootDisk{Kind: BootDiskAny}, Created: created}
+	r := Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:ff"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}, Created: created}
 	data, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -373,7 +374,7 @@ func TestRegistryCRUD(t *testing.T) {
 	g, _ := testRegistry(t)
 	r := Registration{
 		Name: "tappaas3", MACs: []string{"AA-BB-CC-DD-EE-FF"},
-		BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"},
+		BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 		Pools:    []DataPool{mustPool(t, "tanka1=single:nvme0n1")},
 	}
 	replaced, err := g.Put(ctx, r)
@@ -455,7 +456,7 @@ func TestRegistryPutRefusesBadInput(t *testing.T) {
 	}{
 		"a bad name":         {Registration{Name: "bad name!"}, ErrInvalidName},
 		"a bad MAC":          {Registration{Name: "a", MACs: []string{"nonsense"}}, ErrInvalidMAC},
-		"a bad boot disk":    {Registration{Name: "a", BootDisk: BootDisk{Kind: BootDiskName, Value: "/dev/sda"}}, ErrInvalidBootDisk},
+		"a bad boot disk":    {Registration{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "/dev/sda"}}, ErrInvalidBootDisk},
 		"a bad pool":         {Registration{Name: "a", Pools: []DataPool{{Name: "t", Layout: "raid5", Disks: []string{"sdb"}}}}, ErrInvalidPool},
 		"a placeholder UUID": {Registration{Name: "a", UUID: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"}, ErrInvalidUUID},
 	}

@@ -136,7 +136,7 @@ func appendUnique(dst []string, vs ...string) []string {
 // answer with them and validates it with the rules of the newest
 // installer.
 func (s Site) Check() error {
-	return s.CheckRegistration(Registration{Name: "probe", BootDisk: BootDisk{Kind: BootDiskName, Value: "sda"}})
+	return s.CheckRegistration(Registration{Name: "probe", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}})
 }
 
 // CheckRegistration refuses a registration whose answer, built with s,
@@ -144,8 +144,8 @@ func (s Site) Check() error {
 // data pool the installer cannot take). A boot disk of "ask" is checked
 // as the first disk it could be.
 func (s Site) CheckRegistration(r Registration) error {
-	if r.BootDisk.Kind == BootDiskAsk {
-		r.BootDisk = BootDisk{Kind: BootDiskName, Value: "sda"}
+	if r.BootDisk.Kind == answer.BootDiskAsk {
+		r.BootDisk = answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}
 	}
 	a, err := Build(r, BuildOptions{Site: s, RootPassword: "probe-password"})
 	if err == nil {

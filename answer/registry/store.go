@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/lockfile"
 )
@@ -314,5 +315,5 @@ func (g *Store) AsksForBootDisk(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return slices.ContainsFunc(pending, func(r Registration) bool { return r.BootDisk.Kind == BootDiskAsk }), nil
+	return slices.ContainsFunc(pending, func(r Registration) bool { return r.BootDisk.Kind == answer.BootDiskAsk }), nil
 }

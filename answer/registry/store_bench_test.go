@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"github.com/plasmactl/plasma-node/answer"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ func storeWith(b *testing.B, n int) *Store {
 		b.Fatal(err)
 	}
 	for i := range n {
-		r := Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}, BootDisk: BootDisk{Kind: BootDiskAny}}
+		r := Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 		if _, err := g.Register(context.Background(), r, RegisterOptions{}); err != nil {
 			b.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func BenchmarkRegisterBeside1000(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		r := Registration{Name: "extra", MACs: []string{"52:54:00:ff:ff:ff"}, BootDisk: BootDisk{Kind: BootDiskAny}}
+		r := Registration{Name: "extra", MACs: []string{"52:54:00:ff:ff:ff"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 		if _, err := g.Register(ctx, r, RegisterOptions{}); err != nil {
 			b.Fatal(err)
 		}

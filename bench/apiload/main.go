@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
@@ -154,7 +155,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 				if i >= n {
 					return
 				}
-				r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{mac(i)}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
+				r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{mac(i)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 				t0 := time.Now()
 				_, err := c.Register(ctx, r, registry.RegisterOptions{})
 				lat[i] = time.Since(t0)
@@ -292,7 +293,7 @@ func direct(ctx context.Context, res *result, n, conc int) error {
 				if i >= n {
 					return
 				}
-				r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{mac(i)}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
+				r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{mac(i)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 				t0 := time.Now()
 				st.Register(ctx, r, registry.RegisterOptions{})
 				lat[i] = time.Since(t0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 )
@@ -165,7 +166,7 @@ func TestPlan(t *testing.T) {
 }
 
 func reg(name, mac string) registry.Registration {
-	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
+	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 }
 
 func TestPlanWritesTheRegistrationsOfTheHardware(t *testing.T) {

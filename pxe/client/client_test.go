@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
@@ -121,7 +122,7 @@ func TestErrorsMapToTheDomain(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
 	reg := s.client(t, apitoken.ScopeRegister)
-	pve1 := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
+	pve1 := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 	if _, err := reg.Register(ctx, pve1, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestErrorsMapToTheDomain(t *testing.T) {
 		msg  string
 	}{
 		{"pin taken", pinErr, []error{registry.ErrPinTaken, registry.ErrInvalidRegistration}, []error{registry.ErrNotFound}, "is already pinned by pending registration pve1"},
-		{"numeric name", numErr, []error{registry.ErrInvalidRegistration, registry.ErrInvalidName}, []error{registry.ErrPinTaken}, "purely numeric"},
+		{"numeric name", numErr, []error{registry.ErrInvalidRegistration, registry.ErrInvalidName}, []error{registry.ErrPinTaken}, "not digits only"},
 		{"unknown node", nodeErr, []error{registry.ErrNotFound}, nil, `no registration named "nope"`},
 		{"unregister unknown", reg.Unregister(ctx, "nope"), []error{registry.ErrNotFound}, nil, `no pending registration named "nope"`},
 		{"read token registering", readErr, []error{client.ErrForbidden}, []error{registry.ErrInvalidRegistration}, "403 Forbidden"},

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -194,7 +195,7 @@ func TestEventStreamShowsBootSteps(t *testing.T) {
 	c := adminClient(t, state, r)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	reg := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}
+	reg := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 	if _, err := c.Register(ctx, reg, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}

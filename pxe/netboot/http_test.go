@@ -8,6 +8,7 @@ import (
 
 	"bytes"
 	"context"
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"io"
 	"log/slog"
@@ -336,7 +337,7 @@ func FuzzBootScriptQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	if _, err := r.Put(context.Background(), registry.Registration{Name: "pve1", MACs: []string{testMAC1}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}}); err != nil {
+	if _, err := r.Put(context.Background(), registry.Registration{Name: "pve1", MACs: []string{testMAC1}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}); err != nil {
 		f.Fatal(err)
 	}
 	h, err := New(Config{Backend: testBackend(f, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: testBase})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
@@ -23,7 +24,7 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskAny}, BMC: b}
+	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}, BMC: b}
 	if _, err := reg.Register(context.Background(), r, registry.RegisterOptions{Replace: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -17,7 +18,7 @@ import (
 var _ registrar.Registrar = (*client.Client)(nil)
 
 func withBMC(name, mac string) registry.Registration {
-	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"},
+	return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 		BMC: &registry.BMC{URL: "ipmi://192.0.2.10", User: "admin"}}
 }
 
@@ -51,7 +52,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 	if got := password(); got != "first" {
 		t.Fatalf("password = %q, want first", got)
 	}
-	if _, err := l.Register(ctx, registry.Registration{Name: "pve2", MACs: []string{"52:54:00:00:00:02"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}}, registry.RegisterOptions{}); err != nil {
+	if _, err := l.Register(ctx, registry.Registration{Name: "pve2", MACs: []string{"52:54:00:00:00:02"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.RegisterWithBMCPassword(ctx, withBMC("pve1", "52:54:00:00:00:02"), registry.RegisterOptions{}, "second"); !errors.Is(err, registry.ErrPinTaken) {
@@ -89,7 +90,7 @@ func TestRegisterUndoesWhenThePasswordCannotBeKept(t *testing.T) {
 	if _, err := regs.Get(ctx, "pve1"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("the registration stayed without its password: %v", err)
 	}
-	plain := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:09"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sdb"}}
+	plain := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:09"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sdb"}}
 	if _, err := regs.Register(ctx, plain, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
 	"github.com/plasmactl/plasma-node/pxe/secret"
@@ -199,7 +200,7 @@ func TestBackendOverAnEmbeddersStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	r := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}}
+	r := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
 	if _, err := store.Register(ctx, r, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}

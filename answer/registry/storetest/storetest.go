@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
@@ -83,7 +84,7 @@ func RunCheck(t T, h Harness, c Check) {
 const Racers = 1000
 
 func reg(name string, macs ...string) registry.Registration {
-	return registry.Registration{Name: name, MACs: macs, BootDisk: registry.BootDisk{Kind: registry.BootDiskName, Value: "sda"}}
+	return registry.Registration{Name: name, MACs: macs, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
 }
 
 func mac(i int) string { return fmt.Sprintf("52:54:00:%02x:%02x:%02x", i>>16&0xff, i>>8&0xff, i&0xff) }
