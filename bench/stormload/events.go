@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -29,18 +31,34 @@ type follower struct {
 }
 
 // follow starts reading path from its current end, polling every
-// millisecond.
+// millisecond; a log that does not exist yet (its store creates it with
+// its first event) is read from its start once it appears.
 func follow(path string) (*follower, error) {
 	f, err := os.Open(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		f = nil
+	case err != nil:
 		return nil, fmt.Errorf("events: %w", err)
-	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("events: %w", err)
+	default:
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("events: %w", err)
+		}
 	}
 	fl := &follower{done: make(chan struct{}), result: make(chan *lag, 1)}
 	go func() {
+		for f == nil {
+			select {
+			case <-fl.done:
+				fl.result <- &lag{ByKind: map[string]int{}}
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if f, err = os.Open(path); err != nil {
+				f = nil
+			}
+		}
 		defer f.Close()
 		var behind []time.Duration
 		kinds := map[string]int{}
