@@ -22,6 +22,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // Windows opens and closes the provisioning window of the state folder;
@@ -61,6 +62,9 @@ type Config struct {
 	Replies Replies
 	// Windows runs windows; nil refuses opening and closing.
 	Windows Windows
+	// Window is the window state shown without Windows; nil reads the
+	// state folder's (window.Dir of StateDir).
+	Window window.Store
 	// Power runs the machines' BMCs; nil answers the power and boot
 	// endpoints, and a registration with a BMC password, with 501.
 	Power Power

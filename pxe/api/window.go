@@ -21,7 +21,12 @@ const MinTTL = time.Second
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
 func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
-	w, err := window.Read(stateDir)
+	return StatusOf(window.Dir(stateDir), now)
+}
+
+// StatusOf returns the window st holds, whoever runs it.
+func StatusOf(st window.Store, now time.Time) (WindowStatus, error) {
+	w, err := st.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return WindowStatus{}, err
 	}
@@ -29,7 +34,7 @@ func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
 		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
 			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint}, nil
 	}
-	held, err := window.Holder(stateDir)
+	held, err := st.Holder()
 	if err != nil {
 		return WindowStatus{}, err
 	}
@@ -42,6 +47,9 @@ func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
 func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
 	if h.cfg.Windows != nil {
 		return h.cfg.Windows.Status(ctx)
+	}
+	if h.cfg.Window != nil {
+		return StatusOf(h.cfg.Window, time.Now())
 	}
 	return WindowStatusOf(h.cfg.StateDir, time.Now())
 }

@@ -65,6 +65,8 @@ type Request struct {
 	// StateDir's and SecretsDir's ([state.Open]).
 	Registrations registry.Registrations
 	Secrets       secret.Store
+	// Window is the window state Boot checks; nil reads StateDir's.
+	Window window.Store
 	// Name is the node.
 	Name string
 	// Options tune the BMC driver (timeouts, retries); the registration
@@ -133,7 +135,11 @@ type BootResult struct {
 // the registration is pending. Each step is an event on the timeline.
 func Boot(ctx context.Context, req Request) (BootResult, error) {
 	var res BootResult
-	w, err := window.Read(req.StateDir)
+	ws := req.Window
+	if ws == nil {
+		ws = window.Dir(req.StateDir)
+	}
+	w, err := ws.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
