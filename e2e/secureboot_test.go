@@ -27,12 +27,12 @@ const (
 // window as next-server (siaddr, no boot file); the boot file itself still
 // comes from the window's proxy-DHCP.
 func TestNetbootSecureBoot(t *testing.T) {
-	media := netbootPrereqs(t)
 	for _, f := range []struct{ path, pkg string }{{ovmfCodeMS, "ovmf"}, {ovmfVarsMS, "ovmf"}, {debianShim, "shim-signed"}, {debianGrub, "grub-efi-amd64-signed"}} {
 		if _, err := os.Stat(f.path); err != nil {
 			skipOrFail(t, "the Secure Boot netboot needs %s (Debian package %s)", f.path, f.pkg)
 		}
 	}
+	media := netbootPrereqsWith(t, true)
 	// buildMedia put Debian's chain where a Proxmox ISO keeps its EFI
 	// boot files; prepare takes it from there (wantChain checks).
 	wantChain := func(t *testing.T, l *bootLab) {

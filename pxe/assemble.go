@@ -219,6 +219,9 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		}
 		proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe",
 			SecureBoot: cfg.SecureBoot}}
+		if sb, ok := b.(backend.SecureBooter); ok && !cfg.SecureBoot {
+			proxy.Boot.SecureBootFor = sb.SecureBoot
+		}
 		if err := proxy.Validate(); err != nil {
 			return &ConfigError{Field: "DHCPInterface", Value: cfg.DHCPInterface, Reason: "cannot offer boot files", Err: err}
 		}

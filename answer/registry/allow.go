@@ -4,7 +4,11 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/backend"
 )
+
+var _ backend.SecureBooter = (*Backend)(nil)
 
 // Allow admits the MACs of pending registrations, and any PXE client
 // while a pending registration pins no MAC, since that one may be whoever
@@ -34,11 +38,30 @@ func (b *Backend) Allow(mac net.HardwareAddr) bool {
 	if l.any {
 		return true
 	}
-	if len(mac) != 6 {
-		return l.macs[mac.String()]
+	return lookupMAC(l.macs, mac)
+}
+
+// SecureBoot reports whether the machine with this MAC boots the Secure
+// Boot chain: a registration (pending, or consumed, so that an installed
+// machine with Secure Boot on gets grub's exit rather than an iPXE it
+// cannot run) that asks for it pins the MAC or its installer posted it.
+// Like [Backend.Allow] it answers from the lists last read, without a
+// lock or an allocation; the window asks it for UEFI x86-64 clients only.
+func (b *Backend) SecureBoot(mac net.HardwareAddr) bool {
+	l := b.allow.Load()
+	if l == nil {
+		l = b.loadAllow()
 	}
-	// mac.String() without its allocation: the map lookup of a
-	// converted byte slice copies nothing.
+	return lookupMAC(l.secureBoot, mac)
+}
+
+// lookupMAC looks mac up in m by its normalised form, without the
+// allocation of mac.String(): the map lookup of a converted byte slice
+// copies nothing.
+func lookupMAC(m map[string]bool, mac net.HardwareAddr) bool {
+	if len(mac) != 6 {
+		return m[mac.String()]
+	}
 	const hex = "0123456789abcdef"
 	var k [17]byte
 	for i, c := range mac {
@@ -47,15 +70,18 @@ func (b *Backend) Allow(mac net.HardwareAddr) bool {
 		}
 		k[3*i], k[3*i+1] = hex[c>>4], hex[c&0xf]
 	}
-	return l.macs[string(k[:])]
+	return m[string(k[:])]
 }
 
 // allowList is what [Backend.Allow] answers from.
 type allowList struct {
 	read time.Time
 	macs map[string]bool
-	any  bool
-	err  error
+	// secureBoot holds the MACs of registrations that ask for the Secure
+	// Boot chain.
+	secureBoot map[string]bool
+	any        bool
+	err        error
 }
 
 // loadAllow reads the registrations into a new allow list and returns it;
@@ -79,10 +105,13 @@ func (b *Backend) loadAllow() *allowList {
 		b.allow.Store(l)
 		return l
 	}
-	l.macs = map[string]bool{}
+	l.macs, l.secureBoot = map[string]bool{}, map[string]bool{}
 	for _, r := range consumed {
 		for _, m := range r.KnownMACs() {
 			l.macs[m] = true
+			if r.SecureBoot {
+				l.secureBoot[m] = true
+			}
 		}
 	}
 	for _, r := range pending {
@@ -94,6 +123,9 @@ func (b *Backend) loadAllow() *allowList {
 		}
 		for _, m := range r.MACs {
 			l.macs[m] = true
+			if r.SecureBoot {
+				l.secureBoot[m] = true
+			}
 		}
 	}
 	b.allow.Store(l)

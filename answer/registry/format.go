@@ -41,6 +41,7 @@ type registrationJSON struct {
 	UUID           string     `json:"uuid,omitempty"`
 	SSHKeys        []string   `json:"ssh_keys,omitempty"`
 	BMC            *BMC       `json:"bmc,omitempty"`
+	SecureBoot     bool       `json:"secure_boot,omitempty"`
 	ConsumedAt     string     `json:"consumed_at,omitempty"`
 	InstallIP      *string    `json:"install_ip,omitempty"`
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
@@ -50,7 +51,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -59,15 +60,16 @@ var knownKeys = []string{
 func (r Registration) MarshalJSON() ([]byte, error) {
 	bd := r.BootDisk.String()
 	w := registrationJSON{
-		Name:     r.Name,
-		MACs:     r.MACs,
-		BootDisk: &bd,
-		Pools:    r.Pools,
-		Created:  formatTime(r.Created),
-		Serial:   r.Serial,
-		UUID:     r.UUID,
-		SSHKeys:  r.SSHKeys,
-		BMC:      r.BMC,
+		Name:       r.Name,
+		MACs:       r.MACs,
+		BootDisk:   &bd,
+		Pools:      r.Pools,
+		Created:    formatTime(r.Created),
+		Serial:     r.Serial,
+		UUID:       r.UUID,
+		SSHKeys:    r.SSHKeys,
+		BMC:        r.BMC,
+		SecureBoot: r.SecureBoot,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -144,7 +146,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

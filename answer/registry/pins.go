@@ -190,5 +190,6 @@ func Changes(old, new Registration) []Change {
 		return r.BMC.URL
 	}
 	add("bmc", bmcOf(old), bmcOf(new))
+	add("secure boot", fmt.Sprint(old.SecureBoot), fmt.Sprint(new.SecureBoot))
 	return out
 }

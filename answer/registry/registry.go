@@ -132,6 +132,10 @@ type Registration struct {
 	// one-time PXE boot; nil for none. Its password is kept in the
 	// secrets folder, never in the registration.
 	BMC *BMC
+	// SecureBoot boots the machine through the window's Secure Boot chain
+	// (shim, signed grub, signed kernel) instead of iPXE, also when the
+	// window offers iPXE to others: its firmware has Secure Boot on.
+	SecureBoot bool
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord

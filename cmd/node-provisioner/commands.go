@@ -21,19 +21,19 @@ import (
 
 func (a *app) registerCmd() *cobra.Command {
 	var (
-		macs, pools, keys  []string
-		serial, uuid, disk string
-		replace            bool
-		bf                 bmcFlags
+		macs, pools, keys   []string
+		serial, uuid, disk  string
+		replace, secureBoot bool
+		bf                  bmcFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--secure-boot] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, Created: time.Now().UTC()}
+			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, SecureBoot: secureBoot, Created: time.Now().UTC()}
 			if err := registry.ValidateName(r.Name); err != nil {
 				return err
 			}
@@ -109,6 +109,7 @@ func (a *app) registerCmd() *cobra.Command {
 	f.StringArrayVar(&pools, "pool", nil, "data pool NAME=LAYOUT:DISK[,DISK...], layouts single, stripe, mirror, raidz, raidz2 (repeatable)")
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for root's authorized_keys on this node (repeatable)")
 	bf.bind(f)
+	f.BoolVar(&secureBoot, "secure-boot", false, "boot this machine through the Secure Boot chain (signed shim, grub and kernel) even when the window offers others iPXE: its firmware has Secure Boot on")
 	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c
 }

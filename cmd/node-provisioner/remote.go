@@ -41,15 +41,15 @@ func (a *app) remote() (*client.Client, error) {
 func remoteOnlyTTL(visited []string, where string) error {
 	var set []string
 	for _, f := range visited {
-		if f != "ttl" {
+		if f != "ttl" && f != "secure-boot" {
 			set = append(set, "--"+f)
 		}
 	}
 	switch {
 	case len(set) == 1:
-		return usageError(fmt.Errorf("%s is a setting of the daemon's windows (given when the daemon starts); %s only --ttl is taken", set[0], where))
+		return usageError(fmt.Errorf("%s is a setting of the daemon's windows (given when the daemon starts); %s only --ttl and --secure-boot are taken", set[0], where))
 	case len(set) > 1:
-		return usageError(fmt.Errorf("%s are settings of the daemon's windows (given when the daemon starts); %s only --ttl is taken", strings.Join(set, ", "), where))
+		return usageError(fmt.Errorf("%s are settings of the daemon's windows (given when the daemon starts); %s only --ttl and --secure-boot are taken", strings.Join(set, ", "), where))
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func (a *app) enableCmd() *cobra.Command {
 		Short: "Open the provisioning window in the background (a transient systemd unit, or a detached process)",
 		Long: "Open the provisioning window in the background (a transient systemd unit, or a detached process).\n" +
 			"When a node-provisioner daemon runs on the state folder, the daemon's window is opened through its API instead,\n" +
-			"with the token in " + TokenEnv + " (admin scope) and the daemon's window settings (only --ttl is taken).",
+			"with the token in " + TokenEnv + " (admin scope) and the daemon's window settings (only --ttl and --secure-boot are taken).",
 		Example: `  node-provisioner enable --ttl 2h
   node-provisioner enable --http 127.0.0.1:8090 --ttl 10m`,
 		Args: cobra.NoArgs,
@@ -44,14 +44,14 @@ func (a *app) enableCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.enableRemote(cmd, c, o.cfg.TTL, "with --server")
+				return a.enableRemote(cmd, c, o.cfg, "with --server")
 			}
 			if running {
 				c, err := a.daemonClient(r, "admin")
 				if err != nil {
 					return err
 				}
-				return a.enableRemote(cmd, c, o.cfg.TTL, "")
+				return a.enableRemote(cmd, c, o.cfg, "")
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -159,13 +159,13 @@ func changed(cmd *cobra.Command) []string {
 
 // enableRemote opens the window of a daemon through c; where, when not
 // empty, says how the daemon was named for refusing window settings.
-func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, ttl time.Duration, where string) error {
+func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, cfg pxe.Config, where string) error {
 	if where != "" {
 		if err := remoteOnlyTTL(changed(cmd), where); err != nil {
 			return err
 		}
 	}
-	w, err := c.OpenWindow(cmd.Context(), ttl)
+	w, err := c.OpenWindowWith(cmd.Context(), cfg.TTL, client.WindowOptions{SecureBoot: cfg.SecureBoot})
 	if errors.Is(err, pxe.ErrWindowOpen) {
 		fmt.Fprintf(a.out, "The provisioning window is already open: %v\n", err)
 		return nil

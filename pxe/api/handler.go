@@ -31,10 +31,10 @@ import (
 type Windows interface {
 	// Status returns the window, whoever runs it.
 	Status(ctx context.Context) (WindowStatus, error)
-	// Open opens a window for ttl. A window already open is an error
-	// matching window.ErrOpen (409); a bad setting one matching
-	// [ErrBadRequest] (400).
-	Open(ctx context.Context, ttl time.Duration) (WindowStatus, error)
+	// Open opens a window for ttl with opts. A window already open is an
+	// error matching window.ErrOpen (409); a bad setting one matching
+	// [ErrBadRequest] (400), such as Secure Boot without a chain staged.
+	Open(ctx context.Context, ttl time.Duration, opts WindowOptions) (WindowStatus, error)
 	// Close closes the open window, whoever runs it; it reports whether
 	// one was open.
 	Close(ctx context.Context) (bool, error)

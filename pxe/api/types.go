@@ -37,6 +37,8 @@ type (
 	PinMove = apitype.PinMove
 	// OpenWindowRequest is [apitype.OpenWindowRequest].
 	OpenWindowRequest = apitype.OpenWindowRequest
+	// WindowOptions is [apitype.WindowOptions].
+	WindowOptions = apitype.WindowOptions
 	// WindowStatus is [apitype.WindowStatus].
 	WindowStatus = apitype.WindowStatus
 	// PowerRequest is [apitype.PowerRequest].

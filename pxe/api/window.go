@@ -81,7 +81,7 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this server does not run windows", "")
 		return
 	}
-	st, err := h.cfg.Windows.Open(r.Context(), ttl)
+	st, err := h.cfg.Windows.Open(r.Context(), ttl, WindowOptions{SecureBoot: req.SecureBoot})
 	switch {
 	case errors.Is(err, window.ErrOpen), errors.Is(err, ErrConflict):
 		writeError(w, http.StatusConflict, err.Error(), "")
@@ -93,7 +93,7 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, "open the window", err)
 		return
 	}
-	h.log.Info("api: window opened", "ttl", ttl.String(), "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	h.log.Info("api: window opened", "ttl", ttl.String(), "secure_boot", req.SecureBoot, "token", tokenOf(r).Name, "client_ip", clientIP(r))
 	writeJSON(w, http.StatusCreated, st)
 }
 

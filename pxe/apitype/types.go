@@ -69,6 +69,16 @@ func (r RegisterResponse) Result() registry.RegisterResult {
 type OpenWindowRequest struct {
 	// TTL is how long the window stays open, such as "2h".
 	TTL string `json:"ttl"`
+	// SecureBoot offers every UEFI machine the Secure Boot chain the
+	// booted release carries, instead of iPXE (serve --secure-boot).
+	SecureBoot bool `json:"secure_boot,omitempty"`
+}
+
+// WindowOptions are the settings of one window opened through the API,
+// beside the daemon's own.
+type WindowOptions struct {
+	// SecureBoot: see [OpenWindowRequest.SecureBoot].
+	SecureBoot bool
 }
 
 // WindowStatus is the provisioning window of the state folder, whoever

@@ -57,6 +57,14 @@ type Backend interface {
 	Answer(ctx context.Context, req AnswerRequest) (*Answer, error)
 }
 
+// SecureBooter is a [Backend] that knows which machines boot the window's
+// Secure Boot chain instead of iPXE when the window does not offer it to
+// every machine. The window asks it on the proxy-DHCP offer path, for
+// UEFI x86-64 clients only, so it must be cheap and must not allocate.
+type SecureBooter interface {
+	SecureBoot(mac net.HardwareAddr) bool
+}
+
 // Boot is the decision of [Backend.Boot].
 type Boot struct {
 	// Node names the node the machine installs as; empty means the

@@ -40,6 +40,10 @@ const (
 // WindowStatus is the provisioning window as the server reports it.
 type WindowStatus = apitype.WindowStatus
 
+// WindowOptions are a window's settings beside its TTL, such as Secure
+// Boot. See [apitype.WindowOptions].
+type WindowOptions = apitype.WindowOptions
+
 // Options configure a [Client].
 type Options struct {
 	// URL is the server, such as https://provisioner.example:8091.
@@ -347,8 +351,14 @@ func (c *Client) Window(ctx context.Context) (WindowStatus, error) {
 // OpenWindow opens the provisioning window for ttl (admin). An open
 // window is an error matching window.ErrOpen. It is not retried.
 func (c *Client) OpenWindow(ctx context.Context, ttl time.Duration) (WindowStatus, error) {
+	return c.OpenWindowWith(ctx, ttl, WindowOptions{})
+}
+
+// OpenWindowWith is [Client.OpenWindow] with the window's options, such
+// as Secure Boot.
+func (c *Client) OpenWindowWith(ctx context.Context, ttl time.Duration, opts WindowOptions) (WindowStatus, error) {
 	var out WindowStatus
-	err := c.do(ctx, request{method: "PUT", path: "/window", body: apitype.OpenWindowRequest{TTL: ttl.String()}, op: opOpenWindow}, &out)
+	err := c.do(ctx, request{method: "PUT", path: "/window", body: apitype.OpenWindowRequest{TTL: ttl.String(), SecureBoot: opts.SecureBoot}, op: opOpenWindow}, &out)
 	return out, err
 }
 

@@ -28,6 +28,8 @@ type record struct {
 	Opened time.Time `json:"opened"`
 	// Deadline is when it closes.
 	Deadline time.Time `json:"deadline"`
+	// SecureBoot is the window's Secure Boot setting (API open).
+	SecureBoot bool `json:"secure_boot,omitempty"`
 }
 
 // windows runs the daemon's windows, one at a time; it implements
@@ -115,8 +117,8 @@ func (w *windows) Status(_ context.Context) (api.WindowStatus, error) {
 	return st, nil
 }
 
-// Open opens a window for ttl.
-func (w *windows) Open(_ context.Context, ttl time.Duration) (api.WindowStatus, error) {
+// Open opens a window for ttl, with Secure Boot when opts asks.
+func (w *windows) Open(_ context.Context, ttl time.Duration, opts api.WindowOptions) (api.WindowStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopping {
@@ -127,7 +129,7 @@ func (w *windows) Open(_ context.Context, ttl time.Duration) (api.WindowStatus, 
 		return api.WindowStatus{}, fmt.Errorf("%w (opened through the API, %s left)", pxe.ErrWindowOpen, left)
 	}
 	now := time.Now().UTC()
-	return w.startLocked(record{Opened: now, Deadline: now.Add(ttl)})
+	return w.startLocked(record{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot})
 }
 
 // startLocked starts a window until rec's deadline and waits until it
@@ -135,6 +137,7 @@ func (w *windows) Open(_ context.Context, ttl time.Duration) (api.WindowStatus, 
 func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 	cfg := w.cfg
 	cfg.TTL = time.Until(rec.Deadline)
+	cfg.SecureBoot = cfg.SecureBoot || rec.SecureBoot
 	if cfg.TTL <= 0 {
 		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
 	}
