@@ -23,8 +23,8 @@ type DeleteOptions struct {
 	// Platform holding the node. Default: the one platform that has a
 	// node of that name.
 	Platform string
-	// KeepServer only forgets the node: its file goes, its server stays
-	// as it is, untouched.
+	// KeepServer only forgets the node: its file goes and its pool's
+	// count is lowered by one, its server stays as it is, untouched.
 	KeepServer bool
 	// Force skips the typed "yes" confirmation before a server is
 	// destroyed.
@@ -74,8 +74,8 @@ type DeleteResult struct {
 // unless Force, exactly as [Project.Destroy] does for the whole platform,
 // and the pool's count in platform.yaml is lowered by one so that a later
 // provision does not make it again. Then the node file goes. A node
-// without a server, a node of a manual platform, and any node under
-// KeepServer only lose their file.
+// without a server and a node of a manual platform only lose their file;
+// under KeepServer the server stays and its pool's count is lowered.
 //
 // Errors: [nodes.ErrNodeNotFound] and [nodes.ErrAmbiguousNode] (through
 // the store), [nodes.ErrLocked], [ErrNoPrompter], [ErrNoPool], and those
@@ -103,8 +103,14 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 		return res, err
 	}
 	res.ServerID = n.ProviderMetadata.ServerID
-	if o.KeepServer || res.ServerID == "" || isManual(plat) {
+	if res.ServerID == "" || isManual(plat) {
 		return res, p.forget(ctx, &res)
+	}
+	if o.KeepServer {
+		// The server stays, outside the inventory: the pool counts one
+		// server fewer, or the next provision would make a second one
+		// under the same hostname.
+		return res, p.keepServer(ctx, plat, &res)
 	}
 	if err := refuseUnknownKeys(plat); err != nil {
 		return res, err
@@ -190,4 +196,25 @@ func (p *Project) lowerCount(ctx context.Context, platform, pool string) error {
 // poolNames returns the names of pools, sorted.
 func poolNames(pools map[string]nodes.Pool) []string {
 	return slices.Sorted(maps.Keys(pools))
+}
+
+// keepServer is Delete under KeepServer of a node with a server: its
+// pool's count is lowered by one (when its server is one of a pool's
+// slots) and its node file goes.
+func (p *Project) keepServer(ctx context.Context, plat *nodes.Platform, res *DeleteResult) error {
+	ns, err := p.Store.Nodes(ctx, res.Platform)
+	if err != nil {
+		return err
+	}
+	for _, e := range adopt(res.Platform, maps.Clone(plat.Pools), ns) {
+		if e.ServerID == res.ServerID {
+			res.Pool = e.Pool
+		}
+	}
+	if res.Pool != "" {
+		if err := p.lowerCount(ctx, res.Platform, res.Pool); err != nil {
+			return err
+		}
+	}
+	return p.forget(ctx, res)
 }

@@ -115,6 +115,24 @@ func (e *BrokenNodesError) Error() string {
 	return fmt.Sprintf("%d node %s could not be read: %s", len(e.Files), word, strings.Join(msgs, "; "))
 }
 
+// Entries returns why each file could not be read, one per file.
+func (e *BrokenNodesError) Entries() []string {
+	msgs := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		msgs[i] = f.Err.Error()
+	}
+	return msgs
+}
+
+// Summary says how many files could not be read.
+func (e *BrokenNodesError) Summary() string {
+	word := "files"
+	if len(e.Files) == 1 {
+		word = "file"
+	}
+	return fmt.Sprintf("%d node %s could not be read; the others are listed", len(e.Files), word)
+}
+
 // PlatformView is a platform with its nodes.
 type PlatformView struct {
 	// Platform is the platform as read from its platform.yaml.

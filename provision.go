@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/ipam"
 	"io"
 	"maps"
 	"time"
@@ -156,6 +157,9 @@ func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func
 	if err != nil {
 		return res, err
 	}
+	if err := checkAddresses(plat, pools, existingNodes); err != nil {
+		return res, err
+	}
 	cplat := *plat
 	cplat.Pools = pools
 	in := providers.Input{Platform: &cplat, Pools: pools, Existing: adopt(o.Platform, pools, existingNodes)}
@@ -286,5 +290,36 @@ func (p *Project) savePools(ctx context.Context, platform string, plat *nodes.Pl
 		return fmt.Errorf("write pools: %w", err)
 	}
 	plat.Pools = pools
+	return nil
+}
+
+// checkAddresses refuses pools whose new servers the platform's private
+// address pools cannot number, before anything is planned or written:
+// each machine pool's servers beyond those it has take one address of
+// its ip pool.
+func checkAddresses(plat *nodes.Platform, pools map[string]nodes.Pool, existing []*nodes.Node) error {
+	have := map[string]int{} // machine pool -> nodes it has
+	for _, e := range adopt(plat.Name, maps.Clone(pools), existing) {
+		have[e.Pool]++
+	}
+	need := map[string]int{} // ip pool -> new addresses
+	for name, pl := range pools {
+		if n := pl.Count - have[name]; n > 0 {
+			need[pl.IPPool] += n
+		}
+	}
+	used := UsedPrivateIPs(existing)
+	for ipName, n := range need {
+		ipp, err := PoolFor(plat, ipName)
+		if err != nil {
+			return err
+		}
+		if n > ipam.MaxAllocate {
+			return fmt.Errorf("platform %s: %d new servers need %d private addresses of %s: %w", plat.Name, n, n, ipp, ipam.ErrExhausted)
+		}
+		if _, err := ipp.Allocate(used, n); err != nil {
+			return fmt.Errorf("platform %s: %d new servers need as many private addresses: %w", plat.Name, n, err)
+		}
+	}
 	return nil
 }

@@ -238,3 +238,52 @@ func TestNaturalSortInListAndPage(t *testing.T) {
 		t.Errorf("the status page is not in natural order")
 	}
 }
+
+// TestBrokenEntriesAlikeInBothBinaries: a registration or node file that
+// cannot be read (malformed, or a folder named like one) makes list exit
+// 1 in both binaries, with the good entries listed and one error line per
+// broken one, then the count.
+func TestBrokenEntriesAlikeInBothBinaries(t *testing.T) {
+	e := newProvisionerEnv(t)
+	e.run(t, "register", "pve1", "--mac", "52:54:00:b0:00:01", "--boot-disk", "sda")
+	os.WriteFile(filepath.Join(e.state, "registrations", "bad.json"), []byte("{bad"), 0o600)
+	os.Mkdir(filepath.Join(e.state, "registrations", "dir.json"), 0o700)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	check := func(who string, c *exec.Cmd, good string, files ...string) {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		c.Stdout, c.Stderr = &stdout, &stderr
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != 1 || !strings.Contains(stdout.String(), good) || len(lines) != len(files)+1 {
+			t.Errorf("%s list: exit %d, stdout:\n%s\nstderr:\n%s\nwant 1, %s listed, one error per broken entry and the count", who, code, stdout.String(), stderr.String(), good)
+			return
+		}
+		for i, f := range files {
+			if !strings.HasPrefix(lines[i], who+": ") || !strings.Contains(lines[i], f) {
+				t.Errorf("%s list: error line %d %q, want one naming %s", who, i, lines[i], f)
+			}
+		}
+		if !strings.Contains(lines[len(files)], "2 ") || !strings.Contains(lines[len(files)], "could not be read; the others are listed") {
+			t.Errorf("%s list: last line %q, want the count", who, lines[len(files)])
+		}
+	}
+	check("node-provisioner", e.cmd(ctx, "list"), "pve1", "bad.json", "dir.json")
+	dir := t.TempDir()
+	pn := func(args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, filepath.Join(bin, "plasma-node"), append([]string{"--dir", dir}, args...)...)
+	}
+	for _, args := range [][]string{{"add", "demo", "--provider", "manual", "--domain", "example.com"}, {"add", "demo", "--hostname", "node001", "--public-ip", "51.159.0.1"}} {
+		if out, err := pn(args...).CombinedOutput(); err != nil {
+			t.Fatalf("plasma-node %v: %v\n%s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "platforms", "demo", "nodes", "bad.yaml"), []byte("hostname: ["), 0o644)
+	os.Mkdir(filepath.Join(dir, "platforms", "demo", "nodes", "x.yaml"), 0o755)
+	check("plasma-node", pn("list"), "node001", "bad.yaml", "x.yaml")
+}

@@ -41,7 +41,8 @@ func (u UnknownKey) String() string {
 var notModelled = map[string]bool{"networking.bus": true}
 
 // unknownKeys returns the keys of body, a platform.yaml's top mapping,
-// that no field of [Platform] has, below its top-level sections.
+// that no field of [Platform] has, below its top-level sections, and the
+// top-level keys that are near misses of a section of its own.
 func unknownKeys(file string, body *yaml.Node) []UnknownKey {
 	var out []UnknownKey
 	t := reflect.TypeFor[Platform]()
@@ -49,6 +50,13 @@ func unknownKeys(file string, body *yaml.Node) []UnknownKey {
 		k, v := body.Content[i], body.Content[i+1]
 		if f, ok := fieldOf(t, k.Value); ok {
 			out = append(out, walkKeys(file, k.Value, v, f.Type)...)
+			continue
+		}
+		// Other plugins keep sections of their own at the top; a key a
+		// few edits from one of plasma-node's (poolz, infrastucture) is a
+		// misspelt setting, not another plugin's.
+		if near := strings.TrimPrefix(nearestKey("", k.Value, t), "."); near != "" && editDistance(k.Value, near) <= 2 {
+			out = append(out, UnknownKey{File: file, Line: k.Line, Key: k.Value, Nearest: near})
 		}
 	}
 	return out

@@ -28,6 +28,7 @@ func TestUnknownKeysAreFoundWithTheirNearest(t *testing.T) {
 		"a key far from any has no nearest": {"dns:\n  frobnicate: 1\n",
 			[]UnknownKey{{File: "platforms/demo/platform.yaml", Line: 2, Key: "dns.frobnicate"}}},
 		"unknown top-level sections belong to other plugins": {"other_plugin:\n  anything: 1\nname: demo\n", nil},
+		"a top-level near miss is a misspelt section":        {"name: demo\npoolz:\n  web: {count: 1}\n", []UnknownKey{{File: "platforms/demo/platform.yaml", Line: 2, Key: "poolz", Nearest: "pools"}}},
 		"networking.bus is plasmactl's":                      {"networking:\n  bus:\n    ip: 10.0.0.1\n", nil},
 		"hardware machines are checked too": {"pools:\n  metal:\n    hardware:\n      - macs: [aa:bb:cc:dd:ee:ff]\n        bootdisk: sda\n",
 			[]UnknownKey{{File: "platforms/demo/platform.yaml", Line: 5, Key: "pools.metal.hardware[0].bootdisk", Nearest: "pools.metal.hardware[0].boot_disk"}}},

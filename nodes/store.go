@@ -345,7 +345,9 @@ func (s *Store) scanNodes(ctx context.Context, platform string) ([]*Node, []Brok
 	var files []string
 	for _, e := range ents {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, nodeExt) {
+		// A folder named like a node file is listed too: it is reported
+		// as broken (not a regular file), never skipped silently.
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, nodeExt) {
 			continue
 		}
 		files = append(files, filepath.Join(dir, name))

@@ -207,12 +207,30 @@ func (a *app) listCmd() *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			st, err := a.nodes(cmd.Context())
+			// The broken ones are said once, as errors (below), not also
+			// as the store's warnings.
+			regs, err := a.registrarWith(a.logging.Reported(a.log))
 			if err != nil {
 				return err
 			}
+			st, err := regs.Nodes(cmd.Context())
+			if err != nil {
+				return err
+			}
+			broken := &cli.BrokenEntries{Noun: "registration"}
+			for _, s := range st {
+				if s.State == backend.StateBroken {
+					broken.Errs = append(broken.Errs, s.Problem)
+				}
+			}
+			if len(broken.Errs) == 0 {
+				broken = nil
+			}
 			if output != "table" {
-				return cli.WriteData(a.out, output, append([]backend.Node{}, st...))
+				if err := cli.WriteData(a.out, output, append([]backend.Node{}, st...)); err != nil || broken == nil {
+					return err
+				}
+				return broken // exit 1: the list is incomplete
 			}
 			if len(st) == 0 {
 				fmt.Fprintln(a.out, "No registrations.")
@@ -227,7 +245,10 @@ func (a *app) listCmd() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(strings.Join(s.MACs, ",")), s.BootDisk, dash(strings.Join(s.Pools, " ")))
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil || broken == nil {
+				return err
+			}
+			return broken // exit 1: the list is incomplete
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")

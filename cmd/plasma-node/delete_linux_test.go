@@ -21,8 +21,8 @@ import (
 // hcloud plugin against the fake API: without a terminal and --force it
 // refuses at once naming --force, a "no" is Cancelled, --force destroys
 // the one server, lowers its pool's count (the next provision changes
-// nothing) and removes the node file; --keep-server (as node:delete) only
-// removes the file; a node without a server only loses its file, asking
+// nothing) and removes the node file; --keep-server (as node:delete)
+// removes the file and lowers the pool's count, leaving the server; a node without a server only loses its file, asking
 // nothing; an unknown node is exit 2.
 func TestDeleteOneNode(t *testing.T) {
 	bin := tofutest.Binary(t)
@@ -101,11 +101,19 @@ func TestDeleteOneNode(t *testing.T) {
 
 	out = mustRun(t, dir, "node:delete", "demo-web-003", "--keep-server")
 	id3 := ids["demo-web-003"]
-	if want := "Kept server " + id3 + " of node demo-web-003@demo: it is no longer in the project\nRemoved node demo-web-003@demo\n"; out != want {
+	if want := "Kept server " + id3 + " of node demo-web-003@demo: it is no longer in the project (pool web: count lowered by one)\nRemoved node demo-web-003@demo\n"; out != want {
 		t.Errorf("delete --keep-server output %q, want %q", out, want)
 	}
 	if len(fake.Servers()) != 2 {
 		t.Errorf("--keep-server destroyed a server: %v", servers())
+	}
+	// The kept server left the pool: the next provision makes no second
+	// server of its hostname.
+	if p, _ := store.Platform(context.Background(), "demo"); p.Pools["web"].Count != 1 {
+		t.Errorf("pool web count %d after delete --keep-server, want 1", p.Pools["web"].Count)
+	}
+	if out := mustRun(t, dir, "provision", "demo", "--dry-run", "--tofu", bin); !strings.Contains(out, "1 to import, 0 to create") {
+		t.Errorf("provision after delete --keep-server would create a server:\n%s", out)
 	}
 	if out := mustRun(t, dir, "delete", "byhand"); out != "Removed node byhand@demo\n" {
 		t.Errorf("delete of a node without a server: %q", out)

@@ -166,6 +166,32 @@ func MissingHelp(root *cobra.Command) []string {
 	return out
 }
 
+// BrokenEntries is the error of a list some of whose entries could not
+// be read: [Exit] says each on a line of its own, then the count.
+type BrokenEntries struct {
+	// Noun names an entry ("registration").
+	Noun string
+	// Errs say why each entry could not be read, naming its file.
+	Errs []string
+}
+
+// Error says how many could not be read and why.
+func (e *BrokenEntries) Error() string {
+	return e.Summary() + ": " + strings.Join(e.Errs, "; ")
+}
+
+// Entries returns one line per broken entry.
+func (e *BrokenEntries) Entries() []string { return e.Errs }
+
+// Summary says how many entries could not be read.
+func (e *BrokenEntries) Summary() string {
+	noun := e.Noun + "s"
+	if len(e.Errs) == 1 {
+		noun = e.Noun
+	}
+	return fmt.Sprintf("%d %s could not be read; the others are listed", len(e.Errs), noun)
+}
+
 // Exit prints err, if any, as "<name>: <err>" on w and returns the exit
 // code: 0 for none, 2 when isUsage says so or [IsUsage] does, else 1.
 func Exit(w io.Writer, name string, err error, isUsage func(error) bool) int {
@@ -176,7 +202,19 @@ func Exit(w io.Writer, name string, err error, isUsage func(error) bool) int {
 		fmt.Fprintln(w, ErrCancelled)
 		return 1
 	}
-	fmt.Fprintf(w, "%s: %v\n", name, err)
+	var many interface {
+		Entries() []string
+		Summary() string
+	}
+	if errors.As(err, &many) {
+		// One line per broken entry, then what it comes to.
+		for _, e := range many.Entries() {
+			fmt.Fprintf(w, "%s: %s\n", name, e)
+		}
+		fmt.Fprintf(w, "%s: %s\n", name, many.Summary())
+	} else {
+		fmt.Fprintf(w, "%s: %v\n", name, err)
+	}
 	if IsUsage(err) || (isUsage != nil && isUsage(err)) {
 		return 2
 	}

@@ -40,6 +40,8 @@ func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) 
 		fmt.Fprintf(w, "Withdrew machine %s of node %s (pool %s: count lowered by one)\n", res.ServerID, node, res.Pool)
 	case res.Destroyed:
 		fmt.Fprintf(w, "Destroyed server %s of node %s (pool %s: count lowered by one)\n", res.ServerID, node, res.Pool)
+	case res.ServerID != "" && o.KeepServer && res.Pool != "":
+		fmt.Fprintf(w, "Kept server %s of node %s: it is no longer in the project (pool %s: count lowered by one)\n", res.ServerID, node, res.Pool)
 	case res.ServerID != "" && o.KeepServer:
 		fmt.Fprintf(w, "Kept server %s of node %s: it is no longer in the project\n", res.ServerID, node)
 	}
