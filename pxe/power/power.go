@@ -193,13 +193,9 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 // findRegistration returns node name's registration, pending or else
 // consumed, with a BMC.
 func findRegistration(ctx context.Context, req Request) (registry.Registration, bool, error) {
-	reg := req.Registrations
-	if reg == nil {
-		stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
-		if err != nil {
-			return registry.Registration{}, false, err
-		}
-		reg = stores.Registrations()
+	reg, err := req.registrations()
+	if err != nil {
+		return registry.Registration{}, false, err
 	}
 	r, err := reg.Get(ctx, req.Name)
 	pending := err == nil
@@ -223,13 +219,36 @@ func findRegistration(ctx context.Context, req Request) (registry.Registration, 
 	return r, pending, nil
 }
 
+// registrations returns req's registrations, opening StateDir's when
+// none are given.
+func (req Request) registrations() (registry.Registrations, error) {
+	if req.Registrations != nil {
+		return req.Registrations, nil
+	}
+	stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return stores.Registrations(), nil
+}
+
+// secrets returns req's secrets, opening SecretsDir's when none are
+// given.
+func (req Request) secrets() (secret.Store, error) {
+	if req.Secrets != nil {
+		return req.Secrets, nil
+	}
+	stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return stores.Secrets()
+}
+
 func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {
-	secrets := req.Secrets
-	if secrets == nil {
-		var err error
-		if secrets, err = secret.Open(req.SecretsDir); err != nil {
-			return nil, err
-		}
+	secrets, err := req.secrets()
+	if err != nil {
+		return nil, err
 	}
 	pw, err := secrets.ReadBMCPassword(r.Name)
 	if err != nil {
@@ -273,19 +292,13 @@ func record(req Request, what string, err error) {
 // that name, pending or consumed, names a BMC (after an unregister), by
 // [registrar.Forget].
 func Forget(ctx context.Context, req Request) error {
-	regs, secrets := req.Registrations, req.Secrets
-	if regs == nil {
-		stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
-		if err != nil {
-			return err
-		}
-		regs = stores.Registrations()
+	regs, err := req.registrations()
+	if err != nil {
+		return err
 	}
-	if secrets == nil {
-		var err error
-		if secrets, err = secret.Open(req.SecretsDir); err != nil {
-			return err
-		}
+	secrets, err := req.secrets()
+	if err != nil {
+		return err
 	}
 	return registrar.Forget(ctx, regs, secrets, req.Name)
 }
