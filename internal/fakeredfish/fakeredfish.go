@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -90,6 +91,15 @@ type Config struct {
 	NoETag bool
 	// Hook powers the machine; nil keeps the state in memory (off).
 	Hook Hook
+	// TaskPolls, when above 0, makes ComputerSystem.Reset asynchronous,
+	// as DSP0266's "Asynchronous operations" has it: 202 Accepted with
+	// the task monitor's URI in Location; a GET of the monitor answers
+	// 202 (the Task, TaskState Running) TaskPolls times, then the reset
+	// is done and the monitor answers 200 with the Task, Completed.
+	TaskPolls int
+	// TaskFails makes such a task end in TaskState Exception with this
+	// message, the reset not done.
+	TaskFails string
 }
 
 // Server is the fake service; it is an [http.Handler]. Serve it over
@@ -105,6 +115,7 @@ type Server struct {
 	stale    bool // the next GET of the system returns an old ETag
 	busy     int  // requests still to answer 503
 	log      []string
+	tasks    map[string]*task
 }
 
 // New returns a server for cfg.
@@ -118,7 +129,7 @@ func New(cfg Config) *Server {
 	if cfg.Hook == nil {
 		cfg.Hook = &memoryHook{}
 	}
-	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}}
+	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}, tasks: map[string]*task{}}
 	s.override.enabled, s.override.target, s.override.mode = "Disabled", "None", "UEFI"
 	return s
 }
@@ -242,6 +253,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.json(w, http.StatusOK, map[string]any{"@odata.id": systemsURI, "@odata.type": "#ComputerSystemCollection.ComputerSystemCollection", "Name": "Computer System Collection", "Members@odata.count": len(members), "Members": members})
 	case strings.HasPrefix(p, sessionsURI+"/") && r.Method == http.MethodDelete:
 		s.logout(w, r, strings.TrimPrefix(p, sessionsURI+"/"))
+	case strings.HasPrefix(p, tasksURI+"/") && r.Method == http.MethodGet:
+		s.monitor(w, r, strings.TrimPrefix(p, tasksURI+"/"))
 	case strings.HasPrefix(p, systemsURI+"/"):
 		rest := strings.TrimPrefix(p, systemsURI+"/")
 		id, action, _ := strings.Cut(rest, "/")
@@ -420,6 +433,16 @@ func (s *Server) resetSystem(w http.ResponseWriter, r *http.Request) {
 	}
 	if !slices.Contains(s.cfg.ResetTypes, t) {
 		s.fail(w, http.StatusBadRequest, "Base.1.0.ActionParameterValueNotInList", fmt.Sprintf("The value %s for the parameter ResetType in the action ComputerSystem.Reset is not in the list of acceptable values.", t))
+		return
+	}
+	if s.cfg.TaskPolls > 0 {
+		s.mu.Lock()
+		s.nextID++
+		tk := &task{id: strconv.Itoa(s.nextID), reset: t, left: s.cfg.TaskPolls, state: "Running"}
+		s.tasks[tk.id] = tk
+		s.mu.Unlock()
+		w.Header().Set("Location", tasksURI+"/"+tk.id+"/Monitor")
+		s.json(w, http.StatusAccepted, taskBody(tk))
 		return
 	}
 	ctx := r.Context()

@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
@@ -358,8 +361,91 @@ func (d *redfishController) reset(ctx context.Context, op, resetType string) err
 	if len(s.resetTypes) > 0 && !slices.Contains(s.resetTypes, resetType) {
 		return &Error{Op: op, Kind: ErrBMC, Said: fmt.Sprintf("ResetType %s is not offered (AllowableValues: %s)", resetType, strings.Join(s.resetTypes, ", "))}
 	}
-	_, err = d.do(ctx, op, http.MethodPost, s.resetTarget, map[string]string{"ResetType": resetType}, nil)
-	return err
+	r, err := d.do(ctx, op, http.MethodPost, s.resetTarget, map[string]string{"ResetType": resetType}, nil)
+	if err != nil || r.status != http.StatusAccepted {
+		return err
+	}
+	return d.followTask(ctx, op, r)
+}
+
+// taskPoll is how often a task monitor is asked when the BMC gives no
+// Retry-After; maxTaskWait bounds the whole wait.
+const (
+	taskPoll    = 250 * time.Millisecond
+	maxTaskWait = 2 * time.Minute
+)
+
+// followTask follows the task monitor of a 202 Accepted (DSP0266,
+// "Asynchronous operations": the monitor's URI in Location; a GET of it
+// answers 202 while the task runs, then the operation's own reply) until
+// the task is done. A task ending in Exception, Killed or Cancelled is
+// the BMC's refusal, in its words; one that runs past maxTaskWait or the
+// context is an error, never taken as done.
+func (d *redfishController) followTask(ctx context.Context, op string, r *redfishReply) error {
+	monitor := r.header.Get("Location")
+	if monitor == "" {
+		var t struct {
+			TaskMonitor string `json:"TaskMonitor"`
+		}
+		if json.Unmarshal(r.body, &t) == nil {
+			monitor = t.TaskMonitor
+		}
+	}
+	if u, err := url.Parse(monitor); err == nil && u.IsAbs() {
+		monitor = u.RequestURI()
+	}
+	if monitor == "" {
+		return &Error{Op: op, Kind: ErrBMC, Said: "the BMC accepted the request (202) but named no task monitor to follow"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxTaskWait)
+	defer cancel()
+	for {
+		wait := taskPoll
+		if ra, err := strconv.Atoi(r.header.Get("Retry-After")); err == nil && ra >= 0 {
+			wait = min(time.Duration(ra)*time.Second, 10*time.Second)
+		}
+		if err := taskState(op, r.body); err != nil {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &Error{Op: op, Kind: ErrBMC, Said: fmt.Sprintf("the BMC's task %s did not finish: %v", monitor, ctx.Err())}
+		case <-t.C:
+		}
+		var err error
+		if r, err = d.do(ctx, op, http.MethodGet, monitor, nil, nil); err != nil {
+			return err
+		}
+		if r.status != http.StatusAccepted {
+			return taskState(op, r.body)
+		}
+	}
+}
+
+// taskState returns the BMC's refusal when body is a Task that failed.
+func taskState(op string, body []byte) error {
+	var t struct {
+		TaskState string `json:"TaskState"`
+		Messages  []struct {
+			Message string `json:"Message"`
+		} `json:"Messages"`
+	}
+	if json.Unmarshal(body, &t) != nil {
+		return nil
+	}
+	switch t.TaskState {
+	case "Exception", "Killed", "Cancelled", "Interrupted":
+		said := "the BMC's task ended " + t.TaskState
+		for _, m := range t.Messages {
+			if m.Message != "" {
+				said += ": " + m.Message
+			}
+		}
+		return &Error{Op: op, Kind: ErrBMC, Said: said}
+	}
+	return nil
 }
 
 func (d *redfishController) PowerOn(ctx context.Context) error {
