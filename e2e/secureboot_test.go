@@ -78,8 +78,10 @@ func TestNetbootSecureBoot(t *testing.T) {
 	})
 	t.Run("Refusal", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 9, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
-		l.register(t, "sbinst", "52:54:00:77:09:10")
+		// The window offers iPXE; the registration asks for the chain
+		// (register --secure-boot), and keeps it once consumed.
+		l := newLab(t, 9, labOptions{siteNextServer: true})
+		l.register(t, "sbinst", "52:54:00:77:09:10", "--secure-boot")
 		l.np(t, "register", "sbwait", "--boot-disk", "any", "--mac", "52:54:00:77:09:99")
 		// Consume sbinst as its first install would have.
 		l.serve(t, media)
@@ -87,6 +89,8 @@ func TestNetbootSecureBoot(t *testing.T) {
 		m0.wantOK(t, "sbinst.")
 		m := l.boot(t, vmOptions{name: "sbinst", mac: "52:54:00:77:09:10", uefi: true, secureBoot: true, until: "booting the next device", limit: 200 * time.Second})
 		m.wantSerial(t, "registration sbinst was consumed")
+		m.wantSerial(t, "Welcome to GRUB!")
+		l.wantLog(t, "file=shimx64.efi")
 		if m.marker != "" {
 			t.Errorf("an installed machine reached the installer: %s %s", m.marker, m.detail)
 		}
