@@ -377,8 +377,12 @@ func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done f
 	if a.dhcp != nil {
 		host = a.dhcp.Proxy.ServerIP.String()
 	}
+	bootFile := cfg.BootFile
+	if cfg.SecureBoot {
+		bootFile = proxydhcp.ShimBinary // the site's DHCP offers the chain's first stage
+	}
 	hook := func(action string) {
-		if err := RunHook(hookCtx, cfg.DHCPHook, action, host, cfg.BootFile, a.scriptBase+"/boot.ipxe"); err != nil {
+		if err := RunHook(hookCtx, cfg.DHCPHook, action, host, bootFile, a.scriptBase+"/boot.ipxe"); err != nil {
 			s.log.Error("dhcp hook failed", "err", err)
 		}
 	}

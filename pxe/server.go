@@ -276,6 +276,9 @@ func (c *Config) check() error {
 			return &ConfigError{Field: "KernelArgs", Value: k, Reason: "want one word of printable ASCII, such as console=ttyS0,115200"}
 		}
 	}
+	if c.SecureBoot && c.DHCPInterface == "" {
+		return &ConfigError{Field: "SecureBoot", Reason: "the Secure Boot chain is offered by proxy-DHCP and served by TFTP: give a DHCP interface"}
+	}
 	if c.DHCPInterface == "" && (c.ServerIP.IsValid() || c.TFTPAddr != "") {
 		return &ConfigError{Field: "DHCPInterface", Reason: "a server IP or TFTP address needs a DHCP interface"}
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,14 @@ func TestServeEndsWithItsContext(t *testing.T) {
 func TestNewRefusesABadRoute(t *testing.T) {
 	if _, err := New(Config{Routes: map[string]http.Handler{"GET x/{bad": http.NotFoundHandler()}}); err == nil {
 		t.Error("New accepted a malformed route pattern")
+	}
+}
+
+func TestNewRefusesSecureBootWithoutADHCPInterface(t *testing.T) {
+	_, err := New(Config{SecureBoot: true, StateDir: t.TempDir()})
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Field != "SecureBoot" || !strings.Contains(ce.Reason, "DHCP interface") {
+		t.Errorf("New: %v; want a SecureBoot ConfigError asking for a DHCP interface", err)
 	}
 }
 
