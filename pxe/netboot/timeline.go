@@ -414,7 +414,9 @@ func (t *Timeline) Snapshot() TimelineSnapshot {
 //     [events.Webhook] event;
 //   - a request refused as malformed (400) or for its method (405) that
 //     names no node and no MAC stays with the unattributed events: it is
-//     not filed under a node by its client address.
+//     not filed under a node by its client address;
+//   - a request naming MACs but no node is filed by its MACs, never under
+//     the node its address was answered for.
 //
 // Other kinds are kept with the kind as their stage.
 func (t *Timeline) Ingest(evs ...backend.Event) {
@@ -437,7 +439,10 @@ func (t *Timeline) Ingest(evs ...backend.Event) {
 		// names neither a node nor a MAC stays unattributed.
 		named := node == "" && len(macs) == 0 && (e.Status == 400 || e.Status == 405)
 		t.mu.Lock()
-		if node == "" && e.ClientIP != "" && !named {
+		// Only a request naming no MAC (a first-boot script's) is filed
+		// under the node its address was answered for: one naming MACs
+		// is about those machines, whatever address it came from.
+		if node == "" && e.ClientIP != "" && !named && len(macs) == 0 {
 			node = t.nodeAt[e.ClientIP]
 		}
 		mac := ""

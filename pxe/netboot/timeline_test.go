@@ -268,3 +268,24 @@ func TestMalformedRequestsStayUnattributed(t *testing.T) {
 		t.Errorf("without an installation the 404 is the first-boot step's state: %+v", st[6])
 	}
 }
+
+// TestARefusalNamingAnotherMachineIsNotFiledUnderTheNode: a refused
+// answer request from a node's address that names another machine's MAC
+// is that machine's event, not the node's: the node's answer step stays
+// green.
+func TestARefusalNamingAnotherMachineIsNotFiledUnderTheNode(t *testing.T) {
+	tl := &Timeline{Now: tickClock()}
+	tl.RecordFrom("10.77.0.120", testMAC1, "pve1", events.Script, "install")
+	tl.Ingest(
+		backend.Event{Time: atSec(10), Kind: events.Answer, Node: "pve1", MAC: testMAC1, ClientIP: "10.77.0.120", Status: 200, Detail: "matched by mac"},
+		backend.Event{Time: atSec(11), Kind: events.Refused, MAC: "52:54:00:77:00:99", ClientIP: "10.77.0.120", Status: 404, Detail: "no pending registration matches this machine"},
+	)
+	for _, e := range tl.For("pve1") {
+		if strings.Contains(e.Detail, "refused") {
+			t.Errorf("pve1's timeline holds the other machine's refusal: %+v", e)
+		}
+	}
+	if got := tl.For("52:54:00:77:00:99"); len(got) != 1 || !strings.Contains(got[0].Detail, "answer refused (404)") {
+		t.Errorf("the other machine's events = %+v, want its refusal", got)
+	}
+}
