@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // The hardening suite of issue 27: each test drives the binaries where an
@@ -286,4 +289,34 @@ func TestBrokenEntriesAlikeInBothBinaries(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "platforms", "demo", "nodes", "bad.yaml"), []byte("hostname: ["), 0o644)
 	os.Mkdir(filepath.Join(dir, "platforms", "demo", "nodes", "x.yaml"), 0o755)
 	check("plasma-node", pn("list"), "node001", "bad.yaml", "x.yaml")
+}
+
+// TestServePageShowsBMCActionsLive: a BMC action another process records
+// in the event log (node-provisioner power, the daemon's API) reaches the
+// open window's page and GET /status within seconds, not only after the
+// window reopens.
+func TestServePageShowsBMCActionsLive(t *testing.T) {
+	e := newProvisionerEnv(t)
+	e.run(t, "register", "pve1", "--mac", "52:54:00:b3:00:01", "--boot-disk", "sda")
+	url, _ := e.serve(t)
+	base := strings.TrimSuffix(url, "/answer")
+	other := eventfile.Open(eventfile.Path(e.state), eventfile.Options{})
+	defer other.Close()
+	if err := other.Append(context.Background(), events.Event{Kind: events.BMC, Node: "pve1", Status: 200, Detail: "power on: done (redfish)"}); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get(base + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), "power on: done (redfish)") {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the BMC action is not on the open window's status after 10 s:\n%s", b)
+		}
+	}
 }

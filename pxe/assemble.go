@@ -17,6 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/state"
@@ -268,6 +269,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 	if err := h.LoadHistory(ctx); err != nil {
 		s.log.Warn("earlier events are not on the page", "err", err)
 	}
+	s.followBMC(ctx, a, b, h)
 	a.netboot = h
 	if a.dhcp != nil {
 		a.dhcp.OnEvent = func(e dhcpserver.Event) { h.Net(dhcpEvent(e)) }
@@ -275,6 +277,34 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		a.tftp.Files = h.TFTPFile
 	}
 	return nil
+}
+
+// followBMC puts the BMC actions other processes record in the event
+// log (node-provisioner power and boot, the daemon's API) on the page as
+// they happen, while the window is open: the window records the boot
+// steps itself, not those.
+func (s *Server) followBMC(ctx context.Context, a *assembly, b backend.Backend, h *netboot.Handler) {
+	f, ok := b.(interface {
+		Follow(context.Context, string, func(events.Record) error) error
+	})
+	if !ok || h.Timeline() == nil {
+		return
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
+	go func() {
+		defer close(done)
+		err := f.Follow(fctx, events.FromNow, func(r events.Record) error {
+			if r.Event.Kind == events.BMC {
+				h.Timeline().Ingest(r.Event)
+			}
+			return nil
+		})
+		if err != nil && fctx.Err() == nil {
+			s.log.Warn("BMC actions are not followed on the page", "err", err)
+		}
+	}()
 }
 
 // answerTokens returns the answer tokens of the staged release the window

@@ -532,6 +532,14 @@ func (b *Backend) History(ctx context.Context) ([]backend.Event, error) {
 	return evs, nil
 }
 
+// Follow calls fn with each event appended to the event store after
+// the event of id (as [events.Store.Follow] takes it), until ctx ends:
+// the window follows what other processes record (BMC actions) for its
+// page.
+func (b *Backend) Follow(ctx context.Context, after string, fn func(events.Record) error) error {
+	return b.events.Follow(ctx, after, fn)
+}
+
 // Nodes lists the registrations with their states ([Status]).
 func (b *Backend) Nodes(ctx context.Context) ([]backend.Node, error) {
 	b.installedMu.Lock()
