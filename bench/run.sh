@@ -32,7 +32,11 @@ SERVER_CPU=${BENCH_SERVER_CPU:-0} CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
 SERVER_PIN=()
 SECTIONS=${*:-dhcp tftp http storm inventory}
 
-NS_C=pnb-client NS_S=pnb-server VETH_C=pnb-a VETH_S=pnb-b
+# Names of this run's own: two runs at once (several sessions on one
+# machine) must not delete or share each other's namespaces; with shared
+# ones, each load tool counted the other's offers.
+RUN_ID=${BENCH_RUN_ID:-$$}
+NS_C=pnb-client-$RUN_ID NS_S=pnb-server-$RUN_ID VETH_C=pnb-a$RUN_ID VETH_S=pnb-b$RUN_ID
 CLIENT_IP=10.78.0.100 SERVER_IP=10.78.0.2 NET=10.78.0.0
 
 mkdir -p "$WORK" "$BIN"
