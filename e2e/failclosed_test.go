@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -318,5 +319,39 @@ func TestServePageShowsBMCActionsLive(t *testing.T) {
 		if time.Now().After(end) {
 			t.Fatalf("the BMC action is not on the open window's status after 10 s:\n%s", b)
 		}
+	}
+}
+
+// TestEnableOnAnOpenWindowAndItsWarnings: enable says the window's own
+// warnings (no boot assets staged) in its voice; enable with settings on
+// an open window refuses (exit 1) naming them rather than claim it opened
+// with them, and without settings says it is open; a window that cannot
+// start (its port taken) is exit 1 with the window's own reason.
+func TestEnableOnAnOpenWindowAndItsWarnings(t *testing.T) {
+	e := newProvisionerEnv(t)
+	e.run(t, "register", "pve1", "--mac", "52:54:00:e0:00:01", "--boot-disk", "sda")
+	t.Cleanup(func() { e.npExit(t, "disable") })
+	code, out := e.npExit(t, "enable", "--http", "127.0.0.1:0", "--ttl", "5m")
+	if code != 0 || !strings.Contains(out, "Provisioning window open") || !strings.Contains(out, "node-provisioner: warning: no boot assets staged") {
+		t.Fatalf("enable: exit %d\n%s\nwant 0 with the window's warnings", code, out)
+	}
+	code, out = e.npExit(t, "enable", "--ttl", "30m")
+	if code != 1 || !strings.Contains(out, "already open") || !strings.Contains(out, "--ttl would need a new window") {
+		t.Errorf("enable --ttl 30m on an open window: exit %d\n%s\nwant 1 refusing", code, out)
+	}
+	if code, out = e.npExit(t, "enable"); code != 0 || !strings.Contains(out, "already open") {
+		t.Errorf("enable on an open window: exit %d\n%s", code, out)
+	}
+	if code, out = e.npExit(t, "disable"); code != 0 {
+		t.Fatalf("disable: %d %s", code, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	code, out = e.npExit(t, "enable", "--http", ln.Addr().String(), "--ttl", "5m")
+	if code != 1 || !strings.Contains(out, "cannot listen") {
+		t.Errorf("enable on a taken port: exit %d\n%s\nwant 1 with the window's reason", code, out)
 	}
 }

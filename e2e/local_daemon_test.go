@@ -116,9 +116,13 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 			t.Errorf("status (token %v): exit %d, stdout %q, stderr %q", tok != "", code, out, errOut)
 		}
 	}
-	out, _, code = npRun(t, state, admin, "enable", "--ttl", "10m")
+	out, _, code = npRun(t, state, admin, "enable")
 	if code != 0 || !strings.Contains(out, "already open") {
 		t.Errorf("second enable: exit %d, stdout %q", code, out)
+	}
+	// A new --ttl on the open window is refused, not ignored.
+	if _, errOut, code := npRun(t, state, admin, "enable", "--ttl", "10m"); code != 1 || !strings.Contains(errOut, "--ttl would need a new window") {
+		t.Errorf("second enable --ttl: exit %d, stderr %q; want 1 refusing", code, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(state, "serve.pid")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("serve.pid: %v", err)

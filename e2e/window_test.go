@@ -39,8 +39,12 @@ func TestWindowEnableStatusDisable(t *testing.T) {
 		t.Fatalf("enable: %d\n%s", code, out)
 	}
 	t.Cleanup(func() { provisioner(t, state, "disable") })
-	if out, code := provisioner(t, state, "enable", "--http", "127.0.0.1:0"); code != 0 || !strings.Contains(out, "already open") {
+	if out, code := provisioner(t, state, "enable"); code != 0 || !strings.Contains(out, "already open") {
 		t.Errorf("second enable: %d %s", code, out)
+	}
+	// With settings it refuses: the open window keeps its own.
+	if out, code := provisioner(t, state, "enable", "--http", "127.0.0.1:0"); code != 1 || !strings.Contains(out, "keeps its settings") {
+		t.Errorf("second enable --http: %d %s, want 1 refusing", code, out)
 	}
 	out, code = provisioner(t, state, "status")
 	if code != 0 || !strings.Contains(out, "Window:  open") || !strings.Contains(out, "left") {

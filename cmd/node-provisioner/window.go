@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,17 +63,33 @@ func (a *app) enableCmd() *cobra.Command {
 				return err
 			}
 			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, serveArgs(cmd.Flags())...)
+			logPath := filepath.Join(a.stateDir, "serve.log")
+			from := fileSize(logPath)
 			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, TTL: o.cfg.TTL, Logger: a.log})
-			if errors.Is(err, pxe.ErrWindowOpen) && w == nil {
-				fmt.Fprintf(a.out, "The provisioning window is already open: %v\n", err)
-				return nil
-			}
 			if errors.Is(err, pxe.ErrWindowOpen) {
-				fmt.Fprintf(a.out, "The provisioning window is already open: %s, %s left\n", w.URL, w.Left(time.Now()))
+				left := err.Error()
+				if w != nil {
+					left = fmt.Sprintf("%s, %s left", w.URL, w.Left(time.Now()))
+				}
+				if given := windowFlags(changed(cmd)); len(given) > 0 {
+					// The open window keeps its settings: saying it opened
+					// with the new ones would be wrong.
+					return fmt.Errorf("the provisioning window is already open (%s) and keeps its settings; %s would need a new window: disable it first", left, strings.Join(given, ", "))
+				}
+				fmt.Fprintf(a.out, "The provisioning window is already open: %s\n", left)
 				return nil
 			}
+			// What the window said as it started: its warnings, or why it
+			// could not (a port taken), in this command's voice.
+			said := a.windowSaid(logPath, from)
 			if err != nil {
+				if len(said) > 0 {
+					return fmt.Errorf("the window did not open: %s", strings.Join(said, "; "))
+				}
 				return err
+			}
+			for _, l := range said {
+				fmt.Fprintln(a.errw, "node-provisioner: "+l)
 			}
 			fmt.Fprintf(a.out, "Provisioning window open: %s until %s (pid %d)\n", w.URL, w.Deadline.Format(time.RFC3339), w.PID)
 			return nil
@@ -167,6 +188,9 @@ func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, cfg pxe.Config,
 	}
 	w, err := c.OpenWindowWith(cmd.Context(), cfg.TTL, client.WindowOptions{SecureBoot: cfg.SecureBoot})
 	if errors.Is(err, pxe.ErrWindowOpen) {
+		if slices.Contains(changed(cmd), "ttl") {
+			return fmt.Errorf("the provisioning window is already open (%v) and keeps its deadline; --ttl would need a new window: disable it first", err)
+		}
 		fmt.Fprintf(a.out, "The provisioning window is already open: %v\n", err)
 		return nil
 	}
@@ -175,4 +199,73 @@ func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, cfg pxe.Config,
 	}
 	fmt.Fprintf(a.out, "Provisioning window open: %s until %s (pid %d)\n", w.URL, w.Deadline.Format(time.RFC3339), w.PID)
 	return nil
+}
+
+// windowFlags spells the names of the window settings given.
+func windowFlags(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "--" + n
+	}
+	return out
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// windowSaid reads what a window started by enable wrote to its log from
+// offset from: each warning and error of its JSON log as "warning: msg
+// (key=value, ...)", and its own error lines.
+func (a *app) windowSaid(path string, from int64) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, io.SeekStart); err != nil {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			if msg, ok := strings.CutPrefix(line, "node-provisioner: "); ok {
+				out = append(out, msg)
+			}
+			continue
+		}
+		level, _ := rec["level"].(string)
+		if level != "WARN" && level != "ERROR" {
+			continue
+		}
+		msg, _ := rec["msg"].(string)
+		var parts []string
+		keys := make([]string, 0, len(rec))
+		for k := range rec {
+			if k != "time" && k != "level" && k != "msg" {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, rec[k]))
+		}
+		kind := "warning"
+		if level == "ERROR" {
+			kind = "error"
+		}
+		if len(parts) > 0 {
+			msg += " (" + strings.Join(parts, ", ") + ")"
+		}
+		out = append(out, kind+": "+msg)
+	}
+	return out
 }
