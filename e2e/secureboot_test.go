@@ -44,7 +44,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 	}
 	t.Run("TFTP", func(t *testing.T) {
 		t.Parallel()
-		l := newLab(t, 7, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
+		l := newLab(t, 12, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
 		l.register(t, "sb1", "52:54:00:77:07:10")
 		l.serve(t, media)
 		wantChain(t, l)
@@ -67,7 +67,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 	t.Run("Enforced", func(t *testing.T) {
 		t.Parallel()
 		// The same firmware offered plain iPXE: it refuses to run it.
-		l := newLab(t, 8, labOptions{bootFile: "snponly.efi"})
+		l := newLab(t, 13, labOptions{bootFile: "snponly.efi"})
 		l.register(t, "sbno", "52:54:00:77:08:10")
 		l.serve(t, media)
 		m := l.boot(t, vmOptions{name: "sbno", mac: "52:54:00:77:08:10", uefi: true, secureBoot: true, until: "Access Denied", limit: 150 * time.Second})
@@ -80,7 +80,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 		t.Parallel()
 		// The window offers iPXE; the registration asks for the chain
 		// (register --secure-boot), and keeps it once consumed.
-		l := newLab(t, 9, labOptions{siteNextServer: true})
+		l := newLab(t, 14, labOptions{siteNextServer: true})
 		l.register(t, "sbinst", "52:54:00:77:09:10", "--secure-boot")
 		l.np(t, "register", "sbwait", "--boot-disk", "any", "--mac", "52:54:00:77:09:99")
 		// Consume sbinst as its first install would have.
