@@ -324,9 +324,12 @@ func (s *Store) Recheck(_ context.Context, t Token) (Token, error) {
 // usedFlush.
 func (s *Store) markUsedLocked(name string) {
 	now := s.now().UTC().Truncate(time.Second)
+	_, before := s.used[name]
 	s.used[name] = now
 	s.usedDirty = true
-	if wait := usedFlush - now.Sub(s.flushed); wait <= 0 {
+	// A token's first use in this process is written at once: token list
+	// of another process must never call a token in use "never used".
+	if wait := usedFlush - now.Sub(s.flushed); wait <= 0 || !before {
 		s.flushLocked()
 	} else if s.timer == nil {
 		s.timer = time.AfterFunc(wait, func() {
