@@ -42,6 +42,9 @@ func (b *bootLab) Boot(_ context.Context, name string) (client.BootReply, error)
 	if !b.silent[name] {
 		mac := map[string]string{"metal-control-001": "52:54:00:00:00:01", "metal-control-002": "52:54:00:00:00:02"}[name]
 		go func() {
+			// The firmware asks DHCP a moment after the BMC powered it
+			// on: after Start has reported the machine started.
+			time.Sleep(200 * time.Millisecond)
 			for _, e := range []backend.Event{{Kind: events.DHCPOffer, MAC: mac}, {Kind: events.Script, Node: name, MAC: mac}, {Kind: events.Kernel, MAC: mac},
 				{Kind: events.Answer, Node: name, Status: 200}, {Kind: events.FirstBoot, Status: 200}, {Kind: events.Installed, Node: name, Status: 200}} {
 				b.events <- e
