@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,6 +38,13 @@ type invalidError struct{ msg string }
 
 func (e *invalidError) Error() string { return e.msg }
 func (e *invalidError) Unwrap() error { return ErrInvalidPassword }
+
+// missingError is a password that is not kept: it matches both
+// [ErrInvalidPassword] and fs.ErrNotExist.
+type missingError struct{ msg string }
+
+func (e *missingError) Error() string   { return e.msg }
+func (e *missingError) Unwrap() []error { return []error{ErrInvalidPassword, fs.ErrNotExist} }
 
 func invalidf(format string, args ...any) error {
 	return &invalidError{fmt.Sprintf(format, args...)}
@@ -181,7 +189,8 @@ func (s *Folder) WriteBMCPassword(name, pw string) (string, error) {
 }
 
 // ReadBMCPassword returns node name's BMC password. A file that group
-// or others may read is refused, as is a missing one.
+// or others may read is refused, as is a missing one (an error wrapping
+// both [ErrInvalidPassword] and fs.ErrNotExist).
 func (s *Folder) ReadBMCPassword(name string) (string, error) {
 	if err := validName(name); err != nil {
 		return "", err
@@ -190,7 +199,7 @@ func (s *Folder) ReadBMCPassword(name string) (string, error) {
 	f, err := regularfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("BMC password of %s: %w: no %s (register the node again with its BMC password)", name, ErrInvalidPassword, path)
+			return "", &missingError{fmt.Sprintf("BMC password of %s: %v: no %s (register the node again with its BMC password)", name, ErrInvalidPassword, path)}
 		}
 		return "", fmt.Errorf("BMC password of %s: %w", name, err)
 	}

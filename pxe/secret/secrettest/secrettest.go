@@ -1,0 +1,329 @@
+package secrettest
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/secret"
+)
+
+// T is what the suite needs of a test: testing.TB's reporting. Fatalf
+// must end the check (testing's does, with runtime.Goexit); it is called
+// only from the check's own goroutine.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Kept is one secret as a store keeps it at rest.
+type Kept struct {
+	// Where names it (for files, the path).
+	Where string
+	// Mode is who may read it: for a file its mode, with the group and
+	// others bits of its folder's mode added; a store that is not files
+	// reports 0o600 for a secret only its owner may read.
+	Mode fs.FileMode
+	// Data is what is kept.
+	Data []byte
+}
+
+// Harness gives the suite stores of the implementation under test.
+type Harness struct {
+	// New returns a new, empty store for one check. Required.
+	New func(t T) secret.Store
+	// Kept returns everything s keeps at rest, temporary copies
+	// included. Nil skips the checks of what is kept (privacy, removal,
+	// staging).
+	Kept func(t T, s secret.Store) []Kept
+}
+
+// Check is one conformance check.
+type Check struct {
+	// Name names it, as a subtest.
+	Name string
+	// Run runs it on a store of h.
+	Run func(t T, h Harness)
+}
+
+// Checks returns the suite's checks.
+func Checks() []Check {
+	return []Check{
+		{"BMCRoundTrip", bmcRoundTrip},
+		{"BMCRefusals", bmcRefusals},
+		{"RootStaged", rootStaged},
+		{"KeptPrivately", keptPrivately},
+		{"RemovedLeavesNothing", removedLeavesNothing},
+		{"ConcurrentWriters", concurrentWriters},
+	}
+}
+
+// Run runs every check as a subtest of t.
+func Run(t *testing.T, h Harness) {
+	for _, c := range Checks() {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
+	}
+}
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(t, h)
+	}()
+	<-done
+}
+
+// quoted reports an error that holds pw.
+func quoted(t T, what string, err error, pw string) {
+	t.Helper()
+	if err != nil && pw != "" && strings.Contains(err.Error(), pw) {
+		t.Errorf("%s: the error quotes the password: %v", what, err)
+	}
+}
+
+func bmcRoundTrip(t T, h Harness) {
+	s := h.New(t)
+	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadBMCPassword of a node with none = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
+	}
+	where, err := s.WriteBMCPassword("node1", "first-Pa55")
+	if err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	if strings.Contains(where, "first-Pa55") {
+		t.Errorf("WriteBMCPassword says where as %q, which quotes the password", where)
+	}
+	if _, err := s.WriteBMCPassword("node2", "other-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword node2: %v", err)
+	}
+	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "first-Pa55" {
+		t.Errorf("ReadBMCPassword = %q, %v; want the one written", pw, err)
+	}
+	if _, err := s.WriteBMCPassword("node1", "second-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword again: %v", err)
+	}
+	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "second-Pa55" {
+		t.Errorf("ReadBMCPassword after a second write = %q, %v; want the second", pw, err)
+	}
+	if err := s.RemoveBMCPassword("node1"); err != nil {
+		t.Fatalf("RemoveBMCPassword: %v", err)
+	}
+	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadBMCPassword after its removal = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
+	}
+	if err := s.RemoveBMCPassword("node1"); err != nil {
+		t.Errorf("RemoveBMCPassword of none = %v, want nil", err)
+	}
+	if pw, err := s.ReadBMCPassword("node2"); err != nil || pw != "other-Pa55" {
+		t.Errorf("ReadBMCPassword of node2 after node1's removal = %q, %v; want its own", pw, err)
+	}
+}
+
+func bmcRefusals(t T, h Harness) {
+	s := h.New(t)
+	for _, pw := range []string{"", "two\nlines-Pa55", "cr\rline-Pa55"} {
+		_, err := s.WriteBMCPassword("node1", pw)
+		if !errors.Is(err, secret.ErrInvalidPassword) {
+			t.Errorf("WriteBMCPassword(%q) = %v, want ErrInvalidPassword", pw, err)
+		}
+		quoted(t, "WriteBMCPassword", err, pw)
+	}
+	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after refused writes ReadBMCPassword = %q, %v; want none kept", pw, err)
+	}
+	for _, name := range []string{"", "../escape", "a/b", "node 1", strings.Repeat("n", 64)} {
+		_, err := s.WriteBMCPassword(name, "bad-name-Pa55")
+		if err == nil {
+			t.Errorf("WriteBMCPassword of name %q: no error", name)
+		}
+		quoted(t, "WriteBMCPassword of a bad name", err, "bad-name-Pa55")
+		st, err := s.StageRootPassword(name, "bad-name-Pa55")
+		if err == nil {
+			st.Discard()
+			t.Errorf("StageRootPassword of name %q: no error", name)
+		}
+		quoted(t, "StageRootPassword of a bad name", err, "bad-name-Pa55")
+	}
+	for _, pw := range []string{"", "two\nlines-Pa55"} {
+		st, err := s.StageRootPassword("node1", pw)
+		if err == nil {
+			st.Discard()
+			t.Errorf("StageRootPassword(%q): no error", pw)
+		}
+		quoted(t, "StageRootPassword", err, pw)
+	}
+	if h.Kept != nil {
+		for _, k := range h.Kept(t, s) {
+			if strings.Contains(string(k.Data), "bad-name-Pa55") || strings.Contains(string(k.Data), "lines-Pa55") {
+				t.Errorf("a refused password is kept in %s", k.Where)
+			}
+		}
+	}
+}
+
+// holding returns where pw is kept.
+func holding(t T, h Harness, s secret.Store, pw string) []string {
+	var out []string
+	for _, k := range h.Kept(t, s) {
+		if strings.Contains(string(k.Data), pw) {
+			out = append(out, k.Where)
+		}
+	}
+	return out
+}
+
+func rootStaged(t T, h Harness) {
+	if h.Kept == nil {
+		t.Logf("no Kept: what a staged root password leaves is not checked")
+		return
+	}
+	s := h.New(t)
+	st, err := s.StageRootPassword("node1", "discarded-Pa55")
+	if err != nil {
+		t.Fatalf("StageRootPassword: %v", err)
+	}
+	st.Discard()
+	if w := holding(t, h, s, "discarded-Pa55"); len(w) > 0 {
+		t.Errorf("a discarded root password is kept in %v", w)
+	}
+	st, err = s.StageRootPassword("node1", "first-root-Pa55")
+	if err != nil {
+		t.Fatalf("StageRootPassword: %v", err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if w := holding(t, h, s, "first-root-Pa55"); len(w) != 1 {
+		t.Errorf("a committed root password is kept in %v, want one place", w)
+	}
+	if _, err := s.WriteBMCPassword("node1", "bmc-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	st, err = s.StageRootPassword("node1", "second-root-Pa55")
+	if err != nil {
+		t.Fatalf("StageRootPassword again: %v", err)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatalf("Commit again: %v", err)
+	}
+	if w := holding(t, h, s, "first-root-Pa55"); len(w) > 0 {
+		t.Errorf("the replaced root password is still kept in %v", w)
+	}
+	if w := holding(t, h, s, "second-root-Pa55"); len(w) != 1 {
+		t.Errorf("the second root password is kept in %v, want one place", w)
+	}
+	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "bmc-Pa55" {
+		t.Errorf("ReadBMCPassword beside a root password = %q, %v; want the BMC password", pw, err)
+	}
+}
+
+func keptPrivately(t T, h Harness) {
+	if h.Kept == nil {
+		t.Logf("no Kept: privacy not checked")
+		return
+	}
+	s := h.New(t)
+	if _, err := s.WriteBMCPassword("node1", "bmc-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	st, err := s.StageRootPassword("node1", "root-Pa55")
+	if err != nil {
+		t.Fatalf("StageRootPassword: %v", err)
+	}
+	staged := h.Kept(t, s)
+	if err := st.Commit(); err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	kept := append(staged, h.Kept(t, s)...)
+	if len(kept) == 0 {
+		t.Fatalf("Kept reports nothing after two secrets were kept")
+	}
+	for _, k := range kept {
+		if k.Mode.Perm()&0o077 != 0 {
+			t.Errorf("%s is kept with mode %v: group or others may read it; want 0600", k.Where, k.Mode.Perm())
+		}
+	}
+}
+
+func removedLeavesNothing(t T, h Harness) {
+	if h.Kept == nil {
+		t.Logf("no Kept: what a removal leaves is not checked")
+		return
+	}
+	s := h.New(t)
+	if _, err := s.WriteBMCPassword("node1", "removed-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	if _, err := s.WriteBMCPassword("node2", "kept-Pa55"); err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	if err := s.RemoveBMCPassword("node1"); err != nil {
+		t.Fatalf("RemoveBMCPassword: %v", err)
+	}
+	if w := holding(t, h, s, "removed-Pa55"); len(w) > 0 {
+		t.Errorf("a removed BMC password is still kept in %v", w)
+	}
+	if w := holding(t, h, s, "kept-Pa55"); len(w) != 1 {
+		t.Errorf("node2's BMC password is kept in %v, want one place", w)
+	}
+}
+
+func concurrentWriters(t T, h Harness) {
+	s := h.New(t)
+	const n = 20
+	written := make([]string, n)
+	for i := range n {
+		written[i] = fmt.Sprintf("racer-%02d-%s", i, strings.Repeat("x", 200+i*37))
+	}
+	if _, err := s.WriteBMCPassword("shared", written[0]); err != nil {
+		t.Fatalf("WriteBMCPassword: %v", err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	for i := range n {
+		wg.Go(func() {
+			if _, err := s.WriteBMCPassword("shared", written[i]); err != nil {
+				mu.Lock()
+				bad = append(bad, fmt.Sprintf("write %d: %v", i, err))
+				mu.Unlock()
+			}
+		})
+		wg.Go(func() {
+			if _, err := s.WriteBMCPassword(fmt.Sprintf("node%02d", i), written[i]); err != nil {
+				mu.Lock()
+				bad = append(bad, fmt.Sprintf("write node%02d: %v", i, err))
+				mu.Unlock()
+			}
+		})
+		wg.Go(func() {
+			pw, err := s.ReadBMCPassword("shared")
+			if err != nil || !slices.Contains(written, pw) {
+				mu.Lock()
+				bad = append(bad, fmt.Sprintf("a read among writers = %.20q (%d bytes), %v; want one whole password written", pw, len(pw), err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range bad {
+		t.Errorf("%s", b)
+	}
+	if pw, err := s.ReadBMCPassword("shared"); err != nil || !slices.Contains(written, pw) {
+		t.Errorf("after the writers ReadBMCPassword = %.20q, %v; want one of theirs", pw, err)
+	}
+	for i := range n {
+		if pw, err := s.ReadBMCPassword(fmt.Sprintf("node%02d", i)); err != nil || pw != written[i] {
+			t.Errorf("node%02d's BMC password = %.20q, %v; want its own", i, pw, err)
+		}
+	}
+}

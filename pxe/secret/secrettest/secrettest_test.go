@@ -1,0 +1,180 @@
+package secrettest_test
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secrettest"
+)
+
+// folderHarness runs the suite on secret.Folder in temporary folders.
+func folderHarness(tb testing.TB, wrap func(*secret.Folder) secret.Store) secrettest.Harness {
+	dirs := map[secret.Store]string{}
+	var mu sync.Mutex
+	return secrettest.Harness{
+		New: func(t secrettest.T) secret.Store {
+			f, err := secret.Open(filepath.Join(tb.TempDir(), "secrets"))
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			var s secret.Store = f
+			if wrap != nil {
+				s = wrap(f)
+			}
+			mu.Lock()
+			dirs[s] = f.Dir()
+			mu.Unlock()
+			return s
+		},
+		Kept: func(t secrettest.T, s secret.Store) []secrettest.Kept {
+			mu.Lock()
+			dir := dirs[s]
+			mu.Unlock()
+			return keptIn(t, dir)
+		},
+	}
+}
+
+// keptIn returns the files of dir as Kept, each with its folder's group
+// and others bits.
+func keptIn(t secrettest.T, dir string) []secrettest.Kept {
+	di, err := os.Stat(dir)
+	if err != nil {
+		t.Fatalf("kept: %v", err)
+	}
+	var out []secrettest.Kept
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out = append(out, secrettest.Kept{Where: path, Mode: fi.Mode().Perm() | di.Mode().Perm()&0o077, Data: data})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("kept: %v", err)
+	}
+	return out
+}
+
+func TestFolderConformance(t *testing.T) {
+	secrettest.Run(t, folderHarness(t, nil))
+}
+
+// fakeT records what a check reports instead of failing the test.
+type fakeT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *fakeT) Helper()             {}
+func (f *fakeT) Logf(string, ...any) {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// broken wraps the folder with one fault.
+type broken struct {
+	*secret.Folder
+	fault string
+}
+
+func (b *broken) WriteBMCPassword(name, pw string) (string, error) {
+	switch b.fault {
+	case "world-readable":
+		where, err := b.Folder.WriteBMCPassword(name, pw)
+		if err == nil {
+			os.Chmod(where, 0o644)
+		}
+		return where, err
+	case "one file for all":
+		name = "all"
+	case "quotes the password":
+		if pw == "" || len(pw) > 0 && pw[len(pw)-1] == '5' && filepath.Base(name) != name {
+			return "", fmt.Errorf("bad name %q for password %q", name, pw)
+		}
+	}
+	return b.Folder.WriteBMCPassword(name, pw)
+}
+
+func (b *broken) ReadBMCPassword(name string) (string, error) {
+	if b.fault == "one file for all" {
+		name = "all"
+	}
+	if b.fault == "none is no error" {
+		if _, err := os.Stat(b.BMCPasswordPath(name)); err != nil {
+			return "", nil
+		}
+	}
+	return b.Folder.ReadBMCPassword(name)
+}
+
+func (b *broken) RemoveBMCPassword(name string) error {
+	if b.fault == "remove keeps" {
+		return nil
+	}
+	return b.Folder.RemoveBMCPassword(name)
+}
+
+func (b *broken) StageRootPassword(name, pw string) (secret.Staged, error) {
+	st, err := b.Folder.StageRootPassword(name, pw)
+	if err == nil && b.fault == "discard commits" {
+		return commitOnDiscard{st}, nil
+	}
+	return st, err
+}
+
+type commitOnDiscard struct{ secret.Staged }
+
+func (c commitOnDiscard) Discard() { c.Commit() }
+
+// TestTheSuiteFailsABrokenStore feeds the suite a folder with one fault
+// at a time: each is found by the check named.
+func TestTheSuiteFailsABrokenStore(t *testing.T) {
+	for _, tc := range []struct{ fault, check string }{
+		{"world-readable", "KeptPrivately"},
+		{"one file for all", "BMCRoundTrip"},
+		{"quotes the password", "BMCRefusals"},
+		{"remove keeps", "BMCRoundTrip"},
+		{"remove keeps", "RemovedLeavesNothing"},
+		{"discard commits", "RootStaged"},
+		{"none is no error", "BMCRoundTrip"},
+		{"one file for all", "ConcurrentWriters"},
+	} {
+		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
+			h := folderHarness(t, func(f *secret.Folder) secret.Store { return &broken{Folder: f, fault: tc.fault} })
+			for _, c := range secrettest.Checks() {
+				if c.Name != tc.check {
+					continue
+				}
+				ft := &fakeT{}
+				secrettest.RunCheck(ft, h, c)
+				if len(ft.errors) == 0 {
+					t.Fatalf("%s passed a store that %s", c.Name, tc.fault)
+				}
+				t.Logf("%s found: %s", c.Name, ft.errors[0])
+				return
+			}
+			t.Fatalf("no check %s", tc.check)
+		})
+	}
+}
