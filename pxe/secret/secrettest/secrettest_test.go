@@ -109,9 +109,11 @@ func (b *broken) WriteBMCPassword(name, pw string) (string, error) {
 	case "one file for all":
 		name = "all"
 	case "quotes the password":
-		if pw == "" || len(pw) > 0 && pw[len(pw)-1] == '5' && filepath.Base(name) != name {
-			return "", fmt.Errorf("bad name %q for password %q", name, pw)
+		where, err := b.Folder.WriteBMCPassword(name, pw)
+		if err != nil {
+			err = fmt.Errorf("%w (password %q)", err, pw)
 		}
+		return where, err
 	}
 	return b.Folder.WriteBMCPassword(name, pw)
 }

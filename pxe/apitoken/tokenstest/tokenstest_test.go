@@ -1,0 +1,185 @@
+package tokenstest_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenstest"
+)
+
+// fileHarness runs the suite on apitoken.Store in temporary state
+// folders; wrap, when set, puts a fault in front of each handle.
+func fileHarness(tb testing.TB, wrap func(*apitoken.Store) apitoken.Tokens) tokenstest.Harness {
+	var mu sync.Mutex
+	dirs := map[apitoken.Tokens]string{}
+	open := func(t tokenstest.T, stateDir string) apitoken.Tokens {
+		st, err := apitoken.Open(stateDir, nil)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		var s apitoken.Tokens = st
+		if wrap != nil {
+			s = wrap(st)
+		}
+		mu.Lock()
+		dirs[s] = stateDir
+		mu.Unlock()
+		return s
+	}
+	dirOf := func(s apitoken.Tokens) string {
+		mu.Lock()
+		defer mu.Unlock()
+		return dirs[s]
+	}
+	return tokenstest.Harness{
+		New:   func(t tokenstest.T) apitoken.Tokens { return open(t, tb.TempDir()) },
+		Other: func(t tokenstest.T, s apitoken.Tokens) apitoken.Tokens { return open(t, dirOf(s)) },
+		Stored: func(t tokenstest.T, s apitoken.Tokens) [][]byte {
+			if f, ok := s.(interface{ Flush() }); ok {
+				f.Flush()
+			}
+			var out [][]byte
+			err := filepath.WalkDir(dirOf(s), func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(path)
+				out = append(out, data)
+				return err
+			})
+			if err != nil {
+				t.Fatalf("stored: %v", err)
+			}
+			return out
+		},
+	}
+}
+
+func TestFileStoreConformance(t *testing.T) {
+	tokenstest.Run(t, fileHarness(t, nil))
+}
+
+// fakeT records what a check reports instead of failing the test.
+type fakeT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *fakeT) Helper()             {}
+func (f *fakeT) Logf(string, ...any) {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// broken wraps the token file with one fault.
+type broken struct {
+	*apitoken.Store
+	fault string
+	calls atomic.Int64
+	mu    sync.Mutex
+	seen  []string
+	held  map[string]apitoken.Token
+}
+
+func (b *broken) Create(ctx context.Context, name string, scope apitoken.Scope) (string, error) {
+	if b.fault == "loses creates" && b.calls.Add(1)%5 == 0 {
+		return apitoken.Prefix + "never-kept-" + name, nil
+	}
+	tok, err := b.Store.Create(ctx, name, scope)
+	if err == nil {
+		b.mu.Lock()
+		b.seen = append(b.seen, tok)
+		b.mu.Unlock()
+		if b.fault == "keeps tokens" {
+			os.WriteFile(filepath.Join(b.Dir(), "plain-"+name), []byte(tok), 0o600)
+		}
+	}
+	return tok, err
+}
+
+func (b *broken) Revoke(ctx context.Context, name string) error {
+	if b.fault == "revoke forgets" {
+		return nil
+	}
+	return b.Store.Revoke(ctx, name)
+}
+
+func (b *broken) Authenticate(ctx context.Context, token string) (apitoken.Token, error) {
+	if b.fault == "caches forever" {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if t, ok := b.held[token]; ok {
+			return t, nil
+		}
+		t, err := b.Store.Authenticate(ctx, token)
+		if err == nil {
+			if b.held == nil {
+				b.held = map[string]apitoken.Token{}
+			}
+			b.held[token] = t
+		}
+		return t, err
+	}
+	t, err := b.Store.Authenticate(ctx, token)
+	if err != nil && b.fault == "accepts a prefix" && len(token) >= 20 {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, tok := range b.seen {
+			if len(tok) >= 20 && tok[:20] == token[:20] {
+				return b.Store.Authenticate(ctx, tok)
+			}
+		}
+	}
+	return t, err
+}
+
+func (b *broken) Recheck(ctx context.Context, t apitoken.Token) (apitoken.Token, error) {
+	if b.fault == "recheck trusts" {
+		return t, nil
+	}
+	return b.Store.Recheck(ctx, t)
+}
+
+// TestTheSuiteFailsABrokenStore feeds the suite a token file with one
+// fault at a time: each is found by the check named.
+func TestTheSuiteFailsABrokenStore(t *testing.T) {
+	for _, tc := range []struct{ fault, check string }{
+		{"revoke forgets", "RevokedNoLongerAuthenticates"},
+		{"recheck trusts", "RevokedNoLongerAuthenticates"},
+		{"caches forever", "RevokedInAnotherProcess"},
+		{"keeps tokens", "HashesOnly"},
+		{"accepts a prefix", "CreateAuthenticate"},
+		{"loses creates", "ConcurrentCreates"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			h := fileHarness(t, func(s *apitoken.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
+			for _, c := range tokenstest.Checks() {
+				if c.Name != tc.check {
+					continue
+				}
+				ft := &fakeT{}
+				tokenstest.RunCheck(ft, h, c)
+				if len(ft.errors) == 0 {
+					t.Fatalf("%s passed a store that %s", c.Name, tc.fault)
+				}
+				t.Logf("%s found: %s", c.Name, ft.errors[0])
+				return
+			}
+			t.Fatalf("no check %s", tc.check)
+		})
+	}
+}
