@@ -1,0 +1,226 @@
+package repliestest
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/api"
+)
+
+// T is what the suite needs of a test: testing.TB's reporting. Fatalf
+// must end the check (testing's does, with runtime.Goexit); it is called
+// only from the check's own goroutine.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Harness gives the suite stores of the implementation under test.
+type Harness struct {
+	// New returns a new, empty store for one check. Required.
+	New func(t T) api.Replies
+	// Reopen opens s's state again, as a restarted process would; s is
+	// not used afterwards. Nil skips the check of a restart.
+	Reopen func(t T, s api.Replies) api.Replies
+}
+
+// Check is one conformance check.
+type Check struct {
+	// Name names it, as a subtest.
+	Name string
+	// Run runs it on a store of h.
+	Run func(t T, h Harness)
+}
+
+// Checks returns the suite's checks.
+func Checks() []Check {
+	return []Check{
+		{"ReplayGetsTheSameReply", replay},
+		{"AnotherBodyIsRefused", anotherBody},
+		{"KeysApart", keysApart},
+		{"AfterARestart", afterRestart},
+		{"PastItsDay", pastItsDay},
+		{"RacingRequests", racing},
+	}
+}
+
+// Run runs every check as a subtest of t.
+func Run(t *testing.T, h Harness) {
+	for _, c := range Checks() {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
+	}
+}
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(t, h)
+	}()
+	<-done
+}
+
+func reply(req string, status int, body string) api.Reply {
+	return api.Reply{Request: req, Status: status, Body: body, Time: time.Now().UTC().Truncate(time.Millisecond)}
+}
+
+func same(a, b api.Reply) bool {
+	return a.Request == b.Request && a.Status == b.Status && a.Body == b.Body && a.Time.Equal(b.Time)
+}
+
+// serve does what the API does with a POST under key whose request hash
+// is req: under the key's lock, a kept reply is the answer (refused when
+// its request is another), else work runs and its reply is kept.
+func serve(t T, s api.Replies, key, req string, work func() api.Reply) (got api.Reply, refused bool) {
+	t.Helper()
+	unlock := s.Lock(key)
+	defer unlock()
+	prev, err := s.Get(key)
+	if err != nil {
+		t.Errorf("Get %q: %v", key, err)
+		return api.Reply{}, false
+	}
+	if prev != nil {
+		return *prev, prev.Request != req
+	}
+	r := work()
+	if err := s.Put(key, r); err != nil {
+		t.Errorf("Put %q: %v", key, err)
+	}
+	return r, false
+}
+
+func replay(t T, h Harness) {
+	s := h.New(t)
+	if r, err := s.Get("never-used"); err != nil || r != nil {
+		t.Errorf("Get of an unused key = %+v, %v; want none", r, err)
+	}
+	body := `{"name":"node1","macs":["52:54:00:aa:00:01"]}` + "\n"
+	first := reply("req-1", 201, body)
+	runs := 0
+	work := func() api.Reply { runs++; return first }
+	got, refused := serve(t, s, "key-1", "req-1", work)
+	if refused || !same(got, first) {
+		t.Errorf("first request = %+v (refused %v); want its own reply", got, refused)
+	}
+	for range 3 {
+		got, refused = serve(t, s, "key-1", "req-1", work)
+		if refused || !same(got, first) {
+			t.Errorf("repeat = %+v (refused %v); want the first reply %+v", got, refused, first)
+		}
+	}
+	if runs != 1 {
+		t.Errorf("the request ran %d times under one key, want once", runs)
+	}
+	big := reply("req-big", 201, strings.Repeat("b", api.MaxBody))
+	if err := s.Put("key-big", big); err != nil {
+		t.Fatalf("Put of a reply of MaxBody bytes: %v", err)
+	}
+	if r, err := s.Get("key-big"); err != nil || r == nil || !same(*r, big) {
+		t.Errorf("Get of a reply of MaxBody bytes = %v, %v; want it whole", r != nil, err)
+	}
+}
+
+func anotherBody(t T, h Harness) {
+	s := h.New(t)
+	first := reply("req-first", 201, `{"name":"node1"}`)
+	serve(t, s, "key", "req-first", func() api.Reply { return first })
+	got, refused := serve(t, s, "key", "req-other", func() api.Reply {
+		t.Errorf("a request with another body under a used key ran")
+		return reply("req-other", 201, `{"name":"node2"}`)
+	})
+	if !refused {
+		t.Errorf("another body under a used key got %+v, not refused", got)
+	}
+	if r, err := s.Get("key"); err != nil || r == nil || !same(*r, first) {
+		t.Errorf("after the refusal Get = %+v, %v; want the first reply kept", r, err)
+	}
+}
+
+func keysApart(t T, h Harness) {
+	s := h.New(t)
+	keys := []string{"a", "A", "a ", "../a", "a/b", "key-1", "key-2", strings.Repeat("k", 255), strings.Repeat("k", 254) + "j"}
+	for i, k := range keys {
+		if err := s.Put(k, reply(fmt.Sprintf("req-%d", i), 200+i, fmt.Sprintf("body %d", i))); err != nil {
+			t.Fatalf("Put %q: %v", k, err)
+		}
+	}
+	for i, k := range keys {
+		r, err := s.Get(k)
+		if err != nil || r == nil || r.Request != fmt.Sprintf("req-%d", i) || r.Status != 200+i || r.Body != fmt.Sprintf("body %d", i) {
+			t.Errorf("Get %.20q = %+v, %v; want its own reply", k, r, err)
+		}
+	}
+}
+
+func afterRestart(t T, h Harness) {
+	if h.Reopen == nil {
+		t.Logf("no Reopen: a restart is not checked")
+		return
+	}
+	s := h.New(t)
+	first := reply("req-1", 201, `{"name":"node1"}`)
+	if err := s.Put("key-1", first); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	s = h.Reopen(t, s)
+	if r, err := s.Get("key-1"); err != nil || r == nil || !same(*r, first) {
+		t.Errorf("Get after a restart = %+v, %v; want %+v", r, err, first)
+	}
+}
+
+func pastItsDay(t T, h Harness) {
+	s := h.New(t)
+	old := reply("req-old", 201, "old")
+	old.Time = time.Now().Add(-25 * time.Hour).UTC()
+	if err := s.Put("old", old); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if r, err := s.Get("old"); err != nil || r != nil {
+		t.Errorf("Get of a reply past its day = %+v, %v; want none", r, err)
+	}
+	recent := reply("req-recent", 201, "recent")
+	recent.Time = time.Now().Add(-23 * time.Hour).UTC()
+	if err := s.Put("recent", recent); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if r, err := s.Get("recent"); err != nil || r == nil || !same(*r, recent) {
+		t.Errorf("Get of a reply 23 hours old = %+v, %v; want it", r, err)
+	}
+}
+
+func racing(t T, h Harness) {
+	s := h.New(t)
+	const n = 32
+	got := make([]api.Reply, n)
+	var runs sync.WaitGroup
+	var mu sync.Mutex
+	ran := 0
+	for i := range n {
+		runs.Go(func() {
+			got[i], _ = serve(t, s, "shared", "req", func() api.Reply {
+				mu.Lock()
+				ran++
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond) // the request's work
+				return reply("req", 201, fmt.Sprintf("reply of racer %d", i))
+			})
+		})
+	}
+	runs.Wait()
+	if ran != 1 {
+		t.Errorf("%d of %d racing requests of one key ran, want 1", ran, n)
+	}
+	for i := range n {
+		if !same(got[i], got[0]) {
+			t.Errorf("racer %d got %q, racer 0 %q; want one reply for all", i, got[i].Body, got[0].Body)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package repliestest_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/api/repliestest"
+)
+
+// fileHarness runs the suite on api.OpenReplies in temporary folders;
+// wrap, when set, puts a fault in front of each store.
+func fileHarness(tb testing.TB, wrap func(api.Replies) api.Replies) repliestest.Harness {
+	var mu sync.Mutex
+	dirs := map[api.Replies]string{}
+	open := func(t repliestest.T, dir string) api.Replies {
+		s, err := api.OpenReplies(dir, nil)
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if wrap != nil {
+			s = wrap(s)
+		}
+		mu.Lock()
+		dirs[s] = dir
+		mu.Unlock()
+		return s
+	}
+	return repliestest.Harness{
+		New: func(t repliestest.T) api.Replies { return open(t, filepath.Join(tb.TempDir(), "api")) },
+		Reopen: func(t repliestest.T, s api.Replies) api.Replies {
+			mu.Lock()
+			dir := dirs[s]
+			mu.Unlock()
+			return open(t, dir)
+		},
+	}
+}
+
+func TestFileRepliesConformance(t *testing.T) {
+	repliestest.Run(t, fileHarness(t, nil))
+}
+
+// fakeT records what a check reports instead of failing the test.
+type fakeT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *fakeT) Helper()             {}
+func (f *fakeT) Logf(string, ...any) {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// broken wraps the replies folder with one fault.
+type broken struct {
+	api.Replies
+	fault string
+}
+
+func (b *broken) Lock(key string) func() {
+	if b.fault == "no lock" {
+		return func() {}
+	}
+	return b.Replies.Lock(key)
+}
+
+func (b *broken) Get(key string) (*api.Reply, error) {
+	switch b.fault {
+	case "forgets":
+		return nil, nil
+	case "one key":
+		key = "k"
+	case "never expires":
+		r, err := b.Replies.Get(key + "#kept")
+		if r != nil || err != nil {
+			return r, err
+		}
+	}
+	return b.Replies.Get(key)
+}
+
+func (b *broken) Put(key string, r api.Reply) error {
+	switch b.fault {
+	case "one key":
+		key = "k"
+	case "cuts bodies":
+		if len(r.Body) > 1024 {
+			r.Body = r.Body[:1024]
+		}
+	case "loses the request":
+		r.Request = "last"
+	case "never expires":
+		r2 := r
+		r2.Time = time.Now().UTC()
+		if err := b.Replies.Put(key+"#kept", r2); err != nil {
+			return err
+		}
+	}
+	return b.Replies.Put(key, r)
+}
+
+// TestTheSuiteFailsABrokenStore feeds the suite a replies folder with
+// one fault at a time: each is found by the check named.
+func TestTheSuiteFailsABrokenStore(t *testing.T) {
+	for _, tc := range []struct{ fault, check string }{
+		{"forgets", "ReplayGetsTheSameReply"},
+		{"forgets", "AnotherBodyIsRefused"},
+		{"loses the request", "AnotherBodyIsRefused"},
+		{"one key", "KeysApart"},
+		{"cuts bodies", "ReplayGetsTheSameReply"},
+		{"never expires", "PastItsDay"},
+		{"no lock", "RacingRequests"},
+	} {
+		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
+			h := fileHarness(t, func(s api.Replies) api.Replies { return &broken{Replies: s, fault: tc.fault} })
+			for _, c := range repliestest.Checks() {
+				if c.Name != tc.check {
+					continue
+				}
+				ft := &fakeT{}
+				repliestest.RunCheck(ft, h, c)
+				if len(ft.errors) == 0 {
+					t.Fatalf("%s passed a store that %s", c.Name, tc.fault)
+				}
+				t.Logf("%s found: %.200s", c.Name, ft.errors[0])
+				return
+			}
+			t.Fatalf("no check %s", tc.check)
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package windowtest_test
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/window"
+	"github.com/plasmactl/plasma-node/pxe/window/windowtest"
+)
+
+// dirHarness runs the suite on window.Dir in temporary state folders;
+// wrap, when set, puts a fault in front of each.
+func dirHarness(tb testing.TB, wrap func(window.Dir) window.Store) windowtest.Harness {
+	var mu sync.Mutex
+	dirs := map[window.Store]window.Dir{}
+	return windowtest.Harness{
+		New: func(t windowtest.T) window.Store {
+			d := window.Dir(tb.TempDir())
+			var s window.Store = d
+			if wrap != nil {
+				s = wrap(d)
+			}
+			mu.Lock()
+			dirs[s] = d
+			mu.Unlock()
+			return s
+		},
+		Hold: func(t windowtest.T, s window.Store, addr string) func() {
+			mu.Lock()
+			d := dirs[s]
+			mu.Unlock()
+			l, err := window.Lock(string(d), addr)
+			if err != nil {
+				t.Fatalf("lock: %v", err)
+			}
+			return func() { l.Unlock() }
+		},
+	}
+}
+
+func TestDirConformance(t *testing.T) {
+	windowtest.Run(t, dirHarness(t, nil))
+}
+
+// fakeT records what a check reports instead of failing the test.
+type fakeT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *fakeT) Helper()             {}
+func (f *fakeT) Logf(string, ...any) {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// broken wraps the state folder's window with one fault.
+type broken struct {
+	window.Dir
+	fault string
+}
+
+func (b broken) Read() (*window.Record, error) {
+	r, err := b.Dir.Read()
+	if b.fault == "none is no error" && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return r, err
+}
+
+func (b broken) Write(w *window.Record) error {
+	switch b.fault {
+	case "drops the deadline":
+		c := *w
+		c.Deadline = c.Started
+		w = &c
+	case "writes part of a record in place":
+		path := filepath.Join(string(b.Dir), window.FileName)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		fmt.Fprintf(f, `{"pid": %d, `, w.PID)
+		runtime.Gosched()
+		fmt.Fprintf(f, `"http": %q, "started": %q}`, w.HTTP, w.Started.Format("2006-01-02T15:04:05.999999999Z07:00"))
+		return nil
+	}
+	return b.Dir.Write(w)
+}
+
+func (b broken) Remove(pid int) error {
+	switch b.fault {
+	case "remove keeps":
+		return nil
+	case "remove ignores the pid":
+		if w, err := b.Dir.Read(); err == nil {
+			pid = w.PID
+		}
+	}
+	return b.Dir.Remove(pid)
+}
+
+func (b broken) Holder() (*window.HeldError, error) {
+	if b.fault == "no holder" {
+		return nil, nil
+	}
+	return b.Dir.Holder()
+}
+
+// TestTheSuiteFailsABrokenStore feeds the suite a state folder's window
+// with one fault at a time: each is found by the check named.
+func TestTheSuiteFailsABrokenStore(t *testing.T) {
+	for _, tc := range []struct{ fault, check string }{
+		{"none is no error", "NoneReadsAsNone"},
+		{"none is no error", "RemovedReadsAsNone"},
+		{"drops the deadline", "RoundTrip"},
+		{"remove keeps", "RemovedReadsAsNone"},
+		{"remove ignores the pid", "NewerWindowKept"},
+		{"writes part of a record in place", "ConcurrentWriters"},
+		{"no holder", "Holder"},
+	} {
+		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
+			h := dirHarness(t, func(d window.Dir) window.Store { return broken{Dir: d, fault: tc.fault} })
+			for _, c := range windowtest.Checks() {
+				if c.Name != tc.check {
+					continue
+				}
+				ft := &fakeT{}
+				windowtest.RunCheck(ft, h, c)
+				if len(ft.errors) == 0 {
+					t.Fatalf("%s passed a store that %s", c.Name, tc.fault)
+				}
+				t.Logf("%s found: %.200s", c.Name, ft.errors[0])
+				return
+			}
+			t.Fatalf("no check %s", tc.check)
+		})
+	}
+}
