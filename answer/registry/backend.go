@@ -84,6 +84,10 @@ type Backend struct {
 	allow     atomic.Pointer[allowList]
 	allowMu   sync.Mutex
 	allowBusy atomic.Bool
+
+	// views shares reads of the pending registrations between the
+	// script and answer requests (view.go).
+	views views
 }
 
 var (
@@ -184,11 +188,23 @@ func (b *Backend) Close() error {
 //  4. else the machine exits.
 //
 // A registration whose boot disk is "ask" boots with AskDisk set.
+//
+// A machine that a registration pins is looked up in a shared read of
+// the registrations ([Backend.byPin]); the others read them afresh (one
+// read shared by the requests that wait for it).
 func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
-	pending, broken, err := b.cfg.Store.Scan(ctx)
+	arrived := time.Now()
+	if m, ok := b.byPin(ctx, []string{mac}, "", ""); ok {
+		if len(m.names) > 1 {
+			return backend.Boot{Reason: ambiguous(m.names, m.candidates).Error()}, nil
+		}
+		return backend.Boot{Node: m.reg.Name, Reason: "matched by " + string(m.reason), AskDisk: m.reg.BootDisk.Kind == answer.BootDiskAsk}, nil
+	}
+	v, err := b.view(ctx, arrived)
 	if err != nil {
 		return backend.Boot{}, err
 	}
+	pending, broken := v.pending, v.broken
 	reg, reason, matchErr := Match(pending, []string{mac}, "", "")
 	if matchErr == nil && reason == MatchOnlyPending && len(broken) > 0 {
 		matchErr = blockedBy(broken)
@@ -288,19 +304,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		}
 		override = bd
 	}
-	pending, broken, err := b.cfg.Store.Scan(ctx)
+	reg, reason, err := b.answerMatch(ctx, macs, serial, uuid)
 	if err != nil {
-		return nil, fmt.Errorf("read registrations: %w", err)
-	}
-	reg, reason, err := Match(pending, macs, serial, uuid)
-	if err != nil {
-		return nil, errNoMatch
-	}
-	if names := matchingAll(pending, macs, serial, uuid); len(names) > 1 {
-		return nil, &backend.Refusal{Status: 409, Reason: ambiguous(names, pending).Error()}
-	}
-	if reason == MatchOnlyPending && len(broken) > 0 {
-		return nil, &backend.Refusal{Status: 409, Reason: blockedBy(broken).Error()}
+		return nil, err
 	}
 	if reg.BootDisk.Kind == answer.BootDiskAsk && override.Kind == answer.BootDiskAsk {
 		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
@@ -335,6 +341,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
 	}
 	if err := staged.commit(); err != nil {
+		b.forgetView()
 		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
 			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
 		}
