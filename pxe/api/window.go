@@ -32,7 +32,7 @@ func StatusOf(st window.Store, now time.Time) (WindowStatus, error) {
 	}
 	if err == nil && w.Open(now) {
 		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
-			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint}, nil
+			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint, SecureBoot: w.SecureBoot}, nil
 	}
 	held, err := st.Holder()
 	if err != nil {

@@ -105,6 +105,9 @@ type WindowStatus struct {
 	TFTP          string `json:"tftp,omitempty"`
 	// CertFingerprint is the window's TLS certificate's fingerprint.
 	CertFingerprint string `json:"cert_fingerprint,omitempty"`
+	// SecureBoot says the window offers every UEFI x86-64 machine the
+	// Secure Boot chain instead of iPXE.
+	SecureBoot bool `json:"secure_boot,omitempty"`
 }
 
 // Left returns the time left at now, 0 when closed or without a TTL.

@@ -171,7 +171,7 @@ func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 		w.log.Error("cannot record the window's deadline; a restart will not reopen it", "err", err)
 	}
 	return api.WindowStatus{Open: true, Daemon: true, PID: pw.PID, Started: pw.Started, Deadline: pw.Deadline, HTTP: pw.HTTP, URL: pw.URL,
-		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint}, nil
+		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot}, nil
 }
 
 // ended forgets a window that stopped serving.

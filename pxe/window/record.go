@@ -47,6 +47,9 @@ type Record struct {
 	// CertFingerprint is the SHA-256 fingerprint of the window's TLS
 	// certificate, for installers to pin; empty without TLS.
 	CertFingerprint string `json:"cert_fingerprint,omitempty"`
+	// SecureBoot says the window offers every UEFI x86-64 machine the
+	// Secure Boot chain instead of iPXE.
+	SecureBoot bool `json:"secure_boot,omitempty"`
 }
 
 // Open reports whether the window is still open at now: its process is
