@@ -35,11 +35,18 @@ type running struct {
 // start runs a daemon on state with the API and windows on loopback.
 func start(t *testing.T, state string) *running {
 	t.Helper()
+	return startWith(t, state, pxe.Config{HTTPAddr: "127.0.0.1:0"})
+}
+
+// startWith runs a daemon on state with the API on loopback and window
+// as its windows' settings.
+func startWith(t *testing.T, state string, window pxe.Config) *running {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}
