@@ -332,9 +332,33 @@ func decodeStrict(w http.ResponseWriter, data []byte, v any) bool {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			field = te.Field
+			msg = fmt.Sprintf("%s: want %s, not a JSON %s", te.Field, jsonKind(te.Type), te.Value)
 		}
 		writeError(w, http.StatusBadRequest, "malformed request: "+msg, field)
 		return false
 	}
 	return true
+}
+
+// jsonKind names what a value of Go type t is in JSON, for a refusal
+// that says what would be valid (never a Go type's name).
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	default:
+		return "an object"
+	}
 }
