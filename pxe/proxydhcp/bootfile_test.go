@@ -35,6 +35,10 @@ func TestSelectBoot(t *testing.T) {
 	sb.SecureBoot = true
 	sbFor := testBootConfig()
 	sbFor.SecureBootFor = func(mac net.HardwareAddr) bool { return mac.String() == testMAC.String() }
+	sbSNP := snp
+	sbSNP.SecureBoot = true
+	sbArm := arm
+	sbArm.SecureBoot = true
 	sbOther := testBootConfig()
 	sbOther.SecureBootFor = func(net.HardwareAddr) bool { return false }
 	tests := map[string]struct {
@@ -77,6 +81,30 @@ func TestSelectBoot(t *testing.T) {
 		"a machine not registered for Secure Boot gets iPXE": {
 			client: pxe(iana.EFI_X86_64), cfg: sbOther,
 			want: Boot{File: "ipxe.efi", Class: ClassPXE, Reason: "PXE client of architecture 7 (UEFI x86-64): ipxe.efi over TFTP"},
+		},
+		"a Secure Boot window offers the shim over the configured snponly.efi": {
+			client: pxe(iana.EFI_X86_64), cfg: sbSNP,
+			want: Boot{File: "shimx64.efi", Class: ClassPXE, Reason: "PXE client of architecture 7 (UEFI x86-64): shimx64.efi over TFTP"},
+		},
+		"a Secure Boot window still offers arm64 its iPXE binary": {
+			client: pxe(iana.EFI_ARM64), cfg: sbArm,
+			want: Boot{File: "ipxe-arm64.efi", Class: ClassPXE, Reason: "PXE client of architecture 11 (UEFI arm64): ipxe-arm64.efi over TFTP"},
+		},
+		"a Secure Boot window still ignores UEFI IA32": {
+			client: pxe(iana.EFI_IA32), cfg: sb,
+			want: Boot{Ignore: true, Reason: "PXE client of architecture 6 (UEFI IA32), for which no iPXE binary is staged"},
+		},
+		"a Secure Boot window still gives iPXE its script": {
+			client: ipxe(pxe(iana.EFI_X86_64)), cfg: sb,
+			want: Boot{File: "http://192.0.2.10:8090/boot.ipxe?mac=52:54:00:12:34:56", Class: ClassPXE, Reason: "client already runs iPXE: its boot script"},
+		},
+		"a machine registered for Secure Boot booting BIOS gets undionly.kpxe": {
+			client: pxe(iana.INTEL_X86PC), cfg: sbFor,
+			want: Boot{File: "undionly.kpxe", Class: ClassPXE, Reason: "PXE client of architecture 0 (BIOS): undionly.kpxe over TFTP"},
+		},
+		"a machine registered for Secure Boot gets the shim's URL by HTTP boot": {
+			client: http(iana.EFI_X86_64_HTTP), cfg: sbFor,
+			want: Boot{File: "http://192.0.2.10:8090/ipxe/shimx64.efi", Class: ClassHTTP, Reason: "HTTP boot client of architecture 16 (UEFI x86-64 HTTP): shimx64.efi over HTTP"},
 		},
 		"only the first of several architectures counts": {
 			client: pxe(iana.EFI_X86_64, iana.INTEL_X86PC), cfg: testBootConfig(),

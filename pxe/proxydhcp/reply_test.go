@@ -120,6 +120,10 @@ var discoveryControl = []byte{6, 1, 8, 255}
 func TestReply(t *testing.T) {
 	with := func(s *replySummary, f func(*replySummary)) *replySummary { f(s); return s }
 	relay82 := dhcpv4.OptRelayAgentInfo(dhcpv4.OptGeneric(dhcpv4.AgentCircuitIDSubOption, []byte("port7")))
+	sb := testProxyConfig()
+	sb.Boot.SecureBoot = true
+	sbFor := testProxyConfig()
+	sbFor.Boot.SecureBootFor = func(mac net.HardwareAddr) bool { return mac.String() == testMAC.String() }
 	tests := map[string]struct {
 		req        *dhcpv4.DHCPv4
 		on         Arrival
@@ -138,6 +142,37 @@ func TestReply(t *testing.T) {
 			req:        packet(t, dhcpv4.MessageTypeDiscover, uefiPXE...),
 			want:       with(offer(dhcpv4.MessageTypeOffer, "ipxe.efi", "PXEClient", discoveryControl), func(s *replySummary) { s.Opt97 = testUUID }),
 			wantReason: "PXE client of architecture 7 (UEFI x86-64): ipxe.efi over TFTP", golden: "uefi-x64-offer",
+		},
+		"a Secure Boot window offers UEFI x64 the shim": {
+			req:        packet(t, dhcpv4.MessageTypeDiscover, uefiPXE...),
+			cfg:        &sb,
+			want:       with(offer(dhcpv4.MessageTypeOffer, "shimx64.efi", "PXEClient", discoveryControl), func(s *replySummary) { s.Opt97 = testUUID }),
+			wantReason: "PXE client of architecture 7 (UEFI x86-64): shimx64.efi over TFTP",
+		},
+		"a Secure Boot window offers BIOS undionly.kpxe as before": {
+			req:        packet(t, dhcpv4.MessageTypeDiscover, biosPXE...),
+			cfg:        &sb,
+			want:       offer(dhcpv4.MessageTypeOffer, "undionly.kpxe", "PXEClient", discoveryControl),
+			wantReason: "PXE client of architecture 0 (BIOS): undionly.kpxe over TFTP",
+		},
+		"a Secure Boot window offers HTTP boot the shim's URL": {
+			req:        packet(t, dhcpv4.MessageTypeDiscover, httpBoot...),
+			cfg:        &sb,
+			want:       offer(dhcpv4.MessageTypeOffer, "http://192.0.2.10:8090/ipxe/shimx64.efi", "HTTPClient", nil),
+			wantReason: "HTTP boot client of architecture 16 (UEFI x86-64 HTTP): shimx64.efi over HTTP",
+		},
+		"a Secure Boot window gives iPXE its script as before": {
+			req:  packet(t, dhcpv4.MessageTypeDiscover, ipxeUC...),
+			cfg:  &sb,
+			want: offer(dhcpv4.MessageTypeOffer, "http://192.0.2.10:8090/boot.ipxe?mac=52:54:00:12:34:56", "PXEClient", discoveryControl),
+		},
+		"a machine registered for Secure Boot gets the shim on 4011": {
+			req: packet(t, dhcpv4.MessageTypeRequest, join(uefiPXE, []dhcpv4.Modifier{dhcpv4.WithClientIP(net.IPv4(192, 0, 2, 77)), dhcpv4.WithBroadcast(false)})...),
+			on:  OnPXEPort,
+			cfg: &sbFor,
+			want: with(offer(dhcpv4.MessageTypeAck, "shimx64.efi", "PXEClient", nil), func(s *replySummary) {
+				s.CIAddr, s.Broadcast, s.Opt97 = "192.0.2.77", false, testUUID
+			}),
 		},
 		"UUID option 97 is echoed": {
 			req:  packet(t, dhcpv4.MessageTypeDiscover, join(biosPXE, []dhcpv4.Modifier{generic(97, testUUID)})...),
