@@ -3,6 +3,7 @@ package plasmanode_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -73,6 +74,48 @@ func TestClientsLinkNoServer(t *testing.T) {
 		for _, dep := range strings.Fields(string(out)) {
 			if strings.HasPrefix(dep, "github.com/insomniacslk/dhcp") || strings.HasPrefix(dep, "github.com/pin/tftp") || slices.Contains(servers, dep) {
 				t.Errorf("%s depends on %s", client, dep)
+			}
+		}
+	}
+}
+
+// TestServersTakeStoreInterfaces keeps the API, power, the daemon and
+// the pxe provider on the store interfaces: none of them imports a
+// file-store package (the event log's, the tokens'), nor opens the
+// registrations' or the secrets' folder itself. pxe/state opens them.
+func TestServersTakeStoreInterfaces(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		if os.Getenv("PLASMA_E2E") == "1" {
+			t.Fatal("needs the go command")
+		}
+		t.Skip("needs the go command")
+	}
+	const mod = "github.com/plasmactl/plasma-node/"
+	fileStores := []string{mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile"}
+	openers := []string{"registry.Open(", "secret.Open(", "tokenfile.", "eventfile."}
+	for _, pkg := range []string{"./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
+		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		lines := strings.SplitN(string(out), "\n", 3)
+		if len(lines) < 3 {
+			t.Fatalf("go list %s: %q", pkg, out)
+		}
+		for _, imp := range strings.Fields(lines[2]) {
+			if slices.Contains(fileStores, imp) {
+				t.Errorf("%s imports the file store %s; want its interface", pkg, imp)
+			}
+		}
+		for _, f := range strings.Fields(lines[1]) {
+			src, err := os.ReadFile(filepath.Join(lines[0], f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range openers {
+				if strings.Contains(string(src), o) {
+					t.Errorf("%s/%s names %s: a store is opened by pxe/state, the package takes its interface", pkg, f, o)
+				}
 			}
 		}
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
@@ -108,7 +109,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	defer os.RemoveAll(state)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tokens, err := apitoken.Open(state, nil)
+	tokens, err := tokenfile.Open(state, nil)
 	if err != nil {
 		return nil, err
 	}

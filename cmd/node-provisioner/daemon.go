@@ -18,6 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 )
 
@@ -102,8 +103,8 @@ func (a *app) tokenCmd() *cobra.Command {
 			if c != nil {
 				tok, err = c.CreateToken(cmd.Context(), args[0], string(sc))
 			} else {
-				var st *apitoken.Store
-				if st, err = apitoken.Open(a.stateDir, a.log); err != nil {
+				var st *tokenfile.Store
+				if st, err = tokenfile.Open(a.stateDir, a.log); err != nil {
 					return err
 				}
 				tok, err = st.Create(cmd.Context(), args[0], sc)
@@ -178,8 +179,8 @@ func (a *app) tokenCmd() *cobra.Command {
 			if c != nil {
 				err = c.RevokeToken(cmd.Context(), args[0])
 			} else {
-				var st *apitoken.Store
-				if st, err = apitoken.Open(a.stateDir, a.log); err != nil {
+				var st *tokenfile.Store
+				if st, err = tokenfile.Open(a.stateDir, a.log); err != nil {
 					return err
 				}
 				err = st.Revoke(cmd.Context(), args[0])
@@ -213,7 +214,7 @@ func (a *app) tokens(ctx context.Context) ([]client.TokenInfo, error) {
 	if _, err := os.Lstat(filepath.Join(a.stateDir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
-	st, err := apitoken.Open(a.stateDir, a.log)
+	st, err := tokenfile.Open(a.stateDir, a.log)
 	if err != nil {
 		return nil, err
 	}

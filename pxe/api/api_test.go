@@ -20,6 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
@@ -45,7 +46,7 @@ type env struct {
 	state  string
 	ts     *httptest.Server
 	tokens map[string]string // by scope, plus "revoked"
-	store  *apitoken.Store
+	store  *tokenfile.Store
 	logs   *syncBuffer
 }
 
@@ -57,7 +58,7 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = apitoken.Open(e.state, log); err != nil {
+	if e.store, err = tokenfile.Open(e.state, log); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -332,7 +333,7 @@ func TestRevokeIsImmediate(t *testing.T) {
 	if r := e.do(t, "GET", "/api/v1/registrations", e.tokens["admin"], ""); r.status != 200 {
 		t.Fatal(r.body)
 	}
-	cli, _ := apitoken.Open(e.state, nil)
+	cli, _ := tokenfile.Open(e.state, nil)
 	if err := cli.Revoke(context.Background(), "t-admin"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -74,7 +74,7 @@ func newEnvAt(t *testing.T, dir, readToken string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = apitoken.Open(dir, log); err != nil {
+	if e.store, err = tokenfile.Open(dir, log); err != nil {
 		t.Fatal(err)
 	}
 	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(dir), eventfile.Options{})})

@@ -6,8 +6,9 @@
 // delete registrations, admin may also open and close windows and manage
 // tokens.
 //
-// [Store.Authenticate] compares in constant time and re-reads the file
-// when it changed (a cheap stat per call), so a revoked token is refused
-// at once by a running daemon. When a token was last used is kept apart,
-// in tokens-used.json, written by the daemon at most every few seconds.
+// [Tokens] is the store's interface; package apitoken/tokenfile is the
+// state folder's implementation (its Authenticate compares in constant
+// time and re-reads the file when it changed, so a revoked token is
+// refused at once by a running daemon), and apitoken/tokenstest the
+// conformance suite every implementation runs.
 package apitoken

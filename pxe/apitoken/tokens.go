@@ -3,7 +3,8 @@ package apitoken
 import "context"
 
 // Tokens is the store of the API's tokens: their hashes and scopes,
-// never a token. [*Store] is the state folder's implementation.
+// never a token. Package apitoken/tokenfile is the state folder's
+// implementation.
 type Tokens interface {
 	// Create makes a token under name with scope and returns it, once.
 	Create(ctx context.Context, name string, scope Scope) (string, error)
@@ -18,5 +19,3 @@ type Tokens interface {
 	// error wrapping [ErrUnknownToken] once it was revoked or made again.
 	Recheck(ctx context.Context, t Token) (Token, error)
 }
-
-var _ Tokens = (*Store)(nil)

@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
@@ -42,7 +43,7 @@ func TestBMCFailureIsNotRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := apitoken.Open(state, nil)
+	store, _ := tokenfile.Open(state, nil)
 	tok, err := store.Create(context.Background(), "ci", apitoken.ScopeRegister)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
@@ -110,7 +111,7 @@ func TestDaemonServesASiteCertificateAEADOnly(t *testing.T) {
 	if err != nil || !ok || rec.Fingerprint != want {
 		t.Fatalf("the daemon's record: %+v %v %v, want the site certificate's fingerprint", rec, ok, err)
 	}
-	st, _ := apitoken.Open(state, nil)
+	st, _ := tokenfile.Open(state, nil)
 	tok, _ := st.Create(ctx, "reader", apitoken.ScopeRead)
 	c, err := daemon.LocalClient(state, rec, tok, nil)
 	if err != nil {

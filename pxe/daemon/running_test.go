@@ -16,6 +16,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 )
 
@@ -38,7 +39,7 @@ func TestRunningRecord(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("record file: %v %v, want mode 0600", fi, err)
 	}
-	st, _ := apitoken.Open(state, nil)
+	st, _ := tokenfile.Open(state, nil)
 	tok, err := st.Create(context.Background(), "ops", apitoken.ScopeAdmin)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
@@ -148,7 +149,7 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 	if s.tokens != nil {
 		return s.tokens, nil
 	}
-	t, err := apitoken.Open(s.dir, s.opts.Logger)
+	t, err := tokenfile.Open(s.dir, s.opts.Logger)
 	if err != nil {
 		return nil, err
 	}

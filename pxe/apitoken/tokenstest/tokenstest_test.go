@@ -12,16 +12,17 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenstest"
 )
 
-// fileHarness runs the suite on apitoken.Store in temporary state
+// fileHarness runs the suite on tokenfile.Store in temporary state
 // folders; wrap, when set, puts a fault in front of each handle.
-func fileHarness(tb testing.TB, wrap func(*apitoken.Store) apitoken.Tokens) tokenstest.Harness {
+func fileHarness(tb testing.TB, wrap func(*tokenfile.Store) apitoken.Tokens) tokenstest.Harness {
 	var mu sync.Mutex
 	dirs := map[apitoken.Tokens]string{}
 	open := func(t tokenstest.T, stateDir string) apitoken.Tokens {
-		st, err := apitoken.Open(stateDir, nil)
+		st, err := tokenfile.Open(stateDir, nil)
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -87,7 +88,7 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 
 // broken wraps the token file with one fault.
 type broken struct {
-	*apitoken.Store
+	*tokenfile.Store
 	fault string
 	calls atomic.Int64
 	mu    sync.Mutex
@@ -166,7 +167,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"loses creates", "ConcurrentCreates"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			h := fileHarness(t, func(s *apitoken.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
+			h := fileHarness(t, func(s *tokenfile.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
 			for _, c := range tokenstest.Checks() {
 				if c.Name != tc.check {
 					continue

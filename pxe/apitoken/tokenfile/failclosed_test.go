@@ -1,10 +1,11 @@
-package apitoken_test
+package tokenfile_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 )
 
 // TestATokenInUseIsNeverListedAsNeverUsed: the daemon's store writes a
@@ -14,7 +15,7 @@ import (
 func TestATokenInUseIsNeverListedAsNeverUsed(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	daemon, err := apitoken.Open(dir, nil)
+	daemon, err := tokenfile.Open(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestATokenInUseIsNeverListedAsNeverUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cli, _ := apitoken.Open(dir, nil)
+	cli, _ := tokenfile.Open(dir, nil)
 	list, err := cli.List(ctx)
 	if err != nil {
 		t.Fatal(err)

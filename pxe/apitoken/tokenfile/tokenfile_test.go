@@ -1,4 +1,4 @@
-package apitoken_test
+package tokenfile_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 )
 
 // TestCreateListRevoke: a token is shown once, stored as its hash in a
@@ -20,11 +21,11 @@ import (
 func TestCreateListRevoke(t *testing.T) {
 	state := t.TempDir()
 	ctx := context.Background()
-	cli, err := apitoken.Open(state, nil)
+	cli, err := tokenfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	daemon, _ := apitoken.Open(state, nil)
+	daemon, _ := tokenfile.Open(state, nil)
 	tok, err := cli.Create(ctx, "ci", apitoken.ScopeRegister)
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +40,14 @@ func TestCreateListRevoke(t *testing.T) {
 		t.Errorf("wrong token: %v", err)
 	}
 	daemon.Flush()
-	data, _ := os.ReadFile(filepath.Join(state, apitoken.DirName, apitoken.FileName))
+	data, _ := os.ReadFile(filepath.Join(state, apitoken.DirName, tokenfile.FileName))
 	if strings.Contains(string(data), tok) || !strings.Contains(string(data), apitoken.Hash(tok)) {
 		t.Errorf("token file:\n%s", data)
 	}
 	for path, want := range map[string]os.FileMode{
-		filepath.Join(state, apitoken.DirName):                        0o700 | os.ModeDir,
-		filepath.Join(state, apitoken.DirName, apitoken.FileName):     0o600,
-		filepath.Join(state, apitoken.DirName, apitoken.UsedFileName): 0o600,
+		filepath.Join(state, apitoken.DirName):                         0o700 | os.ModeDir,
+		filepath.Join(state, apitoken.DirName, tokenfile.FileName):     0o600,
+		filepath.Join(state, apitoken.DirName, tokenfile.UsedFileName): 0o600,
 	} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
 			t.Errorf("%s: %v %v, want %v", path, fi.Mode(), err, want)
@@ -71,7 +72,7 @@ func TestCreateListRevoke(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
-	st, _ := apitoken.Open(t.TempDir(), nil)
+	st, _ := tokenfile.Open(t.TempDir(), nil)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string

@@ -1,0 +1,348 @@
+package tokenfile
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/lockfile"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+)
+
+// Names in the API's folder.
+const (
+	// FileName holds the tokens' hashes (mode 0600).
+	FileName = "tokens.json"
+	// UsedFileName holds when each token was last used.
+	UsedFileName = "tokens-used.json"
+	lockName     = "tokens.lock"
+	maxFile      = 1 << 20
+	// usedFlush is how often the last-used times are written at most.
+	usedFlush = 10 * time.Second
+)
+
+var _ apitoken.Tokens = (*Store)(nil)
+
+type file struct {
+	Tokens []apitoken.Token `json:"tokens"`
+}
+
+// Store is the token file of one state folder. Its methods are safe for
+// concurrent use; writers of several processes take a lock file.
+type Store struct {
+	dir string
+	log *slog.Logger
+	now func() time.Time
+
+	mu        sync.Mutex
+	stamp     fileStamp
+	tokens    []apitoken.Token
+	used      map[string]time.Time
+	usedDirty bool
+	flushed   time.Time
+	timer     *time.Timer
+}
+
+// fileStamp tells whether the token file changed since it was read.
+type fileStamp struct {
+	ok    bool
+	ino   uint64
+	size  int64
+	mtime time.Time
+}
+
+// Open returns the store of stateDir, creating <stateDir>/api with mode
+// 0700 (and tightening it if it is looser). log may be nil.
+func Open(stateDir string, log *slog.Logger) (*Store, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir := filepath.Join(stateDir, apitoken.DirName)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("api tokens: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("api tokens: %w", err)
+	}
+	return &Store{dir: dir, log: log, now: time.Now, used: map[string]time.Time{}}, nil
+}
+
+// Dir returns the store's folder.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) path() string { return filepath.Join(s.dir, FileName) }
+
+// read reads the token file; a missing one holds no tokens.
+func (s *Store) read() ([]apitoken.Token, error) {
+	data, err := regularfile.Read(s.path(), maxFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("api tokens: %w", err)
+	}
+	var f file
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("api tokens %s: %w", s.path(), err)
+	}
+	return f.Tokens, nil
+}
+
+// change runs fn on the tokens under the lock and writes the result.
+func (s *Store) change(ctx context.Context, who string, fn func([]apitoken.Token) ([]apitoken.Token, error)) error {
+	lk, err := lockfile.Acquire(ctx, filepath.Join(s.dir, lockName), who, 0)
+	if err != nil {
+		return fmt.Errorf("api tokens: %w", err)
+	}
+	defer lk.Unlock()
+	toks, err := s.read()
+	if err != nil {
+		return err
+	}
+	if toks, err = fn(toks); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(file{Tokens: nonNil(toks)}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(s.path(), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("api tokens: %w", err)
+	}
+	return nil
+}
+
+func nonNil(t []apitoken.Token) []apitoken.Token {
+	if t == nil {
+		return []apitoken.Token{}
+	}
+	return t
+}
+
+// Create makes a token: it returns the token, which is shown once and
+// kept nowhere, and stores its hash under name with scope.
+func (s *Store) Create(ctx context.Context, name string, scope apitoken.Scope) (string, error) {
+	if err := apitoken.CheckName(name); err != nil {
+		return "", err
+	}
+	if _, err := apitoken.ParseScope(string(scope)); err != nil {
+		return "", err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("api tokens: %w", err)
+	}
+	tok := apitoken.Prefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	err := s.change(ctx, "node-provisioner token create", func(toks []apitoken.Token) ([]apitoken.Token, error) {
+		if slices.ContainsFunc(toks, func(t apitoken.Token) bool { return t.Name == name }) {
+			return nil, fmt.Errorf("%w: %q (revoke it first)", apitoken.ErrExists, name)
+		}
+		return append(toks, apitoken.Token{Name: name, Scope: scope, Hash: apitoken.Hash(tok), Created: s.now().UTC().Truncate(time.Second)}), nil
+	})
+	if err != nil {
+		return "", err
+	}
+	s.log.Info("api token created", "name", name, "scope", string(scope))
+	return tok, nil
+}
+
+// Revoke removes the token name; a running daemon refuses it from its
+// next request.
+func (s *Store) Revoke(ctx context.Context, name string) error {
+	err := s.change(ctx, "node-provisioner token revoke", func(toks []apitoken.Token) ([]apitoken.Token, error) {
+		i := slices.IndexFunc(toks, func(t apitoken.Token) bool { return t.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("%w named %q", apitoken.ErrNotFound, name)
+		}
+		return slices.Delete(toks, i, i+1), nil
+	})
+	if err == nil {
+		s.log.Info("api token revoked", "name", name)
+	}
+	return err
+}
+
+// List returns the tokens (hashes, never tokens) sorted by name, with
+// when each was last used.
+func (s *Store) List(_ context.Context) ([]apitoken.Token, error) {
+	toks, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	used := s.readUsed()
+	s.mu.Lock()
+	for n, t := range s.used {
+		if t.After(used[n]) {
+			used[n] = t
+		}
+	}
+	s.mu.Unlock()
+	for i := range toks {
+		toks[i].LastUsed = used[toks[i].Name]
+	}
+	slices.SortFunc(toks, func(a, b apitoken.Token) int { return strings.Compare(a.Name, b.Name) })
+	return toks, nil
+}
+
+// Authenticate returns the stored token whose hash is that of token, or
+// an error wrapping [apitoken.ErrUnknownToken]. Every stored hash is compared, in
+// constant time. The token file is read again when it changed, so a
+// revocation counts at once.
+func (s *Store) Authenticate(_ context.Context, token string) (apitoken.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refreshLocked(); err != nil {
+		return apitoken.Token{}, err
+	}
+	sum := sha256.Sum256([]byte(token))
+	var found apitoken.Token
+	ok := 0
+	for _, t := range s.tokens {
+		want, err := hex.DecodeString(t.Hash)
+		if err != nil || len(want) != sha256.Size {
+			continue
+		}
+		if subtle.ConstantTimeCompare(sum[:], want) == 1 {
+			found, ok = t, 1
+		}
+	}
+	if ok != 1 {
+		return apitoken.Token{}, apitoken.ErrUnknownToken
+	}
+	s.markUsedLocked(found.Name)
+	return found, nil
+}
+
+// Recheck returns t as the token file holds it now, for a request that
+// lasts (an event stream): an error wrapping [apitoken.ErrUnknownToken] once it
+// was revoked or made again under its name, else the stored token (its
+// scope may have changed), which counts as a use.
+func (s *Store) Recheck(_ context.Context, t apitoken.Token) (apitoken.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refreshLocked(); err != nil {
+		return apitoken.Token{}, err
+	}
+	for _, c := range s.tokens {
+		if c.Name == t.Name && subtle.ConstantTimeCompare([]byte(c.Hash), []byte(t.Hash)) == 1 {
+			s.markUsedLocked(c.Name)
+			return c, nil
+		}
+	}
+	return apitoken.Token{}, fmt.Errorf("token %q: %w", t.Name, apitoken.ErrUnknownToken)
+}
+
+// markUsedLocked records a use of the token name, written within
+// usedFlush.
+func (s *Store) markUsedLocked(name string) {
+	now := s.now().UTC().Truncate(time.Second)
+	_, before := s.used[name]
+	s.used[name] = now
+	s.usedDirty = true
+	// A token's first use in this process is written at once: token list
+	// of another process must never call a token in use "never used".
+	if wait := usedFlush - now.Sub(s.flushed); wait <= 0 || !before {
+		s.flushLocked()
+	} else if s.timer == nil {
+		s.timer = time.AfterFunc(wait, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.timer = nil
+			s.flushLocked()
+		})
+	}
+}
+
+// refreshLocked re-reads the token file when its stamp changed.
+func (s *Store) refreshLocked() error {
+	st := stampOf(s.path())
+	if st == s.stamp {
+		return nil
+	}
+	if !st.ok {
+		s.tokens, s.stamp = nil, st
+		return nil
+	}
+	toks, err := s.read()
+	if err != nil {
+		// Fail closed: no token is accepted while the file is bad.
+		s.tokens, s.stamp = nil, fileStamp{}
+		return err
+	}
+	s.tokens, s.stamp = toks, st
+	return nil
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	st := fileStamp{ok: true, size: fi.Size(), mtime: fi.ModTime()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino = uint64(sys.Ino)
+	}
+	return st
+}
+
+// readUsed reads the last-used times; a missing or bad file gives none.
+func (s *Store) readUsed() map[string]time.Time {
+	out := map[string]time.Time{}
+	data, err := regularfile.Read(filepath.Join(s.dir, UsedFileName), maxFile)
+	if err == nil {
+		json.Unmarshal(data, &out)
+	}
+	return out
+}
+
+// Flush writes the last-used times not yet written; a daemon calls it as
+// it stops.
+func (s *Store) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.flushLocked()
+}
+
+func (s *Store) flushLocked() {
+	if !s.usedDirty {
+		return
+	}
+	used := s.readUsed()
+	for n, t := range s.used {
+		if t.After(used[n]) {
+			used[n] = t
+		}
+	}
+	data, err := json.Marshal(used)
+	if err == nil {
+		err = atomicfile.WriteFile(filepath.Join(s.dir, UsedFileName), data, 0o600)
+	}
+	if err != nil {
+		s.log.Warn("cannot record when api tokens were last used", "err", err)
+		return
+	}
+	s.usedDirty, s.flushed = false, s.now()
+}
