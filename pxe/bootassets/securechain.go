@@ -1,15 +1,14 @@
 package bootassets
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/sbchain"
 )
 
@@ -102,9 +101,9 @@ func (p *preparer) secureBoot(im *isoImage, dir string) error {
 		}
 		chain = SecureBootChain{Source: ChainFromISO, From: isoEFIShim + ", " + isoEFIGrub}
 	}
-	kernel, err := readBounded(filepath.Join(dir, AssetKernel))
+	kernel, err := regularfile.Read(filepath.Join(dir, AssetKernel), maxChainFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("Secure Boot chain: the staged kernel: %w", err)
 	}
 	r, err := sbchain.Check(sbchain.Chain{Shim: shim, Grub: grub, Kernel: kernel})
 	if err != nil {
@@ -138,38 +137,27 @@ func (p *preparer) secureBoot(im *isoImage, dir string) error {
 	return nil
 }
 
-// readPiece reads a chain piece from folder under one of its names.
-func readPiece(folder, piece string) ([]byte, error) {
-	for _, n := range chainFolderNames[piece] {
-		b, err := readBounded(filepath.Join(folder, n))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		return b, err
-	}
-	return nil, fmt.Errorf("%s: no %s there (want one of %s): %w", folder, piece, strings.Join(chainFolderNames[piece], ", "), fs.ErrNotExist)
-}
+// pieceOf names the chain piece an asset is, as [sbchain.PieceError] does.
+var pieceOf = map[string]string{AssetShim: sbchain.PieceShim, AssetGrub: sbchain.PieceGrub}
 
-// readBounded reads a regular file of at most maxChainFile bytes.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// readPiece reads a chain piece from folder under one of its names. A
+// name that is there but not a regular file (a FIFO, a device, a folder)
+// or over [maxChainFile] is a [*sbchain.PieceError] naming the piece: it
+// is not read on, nor passed over for the next name.
+func readPiece(folder, asset string) ([]byte, error) {
+	for _, n := range chainFolderNames[asset] {
+		b, err := regularfile.Read(filepath.Join(folder, n), maxChainFile)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case errors.Is(err, regularfile.ErrNotRegular):
+			return nil, &sbchain.PieceError{Piece: pieceOf[asset], Reason: "not a regular file", Err: err}
+		case errors.Is(err, regularfile.ErrTooLarge):
+			return nil, &sbchain.PieceError{Piece: pieceOf[asset], Reason: fmt.Sprintf("over %d MiB, larger than any shim or grub", maxChainFile>>20), Err: err}
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", pieceOf[asset], err)
+		}
+		return b, nil
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	var b bytes.Buffer
-	if _, err := io.Copy(&b, io.LimitReader(f, maxChainFile+1)); err != nil {
-		return nil, err
-	}
-	if b.Len() > maxChainFile {
-		return nil, fmt.Errorf("%s: over %d bytes", path, maxChainFile)
-	}
-	return b.Bytes(), nil
+	return nil, fmt.Errorf("%s: no %s there (want one of %s): %w", folder, pieceOf[asset], strings.Join(chainFolderNames[asset], ", "), fs.ErrNotExist)
 }
