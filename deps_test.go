@@ -82,7 +82,8 @@ func TestClientsLinkNoServer(t *testing.T) {
 // TestServersTakeStoreInterfaces keeps the API, power, the daemon and
 // the pxe provider on the store interfaces: none of them imports a
 // file-store package (the event log's, the tokens'), nor opens the
-// registrations' or the secrets' folder itself. pxe/state opens them.
+// registrations', the secrets' or the window's folder itself. pxe/state
+// opens them.
 func TestServersTakeStoreInterfaces(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		if os.Getenv("PLASMA_E2E") == "1" {
@@ -92,7 +93,7 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
 	fileStores := []string{mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile"}
-	openers := []string{"registry.Open(", "secret.Open(", "tokenfile.", "eventfile."}
+	openers := []string{"registry.Open(", "secret.Open(", "tokenfile.", "eventfile.", "window.Dir("}
 	for _, pkg := range []string{"./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {

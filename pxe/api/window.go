@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -21,7 +22,7 @@ const MinTTL = time.Second
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
 func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
-	return StatusOf(window.Dir(stateDir), now)
+	return StatusOf(state.Window(stateDir), now)
 }
 
 // StatusOf returns the window st holds, whoever runs it.

@@ -137,7 +137,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	var res BootResult
 	ws := req.Window
 	if ws == nil {
-		ws = window.Dir(req.StateDir)
+		ws = state.Window(req.StateDir)
 	}
 	w, err := ws.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // The environment variables of node-provisioner's settings, read by both
@@ -141,6 +142,15 @@ func (s *Stores) Events() events.Store {
 	}
 	return s.events
 }
+
+// Window returns the window state of the stores ([Window] of their
+// folder).
+func (s *Stores) Window() window.Store { return Window(s.dir) }
+
+// Window returns the window state of the state folder dir: its
+// window.json and window.lock ([window.Dir]). It opens nothing, so it
+// also reads a read-only or full state folder.
+func Window(dir string) window.Store { return window.Dir(dir) }
 
 // Tokens opens the API's tokens once.
 func (s *Stores) Tokens() (apitoken.Tokens, error) {
