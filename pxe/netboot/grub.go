@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
@@ -169,9 +170,15 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 		return nil, nil, true, errors.New("file not found")
 	}
 	defer root.Close()
-	f, err = root.Open(release + "/" + file)
+	// Opened without blocking, so that a FIFO under the name cannot hold
+	// the transfer; anything but a regular file is refused.
+	f, err = root.OpenFile(release+"/"+file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, true, errors.New("file not found")
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, true, errors.New("access violation: not a regular file")
 	}
 	return nil, f, true, nil
 }

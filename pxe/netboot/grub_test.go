@@ -5,8 +5,12 @@ import (
 	"context"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -128,6 +132,55 @@ func TestGrubEntryServed(t *testing.T) {
 	evs := e.h.cfg.Timeline.Snapshot().Nodes["pve1"]
 	if len(evs) == 0 || evs[0].Stage != events.Script || !strings.HasPrefix(evs[0].Detail, "grub install release 9.1-1") || evs[0].IP != "10.77.0.120" {
 		t.Errorf("timeline of pve1: %+v", evs)
+	}
+}
+
+// TestTFTPFileRefusesWhatIsNotAFile: the kernel or initrd grub fetches
+// by TFTP is served from a regular file only: a FIFO in its place is
+// refused at once (a plain open would wait for a writer), a folder too,
+// and a missing one is not found.
+func TestTFTPFileRefusesWhatIsNotAFile(t *testing.T) {
+	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
+	rel := filepath.Join(e.h.cfg.AssetsDir, "9.1-1")
+	for name, mk := range map[string]func(string) error{
+		InitrdName: func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		KernelName: func(p string) error { return os.Mkdir(p, 0o755) },
+	} {
+		p := filepath.Join(rel, name)
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := mk(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := map[string]string{
+		"assets/9.1-1/" + InitrdName: "access violation: not a regular file",
+		"assets/9.1-1/" + KernelName: "access violation: not a regular file",
+		"assets/9.9-9/" + KernelName: "file not found",
+	}
+	for name, want := range tests {
+		type result struct {
+			f   *os.File
+			ok  bool
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			_, f, ok, err := e.h.TFTPFile(context.Background(), name, netip.MustParseAddrPort("10.77.0.120:1069"))
+			done <- result{f, ok, err}
+		}()
+		select {
+		case r := <-done:
+			if r.f != nil {
+				r.f.Close()
+			}
+			if !r.ok || r.f != nil || r.err == nil || r.err.Error() != want {
+				t.Errorf("TFTPFile %s: ok %v file %v err %v; want refused with %q", name, r.ok, r.f != nil, r.err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("TFTPFile %s hangs", name)
+		}
 	}
 }
 
