@@ -94,7 +94,7 @@ func Check(c Chain) (*Report, error) {
 	}
 	r.GrubModules = mods
 	var missing []string
-	for _, m := range NetworkModules {
+	for _, m := range NetworkModules() {
 		if !slices.Contains(mods, m) {
 			missing = append(missing, m)
 		}

@@ -172,3 +172,14 @@ func TestCheck(t *testing.T) {
 		}
 	})
 }
+
+// TestNetworkModulesCannotBeChanged: the modules Check asks of a grub
+// are not package state: changing the slice returned changes nothing
+// the next call or Check sees.
+func TestNetworkModulesCannotBeChanged(t *testing.T) {
+	m := NetworkModules()
+	m[0], m[1] = "normal", "linux"
+	if diff := cmp.Diff([]string{"efinet", "tftp"}, NetworkModules()); diff != "" {
+		t.Errorf("NetworkModules after a caller changed its slice (-want +got):\n%s", diff)
+	}
+}
