@@ -3,6 +3,7 @@ package plasmanode
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/plasmactl/plasma-node/nodes"
@@ -79,7 +80,10 @@ func stateBackend(plat *nodes.Platform, getenv func(string) string) (tofu.Backen
 		}
 		b := tofu.Backend{Type: tofu.BackendS3, Bucket: st.Bucket, Key: key, Region: st.Region}
 		if st.Endpoint != "" {
-			b.Attrs = map[string]any{"endpoints": map[string]any{"s3": st.Endpoint}, "use_path_style": true}
+			if u, err := url.Parse(st.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				return tofu.Backend{}, nil, fmt.Errorf("%s.endpoint %q: %w: want an http:// or https:// URL with a host and no user info", where, redactURL(st.Endpoint), ErrInvalidState)
+			}
+			b.Attrs = offlineS3(st.Endpoint)
 		}
 		for _, k := range awsEnv {
 			if v := getenv(k); v != "" {
@@ -89,4 +93,36 @@ func stateBackend(plat *nodes.Platform, getenv func(string) string) (tofu.Backen
 		return b, env, nil
 	}
 	return tofu.Backend{}, nil, fmt.Errorf("%s.backend %q: %w: want %s (the default), %s or %s", where, st.Backend, ErrInvalidState, tofu.BackendLocal, tofu.BackendPG, tofu.BackendS3)
+}
+
+// offlineS3 are the s3 backend arguments for an S3-compatible server at
+// endpoint (MinIO, Ceph, SeaweedFS, Garage) that is not AWS and may have
+// no way out to it: path-style addressing (no bucket subdomain to
+// resolve), and none of the calls tofu's s3 backend otherwise makes to
+// AWS before it touches the bucket: STS GetCallerIdentity to validate the
+// credentials, STS/IAM to look up the account id, the EC2 instance
+// metadata service for credentials, and the check of the region against
+// AWS's list (a self-hosted server's region is any name). Credentials
+// still come only from the environment.
+func offlineS3(endpoint string) map[string]any {
+	return map[string]any{
+		"endpoints":                   map[string]any{"s3": endpoint},
+		"use_path_style":              true,
+		"skip_credentials_validation": true,
+		"skip_requesting_account_id":  true,
+		"skip_metadata_api_check":     true,
+		"skip_region_validation":      true,
+	}
+}
+
+// redactURL drops what could be a password from a URL shown in an error.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil && u.User != nil {
+		u.User = url.User("REDACTED")
+		return u.String()
+	}
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		return "…" + s[i:]
+	}
+	return s
 }

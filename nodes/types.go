@@ -201,8 +201,10 @@ type State struct {
 	Key string `yaml:"key,omitempty" json:"key,omitempty"`
 	// Region is the s3 bucket's region. Required for s3.
 	Region string `yaml:"region,omitempty" json:"region,omitempty"`
-	// Endpoint is an s3-compatible endpoint URL (MinIO, Ceph); empty for
-	// AWS.
+	// Endpoint is an s3-compatible endpoint URL (MinIO, Ceph,
+	// SeaweedFS); empty for AWS. With one, the backend is rendered to
+	// work offline: path-style addressing and no STS, IAM or instance
+	// metadata calls, no region check.
 	Endpoint string `yaml:"endpoint,omitempty" json:"endpoint,omitempty"`
 	// ConnStr, AccessKey and SecretKey are read only to be refused:
 	// credentials belong in the environment, not in platform.yaml.

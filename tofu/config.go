@@ -519,10 +519,14 @@ func isSecretName(name string) bool {
 }
 
 // checkNoSecrets refuses a literal (non-Expr) value for an attribute named
-// like a credential, in attrs or nested blocks.
+// like a credential, in attrs or nested blocks. A boolean is never a
+// credential (skip_credentials_validation = true is a switch).
 func checkNoSecrets(where string, attrs map[string]any, blocks []Block) error {
 	for k, v := range attrs {
 		if _, ok := v.(Expr); ok || v == nil || !isSecretName(k) {
+			continue
+		}
+		if _, ok := v.(bool); ok {
 			continue
 		}
 		return invalidf("%s: attribute %s looks like a credential: never write one into the configuration; pass it by environment variable or as a variable reference (Expr(\"var.x\")) set by the variables file", where, k)

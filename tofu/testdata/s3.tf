@@ -4,8 +4,9 @@ terraform {
     endpoints = {
       s3 = "https://s3.example.com"
     }
-    key          = "plasma/prod.tfstate"
-    region       = "eu-west-1"
-    use_lockfile = true
+    key                         = "plasma/prod.tfstate"
+    region                      = "eu-west-1"
+    skip_credentials_validation = true
+    use_lockfile                = true
   }
 }
