@@ -95,8 +95,12 @@ func (p *preparer) secureBoot(im *isoImage, dir string) error {
 		if err == nil {
 			grub, err = im.readFile(isoEFIGrub, maxChainFile)
 		}
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			p.prog.note("no Secure Boot chain: the ISO has no " + isoEFIShim + " and " + isoEFIGrub + "; give a chain folder for Secure Boot machines")
+			return nil
+		}
+		if err != nil {
+			p.warn("the ISO's Secure Boot chain cannot be read; give a chain folder (a Microsoft-signed shim and a signed network grub) for Secure Boot machines", "reason", err.Error())
 			return nil
 		}
 		chain = SecureBootChain{Source: ChainFromISO, From: isoEFIShim + ", " + isoEFIGrub}

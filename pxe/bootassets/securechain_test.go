@@ -104,6 +104,19 @@ func TestPrepareSecureBootChainRefusals(t *testing.T) {
 			t.Error("a shim was staged for a chain that cannot netboot")
 		}
 	})
+	t.Run("an ISO grub over the size bound stages no chain, with a warning saying why", func(t *testing.T) {
+		rel, err := Prepare(context.Background(), PrepareOptions{ISO: sbISO(t, kernel, shim, make([]byte, maxChainFile+1)), StateDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warnings := strings.Join(rel.Warnings, "\n")
+		if rel.SecureBoot != nil || !strings.Contains(warnings, "the ISO's Secure Boot chain cannot be read") || !strings.Contains(warnings, "/EFI/BOOT/grubx64.efi is 67108865 bytes") {
+			t.Errorf("chain %+v, warnings %q", rel.SecureBoot, rel.Warnings)
+		}
+		if _, err := os.Stat(filepath.Join(rel.Dir, AssetShim)); err == nil {
+			t.Error("a shim was staged without its grub")
+		}
+	})
 	t.Run("a folder chain replaces the ISO's", func(t *testing.T) {
 		rel, err := Prepare(context.Background(), PrepareOptions{ISO: sbISO(t, kernel, shim, diskGrub), StateDir: t.TempDir(), SecureBootDir: chainFolder(t, shim, grub)})
 		if err != nil {
