@@ -74,8 +74,15 @@ func (g *Store) Consume(ctx context.Context, name string, rec ConsumeRecord) (Re
 		return Registration{}, err
 	}
 	defer unlock()
-	if err := g.cleanLocked(); err != nil {
-		return Registration{}, err
+	// Listing the folder for what killed consumers left costs as much as
+	// the folder is large: only when another process held the lock since
+	// this store last did (it may have died holding it), or a consumption
+	// here stopped half-way.
+	if g.dirty {
+		if err := g.cleanLocked(); err != nil {
+			return Registration{}, err
+		}
+		g.dirty = false
 	}
 
 	pending := g.pendingPath(name)
@@ -92,7 +99,14 @@ func (g *Store) Consume(ctx context.Context, name string, rec ConsumeRecord) (Re
 		}
 		return Registration{}, fmt.Errorf("consume registration %s: %w named %q", name, ErrNotFound, name)
 	}
-	// From here on this call owns the registration.
+	// From here on this call owns the registration; a return before the
+	// consumption is done may leave the claim for the next cleanup.
+	done := false
+	defer func() {
+		if !done {
+			g.dirty = true
+		}
+	}()
 	r, err := g.readFile(claim, name)
 	if err != nil {
 		g.restoreClaim(claim, name)
@@ -121,6 +135,7 @@ func (g *Store) Consume(ctx context.Context, name string, rec ConsumeRecord) (Re
 	if err := atomicfile.SyncDir(g.dir); err != nil {
 		return Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
 	}
+	done = true
 	g.log.Info("registration consumed", "node", name, "client_ip", rec.ClientIP)
 	return r, nil
 }

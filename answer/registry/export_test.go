@@ -10,7 +10,12 @@ import (
 // CrashConsume leaves name as a [Store.Consume] killed after its claim
 // would: the pending file renamed to a claim file and, when recorded, the
 // consume record written into the claim, but not renamed to .consumed.
+// A killed consumer held the folder's lock: its record stays in the lock
+// file.
 func CrashConsume(s *Store, name string, recorded bool) error {
+	if err := os.WriteFile(s.lockPath(), []byte("node-provisioner consume "+name+" (pid 999999, since 2026-12-04T00:00:00Z)\n"), 0o644); err != nil {
+		return err
+	}
 	pending := s.pendingPath(name)
 	claim, err := claimName(pending)
 	if err != nil {

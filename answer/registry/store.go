@@ -43,6 +43,12 @@ type Store struct {
 	dir string
 	log *slog.Logger
 	mu  sync.Mutex // serialises this process's lock holders
+	// lastRecord is the lock file's record of this store's last hold,
+	// and dirty says another holder had the lock since, or a
+	// consumption of this store failed half-way: only then can the
+	// folder hold what [Store.cleanLocked] cleans (guarded by mu).
+	lastRecord string
+	dirty      bool
 	// cache holds the decoded registration files by path, each with the
 	// file version it was read from (see cache.go): a scan stats every
 	// file but reads only those that changed.
@@ -96,6 +102,12 @@ func (g *Store) lock(ctx context.Context, who string) (func(), error) {
 		}
 		return nil, fmt.Errorf("lock registrations %s: %w", g.dir, err)
 	}
+	// A killed holder leaves its record in the file: one that is not
+	// this store's last means another holder had the lock meanwhile.
+	if lk.Previous() != g.lastRecord || g.lastRecord == "" {
+		g.dirty = true
+	}
+	g.lastRecord = lk.Record()
 	return func() {
 		lk.Unlock()
 		g.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
@@ -206,5 +208,54 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 	}
 	if got := boot("52:54:00:00:00:aa").Node; got != "a" {
 		t.Errorf("Boot(a's new MAC) = %q, want a", got)
+	}
+}
+
+// TestConsumeListsTheFolderOnlyAfterAnotherHolder: Consume looks for what
+// a killed holder left (temporary files, claims) only when another holder
+// had the folder's lock since this store last did; a store consuming
+// alone does not list the folder each time (1 000 answers at once listed
+// 2 000 files twice each, under the lock).
+func TestConsumeListsTheFolderOnlyAfterAnotherHolder(t *testing.T) {
+	ctx := context.Background()
+	state := t.TempDir()
+	g, err := Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := g.Put(ctx, mustReg(t, n, nil, "sda")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := g.Consume(ctx, "a", ConsumeRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(g.Dir(), atomicfile.TempPrefix+"left")
+	if err := os.WriteFile(stale, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Consume(ctx, "b", ConsumeRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); err != nil {
+		t.Fatalf("the folder was cleaned with no other holder since: %v", err)
+	}
+	// Another process takes the lock (and could have died holding it).
+	other, err := Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Delete(ctx, "nothing"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Delete = %v", err)
+	}
+	if _, err := other.Register(ctx, mustReg(t, "d", nil, "sda"), RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Consume(ctx, "c", ConsumeRecord{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after another holder, Consume left the stale temporary file: %v", err)
 	}
 }

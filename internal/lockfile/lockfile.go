@@ -51,6 +51,9 @@ func (e *HeldError) Is(target error) bool { return target == ErrLocked }
 // Lock is a held lock. Release it with [Lock.Unlock].
 type Lock struct {
 	f *os.File
+	// prev is the holder record the file held when the lock was taken,
+	// mine the one this holder wrote.
+	prev, mine string
 }
 
 // TryLock takes the lock on path at once or fails with an error wrapping
@@ -78,7 +81,7 @@ func TryLock(path, who string) (*Lock, error) {
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	l := &Lock{f: f}
+	l := &Lock{f: f, prev: readRecord(f)}
 	if err := l.record(who); err != nil {
 		l.Unlock()
 		return nil, err
@@ -157,6 +160,15 @@ func (l *Lock) Relabel(who string) error {
 	return l.record(who)
 }
 
+// Previous returns the record ("WHO (pid N, since TIME)") the file held
+// when this lock was taken: the last holder's, "" for none. A holder
+// that finds its own last record ([Lock.Record]) knows that no other
+// process held the lock in between.
+func (l *Lock) Previous() string { return l.prev }
+
+// Record returns the record this holder wrote into the file.
+func (l *Lock) Record() string { return l.mine }
+
 func (l *Lock) record(who string) error {
 	if err := l.f.Truncate(0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
@@ -165,7 +177,15 @@ func (l *Lock) record(who string) error {
 	if _, err := l.f.WriteAt([]byte(line), 0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
 	}
+	l.mine = line
 	return nil
+}
+
+// readRecord returns the file's holder record as written, "" for none.
+func readRecord(f *os.File) string {
+	buf := make([]byte, 1024)
+	n, _ := f.ReadAt(buf, 0)
+	return string(buf[:n])
 }
 
 // readHolder parses the line record writes: "WHO (pid N, since TIME)".
