@@ -31,7 +31,7 @@ import (
 	pintftp "github.com/pin/tftp/v3"
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
@@ -56,7 +56,7 @@ type windowLab struct {
 	firstBootURL string
 	srv          *Server
 	reg          *registry.Store
-	secrets      *secret.Folder
+	secrets      *secretfile.Folder
 	dhcp         *net.UDPAddr
 	tftp         string
 	client       *net.UDPConn
@@ -91,7 +91,7 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	secretsDir := filepath.Join(t.TempDir(), "secrets")
-	secrets, err := secret.Open(secretsDir)
+	secrets, err := secretfile.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

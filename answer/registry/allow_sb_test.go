@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // TestSecureBootFollowsTheRegistrations: a registration asking for the
@@ -33,7 +33,7 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	if _, err := store.Consume(context.Background(), "done", ConsumeRecord{Time: created, MACs: []string{"52:54:00:00:00:03"}}); err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secret.Open(t.TempDir() + "/secrets")
+	sec, err := secretfile.Open(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package registry
 import (
 	"context"
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"net"
 	"testing"
 	"time"
@@ -19,7 +19,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sec, err := secret.Open(t.TempDir() + "/secrets")
+		sec, err := secretfile.Open(t.TempDir() + "/secrets")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestBackendAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secret.Open(t.TempDir() + "/secrets")
+	sec, err := secretfile.Open(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ var ErrInvalidBMC = errors.New("invalid BMC")
 // BMC is a registration's baseboard management controller, through which
 // node-provisioner powers the machine and sets a one-time PXE boot. Its
 // password is not here: it is kept in the secrets folder
-// ([secret.Folder.WriteBMCPassword]), never in the registration file.
+// (secret.Store.WriteBMCPassword), never in the registration file.
 type BMC struct {
 	// URL is ipmi://HOST[:PORT] or redfish://HOST[:PORT][/SYSTEM-ID].
 	URL string `json:"url"`

@@ -4,7 +4,7 @@
 // once, safe across processes and crashes), the matching interlock that
 // picks a registration for an installer's request ([Match]), answers
 // built from a registration and the site's settings ([Build], [Site]),
-// generated per-node root passwords ([secret.Folder], 0600 in a 0700
+// generated per-node root passwords (package secret/secretfile, 0600 in a 0700
 // folder), first-boot scripts, and the event log.
 //
 // [Backend] answers a provisioning window (package pxe) from a Store: it

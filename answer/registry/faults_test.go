@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // mountTmpfs mounts a tmpfs of size on dir for the test's life.
@@ -96,7 +96,7 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secret.Open(secrets)
+	sec, err := secretfile.Open(secrets)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 type handlerEnv struct {
@@ -51,7 +51,7 @@ func newHandlerEnv(t *testing.T, regs ...Registration) *handlerEnv {
 			t.Fatal(err)
 		}
 	}
-	sec, err := secret.Open(secretsDir)
+	sec, err := secretfile.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // countingStore counts the reads of all pending registrations.
@@ -54,7 +54,7 @@ func newViewEnv(t *testing.T, regs ...Registration) *viewEnv {
 			t.Fatal(err)
 		}
 	}
-	sec, err := secret.Open(filepath.Join(t.TempDir(), "secrets"))
+	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}

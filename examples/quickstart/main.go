@@ -20,7 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 func main() {
@@ -133,7 +133,7 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
 	secretsDir := filepath.Join(state, "secrets")
-	secrets, err := secret.Open(secretsDir)
+	secrets, err := secretfile.Open(secretsDir)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"bytes"
 	"context"
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"io"
 	"log/slog"
 	"net/http"
@@ -107,7 +107,7 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 // the state folder.
 func testBackend(t testing.TB, state string, r *registry.Store, log *slog.Logger) *registry.Backend {
 	t.Helper()
-	sec, err := secret.Open(filepath.Join(t.TempDir(), "secrets"))
+	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}

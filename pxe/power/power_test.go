@@ -14,7 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -29,7 +29,7 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 		t.Fatal(err)
 	}
 	if b != nil {
-		s, _ := secret.Open(secrets)
+		s, _ := secretfile.Open(secrets)
 		if _, err := s.WriteBMCPassword("n1", pw); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func TestBootAndPower(t *testing.T) {
 	if err := power.Forget(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := secret.Open(secrets)
+	s, _ := secretfile.Open(secrets)
 	if _, err := s.ReadBMCPassword("n1"); err != nil {
 		t.Errorf("Forget removed a password in use: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // The API's client is the remote Registrar.
@@ -29,7 +30,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 	ctx := context.Background()
 	dir, secretsDir := t.TempDir(), t.TempDir()
 	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
-	secrets, err := secret.Open(secretsDir)
+	secrets, err := secretfile.Open(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

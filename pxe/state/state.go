@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -123,7 +124,7 @@ func (s *Stores) Secrets() (secret.Store, error) {
 			return nil, err
 		}
 	}
-	sec, err := secret.Open(dir)
+	sec, err := secretfile.Open(dir)
 	if err != nil {
 		return nil, err
 	}

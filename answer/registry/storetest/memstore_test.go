@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
-	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // memStore is registrations kept in memory: what an embedder writing a
@@ -190,7 +190,7 @@ func (s *memStore) Rearm(_ context.Context, name string, force bool) error {
 // Registrations, and boots what that store holds.
 func TestBackendOverAnEmbeddersStore(t *testing.T) {
 	ctx := context.Background()
-	secrets, err := secret.Open(t.TempDir())
+	secrets, err := secretfile.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

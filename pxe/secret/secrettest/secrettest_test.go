@@ -10,16 +10,17 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secrettest"
 )
 
-// folderHarness runs the suite on secret.Folder in temporary folders.
-func folderHarness(tb testing.TB, wrap func(*secret.Folder) secret.Store) secrettest.Harness {
+// folderHarness runs the suite on secretfile.Folder in temporary folders.
+func folderHarness(tb testing.TB, wrap func(*secretfile.Folder) secret.Store) secrettest.Harness {
 	dirs := map[secret.Store]string{}
 	var mu sync.Mutex
 	return secrettest.Harness{
 		New: func(t secrettest.T) secret.Store {
-			f, err := secret.Open(filepath.Join(tb.TempDir(), "secrets"))
+			f, err := secretfile.Open(filepath.Join(tb.TempDir(), "secrets"))
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -94,7 +95,7 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 
 // broken wraps the folder with one fault.
 type broken struct {
-	*secret.Folder
+	*secretfile.Folder
 	fault string
 }
 
@@ -163,7 +164,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"one file for all", "ConcurrentWriters"},
 	} {
 		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			h := folderHarness(t, func(f *secret.Folder) secret.Store { return &broken{Folder: f, fault: tc.fault} })
+			h := folderHarness(t, func(f *secretfile.Folder) secret.Store { return &broken{Folder: f, fault: tc.fault} })
 			for _, c := range secrettest.Checks() {
 				if c.Name != tc.check {
 					continue

@@ -1,7 +1,8 @@
-package secret
+package secretfile
 
 import (
 	"errors"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,18 +26,18 @@ func TestBMCPasswordStore(t *testing.T) {
 		t.Errorf("read back %q %v", pw, err)
 	}
 	os.Chmod(path, 0o644)
-	if _, err := s.ReadBMCPassword("pve1"); !errors.Is(err, ErrInvalidPassword) || strings.Contains(err.Error(), "hunter2") {
+	if _, err := s.ReadBMCPassword("pve1"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a 0644 password file: %v", err)
 	}
-	if _, err := s.ReadBMCPassword("pve2"); !errors.Is(err, ErrInvalidPassword) {
+	if _, err := s.ReadBMCPassword("pve2"); !errors.Is(err, secret.ErrInvalidPassword) {
 		t.Errorf("no password file: %v", err)
 	}
-	if _, err := s.WriteBMCPassword("pve1", "two\nlines"); !errors.Is(err, ErrInvalidPassword) || strings.Contains(err.Error(), "two") {
+	if _, err := s.WriteBMCPassword("pve1", "two\nlines"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "two") {
 		t.Errorf("a password over two lines: %v", err)
 	}
 	f := filepath.Join(t.TempDir(), "pw")
 	os.WriteFile(f, []byte("from-file\nignored\n"), 0o600)
-	if pw, err := ReadBMCPasswordFile(f); err != nil || pw != "from-file" {
+	if pw, err := secret.ReadBMCPasswordFile(f); err != nil || pw != "from-file" {
 		t.Errorf("password file: %q %v", pw, err)
 	}
 }
