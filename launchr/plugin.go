@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -163,11 +165,18 @@ func env(a *action.Action) nodecmd.Env {
 	} else if l := launchrctl.Log(); l != nil {
 		e.Logger = l.Slog
 	}
-	if e.Logger == nil {
-		e.Logger = slog.New(slog.DiscardHandler)
-	}
 	// Launchr's -v, as plasma-node's: tofu's own output too.
-	e.Verbose = e.Logger.Enabled(context.Background(), slog.LevelInfo)
+	e.Verbose = e.Logger != nil && e.Logger.Enabled(context.Background(), slog.LevelInfo)
+	switch {
+	case e.Logger != nil && e.Logger.Enabled(context.Background(), slog.LevelWarn):
+	case launchrctl.EnvVarQuietMode.Get() == "1":
+		e.Logger = slog.New(slog.DiscardHandler)
+	default:
+		// Launchr's log is off by default; a warning (a zone new to the
+		// platform, a pool that grew) still reaches the user, once, on
+		// the action's stderr, as plasma-node says it.
+		e.Logger = slog.New(cli.NewVoice(e.Stderr, filepath.Base(os.Args[0]), slog.LevelWarn))
+	}
 	return e
 }
 

@@ -195,13 +195,16 @@ func compare(t *testing.T, steps []step, keep func(string) bool, endpoint func(d
 			// logger words them its own way.
 			var lines []string
 			for l := range strings.Lines(want.Stderr) {
-				if !strings.HasPrefix(l, "time=") {
+				if !strings.HasPrefix(l, "time=") && !isWarning(l) {
 					lines = append(lines, l)
 				}
 			}
 			msg := strings.TrimSpace(strings.TrimPrefix(strings.Join(lines, ""), "plasma-node: "))
 			if diff := cmp.Diff(msg, launchrError(got.Stdout)); diff != "" {
 				t.Errorf("%s: error message (-plasma-node +plasmactl-node):\n%s", name, diff)
+			}
+			if diff := cmp.Diff(warnings(want.Stderr), warnings(got.Stderr)); diff != "" {
+				t.Errorf("%s: warnings (-plasma-node +plasmactl-node):\n%s", name, diff)
 			}
 			continue
 		}
@@ -218,7 +221,7 @@ func compare(t *testing.T, steps []step, keep func(string) bool, endpoint func(d
 		// Questions and tofu's errors; not plasma-node's log, which
 		// Launchr keeps off unless -v.
 		notLog := func(l string) bool { return !strings.HasPrefix(l, "time=") }
-		if diff := cmp.Diff(filterLines(want.Stderr, notLog), filterLines(got.Stderr, notLog)); diff != "" {
+		if diff := cmp.Diff(unvoiced(filterLines(want.Stderr, notLog)), unvoiced(filterLines(got.Stderr, notLog))); diff != "" {
 			t.Errorf("%s: stderr (-plasma-node +plasmactl-node):\n%s", name, diff)
 		}
 		var ep, ec string
@@ -230,6 +233,26 @@ func compare(t *testing.T, steps []step, keep func(string) bool, endpoint func(d
 		}
 	}
 }
+
+// warningLine is a warning in a binary's voice: "<binary>: warning: …".
+var warningLine = regexp.MustCompile(`(?m)^[a-z-]+: (warning: )`)
+
+func isWarning(l string) bool { return warningLine.MatchString(l) }
+
+// warnings returns the warning lines of stderr without the binary's name.
+func warnings(stderr string) []string {
+	var out []string
+	for l := range strings.Lines(stderr) {
+		if isWarning(l) {
+			out = append(out, unvoiced(l))
+		}
+	}
+	return out
+}
+
+// unvoiced drops the binary's name from each warning line: plasma-node
+// and plasmactl-node say a warning alike but for their own names.
+func unvoiced(s string) string { return warningLine.ReplaceAllString(s, "$1") }
 
 func filterLines(s string, keep func(string) bool) string {
 	var out []string

@@ -22,6 +22,15 @@ type voiceHandler struct {
 	group string
 }
 
+// NewVoice returns a handler that says records at level or above on w in
+// the voice of the program called name: "<name>: warning: <message>
+// (key=value, ...)", one line each. It is for a program embedding these
+// commands (the plasmactl plugin) whose own log is off by default, so
+// that a warning reaches its user as plasma-node says it.
+func NewVoice(w io.Writer, name string, level slog.Level) slog.Handler {
+	return newVoice(w, name, level)
+}
+
 func newVoice(w io.Writer, name string, level slog.Level) *voiceHandler {
 	return &voiceHandler{name: name, level: level, mu: &sync.Mutex{}, w: w}
 }
