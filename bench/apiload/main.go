@@ -113,7 +113,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tok, err := tokens.Create(ctx, "bench", apitoken.ScopeAdmin)
+	tok, err := tokens.Create(ctx, "bench", apitoken.ScopeAdmin, time.Time{})
 	if err != nil {
 		return nil, err
 	}

@@ -83,17 +83,22 @@ func (a *app) tokenCmd() *cobra.Command {
   node-provisioner token revoke ci`,
 	}
 	var scope string
+	var ttl time.Duration
 	create := &cobra.Command{
-		Use:   "create NAME --scope admin|register|read",
+		Use:   "create NAME --scope admin|register|read [--ttl 720h]",
 		Short: "Create a token and print it once; only its hash is kept",
 		Long: "Create a token and print it once; only its SHA-256 hash is kept, in <state-dir>/api/tokens.json.\n" +
 			"read may list and watch; register may also create and delete registrations; admin may also open and close windows.",
-		Example: "  export NODE_PROVISIONER_TOKEN=$(node-provisioner token create ci --scope register)",
-		Args:    cobra.ExactArgs(1),
+		Example: "  export NODE_PROVISIONER_TOKEN=$(node-provisioner token create ci --scope register)\n" +
+			"  node-provisioner token create nightly --scope read --ttl 720h",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sc, err := apitoken.ParseScope(scope)
 			if err != nil {
 				return usageError(fmt.Errorf("--scope: %w", err))
+			}
+			if cmd.Flags().Changed("ttl") && ttl < time.Second {
+				return usageError(fmt.Errorf("--ttl %s: want a second or more, such as 720h; leave --ttl out for a token that does not expire", ttl))
 			}
 			c, err := a.remote()
 			if err != nil {
@@ -101,13 +106,17 @@ func (a *app) tokenCmd() *cobra.Command {
 			}
 			var tok string
 			if c != nil {
-				tok, err = c.CreateToken(cmd.Context(), args[0], string(sc))
+				tok, err = c.CreateToken(cmd.Context(), args[0], string(sc), ttl)
 			} else {
 				var st *tokenfile.Store
 				if st, err = tokenfile.Open(a.stateDir, a.log); err != nil {
 					return err
 				}
-				tok, err = st.Create(cmd.Context(), args[0], sc)
+				var expires time.Time
+				if ttl > 0 {
+					expires = time.Now().Add(ttl).Truncate(time.Second)
+				}
+				tok, err = st.Create(cmd.Context(), args[0], sc, expires)
 			}
 			if errors.Is(err, apitoken.ErrInvalidName) || errors.Is(err, apitoken.ErrExists) || errors.Is(err, apitoken.ErrInvalidScope) {
 				return usageError(err)
@@ -120,10 +129,11 @@ func (a *app) tokenCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&scope, "scope", "", "what the token may do: admin, register or read")
+	cli.DurationVar(create.Flags(), &ttl, "ttl", 0, "how long the token is accepted, after which the API refuses it and ends its event streams; default: until revoked")
 	var output string
 	list := &cobra.Command{
 		Use:     "list",
-		Short:   "List the tokens: name, scope, created, last used (never the tokens)",
+		Short:   "List the tokens: name, scope, created, last used, expires (never the tokens)",
 		Example: "  node-provisioner token list\n  node-provisioner token list -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -140,10 +150,11 @@ func (a *app) tokenCmd() *cobra.Command {
 					Scope    string    `json:"scope"`
 					Created  time.Time `json:"created"`
 					LastUsed time.Time `json:"last_used,omitzero"`
+					Expires  time.Time `json:"expires,omitzero"`
 				}
 				rows := []row{}
 				for _, t := range toks {
-					rows = append(rows, row{t.Name, t.Scope, t.Created, t.LastUsed})
+					rows = append(rows, row{t.Name, t.Scope, t.Created, t.LastUsed, t.Expires})
 				}
 				enc := json.NewEncoder(a.out)
 				enc.SetIndent("", "  ")
@@ -154,13 +165,21 @@ func (a *app) tokenCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED\tLAST USED")
+			fmt.Fprintln(tw, "NAME\tSCOPE\tCREATED\tLAST USED\tEXPIRES")
+			now := time.Now()
 			for _, t := range toks {
 				used := "never"
 				if !t.LastUsed.IsZero() {
 					used = t.LastUsed.Format(time.RFC3339)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.Created.Format(time.RFC3339), used)
+				expires := "never"
+				if !t.Expires.IsZero() {
+					expires = t.Expires.Format(time.RFC3339)
+					if !now.Before(t.Expires) {
+						expires += " (expired)"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Scope, t.Created.Format(time.RFC3339), used, expires)
 			}
 			return tw.Flush()
 		},
@@ -220,7 +239,7 @@ func (a *app) tokens(ctx context.Context) ([]client.TokenInfo, error) {
 	}
 	toks, err := st.List(ctx)
 	for _, t := range toks {
-		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed})
+		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed, Expires: t.Expires})
 	}
 	return out, err
 }

@@ -73,6 +73,9 @@ func TestRemoteMode(t *testing.T) {
 		{reg, []string{"token", "list"}, 1, "", "403 Forbidden"},
 		{adm, []string{"token", "create", "remote-ci", "--scope", "read"}, 0, "npt_", ""},
 		{adm, []string{"token", "list"}, 0, "remote-ci     read", ""},
+		{adm, []string{"token", "create", "nightly", "--scope", "read", "--ttl", "720h"}, 0, "npt_", ""},
+		{adm, []string{"token", "list", "-o", "json"}, 0, `"expires": "2`, ""},
+		{adm, []string{"token", "create", "late", "--scope", "read", "--ttl", "0"}, 2, "", "--ttl 0s: want a second or more"},
 		{adm, []string{"token", "revoke", "remote-ci"}, 0, "Revoked remote-ci", ""},
 		{adm, []string{"token", "revoke", "remote-ci"}, 2, "", `no such token named "remote-ci"`},
 		{adm, []string{"token", "create", "register-tok", "--scope", "read"}, 2, "", `token exists: "register-tok"`},
@@ -137,4 +140,36 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestTokenTTL: token create --ttl on the state folder makes a token
+// that says when it expires in token list (EXPIRES, and expires in -o
+// json), one without says never, and a --ttl under a second is a usage
+// error that makes nothing.
+func TestTokenTTL(t *testing.T) {
+	state := t.TempDir()
+	if r := np(t, state, "token", "create", "nightly", "--scope", "read", "--ttl", "3600"); r.code != 0 || !strings.HasPrefix(r.stdout, "npt_") {
+		t.Fatalf("token create --ttl 3600: %d %s %s", r.code, r.stdout, r.err)
+	}
+	if r := np(t, state, "token", "create", "ci", "--scope", "read"); r.code != 0 {
+		t.Fatalf("token create: %d %s", r.code, r.err)
+	}
+	for _, ttl := range []string{"0", "500ms", "-1h"} {
+		if r := np(t, state, "token", "create", "late", "--scope", "read", "--ttl", ttl); r.code != 2 || !strings.Contains(r.err, "--ttl") {
+			t.Errorf("--ttl %s: exit %d %s, want 2 naming --ttl", ttl, r.code, r.err)
+		}
+	}
+	r := np(t, state, "token", "list")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 3 || !strings.Contains(lines[0], "EXPIRES") || !strings.HasSuffix(lines[1], "never") {
+		t.Fatalf("token list: %d\n%s", r.code, r.stdout)
+	}
+	f := strings.Fields(lines[2])
+	exp, err := time.Parse(time.RFC3339, f[len(f)-1])
+	if err != nil || exp.Before(time.Now().Add(59*time.Minute)) || exp.After(time.Now().Add(61*time.Minute)) {
+		t.Errorf("nightly expires %q (%v), want in an hour", f[len(f)-1], err)
+	}
+	if r := np(t, state, "token", "list", "-o", "json"); !strings.Contains(r.stdout, `"expires": "`+exp.Format(time.RFC3339)+`"`) {
+		t.Errorf("token list -o json has no expiry for nightly:\n%s", r.stdout)
+	}
 }

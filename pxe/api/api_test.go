@@ -63,11 +63,11 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	}
 	ctx := context.Background()
 	for _, s := range []apitoken.Scope{apitoken.ScopeRead, apitoken.ScopeRegister, apitoken.ScopeAdmin} {
-		if e.tokens[string(s)], err = e.store.Create(ctx, "t-"+string(s), s); err != nil {
+		if e.tokens[string(s)], err = e.store.Create(ctx, "t-"+string(s), s, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if e.tokens["revoked"], err = e.store.Create(ctx, "gone", apitoken.ScopeAdmin); err != nil {
+	if e.tokens["revoked"], err = e.store.Create(ctx, "gone", apitoken.ScopeAdmin, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{Poll: 20 * time.Millisecond})}

@@ -24,7 +24,7 @@
 // restart); the same key with another body is refused with 422.
 //
 // Errors are JSON {"error": …, "field": …}: 400 malformed or unknown
-// fields, 401 a missing, wrong or revoked token (with WWW-Authenticate:
+// fields, 401 a missing, wrong, revoked or expired token (with WWW-Authenticate:
 // Bearer), 403 a token without the scope, 404, 409 a pin another
 // registration holds or a window already open, 413 a body over
 // [MaxBody], 422 an invalid registration, 429 an address that failed to

@@ -106,11 +106,18 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-recheck.C:
-			// A stream lasts: it ends once its token is revoked (or no
+			// A stream lasts: it ends once its token is revoked or expires (or no
 			// longer reads), as a new request would be refused.
-			if now, err := h.cfg.Tokens.Recheck(ctx, tok); err != nil || !now.Scope.Allows(apitoken.ScopeRead) {
+			now, err := h.cfg.Tokens.Recheck(ctx, tok)
+			if err != nil || !now.Scope.Allows(apitoken.ScopeRead) {
 				h.log.Warn("api: event stream ended: its token was revoked", "client_ip", clientIP(r), "token", tok.Name)
 				fmt.Fprint(w, ": token revoked\n\n")
+				rc.Flush()
+				return
+			}
+			if now.Expired(time.Now()) {
+				h.log.Warn("api: event stream ended: its token expired", "client_ip", clientIP(r), "token", tok.Name, "expired", now.Expires)
+				fmt.Fprint(w, ": token expired\n\n")
 				rc.Flush()
 				return
 			}

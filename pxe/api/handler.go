@@ -218,6 +218,8 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 			switch {
 			case errors.Is(err, apitoken.ErrUnknownToken):
 				reason = "invalid or revoked token"
+			case err == nil && t.Expired(time.Now()):
+				reason = "expired token"
 			case err != nil:
 				h.log.Error("api: cannot read the tokens; refusing every request", "err", err)
 				writeError(w, http.StatusServiceUnavailable, "the server cannot read its tokens", "")

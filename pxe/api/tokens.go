@@ -2,7 +2,9 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
@@ -15,7 +17,7 @@ func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []TokenInfo{}
 	for _, t := range toks {
-		out = append(out, TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed})
+		out = append(out, TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed, Expires: t.Expires})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -34,8 +36,20 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, err.Error(), "scope")
 		return
 	}
-	tok, err := h.cfg.Tokens.Create(r.Context(), req.Name, scope)
+	var expires time.Time
+	if req.TTL != "" {
+		ttl, err := time.ParseDuration(req.TTL)
+		if err != nil || ttl < MinTTL {
+			writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a duration of %s or more, such as 720h, or no ttl for a token that does not expire", req.TTL, MinTTL), "ttl")
+			return
+		}
+		expires = time.Now().Add(ttl).Truncate(time.Second)
+	}
+	tok, err := h.cfg.Tokens.Create(r.Context(), req.Name, scope, expires)
 	switch {
+	case errors.Is(err, apitoken.ErrExpired):
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), "ttl")
+		return
 	case errors.Is(err, apitoken.ErrInvalidName):
 		writeError(w, http.StatusUnprocessableEntity, err.Error(), "name")
 		return
@@ -47,7 +61,7 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("api: token created", "name", req.Name, "scope", string(scope), "by", tokenOf(r).Name, "client_ip", clientIP(r))
-	writeJSON(w, http.StatusCreated, CreatedToken{Name: req.Name, Scope: string(scope), Token: tok})
+	writeJSON(w, http.StatusCreated, CreatedToken{Name: req.Name, Scope: string(scope), Token: tok, Expires: expires.UTC()})
 }
 
 func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request) {

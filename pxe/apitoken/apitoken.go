@@ -59,6 +59,8 @@ var (
 	// ErrUnknownToken: the token presented is not one of the store's (or
 	// was revoked). Its message never holds the token.
 	ErrUnknownToken = errors.New("unknown or revoked token")
+	// ErrExpired: a token asked to expire at a time not in the future.
+	ErrExpired = errors.New("token expiry not in the future")
 )
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
@@ -83,9 +85,27 @@ type Token struct {
 	Hash string `json:"sha256"`
 	// Created is when it was made.
 	Created time.Time `json:"created"`
+	// Expires is when it stops being accepted; zero for never.
+	Expires time.Time `json:"expires,omitzero"`
 	// LastUsed is when the daemon last accepted it; zero for never, filled
 	// in by List.
 	LastUsed time.Time `json:"-"`
+}
+
+// Expired reports whether t is no longer accepted at now: it has an
+// expiry and now is not before it.
+func (t Token) Expired(now time.Time) bool {
+	return !t.Expires.IsZero() && !now.Before(t.Expires)
+}
+
+// CheckExpiry returns an error wrapping [ErrExpired] unless expires is
+// zero (never) or after now: a token must not be made already expired,
+// which a store could read as one that never expires.
+func CheckExpiry(expires, now time.Time) error {
+	if !expires.IsZero() && !expires.After(now) {
+		return fmt.Errorf("%w: %s is not after %s", ErrExpired, expires.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // Hash returns the hex SHA-256 of a token, as the store keeps it.

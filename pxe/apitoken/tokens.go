@@ -1,13 +1,19 @@
 package apitoken
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Tokens is the store of the API's tokens: their hashes and scopes,
 // never a token. Package apitoken/tokenfile is the state folder's
 // implementation.
 type Tokens interface {
-	// Create makes a token under name with scope and returns it, once.
-	Create(ctx context.Context, name string, scope Scope) (string, error)
+	// Create makes a token under name with scope and returns it, once. A
+	// non-zero expires is kept with it ([Token.Expires]); one not in the
+	// future is refused with an error wrapping [ErrExpired]. The API,
+	// not the store, refuses a token once it expired.
+	Create(ctx context.Context, name string, scope Scope, expires time.Time) (string, error)
 	// Revoke removes the token name, which is refused from then on.
 	Revoke(ctx context.Context, name string) error
 	// List returns the tokens sorted by name.

@@ -159,12 +159,17 @@ type TokenInfo struct {
 	Scope    string    `json:"scope"`
 	Created  time.Time `json:"created"`
 	LastUsed time.Time `json:"last_used,omitzero"`
+	// Expires is when the token stops being accepted; absent for never.
+	Expires time.Time `json:"expires,omitzero"`
 }
 
 // CreateTokenRequest is the body of POST /api/v1/tokens.
 type CreateTokenRequest struct {
 	Name  string `json:"name"`
 	Scope string `json:"scope"`
+	// TTL, such as "720h", makes a token that expires that long after it
+	// is made; empty for one that does not expire.
+	TTL string `json:"ttl,omitempty"`
 }
 
 // CreatedToken is the reply of POST /api/v1/tokens: the token, shown
@@ -173,4 +178,6 @@ type CreatedToken struct {
 	Name  string `json:"name"`
 	Scope string `json:"scope"`
 	Token string `json:"token"`
+	// Expires is when the token stops being accepted; absent for never.
+	Expires time.Time `json:"expires,omitzero"`
 }

@@ -379,10 +379,16 @@ func (c *Client) Tokens(ctx context.Context) ([]TokenInfo, error) {
 }
 
 // CreateToken makes an API token on the server (admin) and returns it;
-// the server keeps only its hash. It is not retried.
-func (c *Client) CreateToken(ctx context.Context, name, scope string) (string, error) {
+// the server keeps only its hash. A ttl above zero makes one the server
+// stops accepting that long after; zero, one that does not expire. It
+// is not retried.
+func (c *Client) CreateToken(ctx context.Context, name, scope string, ttl time.Duration) (string, error) {
 	var out apitype.CreatedToken
-	err := c.do(ctx, request{method: "POST", path: "/tokens", body: apitype.CreateTokenRequest{Name: name, Scope: scope}, op: opToken}, &out)
+	req := apitype.CreateTokenRequest{Name: name, Scope: scope}
+	if ttl > 0 {
+		req.TTL = ttl.String()
+	}
+	err := c.do(ctx, request{method: "POST", path: "/tokens", body: req, op: opToken}, &out)
 	return out.Token, err
 }
 

@@ -47,7 +47,7 @@ func newServer(t *testing.T) *server {
 	}
 	store, _ := tokenfile.Open(s.state, nil)
 	for _, sc := range []apitoken.Scope{apitoken.ScopeRead, apitoken.ScopeRegister, apitoken.ScopeAdmin} {
-		if s.tokens[sc], err = store.Create(context.Background(), string(sc), sc); err != nil {
+		if s.tokens[sc], err = store.Create(context.Background(), string(sc), sc, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -281,14 +281,14 @@ func TestTokensThroughTheAPI(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
 	admin := s.client(t, apitoken.ScopeAdmin)
-	tok, err := admin.CreateToken(ctx, "pipeline", "read")
+	tok, err := admin.CreateToken(ctx, "pipeline", "read", 0)
 	if err != nil || !strings.HasPrefix(tok, apitoken.Prefix) {
 		t.Fatalf("create: %v", err)
 	}
-	if _, err := admin.CreateToken(ctx, "pipeline", "read"); err == nil || !strings.Contains(err.Error(), "token exists") {
+	if _, err := admin.CreateToken(ctx, "pipeline", "read", 0); err == nil || !strings.Contains(err.Error(), "token exists") {
 		t.Errorf("create twice: %v", err)
 	}
-	if _, err := admin.CreateToken(ctx, "x", "root"); err == nil || !strings.Contains(err.Error(), `invalid scope "root"`) {
+	if _, err := admin.CreateToken(ctx, "x", "root", 0); err == nil || !strings.Contains(err.Error(), `invalid scope "root"`) {
 		t.Errorf("bad scope: %v", err)
 	}
 	c, _ := client.New(client.Options{URL: s.ts.URL, Token: tok, Fingerprint: s.fp})

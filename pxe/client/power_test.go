@@ -44,7 +44,7 @@ func TestBMCFailureIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	store, _ := tokenfile.Open(state, nil)
-	tok, err := store.Create(context.Background(), "ci", apitoken.ScopeRegister)
+	tok, err := store.Create(context.Background(), "ci", apitoken.ScopeRegister, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func startWith(t *testing.T, state string, window pxe.Config) *running {
 func adminClient(t *testing.T, state string, r *running) *client.Client {
 	t.Helper()
 	st, _ := tokenfile.Open(state, nil)
-	tok, err := st.Create(context.Background(), "admin-"+time.Now().Format("150405.000000000"), apitoken.ScopeAdmin)
+	tok, err := st.Create(context.Background(), "admin-"+time.Now().Format("150405.000000000"), apitoken.ScopeAdmin, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func TestDaemonServesASiteCertificateAEADOnly(t *testing.T) {
 		t.Fatalf("the daemon's record: %+v %v %v, want the site certificate's fingerprint", rec, ok, err)
 	}
 	st, _ := tokenfile.Open(state, nil)
-	tok, _ := st.Create(ctx, "reader", apitoken.ScopeRead)
+	tok, _ := st.Create(ctx, "reader", apitoken.ScopeRead, time.Time{})
 	c, err := daemon.LocalClient(state, rec, tok, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func TestRunningRecord(t *testing.T) {
 		t.Errorf("record file: %v %v, want mode 0600", fi, err)
 	}
 	st, _ := tokenfile.Open(state, nil)
-	tok, err := st.Create(context.Background(), "ops", apitoken.ScopeAdmin)
+	tok, err := st.Create(context.Background(), "ops", apitoken.ScopeAdmin, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

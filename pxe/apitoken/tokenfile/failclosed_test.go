@@ -3,6 +3,7 @@ package tokenfile_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -19,8 +20,8 @@ func TestATokenInUseIsNeverListedAsNeverUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := daemon.Create(ctx, "a", apitoken.ScopeRead)
-	b, _ := daemon.Create(ctx, "b", apitoken.ScopeRead)
+	a, _ := daemon.Create(ctx, "a", apitoken.ScopeRead, time.Time{})
+	b, _ := daemon.Create(ctx, "b", apitoken.ScopeRead, time.Time{})
 	for _, tok := range []string{a, b} {
 		if _, err := daemon.Authenticate(ctx, tok); err != nil {
 			t.Fatal(err)

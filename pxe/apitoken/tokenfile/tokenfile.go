@@ -140,12 +140,18 @@ func nonNil(t []apitoken.Token) []apitoken.Token {
 
 // Create makes a token: it returns the token, which is shown once and
 // kept nowhere, and stores its hash under name with scope.
-func (s *Store) Create(ctx context.Context, name string, scope apitoken.Scope) (string, error) {
+func (s *Store) Create(ctx context.Context, name string, scope apitoken.Scope, expires time.Time) (string, error) {
 	if err := apitoken.CheckName(name); err != nil {
 		return "", err
 	}
 	if _, err := apitoken.ParseScope(string(scope)); err != nil {
 		return "", err
+	}
+	if err := apitoken.CheckExpiry(expires, s.now()); err != nil {
+		return "", err
+	}
+	if !expires.IsZero() {
+		expires = expires.UTC()
 	}
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -156,7 +162,7 @@ func (s *Store) Create(ctx context.Context, name string, scope apitoken.Scope) (
 		if slices.ContainsFunc(toks, func(t apitoken.Token) bool { return t.Name == name }) {
 			return nil, fmt.Errorf("%w: %q (revoke it first)", apitoken.ErrExists, name)
 		}
-		return append(toks, apitoken.Token{Name: name, Scope: scope, Hash: apitoken.Hash(tok), Created: s.now().UTC().Truncate(time.Second)}), nil
+		return append(toks, apitoken.Token{Name: name, Scope: scope, Hash: apitoken.Hash(tok), Created: s.now().UTC().Truncate(time.Second), Expires: expires}), nil
 	})
 	if err != nil {
 		return "", err

@@ -26,7 +26,7 @@ func TestCreateListRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	daemon, _ := tokenfile.Open(state, nil)
-	tok, err := cli.Create(ctx, "ci", apitoken.ScopeRegister)
+	tok, err := cli.Create(ctx, "ci", apitoken.ScopeRegister, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestCreateListRevoke(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Name != "ci" || list[0].LastUsed.IsZero() || time.Since(list[0].Created) > time.Minute {
 		t.Errorf("list: %+v %v", list, err)
 	}
-	if _, err := cli.Create(ctx, "ci", apitoken.ScopeRead); !errors.Is(err, apitoken.ErrExists) {
+	if _, err := cli.Create(ctx, "ci", apitoken.ScopeRead, time.Time{}); !errors.Is(err, apitoken.ErrExists) {
 		t.Errorf("second ci: %v", err)
 	}
 	if err := cli.Revoke(ctx, "ci"); err != nil {
@@ -83,7 +83,7 @@ func TestRefusals(t *testing.T) {
 		{"a b", apitoken.ScopeRead, apitoken.ErrInvalidName},
 		{"ok", "root", apitoken.ErrInvalidScope},
 	} {
-		if _, err := st.Create(ctx, tc.name, tc.scope); !errors.Is(err, tc.want) {
+		if _, err := st.Create(ctx, tc.name, tc.scope, time.Time{}); !errors.Is(err, tc.want) {
 			t.Errorf("create %q %q: %v, want %v", tc.name, tc.scope, err, tc.want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
@@ -47,6 +48,7 @@ func Checks() []Check {
 	return []Check{
 		{"CreateAuthenticate", createAuthenticate},
 		{"Refusals", refusals},
+		{"ExpiryKept", expiryKept},
 		{"ListHoldsNoToken", listHoldsNoToken},
 		{"RevokedNoLongerAuthenticates", revoked},
 		{"RevokedInAnotherProcess", revokedElsewhere},
@@ -75,7 +77,7 @@ func RunCheck(t T, h Harness, c Check) {
 
 func create(t T, s apitoken.Tokens, name string, scope apitoken.Scope) string {
 	t.Helper()
-	tok, err := s.Create(context.Background(), name, scope)
+	tok, err := s.Create(context.Background(), name, scope, time.Time{})
 	if err != nil {
 		t.Fatalf("Create %s: %v", name, err)
 	}
@@ -141,16 +143,16 @@ func refusals(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	first := create(t, s, "ci", apitoken.ScopeRead)
-	if tok, err := s.Create(ctx, "ci", apitoken.ScopeAdmin); !errors.Is(err, apitoken.ErrExists) {
+	if tok, err := s.Create(ctx, "ci", apitoken.ScopeAdmin, time.Time{}); !errors.Is(err, apitoken.ErrExists) {
 		t.Errorf("Create of an existing name = %q, %v; want ErrExists", tok, err)
 	}
 	authenticates(t, s, first, "ci", apitoken.ScopeRead)
 	for _, name := range []string{"", ".hidden", "a/b", "with space", strings.Repeat("n", 64)} {
-		if _, err := s.Create(ctx, name, apitoken.ScopeRead); !errors.Is(err, apitoken.ErrInvalidName) {
+		if _, err := s.Create(ctx, name, apitoken.ScopeRead, time.Time{}); !errors.Is(err, apitoken.ErrInvalidName) {
 			t.Errorf("Create of name %q = %v, want ErrInvalidName", name, err)
 		}
 	}
-	if _, err := s.Create(ctx, "root", apitoken.Scope("root")); !errors.Is(err, apitoken.ErrInvalidScope) {
+	if _, err := s.Create(ctx, "root", apitoken.Scope("root"), time.Time{}); !errors.Is(err, apitoken.ErrInvalidScope) {
 		t.Errorf("Create with scope root = %v, want ErrInvalidScope", err)
 	}
 	if err := s.Revoke(ctx, "nobody"); !errors.Is(err, apitoken.ErrNotFound) {
@@ -162,6 +164,55 @@ func refusals(t T, h Harness) {
 	}
 	if len(toks) != 1 || toks[0].Name != "ci" || toks[0].Scope != apitoken.ScopeRead {
 		t.Errorf("after refusals List = %+v; want ci (read) only", toks)
+	}
+}
+
+// expiryKept: a token's expiry is kept to the second and given back by
+// Authenticate, Recheck and List (the API refuses the token by it); one
+// without stays without; an expiry not in the future is refused and
+// stores nothing.
+func expiryKept(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	at := time.Now().Add(90 * time.Minute).UTC().Truncate(time.Second)
+	tok, err := s.Create(ctx, "nightly", apitoken.ScopeRead, at)
+	if err != nil {
+		t.Fatalf("Create with an expiry: %v", err)
+	}
+	plain := create(t, s, "ci", apitoken.ScopeRead)
+	got := authenticates(t, s, tok, "nightly", apitoken.ScopeRead)
+	if !got.Expires.Equal(at) {
+		t.Errorf("Authenticate: Expires = %v, want %v", got.Expires, at)
+	}
+	if again, err := s.Recheck(ctx, got); err != nil || !again.Expires.Equal(at) {
+		t.Errorf("Recheck = %v (expires %v), want the token expiring %v", err, again.Expires, at)
+	}
+	if p := authenticates(t, s, plain, "ci", apitoken.ScopeRead); !p.Expires.IsZero() {
+		t.Errorf("a token made without an expiry expires %v", p.Expires)
+	}
+	if h.Other != nil {
+		if o := authenticates(t, h.Other(t, s), tok, "nightly", apitoken.ScopeRead); !o.Expires.Equal(at) {
+			t.Errorf("another process reads Expires = %v, want %v", o.Expires, at)
+		}
+	}
+	for what, when := range map[string]time.Time{"an expiry in the past": time.Now().Add(-time.Hour), "an expiry of now": time.Now()} {
+		if tk, err := s.Create(ctx, "late", apitoken.ScopeAdmin, when); !errors.Is(err, apitoken.ErrExpired) {
+			t.Errorf("Create with %s = %q, %v; want ErrExpired", what, tk, err)
+		}
+	}
+	toks, err := s.List(ctx)
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var names []string
+	for _, tk := range toks {
+		names = append(names, tk.Name)
+		if tk.Name == "nightly" && !tk.Expires.Equal(at) {
+			t.Errorf("List: nightly expires %v, want %v", tk.Expires, at)
+		}
+	}
+	if !slices.Equal(names, []string{"ci", "nightly"}) {
+		t.Errorf("List = %v, want ci and nightly (the refused ones stored nothing)", names)
 	}
 }
 
@@ -295,7 +346,7 @@ func concurrentCreates(t T, h Harness) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			toks[i], errs[i] = handles[i%len(handles)].Create(ctx, fmt.Sprintf("racer%02d", i), apitoken.ScopeRead)
+			toks[i], errs[i] = handles[i%len(handles)].Create(ctx, fmt.Sprintf("racer%02d", i), apitoken.ScopeRead, time.Time{})
 		})
 	}
 	const same = 12
@@ -303,7 +354,7 @@ func concurrentCreates(t T, h Harness) {
 	sameErrs := make([]error, same)
 	for i := range same {
 		wg.Go(func() {
-			sameToks[i], sameErrs[i] = handles[i%len(handles)].Create(ctx, "one-name", apitoken.ScopeRead)
+			sameToks[i], sameErrs[i] = handles[i%len(handles)].Create(ctx, "one-name", apitoken.ScopeRead, time.Time{})
 		})
 	}
 	wg.Wait()

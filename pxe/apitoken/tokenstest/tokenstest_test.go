@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -96,11 +97,19 @@ type broken struct {
 	held  map[string]apitoken.Token
 }
 
-func (b *broken) Create(ctx context.Context, name string, scope apitoken.Scope) (string, error) {
+func (b *broken) Create(ctx context.Context, name string, scope apitoken.Scope, expires time.Time) (string, error) {
 	if b.fault == "loses creates" && b.calls.Add(1)%5 == 0 {
 		return apitoken.Prefix + "never-kept-" + name, nil
 	}
-	tok, err := b.Store.Create(ctx, name, scope)
+	switch {
+	case b.fault == "drops the expiry":
+		expires = time.Time{}
+	case b.fault == "takes a past expiry" && !expires.IsZero() && !expires.After(time.Now()):
+		// What a store that checks nothing would do: a token made
+		// already expired, which reads as never expiring once dropped.
+		expires = time.Time{}
+	}
+	tok, err := b.Store.Create(ctx, name, scope, expires)
 	if err == nil {
 		b.mu.Lock()
 		b.seen = append(b.seen, tok)
@@ -165,6 +174,8 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"keeps tokens", "HashesOnly"},
 		{"accepts a prefix", "CreateAuthenticate"},
 		{"loses creates", "ConcurrentCreates"},
+		{"drops the expiry", "ExpiryKept"},
+		{"takes a past expiry", "ExpiryKept"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			h := fileHarness(t, func(s *tokenfile.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
