@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ type Server struct {
 	Port int
 	bin  string
 	cred *syscall.Credential
+	next atomic.Int64 // numbers the databases of NewDatabase
 }
 
 // ConnString is a connection string for the postgres database, as the
@@ -136,4 +138,14 @@ func (s *Server) Exec(t testing.TB, sql string) string {
 		t.Fatalf("psql %q: %v\n%s", sql, err, out)
 	}
 	return string(out)
+}
+
+// NewDatabase creates an empty database of its own for one test and
+// returns its connection string (with [Password] in it, as
+// [Server.ConnString]).
+func (s *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d_%d", time.Now().UnixNano(), s.next.Add(1))
+	s.Exec(t, "CREATE DATABASE "+name)
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/%s?sslmode=disable", Password, s.Port, name)
 }
