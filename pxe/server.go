@@ -330,7 +330,8 @@ func (s *Server) Open() bool {
 
 // ServeHTTP routes a request as the running server does; requests after
 // the window closed get 503, plain-HTTP requests for HTTPS-only paths of
-// a TLS window get 403.
+// a TLS window get 403. A boot file asked for with doubled slashes, as
+// shim asks for grub over UEFI HTTP boot, is served at its clean path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	open, h := s.open, s.handler
@@ -339,6 +340,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "provisioning window closed", http.StatusServiceUnavailable)
 		return
 	}
+	r = httpBootPath(r)
 	if s.plain != nil && r.TLS == nil && !s.plainPath(r.URL.Path) {
 		http.Error(w, "this path is served over HTTPS only", http.StatusForbidden)
 		return
