@@ -81,9 +81,9 @@ func TestClientsLinkNoServer(t *testing.T) {
 
 // TestServersTakeStoreInterfaces keeps the API, power, the daemon and
 // the pxe provider on the store interfaces: none of them imports a
-// file-store package (the event log's, the tokens', the secrets'), nor opens the
-// registrations', the secrets' or the window's folder itself. pxe/state
-// opens them.
+// file-store package (the registrations', the event log's, the tokens',
+// the secrets'), nor opens the registrations', the secrets' or the
+// window's folder itself. pxe/state opens them.
 func TestServersTakeStoreInterfaces(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		if os.Getenv("PLASMA_E2E") == "1" {
@@ -92,8 +92,8 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 		t.Skip("needs the go command")
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
-	fileStores := []string{mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
-	openers := []string{"registry.Open(", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
+	fileStores := []string{mod + "answer/registry/regfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
+	openers := []string{"regfile.", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
 	for _, pkg := range []string{"./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {

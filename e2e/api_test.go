@@ -16,6 +16,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 )
@@ -170,7 +171,7 @@ func TestAPIKillDuringRegistrationBurst(t *testing.T) {
 			t.Errorf("%s on disk: %+v, want %+v", name, got, want)
 		}
 	}
-	reg, err := registry.Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

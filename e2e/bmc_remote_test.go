@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -108,7 +109,7 @@ func TestRemoteBMC(t *testing.T) {
 	// installer asks (the daemon reads the registrations from disk).
 	consume := func(name string) func() {
 		return func() {
-			r, err := registry.Open(state, nil)
+			r, err := regfile.Open(state, nil)
 			if err == nil {
 				_, err = r.Consume(context.Background(), name, registry.ConsumeRecord{ClientIP: "10.0.0.9"})
 			}

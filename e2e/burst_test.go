@@ -17,6 +17,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
@@ -31,7 +32,7 @@ import (
 func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	const machines = 200
 	e := newProvisionerEnv(t)
-	store, err := registry.Open(e.state, nil)
+	store, err := regfile.Open(e.state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

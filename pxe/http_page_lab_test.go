@@ -2,16 +2,18 @@ package pxe
 
 import (
 	"encoding/json"
+	"net/netip"
+	"regexp"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
-	"net/netip"
-	"regexp"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 
 	"bytes"
 	"context"
@@ -55,7 +57,7 @@ type windowLab struct {
 	// firstBootURL is lab1's, once install fetched it.
 	firstBootURL string
 	srv          *Server
-	reg          *registry.Store
+	reg          *regfile.Store
 	secrets      *secretfile.Folder
 	dhcp         *net.UDPAddr
 	tftp         string
@@ -74,7 +76,7 @@ func newWindowLab(t *testing.T) *windowLab {
 	t.Helper()
 	ctx := context.Background()
 	state, ipxeSrc := t.TempDir(), t.TempDir()
-	reg, err := registry.Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

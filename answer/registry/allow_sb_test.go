@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
@@ -15,13 +17,13 @@ import (
 // iPXE it cannot run); others do not; the file keeps the setting.
 func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	state := t.TempDir()
-	store, err := Open(state, nil)
+	store, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bd, _ := ParseBootDisk("any")
+	bd, _ := registry.ParseBootDisk("any")
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, r := range []Registration{
+	for _, r := range []registry.Registration{
 		{Name: "sb", MACs: []string{"52:54:00:00:00:01"}, BootDisk: bd, SecureBoot: true, Created: created},
 		{Name: "plain", MACs: []string{"52:54:00:00:00:02"}, BootDisk: bd, Created: created},
 		{Name: "done", MACs: []string{"52:54:00:00:00:03"}, BootDisk: bd, SecureBoot: true, Created: created},
@@ -30,14 +32,14 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := store.Consume(context.Background(), "done", ConsumeRecord{Time: created, MACs: []string{"52:54:00:00:00:03"}}); err != nil {
+	if _, err := store.Consume(context.Background(), "done", registry.ConsumeRecord{Time: created, MACs: []string{"52:54:00:00:00:03"}}); err != nil {
 		t.Fatal(err)
 	}
 	sec, err := secretfile.Open(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBackend(BackendConfig{Store: store, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 		t.Errorf("read back: %+v, %v; want SecureBoot", got, err)
 	}
 	hw, _ := net.ParseMAC("52:54:00:00:00:01")
-	if n := testing.AllocsPerRun(100, func() { b.SecureBoot(hw) }); n != 0 && !raceEnabled {
+	if n := testing.AllocsPerRun(100, func() { b.SecureBoot(hw) }); n != 0 && !registry.RaceEnabled {
 		t.Errorf("SecureBoot allocates %v times per call; the offer path wants none", n)
 	}
 }

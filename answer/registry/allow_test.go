@@ -1,12 +1,15 @@
-package registry
+package registry_test
 
 import (
 	"context"
-	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // TestBackendAllowReadsNothingOnThePacketPath: with lists older than
@@ -15,7 +18,7 @@ import (
 func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 	for _, refresh := range []time.Duration{time.Nanosecond, time.Hour} {
 		state := t.TempDir()
-		reg, err := Open(state, nil)
+		reg, err := regfile.Open(state, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,12 +26,12 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := NewBackend(BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: refresh})
+		b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: refresh})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		if _, err := reg.Put(context.Background(), Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
+		if _, err := reg.Put(context.Background(), registry.Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
 			t.Fatal(err)
 		}
 		known, _ := net.ParseMAC("52:54:00:00:00:01")
@@ -36,7 +39,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 			t.Fatal("the pinned MAC is not admitted")
 		}
 		if refresh == time.Hour {
-			if raceEnabled {
+			if registry.RaceEnabled {
 				continue // the race detector allocates on its own
 			}
 			if n := testing.AllocsPerRun(100, func() { b.Allow(known) }); n != 0 {
@@ -44,7 +47,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 			}
 			continue
 		}
-		for b.allowBusy.Load() { // the re-read the first call may have started
+		for registry.AllowBusy(b) { // the re-read the first call may have started
 			time.Sleep(time.Millisecond)
 		}
 		if err := reg.Delete(context.Background(), "a"); err != nil {
@@ -65,7 +68,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 
 func TestBackendAllow(t *testing.T) {
 	state := t.TempDir()
-	reg, err := Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestBackendAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBackend(BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Nanosecond})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +86,7 @@ func TestBackendAllow(t *testing.T) {
 	stranger, _ := net.ParseMAC("52:54:00:00:00:99")
 	put := func(name string, macs ...string) {
 		t.Helper()
-		if _, err := reg.Put(ctx, Registration{Name: name, MACs: macs, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
+		if _, err := reg.Put(ctx, registry.Registration{Name: name, MACs: macs, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -108,7 +111,7 @@ func TestBackendAllow(t *testing.T) {
 		t.Error("a registration that pins nothing should admit any PXE client")
 	}
 	posted, _ := net.ParseMAC("52:54:00:00:00:42")
-	if _, err := reg.Consume(ctx, "b", ConsumeRecord{MACs: []string{"52:54:00:00:00:42"}}); err != nil {
+	if _, err := reg.Consume(ctx, "b", registry.ConsumeRecord{MACs: []string{"52:54:00:00:00:42"}}); err != nil {
 		t.Fatal(err)
 	}
 	if allow(stranger, false) {
@@ -117,7 +120,7 @@ func TestBackendAllow(t *testing.T) {
 	if !allow(posted, true) {
 		t.Error("the MAC a consumed registration's installer posted is not admitted (its second boot must reach the exit script)")
 	}
-	if _, err := reg.Consume(ctx, "a", ConsumeRecord{}); err != nil {
+	if _, err := reg.Consume(ctx, "a", registry.ConsumeRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	if !allow(known, true) {

@@ -62,7 +62,7 @@ type BackendConfig struct {
 }
 
 // Backend is node-provisioner's [backend.Backend]: a provisioning window
-// asks it, and it answers from the registrations in a [Store]. It boots
+// asks it, and it answers from the registrations in a [Registrations] store. It boots
 // and answers pending registrations, each once; keeps installed machines
 // on their disks; writes each node's generated root password to the
 // secret store and its first-boot script and webhook token to the state

@@ -44,7 +44,7 @@ func TestBMCValidate(t *testing.T) {
 func TestBMCRoundTripsWithoutPassword(t *testing.T) {
 	r := Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny, Value: "any"},
 		BMC: &BMC{URL: "ipmi://127.0.0.1:6230", User: "admin", CipherSuite: 3}}
-	data, err := encodeRegistration(r)
+	data, err := EncodeRegistration(r)
 	if err != nil {
 		t.Fatal(err)
 	}

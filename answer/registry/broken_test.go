@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 )
 
@@ -70,7 +71,7 @@ func TestBrokenRegistrationBlocksTheUnpinnedFallback(t *testing.T) {
 			if e.b.Allow(hw) {
 				t.Error("Allow offered a boot file to a stranger while a broken registration blocks the fallback")
 			}
-			st, err := Status(context.Background(), e.reg, e.state)
+			st, err := registry.Status(context.Background(), e.reg, e.state)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,40 +1,13 @@
 package registry
 
-import (
-	"os"
-	"time"
+// What the external tests (package registry_test, which open the
+// state folder's store, regfile) see of the package's insides.
 
-	"github.com/plasmactl/plasma-node/internal/atomicfile"
-)
+// ErrNoMatchRefusal is the refusal of a machine no registration matches.
+var ErrNoMatchRefusal = errNoMatch
 
-// CrashConsume leaves name as a [Store.Consume] killed after its claim
-// would: the pending file renamed to a claim file and, when recorded, the
-// consume record written into the claim, but not renamed to .consumed.
-// A killed consumer held the folder's lock: its record stays in the lock
-// file.
-func CrashConsume(s *Store, name string, recorded bool) error {
-	if err := os.WriteFile(s.lockPath(), []byte("node-provisioner consume "+name+" (pid 999999, since 2026-12-04T00:00:00Z)\n"), 0o644); err != nil {
-		return err
-	}
-	pending := s.pendingPath(name)
-	claim, err := claimName(pending)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(pending, claim); err != nil {
-		return err
-	}
-	if !recorded {
-		return nil
-	}
-	r, err := s.readFile(claim, name)
-	if err != nil {
-		return err
-	}
-	r.Consumed = &ConsumeRecord{Time: time.Now().UTC(), ClientIP: "192.0.2.1", Undelivered: true}
-	data, err := encodeRegistration(r)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(claim, data, 0o600)
-}
+// RaceEnabled says the race detector is on.
+const RaceEnabled = raceEnabled
+
+// AllowBusy reports whether b re-reads its allowlist in the background.
+func AllowBusy(b *Backend) bool { return b.allowBusy.Load() }

@@ -1,15 +1,18 @@
-package registry
+package registry_test
 
 import (
 	"context"
 	"errors"
-	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/backend"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
@@ -92,7 +95,7 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	secrets := filepath.Join(t.TempDir(), "secrets")
 	mountTmpfs(t, secrets, "64k")
 	netnstest.Run(t, "mount", "-o", "remount,ro", secrets)
-	store, err := Open(state, nil)
+	store, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +103,8 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewBackend(BackendConfig{Store: store, Secrets: sec, StateDir: state})
-	if !errors.Is(err, ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
+	_, err = registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state})
+	if !errors.Is(err, registry.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
 		t.Errorf("NewBackend = %v, want ErrNotWritable naming the secrets folder", err)
 	}
 }
@@ -123,7 +126,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	}
 	answerFor("52:54:00:00:00:01")(errors.New("connection reset by peer"))
 	answerFor("52:54:00:00:00:02")(nil)
-	st, err := Status(ctx, e.reg, e.state)
+	st, err := registry.Status(ctx, e.reg, e.state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +137,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	if states["lost"] != "undelivered" || states["kept"] != "consumed" {
 		t.Fatalf("states %v, want lost undelivered and kept consumed", states)
 	}
-	if err := e.reg.Rearm(ctx, "kept", false); !errors.Is(err, ErrDelivered) {
+	if err := e.reg.Rearm(ctx, "kept", false); !errors.Is(err, registry.ErrDelivered) {
 		t.Errorf("Rearm of a delivered answer = %v, want ErrDelivered", err)
 	}
 	if err := e.reg.Rearm(ctx, "lost", false); err != nil {

@@ -3,6 +3,7 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -56,7 +57,7 @@ var knownKeys = []string{
 }
 
 // MarshalJSON writes the registration file format. It does not validate;
-// [Store.Put] does.
+// [Prepare] does.
 func (r Registration) MarshalJSON() ([]byte, error) {
 	bd := r.BootDisk.String()
 	w := registrationJSON{
@@ -198,9 +199,9 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	return r, nil
 }
 
-// encodeRegistration returns a registration file's bytes: JSON indented by
+// EncodeRegistration returns a registration file's bytes: JSON indented by
 // two spaces plus a newline, as TAPPaaS writes it.
-func encodeRegistration(r Registration) ([]byte, error) {
+func EncodeRegistration(r Registration) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -209,4 +210,23 @@ func encodeRegistration(r Registration) ([]byte, error) {
 		return nil, fmt.Errorf("encode registration %s: %w", r.Name, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// ErrorLine is the line of the first JSON syntax or type error in a
+// registration's encoding data, 1 when there is none (the error is about
+// a value or the name), for a store to say where a file is wrong.
+func ErrorLine(data []byte) int {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	var anyJSON any
+	if err := json.Unmarshal(data, &anyJSON); errors.As(err, &se) {
+		off = se.Offset
+	} else if err := json.Unmarshal(data, &registrationJSON{}); errors.As(err, &te) {
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return 1
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
 }

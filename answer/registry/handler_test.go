@@ -1,6 +1,8 @@
-package registry
+package registry_test
 
 import (
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"github.com/plasmactl/plasma-node/pxe/netboot"
@@ -28,21 +30,21 @@ import (
 )
 
 type handlerEnv struct {
-	b       *Backend
+	b       *registry.Backend
 	srv     *httptest.Server
-	reg     *Store
+	reg     *regfile.Store
 	state   string
 	secrets string
 	logs    *syncBuffer
 }
 
-func newHandlerEnv(t *testing.T, regs ...Registration) *handlerEnv {
+func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 	t.Helper()
 	state := t.TempDir()
 	secretsDir := filepath.Join(t.TempDir(), "secrets")
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	reg, err := Open(state, log)
+	reg, err := regfile.Open(state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +57,10 @@ func newHandlerEnv(t *testing.T, regs ...Registration) *handlerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := NewBackend(BackendConfig{
+	b, err := registry.NewBackend(registry.BackendConfig{
 		Store: reg, Secrets: sec, StateDir: state, Logger: log,
-		Site: func() (Site, error) {
-			return Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
+		Site: func() (registry.Site, error) {
+			return registry.Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
 		},
 	})
 	if err != nil {
@@ -103,15 +105,15 @@ func body(release string, macs ...string) []byte {
 	return []byte(fmt.Sprintf(`{"iso":{"release":%q},"dmi":{"system":{"serial":"SN-4711","uuid":"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}},"network_interfaces":[%s]}`, release, strings.Join(ifs, ",")))
 }
 
-func mustReg(t *testing.T, name string, macs []string, disk string, pools ...string) Registration {
+func mustReg(t *testing.T, name string, macs []string, disk string, pools ...string) registry.Registration {
 	t.Helper()
-	bd, err := ParseBootDisk(disk)
+	bd, err := registry.ParseBootDisk(disk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Registration{Name: name, MACs: macs, BootDisk: bd, Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
+	r := registry.Registration{Name: name, MACs: macs, BootDisk: bd, Created: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	for _, p := range pools {
-		dp, err := ParsePoolSpec(p)
+		dp, err := registry.ParsePoolSpec(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,13 +188,13 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 			t.Errorf("webhook: status %d, want %d", resp.StatusCode, wantStatus)
 		}
 	}
-	inst, err := Installed(context.Background(), eventfile.Path(e.state))
+	inst, err := registry.Installed(context.Background(), eventfile.Path(e.state))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
 	}
 	// What the webhook said of the boot: in the event and the node's
 	// status (list -o json, the page).
-	nodes, err := Status(context.Background(), e.reg, e.state)
+	nodes, err := registry.Status(context.Background(), e.reg, e.state)
 	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
 		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
 	}
@@ -243,7 +245,7 @@ func TestAnswerForPVE82TruncatedContentType(t *testing.T) {
 
 func TestAnswerRefusals(t *testing.T) {
 	tests := map[string]struct {
-		regs        []Registration
+		regs        []registry.Registration
 		method      string
 		query       string
 		body        []byte
@@ -252,37 +254,37 @@ func TestAnswerRefusals(t *testing.T) {
 		stayPending bool
 	}{
 		"an unregistered machine gets 404": {
-			regs: []Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}}}, body: body("9.2", "AA:BB:CC:DD:EE:99"),
+			regs: []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}}}, body: body("9.2", "AA:BB:CC:DD:EE:99"),
 			wantStatus: 404, wantBody: "no pending registration matches this machine", stayPending: true,
 		},
 		"a pinned registration never answers another machine": {
-			regs: []Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}}}, body: body("9.2"),
+			regs: []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}}}, body: body("9.2"),
 			wantStatus: 404, stayPending: true,
 		},
 		"a body that is not an object gets 400": {
-			regs: []Registration{{Name: "a"}}, body: []byte(`["not","an","object"]`), wantStatus: 400, wantBody: "invalid system-info JSON", stayPending: true,
+			regs: []registry.Registration{{Name: "a"}}, body: []byte(`["not","an","object"]`), wantStatus: 400, wantBody: "invalid system-info JSON", stayPending: true,
 		},
 		"a body over 1 MiB gets 400": {
-			regs: []Registration{{Name: "a"}}, body: append([]byte(`{"x":"`), append(bytes.Repeat([]byte("a"), netboot.MaxBodySize), '"', '}')...),
+			regs: []registry.Registration{{Name: "a"}}, body: append([]byte(`{"x":"`), append(bytes.Repeat([]byte("a"), netboot.MaxBodySize), '"', '}')...),
 			wantStatus: 400, wantBody: "over 1048576 bytes", stayPending: true,
 		},
 		"GET gets 405": {
-			regs: []Registration{{Name: "a"}}, method: "GET", wantStatus: 405, stayPending: true,
+			regs: []registry.Registration{{Name: "a"}}, method: "GET", wantStatus: 405, stayPending: true,
 		},
 		"a console-chosen disk without bootdisk gets 409 and stays pending": {
-			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, body: body("9.2"),
+			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, body: body("9.2"),
 			wantStatus: 409, wantBody: "console-chosen boot disk", stayPending: true,
 		},
 		"a malformed bootdisk gets 400": {
-			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=../sda", body: body("9.2"),
+			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=../sda", body: body("9.2"),
 			wantStatus: 400, wantBody: "invalid bootdisk parameter", stayPending: true,
 		},
 		"a console-chosen disk with bootdisk is answered": {
-			regs: []Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=nvme1n1", body: body("9.2"),
+			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=nvme1n1", body: body("9.2"),
 			wantStatus: 200, wantBody: `disk-list = ['nvme1n1']`,
 		},
 		"an unsupported installer gets 400": {
-			regs: []Registration{{Name: "a"}}, body: body("7.4"), wantStatus: 400, wantBody: "not supported", stayPending: true,
+			regs: []registry.Registration{{Name: "a"}}, body: body("7.4"), wantStatus: 400, wantBody: "not supported", stayPending: true,
 		},
 	}
 	for name, tc := range tests {

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrPinTaken is wrapped (with [ErrInvalidRegistration]) by the error of
-// [Store.Register] for a pin another pending registration holds; the
+// [Registrations.Register] for a pin another pending registration holds; the
 // error is a [*PinTakenError].
 var ErrPinTaken = errors.New("pin held by another pending registration")
 
@@ -74,7 +74,7 @@ func (e *PinTakenError) Error() string {
 func (e *PinTakenError) Unwrap() []error { return []error{ErrPinTaken, ErrInvalidRegistration} }
 
 // Collision is a pin that several pending registrations hold: files
-// written by hand can do that, [Store.Register] refuses it.
+// written by hand can do that, [Registrations.Register] refuses it.
 type Collision struct {
 	// Pin is the shared pin.
 	Pin Pin

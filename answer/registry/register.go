@@ -1,18 +1,11 @@
 package registry
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
-
-	"github.com/plasmactl/plasma-node/internal/atomicfile"
 )
 
-// RegisterOptions tunes [Store.Register]. The zero value refuses a pin
+// RegisterOptions tunes [Registrations.Register]. The zero value refuses a pin
 // another pending registration holds.
 type RegisterOptions struct {
 	// Replace moves pins: a MAC, serial or UUID another pending
@@ -22,7 +15,7 @@ type RegisterOptions struct {
 	Replace bool
 }
 
-// RegisterResult is what [Store.Register] changed besides writing the
+// RegisterResult is what [Registrations.Register] changed besides writing the
 // registration.
 type RegisterResult struct {
 	// Previous is the pending registration of the same name it replaced,
@@ -42,25 +35,17 @@ type PinMove struct {
 	Removed bool
 }
 
-// Register writes a registration as <name>.json, replacing one of the
-// same name (a warning is logged; Previous holds it). The MACs are
-// normalised and deduplicated, Created is set to now when zero and
-// Consumed is cleared. A name whose earlier registration was consumed
-// becomes pending again; its .consumed record stays until this one is
-// consumed in turn.
-//
-// A pin (MAC, serial, UUID) another pending registration holds is refused
-// with a [*PinTakenError] (wrapping [ErrPinTaken] and
-// [ErrInvalidRegistration]), unless opts.Replace moves it. Errors from
-// validation wrap the sentinels listed at [ErrInvalidRegistration].
-func (g *Store) Register(ctx context.Context, r Registration, opts RegisterOptions) (RegisterResult, error) {
-	var res RegisterResult
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("put registration %s: %w", r.Name, err)
-	}
+// Prepare returns r as a store registers it, or why it cannot: its MACs
+// normalised and deduplicated, Created set to now when zero, Consumed
+// cleared; its name a host name ([ValidateHostname]), its fields valid
+// ([Registration.Validate]) and its encoding within
+// [MaxRegistrationSize]. Errors wrap the sentinels listed at
+// [ErrInvalidRegistration]. Every [Registrations] implementation's
+// Register starts with it.
+func Prepare(r Registration) (Registration, error) {
 	r, err := r.normalize()
 	if err != nil {
-		return res, err
+		return r, err
 	}
 	if r.Created.IsZero() {
 		r.Created = time.Now().UTC().Truncate(time.Second)
@@ -69,66 +54,38 @@ func (g *Store) Register(ctx context.Context, r Registration, opts RegisterOptio
 	// The host name rule first: it is the one a new registration's name
 	// is told (Validate's looser one is for TAPPaaS's older files).
 	if err := ValidateHostname(r.Name); err != nil {
-		return res, err
+		return r, err
 	}
 	if err := r.Validate(); err != nil {
-		return res, err
+		return r, err
 	}
-	// The answer it would get with the site's settings so far (site.json;
-	// serve's flags are checked again when the window opens).
-	if site, err := LoadSiteIfExists(filepath.Join(g.dir, SiteFileName)); err == nil {
-		if err := site.CheckRegistration(r); err != nil {
-			return res, fmt.Errorf("%w: %s: %w", ErrInvalidRegistration, r.Name, err)
-		}
-	}
-	data, err := encodeRegistration(r)
+	data, err := EncodeRegistration(r)
 	if err != nil {
-		return res, err
+		return r, err
 	}
 	if len(data) > MaxRegistrationSize {
-		return res, invalid(ErrInvalidRegistration, "registration %s is %d bytes encoded, more than %d", r.Name, len(data), MaxRegistrationSize)
+		return r, invalid(ErrInvalidRegistration, "registration %s is %d bytes encoded, more than %d", r.Name, len(data), MaxRegistrationSize)
 	}
-	unlock, err := g.lock(ctx, "node-provisioner register "+r.Name)
-	if err != nil {
-		return res, err
-	}
-	defer unlock()
-	pending, _, err := g.scan(ctx, pendingSuffix)
-	if err != nil {
-		return res, err
-	}
-	if i := slices.IndexFunc(pending, func(p Registration) bool { return p.Name == r.Name }); i >= 0 {
-		prev := pending[i]
-		res.Previous = &prev
-	}
-	if res.Moved, err = g.takePins(r, pending, opts.Replace); err != nil {
-		return res, err
-	}
-	path := g.pendingPath(r.Name)
-	if res.Previous == nil {
-		if _, err := os.Lstat(path); err == nil { // there, but unreadable
-			res.Previous = &Registration{Name: r.Name}
-		}
-	}
-	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
-		return res, fmt.Errorf("put registration %s: %w", r.Name, err)
-	}
-	if res.Previous != nil {
-		g.log.Warn("registration replaced", "node", r.Name, "file", path)
-	} else {
-		g.log.Info("registration written", "node", r.Name, "file", path)
-	}
-	if _, err := os.Lstat(g.consumedPath(r.Name)); err == nil {
-		g.log.Info("registration was consumed before and is pending again", "node", r.Name)
-	}
-	return res, nil
+	return r, nil
 }
 
-// takePins runs with the lock held: it refuses r's pins that other
-// pending registrations hold or, with replace, takes them from those,
-// removing one left pinning nothing.
-func (g *Store) takePins(r Registration, pending []Registration, replace bool) ([]PinMove, error) {
-	var moved []PinMove
+// PinTake is what registering a registration does to another pending one
+// whose pins it takes ([TakePins]).
+type PinTake struct {
+	// Left is the other registration without the pins taken.
+	Left Registration
+	// Moved are the pins taken from it; Removed is set on each when Left
+	// pins nothing, and the store then removes it.
+	Moved []PinMove
+}
+
+// TakePins works out the pins r takes from the other pending
+// registrations: without replace, a pin one of them holds is refused with
+// a [*PinTakenError]; with replace, each holder is returned as it is
+// left. A store runs it under the lock its Register holds, on the pending
+// registrations it read there, and writes or removes each Left.
+func TakePins(r Registration, pending []Registration, replace bool) ([]PinTake, error) {
+	var out []PinTake
 	for _, o := range pending {
 		if o.Name == r.Name {
 			continue
@@ -146,25 +103,13 @@ func (g *Store) takePins(r Registration, pending []Registration, replace bool) (
 			continue
 		}
 		left := withoutPins(o, taken)
-		removed := !left.Pinned()
-		var err error
-		if removed {
-			err = os.Remove(g.pendingPath(o.Name))
-		} else {
-			var data []byte
-			if data, err = encodeRegistration(left); err == nil {
-				err = atomicfile.WriteFile(g.pendingPath(o.Name), data, 0o600)
-			}
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return moved, fmt.Errorf("move pins from registration %s: %w", o.Name, err)
-		}
+		t := PinTake{Left: left}
 		for _, p := range taken {
-			moved = append(moved, PinMove{Pin: p, From: o.Name, Removed: removed})
-			g.log.Warn("pin moved", "pin", p.String(), "from", o.Name, "to", r.Name, "removed", removed)
+			t.Moved = append(t.Moved, PinMove{Pin: p, From: o.Name, Removed: !left.Pinned()})
 		}
+		out = append(out, t)
 	}
-	return moved, nil
+	return out, nil
 }
 
 // withoutPins returns r without the pins given.

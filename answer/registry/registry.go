@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"maps"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/hostname"
 
@@ -39,8 +41,8 @@ var (
 	ErrInvalidUUID = errors.New("invalid UUID")
 )
 
-// ErrNotFound is returned (wrapped) by [Store.Get], [Store.Delete]
-// and [Store.Consume] when no pending registration has the name.
+// ErrNotFound is returned (wrapped) by [Registrations.Get], [Registrations.Delete]
+// and [Registrations.Consume] when no pending registration has the name.
 var ErrNotFound = errors.New("no pending registration")
 
 // inputError carries a message for people and the sentinels callers test.
@@ -311,3 +313,25 @@ func validateUUIDPin(s string) error {
 // timeLayout writes times as Python's isoformat() does for UTC
 // ("2026-07-06T12:00:00+00:00"), with a fraction only when there is one.
 const timeLayout = "2006-01-02T15:04:05.999999999-07:00"
+
+// Clone returns a copy of r that shares no slice, map or pointer with it.
+func (r Registration) Clone() Registration {
+	c := r
+	c.MACs = slices.Clone(r.MACs)
+	c.SSHKeys = slices.Clone(r.SSHKeys)
+	c.Pools = slices.Clone(r.Pools)
+	for i := range c.Pools {
+		c.Pools[i].Disks = slices.Clone(r.Pools[i].Disks)
+	}
+	if r.Consumed != nil {
+		cr := *r.Consumed
+		cr.MACs = slices.Clone(r.Consumed.MACs)
+		c.Consumed = &cr
+	}
+	if r.BMC != nil {
+		b := *r.BMC
+		c.BMC = &b
+	}
+	c.Extra = maps.Clone(r.Extra)
+	return c
+}

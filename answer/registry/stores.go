@@ -1,11 +1,17 @@
 package registry
 
-import "context"
+import (
+	"context"
+	"slices"
+
+	"github.com/plasmactl/plasma-node/answer"
+)
 
 // Registrations is the store of registrations: the window's allowlist
-// and its one-shot state. [*Store] is the state folder's implementation;
-// another (a database, an embedder's own) implements the same semantics,
-// which the conformance suite in package registry/storetest checks:
+// and its one-shot state. Package registry/regfile is the state folder's
+// implementation; another (a database, an embedder's own) implements the
+// same semantics, which the conformance suite in package
+// registry/storetest checks:
 //
 //   - Register writes a registration, refusing a pin another pending one
 //     holds ([ErrPinTaken]) unless RegisterOptions.Replace moves it;
@@ -27,7 +33,9 @@ type Registrations interface {
 	// Get returns the pending registration name, or an error wrapping
 	// [ErrNotFound].
 	Get(ctx context.Context, name string) (Registration, error)
-	// Register writes r (see [Store.Register]).
+	// Register writes r, [Prepare]d, as the pending registration of its
+	// name, replacing one of the same name (RegisterResult.Previous); a
+	// pin another pending registration holds is refused ([TakePins]).
 	Register(ctx context.Context, r Registration, opts RegisterOptions) (RegisterResult, error)
 	// Delete removes the pending registration name ([ErrNotFound] when
 	// there is none); a consumed record stays.
@@ -41,8 +49,6 @@ type Registrations interface {
 	Rearm(ctx context.Context, name string, force bool) error
 }
 
-var _ Registrations = (*Store)(nil)
-
 // Pending returns the pending registrations of s sorted by name, without
 // those that cannot be read.
 func Pending(ctx context.Context, s Registrations) ([]Registration, error) {
@@ -53,3 +59,14 @@ func Pending(ctx context.Context, s Registrations) ([]Registration, error) {
 // folder is a store kept in a folder, which the backend checks is
 // writable before a window takes registrations it could not answer.
 type folder interface{ Dir() string }
+
+// AsksForBootDisk reports whether a pending registration of s leaves its
+// boot disk to the installer's console ("ask"): boot assets must then be
+// prepared with the console prompt patched in.
+func AsksForBootDisk(ctx context.Context, s Registrations) (bool, error) {
+	pending, err := Pending(ctx, s)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(pending, func(r Registration) bool { return r.BootDisk.Kind == answer.BootDiskAsk }), nil
+}

@@ -1,4 +1,4 @@
-package registry
+package registry_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
@@ -21,11 +23,11 @@ import (
 
 // countingStore counts the reads of all pending registrations.
 type countingStore struct {
-	*Store
+	*regfile.Store
 	scans atomic.Int64
 }
 
-func (c *countingStore) Scan(ctx context.Context) ([]Registration, []Broken, error) {
+func (c *countingStore) Scan(ctx context.Context) ([]registry.Registration, []registry.Broken, error) {
 	c.scans.Add(1)
 	return c.Store.Scan(ctx)
 }
@@ -33,19 +35,19 @@ func (c *countingStore) Scan(ctx context.Context) ([]Registration, []Broken, err
 // viewEnv is a backend on a registrations folder, and a second store on
 // the same folder standing for another process (the CLI registering).
 type viewEnv struct {
-	b     *Backend
+	b     *registry.Backend
 	reg   *countingStore
-	other *Store
+	other *regfile.Store
 }
 
-func newViewEnv(t *testing.T, regs ...Registration) *viewEnv {
+func newViewEnv(t *testing.T, regs ...registry.Registration) *viewEnv {
 	t.Helper()
 	state := t.TempDir()
-	st, err := Open(state, nil)
+	st, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := Open(state, nil)
+	other, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func newViewEnv(t *testing.T, regs ...Registration) *viewEnv {
 		t.Fatal(err)
 	}
 	reg := &countingStore{Store: st}
-	b, err := NewBackend(BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func stormMAC(i int) string { return fmt.Sprintf("52:54:00:00:%02x:%02x", i>>8, 
 // 1 000 files).
 func TestConcurrentRequestsShareReadsOfTheRegistrations(t *testing.T) {
 	const n = 200
-	var regs []Registration
+	var regs []registry.Registration
 	for i := range n {
 		regs = append(regs, mustReg(t, fmt.Sprintf("node%d", i), []string{stormMAC(i)}, "sda"))
 	}
@@ -128,8 +130,8 @@ func TestConcurrentRequestsShareReadsOfTheRegistrations(t *testing.T) {
 	// between those waiting at once.
 	all(func(i int, want string) {
 		a, err := e.answer(t, stormMAC(i))
-		if !errors.Is(err, errNoMatch) {
-			fail("second answer %s: %+v, %v; want %v", want, a, err, errNoMatch)
+		if !errors.Is(err, registry.ErrNoMatchRefusal) {
+			fail("second answer %s: %+v, %v; want %v", want, a, err, registry.ErrNoMatchRefusal)
 		}
 	})
 	t.Logf("%d reads of all registrations for %d boots and answers; %d for %d refused answers", first, 2*n, e.reg.scans.Load()-first, n)
@@ -170,14 +172,14 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 	}
 	// a re-registered with another MAC: its old MAC is not a's any more.
 	moved := mustReg(t, "a", []string{"52:54:00:00:00:aa"}, "sdb")
-	if _, err := e.other.Register(ctx, moved, RegisterOptions{}); err != nil {
+	if _, err := e.other.Register(ctx, moved, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := boot("52:54:00:00:00:0a"); got.Node != "" {
 		t.Errorf("Boot(a's old MAC) = %+v, want no registration", got)
 	}
-	if _, err := e.answer(t, "52:54:00:00:00:0a"); !errors.Is(err, errNoMatch) {
-		t.Errorf("answer for a's old MAC: %v, want %v", err, errNoMatch)
+	if _, err := e.answer(t, "52:54:00:00:00:0a"); !errors.Is(err, registry.ErrNoMatchRefusal) {
+		t.Errorf("answer for a's old MAC: %v, want %v", err, registry.ErrNoMatchRefusal)
 	}
 	// b deleted.
 	if err := e.other.Delete(ctx, "b"); err != nil {
@@ -189,7 +191,7 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 	// c changed in its boot disk: the answer is built from the file as
 	// it is now.
 	c2 := mustReg(t, "c", []string{"52:54:00:00:00:0c"}, "sdz")
-	if _, err := e.other.Register(ctx, c2, RegisterOptions{}); err != nil {
+	if _, err := e.other.Register(ctx, c2, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	ans, err := e.answer(t, "52:54:00:00:00:0c")
@@ -219,7 +221,7 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 func TestConsumeListsTheFolderOnlyAfterAnotherHolder(t *testing.T) {
 	ctx := context.Background()
 	state := t.TempDir()
-	g, err := Open(state, nil)
+	g, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,31 +230,31 @@ func TestConsumeListsTheFolderOnlyAfterAnotherHolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := g.Consume(ctx, "a", ConsumeRecord{}); err != nil {
+	if _, err := g.Consume(ctx, "a", registry.ConsumeRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	stale := filepath.Join(g.Dir(), atomicfile.TempPrefix+"left")
 	if err := os.WriteFile(stale, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Consume(ctx, "b", ConsumeRecord{}); err != nil {
+	if _, err := g.Consume(ctx, "b", registry.ConsumeRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(stale); err != nil {
 		t.Fatalf("the folder was cleaned with no other holder since: %v", err)
 	}
 	// Another process takes the lock (and could have died holding it).
-	other, err := Open(state, nil)
+	other, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Delete(ctx, "nothing"); !errors.Is(err, ErrNotFound) {
+	if err := other.Delete(ctx, "nothing"); !errors.Is(err, registry.ErrNotFound) {
 		t.Fatalf("Delete = %v", err)
 	}
-	if _, err := other.Register(ctx, mustReg(t, "d", nil, "sda"), RegisterOptions{}); err != nil {
+	if _, err := other.Register(ctx, mustReg(t, "d", nil, "sda"), registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Consume(ctx, "c", ConsumeRecord{}); err != nil {
+	if _, err := g.Consume(ctx, "c", registry.ConsumeRecord{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(stale); !errors.Is(err, os.ErrNotExist) {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -52,7 +53,7 @@ type result struct {
 	PerSecond      float64     `json:"per_second"`
 	Register       percentiles `json:"register"`
 	// Direct is the same registrations written straight to a
-	// registry.Store (as node-provisioner register does), for the API's
+	// regfile.Store (as node-provisioner register does), for the API's
 	// overhead.
 	DirectPerSecond float64     `json:"direct_per_second"`
 	Direct          percentiles `json:"direct"`
@@ -279,7 +280,7 @@ func direct(ctx context.Context, res *result, n, conc int) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	st, err := registry.Open(state, nil)
+	st, err := regfile.Open(state, nil)
 	if err != nil {
 		return err
 	}

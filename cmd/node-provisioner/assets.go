@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 func (a *app) tlsCmd() *cobra.Command {
@@ -88,8 +89,8 @@ func (a *app) prepareCmd() *cobra.Command {
 				return fp, err
 			}
 			o.PatchAsk = patchAsk
-			if reg, err := registry.Open(a.stateDir, a.log); err == nil {
-				ask, err := reg.AsksForBootDisk(cmd.Context())
+			if st, err := state.Open(a.stateDir, state.Options{Logger: a.log}); err == nil {
+				ask, err := registry.AsksForBootDisk(cmd.Context(), st.Registrations())
 				o.PatchAsk = o.PatchAsk || (err == nil && ask)
 			}
 			rel, err := pxe.Prepare(cmd.Context(), o)

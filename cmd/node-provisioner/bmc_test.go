@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
@@ -138,7 +139,7 @@ func TestPowerAndBootThroughIPMISim(t *testing.T) {
 		t.Errorf("boot when on: %d %q %s", r.code, r.stdout, r.err)
 	}
 	// Consumed: refused.
-	reg, _ := registry.Open(state, nil)
+	reg, _ := regfile.Open(state, nil)
 	if _, err := reg.Consume(context.Background(), "pve1", registry.ConsumeRecord{ClientIP: "10.0.0.9"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/plasmactl/plasma-node/answer/registry"
-
 	"context"
 	"errors"
 	"flag"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
@@ -121,7 +121,7 @@ const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE"
 
 func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io.Writer, step func(string, ...any)) error {
 	step("node-provisioner list   (the registration plasma-node provision wrote)")
-	reg, err := registry.Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -54,7 +54,7 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	t.Helper()
 	e := &env{state: t.TempDir(), tokens: map[string]string{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	reg, err := registry.Open(e.state, log)
+	reg, err := regfile.Open(e.state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("repeat: %d %s (first %s)", again.status, again.body, first.body)
 	}
 	// A new handler on the same state folder: the reply is on disk.
-	reg, _ := registry.Open(e.state, nil)
+	reg, _ := regfile.Open(e.state, nil)
 	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -70,7 +70,7 @@ func newEnvAt(t *testing.T, dir, readToken string) *env {
 	t.Helper()
 	e := &env{state: dir, tokens: map[string]string{"read": readToken}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	reg, err := registry.Open(dir, log)
+	reg, err := regfile.Open(dir, log)
 	if err != nil {
 		t.Fatal(err)
 	}

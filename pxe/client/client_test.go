@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
@@ -41,7 +42,7 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	s := &server{state: t.TempDir(), tokens: map[apitoken.Scope]string{}}
-	reg, err := registry.Open(s.state, nil)
+	reg, err := regfile.Open(s.state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

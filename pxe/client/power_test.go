@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -39,7 +39,7 @@ func (f *failingBMC) SetPassword(string, string) error { return nil }
 // read is sent once, and the error says it in the BMC's words.
 func TestBMCFailureIsNotRetried(t *testing.T) {
 	state := t.TempDir()
-	reg, err := registry.Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,11 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 
 	"bytes"
 	"context"
-	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,12 +19,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 type bootEnv struct {
 	h     *Handler
 	srv   *httptest.Server
-	reg   *registry.Store
+	reg   *regfile.Store
 	state string
 	logs  *logBuffer
 }
@@ -80,7 +82,7 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 	state := t.TempDir()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	r, err := registry.Open(state, log)
+	r, err := regfile.Open(state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +107,7 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 
 // testBackend is node-provisioner's backend over the registrations r of
 // the state folder.
-func testBackend(t testing.TB, state string, r *registry.Store, log *slog.Logger) *registry.Backend {
+func testBackend(t testing.TB, state string, r *regfile.Store, log *slog.Logger) *registry.Backend {
 	t.Helper()
 	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
@@ -288,7 +290,7 @@ func TestBootScriptExitsWhenNoReleaseCanBeChosen(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	state := t.TempDir()
-	r, err := registry.Open(state, nil)
+	r, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,9 +324,9 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 }
 
-func newRegistryTB(tb testing.TB, state string) (*registry.Store, error) {
+func newRegistryTB(tb testing.TB, state string) (*regfile.Store, error) {
 	tb.Helper()
-	return registry.Open(state, nil)
+	return regfile.Open(state, nil)
 }
 
 func FuzzBootScriptQuery(f *testing.F) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
@@ -20,7 +21,7 @@ import (
 
 func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 	t.Helper()
-	reg, err := registry.Open(state, nil)
+	reg, err := regfile.Open(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestBootAndPower(t *testing.T) {
 	if _, err := s.ReadBMCPassword("n1"); err != nil {
 		t.Errorf("Forget removed a password in use: %v", err)
 	}
-	reg, _ := registry.Open(state, nil)
+	reg, _ := regfile.Open(state, nil)
 	reg.Delete(ctx, "n1")
 	if err := power.Forget(ctx, req); err != nil {
 		t.Fatal(err)

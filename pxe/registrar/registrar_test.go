@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
@@ -81,7 +82,7 @@ func (failingSecrets) WriteBMCPassword(string, string) (string, error) {
 // with a BMC and no password; a replaced one comes back.
 func TestRegisterUndoesWhenThePasswordCannotBeKept(t *testing.T) {
 	ctx := context.Background()
-	regs, err := registry.Open(t.TempDir(), nil)
+	regs, err := regfile.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

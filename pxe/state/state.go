@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -96,7 +97,7 @@ func Open(setting string, o Options) (*Stores, error) {
 			return nil, fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
 		}
 	}
-	regs, err := registry.Open(dir, o.Logger)
+	regs, err := regfile.Open(dir, o.Logger)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
 )
 
@@ -43,7 +44,7 @@ func (f *fakeT) failed() bool {
 
 // broken wraps the file store with one fault.
 type broken struct {
-	*registry.Store
+	*regfile.Store
 	fault string
 	calls atomic.Int64
 }
@@ -86,7 +87,7 @@ func (b *broken) MarkDelivered(ctx context.Context, name string) error {
 func harness(tb testing.TB, fault string) storetest.Harness {
 	return storetest.Harness{
 		New: func(t storetest.T) registry.Registrations {
-			s, err := registry.Open(tb.TempDir(), nil)
+			s, err := regfile.Open(tb.TempDir(), nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -97,7 +98,7 @@ func harness(tb testing.TB, fault string) storetest.Harness {
 			if fault == "forgets on restart" {
 				dir = tb.TempDir()
 			}
-			s2, err := registry.Open(dir, nil)
+			s2, err := regfile.Open(dir, nil)
 			if err != nil {
 				t.Fatalf("reopen: %v", err)
 			}

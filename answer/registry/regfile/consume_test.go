@@ -1,4 +1,4 @@
-package registry
+package regfile
 
 import (
 	"context"
@@ -15,22 +15,23 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
 // TAPPaaS TestOneShotConsumption.test_consume_renames_and_hides
 func TestConsumeRenamesAndHides(t *testing.T) {
 	ctx := context.Background()
 	g, _ := testRegistry(t)
-	if _, err := g.Put(ctx, Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:03"}, Created: created}); err != nil {
+	if _, err := g.Put(ctx, registry.Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:03"}, Created: created}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 7, 7, 8, 30, 0, 0, time.UTC)
-	rec := ConsumeRecord{Time: at, ClientIP: "10.0.0.119", MACs: []string{"AA:BB:CC:DD:EE:03"}, Serial: "SN-1234", UUID: "bcf43ddf-6d92-4ace-b93f-76f71ffe4495"}
+	rec := registry.ConsumeRecord{Time: at, ClientIP: "10.0.0.119", MACs: []string{"AA:BB:CC:DD:EE:03"}, Serial: "SN-1234", UUID: "bcf43ddf-6d92-4ace-b93f-76f71ffe4495"}
 	got, err := g.Consume(ctx, "tappaas3", rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:03"}, Created: created, Consumed: &rec}
+	want := registry.Registration{Name: "tappaas3", MACs: []string{"aa:bb:cc:dd:ee:03"}, Created: created, Consumed: &rec}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Consume (-want +got):\n%s", diff)
 	}
@@ -39,7 +40,7 @@ func TestConsumeRenamesAndHides(t *testing.T) {
 	if err != nil || len(pending) != 0 {
 		t.Errorf("Pending after Consume = %+v, %v; want none", pending, err)
 	}
-	if _, _, err := Match(pending, []string{"aa:bb:cc:dd:ee:03"}, "", ""); !errors.Is(err, ErrNoMatch) {
+	if _, _, err := registry.Match(pending, []string{"aa:bb:cc:dd:ee:03"}, "", ""); !errors.Is(err, registry.ErrNoMatch) {
 		t.Errorf("Match after Consume = %v, want ErrNoMatch", err)
 	}
 	if _, err := os.Stat(filepath.Join(g.Dir(), "tappaas3.json")); !errors.Is(err, os.ErrNotExist) {
@@ -58,18 +59,18 @@ func TestConsumeRenamesAndHides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]Registration{want}, consumed); diff != "" {
+	if diff := cmp.Diff([]registry.Registration{want}, consumed); diff != "" {
 		t.Errorf("Consumed (-want +got):\n%s", diff)
 	}
 
 	// A second consume fails (TAPPaaS returns False).
-	if _, err := g.Consume(ctx, "tappaas3", rec); !errors.Is(err, ErrAlreadyConsumed) {
+	if _, err := g.Consume(ctx, "tappaas3", rec); !errors.Is(err, registry.ErrAlreadyConsumed) {
 		t.Errorf("second Consume = %v, want ErrAlreadyConsumed", err)
 	}
-	if _, err := g.Consume(ctx, "never", rec); !errors.Is(err, ErrNotFound) {
+	if _, err := g.Consume(ctx, "never", rec); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("Consume of an unknown name = %v, want ErrNotFound", err)
 	}
-	if err := g.Delete(ctx, "tappaas3"); !errors.Is(err, ErrNotFound) {
+	if err := g.Delete(ctx, "tappaas3"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("Delete of a consumed registration = %v, want ErrNotFound", err)
 	}
 }
@@ -77,11 +78,11 @@ func TestConsumeRenamesAndHides(t *testing.T) {
 func TestConsumeFillsInTheTime(t *testing.T) {
 	ctx := context.Background()
 	g, _ := testRegistry(t)
-	if _, err := g.Put(ctx, Registration{Name: "tappaas3"}); err != nil {
+	if _, err := g.Put(ctx, registry.Registration{Name: "tappaas3"}); err != nil {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	got, err := g.Consume(ctx, "tappaas3", ConsumeRecord{})
+	got, err := g.Consume(ctx, "tappaas3", registry.ConsumeRecord{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestConsumedListsTAPPaaSFilesAsConsumed(t *testing.T) {
 func TestConsumeHasExactlyOneWinnerAmongGoroutines(t *testing.T) {
 	ctx := context.Background()
 	g, _ := testRegistry(t)
-	if _, err := g.Put(ctx, Registration{Name: "tappaas3"}); err != nil {
+	if _, err := g.Put(ctx, registry.Registration{Name: "tappaas3"}); err != nil {
 		t.Fatal(err)
 	}
 	// Half the goroutines share g; the other half each open their own
@@ -143,13 +144,13 @@ func TestConsumeHasExactlyOneWinnerAmongGoroutines(t *testing.T) {
 				}
 			}
 			<-start
-			_, err := reg.Consume(ctx, "tappaas3", ConsumeRecord{ClientIP: fmt.Sprint("10.0.0.", i)})
+			_, err := reg.Consume(ctx, "tappaas3", registry.ConsumeRecord{ClientIP: fmt.Sprint("10.0.0.", i)})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err == nil:
 				wins++
-			case errors.Is(err, ErrAlreadyConsumed):
+			case errors.Is(err, registry.ErrAlreadyConsumed):
 				loses++
 			default:
 				others = append(others, err)
@@ -195,11 +196,11 @@ func TestConsumeHelperProcess(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	_, err = g.Consume(context.Background(), "tappaas3", ConsumeRecord{ClientIP: os.Getenv("ANSWER_TEST_CONSUME_IP")})
+	_, err = g.Consume(context.Background(), "tappaas3", registry.ConsumeRecord{ClientIP: os.Getenv("ANSWER_TEST_CONSUME_IP")})
 	switch {
 	case err == nil:
 		os.Exit(0)
-	case errors.Is(err, ErrAlreadyConsumed):
+	case errors.Is(err, registry.ErrAlreadyConsumed):
 		os.Exit(3)
 	}
 	fmt.Println("error:", err)
@@ -209,7 +210,7 @@ func TestConsumeHelperProcess(t *testing.T) {
 func TestConsumeHasExactlyOneWinnerAmongProcesses(t *testing.T) {
 	ctx := context.Background()
 	g, _ := testRegistry(t)
-	if _, err := g.Put(ctx, Registration{Name: "tappaas3"}); err != nil {
+	if _, err := g.Put(ctx, registry.Registration{Name: "tappaas3"}); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Dir(g.Dir())
@@ -309,7 +310,7 @@ func TestInterruptedConsumptionIsRecovered(t *testing.T) {
 			}
 			if tc.via == "open" {
 				open()
-			} else if _, err := g.Consume(ctx, "tappaas3", ConsumeRecord{ClientIP: "10.0.0.77"}); err != nil {
+			} else if _, err := g.Consume(ctx, "tappaas3", registry.ConsumeRecord{ClientIP: "10.0.0.77"}); err != nil {
 				t.Fatalf("Consume: %v\n%s", err, logs.String())
 			}
 			if !strings.Contains(logs.String(), "interrupted consumption") {
@@ -346,7 +347,7 @@ func TestInterruptedConsumptionIsRecovered(t *testing.T) {
 
 func TestConsumeWaitsForTheLockUntilTheContextEnds(t *testing.T) {
 	g, _ := testRegistry(t)
-	if _, err := g.Put(context.Background(), Registration{Name: "tappaas3"}); err != nil {
+	if _, err := g.Put(context.Background(), registry.Registration{Name: "tappaas3"}); err != nil {
 		t.Fatal(err)
 	}
 	unlock, err := g.lock(context.Background(), "test")
@@ -360,7 +361,7 @@ func TestConsumeWaitsForTheLockUntilTheContextEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := other.Consume(ctx, "tappaas3", ConsumeRecord{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := other.Consume(ctx, "tappaas3", registry.ConsumeRecord{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Consume while another holds the lock = %v, want context.DeadlineExceeded", err)
 	}
 }

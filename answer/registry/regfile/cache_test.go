@@ -1,4 +1,4 @@
-package registry
+package regfile
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
 // The scan cache never serves a stale registration: an edit in place of
@@ -20,11 +21,11 @@ func TestScanCacheFollowsTheFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []Registration{
+	for _, r := range []registry.Registration{
 		{Name: "a", MACs: []string{"52:54:00:00:00:0a"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}},
 		{Name: "b", MACs: []string{"52:54:00:00:00:0b"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}},
 	} {
-		if _, err := g.Register(ctx, r, RegisterOptions{}); err != nil {
+		if _, err := g.Register(ctx, r, registry.RegisterOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +70,7 @@ func TestScanCacheFollowsTheFiles(t *testing.T) {
 		t.Errorf("an edit in place is not seen: %s", got)
 	}
 	// A rewrite through the store, and a removal.
-	if _, err := g.Register(ctx, Registration{Name: "b", MACs: []string{"52:54:00:00:00:0d"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}, RegisterOptions{}); err != nil {
+	if _, err := g.Register(ctx, registry.Registration{Name: "b", MACs: []string{"52:54:00:00:00:0d"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(path); err != nil {

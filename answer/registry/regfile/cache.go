@@ -1,11 +1,11 @@
-package registry
+package regfile
 
 import (
 	"io/fs"
-	"maps"
-	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
 // fileKey identifies one version of a registration file: a rewrite
@@ -29,31 +29,31 @@ func keyOf(info fs.FileInfo) (fileKey, bool) {
 // from.
 type cachedFile struct {
 	key fileKey
-	r   Registration
+	r   registry.Registration
 }
 
 // cached returns a copy of the registration decoded from path when the
 // file is still the version it was read from.
-func (g *Store) cached(path string, key fileKey) (Registration, bool) {
+func (g *Store) cached(path string, key fileKey) (registry.Registration, bool) {
 	g.cacheMu.Lock()
 	defer g.cacheMu.Unlock()
 	c, ok := g.cache[path]
 	if !ok || c.key != key {
-		return Registration{}, false
+		return registry.Registration{}, false
 	}
-	return c.r.clone(), true
+	return c.r.Clone(), true
 }
 
 // remember keeps r as decoded from the version key of path. key is the
 // file's lstat before it was read: a change made meanwhile gives the next
 // scan another key, and the file is read again.
-func (g *Store) remember(path string, key fileKey, r Registration) {
+func (g *Store) remember(path string, key fileKey, r registry.Registration) {
 	g.cacheMu.Lock()
 	defer g.cacheMu.Unlock()
 	if g.cache == nil {
 		g.cache = map[string]cachedFile{}
 	}
-	g.cache[path] = cachedFile{key: key, r: r.clone()}
+	g.cache[path] = cachedFile{key: key, r: r.Clone()}
 }
 
 // forget drops the entries of files with suffix that a scan did not see
@@ -66,26 +66,4 @@ func (g *Store) forget(suffix string, seen map[string]bool) {
 			delete(g.cache, p)
 		}
 	}
-}
-
-// clone returns a copy of r that shares no slice, map or pointer with it.
-func (r Registration) clone() Registration {
-	c := r
-	c.MACs = slices.Clone(r.MACs)
-	c.SSHKeys = slices.Clone(r.SSHKeys)
-	c.Pools = slices.Clone(r.Pools)
-	for i := range c.Pools {
-		c.Pools[i].Disks = slices.Clone(r.Pools[i].Disks)
-	}
-	if r.Consumed != nil {
-		cr := *r.Consumed
-		cr.MACs = slices.Clone(r.Consumed.MACs)
-		c.Consumed = &cr
-	}
-	if r.BMC != nil {
-		b := *r.BMC
-		c.BMC = &b
-	}
-	c.Extra = maps.Clone(r.Extra)
-	return c
 }

@@ -1,10 +1,11 @@
-package registry_test
+package regfile_test
 
 import (
 	"path/filepath"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
 )
 
@@ -12,21 +13,21 @@ import (
 func fileHarness(tb testing.TB) storetest.Harness {
 	return storetest.Harness{
 		New: func(t storetest.T) registry.Registrations {
-			s, err := registry.Open(tb.TempDir(), nil)
+			s, err := regfile.Open(tb.TempDir(), nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
 			return s
 		},
 		Reopen: func(t storetest.T, s registry.Registrations) registry.Registrations {
-			s2, err := registry.Open(filepath.Dir(s.(*registry.Store).Dir()), nil)
+			s2, err := regfile.Open(filepath.Dir(s.(*regfile.Store).Dir()), nil)
 			if err != nil {
 				t.Fatalf("reopen: %v", err)
 			}
 			return s2
 		},
 		CrashConsume: func(t storetest.T, s registry.Registrations, name string, recorded bool) {
-			if err := registry.CrashConsume(s.(*registry.Store), name, recorded); err != nil {
+			if err := regfile.CrashConsume(s.(*regfile.Store), name, recorded); err != nil {
 				t.Fatalf("crash: %v", err)
 			}
 		},

@@ -1,10 +1,12 @@
-package registry
+package regfile
 
 import (
 	"context"
 	"fmt"
-	"github.com/plasmactl/plasma-node/answer"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
 // storeWith returns a store holding n pending registrations, each
@@ -16,8 +18,8 @@ func storeWith(b *testing.B, n int) *Store {
 		b.Fatal(err)
 	}
 	for i := range n {
-		r := Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
-		if _, err := g.Register(context.Background(), r, RegisterOptions{}); err != nil {
+		r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
+		if _, err := g.Register(context.Background(), r, registry.RegisterOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -43,8 +45,8 @@ func BenchmarkRegisterBeside1000(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		r := Registration{Name: "extra", MACs: []string{"52:54:00:ff:ff:ff"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
-		if _, err := g.Register(ctx, r, RegisterOptions{}); err != nil {
+		r := registry.Registration{Name: "extra", MACs: []string{"52:54:00:ff:ff:ff"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
+		if _, err := g.Register(ctx, r, registry.RegisterOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		if err := g.Delete(ctx, "extra"); err != nil {
