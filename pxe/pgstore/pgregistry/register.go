@@ -19,7 +19,7 @@ func pinValue(p registry.Pin) string { return strings.ToLower(strings.TrimSpace(
 
 func samePin(p, q registry.Pin) bool { return p.Kind == q.Kind && pinValue(p) == pinValue(q) }
 
-// prepare normalises and validates r as [registry.Store.Register] does
+// prepare normalises and validates r as [registry.Prepare] does
 // and returns it with its stored form.
 func prepare(r registry.Registration) (registry.Registration, []byte, error) {
 	if err := registry.ValidateHostname(r.Name); err != nil {
