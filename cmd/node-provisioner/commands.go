@@ -294,16 +294,24 @@ func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
 // state folder.
 func (a *app) registrar() (registrar.Registrar, error) { return a.registrarWith(a.log) }
 
-// registrarWith is registrar whose local store logs to log.
+// registrarWith is registrar whose local store logs to log:
+// registrar.Open of --server (with the token of TokenEnv) or of the
+// state folder.
 func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
-	c, err := a.remote()
-	if err != nil {
-		return nil, err
+	if a.server != "" {
+		log = a.log // the client's log, as the other remote commands'
 	}
-	if c != nil {
-		return c, nil
+	r, err := registrar.Open(registrar.Where{Server: a.server, Token: os.Getenv(TokenEnv), Fingerprint: a.fingerprint,
+		Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: log})
+	switch {
+	case errors.Is(err, registrar.ErrNoToken):
+		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, TokenEnv))
+	case err != nil && a.server != "" && strings.Contains(err.Error(), "fingerprint"):
+		return nil, usageError(fmt.Errorf("--fingerprint: %w", err))
+	case err != nil && a.server != "":
+		return nil, usageError(fmt.Errorf("--server: %w", err))
 	}
-	return &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: log}, nil
+	return r, err
 }
 
 // stores opens the stores of --state-dir.

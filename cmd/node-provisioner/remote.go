@@ -21,17 +21,11 @@ func (a *app) remote() (*client.Client, error) {
 	if a.server == "" {
 		return nil, nil
 	}
-	tok := os.Getenv(TokenEnv)
-	if tok == "" {
-		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, TokenEnv))
-	}
-	c, err := client.New(client.Options{URL: a.server, Token: tok, Fingerprint: a.fingerprint, Logger: a.log})
+	r, err := a.registrarWith(a.log)
 	if err != nil {
-		if strings.Contains(err.Error(), "fingerprint") {
-			return nil, usageError(fmt.Errorf("--fingerprint: %w", err))
-		}
-		return nil, usageError(fmt.Errorf("--server: %w", err))
+		return nil, err
 	}
+	c, _ := r.(*client.Client)
 	return c, nil
 }
 

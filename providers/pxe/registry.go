@@ -56,19 +56,20 @@ func registerWithBMC(ctx context.Context, reg Registry, r registry.Registration,
 type LocalRegistry = registrar.Local
 
 // open returns the registry of a location: the API's when it names one
-// (through the provider's dialer), else the folder's.
+// (through the provider's dialer, when it has one), else the folder's;
+// registrar.Open chooses.
 func (pv *Provider) open(ctx context.Context, at providers.Location, log *slog.Logger) (Registry, error) {
+	if at.Remote != nil && pv.Dial != nil {
+		return pv.Dial(ctx, *at.Remote, log)
+	}
+	if at.Remote == nil && at.Dir == "" {
+		return nil, fmt.Errorf("provider pxe: %w: %w", providers.ErrInvalidInput, registrar.ErrNowhere)
+	}
+	w := registrar.Where{Dir: at.Dir, SecretsDir: at.SecretsDir, Logger: log}
 	if at.Remote != nil {
-		dial := pv.Dial
-		if dial == nil {
-			dial = defaultDial
-		}
-		return dial(ctx, *at.Remote, log)
+		w = registrar.Where{Server: at.Remote.URL, Token: at.Remote.Token, Fingerprint: at.Remote.Fingerprint, Logger: log}
 	}
-	if at.Dir == "" {
-		return nil, fmt.Errorf("provider pxe: %w: no node-provisioner state folder or API", providers.ErrInvalidInput)
-	}
-	return &LocalRegistry{Dir: at.Dir, SecretsDir: at.SecretsDir, Logger: log}, nil
+	return registrar.Open(w)
 }
 
 // registrations returns the registrations of a location by name

@@ -1,7 +1,9 @@
 // Package registrar is where a program registers machines with a
 // node-provisioner, on this host or through its management API, in one
 // way: the [Registrar] interface, with [Local] for a state folder and a
-// *client.Client of package pxe/client for the API. node-provisioner,
+// *client.Client of package pxe/client for the API, and [Open], the one
+// place where a program chooses between them ([Where]: a server, or a
+// state folder). node-provisioner,
 // plasma-node's pxe provider and the API's server all register through
 // it, so the rules live here once:
 //
