@@ -28,6 +28,12 @@ CREATE TABLE np_events (
 	data    text NOT NULL,
 	size    integer NOT NULL
 );
+-- The bytes the events hold, kept by the appends (one row).
+CREATE TABLE np_events_total (
+	id      integer PRIMARY KEY CHECK (id = 1),
+	bytes   bigint NOT NULL
+);
+INSERT INTO np_events_total VALUES (1, 0);
 
 -- API tokens: hashes only.
 CREATE TABLE np_tokens (

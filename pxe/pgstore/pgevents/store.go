@@ -1,0 +1,260 @@
+package pgevents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
+)
+
+// Defaults of [Options].
+const (
+	// DefaultMaxBytes bounds the events kept, in bytes of their JSON.
+	DefaultMaxBytes = 64 << 20
+	// DefaultPoll is how often a follower looks for events when no
+	// notification came (one lost with a connection).
+	DefaultPoll = time.Second
+)
+
+// channel is the NOTIFY channel of appends.
+const channel = "np_events"
+
+// appendLock is the advisory lock appends take ("np-event" in ASCII).
+const appendLock int64 = 0x6e702d6576656e74
+
+// Options tune [Open].
+type Options struct {
+	// MaxBytes bounds the events kept; 0 means [DefaultMaxBytes].
+	MaxBytes int64
+	// Poll is a follower's fallback poll; 0 means [DefaultPoll].
+	Poll time.Duration
+}
+
+// Store is the events of a PostgreSQL store; safe for concurrent use,
+// and for any number of hosts appending to one database.
+type Store struct {
+	db   *pgstore.DB
+	opts Options
+}
+
+var _ events.Store = (*Store)(nil)
+
+// Open returns the events of db.
+func Open(db *pgstore.DB, o Options) *Store {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
+	}
+	return &Store{db: db, opts: o}
+}
+
+// MaxBytes returns the bound of the events kept.
+func (s *Store) MaxBytes() int64 { return s.opts.MaxBytes }
+
+// Append adds evs, in order, in one transaction that notifies the
+// followers when it commits.
+func (s *Store) Append(ctx context.Context, evs ...events.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	data := make([]string, len(evs))
+	sizes := make([]int32, len(evs))
+	var total int64
+	for i, e := range evs {
+		if e.Time.IsZero() {
+			e.Time = time.Now()
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("append event: %w", err)
+		}
+		data[i], sizes[i] = string(b), int32(len(b))
+		total += int64(len(b))
+	}
+	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", appendLock); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO np_events (data, size)
+			SELECT d, z FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS q(d, z, n) ORDER BY n`, data, sizes); err != nil {
+			return err
+		}
+		var bytes int64
+		if err := tx.QueryRow(ctx, "UPDATE np_events_total SET bytes = bytes + $1 RETURNING bytes", total).Scan(&bytes); err != nil {
+			return err
+		}
+		if bytes > s.opts.MaxBytes {
+			if err := trim(ctx, tx, bytes-s.opts.MaxBytes/2); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, "SELECT pg_notify($1, '')", channel)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("append events: %w", err)
+	}
+	return nil
+}
+
+// trim drops the oldest events holding at least excess bytes.
+func trim(ctx context.Context, tx pgx.Tx, excess int64) error {
+	var dropped int64
+	err := tx.QueryRow(ctx, `WITH cut AS (
+			SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY id) AS c FROM np_events) x
+			WHERE c >= $1 ORDER BY id LIMIT 1),
+		gone AS (DELETE FROM np_events WHERE id <= (SELECT id FROM cut) RETURNING size)
+		SELECT coalesce(sum(size), 0) FROM gone`, excess).Scan(&dropped)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "UPDATE np_events_total SET bytes = bytes - $1", dropped)
+	return err
+}
+
+// parseID returns the event number of id: 0 for "", -1 for FromNow.
+func parseID(id string) (int64, error) {
+	switch id {
+	case "":
+		return 0, nil
+	case events.FromNow:
+		return -1, nil
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n < 1 || strconv.FormatInt(n, 10) != id {
+		return 0, fmt.Errorf("event id %q: %w", id, events.ErrBadID)
+	}
+	return n, nil
+}
+
+// querier is a pool or a connection.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// start resolves after to the number to read after, checking that the
+// store gave it.
+func start(ctx context.Context, q querier, after string) (int64, error) {
+	n, err := parseID(after)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var last int64
+	if err := q.QueryRow(ctx, "SELECT coalesce((SELECT last_value FROM np_events_id_seq WHERE is_called), 0)").Scan(&last); err != nil {
+		return 0, fmt.Errorf("read events: %w", err)
+	}
+	if n < 0 {
+		return last, nil
+	}
+	if n > last {
+		return 0, fmt.Errorf("event id %q: %w", after, events.ErrBadID)
+	}
+	return n, nil
+}
+
+func read(ctx context.Context, q querier, after int64, max int) ([]events.Record, error) {
+	limit := int64(max)
+	if max <= 0 {
+		limit = -1
+	}
+	rows, err := q.Query(ctx, "SELECT id, data FROM np_events WHERE id > $1 ORDER BY id LIMIT nullif($2, -1)", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	var out []events.Record
+	var id int64
+	var data string
+	_, err = pgx.ForEachRow(rows, []any{&id, &data}, func() error {
+		var e events.Event
+		if err := json.Unmarshal([]byte(data), &e); err != nil {
+			return fmt.Errorf("event %d: %w", id, err)
+		}
+		out = append(out, events.Record{ID: strconv.FormatInt(id, 10), Event: e})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+// Read returns up to max events after the event of id, oldest first.
+func (s *Store) Read(ctx context.Context, after string, max int) ([]events.Record, error) {
+	n, err := start(ctx, s.db.Pool, after)
+	if err != nil {
+		return nil, err
+	}
+	if after == events.FromNow {
+		return nil, nil
+	}
+	return read(ctx, s.db.Pool, n, max)
+}
+
+// followBatch is how many events a follower reads at once.
+const followBatch = 500
+
+// Follow calls fn with each event after the event of id, then with each
+// one appended later (by any host), until ctx ends or fn fails. It holds
+// one connection that LISTENs for the appends' notifications.
+func (s *Store) Follow(ctx context.Context, after string, fn func(events.Record) error) error {
+	conn, err := s.db.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("follow events: %w", err)
+	}
+	clean := false
+	defer func() {
+		if !clean {
+			// A connection left listening or mid-wait goes, not back.
+			_ = conn.Hijack().Close(context.Background())
+			return
+		}
+		conn.Release()
+	}()
+	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
+		return fmt.Errorf("follow events: %w", err)
+	}
+	last, err := start(ctx, conn, after)
+	if err != nil {
+		return err
+	}
+	for {
+		recs, err := read(ctx, conn, last, followBatch)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		for _, r := range recs {
+			if err := fn(r); err != nil {
+				return err
+			}
+			last, _ = strconv.ParseInt(r.ID, 10, 64)
+		}
+		if len(recs) == followBatch {
+			continue
+		}
+		wctx, cancel := context.WithTimeout(ctx, s.opts.Poll)
+		err = conn.Conn().PgConn().WaitForNotification(wctx)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("follow events: %w", err)
+		}
+	}
+}
