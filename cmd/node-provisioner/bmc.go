@@ -142,36 +142,19 @@ pending, so an installed machine is never reinstalled by accident.`,
 // powerNode runs action through name's BMC: on --server through its
 // API, else on the state folder (an unknown name is then a usage error).
 func (a *app) powerNode(ctx context.Context, name string, action power.Action) (string, error) {
-	c, err := a.remote()
+	n, err := a.node()
 	if err != nil {
 		return "", err
 	}
-	if c != nil {
-		return c.Power(ctx, name, string(action))
-	}
-	p, err := power.Node(ctx, a.bmcRequest(name), action)
-	if errors.Is(err, registry.ErrNotFound) {
-		return "", usageError(err)
-	}
-	return string(p), err
+	return n.Power(ctx, name, string(action))
 }
 
 // bootNode boots name into the installer through its BMC: on --server
 // through its API, else on the state folder.
 func (a *app) bootNode(ctx context.Context, name string) (api.BootReply, error) {
-	c, err := a.remote()
+	n, err := a.node()
 	if err != nil {
 		return api.BootReply{}, err
 	}
-	if c != nil {
-		return c.Boot(ctx, name)
-	}
-	res, err := power.Boot(ctx, a.bmcRequest(name))
-	if errors.Is(err, registry.ErrNotFound) {
-		return api.BootReply{}, usageError(err)
-	}
-	if err != nil {
-		return api.BootReply{}, err
-	}
-	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
+	return n.Boot(ctx, name)
 }

@@ -5,20 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/client"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"text/tabwriter"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/client"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 )
 
@@ -100,24 +98,11 @@ func (a *app) tokenCmd() *cobra.Command {
 			if cmd.Flags().Changed("ttl") && ttl < time.Second {
 				return usageError(fmt.Errorf("--ttl %s: want a second or more, such as 720h; leave --ttl out for a token that does not expire", ttl))
 			}
-			c, err := a.remote()
+			n, err := a.node()
 			if err != nil {
 				return err
 			}
-			var tok string
-			if c != nil {
-				tok, err = c.CreateToken(cmd.Context(), args[0], string(sc), ttl)
-			} else {
-				var st *tokenfile.Store
-				if st, err = tokenfile.Open(a.stateDir, a.log); err != nil {
-					return err
-				}
-				var expires time.Time
-				if ttl > 0 {
-					expires = time.Now().Add(ttl).Truncate(time.Second)
-				}
-				tok, err = st.Create(cmd.Context(), args[0], sc, expires)
-			}
+			tok, err := n.CreateToken(cmd.Context(), args[0], string(sc), ttl)
 			if errors.Is(err, apitoken.ErrInvalidName) || errors.Is(err, apitoken.ErrExists) || errors.Is(err, apitoken.ErrInvalidScope) {
 				return usageError(err)
 			}
@@ -191,20 +176,11 @@ func (a *app) tokenCmd() *cobra.Command {
 		Example: "  node-provisioner token revoke ci",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.remote()
+			n, err := a.node()
 			if err != nil {
 				return err
 			}
-			if c != nil {
-				err = c.RevokeToken(cmd.Context(), args[0])
-			} else {
-				var st *tokenfile.Store
-				if st, err = tokenfile.Open(a.stateDir, a.log); err != nil {
-					return err
-				}
-				err = st.Revoke(cmd.Context(), args[0])
-			}
-			if err != nil {
+			if err = n.RevokeToken(cmd.Context(), args[0]); err != nil {
 				if errors.Is(err, apitoken.ErrNotFound) {
 					return usageError(err)
 				}
@@ -220,26 +196,9 @@ func (a *app) tokenCmd() *cobra.Command {
 
 // tokens lists the API tokens, of --server or of the state folder.
 func (a *app) tokens(ctx context.Context) ([]client.TokenInfo, error) {
-	c, err := a.remote()
+	n, err := a.node()
 	if err != nil {
 		return nil, err
 	}
-	if c != nil {
-		return c.Tokens(ctx)
-	}
-	out := []client.TokenInfo{}
-	// A read command makes nothing: without the tokens' folder there are
-	// none.
-	if _, err := os.Lstat(filepath.Join(a.stateDir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	st, err := tokenfile.Open(a.stateDir, a.log)
-	if err != nil {
-		return nil, err
-	}
-	toks, err := st.List(ctx)
-	for _, t := range toks {
-		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed, Expires: t.Expires})
-	}
-	return out, err
+	return n.Tokens(ctx)
 }

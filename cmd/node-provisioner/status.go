@@ -14,7 +14,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
@@ -48,7 +47,7 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			ctx, now := cmd.Context(), time.Now()
-			c, err := a.remote()
+			n, err := a.node()
 			if err != nil {
 				return err
 			}
@@ -58,12 +57,14 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			if running && os.Getenv(TokenEnv) != "" {
 				// The daemon's view, with "daemon" on its window.
-				if c, err = a.daemonClient(r, "read"); err != nil {
+				c, err := a.daemonClient(r, "read")
+				if err != nil {
 					return err
 				}
+				n = remoteNode{c}
 			}
-			w, err := a.window(ctx, c, now)
-			if running && c == nil && w.Open && w.PID == r.PID {
+			w, err := n.Window(ctx)
+			if _, local := n.(localNode); running && local && w.Open && w.PID == r.PID {
 				w.Daemon = true // read from the state folder, without a token
 			}
 			if err != nil {
@@ -102,7 +103,7 @@ func (a *app) statusCmd() *cobra.Command {
 				}
 			}
 			if watch {
-				return a.watch(ctx, c, w.Open, output)
+				return a.watch(ctx, n, w.Open, output)
 			}
 			if !w.Open {
 				return errWindowClosed
@@ -124,15 +125,6 @@ func checkOutput(output string) error {
 	return usageError(fmt.Errorf("--output %q: want table, json or yaml", output))
 }
 
-// window returns the window of --server's daemon, else of the state
-// folder.
-func (a *app) window(ctx context.Context, c *client.Client, now time.Time) (api.WindowStatus, error) {
-	if c != nil {
-		return c.Window(ctx)
-	}
-	return api.WindowStatusOf(a.stateDir, now)
-}
-
 // watchPoll is how often watch looks whether the window closed.
 const watchPoll = time.Second
 
@@ -140,7 +132,7 @@ const watchPoll = time.Second
 // state folder's event log) until ctx ends (Ctrl-C) or, when the window
 // was open as it started, until the window closes; either is a nil
 // error.
-func (a *app) watch(ctx context.Context, c *client.Client, open bool, output string) error {
+func (a *app) watch(ctx context.Context, n node, open bool, output string) error {
 	if output == "table" {
 		// An open window's watch also ends when it closes, with a line
 		// saying so.
@@ -149,7 +141,7 @@ func (a *app) watch(ctx context.Context, c *client.Client, open bool, output str
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if open {
-		go a.untilClosed(ctx, c, cancel)
+		go a.untilClosed(ctx, n, cancel)
 	}
 	print := func(_ string, e backend.Event) error {
 		if output != "table" {
@@ -158,12 +150,7 @@ func (a *app) watch(ctx context.Context, c *client.Client, open bool, output str
 		a.printEvent(e)
 		return nil
 	}
-	var err error
-	if c != nil {
-		err = c.Events(ctx, client.FromNow, print)
-	} else {
-		err = eventfile.Follow(ctx, eventfile.Path(a.stateDir), events.FromNow, 0, func(r events.Record) error { return print(r.ID, r.Event) })
-	}
+	err := n.Events(ctx, client.FromNow, print)
 	if errors.Is(context.Cause(ctx), errWindowClosed) {
 		if output == "table" {
 			fmt.Fprintln(a.out, "Window closed")
@@ -179,7 +166,7 @@ func (a *app) watch(ctx context.Context, c *client.Client, open bool, output str
 // untilClosed cancels ctx with errWindowClosed once the window is no
 // longer open, a poll later than it saw it closed so that the last
 // events are printed.
-func (a *app) untilClosed(ctx context.Context, c *client.Client, cancel context.CancelCauseFunc) {
+func (a *app) untilClosed(ctx context.Context, n node, cancel context.CancelCauseFunc) {
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	closed := false
@@ -193,7 +180,7 @@ func (a *app) untilClosed(ctx context.Context, c *client.Client, cancel context.
 			cancel(errWindowClosed)
 			return
 		}
-		w, err := a.window(ctx, c, time.Now())
+		w, err := n.Window(ctx)
 		closed = err == nil && !w.Open
 	}
 }

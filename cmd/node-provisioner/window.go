@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/client"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/client"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -132,7 +133,7 @@ func (a *app) disableCmd() *cobra.Command {
 		Example: "  node-provisioner disable",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.remote()
+			n, err := a.node()
 			if err != nil {
 				return err
 			}
@@ -141,19 +142,13 @@ func (a *app) disableCmd() *cobra.Command {
 				return err
 			}
 			if running {
-				if c, err = a.daemonClient(r, "admin"); err != nil {
+				c, err := a.daemonClient(r, "admin")
+				if err != nil {
 					return err
 				}
+				n = remoteNode{c}
 			}
-			var closed bool
-			if c != nil {
-				var w client.WindowStatus
-				if w, err = c.Window(cmd.Context()); err == nil && w.Open {
-					closed, err = true, c.CloseWindow(cmd.Context())
-				}
-			} else {
-				closed, err = pxe.Disable(cmd.Context(), a.stateDir, 0)
-			}
+			closed, err := n.Disable(cmd.Context())
 			if err != nil {
 				return err
 			}
