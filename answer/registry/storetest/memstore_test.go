@@ -2,7 +2,6 @@ package storetest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -60,59 +59,27 @@ func (s *memStore) Get(_ context.Context, name string) (registry.Registration, e
 	return r, nil
 }
 
-func samePin(a, b registry.Pin) bool { return a.Kind == b.Kind && strings.EqualFold(a.Value, b.Value) }
-
+// Register starts as every store's does, with registry.Prepare, and
+// takes pins with registry.TakePins under the store's lock.
 func (s *memStore) Register(_ context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
 	var res registry.RegisterResult
-	if err := registry.ValidateHostname(r.Name); err != nil {
+	r, err := registry.Prepare(r)
+	if err != nil {
 		return res, err
-	}
-	r.MACs = slices.Clone(r.MACs)
-	for i, m := range r.MACs {
-		n, err := registry.NormalizeMAC(m)
-		if err != nil {
-			return res, err
-		}
-		r.MACs[i] = n
-	}
-	if r.Created.IsZero() {
-		r.Created = time.Now().UTC().Truncate(time.Second)
-	}
-	r.Consumed = nil
-	if err := r.Validate(); err != nil {
-		return res, err
-	}
-	if data, err := json.Marshal(r); err != nil || len(data) > registry.MaxRegistrationSize {
-		return res, fmt.Errorf("registration %s: %w: larger than %d bytes", r.Name, registry.ErrInvalidRegistration, registry.MaxRegistrationSize)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range sorted(s.pending) {
-		if o.Name == r.Name {
-			continue
-		}
-		for _, p := range r.Pins() {
-			if !slices.ContainsFunc(o.Pins(), func(q registry.Pin) bool { return samePin(p, q) }) {
-				continue
-			}
-			if !opts.Replace {
-				return registry.RegisterResult{}, &registry.PinTakenError{Name: r.Name, Pin: p, Holder: o.Name}
-			}
-			switch p.Kind {
-			case registry.PinMAC:
-				o.MACs = slices.DeleteFunc(o.MACs, func(m string) bool { return strings.EqualFold(m, p.Value) })
-			case registry.PinSerial:
-				o.Serial = ""
-			case registry.PinUUID:
-				o.UUID = ""
-			}
-			res.Moved = append(res.Moved, registry.PinMove{Pin: p, From: o.Name, Removed: !o.Pinned()})
-		}
-		if o.Pinned() {
-			s.pending[o.Name] = o
+	takes, err := registry.TakePins(r, sorted(s.pending), opts.Replace)
+	if err != nil {
+		return res, err
+	}
+	for _, t := range takes {
+		if t.Left.Pinned() {
+			s.pending[t.Left.Name] = t.Left
 		} else {
-			delete(s.pending, o.Name)
+			delete(s.pending, t.Left.Name)
 		}
+		res.Moved = append(res.Moved, t.Moved...)
 	}
 	if prev, ok := s.pending[r.Name]; ok {
 		res.Previous = &prev
