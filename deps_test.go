@@ -79,8 +79,9 @@ func TestClientsLinkNoServer(t *testing.T) {
 	}
 }
 
-// TestServersTakeStoreInterfaces keeps the API, power, the daemon and
-// the pxe provider on the store interfaces: none of them imports a
+// TestServersTakeStoreInterfaces keeps the window's backend (package
+// answer/registry), the API, power, the daemon and the pxe provider on
+// the store interfaces: none of them imports a
 // file-store package (the registrations', the event log's, the tokens',
 // the secrets'), nor opens the registrations', the secrets' or the
 // window's folder itself. pxe/state opens them.
@@ -94,7 +95,7 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 	const mod = "github.com/plasmactl/plasma-node/"
 	fileStores := []string{mod + "answer/registry/regfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
 	openers := []string{"regfile.", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
-	for _, pkg := range []string{"./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
+	for _, pkg := range []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)

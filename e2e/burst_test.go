@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // TestCrashDuringABurstOfAnswers kills serve (SIGKILL) at a random point
@@ -93,7 +94,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	url2, logs := e.serve(t)
 	_ = url2
 	_ = logs
-	st, err := registry.Status(context.Background(), store, e.state)
+	st, err := registry.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
@@ -39,7 +40,7 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
@@ -26,7 +27,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: refresh})
+		b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: refresh})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +77,7 @@ func TestBackendAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Nanosecond})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}

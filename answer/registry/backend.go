@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io/fs"
 	"log/slog"
 	"maps"
@@ -21,9 +20,9 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
@@ -35,19 +34,17 @@ const FirstBootDirName = "first-boot"
 // registrations it read before it reads them again in the background.
 const DefaultAllowRefresh = 2 * time.Second
 
-// BackendConfig configures a [Backend]. Store, Secrets and StateDir are
-// required.
+// BackendConfig configures a [Backend]. Store, Secrets, StateDir and
+// Events are required.
 type BackendConfig struct {
 	// Store holds the registrations, the allowlist.
 	Store Registrations
 	// Secrets receives each answered node's root password.
 	Secrets secret.Store
-	// StateDir holds the first-boot scripts (in first-boot/) and the
-	// event log (events.jsonl).
+	// StateDir holds the first-boot scripts (in first-boot/).
 	StateDir string
 	// Events is the event store the backend records to and reads its
-	// history from. Nil opens the state folder's event log (eventfile),
-	// which the backend closes with itself.
+	// history from (package pxe/state opens the state folder's).
 	Events events.Store
 	// Site returns the shared settings; it is called for every answer so
 	// that a changed settings file takes effect. Nil means defaults.
@@ -68,11 +65,10 @@ type BackendConfig struct {
 // secret store and its first-boot script and webhook token to the state
 // folder; and keeps the event log. Safe for concurrent use.
 type Backend struct {
-	cfg       BackendConfig
-	log       *slog.Logger
-	dir       string
-	events    events.Store
-	ownEvents *eventfile.Store // opened by the backend, closed by Close
+	cfg    BackendConfig
+	log    *slog.Logger
+	dir    string
+	events events.Store
 
 	// installed is when each node's installer reported success, kept in
 	// memory so that the status page reads no event log.
@@ -98,11 +94,11 @@ var (
 	_ events.Sink       = (*Backend)(nil)
 )
 
-// NewBackend checks cfg, creates the first-boot folder (0700) and opens
-// the event log. Close it when done.
+// NewBackend checks cfg, creates the first-boot folder (0700) and reads
+// the installed nodes from the event store. Close it when done.
 func NewBackend(cfg BackendConfig) (*Backend, error) {
-	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" {
-		return nil, errors.New("registry backend: a store, a secret store and a state folder are required")
+	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" || cfg.Events == nil {
+		return nil, errors.New("registry backend: a store, a secret store, a state folder and an event store are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -141,10 +137,6 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 		}
 	}
 	b.events = cfg.Events
-	if b.events == nil {
-		b.ownEvents = eventfile.Open(eventfile.Path(cfg.StateDir), eventfile.Options{})
-		b.events = b.ownEvents
-	}
 	hist, err := b.History(context.Background())
 	if err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
@@ -168,13 +160,10 @@ func writable(dir string) error {
 	return nil
 }
 
-// Close closes the event log the backend opened (not one it was given).
-func (b *Backend) Close() error {
-	if b.ownEvents == nil {
-		return nil
-	}
-	return b.ownEvents.Close()
-}
+// Close releases the backend. It holds nothing of its own (the event
+// store is its caller's), so it returns nil; a window closes it with
+// itself.
+func (b *Backend) Close() error { return nil }
 
 // Boot chooses what the machine with this MAC boots, with the rules of
 // [Match] and one more that keeps installed nodes installed:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // TestBrokenRegistrationBlocksTheUnpinnedFallback: a pinned registration
@@ -71,7 +72,7 @@ func TestBrokenRegistrationBlocksTheUnpinnedFallback(t *testing.T) {
 			if e.b.Allow(hw) {
 				t.Error("Allow offered a boot file to a stranger while a broken registration blocks the fallback")
 			}
-			st, err := registry.Status(context.Background(), e.reg, e.state)
+			st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 			if err != nil {
 				t.Fatal(err)
 			}

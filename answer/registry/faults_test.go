@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
@@ -103,7 +104,7 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state})
+	_, err = registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
 	if !errors.Is(err, registry.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
 		t.Errorf("NewBackend = %v, want ErrNotWritable naming the secrets folder", err)
 	}
@@ -126,7 +127,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	}
 	answerFor("52:54:00:00:00:01")(errors.New("connection reset by peer"))
 	answerFor("52:54:00:00:00:02")(nil)
-	st, err := registry.Status(ctx, e.reg, e.state)
+	st, err := registry.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

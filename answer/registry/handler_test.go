@@ -58,7 +58,7 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 		t.Fatal(err)
 	}
 	b, err := registry.NewBackend(registry.BackendConfig{
-		Store: reg, Secrets: sec, StateDir: state, Logger: log,
+		Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log,
 		Site: func() (registry.Site, error) {
 			return registry.Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
 		},
@@ -188,13 +188,13 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 			t.Errorf("webhook: status %d, want %d", resp.StatusCode, wantStatus)
 		}
 	}
-	inst, err := registry.Installed(context.Background(), eventfile.Path(e.state))
+	inst, err := registry.InstalledIn(context.Background(), eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
 	}
 	// What the webhook said of the boot: in the event and the node's
 	// status (list -o json, the page).
-	nodes, err := registry.Status(context.Background(), e.reg, e.state)
+	nodes, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
 		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // TestCollidingFilesRefuseTheMachine: two hand-written registrations
@@ -28,7 +29,7 @@ func TestCollidingFilesRefuseTheMachine(t *testing.T) {
 	if pending, _ := e.reg.Pending(context.Background()); len(pending) != 2 {
 		t.Errorf("pending after the refusal: %d, want both", len(pending))
 	}
-	st, err := registry.Status(context.Background(), e.reg, e.state)
+	st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,20 @@
 package registry
 
 import (
-	"errors"
-	"io/fs"
 	"slices"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"context"
 	"strings"
 	"time"
 )
 
-// Status lists every registration of the state folder, pending ones
-// first, each sorted by name.
-func Status(ctx context.Context, reg Registrations, stateDir string) ([]backend.Node, error) {
-	installed, err := installReports(ctx, eventfile.Path(stateDir))
+// Status lists every registration of reg, pending ones first, each
+// sorted by name, with what the event store evs holds of its install.
+func Status(ctx context.Context, reg Registrations, evs events.Store) ([]backend.Node, error) {
+	installed, err := installReports(ctx, evs)
 	if err != nil {
 		return nil, err
 	}
@@ -79,39 +76,11 @@ func nonNilStrings(s []string) []string {
 	return s
 }
 
-// Installed reports the nodes whose installer called the webhook, from
-// the event log at path, with the time of the report.
-func Installed(ctx context.Context, path string) (map[string]time.Time, error) {
-	reports, err := installReports(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]time.Time, len(reports))
-	for n, e := range reports {
-		out[n] = e.Time
-	}
-	return out, nil
-}
-
 // installReports returns the last installed event of each node in the
-// event log at path.
-func installReports(_ context.Context, path string) (map[string]backend.Event, error) {
-	evs, err := eventfile.ReadAll(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return map[string]backend.Event{}, nil
-		}
-		return nil, err
-	}
-	return installedOf(evs), nil
-}
-
-// InstalledIn reports the nodes whose installer called the webhook, from
-// the event store s (none when s is nil), with the time of the report.
-func InstalledIn(ctx context.Context, s events.Store) (map[string]time.Time, error) {
-	out := map[string]time.Time{}
+// event store s (none when s is nil).
+func installReports(ctx context.Context, s events.Store) (map[string]backend.Event, error) {
 	if s == nil {
-		return out, nil
+		return map[string]backend.Event{}, nil
 	}
 	recs, err := s.Read(ctx, "", 0)
 	if err != nil {
@@ -121,7 +90,18 @@ func InstalledIn(ctx context.Context, s events.Store) (map[string]time.Time, err
 	for i, r := range recs {
 		evs[i] = r.Event
 	}
-	for n, e := range installedOf(evs) {
+	return installedOf(evs), nil
+}
+
+// InstalledIn reports the nodes whose installer called the webhook, from
+// the event store s (none when s is nil), with the time of the report.
+func InstalledIn(ctx context.Context, s events.Store) (map[string]time.Time, error) {
+	reports, err := installReports(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]time.Time, len(reports))
+	for n, e := range reports {
 		out[n] = e.Time
 	}
 	return out, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
@@ -61,7 +62,7 @@ func newViewEnv(t *testing.T, regs ...registry.Registration) *viewEnv {
 		t.Fatal(err)
 	}
 	reg := &countingStore{Store: st}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, AllowRefresh: time.Hour})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

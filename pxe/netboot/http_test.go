@@ -2,6 +2,7 @@ package netboot
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
@@ -113,7 +114,7 @@ func testBackend(t testing.TB, state string, r *regfile.Store, log *slog.Logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: r, Secrets: sec, StateDir: state, Logger: log})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: r, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

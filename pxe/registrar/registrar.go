@@ -150,7 +150,7 @@ func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registry.Status(ctx, stores.Registrations(), l.Dir)
+	return registry.Status(ctx, stores.Registrations(), stores.Events())
 }
 
 // Register writes r (0600, in a 0700 folder); r must not have a BMC,

@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/storetest"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
@@ -162,7 +163,7 @@ func TestBackendOverAnEmbeddersStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := newMemStore()
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: secrets, StateDir: t.TempDir()})
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: secrets, StateDir: t.TempDir(), Events: eventfile.Open(eventfile.Path(t.TempDir()), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}
