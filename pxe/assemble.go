@@ -285,7 +285,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 // steps itself, not those.
 func (s *Server) followBMC(ctx context.Context, a *assembly, b backend.Backend, h *netboot.Handler) {
 	f, ok := b.(interface {
-		Follow(context.Context, string, func(events.Record) error) error
+		FollowKinds(context.Context, string, []events.Kind, func(events.Record) error) error
 	})
 	if !ok || h.Timeline() == nil {
 		return
@@ -295,10 +295,10 @@ func (s *Server) followBMC(ctx context.Context, a *assembly, b backend.Backend, 
 	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
 	go func() {
 		defer close(done)
-		err := f.Follow(fctx, events.FromNow, func(r events.Record) error {
-			if r.Event.Kind == events.BMC {
-				h.Timeline().Ingest(r.Event)
-			}
+		// Only BMC lines are decoded: the window's own boot steps, which
+		// a storm writes by the thousand, are passed over.
+		err := f.FollowKinds(fctx, events.FromNow, []events.Kind{events.BMC}, func(r events.Record) error {
+			h.Timeline().Ingest(r.Event)
 			return nil
 		})
 		if err != nil && fctx.Err() == nil {

@@ -2,10 +2,19 @@ package pxe
 
 import (
 	"context"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
+)
+
+// The window's event writer appends a storm's boot steps in writes of up
+// to eventBatch, at most eventLinger late on the event stream; an answer
+// is never held (events.WriterOptions.Linger).
+const (
+	eventBatch  = 1024
+	eventLinger = 10 * time.Millisecond
 )
 
 // eventWriter returns the window's one writer of b's event log (when b
@@ -21,6 +30,8 @@ func (s *Server) eventWriter(b backend.Backend, m *netboot.Metrics) *events.Writ
 		return nil
 	}
 	return events.NewWriter(recorderSink{rec}, events.WriterOptions{
+		Batch:  eventBatch,
+		Linger: eventLinger,
 		OnDrop: func(events.Event) { m.BootEventDropped() },
 		OnError: func(err error) {
 			s.log.Warn("cannot record a boot step in the event log", "err", err)

@@ -87,7 +87,7 @@ func TestBootStepsAreRecordedOffTheReplyPath(t *testing.T) {
 		t.Fatalf("GET /metrics has no plasma_pxe_boot_events_dropped_total:\n%s", body)
 	}
 	dropped, _ := strconv.Atoi(mm[1])
-	if dropped < offers-events.DefaultQueue-events.DefaultBatch {
+	if dropped < offers-events.DefaultQueue-eventBatch {
 		t.Errorf("dropped %d of %d steps with a queue of %d", dropped, offers, events.DefaultQueue)
 	}
 

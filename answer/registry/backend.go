@@ -536,6 +536,13 @@ func (b *Backend) Follow(ctx context.Context, after string, fn func(events.Recor
 	return b.events.Follow(ctx, after, fn)
 }
 
+// FollowKinds is [Backend.Follow] for the events whose kind is one of
+// kinds, through the event store's own filter when it has one
+// ([events.FollowKinds]).
+func (b *Backend) FollowKinds(ctx context.Context, after string, kinds []events.Kind, fn func(events.Record) error) error {
+	return events.FollowKinds(ctx, b.events, after, kinds, fn)
+}
+
 // Nodes lists the registrations with their states ([Status]).
 func (b *Backend) Nodes(ctx context.Context) ([]backend.Node, error) {
 	b.installedMu.Lock()

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -73,4 +74,29 @@ type Store interface {
 	// until ctx ends (it returns ctx's error) or fn returns an error
 	// (returned). Errors: [ErrBadID].
 	Follow(ctx context.Context, after string, fn func(Record) error) error
+}
+
+// KindFollower is a [Store] that can follow the events of some kinds
+// only and skip the others without decoding them: a window following
+// the BMC actions other processes record would otherwise decode each
+// of its own boot steps again.
+type KindFollower interface {
+	// FollowKinds is [Store.Follow] for the events whose kind is one of
+	// kinds.
+	FollowKinds(ctx context.Context, after string, kinds []Kind, fn func(Record) error) error
+}
+
+// FollowKinds follows s's events whose kind is one of kinds: through
+// s's own [KindFollower] when it has one, else through [Store.Follow],
+// dropping the others.
+func FollowKinds(ctx context.Context, s Store, after string, kinds []Kind, fn func(Record) error) error {
+	if kf, ok := s.(KindFollower); ok {
+		return kf.FollowKinds(ctx, after, kinds, fn)
+	}
+	return s.Follow(ctx, after, func(r Record) error {
+		if slices.Contains(kinds, r.Event.Kind) {
+			return fn(r)
+		}
+		return nil
+	})
 }

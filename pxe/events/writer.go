@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Sink takes the events a [Writer] appends, in batches, in order: a
@@ -30,6 +31,12 @@ type WriterOptions struct {
 	// Batch is the most events appended in one call of the sink. Zero
 	// means [DefaultBatch].
 	Batch int
+	// Linger is how long a batch of offered events waits for more to
+	// fill it before it is appended: fewer, larger writes under a storm
+	// of boot steps, for at most Linger of delay on the event stream. A
+	// waited-for event ([Writer.Append]) ends the wait at once. Zero
+	// means no wait.
+	Linger time.Duration
 	// OnDrop, when set, is called with each event dropped for a full
 	// queue, from the caller of Offer (keep it cheap: a counter).
 	OnDrop func(Event)
@@ -165,20 +172,14 @@ func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]item, 0, w.opts.Batch)
 	evs := make([]Event, 0, w.opts.Batch)
+	var linger *time.Timer
+	if w.opts.Linger > 0 {
+		linger = time.NewTimer(w.opts.Linger)
+		linger.Stop()
+	}
 	for it := range w.q {
 		batch = append(batch[:0], it)
-	more:
-		for len(batch) < w.opts.Batch {
-			select {
-			case it, ok := <-w.q:
-				if !ok {
-					break more
-				}
-				batch = append(batch, it)
-			default:
-				break more
-			}
-		}
+		w.fill(&batch, linger)
 		evs = evs[:0]
 		for _, it := range batch {
 			evs = append(evs, it.e)
@@ -195,5 +196,45 @@ func (w *Writer) run() {
 			w.opts.OnError(err)
 		}
 		clear(batch)
+	}
+}
+
+// fill adds to batch what is queued, up to a full batch; with linger
+// (not nil, stopped) and only offered events in it, it then waits up to
+// the linger for more, ending early for a full batch, a waited-for
+// event or a closed queue.
+func (w *Writer) fill(batch *[]item, linger *time.Timer) {
+	waiter := (*batch)[0].errc != nil
+	for len(*batch) < w.opts.Batch {
+		select {
+		case it, ok := <-w.q:
+			if !ok {
+				return
+			}
+			*batch = append(*batch, it)
+			waiter = waiter || it.errc != nil
+			continue
+		default:
+		}
+		break
+	}
+	if linger == nil || waiter || len(*batch) >= w.opts.Batch {
+		return
+	}
+	linger.Reset(w.opts.Linger)
+	defer linger.Stop()
+	for len(*batch) < w.opts.Batch {
+		select {
+		case it, ok := <-w.q:
+			if !ok {
+				return
+			}
+			*batch = append(*batch, it)
+			if it.errc != nil {
+				return
+			}
+		case <-linger.C:
+			return
+		}
 	}
 }

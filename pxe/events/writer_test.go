@@ -172,3 +172,31 @@ func TestWriterNeverDropsAnswers(t *testing.T) {
 		t.Errorf("append after close = %v, want ErrWriterClosed", err)
 	}
 }
+
+// TestWriterLingers: with a linger, boot steps offered a few at a time
+// go to the sink in one batch, not one each; an answer appended during
+// the wait ends it at once rather than waiting out the linger.
+func TestWriterLingers(t *testing.T) {
+	sink := newGated(true)
+	w := events.NewWriter(sink, events.WriterOptions{Linger: 500 * time.Millisecond})
+	for i := range 10 {
+		w.Offer(events.Event{Kind: events.DHCPOffer, Node: strconv.Itoa(i)})
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if err := w.Append(context.Background(), events.Event{Kind: events.Answer, Node: "answer"}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	w.Close()
+	if took > 250*time.Millisecond {
+		t.Errorf("an answer appended during the linger waited %v, want it appended at once", took)
+	}
+	want := []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "answer"}
+	if diff := cmp.Diff(want, sink.nodes()); diff != "" {
+		t.Errorf("appended (-want +got):\n%s", diff)
+	}
+	if sink.batches != 1 {
+		t.Errorf("%d batches for 10 boot steps offered 5 ms apart and an answer, within a 500 ms linger: want 1", sink.batches)
+	}
+}

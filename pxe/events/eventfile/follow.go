@@ -37,7 +37,7 @@ func (s *Store) Read(_ context.Context, after string, max int) ([]events.Record,
 // poll interval for other processes'. It returns ctx's error when ctx
 // ends, or fn's error.
 func (s *Store) Follow(ctx context.Context, after string, fn func(events.Record) error) error {
-	return follow(ctx, s.path, after, s.poll, s.appended, fn)
+	return follow(ctx, s.path, after, nil, s.poll, s.appended, fn)
 }
 
 // Follow follows the log at path as [Store.Follow] does, for a process
@@ -47,14 +47,15 @@ func Follow(ctx context.Context, path, after string, poll time.Duration, fn func
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
-	return follow(ctx, path, after, poll, nil, fn)
+	return follow(ctx, path, after, nil, poll, nil, fn)
 }
 
-func follow(ctx context.Context, path, after string, poll time.Duration, appended func() <-chan struct{}, fn func(events.Record) error) error {
+func follow(ctx context.Context, path, after string, kinds []events.Kind, poll time.Duration, appended func() <-chan struct{}, fn func(events.Record) error) error {
 	t, err := openTail(path, after)
 	if err != nil {
 		return err
 	}
+	t.kinds = kinds
 	defer t.close()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()

@@ -66,6 +66,7 @@ type Store struct {
 	f    *os.File // the log, as this Store last opened it
 	lock *os.File // <path>.lock, flock'd around each append
 	shut bool
+	buf  []byte // an append's lines, kept for the next (under mu)
 
 	// woken is closed (and replaced) by each append, to wake followers.
 	wakeMu sync.Mutex
@@ -186,21 +187,42 @@ func (s *Store) write(lines [][]byte) error {
 	if err != nil {
 		return err
 	}
+	// The lines go in one write per file, not one each: a batch of a
+	// storm's boot steps is one system call.
+	buf := s.buf[:0]
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		n, err := s.f.Write(buf)
+		size += int64(n)
+		buf = buf[:0]
+		if err != nil {
+			return fmt.Errorf("append event to %s: %w", s.path, err)
+		}
+		return nil
+	}
 	for _, line := range lines {
-		if size+int64(len(line)) > s.max && size > 0 {
+		if pending := size + int64(len(buf)); pending+int64(len(line)) > s.max && pending > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
 			if err := s.rotate(); err != nil {
 				return err
 			}
 			size = 0
 		}
-		n, err := s.f.Write(line)
-		size += int64(n)
-		if err != nil {
-			return fmt.Errorf("append event to %s: %w", s.path, err)
-		}
+		buf = append(buf, line...)
 	}
-	return nil
+	err = flush()
+	if cap(buf) <= maxWriteBuffer {
+		s.buf = buf
+	}
+	return err
 }
+
+// maxWriteBuffer bounds the buffer a Store keeps between writes.
+const maxWriteBuffer = 1 << 20
 
 // current makes s.f the log at path (reopening it when another writer
 // rotated it away) and returns its size. Called with the lock held.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,6 +77,9 @@ type tail struct {
 	gen     uint32 // firstLineSum of f, 0 until known
 	pending []byte
 	skip    bool // dropping an over-long line up to its end
+	// kinds, when not nil, are the kinds read: a line of another kind is
+	// passed over undecoded.
+	kinds []events.Kind
 	// before is the inode of the rotated part when the tail started
 	// with no file to read (0: there was none): a rotated part found
 	// later that is another file holds events the tail has not read.
@@ -266,9 +270,15 @@ func (t *tail) read() ([]events.Record, error) {
 			}
 			full := append(t.pending, line...)
 			t.pending = nil
+			if t.kinds != nil && !mayBeOf(full, t.kinds) {
+				continue
+			}
 			var e events.Event
 			if len(bytes.TrimSpace(full)) == 0 || json.Unmarshal(full, &e) != nil {
 				continue // a torn line of a killed writer
+			}
+			if t.kinds != nil && !slices.Contains(t.kinds, e.Kind) {
+				continue
 			}
 			if t.gen == 0 {
 				t.gen = firstLineSum(t.f)

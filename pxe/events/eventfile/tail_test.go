@@ -84,3 +84,32 @@ func TestTailFollowsRotation(t *testing.T) {
 		tl.close()
 	}
 }
+
+// TestMayBeOf: a line is passed over undecoded only when every "kind"
+// key in it has a plain value that is not followed; anything the byte
+// search cannot read is left to the decoder.
+func TestMayBeOf(t *testing.T) {
+	bmc := []events.Kind{events.BMC}
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{`{"time":"t","kind":"bmc","node":"a"}`, true},
+		{`{"time":"t","kind":"dhcp-offer","mac":"m"}`, false},
+		{`{"kind" :  "bmc"}`, true},
+		{"{\"kind\"\t:\n\"answer\"}", false},
+		{`{"kind":"answer","detail":"\"kind\":\"bmc\""}`, false},
+		{`{"detail":"kind","kind":"answer"}`, false},
+		{`{"detail":"kind","kind":"bmc"}`, true},
+		{`{"kind":"b\u006dc"}`, true},
+		{`{"kind":7}`, true},
+		{`{"node":"a"}`, true},
+		{`{"kind":"answer","nested":{"kind":"bmc"}}`, true},
+		{`{"kind":"bmc`, true},
+	}
+	for _, tt := range tests {
+		if got := mayBeOf([]byte(tt.line), bmc); got != tt.want {
+			t.Errorf("mayBeOf(%s, bmc) = %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}

@@ -55,6 +55,7 @@ var Cases = []Case{
 	{"a read resumes after an id", resume},
 	{"an id the store never gave is refused", badID},
 	{"a follower gets each event as it is appended", followNew},
+	{"a follower of some kinds gets those and no other", followKinds},
 	{"concurrent appends keep one order and resume from any id", concurrent},
 	{"the size bound holds and keeps the newest events", sizeBound},
 	{"a rotation loses no event", rotation},

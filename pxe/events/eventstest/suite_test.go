@@ -233,3 +233,25 @@ func TestTheSuiteFailsBrokenStores(t *testing.T) {
 		})
 	}
 }
+
+// leakyKinds is a store whose own kind filter lets every event through.
+type leakyKinds struct{ *memStore }
+
+func (l leakyKinds) FollowKinds(ctx context.Context, after string, _ []events.Kind, fn func(events.Record) error) error {
+	return l.Follow(ctx, after, fn)
+}
+
+// TestTheSuiteFailsALeakyKindFilter: a store's own filter of kinds is
+// checked too, not only the one FollowKinds falls back to.
+func TestTheSuiteFailsALeakyKindFilter(t *testing.T) {
+	h := eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store { return leakyKinds{newMem(max)} }}
+	for _, c := range eventstest.Cases {
+		f := runCase(c, h)
+		if c.Name == "a follower of some kinds gets those and no other" && len(f) == 0 {
+			t.Errorf("case %q passed a store whose kind filter lets every event through", c.Name)
+		}
+		if c.Name != "a follower of some kinds gets those and no other" && len(f) > 0 {
+			t.Errorf("case %q failed: %v", c.Name, f)
+		}
+	}
+}
