@@ -93,8 +93,8 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 		t.Skip("needs the go command")
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
-	fileStores := []string{mod + "answer/registry/regfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
-	openers := []string{"regfile.", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
+	fileStores := []string{mod + "answer/registry/regfile", mod + "answer/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
+	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
 	for _, pkg := range []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {

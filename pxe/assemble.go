@@ -165,7 +165,11 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if evs == nil {
 		evs = stores.Events()
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Site: site, Logger: s.log})
+	installs, err := stores.Installs()
+	if err != nil {
+		return nil, err
+	}
+	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Installs: installs, Site: site, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}

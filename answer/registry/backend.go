@@ -46,6 +46,10 @@ type BackendConfig struct {
 	// Events is the event store the backend records to and reads its
 	// history from (package pxe/state opens the state folder's).
 	Events events.Store
+	// Installs keeps what each node's installer reports when it is done
+	// (package pxe/state opens the state folder's). Nil keeps nothing:
+	// the webhook still marks the node installed.
+	Installs Installs
 	// Site returns the shared settings; it is called for every answer so
 	// that a changed settings file takes effect. Nil means defaults.
 	Site func() (Site, error)
@@ -482,18 +486,6 @@ func (b *Backend) FirstBoot(_ context.Context, token, _ string) ([]byte, error) 
 		return nil, fmt.Errorf("%w: unknown or already served first-boot token", backend.ErrNoAnswer)
 	}
 	return script, nil
-}
-
-// Installed takes the installer's report of success for token, once, and
-// returns the node it names.
-func (b *Backend) Installed(_ context.Context, token, _ string) (string, error) {
-	name, ok := b.claim(token, ".webhook")
-	if !ok {
-		return "", fmt.Errorf("%w: unknown or already used webhook token", backend.ErrNoAnswer)
-	}
-	// The window records the installer's report (Record), which marks
-	// the node installed.
-	return strings.TrimSpace(string(name)), nil
 }
 
 // Record appends e to the event log.

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/installfile"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
@@ -33,6 +34,7 @@ type handlerEnv struct {
 	b       *registry.Backend
 	srv     *httptest.Server
 	reg     *regfile.Store
+	inst    *installfile.Store
 	state   string
 	secrets string
 	logs    *syncBuffer
@@ -57,8 +59,12 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	inst, err := installfile.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := registry.NewBackend(registry.BackendConfig{
-		Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log,
+		Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Installs: inst, Logger: log,
 		Site: func() (registry.Site, error) {
 			return registry.Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
 		},
@@ -74,7 +80,7 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); b.Close() })
-	return &handlerEnv{b: b, srv: srv, reg: reg, state: state, secrets: secretsDir, logs: logs}
+	return &handlerEnv{b: b, srv: srv, reg: reg, inst: inst, state: state, secrets: secretsDir, logs: logs}
 }
 
 func (e *handlerEnv) post(t *testing.T, query, contentType string, body []byte) (int, string, http.Header) {

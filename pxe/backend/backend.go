@@ -201,6 +201,8 @@ type OneShot interface {
 	// FirstBoot returns the first-boot script of token, once.
 	FirstBoot(ctx context.Context, token, clientIP string) ([]byte, error)
 	// Installed takes an installer's report of success for token, once,
-	// and returns the node it names.
-	Installed(ctx context.Context, token, clientIP string) (node string, err error)
+	// with what it tells of the installed system (report, parsed and
+	// checked), and returns the node it names. A report is kept only
+	// with the token it came with: a spent token changes nothing.
+	Installed(ctx context.Context, token, clientIP string, report *answer.InstallReport) (node string, err error)
 }

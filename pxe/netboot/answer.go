@@ -3,7 +3,6 @@ package netboot
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -285,81 +284,4 @@ func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
 	h.record(r.Context(), ev)
 	w.Header().Set("Content-Type", "text/x-shellscript")
 	w.Write(script)
-}
-
-func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
-	ev := backend.Event{Kind: events.Installed, ClientIP: hostOf(r.RemoteAddr)}
-	if r.Method != http.MethodPost {
-		h.methodNotAllowed(w, r, events.Refused, http.MethodPost)
-		return
-	}
-	body, _ := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
-	bi := parseBootInfo(body)
-	node, err := "", backend.ErrNoAnswer
-	if os, ok := h.cfg.Backend.(backend.OneShot); ok {
-		node, err = os.Installed(r.Context(), r.PathValue("token"), ev.ClientIP)
-	}
-	if err != nil {
-		if !errors.Is(err, backend.ErrNoAnswer) {
-			h.log.Error("webhook failed", "err", err)
-		}
-		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusNotFound, "unknown or already used webhook token"
-		h.record(r.Context(), ev)
-		reply(w, http.StatusNotFound, "no such webhook")
-		return
-	}
-	ev.Node, ev.Status, ev.Detail = node, http.StatusOK, "installer reported success"+bi.detail()
-	ev.BootMode, ev.SecureBoot = bi.Mode, bi.SecureBoot
-	h.record(r.Context(), ev)
-	h.log.Info("node installed", "node", node, "boot_mode", bi.Mode, "secure_boot", bi.secureBootWord())
-	reply(w, http.StatusOK, "ok")
-}
-
-// bootInfo is the webhook's boot-info, as the installer sends it
-// (proxmox-post-hook: {"boot-info": {"mode": "efi", "secureboot": true}}).
-type bootInfo struct {
-	Mode       string `json:"mode"`
-	SecureBoot *bool  `json:"secureboot"`
-}
-
-// parseBootInfo reads boot-info from a webhook body; a body without it,
-// or one that is not JSON, gives none (the install still counts).
-func parseBootInfo(body []byte) bootInfo {
-	var b struct {
-		BootInfo bootInfo `json:"boot-info"`
-	}
-	if json.Unmarshal(body, &b) != nil {
-		return bootInfo{}
-	}
-	bi := b.BootInfo
-	if bi.Mode != "efi" && bi.Mode != "bios" {
-		bi.Mode = ""
-	}
-	return bi
-}
-
-// secureBootWord is "on", "off" or "" (not said).
-func (b bootInfo) secureBootWord() string {
-	switch {
-	case b.SecureBoot == nil:
-		return ""
-	case *b.SecureBoot:
-		return "on"
-	}
-	return "off"
-}
-
-// detail is " (efi, Secure Boot on)" for the event's detail, or "".
-func (b bootInfo) detail() string {
-	var parts []string
-	if b.Mode != "" {
-		parts = append(parts, b.Mode)
-	}
-	if w := b.secureBootWord(); w != "" {
-		parts = append(parts, "Secure Boot "+w)
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
 }

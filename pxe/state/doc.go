@@ -1,6 +1,7 @@
 // Package state opens node-provisioner's stores from one setting: the
 // registrations ([registry.Registrations]), the nodes' secrets
-// ([secret.Store]) and the API's tokens ([apitoken.Tokens]). Today
+// ([secret.Store]), the API's tokens ([apitoken.Tokens]) and the
+// installers' reports ([registry.Installs]). Today
 // the setting is a state folder (a path, or a file:// URL); [Open] is
 // where another scheme is dispatched, and an unknown one is refused
 // ([ErrUnknownScheme]).

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/answer/registry/installfile"
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -65,10 +66,11 @@ type Stores struct {
 	opts Options
 	regs registry.Registrations
 
-	mu      sync.Mutex
-	secrets secret.Store
-	tokens  apitoken.Tokens
-	events  *eventfile.Store
+	mu       sync.Mutex
+	secrets  secret.Store
+	tokens   apitoken.Tokens
+	events   *eventfile.Store
+	installs *installfile.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -143,6 +145,22 @@ func (s *Stores) Events() events.Store {
 		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
 	}
 	return s.events
+}
+
+// Installs opens the install reports (the state folder's installs/,
+// 0700) once.
+func (s *Stores) Installs() (registry.Installs, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.installs != nil {
+		return s.installs, nil
+	}
+	in, err := installfile.Open(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	s.installs = in
+	return in, nil
 }
 
 // Window returns the window state of the stores ([Window] of their
