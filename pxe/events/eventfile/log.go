@@ -2,7 +2,6 @@ package eventfile
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,15 +150,18 @@ func endsTorn(path string) (bool, error) {
 // Append writes each of evs as one JSON line, in order.
 func (s *Store) Append(_ context.Context, evs ...events.Event) error {
 	lines := make([][]byte, 0, len(evs))
+	var enc []byte
 	for _, e := range evs {
 		if e.Time.IsZero() {
 			e.Time = time.Now().UTC()
 		}
-		line, err := json.Marshal(e)
-		if err != nil {
+		from := len(enc)
+		var err error
+		if enc, err = appendEvent(enc, e); err != nil {
 			return fmt.Errorf("append event: %w", err)
 		}
-		lines = append(lines, append(line, '\n'))
+		enc = append(enc, '\n')
+		lines = append(lines, enc[from:len(enc):len(enc)])
 	}
 	err := s.write(lines)
 	s.wake()
