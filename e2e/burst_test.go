@@ -94,7 +94,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	url2, logs := e.serve(t)
 	_ = url2
 	_ = logs
-	st, err := registry.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	st, err := registry.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

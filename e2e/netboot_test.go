@@ -104,6 +104,7 @@ func TestNetboot(t *testing.T) {
 		m.wantDetail(t, "scheme=https", "first-boot=", "webhook=200")
 		l.wantLog(t, "file=snponly.efi")
 		l.wantEvent(t, "installed", "tls1")
+		l.wantInstallReport(t, "tls1", m)
 	})
 	t.Run("Refusals", func(t *testing.T) {
 		t.Parallel()

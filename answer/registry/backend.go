@@ -540,5 +540,5 @@ func (b *Backend) Nodes(ctx context.Context) ([]backend.Node, error) {
 	b.installedMu.Lock()
 	installed := maps.Clone(b.installed)
 	b.installedMu.Unlock()
-	return status(ctx, b.cfg.Store, installed)
+	return status(ctx, b.cfg.Store, installed, b.cfg.Installs)
 }

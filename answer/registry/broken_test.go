@@ -72,7 +72,7 @@ func TestBrokenRegistrationBlocksTheUnpinnedFallback(t *testing.T) {
 			if e.b.Allow(hw) {
 				t.Error("Allow offered a boot file to a stranger while a broken registration blocks the fallback")
 			}
-			st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+			st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -127,7 +127,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	}
 	answerFor("52:54:00:00:00:01")(errors.New("connection reset by peer"))
 	answerFor("52:54:00:00:00:02")(nil)
-	st, err := registry.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	st, err := registry.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

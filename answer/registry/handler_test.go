@@ -200,7 +200,7 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 	}
 	// What the webhook said of the boot: in the event and the node's
 	// status (list -o json, the page).
-	nodes, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	nodes, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
 		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
 	}

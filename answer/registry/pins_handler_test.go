@@ -29,7 +29,7 @@ func TestCollidingFilesRefuseTheMachine(t *testing.T) {
 	if pending, _ := e.reg.Pending(context.Background()); len(pending) != 2 {
 		t.Errorf("pending after the refusal: %d, want both", len(pending))
 	}
-	st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

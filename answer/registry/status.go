@@ -3,6 +3,8 @@ package registry
 import (
 	"slices"
 
+	"github.com/plasmactl/plasma-node/answer"
+
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 
@@ -12,17 +14,28 @@ import (
 )
 
 // Status lists every registration of reg, pending ones first, each
-// sorted by name, with what the event store evs holds of its install.
-func Status(ctx context.Context, reg Registrations, evs events.Store) ([]backend.Node, error) {
+// sorted by name, with what the event store evs holds of its install and
+// the installer's report that ins keeps (none when ins is nil).
+func Status(ctx context.Context, reg Registrations, evs events.Store, ins Installs) ([]backend.Node, error) {
 	installed, err := installReports(ctx, evs)
 	if err != nil {
 		return nil, err
 	}
-	return status(ctx, reg, installed)
+	return status(ctx, reg, installed, ins)
 }
 
 // status is [Status] with the installed nodes known.
-func status(ctx context.Context, reg Registrations, installed map[string]backend.Event) ([]backend.Node, error) {
+func status(ctx context.Context, reg Registrations, installed map[string]backend.Event, ins Installs) ([]backend.Node, error) {
+	reports := map[string]Install{}
+	if ins != nil {
+		l, err := ins.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range l {
+			reports[in.Name] = in
+		}
+	}
 	pending, broken, err := reg.Scan(ctx)
 	if err != nil {
 		return nil, err
@@ -56,6 +69,9 @@ func status(ctx context.Context, reg Registrations, installed map[string]backend
 				at := e.Time
 				s.State, s.InstalledAt = backend.StateInstalled, &at
 				s.BootMode, s.SecureBoot = e.BootMode, e.SecureBoot
+			}
+			if in, ok := reports[r.Name]; ok && s.State == backend.StateInstalled && !in.Reported.Before(c.Time) {
+				withReport(&s, in.Report)
 			}
 		}
 		out = append(out, s)
@@ -117,4 +133,18 @@ func installedOf(evs []backend.Event) map[string]backend.Event {
 		}
 	}
 	return out
+}
+
+// withReport adds to s what the installer reported: the report, its
+// management address and its host keys' fingerprints.
+func withReport(s *backend.Node, r answer.InstallReport) {
+	s.Install = &r
+	if m := r.Management; m != nil && m.Address.IsValid() {
+		s.Address = m.Address.String()
+	}
+	for _, k := range r.HostKeys {
+		if fp, err := answer.HostKeyFingerprint(k); err == nil {
+			s.HostKeyFingerprints = append(s.HostKeyFingerprints, fp)
+		}
+	}
 }

@@ -13,8 +13,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // webhookBody is testdata/webhook's 9.2 body, edited by edit.
@@ -151,5 +155,36 @@ func TestWebhookRefusesHostileBodies(t *testing.T) {
 	}
 	if refused != 4 {
 		t.Errorf("%d refused webhook events; want 4 (three bodies and the replay)", refused)
+	}
+}
+
+// TestStatusShowsTheInstallReport: once installed, a node's status (list
+// -o json, the API, the page) carries the reported address with its
+// prefix, the report, and its host keys' fingerprints as ssh-keygen -l
+// prints them.
+func TestStatusShowsTheInstallReport(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205"))
+	hook := answeredWebhook(t, e)
+	if status, msg := postHook(t, hook, bytes.NewReader(webhookBody(t, nil))); status != 200 {
+		t.Fatalf("webhook: %d %s", status, msg)
+	}
+	for name, nodes := range map[string]func() ([]backend.Node, error){
+		"Status": func() ([]backend.Node, error) {
+			return registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), e.inst)
+		},
+		"Backend.Nodes": func() ([]backend.Node, error) { return e.b.Nodes(context.Background()) },
+	} {
+		st, err := nodes()
+		if err != nil || len(st) != 1 {
+			t.Fatalf("%s: %+v, %v", name, st, err)
+		}
+		n := st[0]
+		want := []string{"SHA256:4D27bvzYLJ3EVO25HEFvpoJ1Mums4LxBPaiAL2usvIw", "SHA256:Fa94RwW/dF1vJz8ppwnU+F8I7IFSWRCGcpmh1D+mioQ", "SHA256:bc5/XRtdwepUs1scqSF6DxJKIX+DJj82wF6C05yZzBE"}
+		if n.State != backend.StateInstalled || n.Address != "192.0.2.41/24" || n.Install == nil || n.Install.Kernel != "6.17.2-1-pve" {
+			t.Errorf("%s: %+v", name, n)
+		}
+		if diff := cmp.Diff(want, n.HostKeyFingerprints); diff != "" {
+			t.Errorf("%s: fingerprints (-ssh-keygen +got):\n%s", name, diff)
+		}
 	}
 }

@@ -83,6 +83,9 @@ type Config struct {
 	// shared with the window and power control, so their events reach
 	// the stream at once.
 	Events events.Store
+	// Installs holds the installers' reports, which the registrations
+	// show once installed (address, host keys); nil shows none.
+	Installs registry.Installs
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
 	MaxStreams int

@@ -46,7 +46,7 @@ func fieldOf(err error) string {
 }
 
 func (h *Handler) listRegistrations(w http.ResponseWriter, r *http.Request) {
-	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events)
+	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
 	if err != nil {
 		h.internal(w, "list registrations", err)
 		return
@@ -60,7 +60,7 @@ func (h *Handler) getRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), "name")
 		return
 	}
-	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events)
+	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
 	if err != nil {
 		h.internal(w, "list registrations", err)
 		return

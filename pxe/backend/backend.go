@@ -179,6 +179,16 @@ type Node struct {
 	// it did not say.
 	BootMode   string `json:"boot_mode,omitempty"`
 	SecureBoot *bool  `json:"secure_boot,omitempty"`
+	// Address is the installed system's management address with its
+	// prefix ("192.0.2.41/24"), as its webhook reported it; "" when no
+	// report is kept or it named none.
+	Address string `json:"address,omitempty"`
+	// HostKeyFingerprints are the SHA-256 fingerprints of the reported
+	// SSH host keys, as ssh-keygen -l prints them ("SHA256:…").
+	HostKeyFingerprints []string `json:"host_key_fingerprints,omitempty"`
+	// Install is what the installer's webhook reported of the installed
+	// system; nil until it reported, or when no report is kept.
+	Install *answer.InstallReport `json:"install,omitempty"`
 	// Problem says what is wrong with a broken node's record, with its
 	// file and line, or which pins a pending node shares with another
 	// (the machine is refused until one is removed).

@@ -158,7 +158,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Version: d.cfg.Version, Logger: d.log})
+	installs, err := stores.Installs()
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Installs: installs, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
@@ -69,6 +70,28 @@ func masked(n backend.Node) backend.Node {
 	}
 	n.MACs = macs
 	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
+	if n.Install != nil {
+		// The report's address and host keys are for all to see (they
+		// are what an SSH client checks); its MACs, disk serials and
+		// machine-id are masked as the pins are.
+		in := *n.Install
+		in.MACs = make([]string, len(n.Install.MACs))
+		for i, m := range n.Install.MACs {
+			in.MACs[i] = maskTail(m, 6)
+		}
+		if m := in.Management; m != nil {
+			mm := *m
+			mm.MAC = maskTail(mm.MAC, 6)
+			in.Management = &mm
+		}
+		in.BootDisks = make([]answer.ReportDisk, len(n.Install.BootDisks))
+		for i, d := range n.Install.BootDisks {
+			d.Serial = maskTail(d.Serial, 4)
+			in.BootDisks[i] = d
+		}
+		in.MachineID = maskTail(in.MachineID, 4)
+		n.Install = &in
+	}
 	return n
 }
 
@@ -267,7 +290,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{with .Pools}}<tr><th>Pools</th><td>{{join .}}</td></tr>{{end}}
 <tr><th>Registered</th><td>{{when .Created}}</td></tr>
 {{if .ConsumedAt}}<tr><th>Answered</th><td>{{when .ConsumedAt}}{{with .InstallIP}} to {{.}}{{end}}</td></tr>{{end}}
-{{if .InstalledAt}}<tr><th>Installed</th><td>{{when .InstalledAt}}{{with .BootMode}} ({{.}}){{end}}</td></tr>{{end}}{{with .SecureBoot}}<tr><th>Secure Boot</th><td data-secure-boot="{{onOff .}}">{{onOff .}}</td></tr>{{end}}
+{{with .Address}}<tr><th>Address</th><td data-address="{{.}}">{{.}}</td></tr>{{end}}{{with .HostKeyFingerprints}}<tr><th>Host keys</th><td>{{range .}}<code data-host-key="{{.}}">{{.}}</code> {{end}}</td></tr>{{end}}{{if .InstalledAt}}<tr><th>Installed</th><td>{{when .InstalledAt}}{{with .BootMode}} ({{.}}){{end}}</td></tr>{{end}}{{with .SecureBoot}}<tr><th>Secure Boot</th><td data-secure-boot="{{onOff .}}">{{onOff .}}</td></tr>{{end}}
 </table>
 {{template "events" .Timeline}}
 </section>

@@ -150,7 +150,11 @@ func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registry.Status(ctx, stores.Registrations(), stores.Events())
+	ins, err := stores.Installs()
+	if err != nil {
+		return nil, err
+	}
+	return registry.Status(ctx, stores.Registrations(), stores.Events(), ins)
 }
 
 // Register writes r (0600, in a 0700 folder); r must not have a BMC,

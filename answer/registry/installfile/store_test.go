@@ -12,18 +12,19 @@ import (
 )
 
 func TestFileStoreConformance(t *testing.T) {
+	tb := t
 	installtest.Run(t, installtest.Harness{
-		New: func(t testing.TB) registry.Installs {
-			s, err := installfile.Open(t.TempDir())
+		New: func(t installtest.T) registry.Installs {
+			s, err := installfile.Open(tb.TempDir())
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v", err)
 			}
 			return s
 		},
-		Reopen: func(t testing.TB, s registry.Installs) registry.Installs {
+		Reopen: func(t installtest.T, s registry.Installs) registry.Installs {
 			r, err := installfile.Open(filepath.Dir(s.(*installfile.Store).Dir()))
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v", err)
 			}
 			return r
 		},

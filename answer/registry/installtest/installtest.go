@@ -15,22 +15,60 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 )
 
+// T is what the suite needs of a test: testing.TB's reporting. Fatalf
+// must end the check (testing's does, with runtime.Goexit); it is called
+// only from the check's own goroutine.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // Harness gives the suite stores of the implementation under test.
 type Harness struct {
 	// New returns a new, empty store for one check. Required.
-	New func(t testing.TB) registry.Installs
+	New func(t T) registry.Installs
 	// Reopen opens s's state again, as a restarted process would. Nil
 	// skips the check that reports outlive their process.
-	Reopen func(t testing.TB, s registry.Installs) registry.Installs
+	Reopen func(t T, s registry.Installs) registry.Installs
+}
+
+// Check is one conformance check.
+type Check struct {
+	// Name names it, as a subtest.
+	Name string
+	// Run runs it on a store of h.
+	Run func(t T, h Harness)
+}
+
+// Checks returns the suite's checks.
+func Checks() []Check {
+	return []Check{
+		{"PutGetList", putGetList},
+		{"PutReplaces", putReplaces},
+		{"InvalidNameRefused", invalidName},
+		{"ConcurrentPuts", concurrentPuts},
+		{"Reopen", reopen},
+	}
 }
 
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) {
-	t.Run("PutGetList", func(t *testing.T) { putGetList(t, h) })
-	t.Run("PutReplaces", func(t *testing.T) { putReplaces(t, h) })
-	t.Run("InvalidNameRefused", func(t *testing.T) { invalidName(t, h) })
-	t.Run("ConcurrentPuts", func(t *testing.T) { concurrentPuts(t, h) })
-	t.Run("Reopen", func(t *testing.T) { reopen(t, h) })
+	for _, c := range Checks() {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
+	}
+}
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(t, h)
+	}()
+	<-done
 }
 
 // prefixes compares addresses by value (netip.Prefix has unexported
@@ -54,7 +92,7 @@ func Sample(name string) registry.Install {
 	}
 }
 
-func putGetList(t *testing.T, h Harness) {
+func putGetList(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	if _, err := s.Get(ctx, "pve1"); !errors.Is(err, registry.ErrNoInstall) {
@@ -71,21 +109,21 @@ func putGetList(t *testing.T, h Harness) {
 	}
 	got, err := s.Get(ctx, "pve1")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if diff := cmp.Diff(a, got, prefixes()); diff != "" {
 		t.Errorf("Get (-put +got):\n%s", diff)
 	}
 	l, err := s.List(ctx)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if diff := cmp.Diff([]registry.Install{a, b}, l, prefixes()); diff != "" {
 		t.Errorf("List (-want +got):\n%s", diff)
 	}
 }
 
-func putReplaces(t *testing.T, h Harness) {
+func putReplaces(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	first, second := Sample("pve1"), Sample("pve1")
@@ -93,12 +131,12 @@ func putReplaces(t *testing.T, h Harness) {
 	second.Report.HostKeys = nil
 	for _, in := range []registry.Install{first, second} {
 		if err := s.Put(ctx, in); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 	}
 	got, err := s.Get(ctx, "pve1")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if diff := cmp.Diff(second, got, prefixes()); diff != "" {
 		t.Errorf("Get after a second Put (-second +got):\n%s", diff)
@@ -108,7 +146,7 @@ func putReplaces(t *testing.T, h Harness) {
 	}
 }
 
-func invalidName(t *testing.T, h Harness) {
+func invalidName(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	for _, name := range []string{"", "../x", "a/b", "a.json"} {
@@ -123,7 +161,7 @@ func invalidName(t *testing.T, h Harness) {
 	}
 }
 
-func concurrentPuts(t *testing.T, h Harness) {
+func concurrentPuts(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	var wg sync.WaitGroup
@@ -143,19 +181,20 @@ func concurrentPuts(t *testing.T, h Harness) {
 	}
 }
 
-func reopen(t *testing.T, h Harness) {
+func reopen(t T, h Harness) {
 	if h.Reopen == nil {
-		t.Skip("the store has no state to reopen")
+		t.Logf("the store has no state to reopen")
+		return
 	}
 	ctx := context.Background()
 	s := h.New(t)
 	if err := s.Put(ctx, Sample("pve1")); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	s = h.Reopen(t, s)
 	got, err := s.Get(ctx, "pve1")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if diff := cmp.Diff(Sample("pve1"), got, prefixes()); diff != "" {
 		t.Errorf("Get after reopening (-put +got):\n%s", diff)

@@ -116,7 +116,7 @@ func run() error {
 		return err
 	}
 	step("NIC %s %s; asking for a lease", nic, mac)
-	ip, err := lease(nic)
+	ip, mask, err := lease(nic)
 	if err != nil {
 		return err
 	}
@@ -188,21 +188,14 @@ func run() error {
 		}
 		firstBoot = fmt.Sprintf("%dB", len(script))
 	}
-	hook := "none"
+	hook, keyFP := "none", "none"
 	if wh := a.PostInstallationWebhook; wh != nil {
-		hb, _ := json.Marshal(webhookBody(info, fqdn, wh.AuthToken, sb == "on"))
-		resp, err := client(wh.CertFingerprint).Post(wh.URL, "application/json; charset=utf-8", bytes.NewReader(hb))
-		if err != nil {
-			return fmt.Errorf("webhook: %w", err)
+		if hook, keyFP, err = postWebhook(wh, info, fqdn, sb == "on", prefixOf(ip, mask)); err != nil {
+			return err
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("webhook: status %d", resp.StatusCode)
-		}
-		hook = fmt.Sprint(resp.StatusCode)
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on")
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t address=%s hostkey=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", prefixOf(ip, mask), keyFP)
 	return nil
 }
 
@@ -254,32 +247,32 @@ func firstEthernet(wait time.Duration) (string, string, error) {
 }
 
 // lease brings nic up, gets a DHCP lease and sets its address.
-func lease(nic string) (net.IP, error) {
+func lease(nic string) (net.IP, net.IPMask, error) {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer unix.Close(fd)
 	for _, name := range []string{"lo", nic} {
 		ifr, _ := unix.NewIfreq(name)
 		if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-			return nil, fmt.Errorf("%s flags: %w", name, err)
+			return nil, nil, fmt.Errorf("%s flags: %w", name, err)
 		}
 		ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 		if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-			return nil, fmt.Errorf("%s up: %w", name, err)
+			return nil, nil, fmt.Errorf("%s up: %w", name, err)
 		}
 	}
 	c, err := nclient4.New(nic, nclient4.WithTimeout(2*time.Second), nclient4.WithRetry(10))
 	if err != nil {
-		return nil, fmt.Errorf("dhcp client on %s: %w", nic, err)
+		return nil, nil, fmt.Errorf("dhcp client on %s: %w", nic, err)
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	l, err := c.Request(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("DHCP on %s: %w", nic, err)
+		return nil, nil, fmt.Errorf("DHCP on %s: %w", nic, err)
 	}
 	ip := l.ACK.YourIPAddr.To4()
 	mask := net.IP(l.ACK.SubnetMask()).To4()
@@ -294,10 +287,10 @@ func lease(nic string) (net.IP, error) {
 		ifr, _ := unix.NewIfreq(nic)
 		ifr.SetInet4Addr(set.v)
 		if err := unix.IoctlIfreq(fd, set.req, ifr); err != nil {
-			return nil, fmt.Errorf("set %s on %s: %w", set.v, nic, err)
+			return nil, nil, fmt.Errorf("set %s on %s: %w", set.v, nic, err)
 		}
 	}
-	return ip, nil
+	return ip, net.IPMask(mask), nil
 }
 
 // modeFile is auto-installer-mode.toml as prepare-iso writes it.
@@ -410,31 +403,6 @@ func sysInfo() (map[string]any, error) {
 		},
 		"network_interfaces": nics,
 	}, nil
-}
-
-// webhookBody is the post-installation webhook's JSON, kebab-case as 9.2
-// sends it.
-func webhookBody(info map[string]any, fqdn, token string, secureBoot bool) map[string]any {
-	var ifs []map[string]any
-	for i, n := range info["network_interfaces"].([]map[string]any) {
-		ifs = append(ifs, map[string]any{"name": n["link"], "mac": n["mac"], "is-management": i == 0, "is-pinned": false})
-	}
-	b := map[string]any{
-		"$schema":            map[string]any{"version": "1.2"},
-		"debian-version":     "13",
-		"product":            map[string]any{"fullname": "Proxmox VE", "short": "pve", "version": isoRelease},
-		"iso":                info["iso"],
-		"boot-info":          map[string]any{"mode": bootMode(), "secureboot": secureBoot},
-		"dmi":                info["dmi"],
-		"fqdn":               fqdn,
-		"machine-id":         strings.ReplaceAll(strings.ToLower(readSys("/sys/class/dmi/id/product_uuid")), "-", ""),
-		"network-interfaces": ifs,
-		"reboot-mode":        "power-off",
-	}
-	if token != "" {
-		b["token"] = token
-	}
-	return b
 }
 
 // secureBootVar is the UEFI global variable SecureBoot in efivarfs: four

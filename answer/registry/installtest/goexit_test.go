@@ -1,0 +1,5 @@
+package installtest_test
+
+import "runtime"
+
+func runtimeGoexit() { runtime.Goexit() }
