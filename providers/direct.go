@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/netip"
 
 	"github.com/plasmactl/plasma-node/tofu"
 )
@@ -106,4 +107,25 @@ type DirectPlan interface {
 	// Apply makes the planned changes (never the deletes) and returns
 	// every server of the layout, sorted by hostname.
 	Apply(ctx context.Context) ([]Server, error)
+}
+
+// Installed is what a [Direct] provider's server reported of itself once
+// installed (pxe: the installer's webhook).
+type Installed struct {
+	// FQDN is the installed system's name; "" when it reported none.
+	FQDN string
+	// Address is its management address with its prefix; zero when it
+	// reported none.
+	Address netip.Prefix
+	// HostKeys are its SSH host public keys, "TYPE BASE64", checked.
+	HostKeys []string
+}
+
+// InstallReporter is a [Direct] provider whose installed servers report
+// their address and SSH host keys.
+type InstallReporter interface {
+	// Installed returns what each installed server at a location
+	// reported, by hostname; a server that has not reported is left
+	// out. A folder that does not exist is [ErrNoRecords].
+	Installed(ctx context.Context, at Location) (map[string]Installed, error)
 }

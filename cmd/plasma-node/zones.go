@@ -99,3 +99,16 @@ func (a *app) validateCmd() *cobra.Command {
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	return c
 }
+
+func (a *app) knownHostsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "known-hosts PLATFORM",
+		Short: "Print an OpenSSH known_hosts of the platform's installed nodes (by hostname, FQDN and address)",
+		Example: `  plasma-node known-hosts metal >> ~/.ssh/known_hosts
+  ssh-keygen -F 192.0.2.41 -f <(plasma-node known-hosts metal)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return nodecmd.KnownHosts(cmd.Context(), a.env(cmd), args[0])
+		},
+	}
+}

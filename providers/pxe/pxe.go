@@ -34,9 +34,10 @@ type Provider struct {
 }
 
 var (
-	_ providers.Provider = (*Provider)(nil)
-	_ providers.Direct   = (*Provider)(nil)
-	_ providers.Starter  = (*Provider)(nil)
+	_ providers.Provider        = (*Provider)(nil)
+	_ providers.Direct          = (*Provider)(nil)
+	_ providers.InstallReporter = (*Provider)(nil)
+	_ providers.Starter         = (*Provider)(nil)
 )
 
 // Name returns "pxe".

@@ -107,6 +107,21 @@ func registrations(ctx context.Context, reg Registry) (map[string]registry.Regis
 //
 // Errors: [providers.ErrNoRecords] for a folder that does not exist.
 func (pv *Provider) States(ctx context.Context, at providers.Location) (map[string]string, error) {
+	ns, err := pv.nodes(ctx, at)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, s := range ns {
+		if _, dup := out[s.Name]; !dup || s.State == backend.StatePending {
+			out[s.Name] = s.State
+		}
+	}
+	return out, nil
+}
+
+// nodes lists node-provisioner's registrations at a location.
+func (pv *Provider) nodes(ctx context.Context, at providers.Location) ([]backend.Node, error) {
 	if at.Remote == nil {
 		if _, err := os.Stat(at.Dir); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("node-provisioner state folder %s: %w", at.Dir, providers.ErrNoRecords)
@@ -116,15 +131,27 @@ func (pv *Provider) States(ctx context.Context, at providers.Location) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	ns, err := reg.Nodes(ctx)
+	return reg.Nodes(ctx)
+}
+
+// Installed returns what the installer of each installed registration at
+// a location reported (its webhook): the FQDN, the management address
+// and the SSH host keys, by hostname.
+func (pv *Provider) Installed(ctx context.Context, at providers.Location) (map[string]providers.Installed, error) {
+	ns, err := pv.nodes(ctx, at)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, s := range ns {
-		if _, dup := out[s.Name]; !dup || s.State == backend.StatePending {
-			out[s.Name] = s.State
+	out := map[string]providers.Installed{}
+	for _, n := range ns {
+		if n.State != backend.StateInstalled || n.Install == nil {
+			continue
 		}
+		in := providers.Installed{FQDN: n.Install.FQDN, HostKeys: n.Install.HostKeys}
+		if m := n.Install.Management; m != nil {
+			in.Address = m.Address
+		}
+		out[n.Name] = in
 	}
 	return out, nil
 }
