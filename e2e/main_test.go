@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(tftpFlood(count))
 		os.Exit(0)
 	}
+	if u := os.Getenv("PN_E2E_GET"); u != "" {
+		os.Exit(httpGet(u))
+	}
 	if c := os.Getenv("PN_E2E_PROBE"); c != "" {
 		var cfg probeConfig
 		if err := json.Unmarshal([]byte(c), &cfg); err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -532,6 +534,10 @@ type vmOptions struct {
 	// Microsoft's keys enrolled (OVMF_CODE_4M.ms.fd, a fresh copy of
 	// OVMF_VARS_4M.ms.fd), on q35 with SMM.
 	secureBoot bool
+	// httpBoot (with uefi) turns OVMF's PXE off (fw_cfg
+	// opt/org.tianocore/IPv4PXESupport and IPv6Support), so that the
+	// NIC's first boot option is UEFI HTTP boot over IPv4.
+	httpBoot bool
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
 	rom bool
@@ -543,7 +549,10 @@ type vmOptions struct {
 	// until ends the machine once the serial log matches it (for boots
 	// that never reach the emulator); empty: wait for the marker.
 	until string
-	limit time.Duration
+	// keys are typed on the serial console once the serial log shows
+	// typeAt (the console is then a socket whose log is the serial log).
+	typeAt, keys string
+	limit        time.Duration
 }
 
 // machine is a finished QEMU run.
@@ -589,6 +598,9 @@ func (l *bootLab) bootAll(t *testing.T, opts ...vmOptions) []*machine {
 		if m.opts.secureBoot {
 			how += " Secure Boot"
 		}
+		if m.opts.httpBoot {
+			how += " HTTP"
+		}
 		if m.opts.direct {
 			how += " direct kernel"
 		}
@@ -632,9 +644,15 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	os.MkdirAll(dir, 0o755)
 	serial := filepath.Join(dir, "serial.log")
 	args := []string{"netns", "exec", l.site, "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "512", "-smp", "1", "-nographic", "-monitor", "none",
-		"-serial", "file:" + serial, "-no-reboot", "-smbios", "type=1,serial=E2E-" + strings.ToUpper(o.name),
+		"-no-reboot", "-smbios", "type=1,serial=E2E-" + strings.ToUpper(o.name),
 		"-uuid", "e2e00000-0000-4000-8000-" + strings.ReplaceAll(o.mac, ":", ""),
 		"-netdev", "tap,id=n0,ifname=" + tap + ",script=no,downscript=no"}
+	sock := filepath.Join(dir, "serial.sock")
+	if o.keys != "" {
+		args = append(args, "-chardev", "socket,id=s0,server=on,wait=off,path="+sock+",logfile="+serial, "-serial", "chardev:s0")
+	} else {
+		args = append(args, "-serial", "file:"+serial)
+	}
 	nic := "virtio-net-pci,netdev=n0,mac=" + o.mac + ",bootindex=1"
 	if !o.rom {
 		nic += ",romfile="
@@ -654,6 +672,9 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 		args = append(args, "-machine", "q35", "-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+ovmfCode, "-drive", "if=pflash,format=raw,unit=1,file="+vars)
 	default:
 		args = append(args, "-machine", "pc")
+	}
+	if o.uefi && o.httpBoot {
+		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=n")
 	}
 	if o.direct {
 		rel := filepath.Join(l.state, "assets", "9.2-1")
@@ -675,12 +696,18 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	go func() { cmd.Wait(); close(done) }()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	typed := false
 wait:
 	for {
 		select {
 		case <-done:
 			break wait
 		case <-tick.C:
+			if o.keys != "" && !typed {
+				if b, _ := os.ReadFile(serial); bytes.Contains(b, []byte(o.typeAt)) {
+					typed = typeKeys(sock, serial, o.keys, &qlog)
+				}
+			}
 			if o.until != "" {
 				if b, _ := os.ReadFile(serial); bytes.Contains(b, []byte(o.until)) {
 					time.Sleep(2 * time.Second) // a little longer: nothing else may follow
@@ -704,6 +731,41 @@ wait:
 		m.marker, m.detail = s[1], strings.TrimSpace(s[2])
 	}
 	return m
+}
+
+// typeKeys types keys on the serial console's socket a byte at a time,
+// each once the one before has echoed (the serial log, at path, grew) or
+// after 2 s: firmware consoles drop what comes faster than they read. It
+// says whether it could.
+func typeKeys(sock, path, keys string, qlog *bytes.Buffer) bool {
+	c, err := net.DialTimeout("unix", sock, 5*time.Second)
+	if err != nil {
+		fmt.Fprintf(qlog, "[test: typing on the serial console: %v]\n", err)
+		return false
+	}
+	defer c.Close()
+	// Read what the guest writes (the log keeps it): a UART writes a
+	// byte at a time, and a socket nobody reads fills in a few hundred.
+	go io.Copy(io.Discard, c)
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	for i := 0; i < len(keys); i++ {
+		before := size()
+		if _, err := c.Write([]byte{keys[i]}); err != nil {
+			fmt.Fprintf(qlog, "[test: typing on the serial console: %v]\n", err)
+			return false
+		}
+		for end := time.Now().Add(2 * time.Second); size() == before && time.Now().Before(end); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
 }
 
 // wantOK wants the emulator's OK marker with an FQDN starting with fqdn.

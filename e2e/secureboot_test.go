@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +15,47 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
+
+// grubProbe is typed at grub's prompt under UEFI HTTP boot: what grub
+// took from the firmware (prefix, root, addresses) and whether it can
+// load http. Typed lines echo as typed ($prefix), answers expanded.
+const grubProbe = "echo p=$prefix r=$root\rnet_ls_addr\rinsmod http\rset d=done\recho probe-$d\r"
+
+// get fetches url from inside the lab's site namespace (this test binary
+// run there with PN_E2E_GET) and returns the body of a 200.
+func (l *bootLab) get(t *testing.T, url string) string {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", l.site, os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "PN_E2E_GET="+url)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("GET %s: %v\n%s", url, err, stderr.String())
+	}
+	return string(out)
+}
+
+// httpGet is PN_E2E_GET's side: the body of a 200 on stdout, exit 0;
+// anything else on stderr, exit 1.
+func httpGet(url string) int {
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, resp.Status)
+		return 1
+	}
+	if _, err := io.Copy(os.Stdout, io.LimitReader(resp.Body, 16<<20)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
 
 // Debian's Secure Boot chain (packages shim-signed, grub-efi-amd64-signed).
 const (
@@ -25,7 +71,8 @@ const (
 // installer initrd. Debian's grub 2.06 reads the site lease, not the proxy
 // offer, for the server it was loaded from, so the site's DHCP names the
 // window as next-server (siaddr, no boot file); the boot file itself still
-// comes from the window's proxy-DHCP.
+// comes from the window's proxy-DHCP. SiteLeaseWithoutNextServer shows
+// that requirement, HTTP how far UEFI HTTP boot goes (to grub).
 func TestNetbootSecureBoot(t *testing.T) {
 	for _, f := range []struct{ path, pkg string }{{ovmfCodeMS, "ovmf"}, {ovmfVarsMS, "ovmf"}, {debianShim, "shim-signed"}, {debianGrub, "grub-efi-amd64-signed"}} {
 		if _, err := os.Stat(f.path); err != nil {
@@ -62,6 +109,65 @@ func TestNetbootSecureBoot(t *testing.T) {
 		}
 		for _, step := range []events.Kind{events.Shim, events.Grub, events.Kernel, events.Initrd} {
 			l.wantEvent(t, string(step), "")
+		}
+		// The window's page shows it too, with the chain's steps.
+		page := l.get(t, "http://"+l.serverIP()+":8090/")
+		if i := strings.Index(page, `id="node-sb1"`); i < 0 || !strings.Contains(page[i:], `data-secure-boot="on"`) || !strings.Contains(page[i:], `data-step="shim" class="seen"`) {
+			t.Errorf("the page does not show sb1 installed with Secure Boot on through shim:\n%s", page)
+		}
+	})
+	t.Run("HTTP", func(t *testing.T) {
+		t.Parallel()
+		// UEFI HTTP boot (OVMF's PXE turned off): the proxy offers the
+		// shim's URL, shim fetches grubx64.efi beside it over HTTP (it asks
+		// for <base>/ipxe//grubx64.efi, served without a redirect), and
+		// grub starts under Secure Boot. It sets its network from the
+		// firmware's HTTP boot device path (address, and its prefix on an
+		// http device at the window), but Debian 12's signed grub carries
+		// no http module, and loads none under Secure Boot: it reads no
+		// configuration and stops at its prompt, where the test asks it
+		// what it has (grubProbe). The README says what grub would need.
+		l := newLab(t, 15, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
+		l.register(t, "sbhttp", "52:54:00:77:0a:10")
+		l.serve(t, media)
+		m := l.boot(t, vmOptions{name: "sbhttp", mac: "52:54:00:77:0a:10", uefi: true, secureBoot: true, httpBoot: true,
+			typeAt: "grub> ", keys: grubProbe, until: "probe-done", limit: 200 * time.Second})
+		win := l.serverIP() + ":8090"
+		m.wantSerial(t, "Start HTTP Boot over IPv4")
+		m.wantSerial(t, "URI: http://"+win+"/ipxe/shimx64.efi")
+		m.wantSerial(t, "Welcome to GRUB!")
+		l.wantEvent(t, string(events.Shim), "shimx64.efi over HTTP")
+		l.wantEvent(t, string(events.Grub), "grubx64.efi over HTTP")
+		m.wantSerial(t, "p=(http,"+win+")/grub r=http,"+win)
+		m.wantSerial(t, "efinet0 52:54:00:77:0a:10 10.")
+		m.wantSerial(t, "error: disk `http,"+win+"' not found.")
+		m.wantSerial(t, "probe-done")
+		l.wantNoLog(t, "grub/grub.cfg")
+		if m.marker != "" {
+			t.Errorf("grub went on past its prompt (update the README and this test): %s %s", m.marker, m.detail)
+		}
+	})
+	t.Run("SiteLeaseWithoutNextServer", func(t *testing.T) {
+		t.Parallel()
+		// The site's DHCP as plain as can be (no --dhcp-boot): shim,
+		// reading the proxy offer, gets grub from the window by TFTP, but
+		// Debian's grub 2.06 takes its server from the site's lease only,
+		// so it never asks the window for grub/grub.cfg (no configuration
+		// the window could write reaches it, whatever server it names) and
+		// the machine goes no further: 90 s, where with next-server grub
+		// asks within seconds. This is why the site's DHCP must name the
+		// window as next-server.
+		l := newLab(t, 16, labOptions{serveArgs: []string{"--secure-boot"}})
+		l.register(t, "sbplain", "52:54:00:77:0b:10")
+		l.serve(t, media)
+		m := l.boot(t, vmOptions{name: "sbplain", mac: "52:54:00:77:0b:10", uefi: true, secureBoot: true, limit: 90 * time.Second})
+		l.wantLog(t, "file=shimx64.efi")
+		l.wantLog(t, "file=grubx64.efi")
+		m.wantSerial(t, "Welcome to GRUB!")
+		l.wantNoLog(t, "grub/grub.cfg")
+		l.wantNoLog(t, "grub entry")
+		if m.marker != "" {
+			t.Errorf("grub went on without next-server (update the README and this test): %s %s", m.marker, m.detail)
 		}
 	})
 	t.Run("Enforced", func(t *testing.T) {
