@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // Installed takes the installer's report of success for token, once,
@@ -28,6 +29,12 @@ func (b *Backend) Installed(ctx context.Context, token, clientIP string, report 
 		if err := b.cfg.Installs.Put(ctx, in); err != nil {
 			b.unclaim(token, ".webhook")
 			return "", fmt.Errorf("keep the install report of %s: %w", name, err)
+		}
+	}
+	// A reinstall kept the node's previous root password until now.
+	if p, ok := b.cfg.Secrets.(secret.Previous); ok {
+		if err := p.ForgetPrevious(name); err != nil {
+			b.log.Warn("the previous root password of a reinstalled node is still kept", "node", name, "err", err)
 		}
 	}
 	// The window records the installer's report (Record), which marks

@@ -30,7 +30,7 @@ func (a *app) addCompletion(root *cobra.Command) {
 	output := cobra.FixedCompletions([]string{"table", "json", "yaml"}, none)
 	for _, c := range root.Commands() {
 		switch c.Name() {
-		case "register", "unregister", "rearm", "boot":
+		case "register", "unregister", "rearm", "reinstall", "boot":
 			c.ValidArgsFunction = names(0)
 		case "power":
 			c.ValidArgsFunction = names(1, "status", "on", "off", "cycle")

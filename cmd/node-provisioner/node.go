@@ -31,6 +31,8 @@ type node interface {
 	Power(ctx context.Context, name, action string) (string, error)
 	// Boot boots name into the installer through its BMC.
 	Boot(ctx context.Context, name string) (api.BootReply, error)
+	// Reinstall re-arms the installed name and boots it through its BMC.
+	Reinstall(ctx context.Context, name string) (api.ReinstallReply, error)
 	// Window returns the provisioning window's state.
 	Window(ctx context.Context) (api.WindowStatus, error)
 	// Disable closes the window; closed says one was open.

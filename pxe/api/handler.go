@@ -146,20 +146,21 @@ func New(cfg Config) (*Handler, error) {
 		scope apitoken.Scope
 		fn    http.HandlerFunc
 	}{
-		"GET " + Prefix + "/registrations":               {apitoken.ScopeRead, h.listRegistrations},
-		"POST " + Prefix + "/registrations":              {apitoken.ScopeRegister, h.createRegistration},
-		"GET " + Prefix + "/registrations/{name}":        {apitoken.ScopeRead, h.getRegistration},
-		"DELETE " + Prefix + "/registrations/{name}":     {apitoken.ScopeRegister, h.deleteRegistration},
-		"GET " + Prefix + "/window":                      {apitoken.ScopeRead, h.getWindow},
-		"PUT " + Prefix + "/window":                      {apitoken.ScopeAdmin, h.openWindow},
-		"DELETE " + Prefix + "/window":                   {apitoken.ScopeAdmin, h.closeWindow},
-		"GET " + Prefix + "/events":                      {apitoken.ScopeRead, h.events},
-		"GET " + Prefix + "/tokens":                      {apitoken.ScopeAdmin, h.listTokens},
-		"POST " + Prefix + "/tokens":                     {apitoken.ScopeAdmin, h.createToken},
-		"DELETE " + Prefix + "/tokens/{name}":            {apitoken.ScopeAdmin, h.revokeToken},
-		"GET " + Prefix + "/registrations/{name}/power":  {apitoken.ScopeRead, h.getPower},
-		"POST " + Prefix + "/registrations/{name}/power": {apitoken.ScopeRegister, h.postPower},
-		"POST " + Prefix + "/registrations/{name}/boot":  {apitoken.ScopeRegister, h.postBoot},
+		"GET " + Prefix + "/registrations":                   {apitoken.ScopeRead, h.listRegistrations},
+		"POST " + Prefix + "/registrations":                  {apitoken.ScopeRegister, h.createRegistration},
+		"GET " + Prefix + "/registrations/{name}":            {apitoken.ScopeRead, h.getRegistration},
+		"DELETE " + Prefix + "/registrations/{name}":         {apitoken.ScopeRegister, h.deleteRegistration},
+		"GET " + Prefix + "/window":                          {apitoken.ScopeRead, h.getWindow},
+		"PUT " + Prefix + "/window":                          {apitoken.ScopeAdmin, h.openWindow},
+		"DELETE " + Prefix + "/window":                       {apitoken.ScopeAdmin, h.closeWindow},
+		"GET " + Prefix + "/events":                          {apitoken.ScopeRead, h.events},
+		"GET " + Prefix + "/tokens":                          {apitoken.ScopeAdmin, h.listTokens},
+		"POST " + Prefix + "/tokens":                         {apitoken.ScopeAdmin, h.createToken},
+		"DELETE " + Prefix + "/tokens/{name}":                {apitoken.ScopeAdmin, h.revokeToken},
+		"GET " + Prefix + "/registrations/{name}/power":      {apitoken.ScopeRead, h.getPower},
+		"POST " + Prefix + "/registrations/{name}/power":     {apitoken.ScopeRegister, h.postPower},
+		"POST " + Prefix + "/registrations/{name}/boot":      {apitoken.ScopeRegister, h.postBoot},
+		"POST " + Prefix + "/registrations/{name}/reinstall": {apitoken.ScopeRegister, h.postReinstall},
 	}
 	for pattern, rt := range routes {
 		h.mux.Handle(pattern, h.guard(rt.scope, rt.fn))

@@ -47,6 +47,8 @@ type (
 	PowerReply = apitype.PowerReply
 	// BootReply is [apitype.BootReply].
 	BootReply = apitype.BootReply
+	// ReinstallReply is [apitype.ReinstallReply].
+	ReinstallReply = apitype.ReinstallReply
 	// TokenInfo is [apitype.TokenInfo].
 	TokenInfo = apitype.TokenInfo
 	// CreateTokenRequest is [apitype.CreateTokenRequest].

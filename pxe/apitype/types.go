@@ -181,3 +181,14 @@ type CreatedToken struct {
 	// Expires is when the token stops being accepted; absent for never.
 	Expires time.Time `json:"expires,omitzero"`
 }
+
+// ReinstallReply answers POST /api/v1/registrations/{name}/reinstall: the
+// registration is pending again, and Boot says how its BMC booted it
+// into the installer (nil for a registration without a BMC, whose
+// machine the operator boots).
+type ReinstallReply struct {
+	// Name is the re-armed registration's.
+	Name string `json:"name"`
+	// Boot is the BMC's boot, when the registration has a BMC.
+	Boot *BootReply `json:"boot"`
+}

@@ -34,3 +34,13 @@ func (c *Client) Boot(ctx context.Context, name string) (BootReply, error) {
 	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/boot", op: opPower}, &out)
 	return out, err
 }
+
+// Reinstall re-arms the installed registration name as a new one-shot
+// and, when it has a BMC, boots its machine into the installer. It is
+// not retried: a second call after the first re-armed finds nothing
+// installed of that name.
+func (c *Client) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
+	var out apitype.ReinstallReply
+	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/reinstall", op: opPower}, &out)
+	return out, err
+}

@@ -101,3 +101,15 @@ type Store interface {
 	// RemoveBMCPassword removes name's BMC password, if any.
 	RemoveBMCPassword(name string) error
 }
+
+// Previous is a [Store] that keeps a node's previous root password
+// while the node reinstalls: its new answer's password replaces the
+// current one when it is consumed, and until the new install reports in
+// the machine may still be the old one.
+type Previous interface {
+	// KeepPrevious keeps name's current root password as its previous
+	// one; without a current one it does nothing.
+	KeepPrevious(name string) error
+	// ForgetPrevious removes name's previous root password, if any.
+	ForgetPrevious(name string) error
+}

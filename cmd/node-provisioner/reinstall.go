@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe/api"
+)
+
+func (a *app) reinstallCmd() *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "reinstall NAME [--force]",
+		Short: "Install a node's machine again: its registration re-armed with a new root password, its BMC booting it",
+		Long: `Re-arm an installed node's registration as a new one-shot, with its pins and
+its BMC: the machine's next netboot gets the installer again (its script said
+exit while it was installed), for that one install, and an answer with a new
+root password; the old one is kept as <name>.previous.pw until the new install
+reports in. With a BMC, its next boot is set to PXE (once) and it is powered
+on or cycled, as boot does: the provisioning window must be open.
+
+It asks for confirmation at a terminal; elsewhere it needs --force.`,
+		Example: `  node-provisioner enable --ttl 2h --dhcp-interface eth0
+  node-provisioner reinstall pve3`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := registry.ValidateName(name); err != nil {
+				return usageError(err)
+			}
+			if !force {
+				if err := confirm(cmd, name); err != nil {
+					return err
+				}
+			}
+			n, err := a.node()
+			if err != nil {
+				return err
+			}
+			res, err := n.Reinstall(cmd.Context(), name)
+			if errors.Is(err, registry.ErrNotFound) {
+				return usageError(err)
+			}
+			if err != nil {
+				return err
+			}
+			if res.Boot == nil {
+				fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password; netboot its machine\n", name)
+				return nil
+			}
+			how := "powered on"
+			if res.Boot.Cycled {
+				how = "power-cycled"
+			}
+			fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password; next boot PXE (%s, once) and %s via %s\n", name, res.Boot.Mode, how, res.Boot.Protocol)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "reinstall without asking (needed where there is no terminal)")
+	return c
+}
+
+// confirm asks at a terminal whether to reinstall name; without one it
+// is a usage error naming --force, and anything but yes declines (exit 1).
+func confirm(cmd *cobra.Command, name string) error {
+	if !cli.IsTerminal(cmd.InOrStdin()) {
+		return usageError(fmt.Errorf("reinstall %s needs confirmation: run it at a terminal, or give --force", name))
+	}
+	p := cli.NewLinePrompter(cmd.InOrStdin(), cmd.ErrOrStderr())
+	ans, err := p.Prompt(cmd.Context(), fmt.Sprintf("Reinstall %s? Its machine installs again, over its boot disk [y/N]: ", name))
+	if err != nil {
+		return err
+	}
+	if a := strings.ToLower(ans); a != "y" && a != "yes" {
+		return fmt.Errorf("reinstall %s declined", name)
+	}
+	return nil
+}
+
+// Reinstall re-arms name in the state folder and, when it has a BMC,
+// boots it: refused before anything is written when the window is
+// closed, as the BMC's boot would be.
+func (l localNode) Reinstall(ctx context.Context, name string) (api.ReinstallReply, error) {
+	stores, err := l.a.stores()
+	if err != nil {
+		return api.ReinstallReply{}, err
+	}
+	consumed, err := stores.Registrations().Consumed(ctx)
+	if err != nil {
+		return api.ReinstallReply{}, err
+	}
+	i := slices.IndexFunc(consumed, func(r registry.Registration) bool { return r.Name == name })
+	withBMC := i >= 0 && consumed[i].BMC != nil
+	if withBMC {
+		w, err := l.Window(ctx)
+		if err != nil {
+			return api.ReinstallReply{}, err
+		}
+		if !w.Open {
+			return api.ReinstallReply{}, fmt.Errorf("reinstall %s: the provisioning window is closed; open it first (node-provisioner enable), so that the machine its BMC boots is answered", name)
+		}
+	}
+	if _, err := l.Local.Reinstall(ctx, name); err != nil {
+		return api.ReinstallReply{}, err
+	}
+	reply := api.ReinstallReply{Name: name}
+	if withBMC {
+		b, err := l.Boot(ctx, name)
+		if err != nil {
+			return reply, fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (node-provisioner boot %s when that is fixed): %w", name, name, err)
+		}
+		reply.Boot = &b
+	}
+	return reply, nil
+}

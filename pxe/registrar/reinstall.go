@@ -1,0 +1,21 @@
+package registrar
+
+import (
+	"context"
+
+	"github.com/plasmactl/plasma-node/answer/registry"
+)
+
+// Reinstall re-arms the consumed registration name of the folder
+// ([registry.Reinstall]).
+func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registration, error) {
+	stores, err := l.open()
+	if err != nil {
+		return registry.Registration{}, err
+	}
+	secrets, err := stores.Secrets()
+	if err != nil {
+		return registry.Registration{}, err
+	}
+	return registry.Reinstall(ctx, stores.Registrations(), secrets, name)
+}
