@@ -51,44 +51,59 @@ func (p *Project) KnownHosts(ctx context.Context, platform, provisionerDir strin
 	if err != nil {
 		return nil, err
 	}
-	reports := map[string]map[string]providers.Installed{} // provider -> hostname -> report
-	var out []KnownHost
-	reporting := false
-	for _, n := range ns {
-		name := n.ProviderMetadata.Provider
-		installed, ok := reports[name]
-		if !ok {
-			prov, err := p.providers.Get(name)
-			if err != nil {
-				continue
-			}
-			rep, ok := prov.(providers.InstallReporter)
-			if !ok {
-				reports[name] = nil
-				continue
-			}
-			at, err := p.Provisioner(plat, provisionerDir)
-			if err != nil {
-				return nil, err
-			}
-			if installed, err = rep.Installed(ctx, at); err != nil {
-				return nil, err
-			}
-			reports[name] = installed
-		}
-		if installed == nil {
-			continue
-		}
-		reporting = true
-		if in, ok := installed[n.Hostname]; ok {
-			out = append(out, p.knownHosts(n, in)...)
-		}
+	installed, reporting, err := p.installReports(ctx, plat, ns, provisionerDir)
+	if err != nil {
+		return nil, err
 	}
 	if len(ns) > 0 && !reporting {
 		return nil, fmt.Errorf("platform %s: %w: its nodes are not bare metal (pxe)", platform, ErrNoHostKeys)
 	}
+	var out []KnownHost
+	for _, n := range ns {
+		if in, ok := installed[n.Hostname]; ok {
+			out = append(out, p.knownHosts(n, in)...)
+		}
+	}
 	slices.SortStableFunc(out, func(a, b KnownHost) int { return strings.Compare(a.Hostname, b.Hostname) })
 	return out, nil
+}
+
+// installReports asks the providers of ns (nodes of platform plat) that
+// are [providers.InstallReporter]s what their installed servers
+// reported, by hostname; reporting says whether any node's provider is
+// one.
+func (p *Project) installReports(ctx context.Context, plat *nodes.Platform, ns []*nodes.Node, provisionerDir string) (map[string]providers.Installed, bool, error) {
+	out := map[string]providers.Installed{}
+	asked := map[string]bool{}
+	reporting := false
+	for _, n := range ns {
+		name := n.ProviderMetadata.Provider
+		if asked[name] {
+			continue
+		}
+		asked[name] = true
+		prov, err := p.providers.Get(name)
+		if err != nil {
+			continue
+		}
+		rep, ok := prov.(providers.InstallReporter)
+		if !ok {
+			continue
+		}
+		reporting = true
+		at, err := p.Provisioner(plat, provisionerDir)
+		if err != nil {
+			return nil, true, err
+		}
+		installed, err := rep.Installed(ctx, at)
+		if err != nil {
+			return nil, true, err
+		}
+		for h, in := range installed {
+			out[h] = in
+		}
+	}
+	return out, reporting, nil
 }
 
 // knownHosts are the lines of n's reported host keys.

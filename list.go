@@ -29,6 +29,10 @@ type ListOptions struct {
 // installed, [StateUnregistered] when it has none, or [StateUnknown]
 // when they cannot be read (logged; the list does not fail for it).
 //
+// An installed node whose file differs from what its installer reported
+// (its address, its host keys) is warned about: [Project.Refresh]
+// writes the report; List writes nothing.
+//
 // Node files that cannot be read do not stop it: the other nodes are
 // returned with a [*BrokenNodesError] naming them.
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
@@ -40,6 +44,7 @@ func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 	if serr := p.installStates(ctx, ns, o.ProvisionerDir); serr != nil {
 		return ns, serr
 	}
+	p.warnStale(ctx, ns, o.ProvisionerDir)
 	if broken != nil {
 		return ns, broken
 	}
@@ -162,7 +167,11 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 		if err != nil {
 			return Shown{}, err
 		}
-		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, p.installStates(ctx, ns, "")
+		err = p.installStates(ctx, ns, "")
+		if err == nil {
+			p.warnStale(ctx, ns, "")
+		}
+		return Shown{Platform: &PlatformView{Platform: plat, Nodes: ns}}, err
 	case !errors.Is(err, nodes.ErrPlatformNotFound):
 		return Shown{}, err
 	}
@@ -173,5 +182,9 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	if err != nil {
 		return Shown{}, err
 	}
-	return Shown{Node: n}, p.installStates(ctx, []*nodes.Node{n}, "")
+	err = p.installStates(ctx, []*nodes.Node{n}, "")
+	if err == nil {
+		p.warnStale(ctx, []*nodes.Node{n}, "")
+	}
+	return Shown{Node: n}, err
 }

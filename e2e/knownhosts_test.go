@@ -13,7 +13,9 @@ import (
 // into the lab's state folder, the machine boots into the installer
 // emulator, whose webhook posts its address and fresh host keys; then
 // ssh-keygen -F ADDRESS -f <(plasma-node known-hosts metal) finds the
-// ed25519 key the emulator posted, by the address it reported.
+// ed25519 key the emulator posted, by the address it reported, and
+// plasma-node refresh writes that address and the keys into the node
+// file.
 func TestKnownHostsOfAnInstalledNode(t *testing.T) {
 	media := netbootPrereqs(t)
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
@@ -60,5 +62,12 @@ func TestKnownHostsOfAnInstalledNode(t *testing.T) {
 	fps, err := exec.Command("ssh-keygen", "-l", "-f", lines).Output()
 	if err != nil || !strings.Contains(string(fps), fp) {
 		t.Errorf("ssh-keygen -F %s found keys %s (%v); want the posted %s\nknown_hosts:\n%s", addr, fps, err, fp, readFile(kh))
+	}
+	if out := pn("refresh", "metal"); !strings.Contains(out, "Refreshed metal-control-001@metal: installed address "+addr+", 2 host keys") {
+		t.Errorf("refresh: %q", out)
+	}
+	node := readFile(filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml"))
+	if !strings.Contains(node, "installed_ip: "+addr+"\n") || !strings.Contains(node, "ssh_host_keys:\n  - ssh-ed25519 ") || !strings.Contains(node, "  - ecdsa-sha2-nistp256 ") {
+		t.Errorf("the node file after refresh:\n%s", node)
 	}
 }

@@ -12,6 +12,7 @@ func cloneNode(n *Node) *Node {
 	c.Disks = slices.Clone(n.Disks)
 	c.Labels = maps.Clone(n.Labels)
 	c.K8sLabels = maps.Clone(n.K8sLabels)
+	c.SSHHostKeys = slices.Clone(n.SSHHostKeys)
 	return &c
 }
 

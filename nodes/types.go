@@ -35,6 +35,9 @@ type Node struct {
 	Labels map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// K8sLabels are the Kubernetes node labels, zone labels included.
 	K8sLabels map[string]string `yaml:"k8s_labels,omitempty" json:"k8s_labels,omitempty"`
+	// SSHHostKeys are the node's SSH host public keys ("TYPE BASE64"), as
+	// its installer reported them and plasma-node refresh writes them.
+	SSHHostKeys []string `yaml:"ssh_host_keys,omitempty" json:"ssh_host_keys,omitempty"`
 
 	// InstallState is a bare-metal node's install state from its
 	// node-provisioner registration (pending, consumed, installed), as
@@ -68,6 +71,12 @@ type Network struct {
 	PublicGateway string `yaml:"public_gateway,omitempty" json:"public_gateway,omitempty"`
 	// PublicPrefix is the prefix length of the public network.
 	PublicPrefix int `yaml:"public_prefix,omitempty" json:"public_prefix,omitempty"`
+	// InstalledIP is the management address a bare-metal node's
+	// installer reported (a DHCP install keeps the address the site's
+	// DHCP gave it), as plasma-node refresh writes it.
+	InstalledIP string `yaml:"installed_ip,omitempty" json:"installed_ip,omitempty"`
+	// InstalledPrefix is InstalledIP's prefix length.
+	InstalledPrefix int `yaml:"installed_prefix,omitempty" json:"installed_prefix,omitempty"`
 }
 
 // ProviderMetadata is what the infrastructure provider knows of a node.

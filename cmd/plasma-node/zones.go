@@ -112,3 +112,16 @@ func (a *app) knownHostsCmd() *cobra.Command {
 		},
 	}
 }
+
+func (a *app) refreshCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "refresh PLATFORM",
+		Short: "Write the installed address and SSH host keys the installers reported into the node files",
+		Example: `  plasma-node refresh metal
+  plasma-node refresh metal --provisioner-dir /var/lib/node-provisioner`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return nodecmd.Refresh(cmd.Context(), a.env(cmd), args[0])
+		},
+	}
+}

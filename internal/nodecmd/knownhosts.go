@@ -3,6 +3,8 @@ package nodecmd
 import (
 	"context"
 	"fmt"
+
+	plasmanode "github.com/plasmactl/plasma-node"
 )
 
 // KnownHosts prints an OpenSSH known_hosts for platform's installed
@@ -24,4 +26,34 @@ func KnownHosts(ctx context.Context, e Env, platform string) (err error) {
 		}
 	}
 	return nil
+}
+
+// Refresh writes what each installed node's installer reported (address,
+// host keys) into its node file and prints one line per installed node,
+// saying when its address changed.
+func Refresh(ctx context.Context, e Env, platform string) (err error) {
+	defer func() { err = withHints(err, command{platform: platform}) }()
+	p, err := e.Project(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := p.Refresh(ctx, plasmanode.RefreshOptions{Platform: platform, ProvisionerDir: e.ProvisionerDir})
+	for _, r := range res {
+		var line string
+		switch {
+		case r.Previous != "":
+			line = fmt.Sprintf("Refreshed %s: the installed address changed from %s to %s; %d host keys", r.Node, r.Previous, r.Address, r.HostKeys)
+		case r.Written:
+			line = fmt.Sprintf("Refreshed %s: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
+		default:
+			line = fmt.Sprintf("%s is up to date: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
+		}
+		if _, werr := fmt.Fprintln(e.out(), line); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err == nil && len(res) == 0 {
+		_, err = fmt.Fprintf(e.out(), "No node of platform %s has reported an install yet\n", platform)
+	}
+	return err
 }
