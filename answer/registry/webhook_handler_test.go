@@ -8,10 +8,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,6 +22,8 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // webhookBody is testdata/webhook's 9.2 body, edited by edit.
@@ -186,5 +191,85 @@ func TestStatusShowsTheInstallReport(t *testing.T) {
 		if diff := cmp.Diff(want, n.HostKeyFingerprints); diff != "" {
 			t.Errorf("%s: fingerprints (-ssh-keygen +got):\n%s", name, diff)
 		}
+	}
+}
+
+// slowBody sends body a byte at a time, every gap.
+func slowBody(body []byte, gap time.Duration) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		for i := range body {
+			if _, err := pw.Write(body[i : i+1]); err != nil {
+				return
+			}
+			time.Sleep(gap)
+		}
+		pw.Close()
+	}()
+	return pr
+}
+
+// TestWebhookRefusesASlowBody: a body still arriving after the window's
+// webhook read timeout gets 408, and the token stays unspent.
+func TestWebhookRefusesASlowBody(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205"))
+	hook := answeredWebhook(t, e)
+	h, err := netboot.New(netboot.Config{Backend: e.b, BaseURL: "http://192.0.2.1:8090", WebhookReadTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := httptest.NewServer(h)
+	defer slow.Close()
+	u, _ := url.Parse(hook)
+	start := time.Now()
+	status, msg := postHook(t, slow.URL+u.Path, slowBody([]byte(`{"fqdn":"pve1.lab.example","machine-id":"unknown"}`), 50*time.Millisecond))
+	if status != http.StatusRequestTimeout || !strings.Contains(msg, "not sent within 300ms") || time.Since(start) > 5*time.Second {
+		t.Errorf("slow body: %d %q after %s; want 408 soon after 300ms", status, msg, time.Since(start))
+	}
+	if _, err := e.inst.Get(context.Background(), "pve1"); !errors.Is(err, registry.ErrNoInstall) {
+		t.Errorf("a report was kept: %v", err)
+	}
+	if status, msg := postHook(t, hook, bytes.NewReader(webhookBody(t, nil))); status != 200 {
+		t.Errorf("the real webhook after the slow one: %d %s; want the token unspent", status, msg)
+	}
+}
+
+// failingInstalls is a store of reports that cannot keep any.
+type failingInstalls struct{ registry.Installs }
+
+func (failingInstalls) Put(context.Context, registry.Install) error {
+	return errors.New("disk full")
+}
+
+// TestAWebhookWhoseReportCannotBeKeptCanBeRetried: when the report cannot
+// be kept the installer gets 500 and the token is put back, so that its
+// retry (here through a window whose store works) is taken.
+func TestAWebhookWhoseReportCannotBeKeptCanBeRetried(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205"))
+	hook := answeredWebhook(t, e)
+	sec, err := secretfile.Open(e.secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken, err := registry.NewBackend(registry.BackendConfig{Store: e.reg, Secrets: sec, StateDir: e.state,
+		Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), Installs: failingInstalls{e.inst}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := netboot.New(netboot.Config{Backend: broken, BaseURL: "http://192.0.2.1:8090"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	u, _ := url.Parse(hook)
+	if status, msg := postHook(t, srv.URL+u.Path, bytes.NewReader(webhookBody(t, nil))); status != http.StatusInternalServerError || strings.Contains(msg, "disk full") {
+		t.Errorf("webhook with a failing store: %d %q; want 500 without the cause", status, msg)
+	}
+	if status, msg := postHook(t, hook, bytes.NewReader(webhookBody(t, nil))); status != 200 {
+		t.Fatalf("the retry: %d %s; want the token put back", status, msg)
+	}
+	if in, err := e.inst.Get(context.Background(), "pve1"); err != nil || in.Report.Management == nil {
+		t.Errorf("after the retry: %+v, %v", in, err)
 	}
 }

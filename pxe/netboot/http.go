@@ -32,6 +32,9 @@ type Config struct {
 	// refusals.go); its reply is unchanged. Zero: DefaultMaxRefusalDelay;
 	// negative: no delay.
 	MaxRefusalDelay time.Duration
+	// WebhookReadTimeout bounds the time a webhook body may take to
+	// arrive in full. Zero: [WebhookReadTimeout].
+	WebhookReadTimeout time.Duration
 	// BaseURL is this server's concrete URL as booting machines reach it,
 	// such as "http://10.77.0.2:8090", put into every script: never an
 	// unspecified address and never ${next-server} (anchors B.7). Keep it

@@ -20,7 +20,8 @@ const WebhookReadTimeout = 60 * time.Second
 
 // webhook serves POST /webhook/{token}: the installer's report that the
 // install is done. The per-node token in the URL is its authentication.
-// The body, at most [MaxBodySize] read within [WebhookReadTimeout], is
+// The body, at most [MaxBodySize] read within Config.WebhookReadTimeout
+// ([WebhookReadTimeout] by default), is
 // parsed and checked ([answer.ParseInstallReport]) before the token is
 // spent: a body over the bound gets 413, one too slow 408, a malformed
 // one 400, and none of them consumes the token or keeps anything. A
@@ -40,7 +41,11 @@ func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("webhook refused", "status", status, "reason", msg, "client_ip", ev.ClientIP)
 		reply(w, status, msg)
 	}
-	report, status, msg := readReport(w, r)
+	limit := h.cfg.WebhookReadTimeout
+	if limit <= 0 {
+		limit = WebhookReadTimeout
+	}
+	report, status, msg := readReport(w, r, limit)
 	if status != 0 {
 		refuse(status, msg)
 		return
@@ -74,14 +79,14 @@ func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
 
 // readReport reads and parses a webhook body; a refusal comes back as a
 // status and a message naming the field, quoting nothing.
-func readReport(w http.ResponseWriter, r *http.Request) (*answer.InstallReport, int, string) {
-	body, err := io.ReadAll(&deadlineReader{r: http.MaxBytesReader(w, r.Body, MaxBodySize), end: time.Now().Add(WebhookReadTimeout)})
+func readReport(w http.ResponseWriter, r *http.Request, limit time.Duration) (*answer.InstallReport, int, string) {
+	body, err := io.ReadAll(&deadlineReader{r: http.MaxBytesReader(w, r.Body, MaxBodySize), end: time.Now().Add(limit)})
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("webhook body over %d bytes", MaxBodySize)
 	case errors.Is(err, errSlowBody):
-		return nil, http.StatusRequestTimeout, fmt.Sprintf("webhook body not sent within %s", WebhookReadTimeout)
+		return nil, http.StatusRequestTimeout, fmt.Sprintf("webhook body not sent within %s", limit)
 	case err != nil:
 		return nil, http.StatusBadRequest, "webhook body unreadable"
 	}
