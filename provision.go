@@ -63,7 +63,9 @@ type ProvisionOptions struct {
 	Boot bool
 	// Wait, with Boot, follows the started servers until each is ready
 	// (pxe: installed), one cannot be started, WaitTimeout passes or ctx
-	// ends; anything short of all ready is a [*NotReadyError].
+	// ends; anything short of all ready is a [*NotReadyError]. The
+	// ready servers' node files then get what their installers reported
+	// (ProvisionResult.Refreshed, [Project.Refresh]).
 	Wait bool
 	// WaitTimeout bounds Wait. Default: [DefaultWaitTimeout].
 	WaitTimeout time.Duration
@@ -90,6 +92,9 @@ type ProvisionResult struct {
 	// Started are the servers Boot started; Ready those of them that
 	// became ready (with Wait), each in hostname order.
 	Started, Ready []string
+	// Refreshed are the installed nodes whose files Wait refreshed
+	// with what their installers reported ([Project.Refresh]).
+	Refreshed []Refreshed
 }
 
 // Provision makes the platform's servers match its pools, after

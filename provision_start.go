@@ -136,6 +136,9 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 			res.Ready = append(res.Ready, h)
 		}
 	}
+	if o.Wait && len(res.Ready) > 0 {
+		p.refreshAfterWait(ctx, o, res)
+	}
 	if len(notReady) == 0 || (!o.Wait && err == nil) {
 		return nil
 	}
@@ -148,4 +151,22 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 		e.Err = withoutContextErrors(e.Err) // the servers' own errors only
 	}
 	return e
+}
+
+// refreshAfterWait writes what the installers of the ready servers
+// reported into their node files ([Project.Refresh]); a failure is
+// logged, not returned: the servers are installed, and plasma-node
+// refresh writes the files later.
+func (p *Project) refreshAfterWait(ctx context.Context, o ProvisionOptions, res *ProvisionResult) {
+	ref, err := p.Refresh(ctx, RefreshOptions{Platform: o.Platform, ProvisionerDir: o.ProvisionerDir})
+	if err != nil {
+		p.log.Warn("node files not refreshed with the installed addresses; run plasma-node refresh", "platform", o.Platform, "err", err)
+		return
+	}
+	for _, r := range ref {
+		host, _, _ := strings.Cut(r.Node, "@")
+		if slices.Contains(res.Ready, host) {
+			res.Refreshed = append(res.Refreshed, r)
+		}
+	}
 }

@@ -72,6 +72,12 @@ func TestRemoteProvisionBoot(t *testing.T) {
 	if !regexp.MustCompile(`metal-control-001\s+started\s+next boot PXE once \(legacy\), power on via ipmi`).MatchString(out) {
 		t.Errorf("provision did not say how the machine was started:\n%s", out)
 	}
+	if !strings.Contains(out, "Refreshed metal-control-001@metal: installed address ") {
+		t.Errorf("provision --wait did not refresh the node file:\n%s", out)
+	}
+	if node := readFile(filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml")); !strings.Contains(node, "installed_ip: 10.77.21.") || !strings.Contains(node, "ssh_host_keys:") {
+		t.Errorf("the node file after provision --wait lacks the installed address or host keys:\n%s", node)
+	}
 	if _, list := pn("list", "metal"); !regexp.MustCompile(`\bmetal-control-001\b.*\binstalled\b`).MatchString(list) {
 		t.Errorf("list does not show metal-control-001 installed:\n%s", list)
 	}

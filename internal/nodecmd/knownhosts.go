@@ -39,16 +39,7 @@ func Refresh(ctx context.Context, e Env, platform string) (err error) {
 	}
 	res, err := p.Refresh(ctx, plasmanode.RefreshOptions{Platform: platform, ProvisionerDir: e.ProvisionerDir})
 	for _, r := range res {
-		var line string
-		switch {
-		case r.Previous != "":
-			line = fmt.Sprintf("Refreshed %s: the installed address changed from %s to %s; %d host keys", r.Node, r.Previous, r.Address, r.HostKeys)
-		case r.Written:
-			line = fmt.Sprintf("Refreshed %s: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
-		default:
-			line = fmt.Sprintf("%s is up to date: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
-		}
-		if _, werr := fmt.Fprintln(e.out(), line); werr != nil && err == nil {
+		if _, werr := fmt.Fprintln(e.out(), refreshLine(r)); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -56,4 +47,15 @@ func Refresh(ctx context.Context, e Env, platform string) (err error) {
 		_, err = fmt.Fprintf(e.out(), "No node of platform %s has reported an install yet\n", platform)
 	}
 	return err
+}
+
+// refreshLine says what [plasmanode.Project.Refresh] did to one node.
+func refreshLine(r plasmanode.Refreshed) string {
+	switch {
+	case r.Previous != "":
+		return fmt.Sprintf("Refreshed %s: the installed address changed from %s to %s; %d host keys", r.Node, r.Previous, r.Address, r.HostKeys)
+	case r.Written:
+		return fmt.Sprintf("Refreshed %s: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
+	}
+	return fmt.Sprintf("%s is up to date: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
 }

@@ -320,6 +320,9 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	for _, h := range res.Removed {
 		fmt.Fprintf(w, "Deleted server of node %s@%s and removed its node file\n", h, o.Platform)
 	}
+	for _, r := range res.Refreshed {
+		fmt.Fprintln(w, refreshLine(r))
+	}
 	if notReady != nil {
 		return notReady
 	}
