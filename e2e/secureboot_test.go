@@ -170,6 +170,36 @@ func TestNetbootSecureBoot(t *testing.T) {
 			t.Errorf("grub went on without next-server (update the README and this test): %s %s", m.marker, m.detail)
 		}
 	})
+	t.Run("PrepareRefusesABrokenFolder", func(t *testing.T) {
+		t.Parallel()
+		// prepare --secure-boot-dir with an unsigned shim or grub (the
+		// shim-unsigned package's shimx64.efi) refuses with exit 2,
+		// naming the piece, and stages no release.
+		unsigned := "/usr/lib/shim/shimx64.efi"
+		if _, err := os.Stat(unsigned); err != nil {
+			skipOrFail(t, "the refusal needs %s (Debian package shim-unsigned)", unsigned)
+		}
+		for piece, files := range map[string][2]string{"shim": {unsigned, debianGrub}, "grub": {debianShim, unsigned}} {
+			dir := t.TempDir()
+			folder := filepath.Join(dir, "chain")
+			os.Mkdir(folder, 0o755)
+			copyFile(t, files[0], filepath.Join(folder, "shimx64.efi"))
+			copyFile(t, files[1], filepath.Join(folder, "grubx64.efi"))
+			c := exec.Command(filepath.Join(bin, "node-provisioner"), "--state-dir", filepath.Join(dir, "state"), "prepare", "--iso", media.iso,
+				"--answer-url", "http://10.0.0.2:8090/answer", "--secure-boot-dir", folder)
+			var stderr bytes.Buffer
+			c.Stderr = &stderr
+			err := c.Run()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), piece+": not signed") {
+				t.Errorf("prepare with an unsigned %s: %v; want exit 2 naming the %s as not signed\n%s", piece, err, piece, stderr.String())
+			}
+			t.Logf("unsigned %s: %s", piece, strings.TrimSpace(stderr.String()))
+			if _, err := os.Stat(filepath.Join(dir, "state", "assets", "9.2-1", "manifest.json")); err == nil {
+				t.Errorf("prepare with an unsigned %s staged a release", piece)
+			}
+		}
+	})
 	t.Run("Enforced", func(t *testing.T) {
 		t.Parallel()
 		// The same firmware offered plain iPXE: it refuses to run it.
