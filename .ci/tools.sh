@@ -8,6 +8,8 @@
 #                                   (ovh/ovh and scaleway/scaleway built from
 #                                   ../shared/vendor by its build-plugins.sh)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
+#   .tools/bin/weed                 SeaweedFS $SEAWEEDFS_VERSION, the S3 server the s3
+#                                   state backend is tested against (internal/s3test)
 #   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
 #   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
 #                                   modules the netboot test's initrd loads
@@ -28,6 +30,10 @@ root=$PWD
 TOFU_VERSION=1.12.6
 LOCAL_VERSION=1.4.0
 HCLOUD_VERSION=1.60.1
+# SeaweedFS 4.53 (2026-11-09): its S3 gateway makes a conditional PUT
+# (If-None-Match: *) atomic (seaweedfs#8800, fixed in March 2026), which
+# tofu's use_lockfile locking rests on.
+SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 
 tools="$root/.tools"
 mirror="$tools/mirror"
@@ -65,6 +71,15 @@ if [ -x "$tofu" ] && TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/null | 
 else
   build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
     "-s -w -X github.com/opentofu/opentofu/version.dev=no"
+fi
+
+# SeaweedFS's weed (about 4 minutes on 2 cores, once).
+weed="$tools/bin/weed"
+if [ -x "$weed" ] && [ "$(cat "$weed.version" 2>/dev/null)" = "$SEAWEEDFS_VERSION" ]; then
+  echo "tools: weed $SEAWEEDFS_VERSION present" >&2
+else
+  build "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" ./weed "$weed"
+  echo "$SEAWEEDFS_VERSION" >"$weed.version"
 fi
 
 # plugin NAMESPACE TYPE VERSION MODULE: builds a provider plugin once and
