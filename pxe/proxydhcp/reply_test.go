@@ -161,6 +161,14 @@ func TestReply(t *testing.T) {
 			want:       offer(dhcpv4.MessageTypeOffer, "http://192.0.2.10:8090/ipxe/shimx64.efi", "HTTPClient", nil),
 			wantReason: "HTTP boot client of architecture 16 (UEFI x86-64 HTTP): shimx64.efi over HTTP",
 		},
+		"a Secure Boot window gives a stranger booting by PXE no offer": {
+			req: packet(t, dhcpv4.MessageTypeDiscover, uefiPXE...), allow: allowOnly(otherMAC), cfg: &sb,
+			wantReason: "machine 52:54:00:12:34:56 is not served by this window",
+		},
+		"a Secure Boot window gives a stranger HTTP booting no offer": {
+			req: packet(t, dhcpv4.MessageTypeDiscover, httpBoot...), allow: allowOnly(otherMAC), cfg: &sb,
+			wantReason: "machine 52:54:00:12:34:56 is not served by this window",
+		},
 		"a Secure Boot window gives iPXE its script as before": {
 			req:  packet(t, dhcpv4.MessageTypeDiscover, ipxeUC...),
 			cfg:  &sb,
