@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -155,6 +157,7 @@ func TestBMCBoot(t *testing.T) {
 	if strings.Count(readFile(filepath.Join(vm, "hook.log")), "set power 1") != 1 {
 		t.Errorf("power-on asked more than once:\n%s", readFile(filepath.Join(vm, "hook.log")))
 	}
+	bmcReinstall(t, l, vm, "bmc1", mac)
 
 	// A wrong password and an absent BMC: exit 1, the node and the BMC's words.
 	wrong := filepath.Join(t.TempDir(), "wrong")
@@ -312,4 +315,75 @@ func watchArgs(stop <-chan struct{}, secret string) string {
 func readFile(p string) string {
 	b, _ := os.ReadFile(p)
 	return string(b)
+}
+
+// bmcReinstall reinstalls the installed, powered-on node through its BMC
+// (node-provisioner reinstall): the machine is power-cycled into a PXE
+// boot, gets the installer again, is answered with a new root password
+// (the old one kept as the previous until the install reports in),
+// installs, and its script is the installed machine's exit again.
+func bmcReinstall(t *testing.T, l *bootLab, vm, node, mac string) {
+	t.Helper()
+	secrets := filepath.Join(l.dir, "secrets")
+	first := readFile(filepath.Join(secrets, node+".pw"))
+	if first == "" {
+		t.Fatalf("no root password of %s after its install", node)
+	}
+	script := "http://" + l.serverIP() + ":8090/boot.ipxe?mac=" + mac
+	if got := l.get(t, script); !strings.Contains(got, "exit") {
+		t.Fatalf("the installed machine's script is not its exit:\n%s", got)
+	}
+	if code, _, errs := l.npRun("reinstall", node); code != 2 || !strings.Contains(errs, "--force") {
+		t.Errorf("reinstall without a terminal or --force: %d %s; want exit 2 naming --force", code, errs)
+	}
+	start := time.Now()
+	code, out, errs := l.npRun("reinstall", node, "--force")
+	if code != 0 || out != node+": re-armed for one install with a new root password; next boot PXE (legacy, once) and power-cycled via ipmi\n" {
+		t.Fatalf("reinstall: %d %q %s", code, out, errs)
+	}
+	deadline := time.Now().Add(150 * time.Second)
+	for strings.Count(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK") < 2 && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	serial := readFile(filepath.Join(vm, "serial.log"))
+	if n := strings.Count(serial, "PLASMA-EMU: OK"); n != 2 {
+		t.Fatalf("%d installs in the serial log after reinstall, want 2", n)
+	}
+	if n := strings.Count(serial, "bootdev=pxe"); n != 2 {
+		t.Errorf("%d PXE power-ons, want 2 (the boot and the reinstall)", n)
+	}
+	for time.Now().Before(deadline) {
+		if n := strings.Count(l.eventsOf(t, "installed", node), "\n"); n >= 2 {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	took := time.Since(start)
+	line := fmt.Sprintf("bmc %s: reinstall command to installed %s", t.Name(), took.Round(100*time.Millisecond))
+	t.Log(line)
+	recordTime(line)
+	second := readFile(filepath.Join(secrets, node+".pw"))
+	if second == "" || second == first {
+		t.Errorf("the reinstall's root password is the first install's (or none), want a new one")
+	}
+	if _, err := os.Stat(filepath.Join(secrets, node+".previous.pw")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the previous root password is kept after the reinstall reported in: %v", err)
+	}
+	if got := l.get(t, script); !strings.Contains(got, "exit") {
+		t.Errorf("after the reinstall the machine's script is not its exit again:\n%s", got)
+	}
+	if code, _, errs := l.npRun("boot", node); code != 1 || !strings.Contains(errs, "installed, not pending") {
+		t.Errorf("a boot after the reinstall: %d %s; want exit 1, refused as installed", code, errs)
+	}
+}
+
+// eventsOf returns one line per event of kind naming s.
+func (l *bootLab) eventsOf(t *testing.T, kind, s string) string {
+	var b strings.Builder
+	for _, e := range l.events(t) {
+		if e["kind"] == kind && fmt.Sprint(e["node"]) == s {
+			fmt.Fprintln(&b, e["time"])
+		}
+	}
+	return b.String()
 }
