@@ -90,12 +90,23 @@ func TestAPIDecodesJSONStrictly(t *testing.T) {
 		{"the power action in another case", "POST", "/api/v1/registrations/pve1/power", `{"Action":"on"}`, `unknown field "Action"`, "Action"},
 		{"a registration's name twice", "POST", "/api/v1/registrations", `{"name":"pve1","name":"pve2","macs":[]}`, `key "name" is given twice`, "name"},
 		{"a nested key twice", "POST", "/api/v1/registrations", `{"name":"pve1","bmc":{"address":"a","address":"b"}}`, `key "bmc.address" is given twice`, "bmc.address"},
+		{"a bmc key in two cases", "POST", "/api/v1/registrations", `{"name":"pve1","bmc":{"url":"ipmi://10.0.0.9","URL":"ipmi://10.0.0.8","user":"admin"},"bmc_password":"pw"}`, `unknown field "bmc.URL" (keys are case-sensitive: "bmc.url")`, "bmc.URL"},
+		{"a bmc key in another case alone", "POST", "/api/v1/registrations", `{"name":"pve1","bmc":{"Url":"ipmi://10.0.0.9","user":"admin"},"bmc_password":"pw"}`, `unknown field "bmc.Url"`, "bmc.Url"},
+		{"an unknown bmc key", "POST", "/api/v1/registrations", `{"name":"pve1","bmc":{"url":"ipmi://10.0.0.9","user":"admin","usr":"x"},"bmc_password":"pw"}`, `unknown field "bmc.usr" (want boot_mode, cipher_suite, fingerprint, privilege, session, url, user)`, "bmc.usr"},
+		{"a bmc key twice", "POST", "/api/v1/registrations", `{"name":"pve1","bmc":{"url":"ipmi://10.0.0.9","user":"admin","user":"root"},"bmc_password":"pw"}`, `key "bmc.user" is given twice`, "bmc.user"},
+		{"an unknown pool key", "POST", "/api/v1/registrations", `{"name":"pve1","pools":[{"name":"tank","layout":"single","disks":["sdb"],"dsks":["sdc"]}]}`, `unknown field "pools.dsks"`, "pools.dsks"},
+		{"a pool key in another case", "POST", "/api/v1/registrations", `{"name":"pve1","pools":[{"name":"tank","Layout":"mirror","layout":"single","disks":["sdb"]}]}`, `unknown field "pools.Layout" (keys are case-sensitive: "pools.layout")`, "pools.Layout"},
+		{"a pool key twice in the second pool", "POST", "/api/v1/registrations", `{"name":"pve1","pools":[{"name":"tank","layout":"single","disks":["sdb"]},{"name":"tonk","name":"tunk","layout":"single","disks":["sdc"]}]}`, `key "pools.name" is given twice`, "pools.name"},
+		{"the ttl in two cases", "PUT", "/api/v1/window", `{"ttl":"1h","Ttl":"2h"}`, `unknown field "Ttl" (keys are case-sensitive: "ttl")`, "Ttl"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.do(t, tc.method, tc.path, e.tokens["admin"], tc.body)
 			if r.status != 400 || !strings.Contains(r.err.Error, tc.msg) || r.err.Field != tc.field {
 				t.Errorf("%s %s %s: %d %s, want 400 with %q (field %q)", tc.method, tc.path, tc.body, r.status, r.body, tc.msg, tc.field)
+			}
+			if r := e.do(t, "GET", "/api/v1/registrations/pve1", e.tokens["admin"], ""); r.status != 404 {
+				t.Errorf("%s %s %s was refused but wrote pve1: GET %d %s", tc.method, tc.path, tc.body, r.status, r.body)
 			}
 		})
 	}

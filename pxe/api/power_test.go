@@ -16,6 +16,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // fakePower is an api.Power that records what it was asked.
@@ -202,5 +203,60 @@ func TestBMCPasswordFollowsItsRegistration(t *testing.T) {
 	}
 	if _, ok := fp.kept()["pve1"]; ok {
 		t.Error("DELETE left the BMC password behind")
+	}
+}
+
+// TestBMCPasswordGoesWithItsBMCInASecretsFolder: through the API against
+// a real secrets folder, <name>.bmc.pw stays after a refused (409)
+// re-registration, goes when the registration is replaced by one
+// without a BMC, when another registration takes all its pins (moved and
+// removed) and when it is deleted.
+func TestBMCPasswordGoesWithItsBMCInASecretsFolder(t *testing.T) {
+	secrets, err := secretfile.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *api.Config) { c.Power, c.Secrets = &fakePower{}, secrets })
+	tok := e.tokens["register"]
+	kept := func(name string) bool {
+		t.Helper()
+		_, err := os.Lstat(secrets.BMCPasswordPath(name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	post := func(body string, want int) {
+		t.Helper()
+		if r := e.do(t, "POST", "/api/v1/registrations", tok, body); r.status != want {
+			t.Fatalf("POST %s: %d %s, want %d", body, r.status, r.body, want)
+		}
+	}
+	bmc := func(host, pw string) string {
+		return `,"boot_disk":"sda","bmc":{"url":"ipmi://` + host + `","user":"admin"},"bmc_password":"` + pw + `"}`
+	}
+	post(`{"name":"pve1","macs":["52:54:00:00:02:01"]`+bmc("10.0.0.61", "first"), 201)
+	post(`{"name":"pve2","macs":["52:54:00:00:02:02"]`+bmc("10.0.0.62", "second"), 201)
+	post(`{"name":"pve1","macs":["52:54:00:00:02:02"]`+bmc("10.0.0.61", "other"), 409)
+	if pw, err := secrets.ReadBMCPassword("pve1"); err != nil || pw != "first" {
+		t.Errorf("after a refused re-registration pve1's password is %q (%v), want the first", pw, err)
+	}
+	post(`{"name":"pve1","macs":["52:54:00:00:02:01"],"boot_disk":"sda"}`, 201)
+	if kept("pve1") {
+		t.Error("pve1 registered again without a BMC kept its BMC password")
+	}
+	post(`{"name":"pve3","macs":["52:54:00:00:02:02"],"boot_disk":"sda","replace":true}`, 201)
+	if kept("pve2") {
+		t.Error("pve2, removed when pve3 took its MAC, kept its BMC password")
+	}
+	post(`{"name":"pve4","macs":["52:54:00:00:02:04"]`+bmc("10.0.0.64", "fourth"), 201)
+	if !kept("pve4") {
+		t.Fatal("pve4's password was not kept")
+	}
+	if r := e.do(t, "DELETE", "/api/v1/registrations/pve4", tok, ""); r.status != 204 {
+		t.Fatalf("delete pve4: %d %s", r.status, r.body)
+	}
+	if kept("pve4") {
+		t.Error("DELETE left pve4's BMC password")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,24 @@ import (
 
 // createKeys are the keys a posted registration may have.
 var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "replace"}
+
+// registrationBody is a posted registration's shape, down to the keys of
+// bmc and of each pool, for checkKeys: every key at every level spelt
+// exactly, given once and known. Its values are decoded by
+// registry.DecodeRegistration.
+type registrationBody struct {
+	Name        string              `json:"name"`
+	MACs        []string            `json:"macs"`
+	BootDisk    string              `json:"boot_disk"`
+	Pools       []registry.DataPool `json:"pools"`
+	Created     string              `json:"created"`
+	Serial      string              `json:"serial"`
+	UUID        string              `json:"uuid"`
+	SSHKeys     []string            `json:"ssh_keys"`
+	BMC         *registry.BMC       `json:"bmc"`
+	BMCPassword string              `json:"bmc_password"`
+	Replace     bool                `json:"replace"`
+}
 
 // fieldOf names the request field a registration error is about.
 func fieldOf(err error) string {
@@ -188,6 +207,10 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 			writeError(w, http.StatusBadRequest, fmt.Sprintf("malformed request: unknown field %q (want %s)", k, strings.Join(createKeys, ", ")), k)
 			return
 		}
+	}
+	if field, err := checkKeys(body, reflect.TypeOf(registrationBody{})); err != nil && field != "" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: %s", errKeys, err), field)
+		return
 	}
 	var opts registry.RegisterOptions
 	if v, ok := raw["replace"]; ok {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +14,9 @@ import (
 // type t and refuses what encoding/json lets through: a key given twice
 // in one object (the last would win) and a key that is not spelt exactly
 // as a field's name ({"Scope": …} for "scope"; encoding/json matches
-// them case-insensitively). Unknown keys are left to decodeStrict. It
+// them case-insensitively), at every level. An unknown key in a nested
+// object is refused too, naming its path and the keys it may be; one at
+// the top is left to the caller (decodeStrict, or a list of its own). It
 // returns the error and the key at fault.
 func checkKeys(data []byte, t reflect.Type) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -62,6 +65,9 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) (string, error) {
 							return at, fmt.Errorf("unknown field %q (keys are case-sensitive: %q)", at, join(path, name))
 						}
 					}
+					if path != "" {
+						return at, fmt.Errorf("unknown field %q (want %s)", at, strings.Join(sortedKeys(fields), ", "))
+					}
 				}
 				child = ft
 			case t != nil && t.Kind() == reflect.Map:
@@ -87,6 +93,16 @@ func walkKeys(dec *json.Decoder, t reflect.Type, path string) (string, error) {
 		return "", err
 	}
 	return "", nil
+}
+
+// sortedKeys returns the names of fields, sorted.
+func sortedKeys(fields map[string]reflect.Type) []string {
+	out := make([]string, 0, len(fields))
+	for name := range fields {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func join(path, key string) string {

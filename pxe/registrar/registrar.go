@@ -39,7 +39,9 @@ var ErrInvalidPassword = errors.New("invalid BMC password")
 
 // Register registers r in regs and then, when r has a BMC, keeps its
 // password in secrets: only a registration that was accepted has its
-// password written. Should the password not be written, the
+// password written. Once r is written, the BMC passwords it left behind
+// are removed by [Forget]: the replaced registration's, when r has no
+// BMC, and those of the registrations it took pins from. Should the password not be written, the
 // registration is undone (the previous one of the name restored, or r
 // removed), so that no registration is left with a BMC and no password.
 // A BMC needs a password, and a password a BMC ([ErrInvalidPassword]);
@@ -54,8 +56,11 @@ func Register(ctx context.Context, regs registry.Registrations, secrets secret.S
 		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: nowhere to keep the BMC password", r.Name, ErrInvalidPassword)
 	}
 	res, err := regs.Register(ctx, r, opts)
-	if err != nil || r.BMC == nil {
+	if err != nil {
 		return res, err
+	}
+	if r.BMC == nil {
+		return res, forget(ctx, regs, secrets, stale(r.Name, res))
 	}
 	if _, err := secrets.WriteBMCPassword(r.Name, password); err != nil {
 		undo := context.WithoutCancel(ctx)
@@ -69,7 +74,38 @@ func Register(ctx context.Context, regs registry.Registrations, secrets secret.S
 		}
 		return registry.RegisterResult{}, errors.Join(fmt.Errorf("keep the BMC password of %s: %w", r.Name, err), uerr)
 	}
-	return res, nil
+	return res, forget(ctx, regs, secrets, stale(r.Name, res))
+}
+
+// stale returns the registrations whose BMC password the registration
+// of name may have left without its BMC: the one it replaced, when that
+// had a BMC, and those it took pins from (removed when left pinning
+// nothing).
+func stale(name string, res registry.RegisterResult) []string {
+	var out []string
+	if p := res.Previous; p != nil && p.BMC != nil {
+		out = append(out, name)
+	}
+	for _, m := range res.Moved {
+		if !slices.Contains(out, m.From) {
+			out = append(out, m.From)
+		}
+	}
+	return out
+}
+
+// forget runs [Forget] for each of names; a nil secrets keeps none.
+func forget(ctx context.Context, regs registry.Registrations, secrets secret.Store, names []string) error {
+	if secrets == nil {
+		return nil
+	}
+	var errs []error
+	for _, n := range names {
+		if err := Forget(ctx, regs, secrets, n); err != nil {
+			errs = append(errs, fmt.Errorf("remove the BMC password of %s: %w", n, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Unregister deletes the pending registration name from regs, then its
@@ -176,7 +212,15 @@ func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registra
 			return registry.RegisterResult{}, err
 		}
 	}
-	return Register(ctx, stores.Registrations(), secrets, r, opts, password)
+	res, err := Register(ctx, stores.Registrations(), secrets, r, opts, password)
+	if names := stale(r.Name, res); err == nil && secrets == nil && len(names) > 0 {
+		// Without a BMC of its own, r opened no secrets folder: one is
+		// opened only when a password may have been left behind.
+		if secrets, err = stores.Secrets(); err == nil {
+			err = forget(ctx, stores.Registrations(), secrets, names)
+		}
+	}
+	return res, err
 }
 
 // Unregister deletes the pending registration name and, by

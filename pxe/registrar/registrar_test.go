@@ -104,3 +104,74 @@ func TestRegisterUndoesWhenThePasswordCannotBeKept(t *testing.T) {
 		t.Errorf("after the failed replacement pve1 = %+v, %v; want the earlier registration back", got, err)
 	}
 }
+
+// TestTheBMCPasswordGoesOnEveryPath: against a real secrets folder, a
+// registration without a BMC replacing one with a BMC removes its
+// password, and so does a registration taking the pins of one that had
+// a BMC and leaves it pinning nothing (removed); one left with a pin
+// keeps its BMC and its password.
+func TestTheBMCPasswordGoesOnEveryPath(t *testing.T) {
+	ctx := context.Background()
+	dir, secretsDir := t.TempDir(), t.TempDir()
+	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
+	secrets, err := secretfile.Open(secretsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func(name string) bool {
+		t.Helper()
+		_, err := os.Lstat(secrets.BMCPasswordPath(name))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	plain := func(name, mac string) registry.Registration {
+		return registry.Registration{Name: name, MACs: []string{mac}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
+	}
+	for _, r := range []registry.Registration{withBMC("pve1", "52:54:00:00:01:01"), withBMC("pve2", "52:54:00:00:01:02")} {
+		if _, err := l.RegisterWithBMCPassword(ctx, r, registry.RegisterOptions{}, "pw-"+r.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pve3 := withBMC("pve3", "52:54:00:00:01:03")
+	pve3.MACs = append(pve3.MACs, "52:54:00:00:01:33")
+	if _, err := l.RegisterWithBMCPassword(ctx, pve3, registry.RegisterOptions{}, "pw-pve3"); err != nil {
+		t.Fatal(err)
+	}
+	// pve1 again, without a BMC: its password goes.
+	if _, err := l.Register(ctx, plain("pve1", "52:54:00:00:01:01"), registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if kept("pve1") {
+		t.Error("pve1 registered again without a BMC kept its BMC password")
+	}
+	// pve4 takes pve2's only MAC: pve2 is removed, with its password.
+	res, err := l.Register(ctx, plain("pve4", "52:54:00:00:01:02"), registry.RegisterOptions{Replace: true})
+	if err != nil || len(res.Moved) != 1 || !res.Moved[0].Removed {
+		t.Fatalf("pve4 taking pve2's MAC: %+v, %v", res, err)
+	}
+	if kept("pve2") {
+		t.Error("pve2, removed when pve4 took its MAC, kept its BMC password")
+	}
+	// pve5 takes one of pve3's two MACs: pve3 stays with its BMC and
+	// its password.
+	if _, err := l.Register(ctx, plain("pve5", "52:54:00:00:01:33"), registry.RegisterOptions{Replace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !kept("pve3") {
+		t.Error("pve3, left with its BMC when pve5 took one MAC, lost its BMC password")
+	}
+	// Through Register, with a BMC of its own, a registration taking
+	// pve3's last MAC removes pve3 and its password, and keeps its own.
+	regs, err := regfile.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registrar.Register(ctx, regs, secrets, withBMC("pve6", "52:54:00:00:01:03"), registry.RegisterOptions{Replace: true}, "pw-pve6"); err != nil {
+		t.Fatal(err)
+	}
+	if !kept("pve6") || kept("pve3") {
+		t.Errorf("pve6 taking pve3's last MAC: kept pve6 %v, pve3 %v; want pve6's alone", kept("pve6"), kept("pve3"))
+	}
+}
