@@ -98,9 +98,17 @@ type Config struct {
 	// is done and the monitor answers 200 with the Task, Completed.
 	TaskPolls int
 	// TaskFails makes such a task end in TaskState Exception with this
-	// message, the reset not done.
+	// message, the reset (or the PATCH) not done.
 	TaskFails string
+	// PatchTaskPolls, when above 0, makes a PATCH of the system
+	// asynchronous in the same way: 202 Accepted with a task monitor,
+	// which answers 202 PatchTaskPolls times, then the new boot
+	// override is set and the monitor answers 200, Completed.
+	PatchTaskPolls int
 }
+
+// bootOverride is the system's Boot override.
+type bootOverride struct{ enabled, target, mode string }
 
 // Server is the fake service; it is an [http.Handler]. Serve it over
 // TLS (httptest.NewTLSServer): Basic authentication requires HTTPS.
@@ -109,7 +117,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	etag     int
-	override struct{ enabled, target, mode string }
+	override bootOverride
 	sessions map[string]string // token -> session id
 	nextID   int
 	stale    bool // the next GET of the system returns an old ETag
@@ -415,6 +423,14 @@ func (s *Server) patchSystem(w http.ResponseWriter, r *http.Request, _ string) {
 			s.failLocked(w, http.StatusBadRequest, "Base.1.0.PropertyValueNotInList", fmt.Sprintf("The value %s for the property %s is not in the list of acceptable values.", v, k))
 			return
 		}
+	}
+	if s.cfg.PatchTaskPolls > 0 {
+		s.nextID++
+		tk := &task{id: strconv.Itoa(s.nextID), patch: &next, left: s.cfg.PatchTaskPolls, state: "Running"}
+		s.tasks[tk.id] = tk
+		w.Header().Set("Location", tasksURI+"/"+tk.id+"/Monitor")
+		s.json(w, http.StatusAccepted, taskBody(tk))
+		return
 	}
 	s.override = next
 	s.etag++

@@ -6,10 +6,12 @@ import (
 	"strings"
 )
 
-// task is an asynchronous reset: polls left, then done.
+// task is an asynchronous reset, or PATCH of the boot override: polls
+// left, then done.
 type task struct {
 	id    string
 	reset string
+	patch *bootOverride
 	left  int
 	state string // Running, Completed, Exception
 	msg   string
@@ -19,7 +21,7 @@ type task struct {
 const tasksURI = "/redfish/v1/TaskService/Tasks"
 
 // monitor answers a GET of a task monitor (<task>/Monitor) or of the
-// task: 202 while it runs, then the reset is applied and 200 with the
+// task: 202 while it runs, then the reset (or the PATCH) is applied and 200 with the
 // Task, Completed (or Exception).
 func (s *Server) monitor(w http.ResponseWriter, r *http.Request, rest string) {
 	id, sub, _ := strings.Cut(rest, "/")
@@ -43,9 +45,15 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request, rest string) {
 	s.mu.Unlock()
 	if run {
 		state, msg := "Completed", ""
-		if s.cfg.TaskFails != "" {
+		switch {
+		case s.cfg.TaskFails != "":
 			state, msg = "Exception", s.cfg.TaskFails
-		} else {
+		case tk.patch != nil:
+			s.mu.Lock()
+			s.override = *tk.patch
+			s.etag++
+			s.mu.Unlock()
+		default:
 			ctx := r.Context()
 			on, err := s.cfg.Hook.Power(ctx)
 			if err == nil {
@@ -67,7 +75,11 @@ func (s *Server) monitor(w http.ResponseWriter, r *http.Request, rest string) {
 
 // taskBody is a Task resource.
 func taskBody(tk *task) map[string]any {
-	b := map[string]any{"@odata.id": tasksURI + "/" + tk.id, "@odata.type": "#Task.v1_4_3.Task", "Id": tk.id, "Name": "Reset " + tk.reset,
+	name := "Reset " + tk.reset
+	if tk.patch != nil {
+		name = "Set the boot override"
+	}
+	b := map[string]any{"@odata.id": tasksURI + "/" + tk.id, "@odata.type": "#Task.v1_4_3.Task", "Id": tk.id, "Name": name,
 		"TaskState": tk.state, "TaskMonitor": tasksURI + "/" + tk.id + "/Monitor"}
 	if tk.msg != "" {
 		b["Messages"] = []map[string]string{{"MessageId": "Base.1.0.InternalError", "Message": tk.msg}}

@@ -483,7 +483,8 @@ func (d *redfishController) PowerCycle(ctx context.Context) error {
 
 // SetNextBootPXE PATCHes Boot with a one-time Pxe override, sending the
 // ETag as If-Match when the system has one; on 412 (the system changed
-// since it was read) it reads it again and retries once.
+// since it was read) it reads it again and retries once. A 202 with a
+// task monitor is followed until the task is done, as a reset's is.
 func (d *redfishController) SetNextBootPXE(ctx context.Context, mode BootMode) error {
 	const op = "set next boot PXE"
 	return d.call(ctx, op, func(ctx context.Context) error {
@@ -507,6 +508,9 @@ func (d *redfishController) SetNextBootPXE(ctx context.Context, mode BootMode) e
 			if r != nil && r.status == http.StatusPreconditionFailed && try == 0 {
 				d.o.Logger.Debug("Redfish ETag changed; reading the system again", "system", s.uri)
 				continue
+			}
+			if err == nil && r.status == http.StatusAccepted {
+				return d.followTask(ctx, op, r)
 			}
 			return err
 		}
