@@ -83,7 +83,7 @@ func TestClientsLinkNoServer(t *testing.T) {
 // answer/registry), the API, power, the daemon and the pxe provider on
 // the store interfaces: none of them imports a
 // file-store package (the registrations', the event log's, the tokens',
-// the secrets'), nor opens the registrations', the secrets' or the
+// the secrets', the discovery inbox's), nor opens the registrations', the secrets' or the
 // window's folder itself. pxe/state opens them.
 func TestServersTakeStoreInterfaces(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
@@ -93,8 +93,8 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 		t.Skip("needs the go command")
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
-	fileStores := []string{mod + "answer/registry/regfile", mod + "answer/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile"}
-	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "window.Dir("}
+	fileStores := []string{mod + "answer/registry/regfile", mod + "answer/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile", mod + "pxe/discovery/discoveryfile"}
+	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "discoveryfile.", "window.Dir("}
 	for _, pkg := range []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {

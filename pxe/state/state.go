@@ -14,6 +14,8 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
@@ -57,6 +59,9 @@ type Options struct {
 	SecretsDir string
 	// Logger receives the stores' logs; nil discards them.
 	Logger *slog.Logger
+	// Discovery bounds the discovery inbox; zero fields take
+	// discovery's defaults.
+	Discovery discovery.Limits
 }
 
 // Stores are the stores of one setting. The registrations are opened by
@@ -71,6 +76,7 @@ type Stores struct {
 	tokens   apitoken.Tokens
 	events   *eventfile.Store
 	installs *installfile.Store
+	inbox    *discoveryfile.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -185,4 +191,20 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 	}
 	s.tokens = t
 	return t, nil
+}
+
+// Discovered opens the discovery inbox (the state folder's
+// discovered.json) once.
+func (s *Stores) Discovered() (discovery.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inbox != nil {
+		return s.inbox, nil
+	}
+	in, err := discoveryfile.Open(s.dir, s.opts.Discovery)
+	if err != nil {
+		return nil, err
+	}
+	s.inbox = in
+	return in, nil
 }

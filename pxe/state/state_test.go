@@ -39,6 +39,9 @@ func TestOpenDispatchesTheScheme(t *testing.T) {
 			if _, err := s.Tokens(); err != nil {
 				t.Errorf("Open(%q).Tokens: %v", tc.setting, err)
 			}
+			if _, err := s.Discovered(); err != nil {
+				t.Errorf("Open(%q).Discovered: %v", tc.setting, err)
+			}
 			continue
 		}
 		if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.errHas) {
