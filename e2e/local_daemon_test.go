@@ -51,7 +51,9 @@ func npRun(t *testing.T, state, token string, args ...string) (string, string, i
 // daemon's record, the certificate pinned from the state folder. Without
 // a token enable exits 1 naming the daemon and starts no window of its
 // own; window flags the daemon's window does not take are exit 2. The
-// daemon listens on ":PORT", dialled on 127.0.0.1. A second daemon on
+// daemon listens on ":PORT", dialled on 127.0.0.1. enable says the
+// daemon's window's warnings (no boot assets staged) once each, as
+// node-provisioner's own. A second daemon on
 // the folder exits 1. The record goes when the daemon stops.
 func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 	state := t.TempDir()
@@ -106,6 +108,10 @@ func TestLocalCommandsGoThroughTheDaemon(t *testing.T) {
 	out, errOut, code = npRun(t, state, admin, "enable", "--ttl", "10m")
 	if code != 0 || !strings.Contains(out, "Provisioning window open") || !strings.Contains(out, "(pid "+pid+")") {
 		t.Fatalf("enable: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The daemon's window's warnings, once each, in this binary's voice.
+	if n := strings.Count(errOut, "node-provisioner: warning: no boot assets staged"); n != 1 || strings.Contains(errOut, "level=") || strings.Contains(errOut, `"level"`) {
+		t.Errorf("enable through the daemon: stderr %q, want the window's warning once (%d), in node-provisioner's voice", errOut, n)
 	}
 	if w, err := c.Window(ctx); err != nil || !w.Open || !w.Daemon || w.Deadline.Sub(time.Now()) < 9*time.Minute {
 		t.Errorf("window after local enable: %+v %v", w, err)

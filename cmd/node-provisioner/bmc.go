@@ -146,7 +146,25 @@ func (a *app) powerNode(ctx context.Context, name string, action power.Action) (
 	if err != nil {
 		return "", err
 	}
+	if err := noRegistrations(ctx, n, name); err != nil {
+		return "", err
+	}
 	return n.Power(ctx, name, string(action))
+}
+
+// noRegistrations refuses name, as not found (a usage error), on a state
+// folder on this host that holds no registrations: opening its stores to
+// look would create it, and power status is a read.
+func noRegistrations(ctx context.Context, n node, name string) error {
+	l, ok := n.(localNode)
+	if !ok {
+		return nil
+	}
+	nodes, err := l.Nodes(ctx)
+	if err != nil || len(nodes) > 0 {
+		return err
+	}
+	return usageError(fmt.Errorf("%w named %q", registry.ErrNotFound, name))
 }
 
 // bootNode boots name into the installer through its BMC: on --server
@@ -154,6 +172,9 @@ func (a *app) powerNode(ctx context.Context, name string, action power.Action) (
 func (a *app) bootNode(ctx context.Context, name string) (api.BootReply, error) {
 	n, err := a.node()
 	if err != nil {
+		return api.BootReply{}, err
+	}
+	if err := noRegistrations(ctx, n, name); err != nil {
 		return api.BootReply{}, err
 	}
 	return n.Boot(ctx, name)

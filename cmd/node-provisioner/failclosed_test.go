@@ -59,15 +59,23 @@ func TestBadInputIsExit2(t *testing.T) {
 	}
 }
 
-// TestReadCommandsCreateNothing: list, status and token list on a state
-// folder that does not exist make none.
+// TestReadCommandsCreateNothing: every read command (list, status, token
+// list, power status; tls fingerprint, which makes the certificate it
+// prints, excepted as the README says) on a state folder that does not
+// exist makes none; power status and boot of a name there are not found
+// (exit 2), as on a folder without that name.
 func TestReadCommandsCreateNothing(t *testing.T) {
 	root := t.TempDir()
 	state := filepath.Join(root, "state")
-	for _, args := range [][]string{{"list"}, {"list", "-o", "json"}, {"status"}, {"token", "list"}} {
-		np(t, state, args...)
+	for _, args := range [][]string{{"list"}, {"list", "-o", "json"}, {"status"}, {"status", "-o", "json"}, {"token", "list"}, {"token", "list", "-o", "json"}, {"power", "status", "pve1"}, {"boot", "pve1"}} {
+		res := np(t, state, args...)
 		if _, err := os.Lstat(state); err == nil {
 			t.Fatalf("%v created the state folder: %v", args, files(t, root))
+		}
+		if args[0] == "power" || args[0] == "boot" {
+			if res.code != 2 || !strings.Contains(res.err, `no pending registration named "pve1"`) {
+				t.Errorf("%v on no state folder: exit %d %q, want 2, not found", args, res.code, res.err)
+			}
 		}
 	}
 }

@@ -192,6 +192,11 @@ func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, cfg pxe.Config,
 	if err != nil {
 		return err
 	}
+	// What the daemon's window warned of as it started, in this
+	// command's voice, as a window of this process would say it.
+	for _, l := range w.Warnings {
+		fmt.Fprintln(a.errw, "node-provisioner: warning: "+l)
+	}
 	fmt.Fprintf(a.out, "Provisioning window open: %s until %s (pid %d)\n", w.URL, w.Deadline.Format(time.RFC3339), w.PID)
 	return nil
 }

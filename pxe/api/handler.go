@@ -33,7 +33,9 @@ type Windows interface {
 	Status(ctx context.Context) (WindowStatus, error)
 	// Open opens a window for ttl with opts. A window already open is an
 	// error matching window.ErrOpen (409); a bad setting one matching
-	// [ErrBadRequest] (400), such as Secure Boot without a chain staged.
+	// [ErrBadRequest] (400), such as Secure Boot without a chain staged;
+	// a window that could not start one matching [ErrNotStarted] (503).
+	// The status's Warnings say what the window warned of as it started.
 	Open(ctx context.Context, ttl time.Duration, opts WindowOptions) (WindowStatus, error)
 	// Close closes the open window, whoever runs it; it reports whether
 	// one was open.
@@ -47,6 +49,11 @@ var ErrBadRequest = errors.New("bad request")
 // ErrConflict marks an error of a [Windows] method that is a conflict
 // with the window's state (409).
 var ErrConflict = errors.New("conflict")
+
+// ErrNotStarted marks an error of [Windows.Open] for a window that could
+// not start (its port taken, its settings refused by the window): 503,
+// with the window's own reason.
+var ErrNotStarted = errors.New("the window did not open")
 
 // Config configures a [Handler].
 type Config struct {

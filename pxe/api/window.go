@@ -90,6 +90,10 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, ErrBadRequest):
 		writeError(w, http.StatusBadRequest, err.Error(), "")
 		return
+	case errors.Is(err, ErrNotStarted):
+		h.log.Error("api: the window did not open", "err", err)
+		writeError(w, http.StatusServiceUnavailable, err.Error(), "")
+		return
 	case err != nil:
 		h.internal(w, "open the window", err)
 		return

@@ -108,6 +108,11 @@ type WindowStatus struct {
 	// SecureBoot says the window offers every UEFI x86-64 machine the
 	// Secure Boot chain instead of iPXE.
 	SecureBoot bool `json:"secure_boot,omitempty"`
+	// Warnings are what the window warned of as it started (no boot
+	// assets staged, no SSH public key, answers served without an answer
+	// token…), each a message in the window's words with its details;
+	// given by a daemon for the window it runs.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Left returns the time left at now, 0 when closed or without a TTL.

@@ -14,6 +14,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +151,50 @@ func TestDaemonServesASiteCertificateAEADOnly(t *testing.T) {
 	}
 	if err := d2.Run(context.Background()); !errors.Is(err, tlscert.ErrInsecureKey) {
 		t.Errorf("a daemon with a key of mode 0644: %v, want ErrInsecureKey", err)
+	}
+}
+
+// TestTheDaemonsWindowSaysItsWarningsAndWhyItDidNotOpen: a window opened
+// through the daemon's API returns what it warned of as it started (no
+// boot assets staged), as GET /window does while it runs; a window that
+// cannot start (its HTTP port taken) is refused with 503 and the
+// window's own reason, not "see its log", and stays closed.
+func TestTheDaemonsWindowSaysItsWarningsAndWhyItDidNotOpen(t *testing.T) {
+	ctx := context.Background()
+	state := t.TempDir()
+	r := start(t, state)
+	c := adminClient(t, state, r)
+	w, err := c.OpenWindow(ctx, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(ws []string, s string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.HasPrefix(w, s) })
+	}
+	if !has(w.Warnings, "no boot assets staged") {
+		t.Errorf("open: warnings %q, want no boot assets staged", w.Warnings)
+	}
+	if st, err := c.Window(ctx); err != nil || !has(st.Warnings, "no boot assets staged") {
+		t.Errorf("GET /window of the open window: %+v %v, want its warnings", st, err)
+	}
+	if err := c.CloseWindow(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	state = t.TempDir()
+	r = startWith(t, state, pxe.Config{HTTPAddr: ln.Addr().String()})
+	c = adminClient(t, state, r)
+	_, err = c.OpenWindow(ctx, time.Hour)
+	var ae *client.Error
+	if !errors.As(err, &ae) || ae.Status != 503 || !strings.Contains(ae.Message, "the window did not open") || !strings.Contains(ae.Message, "cannot listen") || strings.Contains(ae.Message, "see its log") {
+		t.Errorf("open on a taken port: %v, want 503 with the window's reason", err)
+	}
+	if st, err := c.Window(ctx); err != nil || st.Open {
+		t.Errorf("after the window did not open: %+v %v, want closed", st, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type running struct {
 	err     error
 	closing bool // closed through the API: its record goes
 	rec     record
+	said    *said // what it warned of as it started
 }
 
 func newWindows(ctx context.Context, stateDir string, cfg pxe.Config, apiDir string, log *slog.Logger) *windows {
@@ -114,6 +116,9 @@ func (w *windows) Status(_ context.Context) (api.WindowStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	st.Daemon = w.cur != nil && st.Open && st.PID == os.Getpid()
+	if st.Daemon {
+		st.Warnings = w.cur.said.list()
+	}
 	return st, nil
 }
 
@@ -143,12 +148,14 @@ func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 	}
 	opened := make(chan *pxe.Window, 1)
 	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }
+	sd := &said{}
+	cfg.Logger = logSaid(cfg.Logger, sd)
 	srv, err := pxe.New(cfg)
 	if err != nil {
 		return api.WindowStatus{}, fmt.Errorf("%w: the daemon's window settings: %w", api.ErrBadRequest, err)
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
-	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), rec: rec}
+	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), rec: rec, said: sd}
 	go func() {
 		r.err = srv.Serve(ctx)
 		cancel()
@@ -163,15 +170,20 @@ func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 		if errors.As(r.err, &held) {
 			return api.WindowStatus{}, r.err
 		}
-		return api.WindowStatus{}, fmt.Errorf("open the window: %w", r.err)
+		err := fmt.Errorf("%w: %w", api.ErrNotStarted, r.err)
+		if l := sd.list(); len(l) > 0 {
+			err = fmt.Errorf("%w (it warned: %s)", err, strings.Join(l, "; "))
+		}
+		return api.WindowStatus{}, err
 	}
+	sd.stop()
 	w.cur = r
 	data, _ := json.Marshal(rec)
 	if err := atomicfile.WriteFile(w.recPath, data, 0o600); err != nil {
 		w.log.Error("cannot record the window's deadline; a restart will not reopen it", "err", err)
 	}
 	return api.WindowStatus{Open: true, Daemon: true, PID: pw.PID, Started: pw.Started, Deadline: pw.Deadline, HTTP: pw.HTTP, URL: pw.URL,
-		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot}, nil
+		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot, Warnings: sd.list()}, nil
 }
 
 // ended forgets a window that stopped serving.
