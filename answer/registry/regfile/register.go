@@ -32,9 +32,10 @@ func (g *Store) Register(ctx context.Context, r registry.Registration, opts regi
 	if err != nil {
 		return res, err
 	}
-	// The answer it would get with the site's settings so far (site.json;
-	// serve's flags are checked again when the window opens).
-	if site, err := registry.LoadSiteIfExists(filepath.Join(g.dir, registry.SiteFileName)); err == nil {
+	// The answer it would get with the site's settings so far (the state
+	// folder's site.json, beside the registrations folder; serve's flags
+	// are checked again when the window opens).
+	if site, err := registry.LoadSiteIfExists(filepath.Join(filepath.Dir(g.dir), registry.SiteFileName)); err == nil {
 		if err := site.CheckRegistration(r); err != nil {
 			return res, fmt.Errorf("%w: %s: %w", registry.ErrInvalidRegistration, r.Name, err)
 		}
