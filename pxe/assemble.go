@@ -173,8 +173,13 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Discover {
+		if err := checkDiscover(ctx, store); err != nil {
+			return nil, err
+		}
+	}
 	pending, err := registry.Pending(ctx, store)
-	if err == nil && len(pending) == 0 {
+	if err == nil && len(pending) == 0 && !cfg.Discover {
 		s.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
 	}
 	var bad []error
@@ -234,7 +239,11 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		if tftpAddr == "" {
 			tftpAddr = net.JoinHostPort(ip.String(), "69")
 		}
-		a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: b.Allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
+		allow := b.Allow
+		if cfg.Discover {
+			allow = allowEveryMachine
+		}
+		a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
 		a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log,
 			MaxTransfers: cfg.TFTPMaxTransfers, MaxTransfersPerClient: cfg.TFTPMaxTransfersPerClient}
 		if s.tweakDHCP != nil {
@@ -262,8 +271,15 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		a.closers = append(a.closers, w.Close)
 		record = func(ctx context.Context, e backend.Event) error { return w.Append(ctx, e) }
 	}
+	var disc *netboot.Discovery
+	if cfg.Discover {
+		var err error
+		if disc, err = s.discoveryOf(); err != nil {
+			return err
+		}
+	}
 	h, err := netboot.New(netboot.Config{
-		Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		Discovery: disc, Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
 		AnswerTokens: s.answerTokens, Metrics: metrics, Record: record,
 	})
@@ -388,7 +404,7 @@ func (s *Server) checkReleases(ctx context.Context) {
 // what undoes them as the window closes.
 func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done func()) {
 	cfg := &s.cfg
-	w := &Window{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot}
+	w := &Window{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
 	if cfg.TTL > 0 {
 		w.Deadline = now.Add(cfg.TTL)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"log/slog"
 	"math"
 	"net"
@@ -164,6 +165,17 @@ type Config struct {
 	// log see the boot as it happens (the daemon's event stream). The
 	// answer-side steps are recorded by the backend already.
 	RecordBootSteps bool
+	// Discover makes the window a discovery window: proxy-DHCP offers
+	// every machine a boot file, and a machine no registration knows
+	// boots the release's kernel with the discovery initrd, whose agent
+	// reports the machine (NICs, DMI, disks) to the inbox and powers
+	// off; it gets no answer until it is registered. The window refuses
+	// to open while a pending registration pins no machine
+	// ([ErrUnpinnedPending]), and with SecureBoot.
+	Discover bool
+	// Inbox keeps a discovery window's reports. Nil: the state
+	// folder's (pxe/state).
+	Inbox discovery.Store
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
 	OnOpen func(*Window)
@@ -284,6 +296,9 @@ func (c *Config) check() error {
 	}
 	if c.ServerIP.IsValid() && !c.ServerIP.Is4() {
 		return &ConfigError{Field: "ServerIP", Value: c.ServerIP.String(), Reason: "want this server's IPv4 address"}
+	}
+	if c.Discover && c.SecureBoot {
+		return &ConfigError{Field: "Discover", Reason: "discovery under Secure Boot is not supported; open a window without it"}
 	}
 	if c.TLS && c.StateDir == "" {
 		return &ConfigError{Field: "TLS", Reason: "the certificate lives in the state folder; give one"}

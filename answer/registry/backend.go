@@ -224,7 +224,7 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 		return backend.Boot{Reason: ambiguous(names, pending).Error()}, nil
 	}
 	if matchErr != nil {
-		return backend.Boot{Reason: "no pending registration matches MAC " + mac}, nil
+		return backend.Boot{Reason: "no pending registration matches MAC " + mac, Stranger: true}, nil
 	}
 	return backend.Boot{Node: reg.Name, Reason: "matched by " + string(reason), AskDisk: reg.BootDisk.Kind == answer.BootDiskAsk}, nil
 }

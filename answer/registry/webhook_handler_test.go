@@ -21,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
@@ -154,7 +155,7 @@ func TestWebhookRefusesHostileBodies(t *testing.T) {
 	evs, _ := e.b.History(context.Background())
 	refused := 0
 	for _, ev := range evs {
-		if ev.Kind == "refused" && strings.Contains(ev.Detail, "webhook") {
+		if ev.Kind == events.Refused && strings.Contains(ev.Detail, "webhook") {
 			refused++
 		}
 	}

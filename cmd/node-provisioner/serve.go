@@ -49,6 +49,7 @@ func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 	f.StringVar(&c.Release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
 	f.BoolVar(&c.TLS, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
 	f.StringArrayVar(&c.KernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")
+	f.BoolVar(&c.Discover, "discover", false, "boot machines no registration knows into discovery: the release's kernel with the discovery initrd reports their NICs, DMI and disks (see discovered) and powers them off; refused while an unpinned registration is pending")
 	f.BoolVar(&c.SecureBoot, "secure-boot", false, "offer UEFI machines the Secure Boot chain (signed shim, grub and kernel) that prepare staged with the release, instead of iPXE")
 	f.StringVar(&c.IPXEDir, "ipxe-dir", pxe.DefaultIPXEDir, "folder of the iPXE binaries (Debian's ipxe package) staged into the TFTP root")
 }
@@ -114,7 +115,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 // flagNames are the flags of the window's configuration fields.
 var flagNames = map[string]string{
 	"HTTPAddr": "--http", "ServerIP": "--server-ip", "DHCPInterface": "--dhcp-interface", "TFTPAddr": "--tftp",
-	"StateDir": "--state-dir", "BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release", "SecureBoot": "--secure-boot",
+	"StateDir": "--state-dir", "BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release", "SecureBoot": "--secure-boot", "Discover": "--discover", "Inbox": "--state-dir",
 }
 
 // flagError turns a window configuration error into the flag's words:

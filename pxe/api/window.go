@@ -33,7 +33,7 @@ func StatusOf(st window.Store, now time.Time) (WindowStatus, error) {
 	}
 	if err == nil && w.Open(now) {
 		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
-			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint, SecureBoot: w.SecureBoot}, nil
+			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint, SecureBoot: w.SecureBoot, Discover: w.Discover}, nil
 	}
 	held, err := st.Holder()
 	if err != nil {
@@ -82,7 +82,7 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "this server does not run windows", "")
 		return
 	}
-	st, err := h.cfg.Windows.Open(r.Context(), ttl, WindowOptions{SecureBoot: req.SecureBoot})
+	st, err := h.cfg.Windows.Open(r.Context(), ttl, WindowOptions{SecureBoot: req.SecureBoot, Discover: req.Discover})
 	switch {
 	case errors.Is(err, window.ErrOpen), errors.Is(err, ErrConflict):
 		writeError(w, http.StatusConflict, err.Error(), "")
@@ -98,7 +98,7 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		h.internal(w, "open the window", err)
 		return
 	}
-	h.log.Info("api: window opened", "ttl", ttl.String(), "secure_boot", req.SecureBoot, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	h.log.Info("api: window opened", "ttl", ttl.String(), "secure_boot", req.SecureBoot, "discover", req.Discover, "token", tokenOf(r).Name, "client_ip", clientIP(r))
 	writeJSON(w, http.StatusCreated, st)
 }
 

@@ -72,6 +72,9 @@ type OpenWindowRequest struct {
 	// SecureBoot offers every UEFI machine the Secure Boot chain the
 	// booted release carries, instead of iPXE (serve --secure-boot).
 	SecureBoot bool `json:"secure_boot,omitempty"`
+	// Discover boots machines no registration knows into discovery,
+	// keeping their reports in the inbox (serve --discover).
+	Discover bool `json:"discover,omitempty"`
 }
 
 // WindowOptions are the settings of one window opened through the API,
@@ -79,6 +82,8 @@ type OpenWindowRequest struct {
 type WindowOptions struct {
 	// SecureBoot: see [OpenWindowRequest.SecureBoot].
 	SecureBoot bool
+	// Discover: see [OpenWindowRequest.Discover].
+	Discover bool
 }
 
 // WindowStatus is the provisioning window of the state folder, whoever
@@ -113,6 +118,9 @@ type WindowStatus struct {
 	// token…), each a message in the window's words with its details;
 	// given by a daemon for the window it runs.
 	Warnings []string `json:"warnings,omitempty"`
+	// Discover says the window boots unregistered machines into
+	// discovery.
+	Discover bool `json:"discover,omitempty"`
 }
 
 // Left returns the time left at now, 0 when closed or without a TTL.

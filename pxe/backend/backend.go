@@ -78,6 +78,10 @@ type Boot struct {
 	// KernelArgs are words appended to the installer kernel's command
 	// line for this machine, each one word of printable ASCII.
 	KernelArgs []string
+	// Stranger says no registration, pending or installed, knows the
+	// machine: a discovery window boots it into discovery instead of
+	// letting it exit. Never set with Node.
+	Stranger bool
 }
 
 // AnswerRequest is an installer's request for its answer.

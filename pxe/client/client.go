@@ -358,7 +358,7 @@ func (c *Client) OpenWindow(ctx context.Context, ttl time.Duration) (WindowStatu
 // as Secure Boot.
 func (c *Client) OpenWindowWith(ctx context.Context, ttl time.Duration, opts WindowOptions) (WindowStatus, error) {
 	var out WindowStatus
-	err := c.do(ctx, request{method: "PUT", path: "/window", body: apitype.OpenWindowRequest{TTL: ttl.String(), SecureBoot: opts.SecureBoot}, op: opOpenWindow}, &out)
+	err := c.do(ctx, request{method: "PUT", path: "/window", body: apitype.OpenWindowRequest{TTL: ttl.String(), SecureBoot: opts.SecureBoot, Discover: opts.Discover}, op: opOpenWindow}, &out)
 	return out, err
 }
 

@@ -31,6 +31,8 @@ type record struct {
 	Deadline time.Time `json:"deadline"`
 	// SecureBoot is the window's Secure Boot setting (API open).
 	SecureBoot bool `json:"secure_boot,omitempty"`
+	// Discover is the window's discovery setting (API open).
+	Discover bool `json:"discover,omitempty"`
 }
 
 // windows runs the daemon's windows, one at a time; it implements
@@ -134,7 +136,7 @@ func (w *windows) Open(_ context.Context, ttl time.Duration, opts api.WindowOpti
 		return api.WindowStatus{}, fmt.Errorf("%w (opened through the API, %s left)", pxe.ErrWindowOpen, left)
 	}
 	now := time.Now().UTC()
-	return w.startLocked(record{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot})
+	return w.startLocked(record{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot, Discover: opts.Discover})
 }
 
 // startLocked starts a window until rec's deadline and waits until it
@@ -143,6 +145,7 @@ func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 	cfg := w.cfg
 	cfg.TTL = time.Until(rec.Deadline)
 	cfg.SecureBoot = cfg.SecureBoot || rec.SecureBoot
+	cfg.Discover = cfg.Discover || rec.Discover
 	if cfg.TTL <= 0 {
 		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
 	}
@@ -183,7 +186,7 @@ func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
 		w.log.Error("cannot record the window's deadline; a restart will not reopen it", "err", err)
 	}
 	return api.WindowStatus{Open: true, Daemon: true, PID: pw.PID, Started: pw.Started, Deadline: pw.Deadline, HTTP: pw.HTTP, URL: pw.URL,
-		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot, Warnings: sd.list()}, nil
+		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot, Discover: pw.Discover, Warnings: sd.list()}, nil
 }
 
 // ended forgets a window that stopped serving.

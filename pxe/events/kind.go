@@ -49,6 +49,9 @@ const (
 	Webhook Kind = "webhook"
 	// Installed: the installer reported success by its webhook.
 	Installed Kind = "installed"
+	// Discovered: a discovery window kept a machine's report in its
+	// inbox (a refused report is [Refused]).
+	Discovered Kind = "discovered"
 	// BMC: node-provisioner acted through the machine's BMC; Detail says
 	// what ("power on via ipmi", "next boot PXE via redfish") and, on
 	// failure, the BMC's words. Never a password.

@@ -21,6 +21,7 @@ var kinds = []events.Kind{
 	events.DHCPOffer, events.DHCPAck, events.DHCPIgnored, events.TFTP, events.TFTPFailed, events.Script,
 	events.Kernel, events.Initrd, events.Asset, events.Answer, events.Refused, events.FirstBoot,
 	events.Webhook, events.Installed, events.BMC, events.Started, events.Failed, events.Shim, events.Grub,
+	events.Discovered,
 }
 
 // distinct are kinds no other word of the code is spelled as: no source

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
 	"net"
@@ -83,6 +84,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now returns the time of events and of the page; nil means time.Now.
 	Now func() time.Time
+	// Discovery, when set, makes the window a discovery window (see
+	// [Discovery]); nil: strangers exit and POST /discovery gets 404.
+	Discovery *Discovery
 }
 
 // Handler serves the HTTP side of a provisioning window:
@@ -94,6 +98,8 @@ type Config struct {
 //   - GET /ipxe/<binary> the iPXE binaries, with Config.IPXEDir;
 //   - POST /answer the installer's answer ([backend.Backend.Answer]),
 //     rendered for the installer's version;
+//   - POST /discovery a discovery agent's report, with Config.Discovery
+//     (see [Discovery]);
 //   - GET /first-boot/<token> and POST /webhook/<token> the installer's
 //     calls back, when the backend is a [backend.OneShot];
 //   - GET / a page listing the nodes with their boot steps and timelines
@@ -147,6 +153,11 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Discovery != nil {
+		if err := cfg.Discovery.check(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Timeline.Now == nil {
 		cfg.Timeline.Now = cfg.Now
 	}
@@ -168,6 +179,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("/answer/", h.answer)
 	h.mux.HandleFunc("/first-boot/{token}", h.firstBoot)
 	h.mux.HandleFunc("/webhook/{token}", h.webhook)
+	h.mux.HandleFunc(discovery.PostPath, h.discoveryPost)
 	h.mux.HandleFunc("GET /{$}", h.page)
 	h.mux.HandleFunc("GET /status", h.status)
 	h.mux.HandleFunc("GET /timeline", h.timeline)

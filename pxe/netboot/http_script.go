@@ -2,6 +2,7 @@ package netboot
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 
 	"net/url"
 	"strings"
@@ -67,6 +68,10 @@ type BootScript struct {
 	// initrd from, such as "(tftp)"; empty: grub's http module on
 	// BaseURL's host and port.
 	GrubDevice string
+	// Discovery renders the discovery boot instead (Node empty): the
+	// release's kernel with the discovery initrd, KernelArgs carrying
+	// the post URL and the window's token.
+	Discovery bool
 }
 
 // IPXEScript renders an iPXE script. It is a pure function. Line breaks
@@ -89,7 +94,7 @@ func IPXEScript(s BootScript) string {
 		b.WriteByte('\n')
 	}
 	line("#!ipxe")
-	if s.Node == "" {
+	if s.Node == "" && !s.Discovery {
 		reason := s.Reason
 		if reason == "" {
 			reason = "no pending registration for this machine"
@@ -112,7 +117,13 @@ func IPXEScript(s BootScript) string {
 	if args == "" {
 		args = DefaultKernelArgs
 	}
-	line("# plasma-node: Proxmox VE automated installer for node ", s.Node, " (release ", s.Release, ").")
+	if s.Discovery {
+		initrd = base + discovery.InitrdName + "?mac=" + mac
+		line("# plasma-node: discovery of an unregistered machine (release ", s.Release, "'s kernel):")
+		line("# it reports its NICs, DMI and disks to the window and powers off.")
+	} else {
+		line("# plasma-node: Proxmox VE automated installer for node ", s.Node, " (release ", s.Release, ").")
+	}
 	line("# The server address is concrete, not ${next-server}, which can name")
 	line("# another host in iPXE's own DHCP round.")
 	switch s.Platform {
@@ -123,7 +134,11 @@ func IPXEScript(s BootScript) string {
 	default:
 		line("# Under UEFI, initrd=initrd names the loaded initrd for the EFI stub.")
 	}
-	line("echo plasma-node: installing Proxmox VE on ", s.Node)
+	if s.Discovery {
+		line("echo plasma-node: discovering this machine")
+	} else {
+		line("echo plasma-node: installing Proxmox VE on ", s.Node)
+	}
 	switch s.Platform {
 	case PlatformBIOS:
 		line("kernel ", kernel, " ", args)

@@ -35,11 +35,14 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.BaseURL, s.Platform = h.cfg.BaseURL, platform
-	install := s.Node != ""
+	install := s.Node != "" || s.Discovery
 	if r.Method == http.MethodGet {
 		h.cfg.Metrics.ScriptServed(install)
 		detail := "exit: " + s.Reason
-		if install {
+		switch {
+		case s.Discovery:
+			detail = fmt.Sprintf("discovery boot, release %s", s.Release)
+		case install:
 			detail = fmt.Sprintf("install release %s (%s)", s.Release, s.Reason)
 			if platform != PlatformAny {
 				detail += " for " + platform
@@ -47,10 +50,14 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 		}
 		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), s.MAC, s.Node, events.Script, detail)
 	}
-	if install {
+	switch {
+	case s.Discovery:
+		h.log.Info("boot script: discovery", "mac", s.MAC, "release", s.Release, "platform", platform)
+		s.Reason = ""
+	case install:
 		h.log.Info("boot script: install", "node", s.Node, "mac", s.MAC, "release", s.Release, "match", s.Reason, "platform", platform)
 		s.Reason = ""
-	} else {
+	default:
 		h.log.Info("boot script: exit", "mac", s.MAC, "reason", s.Reason)
 	}
 	io.WriteString(w, IPXEScript(s))
@@ -73,6 +80,9 @@ func (h *Handler) choose(ctx context.Context, rawMAC string) (BootScript, error)
 		s.Reason = d.Reason
 		if d.Node != "" {
 			s.Reason = "the backend named no valid node"
+		}
+		if d.Node == "" && d.Stranger && h.cfg.Discovery != nil {
+			return h.discoveryScript(ctx, s), nil
 		}
 		return s, nil
 	}

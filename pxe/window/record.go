@@ -50,6 +50,9 @@ type Record struct {
 	// SecureBoot says the window offers every UEFI x86-64 machine the
 	// Secure Boot chain instead of iPXE.
 	SecureBoot bool `json:"secure_boot,omitempty"`
+	// Discover says the window boots unregistered machines into
+	// discovery, keeping their reports in the inbox.
+	Discover bool `json:"discover,omitempty"`
 }
 
 // Open reports whether the window is still open at now: its process is
