@@ -98,6 +98,8 @@ type Server struct {
 
 	budget  logBudget
 	dropped atomic.Int64
+	// largestBatch is the most datagrams one read has returned (tests).
+	largestBatch atomic.Int64
 	// bcast is the broadcast destination, made once by Serve: most
 	// replies go there.
 	bcast *net.UDPAddr
@@ -279,9 +281,15 @@ func (s *Server) Serve(ctx context.Context) error {
 type reader struct {
 	in, out []byte
 	parser  parser
+	rep     reply
 }
 
+// loop reads and answers conn's datagrams until it is closed: in batches
+// (recvmmsg, sendmmsg) on a UDP socket of Linux, one by one otherwise.
 func (s *Server) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn, on proxydhcp.Arrival) error {
+	if uc, ok := conn.(*net.UDPConn); ok && batchIO {
+		return s.batchLoop(ctx, log, uc, on)
+	}
 	r := &reader{in: make([]byte, maxDatagram), out: make([]byte, 0, 576)}
 	for {
 		n, peer, err := conn.ReadFrom(r.in)
@@ -297,37 +305,74 @@ func (s *Server) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn
 
 // handle answers one datagram; it never panics on its content.
 func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on proxydhcp.Arrival, pkt []byte, peer net.Addr) {
-	from := addrPort(peer)
-	req, err := r.parser.parse(pkt)
+	rep := &r.rep
+	rep.out = r.out
+	if !s.prepare(log, &r.parser, rep, on, pkt, peer) {
+		return
+	}
+	var sendErr error
+	if rep.dst != nil {
+		_, sendErr = conn.WriteTo(rep.out, rep.dst)
+	}
+	r.out = rep.out
+	s.finish(log, rep, sendErr)
+}
+
+// reply is one request's outcome between its decision and its sending:
+// the reply's bytes and destination (nil when it is ignored), and what
+// is logged and recorded once it is sent.
+type reply struct {
+	d    proxydhcp.Decision
+	on   proxydhcp.Arrival
+	from netip.AddrPort
+	dst  net.Addr
+	out  []byte
+}
+
+// prepare parses pkt, decides and builds the reply into rep. It reports
+// false when nothing follows: a malformed packet, or a request of a
+// machine that is not network-booting (logged at debug level only).
+// rep does not point into pkt or the parser once it returns.
+func (s *Server) prepare(log *slog.Logger, p *parser, rep *reply, on proxydhcp.Arrival, pkt []byte, peer net.Addr) bool {
+	rep.on, rep.from, rep.dst = on, addrPort(peer), nil
+	req, err := p.parse(pkt)
 	if err != nil {
 		if log.Enabled(context.Background(), slog.LevelDebug) {
-			log.Debug("drop malformed DHCP packet", "peer", from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
+			log.Debug("drop malformed DHCP packet", "peer", rep.from.String(), "port", on.String(), "bytes", len(pkt), "err", err)
 		}
-		return
+		return false
 	}
-	d := proxydhcp.Decide(req, on, s.Proxy, s.Allow)
-	attrs := func() []any {
-		a := []any{"mac", d.Client.MAC.String(), "xid", d.XID.String(), "arch", d.Client.ArchName(), "decision", d.Action(),
-			"port", on.String(), "peer", from.String(), "file", d.Boot.File, "reason", d.Reason}
-		if d.Client.Relay.IsValid() {
-			a = append(a, "relay", d.Client.Relay.String())
-		}
-		return a
-	}
-	if d.Client.Class == "" {
+	rep.d = proxydhcp.Decide(req, on, s.Proxy, s.Allow)
+	if rep.d.Client.Class == "" {
 		if log.Enabled(context.Background(), slog.LevelDebug) {
-			log.Debug("DHCP request", attrs()...)
+			log.Debug("DHCP request", rep.attrs()...)
 		}
-		return
+		return false
 	}
-	var dst net.Addr
-	var sendErr error
-	if !d.Ignored() {
-		r.out = proxydhcp.AppendReply(r.out[:0], req, on, s.Proxy, d)
-		dst = s.replyAddr(req, on, peer)
-		if _, sendErr = conn.WriteTo(r.out, dst); sendErr != nil {
-			d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", dst, sendErr)
-		}
+	if !rep.d.Ignored() {
+		rep.out = proxydhcp.AppendReply(rep.out[:0], req, on, s.Proxy, rep.d)
+		rep.dst = s.replyAddr(req, on, peer)
+	}
+	return true
+}
+
+// attrs are a decision's log attributes.
+func (rep *reply) attrs() []any {
+	d := &rep.d
+	a := []any{"mac", d.Client.MAC.String(), "xid", d.XID.String(), "arch", d.Client.ArchName(), "decision", d.Action(),
+		"port", rep.on.String(), "peer", rep.from.String(), "file", d.Boot.File, "reason", d.Reason}
+	if d.Client.Relay.IsValid() {
+		a = append(a, "relay", d.Client.Relay.String())
+	}
+	return a
+}
+
+// finish logs (within the budget) and records the event of a prepared
+// reply once sendErr says how its sending went.
+func (s *Server) finish(log *slog.Logger, rep *reply, sendErr error) {
+	d := &rep.d
+	if sendErr != nil {
+		d.Type, d.Reason = dhcpv4.MessageTypeNone, fmt.Sprintf("reply to %s failed: %v", rep.dst, sendErr)
 	}
 	now := time.Now()
 	// A window logs decisions only when asked to (-v): otherwise the
@@ -341,11 +386,11 @@ func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on pro
 		}
 		switch {
 		case sendErr != nil:
-			log.Warn("send DHCP reply", append(attrs(), "to", dst.String(), "err", sendErr)...)
-		case dst != nil:
-			log.Info("DHCP "+d.Action(), append(attrs(), "to", dst.String())...)
+			log.Warn("send DHCP reply", append(rep.attrs(), "to", rep.dst.String(), "err", sendErr)...)
+		case rep.dst != nil:
+			log.Info("DHCP "+d.Action(), append(rep.attrs(), "to", rep.dst.String())...)
 		default:
-			log.Info("DHCP "+d.Action(), attrs()...)
+			log.Info("DHCP "+d.Action(), rep.attrs()...)
 		}
 	}
 	if s.OnEvent != nil {
@@ -357,7 +402,7 @@ func (s *Server) handle(log *slog.Logger, r *reader, conn net.PacketConn, on pro
 			kind = events.DHCPAck
 		}
 		s.OnEvent(Event{Time: now, Kind: kind, MAC: d.Client.MAC, XID: xidString(d.XID), Arch: d.Client.ArchName(),
-			Peer: from, File: d.Boot.File, Reason: d.Reason})
+			Peer: rep.from, File: d.Boot.File, Reason: d.Reason})
 	}
 }
 
