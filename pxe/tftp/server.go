@@ -1,6 +1,7 @@
 package tftp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -242,7 +243,15 @@ type handler struct {
 	// uses it. hdr is the IP and UDP headers' size.
 	mtus map[int]int
 	hdr  int
+	// readers are the file readers of the transfers, each with
+	// fileBuffer bytes, reused: a transfer reads its file in pieces of
+	// fileBuffer rather than with one read(2) per block.
+	readers sync.Pool
 }
+
+// fileBuffer is what a transfer reads of its file at once: 11 blocks of
+// 1 468 bytes, 32 of 512. At the default 1 024 transfers, 16 MiB.
+const fileBuffer = 16 << 10
 
 // listen reads requests until the socket closes.
 func (h *handler) listen() error {
@@ -438,7 +447,17 @@ func (h *handler) serve(t *transfer, r request, name string, from netip.AddrPort
 			h.refuse(from, r.name, "access violation: not a regular file")
 			return
 		}
-		content, size = f, fi.Size()
+		br, _ := h.readers.Get().(*bufio.Reader)
+		if br == nil {
+			br = bufio.NewReaderSize(f, fileBuffer)
+		} else {
+			br.Reset(f)
+		}
+		defer func() {
+			br.Reset(nil)
+			h.readers.Put(br)
+		}()
+		content, size = br, fi.Size()
 	}
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: local})
 	if err != nil {
