@@ -23,16 +23,16 @@ const blockLoopAllocBudget = 0
 // ackingClient is a client on loopback that acknowledges every block of
 // a sender's transfers; each transfer's byte count arrives on done.
 func ackingClient(t testing.TB, block int) (snd *sender, done chan int) {
-	srv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
 	cl, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close() })
+	srv, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, cl.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	done = make(chan int)
 	go func() {
 		buf := make([]byte, 4+block)

@@ -459,14 +459,14 @@ func (h *handler) serve(t *transfer, r request, name string, from netip.AddrPort
 		}()
 		content, size = br, fi.Size()
 	}
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: local})
+	conn, err := net.DialUDP("udp", &net.UDPAddr{IP: local}, net.UDPAddrFromAddrPort(from))
 	if err != nil {
 		fail("cannot open the transfer's socket: "+err.Error(), 0)
 		return
 	}
 	defer conn.Close()
 	if !h.ts.opened(t, conn) {
-		conn.WriteToUDPAddrPort(errorPacket(errDropped.Error()), from) //nolint:errcheck // best effort
+		conn.Write(errorPacket(errDropped.Error())) //nolint:errcheck // best effort
 		fail(errDropped.Error(), 0)
 		return
 	}
@@ -481,7 +481,7 @@ func (h *handler) serve(t *transfer, r request, name string, from netip.AddrPort
 	if err != nil {
 		var ce *clientError
 		if !errors.As(err, &ce) && !errors.Is(err, errClientGone) {
-			conn.WriteToUDPAddrPort(errorPacket(err.Error()), from) //nolint:errcheck // best effort
+			conn.Write(errorPacket(err.Error())) //nolint:errcheck // best effort
 		}
 		fail(err.Error(), n)
 		return

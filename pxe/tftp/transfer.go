@@ -7,16 +7,21 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"syscall"
 	"time"
 )
 
 // errClientGone ends a transfer whose client stopped acknowledging.
 var errClientGone = errors.New("no acknowledgement from the client")
 
-// sender runs one download on its own socket (its transfer id): DATA
-// blocks in lock step with the client's ACKs (RFC 1350), after an OACK
-// when options were answered. Its buffers are made once, so the block
-// loop allocates nothing.
+// sender runs one download on its own socket (its transfer id),
+// connected to the client as tftpd-hpa's is: DATA blocks in lock step
+// with the client's ACKs (RFC 1350), after an OACK when options were
+// answered. A connected socket sends without a route lookup or an
+// address per packet and gets only the client's packets: one from
+// another transfer id is turned away by the kernel (ICMP port
+// unreachable) rather than answered with an ERROR. Its buffers are made
+// once, so the block loop allocates nothing.
 type sender struct {
 	conn    *net.UDPConn
 	peer    netip.AddrPort
@@ -81,7 +86,7 @@ func (s *sender) check() error {
 // answered (that would send every later block twice).
 func (s *sender) exchange(p []byte, block uint16) error {
 	for try := 0; try <= Retries; try++ {
-		if _, err := s.conn.WriteToUDPAddrPort(p, s.peer); err != nil {
+		if _, err := s.conn.Write(p); err != nil {
 			return fmt.Errorf("send block %d: %w", block, err)
 		}
 		deadline := s.clock().Add(s.timeout)
@@ -94,8 +99,7 @@ func (s *sender) exchange(p []byte, block uint16) error {
 			if err := s.check(); err != nil {
 				return err
 			}
-			n, from, err := s.conn.ReadFromUDPAddrPort(s.in)
-			from = netip.AddrPortFrom(from.Addr().Unmap(), from.Port())
+			n, err := s.conn.Read(s.in)
 			if err != nil {
 				if cerr := s.check(); cerr != nil {
 					return cerr
@@ -104,12 +108,12 @@ func (s *sender) exchange(p []byte, block uint16) error {
 				if errors.As(err, &ne) && ne.Timeout() {
 					break // send again
 				}
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					// The client's port is closed (ICMP port unreachable
+					// on the connected socket): it went away.
+					return errClientGone
+				}
 				return fmt.Errorf("wait for the acknowledgement of block %d: %w", block, err)
-			}
-			if from != s.peer {
-				// Another transfer id (RFC 1350 §4): tell it, go on.
-				s.conn.WriteToUDPAddrPort(unknownTID, from) //nolint:errcheck // best effort
-				continue
 			}
 			if n < 4 {
 				continue
@@ -130,8 +134,6 @@ func (s *sender) exchange(p []byte, block uint16) error {
 	}
 	return errClientGone
 }
-
-var unknownTID = []byte{0, opERROR, 0, 5, 'u', 'n', 'k', 'n', 'o', 'w', 'n', ' ', 't', 'r', 'a', 'n', 's', 'f', 'e', 'r', ' ', 'i', 'd', 0}
 
 // clientError is an ERROR packet the client sent: it ended the transfer.
 type clientError struct{ msg string }
