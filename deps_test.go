@@ -80,8 +80,8 @@ func TestClientsLinkNoServer(t *testing.T) {
 }
 
 // TestServersTakeStoreInterfaces keeps the window's backend (package
-// answer/registry), the API, power, the daemon and the pxe provider on
-// the store interfaces: none of them imports a
+// answer/registry), the API, power, the daemon, the pxe provider and
+// both binaries (cmd/*) on the store interfaces: none of them imports a
 // file-store package (the registrations', the event log's, the tokens',
 // the secrets', the discovery inbox's), nor opens the registrations', the secrets' or the
 // window's folder itself. pxe/state opens them.
@@ -95,7 +95,15 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 	const mod = "github.com/plasmactl/plasma-node/"
 	fileStores := []string{mod + "answer/registry/regfile", mod + "answer/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile", mod + "pxe/discovery/discoveryfile"}
 	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "discoveryfile.", "window.Dir("}
-	for _, pkg := range []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"} {
+	pkgs := []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}
+	cmds, err := filepath.Glob("cmd/*")
+	if err != nil || len(cmds) < 2 {
+		t.Fatalf("the binaries under cmd/: %v %v", cmds, err)
+	}
+	for _, c := range cmds {
+		pkgs = append(pkgs, "./"+c)
+	}
+	for _, pkg := range pkgs {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}\n{{join .Imports \" \"}}", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)

@@ -140,9 +140,13 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 // refusing site settings that every answer would fail on.
 func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	cfg := &s.cfg
-	stores, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
-	if err != nil {
-		return nil, err
+	stores := cfg.Stores
+	if stores == nil {
+		opened, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
+		if err != nil {
+			return nil, err
+		}
+		stores = opened
 	}
 	store := stores.Registrations()
 	sec, err := stores.Secrets()
@@ -161,10 +165,7 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err := probe.Check(); err != nil {
 		return nil, &ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
 	}
-	evs := cfg.Events
-	if evs == nil {
-		evs = stores.Events()
-	}
+	evs := stores.Events()
 	installs, err := stores.Installs()
 	if err != nil {
 		return nil, err

@@ -23,6 +23,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -153,11 +155,13 @@ type Config struct {
 	// Routes are mounted beside the window's own, pattern to handler; a
 	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
-	// Events is the event store of the state folder the backend of
-	// StateDir records to, when Backend is nil: the process's one store,
-	// shared with the management API and power control (the daemon's).
-	// Nil opens the state folder's (pxe/state).
-	Events events.Store
+	// Stores are the stores the default backend (Backend nil, StateDir
+	// set) answers from and records to: the process's own, opened once
+	// (a *state.Stores of pxe/state, or an embedder's), shared with the
+	// management API and power control (the daemon's), so each store has
+	// one writer in the process and events reach the API's stream at
+	// once. Nil opens StateDir's with pxe/state.
+	Stores Stores
 	// RecordBootSteps records each boot step below the answer (proxy-DHCP
 	// offer, TFTP download, iPXE script, kernel, initrd and other assets)
 	// in the backend's event log ([backend.Recorder]) as an event whose
@@ -182,6 +186,21 @@ type Config struct {
 	// Logger receives the window's events; nil discards them.
 	Logger *slog.Logger
 }
+
+// Stores are the stores of a state, as the default backend takes them;
+// *state.Stores (package pxe/state) is one.
+type Stores interface {
+	// Registrations returns the registrations.
+	Registrations() registry.Registrations
+	// Secrets returns the nodes' secrets.
+	Secrets() (secret.Store, error)
+	// Events returns the event store, the same one each time.
+	Events() events.Store
+	// Installs returns the installers' reports.
+	Installs() (registry.Installs, error)
+}
+
+var _ Stores = (*state.Stores)(nil)
 
 // ConfigError is a [Config] field the window cannot run with. Field is
 // the Config field's name, Value the value refused, Reason why, and Err,

@@ -13,7 +13,6 @@ import (
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 func (a *app) tlsCmd() *cobra.Command {
@@ -89,7 +88,7 @@ func (a *app) prepareCmd() *cobra.Command {
 				return fp, err
 			}
 			o.PatchAsk = patchAsk
-			if st, err := state.Open(a.stateDir, state.Options{Logger: a.log}); err == nil {
+			if st, err := a.stores(); err == nil {
 				ask, err := registry.AsksForBootDisk(cmd.Context(), st.Registrations())
 				o.PatchAsk = o.PatchAsk || (err == nil && ask)
 			}

@@ -78,8 +78,18 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	return r, pw, nil
 }
 
-func (a *app) bmcRequest(name string) power.Request {
-	return power.Request{StateDir: a.stateDir, SecretsDir: a.secretsDir, Name: name, Events: a.eventStore(), Logger: a.log}
+// bmcRequest is power control's request for name, over the process's
+// stores of the state folder.
+func (a *app) bmcRequest(name string) (power.Request, error) {
+	stores, err := a.stores()
+	if err != nil {
+		return power.Request{}, err
+	}
+	secrets, err := stores.Secrets()
+	if err != nil {
+		return power.Request{}, err
+	}
+	return power.Request{Registrations: stores.Registrations(), Secrets: secrets, Window: stores.Window(), Name: name, Events: stores.Events(), Logger: a.log}, nil
 }
 
 func (a *app) powerCmd() *cobra.Command {

@@ -300,6 +300,8 @@ func (a *app) registrar() (registrar.Registrar, error) { return a.registrarWith(
 func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	if a.server != "" {
 		log = a.log // the client's log, as the other remote commands'
+	} else if a.local != nil {
+		return a.local, nil
 	}
 	r, err := registrar.Open(registrar.Where{Server: a.server, Token: os.Getenv(TokenEnv), Fingerprint: a.fingerprint,
 		Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: log})
@@ -311,10 +313,21 @@ func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	case err != nil && a.server != "":
 		return nil, usageError(fmt.Errorf("--server: %w", err))
 	}
+	if l, ok := r.(*registrar.Local); ok {
+		a.local = l
+	}
 	return r, err
 }
 
-// stores opens the stores of --state-dir.
-func (a *app) stores() (*state.Stores, error) {
-	return state.Open(a.stateDir, state.Options{SecretsDir: a.secretsDir, Logger: a.log})
+// localState returns the state folder on this host, the same one for
+// every command of the process.
+func (a *app) localState() *registrar.Local {
+	if a.local == nil {
+		a.local = &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Logger: a.log}
+	}
+	return a.local
 }
+
+// stores returns the stores of --state-dir, opened once for the process
+// (creating the folder): its one writer of each.
+func (a *app) stores() (*state.Stores, error) { return a.localState().Stores() }

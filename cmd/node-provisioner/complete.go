@@ -2,8 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 )
@@ -51,7 +49,7 @@ func (a *app) registrationNames(cmd *cobra.Command) []string {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	if a.server == "" {
-		if _, err := os.Stat(filepath.Join(a.stateDir, "registrations")); err != nil {
+		if ok, err := a.localState().Exists(); !ok || err != nil {
 			return nil
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
@@ -40,17 +40,9 @@ type app struct {
 	logging             cli.Logging
 	out, errw           io.Writer
 	log                 *slog.Logger
-	// events is the process's one writer of the state folder's event
-	// log, opened on first use (see eventStore).
-	events *eventfile.Store
-}
-
-// eventStore returns the process's event store of the state folder.
-func (a *app) eventStore() *eventfile.Store {
-	if a.events == nil {
-		a.events = eventfile.Open(eventfile.Path(a.stateDir), eventfile.Options{})
-	}
-	return a.events
+	// local is the state folder on this host, once a command asked for
+	// it: its stores are opened once for the process (see stores).
+	local *registrar.Local
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

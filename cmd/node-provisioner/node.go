@@ -13,11 +13,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
@@ -84,7 +82,11 @@ type localNode struct {
 // Power runs action through name's BMC; an unknown name is a usage
 // error.
 func (l localNode) Power(ctx context.Context, name, action string) (string, error) {
-	p, err := power.Node(ctx, l.a.bmcRequest(name), power.Action(action))
+	req, err := l.a.bmcRequest(name)
+	if err != nil {
+		return "", err
+	}
+	p, err := power.Node(ctx, req, power.Action(action))
 	if errors.Is(err, registry.ErrNotFound) {
 		return "", usageError(err)
 	}
@@ -93,7 +95,11 @@ func (l localNode) Power(ctx context.Context, name, action string) (string, erro
 
 // Boot boots name into the installer; an unknown name is a usage error.
 func (l localNode) Boot(ctx context.Context, name string) (api.BootReply, error) {
-	res, err := power.Boot(ctx, l.a.bmcRequest(name))
+	req, err := l.a.bmcRequest(name)
+	if err != nil {
+		return api.BootReply{}, err
+	}
+	res, err := power.Boot(ctx, req)
 	if errors.Is(err, registry.ErrNotFound) {
 		return api.BootReply{}, usageError(err)
 	}
@@ -113,9 +119,14 @@ func (l localNode) Disable(ctx context.Context) (bool, error) {
 	return pxe.Disable(ctx, l.Dir, 0)
 }
 
-// Events follows the state folder's event log.
+// Events follows the state folder's events; a folder without
+// registrations is not created.
 func (l localNode) Events(ctx context.Context, lastID string, fn func(id string, e backend.Event) error) error {
-	return eventfile.Follow(ctx, eventfile.Path(l.Dir), lastID, 0, func(r events.Record) error { return fn(r.ID, r.Event) })
+	evs, err := l.Local.Events()
+	if err != nil {
+		return err
+	}
+	return evs.Follow(ctx, lastID, func(r events.Record) error { return fn(r.ID, r.Event) })
 }
 
 // Tokens lists the state folder's tokens; a read makes nothing: without
@@ -125,7 +136,7 @@ func (l localNode) Tokens(ctx context.Context) ([]client.TokenInfo, error) {
 	if _, err := os.Lstat(filepath.Join(l.Dir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
-	st, err := tokenfile.Open(l.Dir, l.a.log)
+	st, err := l.tokens()
 	if err != nil {
 		return nil, err
 	}
@@ -136,9 +147,18 @@ func (l localNode) Tokens(ctx context.Context) ([]client.TokenInfo, error) {
 	return out, err
 }
 
+// tokens returns the process's token store of the state folder.
+func (l localNode) tokens() (apitoken.Tokens, error) {
+	stores, err := l.Stores()
+	if err != nil {
+		return nil, err
+	}
+	return stores.Tokens()
+}
+
 // CreateToken makes a token in the state folder; ttl 0 never expires.
 func (l localNode) CreateToken(ctx context.Context, name, scope string, ttl time.Duration) (string, error) {
-	st, err := tokenfile.Open(l.Dir, l.a.log)
+	st, err := l.tokens()
 	if err != nil {
 		return "", err
 	}
@@ -151,7 +171,7 @@ func (l localNode) CreateToken(ctx context.Context, name, scope string, ttl time
 
 // RevokeToken revokes a token of the state folder.
 func (l localNode) RevokeToken(ctx context.Context, name string) error {
-	st, err := tokenfile.Open(l.Dir, l.a.log)
+	st, err := l.tokens()
 	if err != nil {
 		return err
 	}

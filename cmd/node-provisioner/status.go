@@ -14,7 +14,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 )
 
 // errWindowClosed makes status exit 1 while no window is open.
@@ -76,9 +75,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			var recent []backend.Event
 			if a.server == "" && !watch { // the state folder's own log, with or without a local daemon
-				if evs, err := eventfile.ReadAll(eventfile.Path(a.stateDir)); err == nil {
-					recent = evs[max(0, len(evs)-10):]
-				}
+				recent = a.recentEvents(ctx, 10)
 			}
 			data := statusData{Window: w, Nodes: append([]backend.Node{}, st...), Events: recent}
 			switch {
@@ -193,4 +190,22 @@ func (a *app) writeItem(output string, v any) error {
 	}
 	fmt.Fprintln(a.out, "---")
 	return cli.WriteData(a.out, "yaml", v)
+}
+
+// recentEvents returns the last n events of the state folder, none when
+// they cannot be read; nothing is created.
+func (a *app) recentEvents(ctx context.Context, n int) []backend.Event {
+	evs, err := a.localState().Events()
+	if err != nil {
+		return nil
+	}
+	recs, err := evs.Read(ctx, "", 0)
+	if err != nil || len(recs) == 0 {
+		return nil
+	}
+	out := make([]backend.Event, 0, n)
+	for _, r := range recs[max(0, len(recs)-n):] {
+		out = append(out, r.Event)
+	}
+	return out
 }

@@ -57,8 +57,10 @@ var ErrNotStarted = errors.New("the window did not open")
 
 // Config configures a [Handler].
 type Config struct {
-	// StateDir is node-provisioner's state folder: registrations, the
-	// event log, the window record. Required.
+	// StateDir is node-provisioner's state folder, where the
+	// idempotency records (without Replies) and the window state
+	// (without Windows and Window) are kept. Required unless those
+	// stores are given.
 	StateDir string
 	// Registry is the registrations. Required.
 	Registry registry.Registrations
@@ -119,8 +121,11 @@ type Handler struct {
 
 // New returns the API handler of cfg.
 func New(cfg Config) (*Handler, error) {
-	if cfg.StateDir == "" || cfg.Registry == nil || cfg.Tokens == nil || cfg.Events == nil {
-		return nil, errors.New("api: StateDir, Registry, Tokens and Events are required")
+	if cfg.Registry == nil || cfg.Tokens == nil || cfg.Events == nil {
+		return nil, errors.New("api: Registry, Tokens and Events are required")
+	}
+	if cfg.StateDir == "" && (cfg.Replies == nil || (cfg.Windows == nil && cfg.Window == nil)) {
+		return nil, errors.New("api: StateDir is required without the Replies store and a Window store (or Windows)")
 	}
 	if cfg.Version == "" {
 		cfg.Version = "devel"

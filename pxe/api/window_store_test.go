@@ -1,9 +1,12 @@
 package api_test
 
 import (
+	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,5 +43,71 @@ func TestWindowStatusFromTheWindowStore(t *testing.T) {
 	mw.Write(&window.Record{PID: os.Getpid(), HTTP: "192.0.2.1:8443", Started: now, Deadline: now.Add(time.Hour)})
 	if r := e.do(t, "GET", "/api/v1/window", read, ""); r.status != 200 || !strings.Contains(r.body, `"open":true`) || !strings.Contains(r.body, "192.0.2.1:8443") {
 		t.Errorf("the store's window: %d %s", r.status, r.body)
+	}
+}
+
+// memReplies is an api.Replies in memory, as an embedder keeping its
+// idempotency records elsewhere would give one.
+type memReplies struct {
+	mu   sync.Mutex
+	keys sync.Map
+	kept map[string]api.Reply
+}
+
+func (m *memReplies) Lock(key string) func() {
+	l, _ := m.keys.LoadOrStore(key, &sync.Mutex{})
+	l.(*sync.Mutex).Lock()
+	return l.(*sync.Mutex).Unlock
+}
+
+func (m *memReplies) Get(key string) (*api.Reply, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.kept[key]; ok {
+		return &r, nil
+	}
+	return nil, nil
+}
+
+func (m *memReplies) Put(key string, r api.Reply) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kept == nil {
+		m.kept = map[string]api.Reply{}
+	}
+	m.kept[key] = r
+	return nil
+}
+
+// TestStateDirIsOptionalWithItsStores: given the idempotency records
+// and the window state as stores, the API needs no state folder and
+// keeps nothing in one; without them, it refuses to start without one.
+func TestStateDirIsOptionalWithItsStores(t *testing.T) {
+	replies := &memReplies{}
+	var cfg api.Config
+	e := newEnv(t, func(c *api.Config) {
+		c.StateDir, c.Replies, c.Window = "", replies, &memWindow{}
+		cfg = *c
+	})
+	if r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], pve1, "Idempotency-Key", "k1"); r.status != 201 {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	if _, err := replies.Get("k1"); err != nil || len(replies.kept) != 1 {
+		t.Errorf("the reply was not kept in the Replies store: %v %v", replies.kept, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.state, "api", "idempotency")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the state folder has idempotency records: %v", err)
+	}
+	if r := e.do(t, "GET", "/api/v1/window", e.tokens["read"], ""); r.status != 200 || !strings.Contains(r.body, `"open":false`) {
+		t.Errorf("window: %d %s", r.status, r.body)
+	}
+	for name, c := range map[string]api.Config{
+		"no Replies": {Window: &memWindow{}},
+		"no Window":  {Replies: replies},
+	} {
+		c.Registry, c.Tokens, c.Events = cfg.Registry, cfg.Tokens, cfg.Events
+		if _, err := api.New(c); err == nil || !strings.Contains(err.Error(), "StateDir") {
+			t.Errorf("%s and no StateDir: %v", name, err)
+		}
 	}
 }

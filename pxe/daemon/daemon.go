@@ -37,9 +37,10 @@ type Config struct {
 	// socket activation). Run closes it.
 	Listener net.Listener
 	// Window is the configuration of every window the daemon opens; its
-	// StateDir is the daemon's, its TTL the one asked for, its boot steps
-	// recorded in the event log (RecordBootSteps), and its Logger the
-	// daemon's when nil.
+	// StateDir is the daemon's, its Stores the daemon's (opened once for
+	// the process and shared with the API and power control), its TTL
+	// the one asked for, its boot steps recorded in the event log
+	// (RecordBootSteps), and its Logger the daemon's when nil.
 	Window pxe.Config
 	// TLSCert and TLSKey, when set, are the files of a certificate (a
 	// site CA's) and its key the API serves instead of the state
@@ -150,10 +151,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// the API's stream share it, so events reach the stream at once.
 	evs := stores.Events()
 	wcfg := d.cfg.Window
-	wcfg.Events = evs
+	wcfg.Stores = stores // the windows open no store of their own
 	win := newWindows(ctx, d.cfg.StateDir, wcfg, filepath.Join(d.cfg.StateDir, apitoken.DirName), d.log)
 	defer win.shutdown()
-	pw := &bmcs{stateDir: d.cfg.StateDir, stores: stores, events: evs, log: d.log}
+	pw := &bmcs{stores: stores, events: evs, log: d.log}
 	secrets, err := stores.Secrets()
 	if err != nil {
 		return err

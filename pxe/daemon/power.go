@@ -16,10 +16,9 @@ import (
 // and event log of the state folder, the BMC passwords of the secrets
 // folder.
 type bmcs struct {
-	stateDir string
-	stores   *state.Stores
-	events   events.Store
-	log      *slog.Logger
+	stores *state.Stores
+	events events.Store
+	log    *slog.Logger
 }
 
 var _ api.Power = (*bmcs)(nil)
@@ -29,7 +28,7 @@ func (b *bmcs) req(name string) (power.Request, error) {
 	if err != nil {
 		return power.Request{}, err
 	}
-	return power.Request{StateDir: b.stateDir, Registrations: b.stores.Registrations(), Secrets: secrets, Name: name, Events: b.events, Logger: b.log}, nil
+	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Logger: b.log}, nil
 }
 
 // classify marks err for the API's status codes.

@@ -22,7 +22,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -31,6 +30,8 @@ import (
 var (
 	// ErrNoBMC: the registration has no BMC.
 	ErrNoBMC = errors.New("no BMC registered")
+	// ErrNoStore: a Request lacks a store it needs.
+	ErrNoStore = errors.New("no store given")
 	// ErrBootRefused: a boot was refused because the window is closed or
 	// the registration is not pending (consumed or installed), so an
 	// installed machine is never reinstalled by accident.
@@ -54,18 +55,15 @@ func Open(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, err
 	return bmc.Open(e, c, o, bmc.Drivers{IPMI: ipmi.New})
 }
 
-// Request names a node and where its registration, BMC password and
-// event log are.
+// Request names a node and the stores of its registration, its BMC
+// password, the window and the event log: the process's own, which it
+// opened once (pxe/state). Power control opens no store.
 type Request struct {
-	// StateDir holds the registrations and the event log.
-	StateDir string
-	// SecretsDir holds the BMC password (<name>.bmc.pw).
-	SecretsDir string
-	// Registrations and Secrets are the stores to use; nil opens
-	// StateDir's and SecretsDir's ([state.Open]).
+	// Registrations and Secrets hold the node's registration and its
+	// BMC password. Required ([ErrNoStore]).
 	Registrations registry.Registrations
 	Secrets       secret.Store
-	// Window is the window state Boot checks; nil reads StateDir's.
+	// Window is the window state Boot checks. Required by Boot.
 	Window window.Store
 	// Name is the node.
 	Name string
@@ -135,11 +133,10 @@ type BootResult struct {
 // the registration is pending. Each step is an event on the timeline.
 func Boot(ctx context.Context, req Request) (BootResult, error) {
 	var res BootResult
-	ws := req.Window
-	if ws == nil {
-		ws = state.Window(req.StateDir)
+	if req.Window == nil {
+		return res, fmt.Errorf("boot %s: %w: the window state", req.Name, ErrNoStore)
 	}
-	w, err := ws.Read()
+	w, err := req.Window.Read()
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
@@ -219,30 +216,20 @@ func findRegistration(ctx context.Context, req Request) (registry.Registration, 
 	return r, pending, nil
 }
 
-// registrations returns req's registrations, opening StateDir's when
-// none are given.
+// registrations returns req's registrations.
 func (req Request) registrations() (registry.Registrations, error) {
-	if req.Registrations != nil {
-		return req.Registrations, nil
+	if req.Registrations == nil {
+		return nil, fmt.Errorf("%s: %w: the registrations", req.Name, ErrNoStore)
 	}
-	stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
-	if err != nil {
-		return nil, err
-	}
-	return stores.Registrations(), nil
+	return req.Registrations, nil
 }
 
-// secrets returns req's secrets, opening SecretsDir's when none are
-// given.
+// secrets returns req's secrets.
 func (req Request) secrets() (secret.Store, error) {
-	if req.Secrets != nil {
-		return req.Secrets, nil
+	if req.Secrets == nil {
+		return nil, fmt.Errorf("%s: %w: the secrets", req.Name, ErrNoStore)
 	}
-	stores, err := state.Open(req.StateDir, state.Options{SecretsDir: req.SecretsDir, Logger: req.Logger})
-	if err != nil {
-		return nil, err
-	}
-	return stores.Secrets()
+	return req.Secrets, nil
 }
 
 func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {

@@ -40,7 +40,15 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 func TestBootAndPower(t *testing.T) {
 	ctx := context.Background()
 	state, secrets := t.TempDir(), filepath.Join(t.TempDir(), "secrets")
-	req := power.Request{StateDir: state, SecretsDir: secrets, Name: "n1"}
+	regs, err := regfile.Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := secretfile.Open(secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := power.Request{Registrations: regs, Secrets: sec, Window: window.Dir(state), Name: "n1"}
 
 	register(t, state, secrets, nil, "")
 	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, power.ErrNoBMC) {
@@ -49,6 +57,14 @@ func TestBootAndPower(t *testing.T) {
 	hook := bmctest.StateHook(t)
 	sim := bmctest.Start(t, hook, "admin", "pw-123")
 	register(t, state, secrets, &registry.BMC{URL: sim.Endpoint(), User: "admin"}, "pw-123")
+	for what, r := range map[string]power.Request{"registrations": {Secrets: sec, Window: req.Window, Name: "n1"}, "secrets": {Registrations: regs, Window: req.Window, Name: "n1"}} {
+		if _, err := power.Node(ctx, r, power.Status); !errors.Is(err, power.ErrNoStore) || !strings.Contains(err.Error(), what) {
+			t.Errorf("a request without its %s: %v", what, err)
+		}
+	}
+	if _, err := power.Boot(ctx, power.Request{Registrations: regs, Secrets: sec, Name: "n1"}); !errors.Is(err, power.ErrNoStore) {
+		t.Errorf("a boot without the window state: %v", err)
+	}
 	if _, err := power.Boot(ctx, req); !errors.Is(err, power.ErrBootRefused) || !strings.Contains(err.Error(), "window is closed") {
 		t.Errorf("window closed: %v", err)
 	}

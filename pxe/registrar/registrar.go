@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
@@ -140,7 +139,8 @@ func Forget(ctx context.Context, regs registry.Registrations, secrets secret.Sto
 }
 
 // Local is the [Registrar] of a node-provisioner state folder on this
-// host. Reading a folder without registrations creates nothing.
+// host. Reading a folder without registrations creates nothing. It opens
+// the folder's stores once, on first need, and keeps them ([Local.Stores]).
 type Local struct {
 	// Dir is the state folder.
 	Dir string
@@ -149,40 +149,61 @@ type Local struct {
 	SecretsDir string
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
+
+	mu     sync.Mutex
+	stores *state.Stores
+	events events.Store // a reader's, before stores are open
 }
 
 var _ Registrar = (*Local)(nil)
 
-// exists reports whether the folder has a registrations folder; a
-// state folder that is not a folder is an error.
-func (l *Local) exists() (bool, error) {
-	fi, err := os.Stat(l.Dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, err
-	case !fi.IsDir():
-		return false, fmt.Errorf("node-provisioner state folder %s: not a folder", l.Dir)
+// Exists reports whether the state folder holds registrations
+// ([state.Exists]); it creates nothing.
+func (l *Local) Exists() (bool, error) { return state.Exists(l.Dir) }
+
+// Stores returns the state folder's stores ([state.Open]), opened on the
+// first call and the same ones after: the process's one writer of each.
+func (l *Local) Stores() (*state.Stores, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stores != nil {
+		return l.stores, nil
 	}
-	_, err = os.Stat(filepath.Join(l.Dir, "registrations"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
+	if err != nil {
+		return nil, err
 	}
-	return err == nil, err
+	l.stores = s
+	return s, nil
 }
 
-func (l *Local) open() (*state.Stores, error) {
-	return state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
+// Events returns the folder's event store: that of its stores once they
+// are open ([Local.Stores]), else one that only reads and creates
+// nothing ([state.Events]), so that following the events of a folder
+// without registrations does not make it.
+func (l *Local) Events() (events.Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stores != nil {
+		return l.stores.Events(), nil
+	}
+	if l.events == nil {
+		evs, err := state.Events(l.Dir)
+		if err != nil {
+			return nil, err
+		}
+		l.events = evs
+	}
+	return l.events, nil
 }
 
 // Nodes returns registry.Status of the folder; none when it holds no
 // registrations folder.
 func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
-	if ok, err := l.exists(); !ok || err != nil {
+	if ok, err := l.Exists(); !ok || err != nil {
 		return nil, errors.Join(err, ctx.Err())
 	}
-	stores, err := l.open()
+	stores, err := l.Stores()
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +223,7 @@ func (l *Local) Register(ctx context.Context, r registry.Registration, opts regi
 // RegisterWithBMCPassword writes r, then its BMC password (0600, in the
 // secrets folder), by [Register].
 func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
-	stores, err := l.open()
+	stores, err := l.Stores()
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
@@ -226,12 +247,12 @@ func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registra
 // Unregister deletes the pending registration name and, by
 // [Unregister], its BMC password.
 func (l *Local) Unregister(ctx context.Context, name string) error {
-	if ok, err := l.exists(); err != nil {
+	if ok, err := l.Exists(); err != nil {
 		return err
 	} else if !ok {
 		return fmt.Errorf("unregister %s: %w", name, registry.ErrNotFound)
 	}
-	stores, err := l.open()
+	stores, err := l.Stores()
 	if err != nil {
 		return err
 	}

@@ -175,3 +175,32 @@ func TestTheBMCPasswordGoesOnEveryPath(t *testing.T) {
 		t.Errorf("pve6 taking pve3's last MAC: kept pve6 %v, pve3 %v; want pve6's alone", kept("pve6"), kept("pve3"))
 	}
 }
+
+// TestLocalOpensItsStoresOnce: a read of a folder without registrations
+// opens nothing, and every call after the first open shares its stores
+// (one writer per process).
+func TestLocalOpensItsStoresOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir() + "/state"
+	l := &registrar.Local{Dir: dir, SecretsDir: t.TempDir()}
+	if nodes, err := l.Nodes(ctx); len(nodes) != 0 || err != nil {
+		t.Fatalf("Nodes of a missing folder: %v, %v", nodes, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a read created the state folder: %v", err)
+	}
+	r := registry.Registration{Name: "pve1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}
+	if _, err := l.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := l.Stores()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Nodes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := l.Stores(); again != first || err != nil {
+		t.Errorf("Stores opened again: %p then %p (%v)", first, again, err)
+	}
+}

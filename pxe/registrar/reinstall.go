@@ -9,7 +9,7 @@ import (
 // Reinstall re-arms the consumed registration name of the folder
 // ([registry.Reinstall]).
 func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registration, error) {
-	stores, err := l.open()
+	stores, err := l.Stores()
 	if err != nil {
 		return registry.Registration{}, err
 	}

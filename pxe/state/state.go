@@ -84,32 +84,57 @@ var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 // Open opens the stores setting names: a state folder's path (created
 // 0700 if missing), or file://PATH. postgres:// and postgresql:// are
 // refused with [ErrNotBuilt], any other scheme with [ErrUnknownScheme].
+// A process opens its stores once and shares them: each store has one
+// writer per process.
 func Open(setting string, o Options) (*Stores, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if setting == "" {
-		return nil, errors.New("state: no state folder or store URL given")
-	}
-	dir := setting
-	if m := schemeRE.FindStringSubmatch(setting); m != nil {
-		switch scheme := strings.ToLower(m[1]); scheme {
-		case "file":
-			dir = strings.TrimPrefix(setting[len(m[0]):], "localhost")
-			if !filepath.IsAbs(dir) {
-				return nil, fmt.Errorf("state %q: a file:// URL needs an absolute path, such as file:///var/lib/node-provisioner", setting)
-			}
-		case "postgres", "postgresql":
-			return nil, fmt.Errorf("state: %w: %s:// (PostgreSQL) comes in a later release; give a state folder", ErrNotBuilt, scheme)
-		default:
-			return nil, fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
-		}
+	dir, err := folder(setting)
+	if err != nil {
+		return nil, err
 	}
 	regs, err := regfile.Open(dir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
 	return &Stores{dir: dir, opts: o, regs: regs}, nil
+}
+
+// Exists reports whether setting names stores that hold registrations,
+// creating nothing: for a state folder, whether it has a registrations
+// folder. A program that only reads asks it before [Open], which would
+// create the folder. Its errors are [Open]'s for the setting.
+func Exists(setting string) (bool, error) {
+	dir, err := folder(setting)
+	if err != nil {
+		return false, err
+	}
+	return regfile.Exists(dir)
+}
+
+// folder returns the state folder setting names, refusing a scheme that
+// is not file://.
+func folder(setting string) (string, error) {
+	if setting == "" {
+		return "", errors.New("state: no state folder or store URL given")
+	}
+	m := schemeRE.FindStringSubmatch(setting)
+	if m == nil {
+		return setting, nil
+	}
+	switch scheme := strings.ToLower(m[1]); scheme {
+	case "file":
+		dir := strings.TrimPrefix(setting[len(m[0]):], "localhost")
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("state %q: a file:// URL needs an absolute path, such as file:///var/lib/node-provisioner", setting)
+		}
+		return dir, nil
+	case "postgres", "postgresql":
+		return "", fmt.Errorf("state: %w: %s:// (PostgreSQL) comes in a later release; give a state folder", ErrNotBuilt, scheme)
+	default:
+		return "", fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
+	}
 }
 
 // Dir returns the state folder, which also keeps what has no store yet
@@ -151,6 +176,18 @@ func (s *Stores) Events() events.Store {
 		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
 	}
 	return s.events
+}
+
+// Events returns the event store of setting without opening the other
+// stores or creating anything, for a program that only reads events (it
+// opens nothing until read). A program that writes them takes its
+// [Stores]' ([Stores.Events]): one writer per process.
+func Events(setting string) (events.Store, error) {
+	dir, err := folder(setting)
+	if err != nil {
+		return nil, err
+	}
+	return eventfile.Open(eventfile.Path(dir), eventfile.Options{}), nil
 }
 
 // Installs opens the install reports (the state folder's installs/,

@@ -2,6 +2,7 @@ package state
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,5 +48,49 @@ func TestOpenDispatchesTheScheme(t *testing.T) {
 		if err == nil || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) || !strings.Contains(err.Error(), tc.errHas) {
 			t.Errorf("Open(%q) = %v, want an error matching %v naming %s", tc.setting, err, tc.wantErr, tc.errHas)
 		}
+	}
+}
+
+func TestExistsAndEventsCreateNothing(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		setting string
+		want    bool
+		errHas  string
+	}{
+		{setting: missing},
+		{setting: "file://" + missing},
+		{setting: dir},
+		{setting: file, errHas: "not a folder"},
+		{setting: "postgres://db.example/np", errHas: "postgres://"},
+	} {
+		got, err := Exists(tc.setting)
+		if got != tc.want || (err == nil) != (tc.errHas == "") || (err != nil && !strings.Contains(err.Error(), tc.errHas)) {
+			t.Errorf("Exists(%q) = %v, %v; want %v and an error naming %q", tc.setting, got, err, tc.want, tc.errHas)
+		}
+	}
+	evs, err := Events(missing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recs, err := evs.Read(t.Context(), "", 0); len(recs) != 0 || err != nil {
+		t.Errorf("the events of a missing folder: %v, %v", recs, err)
+	}
+	if _, err := Events("postgres://db.example/np"); !errors.Is(err, ErrNotBuilt) {
+		t.Errorf("Events of postgres:// = %v, want ErrNotBuilt", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Exists or Events created %s: %v", missing, err)
+	}
+	if _, err := Open(dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := Exists(dir); !ok || err != nil {
+		t.Errorf("Exists of an opened folder = %v, %v", ok, err)
 	}
 }

@@ -50,6 +50,26 @@ type Store struct {
 	cache   map[string]cachedFile
 }
 
+// Exists reports whether stateDir holds a registrations folder, without
+// creating anything; a stateDir that is there but is not a folder is an
+// error.
+func Exists(stateDir string) (bool, error) {
+	fi, err := os.Stat(stateDir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !fi.IsDir():
+		return false, fmt.Errorf("node-provisioner state folder %s: not a folder", stateDir)
+	}
+	_, err = os.Stat(filepath.Join(stateDir, registrationsDirName))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Open opens <stateDir>/registrations/, creating it (and stateDir)
 // with mode 0700 if needed. When no other process is writing, it removes
 // temporary files a killed writer left and recovers an interrupted
