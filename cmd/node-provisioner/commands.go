@@ -23,16 +23,24 @@ func (a *app) registerCmd() *cobra.Command {
 	var (
 		macs, pools, keys   []string
 		serial, uuid, disk  string
+		fromDiscovered      string
 		replace, secureBoot bool
 		bf                  bmcFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--secure-boot] [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--secure-boot] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fromDiscovered != "" {
+				var err error
+				flagPins := len(macs) > 0 || serial != "" || uuid != ""
+				if macs, serial, uuid, err = a.discoveredPins(cmd.Context(), fromDiscovered, disk, flagPins); err != nil {
+					return err
+				}
+			}
 			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, SecureBoot: secureBoot, Created: time.Now().UTC()}
 			if err := registry.ValidateName(r.Name); err != nil {
 				return err
@@ -105,6 +113,7 @@ func (a *app) registerCmd() *cobra.Command {
 	f.StringArrayVar(&macs, "mac", nil, "MAC address the node's installer posts (repeatable)")
 	f.StringVar(&serial, "serial", "", "pin the node's DMI system serial")
 	f.StringVar(&uuid, "uuid", "", "pin the node's DMI system UUID")
+	f.StringVar(&fromDiscovered, "from-discovered", "", "take the pins (MACs, DMI serial and UUID) from the discovered machine of this MAC or serial (see discovered); --boot-disk must then be one of its disks' serials")
 	f.StringVar(&disk, "boot-disk", "", "disk for the system: a serial (lsblk -o NAME,SERIAL), a kernel name (sda), or any; omitted: chosen on the console")
 	f.StringArrayVar(&pools, "pool", nil, "data pool NAME=LAYOUT:DISK[,DISK...], layouts single, stripe, mirror, raidz, raidz2 (repeatable)")
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for root's authorized_keys on this node (repeatable)")

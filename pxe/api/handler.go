@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
 	"net"
@@ -95,6 +96,9 @@ type Config struct {
 	// Installs holds the installers' reports, which the registrations
 	// show once installed (address, host keys); nil shows none.
 	Installs registry.Installs
+	// Inbox is the discovery inbox GET /api/v1/discovered lists; nil
+	// answers it with 501.
+	Inbox discovery.Store
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
 	MaxStreams int
@@ -165,6 +169,7 @@ func New(cfg Config) (*Handler, error) {
 		"GET " + Prefix + "/window":                          {apitoken.ScopeRead, h.getWindow},
 		"PUT " + Prefix + "/window":                          {apitoken.ScopeAdmin, h.openWindow},
 		"DELETE " + Prefix + "/window":                       {apitoken.ScopeAdmin, h.closeWindow},
+		"GET " + Prefix + "/discovered":                      {apitoken.ScopeRead, h.listDiscovered},
 		"GET " + Prefix + "/events":                          {apitoken.ScopeRead, h.events},
 		"GET " + Prefix + "/tokens":                          {apitoken.ScopeAdmin, h.listTokens},
 		"POST " + Prefix + "/tokens":                         {apitoken.ScopeAdmin, h.createToken},

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
 	"net/http"
@@ -338,6 +339,13 @@ func (c *Client) Nodes(ctx context.Context) ([]backend.Node, error) {
 func (c *Client) Node(ctx context.Context, name string) (backend.Node, error) {
 	var out backend.Node
 	err := c.do(ctx, request{method: "GET", path: "/registrations/" + url.PathEscape(name), op: opNode, retry: true}, &out)
+	return out, err
+}
+
+// Discovered returns the machines of the discovery inbox, oldest first.
+func (c *Client) Discovered(ctx context.Context) ([]discovery.Record, error) {
+	var out []discovery.Record
+	err := c.do(ctx, request{method: "GET", path: "/discovered", retry: true}, &out)
 	return out, err
 }
 

@@ -163,7 +163,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Installs: installs, Version: d.cfg.Version, Logger: d.log})
+	inbox, err := stores.Discovered()
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -117,8 +117,9 @@ var placeholderSerials = []string{
 	"default string", "system serial number", "to be filled by o.e.m.", "n/a",
 }
 
-// usableSerial reports whether a DMI serial names a machine.
-func usableSerial(s string) bool {
+// UsableSerial reports whether a DMI serial names a machine: not empty
+// and not a placeholder firmware writes ("To Be Filled By O.E.M.").
+func UsableSerial(s string) bool {
 	return !slices.Contains(placeholderSerials, toLower(s))
 }
 
@@ -135,7 +136,7 @@ func toLower(s string) string {
 // Same reports whether reports a and b come from the same machine: they
 // share a MAC, or the same usable DMI serial.
 func Same(a, b Report) bool {
-	if a.DMI.Serial == b.DMI.Serial && usableSerial(a.DMI.Serial) {
+	if a.DMI.Serial == b.DMI.Serial && UsableSerial(a.DMI.Serial) {
 		return true
 	}
 	for _, n := range a.NICs {
@@ -146,4 +147,13 @@ func Same(a, b Report) bool {
 		}
 	}
 	return false
+}
+
+// Pins returns what a registration of the machine pins: its MACs, and
+// its DMI serial (when usable) and UUID.
+func (r Report) Pins() (macs []string, serial, uuid string) {
+	if UsableSerial(r.DMI.Serial) {
+		serial = r.DMI.Serial
+	}
+	return r.MACs(), serial, r.DMI.UUID
 }

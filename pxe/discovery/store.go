@@ -131,7 +131,7 @@ func Find(recs []Record, key string) (Record, error) {
 	}
 	var found []Record
 	for _, r := range recs {
-		if r.ID == key || (r.DMI.Serial == key && usableSerial(key)) {
+		if r.ID == key || (r.DMI.Serial == key && UsableSerial(key)) {
 			found = append(found, r)
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
@@ -30,6 +32,13 @@ type Registrar interface {
 	// Unregister removes a pending registration (and its BMC password);
 	// none of that name wraps registry.ErrNotFound.
 	Unregister(ctx context.Context, name string) error
+}
+
+// Inbox is what lists the discovery inbox: [*Local] and the API's
+// client.
+type Inbox interface {
+	// Discovered returns the inbox's live entries, oldest first.
+	Discovered(ctx context.Context) ([]discovery.Record, error)
 }
 
 // ErrInvalidPassword is wrapped by [Register]'s error for a BMC password
@@ -212,6 +221,23 @@ func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 		return nil, err
 	}
 	return registry.Status(ctx, stores.Registrations(), stores.Events(), ins)
+}
+
+// Discovered returns the state folder's discovery inbox; none when the
+// folder holds no registrations folder (nothing is created).
+func (l *Local) Discovered(ctx context.Context) ([]discovery.Record, error) {
+	if ok, err := l.Exists(); !ok || err != nil {
+		return nil, errors.Join(err, ctx.Err())
+	}
+	stores, err := l.Stores()
+	if err != nil {
+		return nil, err
+	}
+	in, err := stores.Discovered()
+	if err != nil {
+		return nil, err
+	}
+	return in.List(ctx, time.Now())
 }
 
 // Register writes r (0600, in a 0700 folder); r must not have a BMC,

@@ -204,3 +204,8 @@ func TestLocalOpensItsStoresOnce(t *testing.T) {
 		t.Errorf("Stores opened again: %p then %p (%v)", first, again, err)
 	}
 }
+
+var (
+	_ registrar.Inbox = (*client.Client)(nil)
+	_ registrar.Inbox = (*registrar.Local)(nil)
+)
