@@ -135,7 +135,9 @@ func (h *Handler) discoveryPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev.MAC, ev.Status = rec.ID, http.StatusOK
-	ev.Detail = fmt.Sprintf("discovered: serial %q, %d NICs, %d disks", rec.DMI.Serial, len(rec.NICs), len(rec.Disks))
+	// The serial stays out of the event: the timeline shows events to
+	// readers the page does not authenticate.
+	ev.Detail = fmt.Sprintf("discovered: %d NICs, %d disks", len(rec.NICs), len(rec.Disks))
 	h.record(ctx, ev)
 	h.log.Info("machine discovered", "mac", rec.ID, "serial", rec.DMI.Serial, "disks", len(rec.Disks))
 	reply(w, http.StatusOK, "ok")

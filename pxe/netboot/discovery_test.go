@@ -185,3 +185,25 @@ func TestAFloodOfFakeMACsKeepsTheInboxWithinItsBound(t *testing.T) {
 		t.Errorf("the inbox holds %d, want %d", len(recs), max)
 	}
 }
+
+// TestThePageCountsDiscoveredMachinesOnly: the page and GET /status say
+// how many machines were discovered, and not their serials or disks
+// (the timeline shows a stranger's boot steps by MAC, as before).
+func TestThePageCountsDiscoveredMachinesOnly(t *testing.T) {
+	e, _ := newDiscoveryEnv(t, 10)
+	for i, mac := range []string{"52:54:00:99:00:01", "52:54:00:99:00:02"} {
+		if status, msg := e.post(t, discovery.PostPath, testDiscoveryToken, reportJSON(mac, fmt.Sprint("SECRET-SERIAL-", i))); status != 200 {
+			t.Fatalf("post: %d %s", status, msg)
+		}
+	}
+	_, page, _ := e.get(t, "/")
+	_, status, _ := e.get(t, "/status")
+	if !strings.Contains(page, `<span data-count="discovered">2 discovered</span>`) || !strings.Contains(status, `"discovered": 2`) {
+		t.Errorf("the count is missing:\n%s\n%s", page, status)
+	}
+	for _, secret := range []string{"SECRET-SERIAL", "NV-1"} {
+		if strings.Contains(page, secret) || strings.Contains(status, secret) {
+			t.Errorf("the page or status shows %q of a discovered machine", secret)
+		}
+	}
+}

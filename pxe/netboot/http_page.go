@@ -35,6 +35,11 @@ type StatusReport struct {
 	Unmatched map[string][]BootEvent `json:"unmatched"`
 	// Other holds events with neither MAC nor node.
 	Other []BootEvent `json:"other"`
+	// Discovered counts the machines of a discovery window's inbox; nil
+	// without discovery. The page and this report show no more of them
+	// (no MAC, no serial): their records are the API's, for an
+	// authenticated reader.
+	Discovered *int `json:"discovered,omitempty"`
 	// Time is when the report was made.
 	Time time.Time `json:"time"`
 }
@@ -122,6 +127,14 @@ func (h *Handler) report(ctx context.Context) (StatusReport, error) {
 	if open && left != time.Duration(math.MaxInt64) {
 		s := int64(left / time.Second)
 		rep.Window.Deadline, rep.Window.LeftSeconds = deadline.UTC(), &s
+	}
+	if d := h.cfg.Discovery; d != nil {
+		recs, err := d.Inbox.List(ctx, h.cfg.Now())
+		if err != nil {
+			return StatusReport{}, err
+		}
+		n := len(recs)
+		rep.Discovered = &n
 	}
 	for _, s := range st {
 		s = masked(s)
@@ -277,7 +290,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <p id="refresh" data-every="{{.Refresh}}" data-state="ok">This page refreshes every {{.Refresh}} s.<span id="refresh-note"></span></p>
 <main id="status">
 {{with .Window}}<p id="window" data-open="{{.Open}}"{{with .LeftSeconds}} data-left="{{.}}" data-deadline="{{rfc $.Window.Deadline}}"{{end}}>Window: {{if .Open}}<strong>open</strong>{{if .LeftSeconds}}, <span id="window-left">{{$.Left}}</span> left (closes <time datetime="{{rfc .Deadline}}">{{when .Deadline}}</time>){{else}}, no time limit{{end}}{{else}}<strong>closed</strong>{{end}}.</p>{{end}}
-<p id="counts">{{range .Counts}}<span data-count="{{.State}}">{{.N}} {{.State}}</span> {{end}}· updated <time id="updated" datetime="{{rfc .Time}}">{{when .Time}}</time></p>
+<p id="counts">{{range .Counts}}<span data-count="{{.State}}">{{.N}} {{.State}}</span> {{end}}{{with .Discovered}}<span data-count="discovered">{{.}} discovered</span> {{end}}· updated <time id="updated" datetime="{{rfc .Time}}">{{when .Time}}</time></p>
 <h2>Nodes</h2>
 {{if not .Nodes}}<p>No registrations.</p>{{end}}
 {{range .Nodes}}
