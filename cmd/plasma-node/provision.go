@@ -57,7 +57,7 @@ Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 	f.BoolVar(&o.AllowDelete, "allow-delete", false, "with --auto-approve, also delete the servers a lowered count leaves out")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
-	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}])")
+	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}]), or discovered: node-provisioner's discovery inbox, oldest first")
 	return c
 }
 

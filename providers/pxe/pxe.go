@@ -119,7 +119,8 @@ func (p *plan) Apply(ctx context.Context) ([]providers.Server, error) {
 // run stopped between writing it and the node file, or one made by
 // hand) takes that one. Any other new slot takes the next free machine
 // for its pool: first the pool's hardware in platform.yaml, then those of
-// in.HardwareFile that name the pool or none. A machine is free when no
+// in.HardwareFile that name the pool or none ([HardwareDiscovered]: the
+// discovery inbox's, oldest first). A machine is free when no
 // node has it as server id and no registration of another name pins
 // it. Adopted servers beyond a pool's count are planned as deletes.
 //
@@ -137,7 +138,7 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 	if err != nil {
 		return nil, err
 	}
-	hw, err := hardware(in, log)
+	hw, err := hardware(ctx, in, reg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +264,11 @@ func notEnough(need map[string]int, hardwareFile string) error {
 		parts = append(parts, fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name]))
 	}
 	src := "pools.<pool>.hardware in platform.yaml"
-	if hardwareFile != "" {
+	switch hardwareFile {
+	case "":
+	case HardwareDiscovered:
+		src = "the discovery inbox (boot more machines in a discovery window) or " + src
+	default:
 		src = hardwareFile + " or " + src
 	}
 	return fmt.Errorf("%s: %w: add machines (each with macs, serial or uuid) to %s, or lower the count", strings.Join(parts, "; "), ErrNoHardware, src)
@@ -282,7 +287,7 @@ func hostOf(platform string, e providers.Existing) string {
 
 // hardware returns the machines to take new servers from: each pool's
 // own list in platform.yaml (sorted by pool name), then the file's.
-func hardware(in providers.DirectInput, log *slog.Logger) ([]Hardware, error) {
+func hardware(ctx context.Context, in providers.DirectInput, reg Registry, log *slog.Logger) ([]Hardware, error) {
 	var out []Hardware
 	for _, name := range sortedKeys(in.Pools) {
 		for i, m := range in.Pools[name].Hardware {
@@ -298,7 +303,13 @@ func hardware(in providers.DirectInput, log *slog.Logger) ([]Hardware, error) {
 			out = append(out, h)
 		}
 	}
-	if in.HardwareFile != "" {
+	if in.HardwareFile == HardwareDiscovered {
+		hs, err := discoveredHardware(ctx, reg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hs...)
+	} else if in.HardwareFile != "" {
 		hs, err := ReadHardware(in.HardwareFile)
 		if err != nil {
 			return nil, err
