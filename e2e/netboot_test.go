@@ -64,6 +64,7 @@ func envInt(name string, def int) int {
 type netbootMedia struct {
 	iso    string // proxmox-ve_9.2-1.iso
 	kernel string // vmlinuz
+	root   string // the ISO's files, for variants (netbootMedia.variant)
 }
 
 // TestNetboot boots QEMU machines through node-provisioner beside a real
@@ -261,11 +262,31 @@ func buildMedia(t *testing.T, kdir string, withChain bool) netbootMedia {
 	}
 	os.WriteFile(filepath.Join(root, ".cd-info"), []byte("PRODUCT='pve'\nPRODUCTLONG='Proxmox VE'\nRELEASE='9.2'\nISORELEASE='1'\nISONAME='proxmox-ve'\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "auto-installer-capable"), nil, 0o644)
+	return netbootMedia{iso: makeISO(t, root, dir), kernel: filepath.Join(kdir, "vmlinuz"), root: root}
+}
+
+// makeISO writes the ISO of the files under root into dir.
+func makeISO(t *testing.T, root, dir string) string {
+	t.Helper()
 	iso := filepath.Join(dir, "proxmox-ve_9.2-1.iso")
 	if out, err := exec.Command("xorriso", "-as", "mkisofs", "-quiet", "-R", "-J", "-V", "PVE", "-o", iso, root).CombinedOutput(); err != nil {
 		t.Fatalf("xorriso: %v\n%s", err, out)
 	}
-	return netbootMedia{iso: iso, kernel: filepath.Join(kdir, "vmlinuz")}
+	return iso
+}
+
+// variant is a copy of the media whose ISO files edit changed (the
+// emulator and initrd stay the same).
+func (m netbootMedia) variant(t *testing.T, edit func(root string)) netbootMedia {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "iso")
+	if out, err := exec.Command("cp", "-a", m.root, root).CombinedOutput(); err != nil {
+		t.Fatalf("copy the ISO's files: %v\n%s", err, out)
+	}
+	edit(root)
+	m.iso, m.root = makeISO(t, root, dir), root
+	return m
 }
 
 func copyFile(t *testing.T, from, to string) {
@@ -547,8 +568,9 @@ type vmOptions struct {
 	direct  bool
 	cmdline string
 	// until ends the machine once the serial log matches it (for boots
-	// that never reach the emulator); empty: wait for the marker.
-	until string
+	// that never reach the emulator); empty: wait for the marker. With
+	// untilAfter, only what follows untilAfter's first showing counts.
+	until, untilAfter string
 	// keys are typed on the serial console once the serial log shows
 	// typeAt (the console is then a socket whose log is the serial log).
 	typeAt, keys string
@@ -709,7 +731,11 @@ wait:
 				}
 			}
 			if o.until != "" {
-				if b, _ := os.ReadFile(serial); bytes.Contains(b, []byte(o.until)) {
+				b, _ := os.ReadFile(serial)
+				if o.untilAfter != "" {
+					_, b, _ = bytes.Cut(b, []byte(o.untilAfter))
+				}
+				if bytes.Contains(b, []byte(o.until)) {
 					time.Sleep(2 * time.Second) // a little longer: nothing else may follow
 					cmd.Process.Kill()
 					<-done

@@ -116,6 +116,78 @@ func TestNetbootSecureBoot(t *testing.T) {
 			t.Errorf("the page does not show sb1 installed with Secure Boot on through shim:\n%s", page)
 		}
 	})
+	t.Run("FolderChain", func(t *testing.T) {
+		t.Parallel()
+		// Nothing about Proxmox's own EFI boot files could be read here
+		// (README), so the chain folder is the path tested end to end: an
+		// ISO without /EFI/BOOT, and prepare --secure-boot-dir naming a
+		// folder with Debian's files under their package names.
+		plain := media.variant(t, func(root string) { os.RemoveAll(filepath.Join(root, "EFI")) })
+		folder := t.TempDir()
+		copyFile(t, debianShim, filepath.Join(folder, "shimx64.efi.signed"))
+		copyFile(t, debianGrub, filepath.Join(folder, "grubnetx64.efi.signed"))
+		l := newLab(t, 17, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}, prepareArgs: []string{"--secure-boot-dir", folder}})
+		l.register(t, "sbdir", "52:54:00:77:0c:10")
+		l.serve(t, plain)
+		mf, err := os.ReadFile(filepath.Join(l.state, "assets", "9.2-1", "manifest.json"))
+		if err != nil || !strings.Contains(string(mf), `"source": "folder"`) || !strings.Contains(string(mf), "Debian Secure Boot Signer 2022 - grub2") {
+			t.Errorf("prepare took no Secure Boot chain from the folder: %v\n%s", err, mf)
+		}
+		m := l.boot(t, vmOptions{name: "sbdir", mac: "52:54:00:77:0c:10", uefi: true, secureBoot: true, limit: 300 * time.Second})
+		m.wantOK(t, "sbdir.")
+		m.wantDetail(t, "secureboot=true", "webhook=200")
+		m.wantSerial(t, "Welcome to GRUB!")
+		l.wantEvent(t, "installed", "Secure Boot on")
+		l.wantSteps(t, events.Shim, events.Grub, events.Kernel, events.Initrd, events.Installed)
+	})
+	t.Run("PrepareWarnsOfAKernelTheShimDoesNotCarry", func(t *testing.T) {
+		t.Parallel()
+		// A kernel signed by a key Debian's shim does not carry (as
+		// Proxmox's kernel is to it): Debian's kernel re-signed with a
+		// throwaway key. prepare stages the chain and says a MOK is needed.
+		for _, tool := range []struct{ name, pkg string }{{"osslsigncode", "osslsigncode"}, {"openssl", "openssl"}} {
+			if _, err := exec.LookPath(tool.name); err != nil {
+				skipOrFail(t, "the MOK warning test signs a kernel with %s (Debian package %s)", tool.name, tool.pkg)
+			}
+		}
+		dir := t.TempDir()
+		key, cert, unsigned := filepath.Join(dir, "key.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "unsigned")
+		run(t, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=Example Kernel Signer")
+		resigned := media.variant(t, func(root string) {
+			os.RemoveAll(filepath.Join(root, "EFI"))
+			kernel := filepath.Join(root, "boot", "linux26")
+			run(t, "osslsigncode", "remove-signature", "-in", kernel, "-out", unsigned)
+			os.Remove(kernel)
+			run(t, "osslsigncode", "sign", "-certs", cert, "-key", key, "-in", unsigned, "-out", kernel)
+		})
+		folder := filepath.Join(dir, "chain")
+		os.Mkdir(folder, 0o755)
+		copyFile(t, debianShim, filepath.Join(folder, "shimx64.efi"))
+		copyFile(t, debianGrub, filepath.Join(folder, "grubx64.efi"))
+		c := exec.Command(filepath.Join(bin, "node-provisioner"), "--state-dir", filepath.Join(dir, "state"), "prepare", "--iso", resigned.iso,
+			"--answer-url", "http://10.0.0.2:8090/answer", "--secure-boot-dir", folder)
+		var stdout, stderr bytes.Buffer
+		c.Stdout, c.Stderr = &stdout, &stderr
+		if err := c.Run(); err != nil {
+			t.Fatalf("prepare: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		for _, line := range strings.Split(stderr.String(), "\n") {
+			if strings.Contains(line, "warning:") {
+				t.Log(strings.TrimSpace(line))
+			}
+		}
+		for _, want := range []string{`warning: the kernel's signer "Example Kernel Signer" is not carried by the shim (the vendor certificate "Debian Secure Boot CA")`, "mokutil --import"} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("prepare's stderr does not say %q:\n%s", want, stderr.String())
+			}
+		}
+		if !strings.Contains(stdout.String(), "Secure Boot chain from the folder (MOK needed for the kernel)") {
+			t.Errorf("prepare's summary does not say a MOK is needed for the kernel:\n%s", stdout.String())
+		}
+		if mf, err := os.ReadFile(filepath.Join(dir, "state", "assets", "9.2-1", "manifest.json")); err != nil || !regexp.MustCompile(`"mok_needed":\s*\[\s*"kernel"\s*\]`).Match(mf) {
+			t.Errorf("the manifest does not say a MOK is needed for the kernel: %v\n%s", err, mf)
+		}
+	})
 	t.Run("HTTP", func(t *testing.T) {
 		t.Parallel()
 		// UEFI HTTP boot (OVMF's PXE turned off): the proxy offers the
@@ -223,19 +295,73 @@ func TestNetbootSecureBoot(t *testing.T) {
 		l.serve(t, media)
 		m0 := l.boot(t, vmOptions{name: "sbinst-direct", mac: "52:54:00:77:09:10", direct: true, limit: 90 * time.Second})
 		m0.wantOK(t, "sbinst.")
-		m := l.boot(t, vmOptions{name: "sbinst", mac: "52:54:00:77:09:10", uefi: true, secureBoot: true, until: "booting the next device", limit: 200 * time.Second})
+		// Grub's exit returns to the firmware, which loads its next boot
+		// option (OVMF says "BdsDxe: loading Boot000N" on the serial
+		// console for each): the machine is watched until it does.
+		const exitLine = "booting the next device"
+		m := l.boot(t, vmOptions{name: "sbinst", mac: "52:54:00:77:09:10", uefi: true, secureBoot: true, untilAfter: exitLine, until: "BdsDxe: loading Boot", limit: 200 * time.Second})
 		m.wantSerial(t, "registration sbinst was consumed")
 		m.wantSerial(t, "Welcome to GRUB!")
 		l.wantLog(t, "file=shimx64.efi")
 		if m.marker != "" {
 			t.Errorf("an installed machine reached the installer: %s %s", m.marker, m.detail)
 		}
+		// The option shim came from (the NIC's PXE over IPv4), then
+		// another one after grub's exit.
+		re := regexp.MustCompile(`BdsDxe: loading (Boot[0-9A-F]{4}) "([^"]*)"`)
+		before, after, _ := strings.Cut(m.serial, exitLine)
+		first, next := re.FindAllStringSubmatch(before, -1), re.FindStringSubmatch(after)
+		switch {
+		case len(first) == 0 || next == nil:
+			t.Errorf("the firmware did not load a boot option after grub's exit (before: %q, after: %q)", first, next)
+		case next[1] == first[len(first)-1][1]:
+			t.Errorf("after grub's exit the firmware loaded the same option again: %s", next[0])
+		default:
+			t.Logf("grub exited from %s %q; the firmware moved on to %s %q", first[len(first)-1][1], first[len(first)-1][2], next[1], next[2])
+		}
 		l.wantLog(t, "grub entry: exit")
 		if strings.Contains(l.serveLog.String(), "grub entry: install") {
 			t.Error("an installed machine got grub's install entry")
+		}
+		// Nothing consumed: the one install is the direct boot's, and
+		// the other registration is still pending.
+		installs := 0
+		for _, e := range l.events(t) {
+			if e["kind"] == string(events.Installed) {
+				installs++
+			}
+		}
+		if installs != 1 {
+			t.Errorf("%d installed events; want the first install's only", installs)
 		}
 		if list := l.np(t, "list"); !strings.Contains(list, "sbwait") || !strings.Contains(list, "pending") {
 			t.Errorf("the pending registration changed:\n%s", list)
 		}
 	})
+}
+
+// wantSteps wants the timeline to show each of kinds, first seen in this
+// order.
+func (l *bootLab) wantSteps(t *testing.T, kinds ...events.Kind) {
+	t.Helper()
+	first := map[string]int{}
+	for i, e := range l.events(t) {
+		if k, _ := e["kind"].(string); k != "" {
+			if _, seen := first[k]; !seen {
+				first[k] = i
+			}
+		}
+	}
+	last := -1
+	for _, k := range kinds {
+		i, ok := first[string(k)]
+		if !ok {
+			t.Errorf("the timeline has no %s step", k)
+			continue
+		}
+		if i < last {
+			t.Errorf("the timeline's %s step comes before the step it follows", k)
+		}
+		last = i
+	}
 }
