@@ -9,9 +9,11 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
@@ -25,12 +27,17 @@ const (
 	// configuration, relative to the root of the server it was loaded
 	// from: grub/grub.cfg (Debian's grubnetx64 reads $prefix/grub.cfg,
 	// prefix /grub). The window writes the loader config there in the
-	// TFTP root and serves it at /grub/grub.cfg over HTTP.
+	// TFTP root (sourcing the machine's entry by TFTP), and serves it at
+	// /grub/grub.cfg over HTTP (sourcing the entry from [GrubScriptPath])
+	// for a grub loaded by UEFI HTTP boot, whose prefix is on the
+	// window's HTTP server; only a grub with the http module reads it.
 	GrubConfigName = "grub/grub.cfg"
 	// GrubEntryDir is the folder of the TFTP root where grub finds its
-	// machine's entry, <mac>.cfg, generated on request: Debian's signed
-	// grub carries tftp but not http, so it reads its entry, the kernel
-	// and the initrd by TFTP from the server it was loaded from.
+	// machine's entry, <mac>.cfg, generated on request. The entry fetches
+	// the kernel and the initrd with grub's http module when the
+	// release's grub carries it (its manifest says so), else by TFTP from
+	// the server grub was loaded from (Debian 12's signed grub carries
+	// tftp but not http).
 	GrubEntryDir = "grub/machine"
 	// grubMACVar is grub's variable holding the boot NIC's MAC address.
 	grubMACVar = "${net_default_mac}"
@@ -54,9 +61,22 @@ func GrubDevice(baseURL string) string {
 // which boots the next device, when that cannot be had (the window
 // closed). It is a pure function.
 func GrubLoaderConfig() string {
+	return grubLoader("(tftp)/" + GrubEntryDir + "/" + grubMACVar + ".cfg")
+}
+
+// GrubLoaderConfigHTTP is [GrubLoaderConfig] for a grub loaded by UEFI
+// HTTP boot, served at /[GrubConfigName]: it sources the machine's entry
+// from [GrubScriptPath] on the window at baseURL ([GrubDevice]) with
+// grub's http module. It is a pure function.
+func GrubLoaderConfigHTTP(baseURL string) string {
+	return grubLoader(GrubDevice(baseURL) + GrubScriptPath + "?mac=" + grubMACVar)
+}
+
+// grubLoader is the loader configuration sourcing the entry at path.
+func grubLoader(path string) string {
 	return "# plasma-node: this machine's entry comes from the window, by its MAC.\n" +
 		"set timeout=0\n" +
-		"source \"(tftp)/" + GrubEntryDir + "/" + grubMACVar + ".cfg\"\n" +
+		"source \"" + oneLine(path) + "\"\n" +
 		"echo 'plasma-node: no boot entry from the window; booting the next device'\n" +
 		"exit\n"
 }
@@ -121,6 +141,13 @@ func grubQuote(s string) string {
 	return "'" + strings.ReplaceAll(oneLine(s), "'", `'\''`) + "'"
 }
 
+// grubConfig serves GET /grub/grub.cfg: the loader configuration of a
+// grub loaded by UEFI HTTP boot ([GrubLoaderConfigHTTP]).
+func (h *Handler) grubConfig(w http.ResponseWriter, r *http.Request) {
+	noStore(w, ContentTypeIPXE)
+	io.WriteString(w, GrubLoaderConfigHTTP(h.cfg.BaseURL))
+}
+
 // grubScript serves GET /boot.grub?mac=: the machine's grub entry, chosen
 // as the iPXE script is, for a grub with the http module.
 func (h *Handler) grubScript(w http.ResponseWriter, r *http.Request) {
@@ -154,7 +181,7 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 			h.log.Error("cannot choose a grub entry", "err", err)
 			return nil, nil, true, errors.New("cannot decide the boot entry; see the server log")
 		}
-		s.GrubDevice = "(tftp)"
+		s.GrubDevice = h.entryDevice(ctx, s.Release)
 		return []byte(GrubScript(s)), nil, true, nil
 	}
 	rest, found := strings.CutPrefix(name, assetsPath+"/")
@@ -202,4 +229,19 @@ func (h *Handler) grubEntry(ctx context.Context, ip, rawMAC string) (BootScript,
 	}
 	h.cfg.Timeline.RecordFrom(ip, s.MAC, s.Node, events.Script, detail)
 	return s, nil
+}
+
+// entryDevice is where the entry a grub read by TFTP fetches the
+// release's kernel and initrd from: the window's HTTP server through
+// grub's http module when the release's manifest says its grub carries
+// it, else "(tftp)", the server grub was loaded from.
+func (h *Handler) entryDevice(ctx context.Context, release string) string {
+	if release == "" || h.cfg.AssetsDir == "" || !assetNameRE.MatchString(release) {
+		return "(tftp)"
+	}
+	rel, err := bootassets.ReadRelease(ctx, filepath.Join(h.cfg.AssetsDir, release))
+	if err != nil || rel.SecureBoot == nil || !rel.SecureBoot.GrubHTTP {
+		return "(tftp)"
+	}
+	return GrubDevice(h.cfg.BaseURL)
 }

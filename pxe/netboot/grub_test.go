@@ -3,6 +3,7 @@ package netboot
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/netip"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
@@ -83,6 +85,72 @@ func TestGrubLoaderConfig(t *testing.T) {
 		"exit\n"
 	if diff := cmp.Diff(want, GrubLoaderConfig()); diff != "" {
 		t.Errorf("GrubLoaderConfig (-want +got):\n%s", diff)
+	}
+}
+
+func TestGrubLoaderConfigHTTP(t *testing.T) {
+	want := "# plasma-node: this machine's entry comes from the window, by its MAC.\n" +
+		"set timeout=0\n" +
+		"source \"(http,10.0.0.2:8090)/boot.grub?mac=${net_default_mac}\"\n" +
+		"echo 'plasma-node: no boot entry from the window; booting the next device'\n" +
+		"exit\n"
+	for _, base := range []string{"http://10.0.0.2:8090", "https://10.0.0.2:8090"} {
+		if diff := cmp.Diff(want, GrubLoaderConfigHTTP(base)); diff != "" {
+			t.Errorf("GrubLoaderConfigHTTP(%s) (-want +got):\n%s", base, diff)
+		}
+	}
+}
+
+// writeManifest writes release 9.1-1's manifest, its Secure Boot chain's
+// grub with or without the http module.
+func writeManifest(t *testing.T, state string, chain *bootassets.SecureBootChain) {
+	t.Helper()
+	rel := bootassets.Release{Format: 1, Name: "9.1-1", SourceISO: "proxmox-ve_9.1-1.iso", SecureBoot: chain,
+		Assets: []bootassets.Asset{{Name: KernelName, Size: int64(len(testKernel)), SHA256: strings.Repeat("0", 64)}}}
+	b, err := json.Marshal(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "assets", "9.1-1", bootassets.ManifestName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGrubEntryDevice: the entry a grub reads by TFTP fetches the kernel
+// and initrd with grub's http module when the release's manifest says
+// its grub carries it, else by TFTP; a grub loaded by UEFI HTTP boot reads
+// /grub/grub.cfg, which sources its entry from /boot.grub over HTTP.
+func TestGrubEntryDevice(t *testing.T) {
+	httpEntry := "linux \"(http,10.77.0.2:8090)/assets/9.1-1/linux26?mac=" + testMAC1 + "\""
+	tftpEntry := "linux \"(tftp)/assets/9.1-1/linux26\""
+	for name, tc := range map[string]struct {
+		chain *bootassets.SecureBootChain
+		want  string
+	}{
+		"a grub with http":                 {&bootassets.SecureBootChain{Source: bootassets.ChainFromFolder, GrubHTTP: true}, httpEntry},
+		"a grub without http":              {&bootassets.SecureBootChain{Source: bootassets.ChainFromFolder}, tftpEntry},
+		"a release without a chain":        {nil, tftpEntry},
+		"a release without a manifest yet": {&bootassets.SecureBootChain{GrubHTTP: true}, tftpEntry},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
+			if name != "a release without a manifest yet" {
+				writeManifest(t, e.state, tc.chain)
+			}
+			data, _, ok, err := e.h.TFTPFile(context.Background(), "grub/machine/"+testMAC1+".cfg", netip.MustParseAddrPort("10.77.0.120:1069"))
+			if err != nil || !ok || !strings.Contains(string(data), tc.want) {
+				t.Errorf("entry by TFTP (ok %v, err %v) lacks %q:\n%s", ok, err, tc.want, data)
+			}
+		})
+	}
+	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
+	code, body, _ := e.get(t, "/"+GrubConfigName)
+	if code != 200 || body != GrubLoaderConfigHTTP("http://10.77.0.2:8090") {
+		t.Errorf("GET /%s: %d\n%s", GrubConfigName, code, body)
+	}
+	code, body, _ = e.get(t, GrubScriptPath+"?mac="+testMAC1)
+	if code != 200 || !strings.Contains(body, httpEntry) {
+		t.Errorf("GET %s: %d\n%s", GrubScriptPath, code, body)
 	}
 }
 

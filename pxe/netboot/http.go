@@ -171,6 +171,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /boot.ipxe", h.script)
 	h.mux.HandleFunc("GET "+GrubScriptPath, h.grubScript)
+	h.mux.HandleFunc("GET /"+GrubConfigName, h.grubConfig)
 	h.mux.HandleFunc("GET /assets/{release}/{file}", h.asset)
 	if cfg.IPXEDir != "" {
 		h.mux.Handle("GET /ipxe/", ipxeFiles(cfg.IPXEDir, h.bootFileServed))
