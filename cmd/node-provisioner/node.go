@@ -4,18 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
@@ -23,26 +16,19 @@ import (
 // node is the node-provisioner a command acts on, one interface for
 // both: --server's (or a local daemon's) API, remoteNode, or the state
 // folder on this host, localNode. registrar.Open chooses ([app.node]).
+// Its registrations, window state, events and tokens are
+// registrar.Provisioner's, on this host registrar.Local's; what runs a
+// server or a BMC driver is added here.
 type node interface {
-	registrar.Registrar
+	registrar.Provisioner
 	// Power runs a power action through name's BMC.
 	Power(ctx context.Context, name, action string) (string, error)
 	// Boot boots name into the installer through its BMC.
 	Boot(ctx context.Context, name string) (api.BootReply, error)
 	// Reinstall re-arms the installed name and boots it through its BMC.
 	Reinstall(ctx context.Context, name string) (api.ReinstallReply, error)
-	// Window returns the provisioning window's state.
-	Window(ctx context.Context) (api.WindowStatus, error)
 	// Disable closes the window; closed says one was open.
 	Disable(ctx context.Context) (closed bool, err error)
-	// Events calls fn with each event after lastID until ctx ends.
-	Events(ctx context.Context, lastID string, fn func(id string, e backend.Event) error) error
-	// Tokens lists the API tokens.
-	Tokens(ctx context.Context) ([]client.TokenInfo, error)
-	// CreateToken makes an API token, returned once.
-	CreateToken(ctx context.Context, name, scope string, ttl time.Duration) (string, error)
-	// RevokeToken revokes an API token.
-	RevokeToken(ctx context.Context, name string) error
 }
 
 // node returns the node-provisioner of --server, else of the state
@@ -109,71 +95,7 @@ func (l localNode) Boot(ctx context.Context, name string) (api.BootReply, error)
 	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
 }
 
-// Window returns the state folder's window.
-func (l localNode) Window(context.Context) (api.WindowStatus, error) {
-	return api.WindowStatusOf(l.Dir, time.Now())
-}
-
 // Disable closes the window of this host.
 func (l localNode) Disable(ctx context.Context) (bool, error) {
 	return pxe.Disable(ctx, l.Dir, 0)
-}
-
-// Events follows the state folder's events; a folder without
-// registrations is not created.
-func (l localNode) Events(ctx context.Context, lastID string, fn func(id string, e backend.Event) error) error {
-	evs, err := l.Local.Events()
-	if err != nil {
-		return err
-	}
-	return evs.Follow(ctx, lastID, func(r events.Record) error { return fn(r.ID, r.Event) })
-}
-
-// Tokens lists the state folder's tokens; a read makes nothing: without
-// the tokens' folder there are none.
-func (l localNode) Tokens(ctx context.Context) ([]client.TokenInfo, error) {
-	out := []client.TokenInfo{}
-	if _, err := os.Lstat(filepath.Join(l.Dir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	st, err := l.tokens()
-	if err != nil {
-		return nil, err
-	}
-	toks, err := st.List(ctx)
-	for _, t := range toks {
-		out = append(out, client.TokenInfo{Name: t.Name, Scope: string(t.Scope), Created: t.Created, LastUsed: t.LastUsed, Expires: t.Expires})
-	}
-	return out, err
-}
-
-// tokens returns the process's token store of the state folder.
-func (l localNode) tokens() (apitoken.Tokens, error) {
-	stores, err := l.Stores()
-	if err != nil {
-		return nil, err
-	}
-	return stores.Tokens()
-}
-
-// CreateToken makes a token in the state folder; ttl 0 never expires.
-func (l localNode) CreateToken(ctx context.Context, name, scope string, ttl time.Duration) (string, error) {
-	st, err := l.tokens()
-	if err != nil {
-		return "", err
-	}
-	var expires time.Time
-	if ttl > 0 {
-		expires = time.Now().Add(ttl).Truncate(time.Second)
-	}
-	return st.Create(ctx, name, apitoken.Scope(scope), expires)
-}
-
-// RevokeToken revokes a token of the state folder.
-func (l localNode) RevokeToken(ctx context.Context, name string) error {
-	st, err := l.tokens()
-	if err != nil {
-		return err
-	}
-	return st.Revoke(ctx, name)
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -25,24 +25,10 @@ func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
 	return StatusOf(state.Window(stateDir), now)
 }
 
-// StatusOf returns the window st holds, whoever runs it.
+// StatusOf returns the window st holds, whoever runs it
+// ([registrar.WindowStatus]).
 func StatusOf(st window.Store, now time.Time) (WindowStatus, error) {
-	w, err := st.Read()
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return WindowStatus{}, err
-	}
-	if err == nil && w.Open(now) {
-		return WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
-			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint, SecureBoot: w.SecureBoot, Discover: w.Discover}, nil
-	}
-	held, err := st.Holder()
-	if err != nil {
-		return WindowStatus{}, err
-	}
-	if held != nil {
-		return WindowStatus{Open: true, PID: held.PID, HTTP: held.HTTP, Started: held.Since}, nil
-	}
-	return WindowStatus{}, nil
+	return registrar.WindowStatus(st, now)
 }
 
 func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {

@@ -15,5 +15,10 @@
 //     removes one ([Unregister]), once no registration of the name names
 //     a BMC.
 //
+// [Provisioner] adds what both binaries manage besides registrations,
+// again one way for both sides: the window's state, the events and the
+// API tokens, of a state folder ([Local]: opening its stores once,
+// creating nothing to read) or through the API.
+//
 // It links no server and no BMC driver.
 package registrar

@@ -186,26 +186,6 @@ func (l *Local) Stores() (*state.Stores, error) {
 	return s, nil
 }
 
-// Events returns the folder's event store: that of its stores once they
-// are open ([Local.Stores]), else one that only reads and creates
-// nothing ([state.Events]), so that following the events of a folder
-// without registrations does not make it.
-func (l *Local) Events() (events.Store, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.stores != nil {
-		return l.stores.Events(), nil
-	}
-	if l.events == nil {
-		evs, err := state.Events(l.Dir)
-		if err != nil {
-			return nil, err
-		}
-		l.events = evs
-	}
-	return l.events, nil
-}
-
 // Nodes returns registry.Status of the folder; none when it holds no
 // registrations folder.
 func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
