@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/profile.sh: CPU and allocation profiles of the hot paths, from
 # their Go benchmarks (no root, no network namespaces): where an offer's,
-# a TFTP block's or a timeline event's time and allocations go.
+# a TFTP block's, a timeline event's or an answer's time and allocations
+# go.
 #
-# Usage: bench/profile.sh [dhcp] [event] [tftp]   (default: all)
+# Usage: bench/profile.sh [dhcp] [event] [tftp] [answer]   (default: all)
 # Env: BENCH_WORK (folder for the profiles; default a new one under /tmp),
 #      BENCH_PROFILE_TOP (lines of each top listing, default 25).
 # Each profile is kept; open one with `go tool pprof -http=: FILE`.
@@ -13,7 +14,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(dirname "$HERE")
 WORK=${BENCH_WORK:-$(mktemp -d /tmp/plasma-profile.XXXXXX)}
 TOP=${BENCH_PROFILE_TOP:-25}
-SECTIONS=${*:-dhcp event tftp}
+SECTIONS=${*:-dhcp event tftp answer}
 
 # profile NAME PACKAGE BENCHMARK: CPU and allocation profiles of one benchmark.
 profile() {
@@ -32,7 +33,8 @@ for s in $SECTIONS; do
 	dhcp) profile dhcp ./pxe/dhcpserver 'BenchmarkHandleDiscover/budget' ;;
 	event) profile event ./pxe 'BenchmarkDHCPEvent' ;;
 	tftp) profile tftp ./pxe/tftp 'BenchmarkBlockLoop' ;;
-	*) echo "unknown section $s: want dhcp, event or tftp" >&2; exit 2 ;;
+	answer) profile answer ./pxe/netboot 'BenchmarkAnswer' ;;
+	*) echo "unknown section $s: want dhcp, event, tftp or answer" >&2; exit 2 ;;
 	esac
 done
 echo "(profiles in $WORK)" >&2

@@ -13,6 +13,9 @@
 #      BENCH_TFTP_MANY (TFTP clients of the largest load, each from its own address; default 1000),
 #      BENCH_DHCP_N (DISCOVERs of a rate run, default 20000),
 #      BENCH_OURS_SRC (checkout to build node-provisioner and plasma-node from; default this one),
+#      BENCH_BEFORE_SRC (a second checkout) or BENCH_BEFORE_REV (a revision of this repository):
+#        build a "before" node-provisioner and plasma-node from it and run them in the same run,
+#        alternating with ours against the same peers (a "before" column in the table),
 #      BENCH_SERVER_CPU / BENCH_CLIENT_CPU (CPUs the DHCP sides are pinned to, default 0 / 1).
 set -euo pipefail
 
@@ -31,6 +34,7 @@ DHCP_N=${BENCH_DHCP_N:-20000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0} CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
 SERVER_PIN=()
 SECTIONS=${*:-dhcp tftp http storm inventory}
+STARTED=$(date +%s)
 
 # Names of this run's own: two runs at once (several sessions on one
 # machine) must not delete or share each other's namespaces; with shared
@@ -60,10 +64,11 @@ stop_pids() {
 	PIDS=()
 }
 
-# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0) [GOAL]; GOAL is a Python
-# expression over ours, peer and ratio (ours/peer), from issue 7; PEER is -
-# where no peer does the same work.
-result() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" >>"$RESULTS"; }
+# result NAME OURS PEER UNIT HIGHER_IS_BETTER(1|0) [GOAL [BEFORE]]; GOAL is a
+# Python expression over ours, peer and ratio (ours/peer), from issues 7
+# and 28; PEER is - where no peer does the same work; BEFORE is the
+# "before" build's figure of the same run (- or empty without one).
+result() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${6:-}" "${7:--}" >>"$RESULTS"; }
 
 # wait_port NS PROTO PORT: until something listens there (5 s at most).
 wait_port() {
@@ -105,6 +110,25 @@ OURS_SRC=${BENCH_OURS_SRC:-$REPO}
 log "building into $BIN (ours from $OURS_SRC at $(git -C "$OURS_SRC" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 (cd "$OURS_SRC" && go build -o "$BIN/" ./cmd/node-provisioner ./cmd/plasma-node)
 (cd "$REPO" && go build -o "$BIN/" ./bench/dhcpload ./bench/dhcpnull ./bench/tftpload ./bench/stormload)
+# BENCH_BEFORE_SRC / BENCH_BEFORE_REV: a "before" build measured in the
+# same run, round by round beside ours, against the same peers.
+BEFORE_SRC=${BENCH_BEFORE_SRC:-}
+if [ -n "${BENCH_BEFORE_REV:-}" ]; then
+	BEFORE_SRC=$WORK/before-src
+	rm -rf "$BEFORE_SRC"
+	mkdir -p "$BEFORE_SRC"
+	git -C "$REPO" archive "$BENCH_BEFORE_REV" | tar -x -C "$BEFORE_SRC"
+fi
+BEFORE=()
+if [ -n "$BEFORE_SRC" ]; then
+	log "building the before side into $BIN/before (from ${BENCH_BEFORE_REV:-$BEFORE_SRC})"
+	mkdir -p "$BIN/before"
+	(cd "$BEFORE_SRC" && go build -o "$BIN/before/" ./cmd/node-provisioner ./cmd/plasma-node)
+	BEFORE=(before)
+fi
+# NP and PN are the node-provisioner and plasma-node a side runs: ours,
+# or the before build's inside a before side.
+NP=$BIN/node-provisioner PN=$BIN/plasma-node
 
 # --- lab: two namespaces joined by a veth pair ----------------------------
 lab() {
@@ -134,13 +158,16 @@ prepare_state() {
 	cp "$WORK/ipxe/snponly.efi" "$WORK/ipxe/undionly.kpxe"
 	echo kernel >"$STATE/assets/9.2-1/linux26"
 	echo initrd >"$STATE/assets/9.2-1/initrd-netboot.img"
-	"$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register bench --boot-disk any >/dev/null
+	"$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register bench --boot-disk any >/dev/null
 }
+
+# as_before CMD ARGS: CMD with the before build's binaries.
+as_before() { NP=$BIN/before/node-provisioner PN=$BIN/before/plasma-node "$@"; }
 
 # serve_ours: node-provisioner serve in the server namespace, at its
 # default bounds.
 serve_ours() {
-	ip netns exec "$NS_S" "${SERVER_PIN[@]}" "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
+	ip netns exec "$NS_S" "${SERVER_PIN[@]}" "$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" --log-format json \
 		serve --http "$SERVER_IP:8090" --ttl 1h --dhcp-interface "$VETH_S" --server-ip "$SERVER_IP" \
 		--tftp "$SERVER_IP:69" --ipxe-dir "$WORK/ipxe" "$@" >"$WORK/ours.log" 2>&1 &
 	PIDS+=($!)
@@ -197,6 +224,7 @@ serve_ours_pinned() {
 	serve_ours
 	SERVER_PIN=()
 }
+serve_before_pinned() { as_before serve_ours_pinned; }
 
 dhcpload() { ip netns exec "$NS_C" taskset -c "$CLIENT_CPU" "$BIN/dhcpload" -iface "$VETH_C" "$@"; }
 
@@ -213,40 +241,45 @@ dhcp_side() {
 bench_dhcp() {
 	log "proxy-DHCP: $DHCP_N PXE DISCOVERs from distinct MACs (UEFI and BIOS), server on CPU $SERVER_CPU, client on CPU $CLIENT_CPU, $ROUNDS rounds"
 	prepare_state
-	local arch side out
+	local arch side out sides=(serve_ours_pinned)
+	[ ${#BEFORE[@]} -gt 0 ] && sides+=(serve_before_pinned)
+	sides+=(start_dnsmasq start_null start_dnsmasq_log)
 	for arch in uefi bios; do
 		local -A rate=() lat=()
 		for _ in $(seq "$ROUNDS"); do
-			for side in serve_ours_pinned start_dnsmasq start_null start_dnsmasq_log; do
+			for side in "${sides[@]}"; do
 				out=$(dhcp_side "$side" "$arch")
 				rate[$side]+="$(sed -n 's/^rate //p' <<<"$out") "
 				lat[$side]+="$(sed -n 's/^lat //p' <<<"$out") "
 			done
 		done
-		for side in serve_ours_pinned start_dnsmasq start_null start_dnsmasq_log; do
+		for side in "${sides[@]}"; do
 			printf '%s %s rate:    %s\n' "$arch" "$side" "${rate[$side]}" >&2
 			printf '%s %s latency: %s\n' "$arch" "$side" "${lat[$side]}" >&2
 		done
-		local A=${arch^^} o q n l
+		local A=${arch^^} o q n l b
+		# bm KEY JSON...: the before side's median of KEY, or - without one.
+		bm() { if [ $# -gt 1 ]; then med "$@"; else echo -; fi; }
 		# shellcheck disable=SC2086 # one JSON line per word
 		{
 			o=(${rate[serve_ours_pinned]}) q=(${rate[start_dnsmasq]}) n=(${rate[start_null]}) l=(${rate[start_dnsmasq_log]})
-			result "DHCP $A offers/s vs dnsmasq quiet" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${q[@]}")" "offers/s" 1 "ratio >= 2"
-			result "DHCP $A offers/s vs ceiling" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${n[@]}")" "offers/s" 1 "ratio >= 0.9"
-			result "DHCP $A offers/s vs dnsmasq logging" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${l[@]}")" "offers/s" 1
-			result "DHCP $A offers lost (median run)" "$(med lost "${o[@]}")" "$(med lost "${q[@]}")" "offers" 0
-			result "DHCP $A p50 (64 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0
-			result "DHCP $A p99 (64 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < peer"
-			o=(${lat[serve_ours_pinned]}) q=(${lat[start_dnsmasq]})
-			result "DHCP $A p50 (1 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0
-			result "DHCP $A p99 (1 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < 2"
+			b=(${rate[serve_before_pinned]:-})
+			result "DHCP $A offers/s vs dnsmasq quiet" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${q[@]}")" "offers/s" 1 "ratio >= 2" "$(bm offers_per_second "${b[@]}")"
+			result "DHCP $A offers/s vs ceiling" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${n[@]}")" "offers/s" 1 "ratio >= 0.9" "$(bm offers_per_second "${b[@]}")"
+			result "DHCP $A offers/s vs dnsmasq logging" "$(med offers_per_second "${o[@]}")" "$(med offers_per_second "${l[@]}")" "offers/s" 1 "" "$(bm offers_per_second "${b[@]}")"
+			result "DHCP $A offers lost (median run)" "$(med lost "${o[@]}")" "$(med lost "${q[@]}")" "offers" 0 "" "$(bm lost "${b[@]}")"
+			result "DHCP $A p50 (64 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0 "" "$(bm p50_ms "${b[@]}")"
+			result "DHCP $A p99 (64 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < peer" "$(bm p99_ms "${b[@]}")"
+			o=(${lat[serve_ours_pinned]}) q=(${lat[start_dnsmasq]}) b=(${lat[serve_before_pinned]:-})
+			result "DHCP $A p50 (1 in flight)" "$(med p50_ms "${o[@]}")" "$(med p50_ms "${q[@]}")" "ms" 0 "" "$(bm p50_ms "${b[@]}")"
+			result "DHCP $A p99 (1 in flight)" "$(med p99_ms "${o[@]}")" "$(med p99_ms "${q[@]}")" "ms" 0 "ours < 2" "$(bm p99_ms "${b[@]}")"
 		}
 	done
 }
 
 # --- 2. TFTP -------------------------------------------------------------------
-# Ours runs at its default bounds (50 transfers, 4 per address): beyond
-# them a request waits rather than being refused. Three loads, each side
+# Ours runs at its default bounds (1 024 transfers, 4 per address):
+# beyond them a request waits rather than being refused. Three loads, each side
 # in turn: 200 clients from one address, then 200 and TFTP_MANY clients
 # each from its own address (STORM_SOURCES).
 TFTP_LOAD=(-addr "$SERVER_IP:69" -file snponly.efi -size 1048576)
@@ -287,20 +320,27 @@ bench_tftp() {
 	for load in "200 -" "200 $STORM_SOURCES" "$TFTP_MANY $STORM_SOURCES"; do
 		read -r clients src <<<"$load"
 		[ "$src" = - ] && src=
-		local ours=() peer=()
+		local ours=() peer=() before=()
 		for _ in $(seq "$ROUNDS"); do
 			ours+=("$(tftp_side serve_ours "$clients" "$src")")
+			[ ${#BEFORE[@]} -gt 0 ] && before+=("$(as_before tftp_side serve_ours "$clients" "$src")")
 			peer+=("$(tftp_side start_tftpd "$clients" "$src")")
 		done
 		label="$clients from one address"
 		[ -n "$src" ] && label="$clients from $clients addresses"
 		printf "ours ($label):      %s\n" "${ours[@]}" >&2
 		printf "tftpd-hpa ($label): %s\n" "${peer[@]}" >&2
-		local of=0 pf=0 j
+		local of=0 pf=0 bf=- bt=- j
 		for j in "${ours[@]}"; do of=$((of + $(jget failures <<<"$j"))); done
 		for j in "${peer[@]}"; do pf=$((pf + $(jget failures <<<"$j"))); done
-		result "TFTP ${label}: time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0 "ratio <= 1"
-		result "TFTP ${label}: failures" "$of" "$pf" "clients" 0 "ours == 0"
+		if [ ${#before[@]} -gt 0 ]; then
+			printf "before ($label):    %s\n" "${before[@]}" >&2
+			bf=0
+			for j in "${before[@]}"; do bf=$((bf + $(jget failures <<<"$j"))); done
+			bt=$(med seconds "${before[@]}")
+		fi
+		result "TFTP ${label}: time" "$(med seconds "${ours[@]}")" "$(med seconds "${peer[@]}")" "s" 0 "ratio <= 1" "$bt"
+		result "TFTP ${label}: failures" "$of" "$pf" "clients" 0 "ours == 0" "$bf"
 	done
 }
 
@@ -347,28 +387,72 @@ NGINX
 # Both servers serve the same file at the same URL.
 HTTP_URL="http://$SERVER_IP:8090/assets/9.2-1/initrd-netboot.img"
 
+# whole_files: 20 curl downloads of the whole file at once, as 20
+# installers fetch their initrd; the time until the last one ends, and
+# the rate it makes (20 x the file's size over that time), as JSON.
+whole_files() {
+	ip netns exec "$NS_C" python3 - "$HTTP_URL" "$HTTP_MB" <<'PY'
+import json, subprocess, sys, time
+url, mb = sys.argv[1], int(sys.argv[2])
+t0 = time.monotonic()
+ps = [subprocess.Popen(["curl", "-sf", "-o", "/dev/null", url]) for _ in range(20)]
+fails = sum(p.wait() != 0 for p in ps)
+t = time.monotonic() - t0
+print(json.dumps({"seconds": t, "mib_per_second": 20 * mb / t, "failures": fails}))
+PY
+}
+
+# http_side START: one round of one side, wrk then the whole files, as
+# one JSON line {"wrk": MiB/s, "whole": MiB/s, ...}.
 http_side() {
 	"$1"
 	ip netns exec "$NS_C" curl -sf -o /dev/null "$HTTP_URL" # warm-up, and proof the route works
-	ip netns exec "$NS_C" wrk -t2 -c20 -d"${HTTP_SECONDS}s" --timeout 120s "$HTTP_URL" | tee -a "$WORK/wrk.log" | wrk_json
+	local w f
+	w=$(ip netns exec "$NS_C" wrk -t2 -c20 -d"${HTTP_SECONDS}s" --timeout 120s "$HTTP_URL" | tee -a "$WORK/wrk.log" | wrk_json)
+	f=$(whole_files)
+	python3 -c 'import json,sys; w,f=json.loads(sys.argv[1]),json.loads(sys.argv[2]); print(json.dumps({"wrk": w["mib_per_second"], "whole": f["mib_per_second"], "whole_seconds": f["seconds"], "whole_failures": f["failures"]}))' "$w" "$f"
 	stop_pids
 }
 
+# ratios KEY OURS_JSONS -- PEER_JSONS: the lowest of the rounds'
+# ours/peer ratios of KEY (round i against round i).
+lowest_ratio() {
+	python3 -c '
+import json, sys
+k = sys.argv[1]; a = sys.argv[2:]; i = a.index("--")
+o, p = [json.loads(x)[k] for x in a[:i]], [json.loads(x)[k] for x in a[i+1:]]
+print(round(min(x / y for x, y in zip(o, p)), 3))' "$@"
+}
+
 bench_http() {
-	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, ${HTTP_SECONDS} s a run), $ROUNDS rounds"
+	log "HTTP: 20 clients fetching a ${HTTP_MB} MiB file (wrk, ${HTTP_SECONDS} s a run; then 20 whole files with curl), $ROUNDS rounds"
 	prepare_state
-	local rel="$STATE/assets/9.2-1" ours=() peer=()
+	local rel="$STATE/assets/9.2-1" ours=() peer=() before=()
 	# The big file is the staged initrd, as in a real boot.
 	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
 	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache, for both sides
 	: >"$WORK/wrk.log"
 	for _ in $(seq "$ROUNDS"); do
 		ours+=("$(http_side serve_ours)")
+		[ ${#BEFORE[@]} -gt 0 ] && before+=("$(as_before http_side serve_ours)")
 		peer+=("$(http_side start_nginx)")
 	done
-	printf 'ours:  %s\n' "${ours[@]}" >&2
-	printf 'nginx: %s\n' "${peer[@]}" >&2
-	result "HTTP 20 clients x ${HTTP_MB} MiB" "$(med mib_per_second "${ours[@]}")" "$(med mib_per_second "${peer[@]}")" "MiB/s" 1 "ratio >= 0.9"
+	printf 'ours:   %s\n' "${ours[@]}" >&2
+	[ ${#before[@]} -gt 0 ] && printf 'before: %s\n' "${before[@]}" >&2
+	printf 'nginx:  %s\n' "${peer[@]}" >&2
+	local k b1=- b2=- b3=-
+	for k in wrk whole; do
+		if [ ${#before[@]} -gt 0 ]; then b1=$(med "$k" "${before[@]}") b2=$(lowest_ratio "$k" "${before[@]}" -- "${peer[@]}"); fi
+		result "HTTP $k 20 x ${HTTP_MB} MiB" "$(med "$k" "${ours[@]}")" "$(med "$k" "${peer[@]}")" "MiB/s" 1 "ratio >= 1.0" "$b1"
+		result "HTTP $k: lowest round ours/nginx" "$(lowest_ratio "$k" "${ours[@]}" -- "${peer[@]}")" - "ratio" 1 "ours >= 0.9" "$b2"
+	done
+	local wf=0 j
+	for j in "${ours[@]}"; do wf=$((wf + $(jget whole_failures <<<"$j"))); done
+	if [ ${#before[@]} -gt 0 ]; then
+		b3=0
+		for j in "${before[@]}"; do b3=$((b3 + $(jget whole_failures <<<"$j"))); done
+	fi
+	result "HTTP whole files failed (all rounds)" "$wf" - "files" 0 "ours == 0" "$b3"
 	rm -f "$rel/initrd-netboot.img"
 }
 
@@ -391,49 +475,96 @@ bench_storm() {
 	mkdir -p "$WORK/home/.ssh"
 	# serve puts the operator's key into every answer.
 	echo "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g op@bench" >"$WORK/home/.ssh/id_ed25519.pub"
-	local runs=() regs=() rss=() i t0 t1 out
 	# Each machine fetches its script and answer from its own address, as
 	# machines with their own leases do (the window bounds connections per
 	# client address): host addresses 1..N of STORM_SOURCES on the client's
 	# veth, routed back by the server.
 	add_sources "$STORM_CLIENTS"
+	local runs=() regs=() rss=() bruns=() bregs=() brss=() out
 	for _ in $(seq "$ROUNDS"); do
-		rm -rf "$STATE/registrations" "$WORK/secrets"
-		mkdir -m 0700 "$WORK/secrets"
-		t0=$(date +%s.%N)
-		for i in $(seq 0 $((STORM_CLIENTS - 1))); do
-			HOME=$WORK/home "$BIN/node-provisioner" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register "storm$i" \
-				--mac "$(printf '52:54:00:99:%02x:%02x' $((i >> 8 & 255)) $((i & 255)))" --boot-disk any >/dev/null 2>&1
-		done
-		t1=$(date +%s.%N)
-		regs+=("$(python3 -c 'import json,sys; print(json.dumps({"seconds": float(sys.argv[2]) - float(sys.argv[1])}))' "$t0" "$t1")")
-		HOME=$WORK/home serve_ours
-		local pid=${PIDS[-1]}
-		out=$(ip netns exec "$NS_C" "$BIN/stormload" -iface "$VETH_C" -server "$SERVER_IP" -http-port 8090 \
-			-c "$STORM_CLIENTS" -sources "$STORM_SOURCES" -events "$STATE/events.jsonl" \
-			-sysinfo "$REPO/answer/testdata/sysinfo/pve-9.2-synthetic.json")
-		# The peak resident memory of node-provisioner over the storm.
-		rss+=("$(awk '/^VmHWM/ {print $2 / 1024}' "/proc/$pid/status")")
-		stop_pids
-		runs+=("$out")
+		out=$(storm_round)
+		runs+=("$(sed -n 1p <<<"$out")") regs+=("$(sed -n 2p <<<"$out")") rss+=("$(sed -n 3p <<<"$out")")
+		if [ ${#BEFORE[@]} -gt 0 ]; then
+			out=$(as_before storm_round)
+			bruns+=("$(sed -n 1p <<<"$out")") bregs+=("$(sed -n 2p <<<"$out")") brss+=("$(sed -n 3p <<<"$out")")
+		fi
 	done
 	printf 'storm:         %s\n' "${runs[@]}" >&2
 	printf 'registrations: %s\n' "${regs[@]}" >&2
-	local fails=0 j
+	[ ${#bruns[@]} -gt 0 ] && printf 'before storm:  %s\n' "${bruns[@]}" >&2
+	storm_results
+}
+
+# storm_round: one round of one side (NP): registrations, serve, a
+# daemon on the same state folder for the API's event stream, the storm.
+# Prints the storm's JSON, the registrations' JSON and the peak RSS in
+# MiB, a line each.
+storm_round() {
+	local i t0 t1 regs out pid token fp
+	rm -rf "$STATE/registrations" "$STATE/api" "$STATE/events.jsonl" "$WORK/secrets"
+	mkdir -m 0700 "$WORK/secrets"
+	t0=$(date +%s.%N)
+	for i in $(seq 0 $((STORM_CLIENTS - 1))); do
+		HOME=$WORK/home "$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" register "storm$i" \
+			--mac "$(printf '52:54:00:99:%02x:%02x' $((i >> 8 & 255)) $((i & 255)))" --boot-disk any >/dev/null 2>&1
+	done
+	t1=$(date +%s.%N)
+	regs=$(python3 -c 'import json,sys; print(json.dumps({"seconds": float(sys.argv[2]) - float(sys.argv[1])}))' "$t0" "$t1")
+	HOME=$WORK/home serve_ours
+	pid=${PIDS[-1]}
+	# The management API's event stream: a daemon on the same state folder
+	# (no window of its own) streams the event log serve writes, as an
+	# operator's status --watch against it would see it.
+	token=$("$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" token create storm --scope read)
+	HOME=$WORK/home ip netns exec "$NS_S" "$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" daemon \
+		--api "$SERVER_IP:8091" --http "$SERVER_IP:8092" >"$WORK/daemon.log" 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_S" tcp 8091
+	fp=$("$NP" --state-dir "$STATE" --secrets-dir "$WORK/secrets" tls fingerprint)
+	out=$(STORMLOAD_TOKEN=$token ip netns exec "$NS_C" "$BIN/stormload" -iface "$VETH_C" -server "$SERVER_IP" -http-port 8090 \
+		-c "$STORM_CLIENTS" -sources "$STORM_SOURCES" -events "$STATE/events.jsonl" \
+		-api "https://$SERVER_IP:8091" -fingerprint "$fp" \
+		-sysinfo "$REPO/answer/testdata/sysinfo/pve-9.2-synthetic.json")
+	echo "$out"
+	echo "$regs"
+	# The peak resident memory of node-provisioner serve over the storm.
+	awk '/^VmHWM/ {print $2 / 1024}' "/proc/$pid/status"
+	stop_pids
+}
+
+# storm_results: the storm's rows from runs, regs, rss (ours) and bruns,
+# bregs, brss (before) of bench_storm.
+storm_results() {
+	local fails=0 bfails=- j b
 	for j in "${runs[@]}"; do fails=$((fails + $(jget failures <<<"$j"))); done
-	result "storm $STORM_CLIENTS clients total" "$(med seconds "${runs[@]}")" - "s" 0 "ours < 10"
-	result "storm failures (all rounds)" "$fails" - "clients" 0 "ours == 0"
-	result "storm per-client p50" "$(med p50_s "${runs[@]}")" - "s" 0
-	result "storm per-client p99" "$(med p99_s "${runs[@]}")" - "s" 0
+	if [ ${#bruns[@]} -gt 0 ]; then
+		bfails=0
+		for j in "${bruns[@]}"; do bfails=$((bfails + $(jget failures <<<"$j"))); done
+	fi
+	# bs KEY [OBJ]: the before side's median, or -.
+	bs() {
+		[ ${#bruns[@]} -gt 0 ] || { echo -; return; }
+		if [ $# -gt 1 ]; then stage "$2" "$1" "${bruns[@]}"; else med "$1" "${bruns[@]}"; fi
+	}
+	result "storm $STORM_CLIENTS clients total" "$(med seconds "${runs[@]}")" - "s" 0 "ours < 10" "$(bs seconds)"
+	result "storm failures (all rounds)" "$fails" - "clients" 0 "ours == 0" "$bfails"
+	result "storm per-client p50" "$(med p50_s "${runs[@]}")" - "s" 0 "" "$(bs p50_s)"
+	result "storm per-client p99" "$(med p99_s "${runs[@]}")" - "s" 0 "" "$(bs p99_s)"
 	local st
 	for st in dhcp tftp script kernel initrd answer; do
-		result "storm stage $st p50" "$(stage stage_p50_ms "$st" "${runs[@]}")" - "ms" 0
-		result "storm stage $st p99" "$(stage stage_p99_ms "$st" "${runs[@]}")" - "ms" 0
+		result "storm stage $st p50" "$(stage stage_p50_ms "$st" "${runs[@]}")" - "ms" 0 "" "$(bs "$st" stage_p50_ms)"
+		result "storm stage $st p99" "$(stage stage_p99_ms "$st" "${runs[@]}")" - "ms" 0 "" "$(bs "$st" stage_p99_ms)"
 	done
-	result "storm event log behind p99" "$(stage events behind_p99_ms "${runs[@]}")" - "ms" 0 "ours < 500"
-	result "storm events written (median)" "$(stage events count "${runs[@]}")" - "events" 1
-	result "storm node-provisioner peak RSS" "$(python3 -c 'import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "${rss[@]}")" - "MiB" 0 "ours < 150"
-	result "storm: $STORM_CLIENTS registrations (CLI)" "$(med seconds "${regs[@]}")" - "s" 0
+	result "storm event log behind p99" "$(stage events behind_p99_ms "${runs[@]}")" - "ms" 0 "ours < 500" "$(bs behind_p99_ms events)"
+	result "storm API event stream behind p99" "$(stage api_events behind_p99_ms "${runs[@]}")" - "ms" 0 "ours < 500" "$(bs behind_p99_ms api_events)"
+	result "storm events written (median)" "$(stage events count "${runs[@]}")" - "events" 1 "" "$(bs count events)"
+	result "storm API events streamed (median)" "$(stage api_events count "${runs[@]}")" - "events" 1 "" "$(bs count api_events)"
+	b=-
+	[ ${#brss[@]} -gt 0 ] && b=$(python3 -c 'import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "${brss[@]}")
+	result "storm node-provisioner peak RSS" "$(python3 -c 'import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))' "${rss[@]}")" - "MiB" 0 "ours < 150" "$b"
+	b=-
+	[ ${#bregs[@]} -gt 0 ] && b=$(med seconds "${bregs[@]}")
+	result "storm: $STORM_CLIENTS registrations (CLI)" "$(med seconds "${regs[@]}")" - "s" 0 "" "$b"
 }
 
 # --- 5. inventory -----------------------------------------------------------
@@ -443,7 +574,7 @@ bench_inventory() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	for p in $(seq 1 $platforms); do
-		"$BIN/plasma-node" --dir "$dir" add "p$p" --provider manual >/dev/null 2>&1
+		"$PN" --dir "$dir" add "p$p" --provider manual >/dev/null 2>&1
 	done
 	# Node files in the format plasma-node add writes, spread over the platforms.
 	python3 - "$dir" "$NODES" "$platforms" <<'PY'
@@ -457,22 +588,28 @@ for i in range(n):
                 f"  private_ip: 192.168.{i >> 8 & 255}.{i & 255}\nk8s_labels:\n  platform.prod: \"true\"\n")
 PY
 	local got
-	got=$("$BIN/plasma-node" --dir "$dir" list | tail -n +2 | wc -l)
+	got=$("$PN" --dir "$dir" list | tail -n +2 | wc -l)
 	[ "$got" = "$NODES" ] || { echo "plasma-node list printed $got nodes, want $NODES" >&2; return 1; }
 	hyperfine -N --warmup 2 --runs 10 --export-json "$WORK/inventory.json" \
-		"$BIN/plasma-node --dir $dir list" >&2
+		"$PN --dir $dir list" >&2
 	ours=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory.json")
 	hyperfine --warmup 2 --runs 10 --export-json "$WORK/inventory-cat.json" \
 		"cat $dir/platforms/*/nodes/*.yaml >/dev/null" >&2
 	peer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory-cat.json")
-	result "list of $NODES nodes (mean)" "$ours" "$peer" "ms" 0
+	local before=-
+	if [ ${#BEFORE[@]} -gt 0 ]; then
+		hyperfine -N --warmup 2 --runs 10 --export-json "$WORK/inventory-before.json" \
+			"$BIN/before/plasma-node --dir $dir list" >&2
+		before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["mean"]*1000)' "$WORK/inventory-before.json")
+	fi
+	result "list of $NODES nodes (mean)" "$ours" "$peer" "ms" 0 "ratio <= 2" "$before"
 
 	# IP allocation at scale: one platform holding all $NODES nodes in its
 	# private network; each `add --hostname` takes the platform lock, reads
 	# every node's address and writes the new node with the lowest free one.
 	# `allocate` moves 20 nodes of the same platform to another zone, one run
 	# each. No peer does this; the rows show the mean time of one run.
-	"$BIN/plasma-node" --dir "$dir" add big --provider manual >/dev/null 2>&1
+	"$PN" --dir "$dir" add big --provider manual >/dev/null 2>&1
 	python3 - "$dir" "$NODES" <<'PY'
 import os, sys
 d, n = sys.argv[1], int(sys.argv[2])
@@ -482,13 +619,13 @@ for i in range(n):
         f.write(f"hostname: {h}\nzones:\n  - platform.prod\nnetwork:\n  private_ip: 192.168.{i >> 8 & 255}.{i & 255}\n")
 PY
 	hyperfine -N --runs 1 -P i 1 20 --export-json "$WORK/alloc-add.json" \
-		"$BIN/plasma-node --dir $dir add big --hostname new{i} -z platform.prod" >/dev/null
-	got=$("$BIN/plasma-node" --dir "$dir" show new20 -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["network"]["private_ip"])')
+		"$PN --dir $dir add big --hostname new{i} -z platform.prod" >/dev/null
+	got=$("$PN" --dir "$dir" show new20 -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["network"]["private_ip"])')
 	log "new20 got private IP ${got:-?} (the 20th free address after $NODES taken)"
 	ours=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(sum(x["mean"] for x in r)/len(r)*1000)' "$WORK/alloc-add.json")
 	result "add with IP, $NODES-node platform" "$ours" - "ms" 0
 	hyperfine -N --runs 1 -P i 10 29 --export-json "$WORK/alloc-zones.json" \
-		"$BIN/plasma-node --dir $dir allocate big000{i} platform.prod/platform.staging" >/dev/null
+		"$PN --dir $dir allocate big000{i} platform.prod/platform.staging" >/dev/null
 	ours=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(sum(x["mean"] for x in r)/len(r)*1000)' "$WORK/alloc-zones.json")
 	result "allocate zones, $NODES-node platform" "$ours" - "ms" 0
 }
@@ -499,8 +636,13 @@ for s in $SECTIONS; do "bench_$s"; done
 python3 - "$RESULTS" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'benchmark':<38} {'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal")
-for name, ours, peer, unit, hib, goal in rows:
+with_before = any(r[6] != "-" for r in rows)
+fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+head = f"{'benchmark':<38} "
+if with_before:
+    head += f"{'before':>9} "
+print(head + f"{'ours':>9} {'peer':>9} {'unit':<9} {'ours/peer':>9} {'better':>6}  goal")
+for name, ours, peer, unit, hib, goal, before in rows:
     o, p = float(ours), (None if peer == "-" else float(peer))
     ratio = o / p if p else None
     if p is None: better = "-"
@@ -514,9 +656,11 @@ for name, ours, peer, unit, hib, goal in rows:
         except TypeError:
             ok = False
         g = f"{goal}: {'met' if ok else 'MISSED'}"
-    fmt = lambda v: f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
     rs = f"{ratio:.2f}" if ratio is not None else "-"
     ps = "-" if p is None else fmt(p)
-    print(f"{name:<38} {fmt(o):>9} {ps:>9} {unit:<9} {rs:>9} {better:>6}  {g}")
+    line = f"{name:<38} "
+    if with_before:
+        line += f"{'-' if before == '-' else fmt(float(before)):>9} "
+    print(line + f"{fmt(o):>9} {ps:>9} {unit:<9} {rs:>9} {better:>6}  {g}")
 PY
-echo "(scratch folder with logs: $WORK)" >&2
+echo "(run time $(( $(date +%s) - STARTED )) s; scratch folder with logs: $WORK)" >&2

@@ -33,17 +33,19 @@ import (
 
 // result is what one run reports.
 type result struct {
-	Clients  int      `json:"clients"`
-	OK       int      `json:"ok"`
-	Failures int      `json:"failures"`
-	Seconds  float64  `json:"seconds"`
-	P50s     float64  `json:"p50_s"`
-	P99s     float64  `json:"p99_s"`
-	MaxS     float64  `json:"max_s"`
-	Stages50 stages   `json:"stage_p50_ms"`
-	Stages   stages   `json:"stage_p99_ms"`
-	Events   *lag     `json:"events,omitempty"`
-	Errors   []string `json:"errors,omitempty"`
+	Clients  int     `json:"clients"`
+	OK       int     `json:"ok"`
+	Failures int     `json:"failures"`
+	Seconds  float64 `json:"seconds"`
+	P50s     float64 `json:"p50_s"`
+	P99s     float64 `json:"p99_s"`
+	MaxS     float64 `json:"max_s"`
+	Stages50 stages  `json:"stage_p50_ms"`
+	Stages   stages  `json:"stage_p99_ms"`
+	Events   *lag    `json:"events,omitempty"`
+	// APIEvents is the management API's event stream, when followed.
+	APIEvents *lag     `json:"api_events,omitempty"`
+	Errors    []string `json:"errors,omitempty"`
 }
 
 // stages is one percentile of each step over the clients that finished.
@@ -70,6 +72,8 @@ func main() {
 	timeout := flag.Duration("timeout", 30*time.Second, "how long one client may take")
 	events := flag.String("events", "", "the window's event log (events.jsonl) to follow during the storm: how far behind each event is written")
 	sources := flag.String("sources", "", "a prefix (10.79.0.0/16) whose host addresses 1, 2, … the clients' HTTP requests come from, one each, as machines with their own leases; empty: the interface's address for all")
+	apiURL := flag.String("api", "", "a daemon's API URL (https://…) on the same state folder, whose /api/v1/events to follow during the storm (token in STORMLOAD_TOKEN)")
+	fingerprint := flag.String("fingerprint", "", "the -api certificate's SHA-256 fingerprint, as node-provisioner tls fingerprint prints it")
 	flag.Parse()
 	if *iface == "" || *server == "" || *sysinfo == "" {
 		fmt.Fprintln(os.Stderr, "stormload: -iface, -server and -sysinfo are required")
@@ -94,9 +98,22 @@ func main() {
 			os.Exit(1)
 		}
 	}
+	var af *apiFollower
+	if *apiURL != "" {
+		if af, err = followAPI(*apiURL, os.Getenv("STORMLOAD_TOKEN"), *fingerprint); err != nil {
+			fmt.Fprintln(os.Stderr, "stormload:", err)
+			os.Exit(1)
+		}
+	}
 	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout, src)
 	if f != nil {
 		r.Events = f.stop()
+	}
+	if af != nil {
+		var aerr error
+		if r.APIEvents, aerr = af.stop(); aerr != nil {
+			r.Errors = append(r.Errors, "api events: "+aerr.Error())
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stormload:", err)
