@@ -466,3 +466,31 @@ func hasDotDot(p string) bool {
 	}
 	return false
 }
+
+// TestAClientGoneEndsItsTransferAtOnce: a transfer's socket is connected
+// to its client, so a client whose port closed (ICMP port unreachable)
+// ends its transfer at the first block sent again, as "no
+// acknowledgement from the client", not after all its retries (6 s).
+func TestAClientGoneEndsItsTransferAtOnce(t *testing.T) {
+	fx := newTFTPFixture(t)
+	var got eventLog
+	addr, _, _ := startTFTP(t, fx, &got)
+	c := pxetest.NewTFTPClient(t)
+	c.Request(pxetest.OpRRQ, addr, "ipxe.efi")
+	if op, _, _ := c.Recv(2 * time.Second); op != pxetest.OpDATA {
+		t.Fatalf("got op %d, want DATA block 1", op)
+	}
+	gone := time.Now()
+	c.Close()
+	for got.len() == 0 {
+		if time.Since(gone) > time.Duration(Retries)*DefaultTimeout/2 {
+			t.Fatal("no event for the transfer of a client gone")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	if e := got.events[0]; e.Kind != events.TFTPFailed || !strings.Contains(e.Reason, errClientGone.Error()) {
+		t.Errorf("event %s %q, want %s %q", e.Kind, e.Reason, events.TFTPFailed, errClientGone)
+	}
+}

@@ -134,6 +134,10 @@ func (c *TFTPClient) Ack(to *net.UDPAddr, block uint16) {
 	}
 }
 
+// Close closes the client's socket, as a machine that went away: a
+// packet sent to its port then gets ICMP port unreachable.
+func (c *TFTPClient) Close() { c.conn.Close() }
+
 // Send sends the raw packet p (an ERROR, say) to the transfer's address
 // to.
 func (c *TFTPClient) Send(to *net.UDPAddr, p []byte) {
