@@ -24,6 +24,11 @@ import (
 const DefaultStateDir = state.DefaultDir
 
 func main() {
+	if os.Getpid() == 1 {
+		// The discovery initrd's /init (prepare --discovery).
+		runAgent()
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
