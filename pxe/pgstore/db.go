@@ -42,6 +42,8 @@ type DB struct {
 	// Log is the logger of [Options].
 	Log     *slog.Logger
 	timeout time.Duration
+	name    string // the connection string without its password
+	conn    string // the connection string, for redacting errors
 }
 
 // ErrConnect is wrapped by [Open]'s error when the database cannot be
@@ -66,6 +68,12 @@ func Open(ctx context.Context, connString string, o Options) (*DB, error) {
 		return nil, fmt.Errorf("PostgreSQL store %s: %s", Redact(connString), redactErr(err, connString))
 	}
 	cfg.MaxConns = o.MaxConns
+	// A statement, a lock wait or a transaction left idle ends within
+	// the timeout on the server too.
+	ms := fmt.Sprint(o.Timeout.Milliseconds())
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = ms
+	cfg.ConnConfig.RuntimeParams["lock_timeout"] = ms
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = ms
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > o.Timeout {
 		cfg.ConnConfig.ConnectTimeout = o.Timeout
 	}
@@ -79,7 +87,7 @@ func Open(ctx context.Context, connString string, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("%w %s: %s", ErrConnect, Redact(connString), redactErr(err, connString))
 	}
-	db := &DB{Pool: pool, Log: o.Logger, timeout: o.Timeout}
+	db := &DB{Pool: pool, Log: o.Logger, timeout: o.Timeout, name: Redact(connString), conn: connString}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

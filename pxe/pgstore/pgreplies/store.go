@@ -1,0 +1,134 @@
+package pgreplies
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
+)
+
+// TTL is how long a reply is kept for repeats: a day, as the state
+// folder's.
+const TTL = 24 * time.Hour
+
+// lockClass is the first key of the keys' advisory locks ("np" in
+// ASCII): the two-key space, apart from the stores' one-key locks.
+const lockClass int32 = 0x6e70
+
+// Store is the idempotency records of a PostgreSQL store; safe for
+// concurrent use, also by several hosts on one database.
+type Store struct {
+	db    *pgstore.DB
+	locks [64]sync.Mutex
+
+	mu      sync.Mutex
+	expired time.Time // when old replies were last removed
+}
+
+var _ api.Replies = (*Store)(nil)
+
+// Open returns the idempotency records of db.
+func Open(db *pgstore.DB) *Store { return &Store{db: db} }
+
+func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
+
+// Lock serialises the requests of key, on this host by a mutex and
+// across hosts by an advisory lock held on a connection of its own
+// until the func is called. Without the database it serialises this
+// host's only: the Get that follows fails.
+func (s *Store) Lock(key string) (unlock func()) {
+	h := keyHash(key)
+	m := &s.locks[h[0]%byte(len(s.locks))]
+	m.Lock()
+	ctx, cancel := s.db.Context()
+	defer cancel()
+	conn, err := s.db.Pool.Acquire(ctx)
+	if err != nil {
+		return m.Unlock
+	}
+	k := int32(binary.BigEndian.Uint32(h[:4]))
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockClass, k); err != nil {
+		drop(conn)
+		return m.Unlock
+	}
+	return func() {
+		defer m.Unlock()
+		ctx, cancel := s.db.Context()
+		defer cancel()
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", lockClass, k); err != nil {
+			drop(conn) // the session's end lets the lock go
+			return
+		}
+		conn.Release()
+	}
+}
+
+// drop closes a connection instead of returning it to the pool.
+func drop(conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Hijack().Close(ctx)
+}
+
+// Get returns the reply kept for key, nil for none or one past its day.
+func (s *Store) Get(key string) (*api.Reply, error) {
+	h := keyHash(key)
+	ctx, cancel := s.db.Context()
+	defer cancel()
+	var data string
+	err := s.db.Pool.QueryRow(ctx, "SELECT data FROM np_replies WHERE key_hash = $1", hex.EncodeToString(h[:])).Scan(&data)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idempotency record: %w", s.db.Check(err))
+	}
+	var r api.Reply
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		s.db.Log.Warn("unreadable idempotency record; ignored", "err", err)
+		return nil, nil
+	}
+	if time.Since(r.Time) > TTL {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// Put keeps r for key; once an hour it also removes the replies past
+// their day.
+func (s *Store) Put(key string, r api.Reply) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	h := keyHash(key)
+	ctx, cancel := s.db.Context()
+	defer cancel()
+	if _, err := s.db.Pool.Exec(ctx, `INSERT INTO np_replies (key_hash, data, at) VALUES ($1, $2, $3)
+		ON CONFLICT (key_hash) DO UPDATE SET data = EXCLUDED.data, at = EXCLUDED.at`, hex.EncodeToString(h[:]), string(data), r.Time); err != nil {
+		return fmt.Errorf("keep idempotency record: %w", s.db.Check(err))
+	}
+	s.mu.Lock()
+	due := r.Time.Sub(s.expired) > time.Hour
+	if due {
+		s.expired = r.Time
+	}
+	s.mu.Unlock()
+	if due {
+		if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_replies WHERE at < $1", r.Time.Add(-TTL)); err != nil {
+			s.db.Log.Warn("cannot remove old idempotency records", "err", s.db.Check(err))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+package pgtokens_test
+
+import "time"
+
+var timeZero time.Time
