@@ -786,7 +786,7 @@ func TestTheCLIsVoiceAndExitCodes(t *testing.T) {
 	if stderr.String() != want {
 		t.Errorf("re-register: stderr %q, want exactly %q", stderr.String(), want)
 	}
-	before := files(t, e.state)
+	before := regularFilesUnder(t, e.state)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -799,7 +799,7 @@ func TestTheCLIsVoiceAndExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s\nwant 2 with %q", tc.args, code, out, tc.want)
 		}
 	}
-	if after := files(t, e.state); !slices.Equal(before, after) {
+	if after := regularFilesUnder(t, e.state); !slices.Equal(before, after) {
 		t.Errorf("bad input wrote: %v, was %v", after, before)
 	}
 	// --ttl 7200 is two hours: the window's deadline says so.
@@ -819,8 +819,8 @@ func TestTheCLIsVoiceAndExitCodes(t *testing.T) {
 	}
 }
 
-// files lists the regular files under dir, relative, sorted.
-func files(t *testing.T, dir string) []string {
+// regularFilesUnder lists the regular files under dir, relative, sorted.
+func regularFilesUnder(t *testing.T, dir string) []string {
 	t.Helper()
 	var out []string
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
