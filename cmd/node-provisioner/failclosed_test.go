@@ -60,14 +60,14 @@ func TestBadInputIsExit2(t *testing.T) {
 }
 
 // TestReadCommandsCreateNothing: every read command (list, status, token
-// list, power status; tls fingerprint, which makes the certificate it
+// list, power status, discovered; tls fingerprint, which makes the certificate it
 // prints, excepted as the README says) on a state folder that does not
 // exist makes none; power status and boot of a name there are not found
 // (exit 2), as on a folder without that name.
 func TestReadCommandsCreateNothing(t *testing.T) {
 	root := t.TempDir()
 	state := filepath.Join(root, "state")
-	for _, args := range [][]string{{"list"}, {"list", "-o", "json"}, {"status"}, {"status", "-o", "json"}, {"token", "list"}, {"token", "list", "-o", "json"}, {"power", "status", "pve1"}, {"boot", "pve1"}} {
+	for _, args := range [][]string{{"list"}, {"list", "-o", "json"}, {"status"}, {"status", "-o", "json"}, {"token", "list"}, {"token", "list", "-o", "json"}, {"power", "status", "pve1"}, {"boot", "pve1"}, {"discovered"}, {"discovered", "-o", "json"}} {
 		res := np(t, state, args...)
 		if _, err := os.Lstat(state); err == nil {
 			t.Fatalf("%v created the state folder: %v", args, files(t, root))
