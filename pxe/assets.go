@@ -18,6 +18,11 @@ import (
 // [bootassets.ErrNotAutoInstallISO].
 var ErrNotAutoInstallISO = bootassets.ErrNotAutoInstallISO
 
+// ErrNotStatic is wrapped by the error of [Prepare] for a discovery
+// agent that is not a static executable. It is
+// [bootassets.ErrNotStatic].
+var ErrNotStatic = bootassets.ErrNotStatic
+
 // ChainPieceError is the error of [Prepare] for a Secure Boot chain that
 // cannot boot, naming the piece (shim, grub, kernel). See
 // [sbchain.PieceError].

@@ -49,7 +49,7 @@ func (a *app) tlsCmd() *cobra.Command {
 
 func (a *app) prepareCmd() *cobra.Command {
 	var o pxe.PrepareOptions
-	var patchAsk bool
+	var patchAsk, discover bool
 	c := &cobra.Command{
 		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--answer-auth-token NAME:SECRET|auto] [--release NAME]",
 		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
@@ -87,6 +87,14 @@ func (a *app) prepareCmd() *cobra.Command {
 				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, hosts)
 				return fp, err
 			}
+			if discover {
+				// The discovery initrd's /init is this binary (runAgent).
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("--discovery: %w", err)
+				}
+				o.DiscoveryAgent = exe
+			}
 			o.PatchAsk = patchAsk
 			if st, err := a.stores(); err == nil {
 				ask, err := registry.AsksForBootDisk(cmd.Context(), st.Registrations())
@@ -97,6 +105,9 @@ func (a *app) prepareCmd() *cobra.Command {
 			if errors.Is(err, pxe.ErrNotAutoInstallISO) || errors.As(err, &broken) {
 				return usageError(err)
 			}
+			if errors.Is(err, pxe.ErrNotStatic) {
+				return usageError(fmt.Errorf("--discovery: %w", err))
+			}
 			if o.SecureBootDir != "" && errors.Is(err, fs.ErrNotExist) {
 				return usageError(fmt.Errorf("--secure-boot-dir: %w", err))
 			}
@@ -106,6 +117,9 @@ func (a *app) prepareCmd() *cobra.Command {
 			fmt.Fprintf(a.out, "Staged %s in %s (%d assets", rel.Name, rel.Dir, len(rel.Assets))
 			if rel.AskPatched {
 				fmt.Fprint(a.out, ", console boot-disk prompt patched in")
+			}
+			if discover {
+				fmt.Fprint(a.out, ", discovery initrd built")
 			}
 			if rel.AnswerAuth {
 				fmt.Fprint(a.out, ", answer requests need the ISO's token")
@@ -127,6 +141,7 @@ func (a *app) prepareCmd() *cobra.Command {
 	f.StringVar(&o.AnswerAuthToken, "answer-auth-token", "", "bake this answer token (NAME:SECRET) into the ISO, or auto to generate one, as prepare-iso --answer-auth-token does (9.2 ISOs); serve then refuses answer requests without it")
 	f.StringVar(&o.Release, "release", "", "name of the release folder (default: from the ISO)")
 	f.StringVar(&o.SecureBootDir, "secure-boot-dir", "", "stage the Secure Boot chain from this folder (a Microsoft-signed shimx64.efi and a signed network grubx64.efi, such as /usr/lib/shim and /usr/lib/grub/x86_64-efi-signed's files copied together) instead of the ISO's EFI boot files")
+	f.BoolVar(&discover, "discovery", false, "build the discovery initrd (this binary as its /init, with the storage and network modules of the ISO's squashfs; needs a node-provisioner built with CGO_ENABLED=0 and unsquashfs) for serve --discover")
 	f.BoolVar(&patchAsk, "patch-ask", false, "patch the console boot-disk prompt in even when no registration asks for it")
 	return c
 }

@@ -44,6 +44,8 @@ type newcEntry struct {
 	Name string
 	Mode uint32 // type and permission bits, for example 0o100644
 	Size int64
+	// RdevMajor and RdevMinor are a device node's numbers.
+	RdevMajor, RdevMinor uint32
 }
 
 // newcWriter writes one newc archive. Its output starts at a 4-byte
@@ -79,7 +81,7 @@ func (c *newcWriter) header(e newcEntry, nlink uint32) error {
 	if e.Name == newcTrailer {
 		ino = 0
 	}
-	fields := []uint32{ino, e.Mode, 0, 0, nlink, 0, uint32(e.Size), 0, 0, 0, 0, uint32(len(e.Name) + 1), 0}
+	fields := []uint32{ino, e.Mode, 0, 0, nlink, 0, uint32(e.Size), 0, 0, e.RdevMajor, e.RdevMinor, uint32(len(e.Name) + 1), 0}
 	var b strings.Builder
 	b.WriteString(newcMagic)
 	for _, f := range fields {

@@ -143,6 +143,12 @@ type PrepareOptions struct {
 	// not carry is a warning (a MOK enrolment is needed). Empty: the
 	// ISO's own EFI boot files, when they can netboot.
 	SecureBootDir string
+	// DiscoveryAgent, when set, is the discovery agent, a static
+	// executable (node-provisioner built with CGO_ENABLED=0): prepare
+	// builds [AssetDiscoveryInitrd] with it as /init and the storage and
+	// network modules of the ISO's kernel, taken from the ISO's
+	// <product>-base.squashfs (this needs unsquashfs).
+	DiscoveryAgent string
 	// Release, when set, names the release folder instead of the name
 	// read from the ISO (for example "9.2-1").
 	Release string
@@ -407,6 +413,11 @@ func (p *preparer) build(ctx context.Context, im *isoImage, src *os.File, srcSiz
 	}
 	if err := p.secureBoot(im, dir); err != nil {
 		return err
+	}
+	if p.opts.DiscoveryAgent != "" {
+		if err := p.buildDiscovery(ctx, im, dir); err != nil {
+			return err
+		}
 	}
 
 	// The ISO the installer will mount.
