@@ -833,3 +833,50 @@ func regularFilesUnder(t *testing.T, dir string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestEnableThroughADaemonSaysWhyTheWindowDidNotOpen: a daemon whose
+// window port is taken answers enable's open with the window's own
+// reason, which enable says (exit 1), rather than "see its log"; the
+// window stays closed.
+func TestEnableThroughADaemonSaysWhyTheWindowDidNotOpen(t *testing.T) {
+	state := t.TempDir()
+	admin := npOut(t, state, "token", "create", "ops", "--scope", "admin")
+	fp := npOut(t, state, "tls", "fingerprint")
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	addr := freeAddr(t)
+	cmd := exec.Command(filepath.Join(bin, "node-provisioner"), "--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets"),
+		"--log-format", "json", "daemon", "--api", addr, "--http", taken.Addr().String())
+	cmd.Env = append(os.Environ(), "HOME="+state)
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	c, err := client.New(client.Options{URL: "https://" + addr, Token: admin, Fingerprint: fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for c.Health(ctx) != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("the daemon did not answer:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, errOut, code := npRun(t, state, admin, "enable", "--ttl", "5m")
+	if code != 1 || !strings.Contains(errOut, "the window did not open") || !strings.Contains(errOut, "cannot listen") || strings.Contains(errOut, "see its log") {
+		t.Errorf("enable through a daemon whose window port is taken: exit %d, stderr %q; want 1 with the window's reason", code, errOut)
+	}
+	if w, err := c.Window(ctx); err != nil || w.Open {
+		t.Errorf("window after the failed enable: %+v %v, want closed", w, err)
+	}
+}
