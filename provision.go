@@ -7,6 +7,7 @@ import (
 	"github.com/plasmactl/plasma-node/ipam"
 	"io"
 	"maps"
+	"net/netip"
 	"time"
 
 	"github.com/plasmactl/plasma-node/nodes"
@@ -176,7 +177,7 @@ func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func
 		if err != nil {
 			return res, err
 		}
-		din := providers.DirectInput{Input: in, Location: at, HardwareFile: o.HardwareFile, Logger: p.log}
+		din := providers.DirectInput{Input: in, Location: at, HardwareFile: o.HardwareFile, Logger: p.log, Allocate: allocator(plat, existingNodes)}
 		res, err = p.provisionDirect(ctx, o, d, din, plat, existingNodes, res)
 		if err == nil && o.Boot && res.Applied {
 			made := res.Nodes
@@ -296,6 +297,24 @@ func (p *Project) savePools(ctx context.Context, platform string, plat *nodes.Pl
 	}
 	plat.Pools = pools
 	return nil
+}
+
+// allocator hands out the private addresses of a platform's ip pools that
+// none of its nodes ns uses, each once.
+func allocator(plat *nodes.Platform, ns []*nodes.Node) func(string) (netip.Addr, error) {
+	used := UsedPrivateIPs(ns)
+	return func(name string) (netip.Addr, error) {
+		ipp, err := PoolFor(plat, name)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		got, err := ipp.Allocate(used, 1)
+		if err != nil {
+			return netip.Addr{}, fmt.Errorf("platform %s: %w", plat.Name, err)
+		}
+		used.Add(got[0])
+		return got[0], nil
+	}
 }
 
 // checkAddresses refuses pools whose new servers the platform's private

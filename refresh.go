@@ -83,7 +83,7 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 		if err != nil {
 			return out, err
 		}
-		r.Address, r.HostKeys = updated.Network.InstalledIP, len(updated.SSHHostKeys)
+		r.Address, r.HostKeys = installedAddress(updated), len(updated.SSHHostKeys)
 		r.Written = !slices.Equal(n.SSHHostKeys, updated.SSHHostKeys) || before != updated.Network.InstalledIP || n.Network.InstalledPrefix != updated.Network.InstalledPrefix
 		if before != "" && before != r.Address {
 			r.Previous = before
@@ -95,9 +95,15 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 }
 
 // applyReport sets n's installed address and host keys to in's; keys
-// that do not parse are left out.
+// that do not parse are left out. An address that is n's private_ip (a
+// static install on the platform's install network) is kept there alone:
+// installed_ip is for an address the site's DHCP server gave.
 func applyReport(n *nodes.Node, in providers.Installed) {
-	if in.Address.IsValid() {
+	switch {
+	case !in.Address.IsValid():
+	case in.Address.Addr().String() == n.Network.PrivateIP:
+		n.Network.InstalledIP, n.Network.InstalledPrefix = "", 0
+	default:
 		n.Network.InstalledIP, n.Network.InstalledPrefix = in.Address.Addr().String(), in.Address.Bits()
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 {
@@ -118,12 +124,22 @@ func hostKeys(keys []string) []string {
 	return out
 }
 
+// installedAddress is the address n's node file says its installed
+// system has: installed_ip, else, once it has host keys (a static
+// install), private_ip; "" before it reported.
+func installedAddress(n *nodes.Node) string {
+	if n.Network.InstalledIP != "" || len(n.SSHHostKeys) == 0 {
+		return n.Network.InstalledIP
+	}
+	return n.Network.PrivateIP
+}
+
 // staleFields names what n's node file says otherwise than its
 // installer reported: "installed_ip" (with both values) and
 // "ssh_host_keys".
 func staleFields(n *nodes.Node, in providers.Installed) []string {
 	var out []string
-	if in.Address.IsValid() && n.Network.InstalledIP != in.Address.Addr().String() {
+	if in.Address.IsValid() && installedAddress(n) != in.Address.Addr().String() {
 		out = append(out, fmt.Sprintf("installed_ip %q, reported %s", n.Network.InstalledIP, in.Address.Addr()))
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 && !slices.Equal(keys, n.SSHHostKeys) {

@@ -292,6 +292,13 @@ type Networking struct {
 	// IPPools are named address pools (an extension of plasmactl-node's
 	// single private_network). A machine pool picks one with ip_pool.
 	IPPools map[string]IPPool `yaml:"ip_pools,omitempty" json:"ip_pools,omitempty"`
+	// InstallNetwork names the networking.ip_pools entry a pxe platform's
+	// machines are installed on with static addresses: each machine's
+	// answer then carries its node's private_ip, with the pool's prefix
+	// length, gateway and dns, instead of taking the site DHCP server's
+	// lease. The platform's pools must take their addresses from it.
+	// Empty: addresses by DHCP.
+	InstallNetwork string `yaml:"install_network,omitempty" json:"install_network,omitempty"`
 }
 
 // IPPool is a named private address pool.
@@ -302,8 +309,12 @@ type IPPool struct {
 	Range string `yaml:"range,omitempty" json:"range,omitempty"`
 	// Exclude lists addresses or "first-last" ranges never handed out.
 	Exclude []string `yaml:"exclude,omitempty" json:"exclude,omitempty"`
-	// Gateway is never handed out.
+	// Gateway is never handed out; it is the default gateway of the
+	// machines installed on the pool when it is the install network.
 	Gateway string `yaml:"gateway,omitempty" json:"gateway,omitempty"`
+	// DNS is the DNS server of the machines installed on the pool when
+	// it is the install network: one address.
+	DNS string `yaml:"dns,omitempty" json:"dns,omitempty"`
 }
 
 // Pool is a group of like machines in zones: pools.<name> in platform.yaml.

@@ -96,6 +96,13 @@ type DirectInput struct {
 	HardwareFile string
 	// Logger receives what the provider does; nil discards it.
 	Logger *slog.Logger
+	// Allocate, when set, gives a new server its private address before
+	// it is made: the next free address of the platform's ip pool named
+	// ipPool ("" for networking.private_network), taken for this run. A
+	// provider that hands the address to the machine itself (pxe's static
+	// addressing) calls it and returns the address as the server's
+	// PrivateIP. Nil: addresses are allocated when node files are written.
+	Allocate func(ipPool string) (netip.Addr, error)
 }
 
 // DirectPlan is a [Direct] provider's plan: its changes, classified as a

@@ -35,7 +35,9 @@ type BuildOptions struct {
 
 // Build makes a registration's answer: ext4 on the boot disk (by kernel
 // name as disk-list, by serial as an ID_SERIAL udev filter), the site's
-// settings, DHCP networking, and the node's password and SSH keys. The
+// settings, the network (from-answer with the registration's static
+// address on its management MAC, else from-dhcp), and the node's password
+// and SSH keys. The
 // boot disk must not be "ask": resolve it first.
 func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 	site := o.Site.WithDefaults()
@@ -57,7 +59,7 @@ func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 			RootPasswordHashed: o.RootPasswordHash,
 			RootSSHKeys:        appendUnique(append([]string(nil), site.SSHKeys...), r.SSHKeys...),
 		},
-		Network:   answer.Network{Source: answer.NetworkFromDHCP},
+		Network:   answerNetwork(r),
 		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: disk.DiskList(), Filter: disk.UdevFilter()},
 	}
 	if o.FirstBootURL != "" {

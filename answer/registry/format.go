@@ -43,6 +43,7 @@ type registrationJSON struct {
 	SSHKeys        []string   `json:"ssh_keys,omitempty"`
 	BMC            *BMC       `json:"bmc,omitempty"`
 	SecureBoot     bool       `json:"secure_boot,omitempty"`
+	Network        *Network   `json:"network,omitempty"`
 	ConsumedAt     string     `json:"consumed_at,omitempty"`
 	InstallIP      *string    `json:"install_ip,omitempty"`
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
@@ -52,7 +53,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -71,6 +72,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		SSHKeys:    r.SSHKeys,
 		BMC:        r.BMC,
 		SecureBoot: r.SecureBoot,
+		Network:    r.Network,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -147,7 +149,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

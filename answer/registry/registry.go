@@ -105,7 +105,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, network, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -138,6 +138,9 @@ type Registration struct {
 	// (shim, signed grub, signed kernel) instead of iPXE, also when the
 	// window offers iPXE to others: its firmware has Secure Boot on.
 	SecureBoot bool
+	// Network is the node's static addressing, written into its answer
+	// as from-answer; nil leaves the address to the site's DHCP server.
+	Network *Network
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord
@@ -231,6 +234,11 @@ func (r Registration) Validate() error {
 			return err
 		}
 	}
+	if r.Network != nil {
+		if err := r.validateNetwork(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -253,6 +261,14 @@ func (r Registration) normalize() (Registration, error) {
 	}
 	r.Serial = strings.TrimSpace(r.Serial)
 	r.UUID = strings.ToLower(strings.TrimSpace(r.UUID))
+	if r.Network != nil && r.Network.MAC != "" {
+		n := *r.Network
+		var err error
+		if n.MAC, err = NormalizeMAC(n.MAC); err != nil {
+			return r, err
+		}
+		r.Network = &n
+	}
 	return r, nil
 }
 
@@ -331,6 +347,10 @@ func (r Registration) Clone() Registration {
 	if r.BMC != nil {
 		b := *r.BMC
 		c.BMC = &b
+	}
+	if r.Network != nil {
+		n := *r.Network
+		c.Network = &n
 	}
 	c.Extra = maps.Clone(r.Extra)
 	return c

@@ -53,6 +53,9 @@ func status(ctx context.Context, reg Registrations, installed map[string]backend
 	out := []backend.Node{}
 	for i, r := range append(pending, consumed...) {
 		s := backend.Node{Name: r.Name, State: backend.StatePending, MACs: nonNilStrings(r.MACs), BootDisk: r.BootDisk.String(), Pools: []string{}, Serial: r.Serial, UUID: r.UUID, Created: r.Created}
+		if r.Network != nil {
+			s.StaticAddress = r.Network.CIDR
+		}
 		for _, p := range r.Pools {
 			s.Pools = append(s.Pools, p.String())
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"regexp"
 	"slices"
@@ -146,8 +147,12 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 	if err != nil {
 		return nil, err
 	}
+	inet, err := installNetwork(in)
+	if err != nil {
+		return nil, err
+	}
 	l := layout{in: in, hw: hw, regs: regs, taken: map[string]string{}, need: map[string]int{}, kept: map[string]bool{},
-		p: &plan{reg: reg, bmcPasswords: map[string]string{}}, getenv: pv.Getenv}
+		p: &plan{reg: reg, bmcPasswords: map[string]string{}}, getenv: pv.Getenv, net: inet, log: log}
 	if l.getenv == nil {
 		l.getenv = os.Getenv
 	}
@@ -192,6 +197,9 @@ type layout struct {
 	p    *plan
 	// getenv reads BMC passwords.
 	getenv func(string) string
+	// net is the platform's install network; nil: addresses by DHCP.
+	net *installNet
+	log *slog.Logger
 }
 
 // free reports whether machine h is neither a node's nor pinned by a
@@ -223,6 +231,13 @@ func (l *layout) place(s providers.Slot) error {
 			return fmt.Errorf("registration %s in %s pins no machine: %w: unregister it (node-provisioner unregister %s) or pin it", s.Hostname, l.in.Location, ErrInvalidHardware, s.Hostname)
 		}
 		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, machineOf(r), "node file; the registration exists"))
+		if r.Network != nil {
+			if p, err := netip.ParsePrefix(r.Network.CIDR); err == nil {
+				srv.PrivateIP = p.Addr().String()
+			}
+		} else if l.net != nil {
+			l.log.Warn("registration has no static address: its machine takes the site DHCP server's lease, not its node's private_ip", "node", s.Hostname, "install_network", l.net.name)
+		}
 	default:
 		i := slices.IndexFunc(l.hw, func(h Hardware) bool { return (h.Pool == "" || h.Pool == s.Pool) && l.free(h) })
 		if i < 0 {
@@ -244,10 +259,24 @@ func (l *layout) place(s providers.Slot) error {
 			}
 			l.p.bmcPasswords[r.Name] = pw
 		}
+		if l.net != nil {
+			addr, err := l.in.Allocate(l.net.name)
+			if err != nil {
+				return err
+			}
+			if err := l.net.static(&r, addr); err != nil {
+				return fmt.Errorf("%s: %w", h.Where, err)
+			}
+			srv.PrivateIP = addr.String()
+		}
 		registered = true
 		l.p.create = append(l.p.create, r)
 		srv.ServerID = MachineID(h.Machine)
-		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, h.Machine, "boot disk "+r.BootDisk.String()))
+		note := "boot disk " + r.BootDisk.String()
+		if r.Network != nil {
+			note += "; static address " + r.Network.CIDR
+		}
+		l.p.summary.Creates = append(l.p.summary.Creates, change(s.Hostname, h.Machine, note))
 	}
 	if registered && len(r.MACs) > 0 {
 		srv.MAC = r.MACs[0]

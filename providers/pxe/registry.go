@@ -90,6 +90,9 @@ func registrations(ctx context.Context, reg Registry) (map[string]registry.Regis
 			return nil, fmt.Errorf("registration %s: %w: %s", n.Name, ErrInvalidHardware, n.Problem)
 		}
 		r := registry.Registration{Name: n.Name, MACs: n.MACs, Serial: n.Serial, UUID: n.UUID, Created: n.Created}
+		if n.StaticAddress != "" {
+			r.Network = &registry.Network{CIDR: n.StaticAddress}
+		}
 		if n.State != backend.StatePending {
 			r.Consumed = &registry.ConsumeRecord{}
 			if n.ConsumedAt != nil {

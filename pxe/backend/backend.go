@@ -171,6 +171,10 @@ type Node struct {
 	// UUID.
 	Serial string `json:"serial,omitempty"`
 	UUID   string `json:"uuid,omitempty"`
+	// StaticAddress is the address with its prefix ("10.20.0.11/24")
+	// the node's answer gives it (from-answer); "" when its address comes
+	// from the site's DHCP server.
+	StaticAddress string `json:"static_address,omitempty"`
 	// Created is when the node was registered.
 	Created time.Time `json:"created"`
 	// ConsumedAt and InstallIP are set once an answer was served.

@@ -15,8 +15,11 @@
 // mode file's certificate fingerprint for https and sending its answer
 // token as a bearer (unless emu.notoken is on the kernel command line),
 // and validates the answer
-// with the installer's rules. When the answer has a first-boot URL it
-// fetches the script; it then POSTs the post-installation webhook.
+// with the installer's rules. A from-answer network is brought up as the
+// installer does: network.cidr on the NIC network.filter selects, in
+// place of the lease. When the answer has a first-boot URL it fetches the
+// script; it then POSTs the post-installation webhook, reporting the
+// management address.
 //
 // It ends with one marker line on the console and powers the machine off
 // (or, with emu.reboot on the kernel command line, reboots it, as the real
@@ -188,14 +191,18 @@ func run() error {
 		}
 		firstBoot = fmt.Sprintf("%dB", len(script))
 	}
+	address, err := applyNetwork(a.Network, prefixOf(ip, mask))
+	if err != nil {
+		return err
+	}
 	hook, keyFP := "none", "none"
 	if wh := a.PostInstallationWebhook; wh != nil {
-		if hook, keyFP, err = postWebhook(wh, info, fqdn, sb == "on", prefixOf(ip, mask)); err != nil {
+		if hook, keyFP, err = postWebhook(wh, info, fqdn, sb == "on", address); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t address=%s hostkey=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", prefixOf(ip, mask), keyFP)
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP)
 	return nil
 }
 
