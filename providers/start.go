@@ -23,6 +23,20 @@ type Starter interface {
 	Start(ctx context.Context, at Location, hostnames []string, wait bool, fn func(Progress)) (notReady []string, err error)
 }
 
+// Reinstaller is a [Direct] provider that can install again the servers
+// it installed (pxe: an installed registration re-armed as a new one-shot
+// with a new root password and, with a BMC, its machine booted into the
+// installer).
+type Reinstaller interface {
+	Direct
+
+	// Reinstall re-arms each of hostnames at a location and starts those
+	// it can, and with wait follows them as [Starter.Start] does, calling
+	// fn with every step. It returns the hostnames not installed again
+	// (all of them when not waiting) and an error joining each server's.
+	Reinstall(ctx context.Context, at Location, hostnames []string, wait bool, fn func(Progress)) (notReady []string, err error)
+}
+
 // Progress is one step of one server started by a [Starter].
 type Progress struct {
 	// Hostname is the server's.

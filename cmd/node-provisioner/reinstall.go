@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,9 +16,12 @@ import (
 )
 
 func (a *app) reinstallCmd() *cobra.Command {
-	var force bool
+	var (
+		force, wait bool
+		timeout     time.Duration
+	)
 	c := &cobra.Command{
-		Use:   "reinstall NAME [--force]",
+		Use:   "reinstall NAME [--force] [--wait [--timeout D]]",
 		Short: "Install a node's machine again: its registration re-armed with a new root password, its BMC booting it",
 		Long: `Re-arm an installed node's registration as a new one-shot, with its pins and
 its BMC: the machine's next netboot gets the installer again (its script said
@@ -26,7 +30,10 @@ root password; the old one is kept as <name>.previous.pw until the new install
 reports in. With a BMC, its next boot is set to PXE (once) and it is powered
 on or cycled, as boot does: the provisioning window must be open.
 
-It asks for confirmation at a terminal; elsewhere it needs --force.`,
+It asks for confirmation at a terminal; elsewhere it needs --force. With
+--wait it then prints the machine's steps from the window's events (as
+plasma-node provision --boot does) until it is installed again; Ctrl-C or
+--timeout stop waiting and power nothing off.`,
 		Example: `  node-provisioner enable --ttl 2h --dhcp-interface eth0
   node-provisioner reinstall pve3`,
 		Args: cobra.ExactArgs(1),
@@ -40,9 +47,19 @@ It asks for confirmation at a terminal; elsewhere it needs --force.`,
 					return err
 				}
 			}
+			if wait && timeout <= 0 {
+				return usageError(fmt.Errorf("--timeout %s: want a positive duration such as 45m", timeout))
+			}
 			n, err := a.node()
 			if err != nil {
 				return err
+			}
+			var watch *installWatch
+			if wait {
+				if watch, err = watchInstall(cmd.Context(), n, name); err != nil {
+					return err
+				}
+				defer watch.stop()
 			}
 			res, err := n.Reinstall(cmd.Context(), name)
 			if errors.Is(err, registry.ErrNotFound) {
@@ -53,17 +70,22 @@ It asks for confirmation at a terminal; elsewhere it needs --force.`,
 			}
 			if res.Boot == nil {
 				fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password; netboot its machine\n", name)
+			} else {
+				how := "powered on"
+				if res.Boot.Cycled {
+					how = "power-cycled"
+				}
+				fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password; next boot PXE (%s, once) and %s via %s\n", name, res.Boot.Mode, how, res.Boot.Protocol)
+			}
+			if watch == nil {
 				return nil
 			}
-			how := "powered on"
-			if res.Boot.Cycled {
-				how = "power-cycled"
-			}
-			fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password; next boot PXE (%s, once) and %s via %s\n", name, res.Boot.Mode, how, res.Boot.Protocol)
-			return nil
+			return watch.wait(cmd.Context(), a.out, timeout)
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "reinstall without asking (needed where there is no terminal)")
+	c.Flags().BoolVar(&wait, "wait", false, "follow the machine until it is installed again, printing its steps")
+	cli.DurationVar(c.Flags(), &timeout, "timeout", defaultReinstallWait, "with --wait, how long to wait for the install")
 	return c
 }
 

@@ -81,7 +81,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&a.provisionerDir, "provisioner-dir", "", "pxe platforms: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
 		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), a.deleteCmd(),
-		a.registerCmd(), a.deallocateCmd(), a.queryCmd(), a.validateCmd(), a.knownHostsCmd(), a.refreshCmd(), cli.VersionCommand("plasma-node"))
+		a.registerCmd(), a.deallocateCmd(), a.queryCmd(), a.validateCmd(), a.knownHostsCmd(), a.refreshCmd(), a.reinstallCmd(), cli.VersionCommand("plasma-node"))
 	for _, c := range root.Commands() {
 		c.Aliases = append(c.Aliases, "node:"+c.Name())
 	}

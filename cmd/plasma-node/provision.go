@@ -144,3 +144,33 @@ or a failure.`,
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
 	return c
 }
+
+func (a *app) reinstallCmd() *cobra.Command {
+	var o plasmanode.ReinstallOptions
+	c := &cobra.Command{
+		Use:   "reinstall NODE [-e PLATFORM] [--force] [--wait=false] [--timeout D]",
+		Short: "Install a bare-metal node's machine again, with a new root password",
+		Long: `The node's installed registration is re-armed as a new one-shot with a new
+root password, after a typed "yes" unless --force (without a terminal it
+refuses unless --force). Through node-provisioner's API (the platform's
+infrastructure.provisioner_url) a machine with a BMC is booted into the
+installer, PXE once and a power cycle, and (--wait, the default) its steps
+are printed as provision --boot prints them until it is installed again;
+then its node file is refreshed with the installed address and host keys.
+With a local state folder the registration is re-armed and the machine
+installs at its next netboot. Ctrl-C stops waiting and powers nothing off.`,
+		Example: `  plasma-node reinstall metal-control-001
+  plasma-node reinstall metal-control-001 -e metal --force --timeout 1h`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Hostname = args[0]
+			return nodecmd.Reinstall(cmd.Context(), a.env(cmd), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVarP(&o.Platform, "env", "e", "", "platform of the node (default: the one platform that has it)")
+	f.BoolVar(&o.Force, "force", false, `reinstall without the typed "yes" (needed where there is no terminal)`)
+	f.BoolVar(&o.Wait, "wait", true, "follow the machine until it is installed again, showing its steps (through node-provisioner's API)")
+	cli.DurationVar(f, &o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machine to be installed")
+	return c
+}

@@ -54,19 +54,51 @@ func (pv *Provider) Start(ctx context.Context, at providers.Location, hosts []st
 	if at.Remote == nil {
 		return hosts, fmt.Errorf("%w: booting machines needs node-provisioner's API (infrastructure.provisioner_url), which drives their BMCs from the site's host; or run node-provisioner boot NAME there", ErrNoBootControl)
 	}
-	reg, err := pv.open(ctx, at, nil)
+	b, err := pv.booter(ctx, at)
 	if err != nil {
 		return hosts, err
 	}
+	return run(ctx, b, hosts, wait, fn, func(ctx context.Context, h string) (string, error) {
+		res, err := b.Boot(ctx, h)
+		if err != nil {
+			return "", err
+		}
+		return bootDetail(res), nil
+	})
+}
+
+// booter opens the registry of a remote location, which boots machines.
+func (pv *Provider) booter(ctx context.Context, at providers.Location) (Booter, error) {
+	reg, err := pv.open(ctx, at, nil)
+	if err != nil {
+		return nil, err
+	}
 	b, ok := reg.(Booter)
 	if !ok {
-		return hosts, fmt.Errorf("%w: the registry of %s cannot boot machines", ErrNoBootControl, at)
+		return nil, fmt.Errorf("%w: the registry of %s cannot boot machines", ErrNoBootControl, at)
 	}
+	return b, nil
+}
+
+// bootDetail says how a BMC booted a machine.
+func bootDetail(res client.BootReply) string {
+	how := "power on"
+	if res.Cycled {
+		how = "power cycle"
+	}
+	return fmt.Sprintf("next boot PXE once (%s), %s via %s", res.Mode, how, res.Protocol)
+}
+
+// run starts each of hosts with kick (which returns what it did) and,
+// with wait, follows the window's events until each is installed or ctx
+// ends; a host kick fails is a failed step, and the others go on.
+func run(ctx context.Context, b Booter, hosts []string, wait bool, fn func(providers.Progress), kick func(context.Context, string) (string, error)) ([]string, error) {
 	f := &follow{hosts: hosts, done: map[string]bool{}, failed: map[string]bool{}, fn: fn, all: make(chan struct{})}
 	var wg sync.WaitGroup
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	if wait {
+		var err error
 		if f.macs, err = macsOf(ctx, b, hosts); err != nil {
 			return hosts, err
 		}
@@ -79,18 +111,13 @@ func (pv *Provider) Start(ctx context.Context, at providers.Location, hosts []st
 	}
 	var errs []error
 	for _, h := range hosts {
-		res, err := b.Boot(ctx, h)
+		detail, err := kick(ctx, h)
 		if err != nil {
 			errs = append(errs, err)
 			f.fail(h, err)
 			continue
 		}
-		how := "power on"
-		if res.Cycled {
-			how = "power cycle"
-		}
-		f.emit(providers.Progress{Hostname: h, Step: events.Started, Time: time.Now(),
-			Detail: fmt.Sprintf("next boot PXE once (%s), %s via %s", res.Mode, how, res.Protocol)})
+		f.emit(providers.Progress{Hostname: h, Step: events.Started, Time: time.Now(), Detail: detail})
 	}
 	if !wait {
 		return hosts, errors.Join(errs...)
