@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestStaticAddressingAgrees(t *testing.T) {
 	raw, _ := os.ReadFile(plat)
 	os.WriteFile(plat, []byte(string(raw)+"\n"+staticPlatform+"pools:\n  control:\n    zones: [platform.foundation.cluster.control]\n    machine: pve\n    count: 1\n    ip_pool: mgmt\n"), 0o644)
 	out := mustRun(t, dir, "--provisioner-dir", st, "provision", "metal", "--hardware", hw, "--auto-approve")
-	if !strings.Contains(out, "static address 10.20.0.10/24") {
+	if !regexp.MustCompile(`\n  create  metal-control-001  node-provisioner_registration\.metal-control-001 \(mac 52:54:00:12:34:56; boot disk sda; static address 10\.20\.0\.10/24\)\n`).MatchString(out) {
 		t.Errorf("provision does not show the static address:\n%s", out)
 	}
 	node, _ := os.ReadFile(filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-001.yaml"))

@@ -205,7 +205,7 @@ func (m nodeNames) of(c tofu.Change) string {
 	if h, ok := m[c.ImportID]; ok && c.ImportID != "" {
 		return h
 	}
-	name := c.Address
+	name, _, _ := strings.Cut(c.Address, " (") // a pxe change's note may hold dots
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
