@@ -21,7 +21,7 @@ func poolEqual(a, b nodes.Pool) bool {
 	return slices.Equal(a.Zones, b.Zones) && a.Machine == b.Machine && a.Count == b.Count && a.IPPool == b.IPPool &&
 		slices.EqualFunc(a.Hardware, b.Hardware, func(x, y nodes.Machine) bool {
 			return x.Pool == y.Pool && slices.Equal(x.MACs, y.MACs) && x.Serial == y.Serial && x.UUID == y.UUID &&
-				x.BootDisk == y.BootDisk && slices.Equal(x.DataPools, y.DataPools)
+				x.BootDisk == y.BootDisk && slices.Equal(x.DataPools, y.DataPools) && x.ManagementMAC == y.ManagementMAC
 		})
 }
 

@@ -117,6 +117,15 @@ var runs = map[string]run{
 			KeepServer: flag(in, "keep-server"), TofuPath: opt(in, "tofu")}
 		return nodecmd.Delete(ctx, e, o)
 	},
+	"reinstall": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
+		o := plasmanode.ReinstallOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"), Wait: flag(in, "wait")}
+		timeout, err := time.ParseDuration(opt(in, "timeout"))
+		if err != nil {
+			return cli.Usage(fmt.Errorf("--timeout %q: want a duration such as 45m", opt(in, "timeout")))
+		}
+		o.WaitTimeout = timeout
+		return nodecmd.Reinstall(ctx, e, o)
+	},
 }
 
 // DiscoverActions implements [launchrctl.ActionDiscoveryPlugin]: one action

@@ -347,6 +347,9 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:join", "demo", "--server-id", "4711", "--pool", "web"}, code: 2},
 		{args: []string{"node:destroy", "nope", "--force"}, code: 2},
 		{args: []string{"node:delete", "nope"}, code: 2},
+		{args: []string{"node:reinstall", "node001", "--force"}, code: 2},
+		{args: []string{"node:reinstall", "nope", "--force"}, code: 2},
+		{args: []string{"node:reinstall", "node001", "--timeout", "0s"}, code: 2},
 
 		// Failures: exit 1.
 		{args: []string{"node:provision", "demo", "-z", "web:cx22:1"}, code: 1},

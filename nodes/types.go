@@ -352,6 +352,9 @@ type Machine struct {
 	// DataPools are data pool specs NAME=LAYOUT:DISK[,DISK...], created
 	// on first boot.
 	DataPools []string `yaml:"data_pools,omitempty" json:"data_pools,omitempty"`
+	// ManagementMAC is the NIC a static address goes on (the platform's
+	// install network), one of MACs; empty means the first of them.
+	ManagementMAC string `yaml:"management_mac,omitempty" json:"management_mac,omitempty"`
 }
 
 // Defaults are platform-wide defaults.

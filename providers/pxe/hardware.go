@@ -38,7 +38,7 @@ type Hardware struct {
 	Where string
 }
 
-var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "bmc"}
+var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "management_mac", "bmc"}
 
 // ParseHardware reads a hardware file, YAML or JSON (JSON is YAML):
 //
@@ -48,6 +48,7 @@ var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_
 //	    uuid: 0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0
 //	    boot_disk: 25414A800205       # serial, kernel name (sda) or any; omitted: chosen on the console
 //	    data_pools: ["tank=mirror:S1,S2"]
+//	    management_mac: 52:54:00:00:00:01  # the NIC of a static address (the install network); default: the first of macs
 //	    pool: control                 # optional: only for this pool
 //	    bmc:                          # optional: see HardwareBMC
 //	      url: ipmi://10.0.0.51
@@ -166,6 +167,16 @@ func check(h *Hardware) error {
 	}
 	for i, m := range h.MACs {
 		h.MACs[i], _ = registry.NormalizeMAC(m)
+	}
+	if h.ManagementMAC != "" {
+		m, err := registry.NormalizeMAC(h.ManagementMAC)
+		if err != nil {
+			return bad(fmt.Errorf("management_mac: %w", err))
+		}
+		if !slices.Contains(h.MACs, m) {
+			return bad(fmt.Errorf("management_mac %s is not one of the machine's macs", m))
+		}
+		h.ManagementMAC = m
 	}
 	h.UUID = strings.ToLower(strings.TrimSpace(h.UUID))
 	h.Serial = strings.TrimSpace(h.Serial)

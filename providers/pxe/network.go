@@ -71,15 +71,16 @@ func family(p netip.Prefix) string {
 }
 
 // static sets r's static network to addr on the install network, its
-// management interface the first pinned MAC. A registration that pins no
-// MAC cannot have one: the answer selects the interface by MAC.
-func (n *installNet) static(r *registry.Registration, addr netip.Addr) error {
+// management interface mgmt (one of r's MACs; empty: the first). A
+// registration that pins no MAC cannot have one: the answer selects the
+// interface by MAC.
+func (n *installNet) static(r *registry.Registration, addr netip.Addr, mgmt string) error {
 	if len(r.MACs) == 0 {
 		return fmt.Errorf("node %s: %w: the install network %s gives it a static address, which needs its MAC pinned (macs in the hardware list)", r.Name, ErrInvalidHardware, n.name)
 	}
 	mac := ""
-	if r.Network != nil && slices.Contains(r.MACs, r.Network.MAC) {
-		mac = r.Network.MAC
+	if slices.Contains(r.MACs, mgmt) {
+		mac = mgmt
 	}
 	r.Network = &registry.Network{CIDR: netip.PrefixFrom(addr, n.bits).String(), Gateway: n.gateway, DNS: n.dns, MAC: mac}
 	return r.Validate()

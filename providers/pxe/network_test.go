@@ -98,6 +98,32 @@ func TestPlanGivesStaticAddresses(t *testing.T) {
 	}
 }
 
+// TestPlanStaticManagementMAC: a machine of two NICs whose hardware
+// entry names the second as management_mac gets its static address there.
+func TestPlanStaticManagementMAC(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	in := staticInput(t, dir, 1)
+	c := in.Pools["control"]
+	c.Hardware = []nodes.Machine{{MACs: []string{"52:54:00:00:00:41", "52:54:00:00:00:42"}, ManagementMAC: "52:54:00:00:00:42", BootDisk: "sda"}}
+	in.Pools["control"] = c
+	p, err := (&Provider{}).Plan(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Apply(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g, _ := regfile.Open(dir, nil)
+	r, err := g.Get(ctx, "metal-control-001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ManagementMAC() != "52:54:00:00:00:42" || r.Network.MAC != "52:54:00:00:00:42" {
+		t.Errorf("management MAC %q (network %+v); want the second NIC", r.ManagementMAC(), r.Network)
+	}
+}
+
 // TestPlanStaticRefusals: an install network that is no ip pool, lacks a
 // gateway or DNS server, a pool taking its addresses elsewhere, and a
 // machine pinned by serial alone are refused before anything is written,
@@ -118,6 +144,11 @@ func TestPlanStaticRefusals(t *testing.T) {
 		}, providers.ErrInvalidInput, `networking.ip_pools.mgmt.dns "10.20.0.53 1.1.1.1"`},
 		"a pool on private_network": {func(in *providers.DirectInput) { c := in.Pools["control"]; c.IPPool = ""; in.Pools["control"] = c },
 			providers.ErrInvalidInput, "pools.control: invalid input: its addresses come from networking.private_network, not the install network mgmt; set pools.control.ip_pool: mgmt"},
+		"a management MAC the machine does not pin": {func(in *providers.DirectInput) {
+			c := in.Pools["control"]
+			c.Hardware = []nodes.Machine{{MACs: []string{"52:54:00:00:00:31"}, ManagementMAC: "52:54:00:00:00:32", BootDisk: "sda"}}
+			in.Pools["control"] = c
+		}, ErrInvalidHardware, "platform.yaml pools.control.hardware[0]: invalid hardware list: management_mac 52:54:00:00:00:32 is not one of the machine's macs"},
 		"a machine with no MAC": {func(in *providers.DirectInput) {
 			c := in.Pools["control"]
 			c.Hardware = []nodes.Machine{{Serial: "CZ2D1A0BC9", BootDisk: "sda"}}

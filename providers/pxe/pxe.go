@@ -264,7 +264,7 @@ func (l *layout) place(s providers.Slot) error {
 			if err != nil {
 				return err
 			}
-			if err := l.net.static(&r, addr); err != nil {
+			if err := l.net.static(&r, addr, h.ManagementMAC); err != nil {
 				return fmt.Errorf("%s: %w", h.Where, err)
 			}
 			srv.PrivateIP = addr.String()
