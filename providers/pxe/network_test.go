@@ -111,8 +111,12 @@ func TestPlanStaticManagementMAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.Apply(ctx); err != nil {
+	servers, err := p.Apply(ctx)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(servers) != 1 || servers[0].MAC != "52:54:00:00:00:42" {
+		t.Errorf("servers %+v; want the management NIC's MAC as the node's private_mac", servers)
 	}
 	g, _ := regfile.Open(dir, nil)
 	r, err := g.Get(ctx, "metal-control-001")

@@ -280,6 +280,9 @@ func (l *layout) place(s providers.Slot) error {
 	}
 	if registered && len(r.MACs) > 0 {
 		srv.MAC = r.MACs[0]
+		if m := r.ManagementMAC(); m != "" {
+			srv.MAC = m // the NIC its static address is on
+		}
 	}
 	l.p.servers = append(l.p.servers, srv)
 	return nil
