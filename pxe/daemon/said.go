@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -35,10 +36,11 @@ func (s *said) list() []string {
 	return append([]string(nil), s.lines...)
 }
 
+// add keeps line, once: one warning per event.
 func (s *said) add(line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.stopped && len(s.lines) < maxSaid {
+	if !s.stopped && len(s.lines) < maxSaid && !slices.Contains(s.lines, line) {
 		s.lines = append(s.lines, line)
 	}
 }
