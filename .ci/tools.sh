@@ -14,6 +14,9 @@
 #   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
 #                                   modules the netboot test's initrd loads
 #                                   (e2e/netboot_test.go)
+#   .tools/grub-http/grubnetx64.efi.signed
+#                                   Debian 13's Debian-signed network grub, which has
+#                                   the http module (e2e/secureboot_test.go)
 #
 # Tests and CI use them with:
 #   export PLASMA_TOFU="$PWD/.tools/bin/tofu"
@@ -176,6 +179,44 @@ else
   rm -rf "$work" "$kdir"
   mv "$kdir.tmp" "$kdir"
   echo "tools: kernel $(cat "$kdir/release") unpacked into $kdir" >&2
+fi
+
+# A signed network grub with the http module, for the Secure Boot netboot
+# test's install by UEFI HTTP boot (e2e/secureboot_test.go). Debian 12's
+# grub-efi-amd64-signed (2.06) carries no http module; bookworm-backports'
+# (2.12-1~bpo12+1) does but is SBAT generation grub,4, which Debian 12's
+# shim 16.1 revokes (it wants grub,5: "Verification failed: (0x1A)
+# Security Violation"); Debian 13's (trixie, 2.12-9+deb13u4, grub,7) has
+# http and boots under that shim, signed by the same Debian Secure Boot CA.
+# Downloaded with a throwaway apt configuration naming $GRUB_HTTP_SUITE
+# (the system's sources and lists are left alone), unpacked, never
+# installed; only grubnetx64.efi.signed is kept, with its package version.
+GRUB_HTTP_SUITE=trixie
+gdir="$tools/grub-http"
+if [ -f "$gdir/grubnetx64.efi.signed" ] && [ -f "$gdir/version" ]; then
+  echo "tools: grub-efi-amd64-signed $(cat "$gdir/version") present" >&2
+else
+  work=$(mktemp -d)
+  mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
+  echo "deb ${PLASMA_DEBIAN_MIRROR:-http://deb.debian.org/debian} $GRUB_HTTP_SUITE main" >"$work/sources.list"
+  apt=(-o Dir::Etc::SourceList="$work/sources.list" -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$work/lists"
+    -o Dir::Cache="$work/cache" -o APT::Sandbox::User=root)
+  apt-get "${apt[@]}" update -qq >&2
+  gver=$(apt-cache "${apt[@]}" madison grub-efi-amd64-signed | awk -F' *[|] *' '{print $2; exit}')
+  if [ -z "$gver" ]; then
+    echo "tools: $GRUB_HTTP_SUITE has no grub-efi-amd64-signed" >&2
+    exit 1
+  fi
+  (cd "$work" && apt-get "${apt[@]}" download -qq "grub-efi-amd64-signed=$gver" >&2)
+  mkdir -p "$work/x"
+  dpkg-deb -x "$work"/grub-efi-amd64-signed_*.deb "$work/x"
+  rm -rf "$gdir.tmp"
+  mkdir -p "$gdir.tmp"
+  cp "$work/x/usr/lib/grub/x86_64-efi-signed/grubnetx64.efi.signed" "$gdir.tmp/"
+  echo "$gver" >"$gdir.tmp/version"
+  rm -rf "$work" "$gdir"
+  mv "$gdir.tmp" "$gdir"
+  echo "tools: grub-efi-amd64-signed $gver unpacked into $gdir" >&2
 fi
 
 echo "tools: ready; export PLASMA_TOFU=$tofu TF_CLI_CONFIG_FILE=$rc" >&2

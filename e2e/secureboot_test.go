@@ -197,8 +197,9 @@ func TestNetbootSecureBoot(t *testing.T) {
 		// firmware's HTTP boot device path (address, and its prefix on an
 		// http device at the window), but Debian 12's signed grub carries
 		// no http module, and loads none under Secure Boot: it reads no
-		// configuration and stops at its prompt, where the test asks it
-		// what it has (grubProbe). The README says what grub would need.
+		// configuration (the window's /grub/grub.cfg is never asked for)
+		// and stops at its prompt, where the test asks it what it has
+		// (grubProbe). HTTPInstall installs with a grub that has http.
 		l := newLab(t, 15, labOptions{siteNextServer: true, serveArgs: []string{"--secure-boot"}})
 		l.register(t, "sbhttp", "52:54:00:77:0a:10")
 		l.serve(t, media)
@@ -214,10 +215,45 @@ func TestNetbootSecureBoot(t *testing.T) {
 		m.wantSerial(t, "efinet0 52:54:00:77:0a:10 10.")
 		m.wantSerial(t, "error: disk `http,"+win+"' not found.")
 		m.wantSerial(t, "probe-done")
-		l.wantNoLog(t, "grub/grub.cfg")
+		l.wantNoLog(t, "grub configuration sent")
 		if m.marker != "" {
 			t.Errorf("grub went on past its prompt (update the README and this test): %s %s", m.marker, m.detail)
 		}
+	})
+	t.Run("HTTPInstall", func(t *testing.T) {
+		t.Parallel()
+		// UEFI HTTP boot to the installer: a chain folder with Debian's
+		// shim and bookworm-backports' Debian-signed grub 2.12, which has
+		// the http module (.ci/tools.sh fetches it). The firmware fetches
+		// shim, shim grub, all over HTTP; grub reads /grub/grub.cfg from
+		// the window, sources its machine's entry from /boot.grub, and
+		// fetches the kernel and initrd with its http module. No TFTP.
+		grubHTTP, _ := filepath.Abs("../.tools/grub-http/grubnetx64.efi.signed")
+		if _, err := os.Stat(grubHTTP); err != nil {
+			skipOrFail(t, "the HTTP boot install needs a signed grub with the http module in %s: run .ci/tools.sh", grubHTTP)
+		}
+		plain := media.variant(t, func(root string) { os.RemoveAll(filepath.Join(root, "EFI")) })
+		folder := t.TempDir()
+		copyFile(t, debianShim, filepath.Join(folder, "shimx64.efi.signed"))
+		copyFile(t, grubHTTP, filepath.Join(folder, "grubnetx64.efi.signed"))
+		l := newLab(t, 18, labOptions{serveArgs: []string{"--secure-boot"}, prepareArgs: []string{"--secure-boot-dir", folder}})
+		l.register(t, "sbweb", "52:54:00:77:0d:10")
+		l.serve(t, plain)
+		if mf, err := os.ReadFile(filepath.Join(l.state, "assets", "9.2-1", "manifest.json")); err != nil || !regexp.MustCompile(`"grub_http":\s*true`).Match(mf) {
+			t.Errorf("the manifest does not say the folder's grub has http: %v\n%s", err, mf)
+		}
+		m := l.boot(t, vmOptions{name: "sbweb", mac: "52:54:00:77:0d:10", uefi: true, secureBoot: true, httpBoot: true, limit: 300 * time.Second})
+		win := l.serverIP() + ":8090"
+		m.wantSerial(t, "URI: http://"+win+"/ipxe/shimx64.efi")
+		m.wantOK(t, "sbweb.")
+		m.wantDetail(t, "secureboot=true", "webhook=200")
+		l.wantEvent(t, string(events.Shim), "shimx64.efi over HTTP")
+		l.wantEvent(t, string(events.Grub), "grubx64.efi over HTTP")
+		l.wantEvent(t, "installed", "Secure Boot on")
+		l.wantSteps(t, events.Shim, events.Grub, events.Script, events.Kernel, events.Initrd, events.Installed)
+		l.wantLog(t, "grub configuration sent")
+		l.wantLog(t, "grub entry: install")
+		l.wantNoLog(t, "file=grubx64.efi") // no TFTP
 	})
 	t.Run("SiteLeaseWithoutNextServer", func(t *testing.T) {
 		t.Parallel()

@@ -144,6 +144,7 @@ func grubQuote(s string) string {
 // grubConfig serves GET /grub/grub.cfg: the loader configuration of a
 // grub loaded by UEFI HTTP boot ([GrubLoaderConfigHTTP]).
 func (h *Handler) grubConfig(w http.ResponseWriter, r *http.Request) {
+	h.log.Info("grub configuration sent", "file", GrubConfigName, "client", hostOf(r.RemoteAddr))
 	noStore(w, ContentTypeIPXE)
 	io.WriteString(w, GrubLoaderConfigHTTP(h.cfg.BaseURL))
 }
