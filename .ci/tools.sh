@@ -198,7 +198,14 @@ if [ -f "$gdir/grubnetx64.efi.signed" ] && [ -f "$gdir/version" ]; then
 else
   work=$(mktemp -d)
   mkdir -p "$work/lists/partial" "$work/cache/archives/partial"
-  echo "deb ${PLASMA_DEBIAN_MIRROR:-http://deb.debian.org/debian} $GRUB_HTTP_SUITE main" >"$work/sources.list"
+  # The archive the system already installs from (its first URI that is not
+  # the security archive), unless PLASMA_DEBIAN_MIRROR names another.
+  uri=${PLASMA_DEBIAN_MIRROR:-$(apt-get indextargets --format '$(REPO_URI)' 2>/dev/null | grep -v -- -security | head -n1)}
+  if [ -z "$uri" ]; then
+    echo "tools: no Debian archive in the system's apt sources; set PLASMA_DEBIAN_MIRROR" >&2
+    exit 1
+  fi
+  echo "deb $uri $GRUB_HTTP_SUITE main" >"$work/sources.list"
   apt=(-o Dir::Etc::SourceList="$work/sources.list" -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$work/lists"
     -o Dir::Cache="$work/cache" -o APT::Sandbox::User=root)
   apt-get "${apt[@]}" update -qq >&2
