@@ -148,11 +148,14 @@ fi
 # The kernel for the netboot test's installer emulator: the package
 # linux-image-amd64 depends on, downloaded with apt-get (the mirror CI
 # installs from) and unpacked, never installed. Only vmlinuz and the
-# virtio-net, e1000 and efivarfs modules are kept (about 12 MB); the kernel
-# and its modules are signed by Debian, so the Secure Boot netboot test runs
-# them with Secure Boot enforcing.
+# virtio-net, e1000 and efivarfs modules are kept (about 12 MB), with the
+# virtio-blk and NVMe ones (with NVMe's t10-pi and its CRCs) and depmod's
+# modules.alias and modules.dep for them, which the e2e fake ISO's squashfs carries for the discovery
+# initrd (e2e/discovery_test.go); the kernel and its modules are signed
+# by Debian, so the Secure Boot netboot test runs them with Secure Boot
+# enforcing.
 kdir="$tools/kernel"
-if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ] && [ -f "$kdir/modules/efivarfs.ko" ]; then
+if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ] && [ -f "$kdir/modules/efivarfs.ko" ] && [ -f "$kdir/modules/modules.dep" ] && [ -f "$kdir/modules/t10-pi.ko" ]; then
   echo "tools: kernel $(cat "$kdir/release") present" >&2
 else
   kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
@@ -170,12 +173,20 @@ else
   dpkg-deb --fsys-tarfile "$work"/"$kpkg"_*.deb | tar -x -C "$work/x" --wildcards './boot/vmlinuz-*' \
     './lib/modules/*/kernel/drivers/net/virtio_net.ko*' './lib/modules/*/kernel/drivers/net/net_failover.ko*' \
     './lib/modules/*/kernel/net/core/failover.ko*' './lib/modules/*/kernel/drivers/virtio/*' \
-    './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*' './lib/modules/*/kernel/fs/efivarfs/*'
+    './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*' './lib/modules/*/kernel/fs/efivarfs/*' \
+    './lib/modules/*/kernel/drivers/block/virtio_blk.ko*' './lib/modules/*/kernel/drivers/nvme/host/*' \
+    './lib/modules/*/kernel/block/t10-pi.ko*' './lib/modules/*/kernel/lib/crc-t10dif.ko*' './lib/modules/*/kernel/lib/crc64*.ko*' \
+    './lib/modules/*/kernel/crypto/crct10dif_*.ko*' './lib/modules/*/kernel/crypto/crc64_rocksoft_generic.ko*'
   rm -rf "$kdir.tmp"
   mkdir -p "$kdir.tmp/modules"
   cp "$work"/x/boot/vmlinuz-* "$kdir.tmp/vmlinuz"
   find "$work/x/lib/modules" -name '*.ko*' -exec cp {} "$kdir.tmp/modules/" \;
-  basename "$(ls -d "$work"/x/lib/modules/*)" >"$kdir.tmp/release"
+  # The package has no modules.alias or modules.dep (its postinst runs
+  # depmod): depmod (Debian package kmod) makes them for the modules kept.
+  krel=$(basename "$(ls -d "$work"/x/lib/modules/*)")
+  depmod -b "$work/x" "$krel"
+  cp "$work/x/lib/modules/$krel/modules.alias" "$work/x/lib/modules/$krel/modules.dep" "$kdir.tmp/modules/"
+  echo "$krel" >"$kdir.tmp/release"
   rm -rf "$work" "$kdir"
   mv "$kdir.tmp" "$kdir"
   echo "tools: kernel $(cat "$kdir/release") unpacked into $kdir" >&2

@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 	bin = dir
 	for _, name := range []string{"plasma-node", "node-provisioner"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "../cmd/"+name)
+		// Static, as prepare --discovery needs node-provisioner to be
+		// (it becomes the discovery initrd's /init).
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "build", name+":", err)

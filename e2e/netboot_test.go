@@ -44,6 +44,11 @@ const (
 // with ENOENT, an unknown symbol).
 var virtioModules = []string{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci", "failover", "net_failover", "virtio_net"}
 
+// diskModules are the disk drivers the emulator loads after
+// virtioModules, in load order: virtio-blk, and NVMe after the t10-pi
+// integrity module nvme-core needs and its CRCs.
+var diskModules = []string{"virtio_blk", "crct10dif_common", "crc-t10dif", "crc64", "crc64-rocksoft", "t10-pi", "nvme-core", "nvme"}
+
 // markerRE is the installer emulator's last line (e2e/internal/installeremu).
 var markerRE = regexp.MustCompile(`PLASMA-EMU: (OK|REFUSED|FAIL)([^\r\n]*)`)
 
@@ -241,6 +246,15 @@ func buildMedia(t *testing.T, kdir string, withChain bool) netbootMedia {
 	} else if os.Getenv("PLASMA_E2E") != "" {
 		t.Fatalf("the netboot lab needs efivarfs.ko in %s/modules: run .ci/tools.sh", kdir)
 	}
+	// The disk drivers, for the emulator to see its disks as the
+	// installer's udev does.
+	for _, m := range diskModules {
+		if _, err := os.Stat(filepath.Join(kdir, "modules", m+".ko")); err == nil {
+			mods = append(slices.Clone(mods), m)
+		} else if os.Getenv("PLASMA_E2E") != "" {
+			t.Fatalf("the netboot lab needs %s.ko in %s/modules: run .ci/tools.sh", m, kdir)
+		}
+	}
 	for _, m := range mods {
 		cw.file(t, "modules/"+m+".ko", 0o644, filepath.Join(kdir, "modules", m+".ko"))
 	}
@@ -260,6 +274,9 @@ func buildMedia(t *testing.T, kdir string, withChain bool) netbootMedia {
 		copyFile(t, debianShim, filepath.Join(root, "EFI", "BOOT", "BOOTX64.EFI"))
 		copyFile(t, debianGrub, filepath.Join(root, "EFI", "BOOT", "grubx64.efi"))
 	}
+	// The base squashfs, where a Proxmox ISO keeps its kernel modules,
+	// for prepare --discovery.
+	baseSquashfs(t, kdir, filepath.Join(root, "pve-base.squashfs"))
 	os.WriteFile(filepath.Join(root, ".cd-info"), []byte("PRODUCT='pve'\nPRODUCTLONG='Proxmox VE'\nRELEASE='9.2'\nISORELEASE='1'\nISONAME='proxmox-ve'\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "auto-installer-capable"), nil, 0o644)
 	return netbootMedia{iso: makeISO(t, root, dir), kernel: filepath.Join(kdir, "vmlinuz"), root: root}
@@ -575,6 +592,8 @@ type vmOptions struct {
 	// typeAt (the console is then a socket whose log is the serial log).
 	typeAt, keys string
 	limit        time.Duration
+	// qemuArgs are more arguments of QEMU (disks).
+	qemuArgs []string
 }
 
 // machine is a finished QEMU run.
@@ -675,6 +694,7 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	} else {
 		args = append(args, "-serial", "file:"+serial)
 	}
+	args = append(args, o.qemuArgs...)
 	nic := "virtio-net-pci,netdev=n0,mac=" + o.mac + ",bootindex=1"
 	if !o.rom {
 		nic += ",romfile="

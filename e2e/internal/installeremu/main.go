@@ -49,6 +49,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,6 +181,19 @@ func run() error {
 	}
 	fqdn := a.Global.FQDN.Name
 	step("answer for %s (%d bytes)", fqdn, len(raw))
+	// The disk the installer would format, by the answer's disk-list or
+	// filter; the labs' machines without disks are not checked.
+	disks, disk := machineDisks(), "none"
+	chosen := -1
+	if len(disks) > 0 {
+		d, err := chooseDisk(a.DiskSetup, disks)
+		if err != nil {
+			return fmt.Errorf("disk-setup: %w", err)
+		}
+		disk = d.name
+		chosen = slices.IndexFunc(disks, func(x emuDisk) bool { return x.name == d.name })
+	}
+	step("boot disk %s of %d", disk, len(disks))
 	firstBoot := "none"
 	if fb := a.FirstBoot; fb != nil && fb.URL != "" {
 		script, err := get(fb.URL, fb.CertFingerprint)
@@ -197,12 +211,12 @@ func run() error {
 	}
 	hook, keyFP := "none", "none"
 	if wh := a.PostInstallationWebhook; wh != nil {
-		if hook, keyFP, err = postWebhook(wh, info, fqdn, sb == "on", address); err != nil {
+		if hook, keyFP, err = postWebhook(wh, info, fqdn, sb == "on", address, disks, chosen); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP)
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s disk=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP, disk)
 	return nil
 }
 

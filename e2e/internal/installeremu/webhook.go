@@ -21,12 +21,12 @@ import (
 // postWebhook posts the post-installation webhook with fresh SSH host
 // keys, as the installed system's would be, and returns the status and
 // the ed25519 key's fingerprint (ssh-keygen -l's SHA256:…).
-func postWebhook(wh *answer.Webhook, info map[string]any, fqdn string, secureBoot bool, address string) (string, string, error) {
+func postWebhook(wh *answer.Webhook, info map[string]any, fqdn string, secureBoot bool, address string, disks []emuDisk, boot int) (string, string, error) {
 	keys, fp, err := hostKeys(fqdn)
 	if err != nil {
 		return "", "", fmt.Errorf("host keys: %w", err)
 	}
-	hb, err := json.Marshal(webhookBody(info, fqdn, wh.AuthToken, secureBoot, address, keys))
+	hb, err := json.Marshal(webhookBody(info, fqdn, wh.AuthToken, secureBoot, address, keys, disks, boot))
 	if err != nil {
 		return "", "", fmt.Errorf("webhook body: %w", err)
 	}
@@ -81,7 +81,11 @@ func prefixOf(ip net.IP, mask net.IPMask) string {
 // (the first) with its address and prefix, every NIC's MAC, the host
 // keys, the running kernel, boot-info (secureboot left out when off, as
 // the installer's serializer does).
-func webhookBody(info map[string]any, fqdn, token string, secureBoot bool, address string, keys map[string]string) map[string]any {
+func webhookBody(info map[string]any, fqdn, token string, secureBoot bool, address string, keys map[string]string, disks []emuDisk, boot int) map[string]any {
+	ds := []any{}
+	for i, d := range disks {
+		ds = append(ds, map[string]any{"size": d.size, "is-bootdisk": i == boot, "udev-properties": d.udev})
+	}
 	var ifs []map[string]any
 	for i, n := range info["network_interfaces"].([]map[string]any) {
 		nic := map[string]any{"name": n["link"], "mac": n["mac"], "udev-properties": map[string]any{"INTERFACE": n["link"]}}
@@ -92,9 +96,9 @@ func webhookBody(info map[string]any, fqdn, token string, secureBoot bool, addre
 	}
 	var uts unix.Utsname
 	unix.Uname(&uts)
-	boot := map[string]any{"mode": bootMode()}
+	bootInfo := map[string]any{"mode": bootMode()}
 	if secureBoot {
-		boot["secureboot"] = true
+		bootInfo["secureboot"] = true
 	}
 	b := map[string]any{
 		"$schema":              map[string]any{"version": "1.2"},
@@ -102,13 +106,13 @@ func webhookBody(info map[string]any, fqdn, token string, secureBoot bool, addre
 		"product":              map[string]any{"fullname": "Proxmox VE", "short": "pve", "version": isoRelease},
 		"iso":                  info["iso"],
 		"kernel-version":       map[string]any{"sysname": "Linux", "release": unix.ByteSliceToString(uts.Release[:]), "version": unix.ByteSliceToString(uts.Version[:]), "machine": "x86_64"},
-		"boot-info":            boot,
+		"boot-info":            bootInfo,
 		"cpu-info":             map[string]any{"cores": 1, "cpus": 1, "flags": "", "hvm": false, "model": "QEMU", "sockets": 1},
 		"dmi":                  info["dmi"],
 		"filesystem":           "ext4",
 		"fqdn":                 fqdn,
 		"machine-id":           strings.ReplaceAll(strings.ToLower(readSys("/sys/class/dmi/id/product_uuid")), "-", ""),
-		"disks":                []any{},
+		"disks":                ds,
 		"network-interfaces":   ifs,
 		"ssh-public-host-keys": keys,
 		"reboot-mode":          "power-off",

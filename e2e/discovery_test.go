@@ -1,0 +1,158 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// baseSquashfs writes the fake ISO's <product>-base.squashfs: the kernel
+// modules folder of .ci/tools.sh's kernel (its modules at their
+// modules.dep paths, modules.alias, modules.dep), where a Proxmox ISO
+// keeps them. Without mksquashfs or modules.dep it writes a stand-in
+// (fails under PLASMA_E2E=1).
+func baseSquashfs(t *testing.T, kdir, out string) {
+	t.Helper()
+	mk, err := exec.LookPath("mksquashfs")
+	dep, derr := os.ReadFile(filepath.Join(kdir, "modules", "modules.dep"))
+	if err != nil || derr != nil {
+		if os.Getenv("PLASMA_E2E") != "" {
+			t.Fatalf("the fake ISO's base squashfs needs mksquashfs (Debian package squashfs-tools) and %s/modules/modules.dep (.ci/tools.sh): %v %v", kdir, err, derr)
+		}
+		os.WriteFile(out, []byte("squashfs stand-in"), 0o644)
+		return
+	}
+	rel, _ := os.ReadFile(filepath.Join(kdir, "release"))
+	root := t.TempDir()
+	mods := filepath.Join(root, "usr", "lib", "modules", strings.TrimSpace(string(rel)))
+	os.MkdirAll(mods, 0o755)
+	copyFile(t, filepath.Join(kdir, "modules", "modules.dep"), filepath.Join(mods, "modules.dep"))
+	copyFile(t, filepath.Join(kdir, "modules", "modules.alias"), filepath.Join(mods, "modules.alias"))
+	sc := bufio.NewScanner(strings.NewReader(string(dep)))
+	for sc.Scan() {
+		file, _, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		src := filepath.Join(kdir, "modules", path.Base(file))
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		os.MkdirAll(filepath.Join(mods, filepath.Dir(file)), 0o755)
+		copyFile(t, src, filepath.Join(mods, filepath.FromSlash(file)))
+	}
+	if b, err := exec.Command(mk, root, out, "-quiet", "-no-progress", "-noappend", "-comp", "gzip").CombinedOutput(); err != nil {
+		t.Fatalf("mksquashfs: %v\n%s", err, b)
+	}
+}
+
+// discoveredMachine is what discovered -o json says of a machine.
+type discoveredMachine struct {
+	ID   string `json:"id"`
+	NICs []struct {
+		MAC string `json:"mac"`
+	} `json:"nics"`
+	DMI struct {
+		Serial string `json:"serial"`
+	} `json:"dmi"`
+	Disks []struct {
+		Name      string `json:"name"`
+		SizeBytes uint64 `json:"size_bytes"`
+		Serial    string `json:"serial"`
+		Transport string `json:"transport"`
+	} `json:"disks"`
+}
+
+// TestDiscovery: a machine with two virtio disks and an NVMe disk, each
+// given a serial and a size, and a DMI serial, boots a discovery window
+// beside dnsmasq: the discovery agent reports it and powers it off, and
+// discovered -o json shows exactly those serials and sizes, its MAC and
+// DMI serial. Registered from the inbox with the NVMe disk as its boot
+// disk, the machine's next boot installs onto that disk: the installer
+// emulator picks its disk by the answer's filter and reports it.
+func TestDiscovery(t *testing.T) {
+	media := netbootPrereqs(t)
+	if _, err := exec.LookPath("unsquashfs"); err != nil {
+		skipOrFail(t, "prepare --discovery needs unsquashfs (Debian package squashfs-tools)")
+	}
+	const mac = "52:54:00:77:18:10"
+	l := newLab(t, 18, labOptions{serveArgs: []string{"--discover"}, prepareArgs: []string{"--discovery"}})
+	l.serve(t, media)
+	dir := t.TempDir()
+	var disks []string
+	for _, d := range []struct {
+		name, size, dev string
+	}{{"va", "64M", "virtio-blk-pci,serial=E2E-VIRT-A"}, {"vb", "96M", "virtio-blk-pci,serial=E2E-VIRT-B"}, {"nv", "128M", "nvme,serial=E2E-NVME-1"}} {
+		img := filepath.Join(dir, d.name+".img")
+		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, d.size).CombinedOutput(); err != nil {
+			t.Fatalf("qemu-img: %v\n%s", err, out)
+		}
+		disks = append(disks, "-drive", "if=none,id="+d.name+",format=raw,file="+img, "-device", d.dev+",drive="+d.name)
+	}
+	vm := vmOptions{name: "disco", mac: mac, uefi: true, limit: 240 * time.Second, qemuArgs: disks}
+	m := l.boot(t, vm)
+	if !strings.Contains(m.serial, "PLASMA-DISCOVERY: OK") {
+		t.Fatalf("the discovery agent did not report OK (took %s)", m.took)
+	}
+	if strings.Contains(m.serial, "[test: QEMU killed") {
+		t.Error("the machine did not power itself off")
+	}
+	var got []discoveredMachine
+	if err := json.Unmarshal([]byte(l.np(t, "discovered", "-o", "json")), &got); err != nil || len(got) != 1 {
+		t.Fatalf("discovered -o json: %v %+v", err, got)
+	}
+	d := got[0]
+	type disk struct {
+		Serial string
+		Size   uint64
+	}
+	var have []disk
+	for _, x := range d.Disks {
+		have = append(have, disk{x.Serial, x.SizeBytes})
+	}
+	slices.SortFunc(have, func(a, b disk) int { return strings.Compare(a.Serial, b.Serial) })
+	want := []disk{{"E2E-NVME-1", 128 << 20}, {"E2E-VIRT-A", 64 << 20}, {"E2E-VIRT-B", 96 << 20}}
+	if diff := cmp.Diff(want, have); diff != "" {
+		t.Errorf("discovered disks (-want +got):\n%s", diff)
+	}
+	if d.DMI.Serial != "E2E-DISCO" || len(d.NICs) != 1 || d.NICs[0].MAC != mac {
+		t.Errorf("discovered machine: serial %q, NICs %+v; want E2E-DISCO and %s", d.DMI.Serial, d.NICs, mac)
+	}
+	l.wantEvent(t, "discovered", mac)
+
+	l.np(t, "register", "disco", "--from-discovered", mac, "--boot-disk", "E2E-NVME-1")
+	vm.limit = 180 * time.Second
+	m = l.boot(t, vm)
+	m.wantOK(t, "disco.")
+	m.wantDetail(t, "disk=nvme0n1")
+	var regs []struct {
+		Name    string `json:"name"`
+		Install *struct {
+			BootDisks []struct {
+				Name   string `json:"name"`
+				Serial string `json:"serial"`
+			} `json:"boot_disks"`
+		} `json:"install"`
+	}
+	out := l.np(t, "list", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &regs); err != nil || len(regs) != 1 || regs[0].Install == nil {
+		t.Fatalf("list -o json: %v\n%s", err, out)
+	}
+	type bootDisk struct{ Name, Serial string }
+	var gotDisks []bootDisk
+	for _, b := range regs[0].Install.BootDisks {
+		gotDisks = append(gotDisks, bootDisk{b.Name, b.Serial})
+	}
+	if diff := cmp.Diff([]bootDisk{{"/dev/nvme0n1", "E2E-NVME-1"}}, gotDisks); diff != "" {
+		t.Errorf("the installed boot disk (-want +got):\n%s", diff)
+	}
+}
