@@ -88,6 +88,34 @@ func TestRemoteProvisionBoot(t *testing.T) {
 		t.Errorf("power on asked %d times; want once", n)
 	}
 
+	// plasma-node reinstall: the daemon re-arms the installed machine and
+	// its BMC power-cycles it into the installer; plasma-node prints its
+	// steps until it is installed again and refreshes its node file with
+	// the new host keys.
+	before := readFile(filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml"))
+	start = time.Now()
+	code, out = pn("reinstall", "metal-control-001", "--force", "--timeout", "150s")
+	took = time.Since(start)
+	t.Logf("plasma-node reinstall printed:\n%s", out)
+	if code != 0 {
+		t.Fatalf("plasma-node reinstall: exit %d\n%s", code, out)
+	}
+	line = fmt.Sprintf("bmc %s: plasma-node reinstall to installed %s", t.Name(), took.Round(100*time.Millisecond))
+	t.Log(line)
+	recordTime(line)
+	for _, re := range []string{`metal-control-001\s+started\s+re-armed for one install with a new root password; next boot PXE once \(legacy\), power cycle via ipmi`,
+		`Machine metal-control-001: started > dhcp-offer > script > kernel > answer > installed`, `Refreshed metal-control-001@metal: installed address 10\.77\.21\.`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("plasma-node reinstall's output lacks %s", re)
+		}
+	}
+	if after := readFile(filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml")); after == before || !strings.Contains(after, "ssh_host_keys:") {
+		t.Errorf("the node file was not refreshed with the reinstalled machine's host keys:\n%s", after)
+	}
+	if n := strings.Count(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK"); n != 2 {
+		t.Errorf("%d installs in the serial log, want 2", n)
+	}
+
 	// Two more: one never boots, one's BMC refuses the password.
 	code, out = pn("provision", "metal", "-z", "foundation.cluster.control:pve:3", "--hardware", hw, "--auto-approve", "--boot", "--timeout", "20s")
 	t.Logf("the second provision --boot printed:\n%s", out)

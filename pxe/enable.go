@@ -32,6 +32,10 @@ type EnableOptions struct {
 	Command []string
 	// StateDir is where the server writes its window record. Required.
 	StateDir string
+	// PassEnv names environment variables of this process the server
+	// gets (a secret the command must not carry as an argument): a
+	// child inherits them, and systemd-run is given their names only.
+	PassEnv []string
 	// TTL is the window's length; under systemd it also becomes the unit's
 	// RuntimeMaxSec (plus a minute), a second guard.
 	TTL time.Duration
@@ -88,6 +92,9 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 		args := []string{"--unit", UnitName, "--collect", "--quiet",
 			"--property", "RuntimeMaxSec=" + strconv.Itoa(int((o.TTL + time.Minute).Seconds())),
 			"--setenv", UnitEnv + "=" + UnitName}
+		for _, name := range o.PassEnv {
+			args = append(args, "--setenv", name) // systemd-run copies its value
+		}
 		args = append(args, o.Command...)
 		if out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("enable: systemd-run: %w: %s", err, strings.TrimSpace(string(out)))

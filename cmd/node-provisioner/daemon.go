@@ -54,6 +54,7 @@ func (a *app) daemonCmd() *cobra.Command {
 				return usageError(fmt.Errorf("site settings (flags and %s): %w", registry.SiteFileName, err))
 			}
 			w.SecretsDir, w.Logger = a.secretsDir, a.log
+			w.Store, w.StoreKeyFile = a.store, a.storeKey
 			bi, _ := debug.ReadBuildInfo()
 			if (tlsCert == "") != (tlsKey == "") {
 				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))

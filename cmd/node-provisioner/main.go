@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/state"
@@ -40,6 +41,9 @@ func usageError(err error) error { return cli.Usage(err) }
 
 type app struct {
 	stateDir, secretsDir string
+	// store is a PostgreSQL store's URL (empty: the state folder's);
+	// storeKey its secrets key file.
+	store, storeKey string
 	// server and fingerprint name a daemon's API (remote mode).
 	server, fingerprint string
 	logging             cli.Logging
@@ -89,6 +93,8 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
+	pf.StringVar(&a.store, "store", "", "a PostgreSQL store, postgres://USER@HOST/DB, for registrations, secrets, tokens, events and install reports (env "+state.EnvStore+"; its password only in the environment or ~/.pgpass, never an argument; default: the state folder's)")
+	pf.StringVar(&a.storeKey, "store-key", "", "the PostgreSQL store's secrets key file, 0600, the same on every host (env "+state.EnvStoreKey+"; default <state-dir>/"+state.KeyFileName+", made on the store's first host)")
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf)
@@ -107,6 +113,17 @@ func (a *app) defaults() (err error) {
 	if a.secretsDir == "" {
 		a.secretsDir = os.Getenv(state.EnvSecretsDir)
 	}
+	if a.store != "" {
+		if err := storeFlag(a.store); err != nil {
+			return err
+		}
+	}
+	if a.store == "" {
+		a.store = os.Getenv(state.EnvStore)
+	}
+	if a.storeKey == "" {
+		a.storeKey = os.Getenv(state.EnvStoreKey)
+	}
 	if a.server == "" {
 		a.server = os.Getenv(state.EnvServer)
 	}
@@ -117,6 +134,18 @@ func (a *app) defaults() (err error) {
 		if a.secretsDir, err = secret.DefaultDir(); err != nil {
 			return fmt.Errorf("--secrets-dir: %w", err)
 		}
+	}
+	return nil
+}
+
+// storeFlag refuses a --store that is not a PostgreSQL URL, or that
+// holds a password: an argument is seen by every user of the host.
+func storeFlag(v string) error {
+	if !state.IsPostgres(v) {
+		return usageError(fmt.Errorf("--store %s: want a postgres:// or postgresql:// URL", pgstore.Redact(v)))
+	}
+	if pgstore.HasPassword(v) {
+		return usageError(fmt.Errorf("--store %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", pgstore.Redact(v), state.EnvStore))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 func (a *app) enableCmd() *cobra.Command {
@@ -66,7 +67,19 @@ func (a *app) enableCmd() *cobra.Command {
 			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, serveArgs(cmd.Flags())...)
 			logPath := filepath.Join(a.stateDir, "serve.log")
 			from := fileSize(logPath)
-			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, TTL: o.cfg.TTL, Logger: a.log})
+			var pass []string
+			if a.store != "" {
+				// The store's URL may hold a password: the server gets it
+				// in its environment, never as an argument.
+				if err := os.Setenv(state.EnvStore, a.store); err != nil {
+					return err
+				}
+				pass = append(pass, state.EnvStore)
+				if a.storeKey != "" {
+					argv = append(argv[:1], append([]string{"--store-key", abs(a.storeKey)}, argv[1:]...)...)
+				}
+			}
+			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, PassEnv: pass, TTL: o.cfg.TTL, Logger: a.log})
 			if errors.Is(err, pxe.ErrWindowOpen) {
 				left := err.Error()
 				if w != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
@@ -118,9 +119,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Logger: d.log})
+	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Window.Store, KeyFile: d.cfg.Window.StoreKeyFile, Logger: d.log})
 	if err != nil {
 		return err
+	}
+	defer stores.Close()
+	var replies api.Replies // nil: the state folder's
+	if db := stores.Postgres(); db != nil {
+		replies = pgreplies.Open(db)
 	}
 	tokens, err := stores.Tokens()
 	if err != nil {
@@ -167,7 +173,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
+	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -155,3 +155,14 @@ func passwords(connString string) []string {
 	}
 	return out
 }
+
+// HasPassword reports whether connString holds a password (in the URL's
+// user part, a password parameter or a password= setting).
+func HasPassword(connString string) bool {
+	for _, pw := range passwords(connString) {
+		if pw != "" {
+			return true
+		}
+	}
+	return false
+}

@@ -77,6 +77,13 @@ func (l *Local) Window(context.Context) (apitype.WindowStatus, error) {
 // nothing ([state.Events]), so that following the events of a folder
 // without registrations does not make it.
 func (l *Local) EventStore() (events.Store, error) {
+	if l.Store != "" {
+		stores, err := l.Stores()
+		if err != nil {
+			return nil, err
+		}
+		return stores.Events(), nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stores != nil {
@@ -106,7 +113,7 @@ func (l *Local) Events(ctx context.Context, lastID string, fn func(id string, e 
 // the tokens' folder there are none.
 func (l *Local) Tokens(ctx context.Context) ([]apitype.TokenInfo, error) {
 	out := []apitype.TokenInfo{}
-	if _, err := os.Lstat(filepath.Join(l.Dir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(l.Dir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) && l.Store == "" {
 		return out, nil
 	}
 	st, err := l.tokens()

@@ -24,6 +24,9 @@ type Where struct {
 	// SecretsDir is the secrets folder, without Server; empty means
 	// secret.DefaultDir.
 	SecretsDir string
+	// Store and KeyFile, without Server, are [Local]'s: a postgres://
+	// URL beside the state folder.
+	Store, KeyFile string
 	// Logger receives what the store or the client does; nil discards it.
 	Logger *slog.Logger
 }
@@ -54,7 +57,7 @@ func Open(w Where) (Registrar, error) {
 	case w.Dir == "":
 		return nil, ErrNowhere
 	}
-	return &Local{Dir: w.Dir, SecretsDir: w.SecretsDir, Logger: w.Logger}, nil
+	return &Local{Dir: w.Dir, SecretsDir: w.SecretsDir, Store: w.Store, KeyFile: w.KeyFile, Logger: w.Logger}, nil
 }
 
 var _ Registrar = (*client.Client)(nil)

@@ -156,6 +156,10 @@ type Local struct {
 	// SecretsDir is node-provisioner's secrets folder, where BMC
 	// passwords are kept. Empty: secret.DefaultDir.
 	SecretsDir string
+	// Store and KeyFile are pxe/state's [state.Options] Store and
+	// KeyFile: a postgres:// URL keeps the registrations, secrets,
+	// tokens and events there, beside the folder.
+	Store, KeyFile string
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
 
@@ -167,8 +171,13 @@ type Local struct {
 var _ Registrar = (*Local)(nil)
 
 // Exists reports whether the state folder holds registrations
-// ([state.Exists]); it creates nothing.
-func (l *Local) Exists() (bool, error) { return state.Exists(l.Dir) }
+// ([state.Exists]); it creates nothing. A PostgreSQL store exists.
+func (l *Local) Exists() (bool, error) {
+	if l.Store != "" {
+		return true, nil
+	}
+	return state.Exists(l.Dir)
+}
 
 // Stores returns the state folder's stores ([state.Open]), opened on the
 // first call and the same ones after: the process's one writer of each.
@@ -178,7 +187,7 @@ func (l *Local) Stores() (*state.Stores, error) {
 	if l.stores != nil {
 		return l.stores, nil
 	}
-	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Logger: l.Logger})
+	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Logger: l.Logger})
 	if err != nil {
 		return nil, err
 	}

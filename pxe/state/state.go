@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/answer/registry/installfile"
@@ -18,6 +20,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -39,6 +42,12 @@ const (
 	// EnvBMCPassword carries a BMC password to register, never an
 	// argument.
 	EnvBMCPassword = "NODE_PROVISIONER_BMC_PASSWORD"
+	// EnvStore names the store: a postgres:// URL (with its password,
+	// which is why it is read from the environment, never an argument),
+	// or empty for the state folder's.
+	EnvStore = "NODE_PROVISIONER_STORE"
+	// EnvStoreKey names the secrets key file of a PostgreSQL store.
+	EnvStoreKey = "NODE_PROVISIONER_STORE_KEY"
 )
 
 // DefaultDir is the state folder when none is set.
@@ -48,9 +57,9 @@ const DefaultDir = "/var/lib/node-provisioner"
 // scheme no store is built for.
 var ErrUnknownScheme = errors.New("unknown store scheme")
 
-// ErrNotBuilt is wrapped by [Open]'s error for a scheme whose store is
-// not in this build yet (postgres://).
-var ErrNotBuilt = errors.New("store not built yet")
+// ErrNotAFolder is wrapped by [Open]'s error for a PostgreSQL URL given
+// as the state folder: it goes in [Options].Store, beside a folder.
+var ErrNotAFolder = errors.New("a store URL is not a state folder")
 
 // Options tune [Open].
 type Options struct {
@@ -62,6 +71,19 @@ type Options struct {
 	// Discovery bounds the discovery inbox; zero fields take
 	// discovery's defaults.
 	Discovery discovery.Limits
+	// Store, a postgres:// or postgresql:// URL, keeps the
+	// registrations, secrets, tokens, idempotency records, events and
+	// install reports in PostgreSQL; empty keeps them in the state
+	// folder. The folder keeps the rest either way (boot assets, the
+	// certificate, first-boot files, the window record, the discovery
+	// inbox, the site settings).
+	Store string
+	// KeyFile is the secrets key of a PostgreSQL store (0600; made on
+	// the store's first host); empty means <state-dir>/store.key.
+	KeyFile string
+	// Timeout bounds connecting to a PostgreSQL store and each of its
+	// calls; 0 means pgstore's default (10 s).
+	Timeout time.Duration
 }
 
 // Stores are the stores of one setting. The registrations are opened by
@@ -71,19 +93,23 @@ type Stores struct {
 	opts Options
 	regs registry.Registrations
 
+	db *pgstore.DB // the PostgreSQL store, nil for the folder's
+
 	mu       sync.Mutex
 	secrets  secret.Store
 	tokens   apitoken.Tokens
-	events   *eventfile.Store
-	installs *installfile.Store
+	events   events.Store
+	installs registry.Installs
 	inbox    *discoveryfile.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
 // Open opens the stores setting names: a state folder's path (created
-// 0700 if missing), or file://PATH. postgres:// and postgresql:// are
-// refused with [ErrNotBuilt], any other scheme with [ErrUnknownScheme].
+// 0700 if missing), or file://PATH; with [Options].Store a PostgreSQL
+// URL, the stores it names beside the folder. A PostgreSQL URL as the
+// folder is refused with [ErrNotAFolder], any other scheme with
+// [ErrUnknownScheme]. Errors never hold a URL's password.
 // A process opens its stores once and shares them: each store has one
 // writer per process.
 func Open(setting string, o Options) (*Stores, error) {
@@ -94,11 +120,23 @@ func Open(setting string, o Options) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := &Stores{dir: dir, opts: o}
+	switch {
+	case o.Store == "":
+	case IsPostgres(o.Store):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		return s, s.openPostgres()
+	default:
+		return nil, fmt.Errorf("state: store %s: %w: want a postgres:// or postgresql:// URL, or none for the state folder's", pgstore.Redact(o.Store), ErrUnknownScheme)
+	}
 	regs, err := regfile.Open(dir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return &Stores{dir: dir, opts: o, regs: regs}, nil
+	s.regs = regs
+	return s, nil
 }
 
 // Exists reports whether setting names stores that hold registrations,
@@ -131,7 +169,7 @@ func folder(setting string) (string, error) {
 		}
 		return dir, nil
 	case "postgres", "postgresql":
-		return "", fmt.Errorf("state: %w: %s:// (PostgreSQL) comes in a later release; give a state folder", ErrNotBuilt, scheme)
+		return "", fmt.Errorf("state: %w: give the state folder, and the %s:// URL as the store setting", ErrNotAFolder, scheme)
 	default:
 		return "", fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
 	}
@@ -150,6 +188,14 @@ func (s *Stores) Secrets() (secret.Store, error) {
 	defer s.mu.Unlock()
 	if s.secrets != nil {
 		return s.secrets, nil
+	}
+	if s.db != nil {
+		sec, err := s.pgSecrets()
+		if err != nil {
+			return nil, err
+		}
+		s.secrets = sec
+		return sec, nil
 	}
 	dir := s.opts.SecretsDir
 	if dir == "" {
@@ -172,7 +218,11 @@ func (s *Stores) Secrets() (secret.Store, error) {
 func (s *Stores) Events() events.Store {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.events == nil {
+	switch {
+	case s.events != nil:
+	case s.db != nil:
+		s.events = s.pgEvents()
+	default:
 		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
 	}
 	return s.events
@@ -198,6 +248,10 @@ func (s *Stores) Installs() (registry.Installs, error) {
 	if s.installs != nil {
 		return s.installs, nil
 	}
+	if s.db != nil {
+		s.installs = s.pgInstalls()
+		return s.installs, nil
+	}
 	in, err := installfile.Open(s.dir)
 	if err != nil {
 		return nil, err
@@ -220,6 +274,10 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tokens != nil {
+		return s.tokens, nil
+	}
+	if s.db != nil {
+		s.tokens = s.pgTokens()
 		return s.tokens, nil
 	}
 	t, err := tokenfile.Open(s.dir, s.opts.Logger)

@@ -18,8 +18,8 @@ func TestOpenDispatchesTheScheme(t *testing.T) {
 	}{
 		{setting: filepath.Join(dir, "a"), wantDir: filepath.Join(dir, "a")},
 		{setting: "file://" + filepath.Join(dir, "b"), wantDir: filepath.Join(dir, "b")},
-		{setting: "postgres://db.example/np", wantErr: ErrNotBuilt, errHas: "postgres://"},
-		{setting: "PostgreSQL://db.example/np", wantErr: ErrNotBuilt, errHas: "postgresql://"},
+		{setting: "postgres://db.example/np", wantErr: ErrNotAFolder, errHas: "postgres://"},
+		{setting: "PostgreSQL://db.example/np", wantErr: ErrNotAFolder, errHas: "postgresql://"},
 		{setting: "s3://bucket/np", wantErr: ErrUnknownScheme, errHas: `"s3"`},
 		{setting: "file://relative/path", errHas: "absolute path"},
 		{setting: "", errHas: "no state folder"},
@@ -81,8 +81,8 @@ func TestExistsAndEventsCreateNothing(t *testing.T) {
 	if recs, err := evs.Read(t.Context(), "", 0); len(recs) != 0 || err != nil {
 		t.Errorf("the events of a missing folder: %v, %v", recs, err)
 	}
-	if _, err := Events("postgres://db.example/np"); !errors.Is(err, ErrNotBuilt) {
-		t.Errorf("Events of postgres:// = %v, want ErrNotBuilt", err)
+	if _, err := Events("postgres://db.example/np"); !errors.Is(err, ErrNotAFolder) {
+		t.Errorf("Events of postgres:// = %v, want ErrNotAFolder", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Exists or Events created %s: %v", missing, err)

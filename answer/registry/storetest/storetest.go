@@ -59,6 +59,7 @@ func Checks() []Check {
 		{"CrashBeforeClaim", crashBeforeClaim},
 		{"CrashAfterClaim", crashAfterClaim},
 		{"SizeBounds", sizeBounds},
+		{"StaticNetworkKept", staticNetworkKept},
 	}
 }
 
@@ -418,5 +419,36 @@ func sizeBounds(t T, h Harness) {
 	}
 	if _, broken, err := s.Scan(ctx); err != nil || len(broken) != 0 {
 		t.Errorf("Scan = %v, %v; want nothing broken", broken, err)
+	}
+}
+
+// staticNetworkKept: a registration's static network (address, gateway,
+// DNS, management MAC) is what Get returns, and what the consumed record
+// keeps.
+func staticNetworkKept(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	r := reg("static1", "52:54:00:aa:00:21", "52:54:00:aa:00:22")
+	want := registry.Network{CIDR: "10.20.0.11/24", Gateway: "10.20.0.1", DNS: "10.20.0.53", MAC: "52:54:00:aa:00:22"}
+	n := want
+	r.Network = &n
+	if _, err := s.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	got, err := s.Get(ctx, "static1")
+	if err != nil || got.Network == nil || *got.Network != want {
+		t.Fatalf("Get = %+v, %v; want its network %+v", got.Network, err, want)
+	}
+	if _, err := s.Consume(ctx, "static1", registry.ConsumeRecord{ClientIP: "192.0.2.21"}); err != nil {
+		t.Fatalf("Consume: %v", err)
+	}
+	consumed, err := s.Consumed(ctx)
+	if err != nil {
+		t.Fatalf("Consumed: %v", err)
+	}
+	for _, c := range consumed {
+		if c.Name == "static1" && (c.Network == nil || *c.Network != want) {
+			t.Errorf("the consumed record's network = %+v; want %+v", c.Network, want)
+		}
 	}
 }
