@@ -98,7 +98,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf)
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	a.addCompletion(root)
 	cli.Setup(root)
 	return root
@@ -114,7 +114,7 @@ func (a *app) defaults() (err error) {
 		a.secretsDir = os.Getenv(state.EnvSecretsDir)
 	}
 	if a.store != "" {
-		if err := storeFlag(a.store); err != nil {
+		if err := storeFlag("--store", a.store); err != nil {
 			return err
 		}
 	}
@@ -140,12 +140,12 @@ func (a *app) defaults() (err error) {
 
 // storeFlag refuses a --store that is not a PostgreSQL URL, or that
 // holds a password: an argument is seen by every user of the host.
-func storeFlag(v string) error {
+func storeFlag(flag, v string) error {
 	if !state.IsPostgres(v) {
-		return usageError(fmt.Errorf("--store %s: want a postgres:// or postgresql:// URL", pgstore.Redact(v)))
+		return usageError(fmt.Errorf("%s %s: want a postgres:// or postgresql:// URL", flag, pgstore.Redact(v)))
 	}
 	if pgstore.HasPassword(v) {
-		return usageError(fmt.Errorf("--store %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", pgstore.Redact(v), state.EnvStore))
+		return usageError(fmt.Errorf("%s %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", flag, pgstore.Redact(v), state.EnvStore))
 	}
 	return nil
 }
