@@ -31,10 +31,11 @@ const Password = "pgtest-s3cret-7d1f"
 // Server is a running throwaway cluster.
 type Server struct {
 	// Port is the loopback TCP port it listens on.
-	Port int
-	bin  string
-	cred *syscall.Credential
-	next atomic.Int64 // numbers the databases of NewDatabase
+	Port            int
+	bin             string
+	cred            *syscall.Credential
+	data, log, opts string       // for Stop and Restart
+	next            atomic.Int64 // numbers the databases of NewDatabase
 }
 
 // ConnString is a connection string for the postgres database, as the
@@ -99,7 +100,8 @@ func Start(t testing.TB) *Server {
 	data := filepath.Join(dir, "data")
 	s.run(t, "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
 	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off", s.Port, dir)
-	s.run(t, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "log"), "-o", opts, "-w", "-t", "30", "start")
+	s.data, s.log, s.opts = data, filepath.Join(dir, "log"), opts
+	s.Restart(t)
 	t.Cleanup(func() {
 		cmd := s.cmd("pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -126,6 +128,19 @@ func (s *Server) run(t testing.TB, name string, args ...string) {
 		t.Fatalf("%s: %v\n%s", name, err, out)
 	}
 	t.Logf("pgtest: %s took %v", name, time.Since(start).Round(time.Millisecond))
+}
+
+// Stop stops the cluster at once (an outage: open connections are cut),
+// keeping its data for [Server.Restart].
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	s.run(t, "pg_ctl", "-D", s.data, "-m", "immediate", "-w", "stop")
+}
+
+// Restart starts the stopped cluster again on its port, with its data.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.run(t, "pg_ctl", "-D", s.data, "-l", s.log, "-o", s.opts, "-w", "-t", "30", "start")
 }
 
 // Exec runs sql with psql against the postgres database and returns its

@@ -292,8 +292,21 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 	writeJSON(w, http.StatusCreated, out)
 }
 
-// internal logs err and answers 500 without it.
+// internal logs err and answers 500 without it; a store that cannot be
+// reached now is 503 naming it (never its password: its error says so).
 func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
 	h.log.Error("api: "+what+" failed", "err", err)
+	if unavailable(err) {
+		writeError(w, http.StatusServiceUnavailable, what+" failed: "+err.Error()+"; try again", "")
+		return
+	}
 	writeError(w, http.StatusInternalServerError, what+" failed on the server; see its log", "")
+}
+
+// unavailable reports the error of a store that cannot be reached now:
+// one with an Unavailable method saying so (pgstore's), matched by the
+// method so that the API links no store.
+func unavailable(err error) bool {
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
 }

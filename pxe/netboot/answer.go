@@ -247,6 +247,17 @@ func (h *Handler) answerBase(r *http.Request) string {
 }
 
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ev backend.Event, err error) {
+	var u interface{ Unavailable() bool }
+	if errors.As(err, &u) && u.Unavailable() {
+		// The store cannot be reached: nothing was consumed; the
+		// installer tries again.
+		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusServiceUnavailable, "store unavailable"
+		h.record(r.Context(), ev)
+		h.cfg.Metrics.AnswerRefused()
+		h.log.Error("answer failed: the store is unavailable", "node", ev.Node, "client_ip", ev.ClientIP, "err", err)
+		reply(w, http.StatusServiceUnavailable, "the store is unavailable; try again")
+		return
+	}
 	ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusInternalServerError, "answer failed"
 	h.record(r.Context(), ev)
 	h.cfg.Metrics.AnswerRefused()

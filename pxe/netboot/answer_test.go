@@ -71,6 +71,9 @@ func TestAnswerWithABackendOfItsOwn(t *testing.T) {
 		if si.Serial() == "boom" {
 			return nil, errors.New("database password hunter2 rejected")
 		}
+		if si.Serial() == "down" {
+			return nil, fmt.Errorf("consume registration lab: %w", storeDown{})
+		}
 		id := si.Serial()
 		if id == "" {
 			id, _, _ = strings.Cut(si.UUID(), "-")
@@ -93,6 +96,7 @@ func TestAnswerWithABackendOfItsOwn(t *testing.T) {
 		"an 8.2 installer gets snake_case TOML":       {"POST", strings.Replace(string(pve82), `"mac"`, `"mac":"52:54:00:00:00:09","x"`, 1), "application/json", 200, "root_password = 'only-for-tests'"},
 		"a machine the func refuses gets 404 and why": {"POST", `{"iso":{"release":"9.2"},"network_interfaces":[{"link":"e","mac":"aa:00:00:00:00:01"}]}`, "application/json", 404, "not a lab machine"},
 		"a func failure is 500 without its message":   {"POST", `{"iso":{"release":"9.2"},"dmi":{"system":{"serial":"boom"}},"network_interfaces":[{"link":"e","mac":"52:54:00:00:00:01"}]}`, "application/json", 500, "answer failed; see the server log"},
+		"a store that cannot be reached is 503":       {"POST", `{"iso":{"release":"9.2"},"dmi":{"system":{"serial":"down"}},"network_interfaces":[{"link":"e","mac":"52:54:00:00:00:01"}]}`, "application/json", 503, "the store is unavailable; try again"},
 		"a body that is not JSON is 400":              {"POST", "hello", "application/json", 400, "invalid system-info JSON"},
 		"an installer too old is 400":                 {"POST", `{"iso":{"release":"7.4"}}`, "application/json", 400, "installer version 7.4 is not supported"},
 		"a GET is 405":                                {"GET", "", "", 405, "POST the system info"},
@@ -268,3 +272,10 @@ func testAnswer() *answer.Answer {
 		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: []string{"sda"}},
 	}
 }
+
+// storeDown is a store's error for a database it cannot reach, as
+// pgstore's UnavailableError says so: by its Unavailable method.
+type storeDown struct{}
+
+func (storeDown) Error() string     { return "PostgreSQL store postgres://np:xxxxx@db/np is unavailable" }
+func (storeDown) Unavailable() bool { return true }

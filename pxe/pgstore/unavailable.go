@@ -32,6 +32,10 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("PostgreSQL store %s is unavailable: %v", e.Store, e.Err)
 }
 
+// Unavailable says so, for callers that match the method rather than
+// import this package (the API and the window answer 503 to it).
+func (e *UnavailableError) Unavailable() bool { return true }
+
 // Unwrap returns [ErrUnavailable] and the cause.
 func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
 

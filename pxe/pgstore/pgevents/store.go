@@ -101,7 +101,7 @@ func (s *Store) Append(ctx context.Context, evs ...events.Event) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("append events: %w", err)
+		return fmt.Errorf("append events: %w", s.db.Check(err))
 	}
 	return nil
 }
@@ -195,12 +195,13 @@ func read(ctx context.Context, q querier, after int64, max int) ([]events.Record
 func (s *Store) Read(ctx context.Context, after string, max int) ([]events.Record, error) {
 	n, err := start(ctx, s.db.Pool, after)
 	if err != nil {
-		return nil, err
+		return nil, s.db.Check(err)
 	}
 	if after == events.FromNow {
 		return nil, nil
 	}
-	return read(ctx, s.db.Pool, n, max)
+	recs, err := read(ctx, s.db.Pool, n, max)
+	return recs, s.db.Check(err)
 }
 
 // followBatch is how many events a follower reads at once.
@@ -208,8 +209,43 @@ const followBatch = 500
 
 // Follow calls fn with each event after the event of id, then with each
 // one appended later (by any host), until ctx ends or fn fails. It holds
-// one connection that LISTENs for the appends' notifications.
+// one connection that LISTENs for the appends' notifications. When the
+// database cannot be reached it tries again (every poll interval, up to
+// every 5 s) and goes on after the last event it gave, with no event
+// lost or given twice.
 func (s *Store) Follow(ctx context.Context, after string, fn func(events.Record) error) error {
+	last := int64(-2) // not resolved yet
+	wait := s.opts.Poll
+	for {
+		err := s.follow(ctx, after, &last, fn)
+		var fe fnError
+		if errors.As(err, &fe) {
+			return fe.err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !pgstore.Unavailable(err) {
+			return err
+		}
+		s.db.Log.Warn("events: the store is unavailable; following again", "err", s.db.Check(err), "in", wait)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// fnError is fn's own error, which ends Follow as it is.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+
+// follow is one connection's part of Follow: it resolves after into
+// *last once, then reads and waits until an error.
+func (s *Store) follow(ctx context.Context, after string, last *int64, fn func(events.Record) error) (err error) {
 	conn, err := s.db.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("follow events: %w", err)
@@ -226,23 +262,21 @@ func (s *Store) Follow(ctx context.Context, after string, fn func(events.Record)
 	if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 		return fmt.Errorf("follow events: %w", err)
 	}
-	last, err := start(ctx, conn, after)
-	if err != nil {
-		return err
+	if *last == -2 {
+		if *last, err = start(ctx, conn, after); err != nil {
+			return err
+		}
 	}
 	for {
-		recs, err := read(ctx, conn, last, followBatch)
+		recs, err := read(ctx, conn, *last, followBatch)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
 			return err
 		}
 		for _, r := range recs {
 			if err := fn(r); err != nil {
-				return err
+				return fnError{err}
 			}
-			last, _ = strconv.ParseInt(r.ID, 10, 64)
+			*last, _ = strconv.ParseInt(r.ID, 10, 64)
 		}
 		if len(recs) == followBatch {
 			continue

@@ -28,6 +28,8 @@ func (s *Store) Consume(ctx context.Context, name string, rec registry.ConsumeRe
 		rec.MACs = nil
 	}
 	var r registry.Registration
+	ctx, cancel := s.db.Bound(ctx)
+	defer cancel()
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
 		var data string
 		err := tx.QueryRow(ctx, "DELETE FROM np_registrations_pending WHERE name = $1 RETURNING data", name).Scan(&data)
@@ -58,7 +60,7 @@ func (s *Store) Consume(ctx context.Context, name string, rec registry.ConsumeRe
 		return err
 	})
 	if err != nil {
-		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, s.db.Check(err))
 	}
 	s.log.Info("registration consumed", "node", name, "client_ip", rec.ClientIP)
 	return r, nil
@@ -83,7 +85,7 @@ func (s *Store) MarkDelivered(ctx context.Context, name string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("mark delivered %s: %w", name, err)
+		return fmt.Errorf("mark delivered %s: %w", name, s.db.Check(err))
 	}
 	return nil
 }
@@ -153,7 +155,7 @@ func (s *Store) Rearm(ctx context.Context, name string, force bool) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("rearm %s: %w", name, err)
+		return fmt.Errorf("rearm %s: %w", name, s.db.Check(err))
 	}
 	s.log.Info("registration re-armed", "node", name)
 	return nil

@@ -68,7 +68,7 @@ func (s *Store) Register(ctx context.Context, r registry.Registration, opts regi
 		if errors.As(err, &pt) {
 			return res, err
 		}
-		return res, fmt.Errorf("put registration %s: %w", r.Name, err)
+		return res, fmt.Errorf("put registration %s: %w", r.Name, s.db.Check(err))
 	}
 	if res.Previous != nil {
 		s.log.Warn("registration replaced", "node", r.Name)

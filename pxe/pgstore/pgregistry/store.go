@@ -48,7 +48,7 @@ func (s *Store) Get(ctx context.Context, name string) (registry.Registration, er
 		return registry.Registration{}, fmt.Errorf("%w named %q", registry.ErrNotFound, name)
 	}
 	if err != nil {
-		return registry.Registration{}, fmt.Errorf("get registration %s: %w", name, err)
+		return registry.Registration{}, fmt.Errorf("get registration %s: %w", name, s.db.Check(err))
 	}
 	return decode(data, name)
 }
@@ -61,7 +61,7 @@ func (s *Store) Delete(ctx context.Context, name string) error {
 	}
 	tag, err := s.db.Pool.Exec(ctx, "DELETE FROM np_registrations_pending WHERE name = $1", name)
 	if err != nil {
-		return fmt.Errorf("delete registration %s: %w", name, err)
+		return fmt.Errorf("delete registration %s: %w", name, s.db.Check(err))
 	}
 	if tag.RowsAffected() == 0 {
 		return fmt.Errorf("%w named %q", registry.ErrNotFound, name)
@@ -89,9 +89,11 @@ func (s *Store) Consumed(ctx context.Context) ([]registry.Registration, error) {
 }
 
 func (s *Store) list(ctx context.Context, table string) ([]registry.Registration, []registry.Broken, error) {
+	ctx, cancel := s.db.Bound(ctx)
+	defer cancel()
 	rows, err := s.db.Pool.Query(ctx, "SELECT name, data FROM "+table)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list registrations: %w", err)
+		return nil, nil, fmt.Errorf("list registrations: %w", s.db.Check(err))
 	}
 	type row struct{ name, data string }
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
@@ -99,7 +101,7 @@ func (s *Store) list(ctx context.Context, table string) ([]registry.Registration
 		return x, r.Scan(&x.name, &x.data)
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("list registrations: %w", err)
+		return nil, nil, fmt.Errorf("list registrations: %w", s.db.Check(err))
 	}
 	var out []registry.Registration
 	var broken []registry.Broken

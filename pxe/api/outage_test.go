@@ -1,0 +1,50 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/internal/pgtest"
+	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
+)
+
+// TestAStoreOutageIs503NamingTheStore: with the registrations in a
+// PostgreSQL that stops, listing and registering are 503 naming the
+// store without its password; once it is back, the same handler serves
+// again, no restart.
+func TestAStoreOutageIs503NamingTheStore(t *testing.T) {
+	srv := pgtest.Start(t)
+	db, err := pgstore.Open(context.Background(), srv.NewDatabase(t), pgstore.Options{Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	e := newEnv(t, func(c *api.Config) { c.Registry = pgregistry.Open(db, nil) })
+	body := `{"name":"pve1","macs":["52:54:00:00:04:01"],"boot_disk":"sda"}`
+	if r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], body); r.status != 201 {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	srv.Stop(t)
+	for what, r := range map[string]reply{
+		"list":     e.do(t, "GET", "/api/v1/registrations", e.tokens["read"], ""),
+		"register": e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], strings.Replace(body, "pve1", "pve2", 1)),
+	} {
+		if r.status != 503 || !strings.Contains(r.err.Error, "PostgreSQL store") || !strings.Contains(r.err.Error, "127.0.0.1") || strings.Contains(r.body, pgtest.Password) {
+			t.Errorf("%s with the store stopped: %d %s; want 503 naming the store without its password", what, r.status, r.body)
+		}
+	}
+	srv.Restart(t)
+	var r reply
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if r = e.do(t, "GET", "/api/v1/registrations", e.tokens["read"], ""); r.status == 200 {
+			break
+		}
+	}
+	if r.status != 200 || !strings.Contains(r.body, "pve1") {
+		t.Errorf("list once the store is back: %d %s; want pve1", r.status, r.body)
+	}
+}
