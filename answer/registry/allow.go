@@ -24,16 +24,21 @@ var _ backend.SecureBooter = (*Backend)(nil)
 // AllowRefresh it starts one re-read in the background, so a change is
 // seen within AllowRefresh and one read of the registrations. Only the
 // first call reads them itself. While they cannot be read, nothing is
-// admitted.
+// admitted: a read that fails clears the lists, and while a read has hung
+// for AllowMaxAge (a store that does not answer) nobody is admitted.
 func (b *Backend) Allow(mac net.HardwareAddr) bool {
 	l := b.allow.Load()
+	now := time.Now()
 	if l == nil {
 		l = b.loadAllow()
-	} else if time.Since(l.read) >= b.cfg.AllowRefresh && b.allowBusy.CompareAndSwap(false, true) {
+	} else if now.Sub(l.read) >= b.cfg.AllowRefresh && b.allowBusy.CompareAndSwap(false, true) {
+		b.allowSince.Store(now.UnixNano())
 		go func() {
 			defer b.allowBusy.Store(false)
 			b.loadAllow()
 		}()
+	} else if b.allowBusy.Load() && now.UnixNano()-b.allowSince.Load() >= int64(b.cfg.AllowMaxAge) {
+		return false
 	}
 	if l.any {
 		return true

@@ -128,3 +128,75 @@ func TestBackendAllow(t *testing.T) {
 		t.Error("the MAC a consumed registration pins is not admitted (its second boot must reach the exit script)")
 	}
 }
+
+// hangingStore is a store whose reads wait while hang is set, as a
+// database that stopped answering.
+type hangingStore struct {
+	registry.Registrations
+	hang chan struct{} // closed: reads go on
+	mu   chan struct{}
+}
+
+func (h *hangingStore) Scan(ctx context.Context) ([]registry.Registration, []registry.Broken, error) {
+	<-h.gate()
+	return h.Registrations.Scan(ctx)
+}
+
+func (h *hangingStore) gate() chan struct{} {
+	h.mu <- struct{}{}
+	defer func() { <-h.mu }()
+	return h.hang
+}
+
+// TestAllowFailsClosedWhenTheStoreHangs: lists that cannot be read again
+// for AllowMaxAge admit nobody (no offer), and the machine is admitted
+// again once a read succeeds, with no restart.
+func TestAllowFailsClosedWhenTheStoreHangs(t *testing.T) {
+	state := t.TempDir()
+	reg, err := regfile.Open(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := make(chan struct{})
+	close(open)
+	hs := &hangingStore{Registrations: reg, hang: open, mu: make(chan struct{}, 1)}
+	sec, err := secretfile.Open(t.TempDir() + "/secrets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := registry.NewBackend(registry.BackendConfig{Store: hs, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}),
+		AllowRefresh: 20 * time.Millisecond, AllowMaxAge: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := reg.Put(context.Background(), registry.Registration{Name: "a", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}); err != nil {
+		t.Fatal(err)
+	}
+	known, _ := net.ParseMAC("52:54:00:00:00:01")
+	if !b.Allow(known) {
+		t.Fatal("the pinned MAC is not admitted")
+	}
+	stuck := make(chan struct{})
+	hs.mu <- struct{}{}
+	hs.hang = stuck
+	<-hs.mu
+	start := time.Now()
+	for b.Allow(known) && time.Since(start) < 2*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if d := time.Since(start); b.Allow(known) || d < 250*time.Millisecond || d > time.Second {
+		t.Errorf("with the store hanging the MAC was admitted for %v, want until AllowMaxAge (300 ms), then not", d)
+	}
+	hs.mu <- struct{}{}
+	hs.hang = open
+	<-hs.mu
+	close(stuck)
+	deadline := time.Now().Add(2 * time.Second)
+	for !b.Allow(known) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !b.Allow(known) {
+		t.Error("the MAC is not admitted again within 2 s of the store answering")
+	}
+}

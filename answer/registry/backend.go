@@ -34,6 +34,11 @@ const FirstBootDirName = "first-boot"
 // registrations it read before it reads them again in the background.
 const DefaultAllowRefresh = 2 * time.Second
 
+// DefaultAllowMaxAge is how long [Backend.Allow] answers from its last
+// lists while their read again hangs (a store that does not answer)
+// before it admits nobody.
+const DefaultAllowMaxAge = 15 * time.Second
+
 // BackendConfig configures a [Backend]. Store, Secrets, StateDir and
 // Events are required.
 type BackendConfig struct {
@@ -56,6 +61,11 @@ type BackendConfig struct {
 	// AllowRefresh is how long [Backend.Allow] caches the registrations.
 	// Default: [DefaultAllowRefresh].
 	AllowRefresh time.Duration
+	// AllowMaxAge is how long a read of the lists [Backend.Allow]
+	// answers from may hang (a store that does not answer) before nobody
+	// is admitted (no proxy-DHCP offer) until a read ends. Default:
+	// [DefaultAllowMaxAge]; it is at least twice AllowRefresh.
+	AllowMaxAge time.Duration
 	// Logger receives refusals and answers; nil discards them.
 	Logger *slog.Logger
 	// Now returns the time; nil means time.Now.
@@ -84,6 +94,9 @@ type Backend struct {
 	allow     atomic.Pointer[allowList]
 	allowMu   sync.Mutex
 	allowBusy atomic.Bool
+	// allowSince is when the read in the background began (Unix
+	// nanoseconds), for [Backend.Allow] to stop admitting while it hangs.
+	allowSince atomic.Int64
 
 	// views shares reads of the pending registrations between the
 	// script and answer requests (view.go).
@@ -113,6 +126,10 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	if cfg.AllowRefresh <= 0 {
 		cfg.AllowRefresh = DefaultAllowRefresh
 	}
+	if cfg.AllowMaxAge <= 0 {
+		cfg.AllowMaxAge = DefaultAllowMaxAge
+	}
+	cfg.AllowMaxAge = max(cfg.AllowMaxAge, 2*cfg.AllowRefresh)
 	b := &Backend{cfg: cfg, log: cfg.Logger, dir: filepath.Join(cfg.StateDir, FirstBootDirName)}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
