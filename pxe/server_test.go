@@ -29,8 +29,23 @@ func start(t *testing.T, cfg Config) (*Server, string, chan error) {
 	}
 	errc := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { errc <- s.Serve(ctx) }()
+	done := make(chan struct{})
+	// Cleanups run last first: this one, registered after any t.TempDir the
+	// caller made for the server, waits for Serve to return before that
+	// folder is removed (a window still writing into it made the removal
+	// fail with "directory not empty").
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return within 10 s of its context's end")
+		}
+	})
+	go func() {
+		defer close(done)
+		errc <- s.Serve(ctx)
+	}()
 	<-s.Ready()
 	return s, "http://" + s.Addr().String(), errc
 }
