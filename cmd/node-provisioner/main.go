@@ -25,7 +25,7 @@ import (
 const DefaultStateDir = state.DefaultDir
 
 func main() {
-	if os.Getpid() == 1 {
+	if isDiscoveryInit(os.Getpid(), os.Args[0]) {
 		// The discovery initrd's /init (prepare --discovery).
 		runAgent()
 		return
@@ -34,6 +34,14 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// isDiscoveryInit tells whether this process is the discovery initrd's
+// /init: PID 1 started by the kernel as /init. PID 1 alone is not enough: a
+// container runs its command as PID 1 too, and a daemon there must never
+// turn into the agent that powers the machine off.
+func isDiscoveryInit(pid int, argv0 string) bool {
+	return pid == 1 && argv0 == "/init"
 }
 
 // usageError marks bad usage: exit code 2.
