@@ -132,7 +132,7 @@ func TestBMCBoot(t *testing.T) {
 	line := fmt.Sprintf("bmc %s: boot command %s, power-on to installed %s", t.Name(), bootTook.Round(time.Millisecond), installed.Round(100*time.Millisecond))
 	t.Log(line)
 	recordTime(line)
-	serial, _ := os.ReadFile(filepath.Join(vm, "serial.log"))
+	serial := []byte(waitSerial(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK", 1))
 	if !markerRE.Match(serial) || !strings.Contains(string(serial), "PLASMA-EMU: OK") {
 		t.Errorf("the serial log has no OK marker")
 	}
@@ -216,7 +216,7 @@ func TestBMCBootRedfish(t *testing.T) {
 	line := fmt.Sprintf("bmc %s: boot command %s, power-on to installed %s", t.Name(), bootTook.Round(time.Millisecond), installed.Round(100*time.Millisecond))
 	t.Log(line)
 	recordTime(line)
-	if !strings.Contains(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK fqdn=rf1.") {
+	if !strings.Contains(waitSerial(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK fqdn=rf1.", 1), "PLASMA-EMU: OK fqdn=rf1.") {
 		t.Errorf("the serial log has no OK marker for rf1")
 	}
 	time.Sleep(3 * time.Second)
@@ -342,10 +342,7 @@ func bmcReinstall(t *testing.T, l *bootLab, vm, node, mac string) {
 		t.Fatalf("reinstall: %d %q %s", code, out, errs)
 	}
 	deadline := time.Now().Add(150 * time.Second)
-	for strings.Count(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK") < 2 && time.Now().Before(deadline) {
-		time.Sleep(500 * time.Millisecond)
-	}
-	serial := readFile(filepath.Join(vm, "serial.log"))
+	serial := waitSerialFor(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK", 2, 150*time.Second)
 	if n := strings.Count(serial, "PLASMA-EMU: OK"); n != 2 {
 		t.Fatalf("%d installs in the serial log after reinstall, want 2", n)
 	}
@@ -386,4 +383,23 @@ func (l *bootLab) eventsOf(t *testing.T, kind, s string) string {
 		}
 	}
 	return b.String()
+}
+
+// waitSerial returns the serial log at path once it holds marker n times,
+// or as it is after 10 s. The emulator prints its marker after its webhook
+// was answered, so the log may lag the installed event by a moment.
+func waitSerial(path, marker string, n int) string {
+	return waitSerialFor(path, marker, n, 10*time.Second)
+}
+
+// waitSerialFor is waitSerial with its own time limit.
+func waitSerialFor(path, marker string, n int, limit time.Duration) string {
+	deadline := time.Now().Add(limit)
+	for {
+		serial := readFile(path)
+		if strings.Count(serial, marker) >= n || time.Now().After(deadline) {
+			return serial
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

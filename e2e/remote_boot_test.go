@@ -112,7 +112,7 @@ func TestRemoteProvisionBoot(t *testing.T) {
 	if after := readFile(filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml")); after == before || !strings.Contains(after, "ssh_host_keys:") {
 		t.Errorf("the node file was not refreshed with the reinstalled machine's host keys:\n%s", after)
 	}
-	if n := strings.Count(readFile(filepath.Join(vm, "serial.log")), "PLASMA-EMU: OK"); n != 2 {
+	if n := strings.Count(waitSerial(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK", 2), "PLASMA-EMU: OK"); n != 2 {
 		t.Errorf("%d installs in the serial log, want 2", n)
 	}
 

@@ -138,7 +138,7 @@ func copySecrets(ctx context.Context, _ string, o Options, to *Stores, c *Copied
 			return fmt.Errorf("state: copy secrets: %w", err)
 		}
 		pw, _, _ := strings.Cut(string(data), "\n")
-		switch name, kind := splitSecret(stem); kind {
+		switch name, suffix := splitSecret(stem); suffix {
 		case "bmc":
 			_, err = dst.WriteBMCPassword(name, pw)
 		case "previous":
@@ -156,7 +156,7 @@ func copySecrets(ctx context.Context, _ string, o Options, to *Stores, c *Copied
 
 // splitSecret returns the node and the kind of a password file's stem:
 // <name>, <name>.bmc or <name>.previous (a node's name holds no dot).
-func splitSecret(stem string) (name, kind string) {
+func splitSecret(stem string) (name, suffix string) {
 	if n, k, ok := strings.Cut(stem, "."); ok {
 		return n, k
 	}
