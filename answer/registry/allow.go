@@ -31,13 +31,12 @@ func (b *Backend) Allow(mac net.HardwareAddr) bool {
 	now := time.Now()
 	if l == nil {
 		l = b.loadAllow()
-	} else if now.Sub(l.read) >= b.cfg.AllowRefresh && b.allowBusy.CompareAndSwap(false, true) {
-		b.allowSince.Store(now.UnixNano())
+	} else if now.Sub(l.read) >= b.cfg.AllowRefresh && b.allowSince.CompareAndSwap(0, now.UnixNano()) {
 		go func() {
-			defer b.allowBusy.Store(false)
+			defer b.allowSince.Store(0)
 			b.loadAllow()
 		}()
-	} else if b.allowBusy.Load() && now.UnixNano()-b.allowSince.Load() >= int64(b.cfg.AllowMaxAge) {
+	} else if since := b.allowSince.Load(); since != 0 && now.UnixNano()-since >= int64(b.cfg.AllowMaxAge) {
 		return false
 	}
 	if l.any {

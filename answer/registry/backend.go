@@ -89,13 +89,12 @@ type Backend struct {
 	installedMu sync.Mutex
 	installed   map[string]backend.Event
 
-	// allow is what Allow answers from; allowMu serializes its loads,
-	// allowBusy says one runs in the background.
-	allow     atomic.Pointer[allowList]
-	allowMu   sync.Mutex
-	allowBusy atomic.Bool
-	// allowSince is when the read in the background began (Unix
-	// nanoseconds), for [Backend.Allow] to stop admitting while it hangs.
+	// allow is what Allow answers from; allowMu serializes its loads.
+	allow   atomic.Pointer[allowList]
+	allowMu sync.Mutex
+	// allowSince is when the read running in the background began (Unix
+	// nanoseconds), 0 while none runs: one value, so [Backend.Allow] never
+	// sees a read running with the start of an earlier one.
 	allowSince atomic.Int64
 
 	// views shares reads of the pending registrations between the

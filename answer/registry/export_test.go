@@ -10,4 +10,4 @@ var ErrNoMatchRefusal = errNoMatch
 const RaceEnabled = raceEnabled
 
 // AllowBusy reports whether b re-reads its allowlist in the background.
-func AllowBusy(b *Backend) bool { return b.allowBusy.Load() }
+func AllowBusy(b *Backend) bool { return b.allowSince.Load() != 0 }
