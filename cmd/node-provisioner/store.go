@@ -54,8 +54,8 @@ func (a *app) storeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.out, "Copied %s into %s: %d pending, %d consumed (%d undelivered, re-armable), %d secrets, %d tokens, %d events, %d install reports, %d idempotency records\n",
-				from, dst.Store(), c.Pending, c.Consumed, c.Undelivered, c.Secrets, c.Tokens, c.Events, c.Installs, c.Replies)
+			fmt.Fprintf(a.out, "Copied %s into %s: %d pending, %d consumed (%d undelivered, re-armable), %d secrets, %d tokens, %d events, %d install reports, %d idempotency records, %d discovered machines\n",
+				from, dst.Store(), c.Pending, c.Consumed, c.Undelivered, c.Secrets, c.Tokens, c.Events, c.Installs, c.Replies, c.Discovered)
 			for _, b := range c.Broken {
 				fmt.Fprintf(a.errw, "node-provisioner: registration %s (%s) cannot be read, not copied: %v\n", b.Name, b.File, b.Err)
 			}

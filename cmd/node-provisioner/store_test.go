@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
@@ -63,5 +68,50 @@ func TestStoreSharedByTwoHosts(t *testing.T) {
 	t.Setenv(state.EnvStore, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/np?sslmode=disable&connect_timeout=2", pgtest.Password))
 	if r := np(t, a, "list"); r.code != 1 || !strings.Contains(r.err, "127.0.0.1:1") || strings.Contains(r.err, pgtest.Password) {
 		t.Errorf("list with an unreachable store: exit %d %q; want 1 naming it without the password", r.code, r.err)
+	}
+}
+
+// TestDiscoveryInboxSharedByTwoHosts: two state folders (two hosts) on
+// one PostgreSQL store share one discovery inbox: a machine that host
+// A's discovery window kept (its stores' inbox, as serve --discover
+// keeps a post) is listed by host B's discovered and registered from it
+// there, and listed by host A too; neither folder holds an inbox file.
+func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
+	srv := pgtest.Start(t)
+	conn := srv.NewDatabase(t)
+	t.Setenv(state.EnvStore, conn)
+	a, b := t.TempDir(), t.TempDir()
+	st, err := state.Open(a, state.Options{Store: conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := st.Discovered()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Put(context.Background(), discoveredMachine, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	r := np(t, b, "discovered", "-o", "json")
+	var recs []discovery.Record
+	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil || len(recs) != 1 || recs[0].ID != "52:54:00:aa:00:01" || recs[0].DMI.Serial != "DMI-SER-1" {
+		t.Fatalf("discovered -o json on host b: exit %d %q %q (%v); want host a's machine", r.code, r.stdout, r.err, err)
+	}
+	if r := np(t, b, "register", "n1", "--from-discovered", "DMI-SER-1", "--boot-disk", "NVME-1"); r.code != 0 {
+		t.Fatalf("register --from-discovered on host b: %d %s", r.code, r.err)
+	}
+	key := filepath.Join(b, state.KeyFileName)
+	if r := np(t, a, "--store-key", key, "list"); r.code != 0 || !strings.Contains(r.stdout, "n1") {
+		t.Errorf("list on host a: %d %q %q; want n1", r.code, r.stdout, r.err)
+	}
+	if r := np(t, a, "--store-key", key, "discovered"); r.code != 0 || !strings.Contains(r.stdout, "DMI-SER-1") {
+		t.Errorf("discovered on host a: %d %q %q; want the machine", r.code, r.stdout, r.err)
+	}
+	for _, dir := range []string{a, b} {
+		if _, err := os.Stat(filepath.Join(dir, discoveryfile.FileName)); err == nil {
+			t.Errorf("%s holds %s: the inbox is the store's", dir, discoveryfile.FileName)
+		}
 	}
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // TestStoreCopy: store copy of a folder holding pending, consumed,
-// undelivered and broken registrations, a root password and a token
+// undelivered and broken registrations, a root password, a token and a
+// discovered machine
 // leaves the database in the same state (pending stays pending, the
 // undelivered one re-arms, the delivered one does not without --force),
 // reports the broken one on its own line with exit 1 and copies it not;
@@ -59,12 +60,13 @@ func TestStoreCopy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(secrets, "delivered1.pw"), []byte("root-Pa55\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	discover(t, src, discoveredMachine)
 	before := files(t, src)
 	conn := srv.NewDatabase(t)
 	t.Setenv(state.EnvStore, conn)
 
 	r := np(t, src, "store", "copy", "--from", src)
-	if r.code != 1 || !strings.Contains(r.stdout, "1 pending, 2 consumed (1 undelivered, re-armable), 1 secrets, 1 tokens") {
+	if r.code != 1 || !strings.Contains(r.stdout, "1 pending, 2 consumed (1 undelivered, re-armable), 1 secrets, 1 tokens") || !strings.Contains(r.stdout, "1 discovered machines") {
 		t.Fatalf("store copy: exit %d\nstdout %s\nstderr %s; want exit 1 with the counts", r.code, r.stdout, r.err)
 	}
 	var brokenLines []string
@@ -103,6 +105,9 @@ func TestStoreCopy(t *testing.T) {
 	}
 	if r := np(t, host, "--store-key", key, "token", "list"); !strings.Contains(r.stdout, "ci") {
 		t.Errorf("token list: %q", r.stdout)
+	}
+	if r := np(t, host, "--store-key", key, "discovered"); !strings.Contains(r.stdout, "DMI-SER-1") || !strings.Contains(r.stdout, "52:54:00:aa:00:01") {
+		t.Errorf("discovered on the database: %d %q %q; want the folder's machine", r.code, r.stdout, r.err)
 	}
 	st, err := state.Open(host, state.Options{Store: conn, KeyFile: key})
 	if err != nil {

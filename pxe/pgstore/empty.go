@@ -15,6 +15,7 @@ var stateTables = []struct{ table, what string }{
 	{"np_events", "events"},
 	{"np_installs", "install reports"},
 	{"np_replies", "idempotency records"},
+	{"np_discovered", "discovered machines"},
 }
 
 // Holds returns what state the database holds ("3 pending

@@ -17,6 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
+	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
@@ -37,8 +38,9 @@ type Copied struct {
 	// Pending, Consumed and Undelivered count the registrations
 	// (Undelivered among Consumed: they stay re-armable).
 	Pending, Consumed, Undelivered int
-	// Secrets, Tokens, Events, Installs and Replies count the rest.
-	Secrets, Tokens, Events, Installs, Replies int
+	// Secrets, Tokens, Events, Installs, Replies and Discovered (the
+	// discovery inbox's live entries) count the rest.
+	Secrets, Tokens, Events, Installs, Replies, Discovered int
 	// Broken are the registrations that cannot be read: reported, not
 	// copied.
 	Broken []registry.Broken
@@ -48,7 +50,8 @@ type Copied struct {
 // o.SecretsDir) into the PostgreSQL store to: its registrations pending,
 // consumed and undelivered as they are, the secrets sealed with to's
 // key, the API's token hashes, the events (in order, numbered anew),
-// the install reports and the idempotency records. A store holding any
+// the install reports, the idempotency records and the discovery inbox's
+// live entries (their IDs and times kept). A store holding any
 // state is refused ([ErrNotEmpty]); registrations that cannot be read
 // are left out and returned in Broken. It stops at the first failure,
 // leaving what it copied: drop the database and run it again.
@@ -64,7 +67,7 @@ func Copy(ctx context.Context, from string, o Options, to *Stores) (Copied, erro
 	if len(holds) > 0 {
 		return c, fmt.Errorf("state: copy to %s: %w (%s); copy into a new database", to.Store(), ErrNotEmpty, strings.Join(holds, ", "))
 	}
-	for _, step := range []func(context.Context, string, Options, *Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies} {
+	for _, step := range []func(context.Context, string, Options, *Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies, copyDiscovered} {
 		if err := step(ctx, from, o, to, &c); err != nil {
 			return c, err
 		}
@@ -265,5 +268,23 @@ func copyReplies(ctx context.Context, from string, _ Options, to *Stores, c *Cop
 		}
 		c.Replies++
 	}
+	return nil
+}
+
+// copyDiscovered copies the discovery inbox's entries live now, as they
+// are (IDs, reports, first and last seen).
+func copyDiscovered(ctx context.Context, from string, o Options, to *Stores, c *Copied) error {
+	src, err := discoveryfile.Open(from, o.Discovery)
+	if err != nil {
+		return err
+	}
+	recs, err := src.List(ctx, time.Now())
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	if err := to.pgDiscovered().Import(ctx, recs); err != nil {
+		return fmt.Errorf("state: copy the discovery inbox: %w", err)
+	}
+	c.Discovered = len(recs)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgevents"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pginstalls"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
@@ -59,6 +60,9 @@ func (s *Stores) pgSecrets() (*pgsecret.Store, error) {
 func (s *Stores) pgEvents() *pgevents.Store     { return pgevents.Open(s.db, pgevents.Options{}) }
 func (s *Stores) pgInstalls() *pginstalls.Store { return pginstalls.Open(s.db) }
 func (s *Stores) pgTokens() *pgtokens.Store     { return pgtokens.Open(s.db, s.opts.Logger) }
+func (s *Stores) pgDiscovered() *pgdiscovery.Store {
+	return pgdiscovery.Open(s.db, s.opts.Discovery)
+}
 
 // Postgres returns the PostgreSQL store, nil for the state folder's: the
 // daemon opens the API's idempotency records on it (package pgreplies,

@@ -16,6 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgevents"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pginstalls"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
@@ -59,6 +60,11 @@ func TestOpenPostgres(t *testing.T) {
 	}
 	if _, ok := a.Events().(*pgevents.Store); !ok {
 		t.Errorf("Events = %T, want pgevents'", a.Events())
+	}
+	if in, err := a.Discovered(); err != nil {
+		t.Errorf("Discovered: %v", err)
+	} else if _, ok := in.(*pgdiscovery.Store); !ok {
+		t.Errorf("Discovered = %T, want pgdiscovery's", in)
 	}
 	if a.Postgres() == nil || strings.Contains(a.Store(), pgtest.Password) || !strings.Contains(a.Store(), "xxxxx") {
 		t.Errorf("Store() = %q, want the URL without its password", a.Store())

@@ -100,7 +100,7 @@ type Stores struct {
 	tokens   apitoken.Tokens
 	events   events.Store
 	installs registry.Installs
-	inbox    *discoveryfile.Store
+	inbox    discovery.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -289,11 +289,15 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 }
 
 // Discovered opens the discovery inbox (the state folder's
-// discovered.json) once.
+// discovered.json, or the PostgreSQL store's) once.
 func (s *Stores) Discovered() (discovery.Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inbox != nil {
+		return s.inbox, nil
+	}
+	if s.db != nil {
+		s.inbox = s.pgDiscovered()
 		return s.inbox, nil
 	}
 	in, err := discoveryfile.Open(s.dir, s.opts.Discovery)
