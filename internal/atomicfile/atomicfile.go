@@ -77,6 +77,19 @@ func (s *Staged) Commit() error {
 	return SyncDir(dir)
 }
 
+// Place renames the staged file over its name without syncing the
+// folder: the caller syncs it ([SyncDir]) before anything relies on the
+// rename having reached the disk, and may do so after releasing a lock,
+// so that waiters share one journal commit. On error the staged file is
+// removed.
+func (s *Staged) Place() error {
+	if err := os.Rename(s.tmp, s.name); err != nil {
+		os.Remove(s.tmp)
+		return fmt.Errorf("write %s: %w", s.name, err)
+	}
+	return nil
+}
+
 // Discard removes the staged file; name is untouched.
 func (s *Staged) Discard() { os.Remove(s.tmp) }
 

@@ -40,6 +40,43 @@ func (g *Store) Consume(ctx context.Context, name string, rec registry.ConsumeRe
 	if err := registry.ValidateName(name); err != nil {
 		return registry.Registration{}, err
 	}
+	if rec.Time.IsZero() {
+		rec.Time = time.Now().UTC()
+	}
+	if len(rec.MACs) == 0 {
+		rec.MACs = nil
+	}
+	pending := g.pendingPath(name)
+	claim, err := claimName(pending)
+	if err != nil {
+		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	// The record is written and synced before the lock is taken; under
+	// it, only renames (see prestaged).
+	pre := g.prestage(pending, claim, name, func(r *registry.Registration) error {
+		r.Consumed = &rec
+		return nil
+	})
+	defer pre.discard()
+	r, err := g.consumeLocked(ctx, name, claim, &rec, pre)
+	if err != nil {
+		return registry.Registration{}, err
+	}
+	// The folder is synced after the lock is released, so that the
+	// consumptions waiting together share one journal commit; the
+	// registration is consumed on disk before Consume returns, so
+	// before its answer is sent.
+	if err := atomicfile.SyncDir(g.dir); err != nil {
+		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	}
+	g.log.Info("registration consumed", "node", name, "client_ip", rec.ClientIP)
+	return r, nil
+}
+
+// consumeLocked is Consume's part under the folder's lock: the claim,
+// the record written into it, the claim renamed to the consumed file.
+// The folder is not synced.
+func (g *Store) consumeLocked(ctx context.Context, name, claim string, rec *registry.ConsumeRecord, pre *prestaged) (registry.Registration, error) {
 	unlock, err := g.lock(ctx, "node-provisioner consume "+name)
 	if err != nil {
 		return registry.Registration{}, err
@@ -55,12 +92,7 @@ func (g *Store) Consume(ctx context.Context, name string, rec registry.ConsumeRe
 		}
 		g.dirty = false
 	}
-
 	pending := g.pendingPath(name)
-	claim, err := claimName(pending)
-	if err != nil {
-		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
-	}
 	if err := os.Rename(pending, claim); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
@@ -78,36 +110,28 @@ func (g *Store) Consume(ctx context.Context, name string, rec registry.ConsumeRe
 			g.dirty = true
 		}
 	}()
-	r, err := g.readFile(claim, name)
+	r, read, err := g.readFileData(claim, name)
 	if err != nil {
 		g.restoreClaim(claim, name)
 		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
 	}
-	if rec.Time.IsZero() {
-		rec.Time = time.Now().UTC()
-	}
-	if len(rec.MACs) == 0 {
-		rec.MACs = nil
-	}
-	r.Consumed = &rec
-	data, err := registry.EncodeRegistration(r)
-	if err == nil {
-		err = atomicfile.WriteFile(claim, data, 0o600)
-	}
-	if err != nil {
-		g.restoreClaim(claim, name)
-		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+	r.Consumed = rec
+	if !pre.place(read) {
+		data, err := registry.EncodeRegistration(r)
+		if err == nil {
+			err = write(claim, data)
+		}
+		if err != nil {
+			g.restoreClaim(claim, name)
+			return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
+		}
 	}
 	// The record is in the claim: the registration is consumed even if we
 	// die now (recovery finishes the rename).
 	if err := os.Rename(claim, g.consumedPath(name)); err != nil {
 		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
 	}
-	if err := atomicfile.SyncDir(g.dir); err != nil {
-		return registry.Registration{}, fmt.Errorf("consume registration %s: %w", name, err)
-	}
 	done = true
-	g.log.Info("registration consumed", "node", name, "client_ip", rec.ClientIP)
 	return r, nil
 }
 
@@ -221,13 +245,34 @@ func (g *Store) Rearm(ctx context.Context, name string, force bool) error {
 
 // updateConsumed rewrites the consumed registration name under the lock.
 func (g *Store) updateConsumed(ctx context.Context, name, what string, f func(*registry.Registration) error) error {
+	path := g.consumedPath(name)
+	// The new content is written and synced before the lock is taken
+	// (see prestaged); the folder is synced after it is released.
+	pre := g.prestage(path, path, name, func(r *registry.Registration) error {
+		if r.Consumed == nil {
+			r.Consumed = &registry.ConsumeRecord{}
+		}
+		return f(r)
+	})
+	defer pre.discard()
+	if err := g.updateConsumedLocked(ctx, name, what, f, pre); err != nil {
+		return err
+	}
+	if err := atomicfile.SyncDir(g.dir); err != nil {
+		return fmt.Errorf("%s %s: %w", what, name, err)
+	}
+	return nil
+}
+
+// updateConsumedLocked is updateConsumed's part under the lock.
+func (g *Store) updateConsumedLocked(ctx context.Context, name, what string, f func(*registry.Registration) error, pre *prestaged) error {
 	unlock, err := g.lock(ctx, "node-provisioner "+what+" "+name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	path := g.consumedPath(name)
-	r, err := g.readFile(path, name)
+	r, read, err := g.readFileData(path, name)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, name, err)
 	}
@@ -237,9 +282,12 @@ func (g *Store) updateConsumed(ctx context.Context, name, what string, f func(*r
 	if err := f(&r); err != nil {
 		return err
 	}
+	if pre.place(read) {
+		return nil
+	}
 	data, err := registry.EncodeRegistration(r)
 	if err == nil {
-		err = atomicfile.WriteFile(path, data, 0o600)
+		err = write(path, data)
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", what, name, err)

@@ -277,18 +277,28 @@ func (g *Store) readFile(path, stem string) (registry.Registration, error) {
 // readFileLine is readFile that also gives the line of a JSON syntax or
 // type error, 0 when none is known.
 func (g *Store) readFileLine(path, stem string) (registry.Registration, int, error) {
+	r, data, err := g.readFileData(path, stem)
+	if err != nil && data != nil {
+		return r, registry.ErrorLine(data), err
+	}
+	return r, 0, err
+}
+
+// readFileData is readFile that also gives the bytes read (nil when
+// none were).
+func (g *Store) readFileData(path, stem string) (registry.Registration, []byte, error) {
 	data, err := regularfile.Read(path, registry.MaxRegistrationSize)
 	if errors.Is(err, regularfile.ErrTooLarge) {
-		return registry.Registration{}, 0, fmt.Errorf("read registration %s: %w", path, invalid("larger than %d bytes", registry.MaxRegistrationSize))
+		return registry.Registration{}, nil, fmt.Errorf("read registration %s: %w", path, invalid("larger than %d bytes", registry.MaxRegistrationSize))
 	}
 	if err != nil {
-		return registry.Registration{}, 0, fmt.Errorf("read registration %s: %w", path, err)
+		return registry.Registration{}, nil, fmt.Errorf("read registration %s: %w", path, err)
 	}
 	r, err := registry.DecodeRegistration(data, stem)
 	if err != nil {
-		return registry.Registration{}, registry.ErrorLine(data), fmt.Errorf("read registration %s: %w", path, err)
+		return registry.Registration{}, data, fmt.Errorf("read registration %s: %w", path, err)
 	}
-	return r, 0, nil
+	return r, data, nil
 }
 
 // AsksForBootDisk is [registry.AsksForBootDisk] of g.
