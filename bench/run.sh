@@ -432,10 +432,19 @@ bench_http() {
 	head -c "$((HTTP_MB << 20))" /dev/urandom >"$rel/initrd-netboot.img"
 	cat "$rel/initrd-netboot.img" >/dev/null # into the page cache, for both sides
 	: >"$WORK/wrk.log"
-	for _ in $(seq "$ROUNDS"); do
-		ours+=("$(http_side serve_ours)")
-		[ ${#BEFORE[@]} -gt 0 ] && before+=("$(as_before http_side serve_ours)")
-		peer+=("$(http_side start_nginx)")
+	# The sides' order turns each round (ours, before, nginx; then before,
+	# nginx, ours; ...): with a fixed order, a load that changes during the
+	# run favoured whichever side ran at the same point of every round.
+	local r i sides=(ours before nginx)
+	[ ${#BEFORE[@]} -gt 0 ] || sides=(ours nginx)
+	for r in $(seq 0 $((ROUNDS - 1))); do
+		for i in $(seq 0 $((${#sides[@]} - 1))); do
+			case ${sides[$(((r + i) % ${#sides[@]}))]} in
+			ours) ours+=("$(http_side serve_ours)") ;;
+			before) before+=("$(as_before http_side serve_ours)") ;;
+			nginx) peer+=("$(http_side start_nginx)") ;;
+			esac
+		done
 	done
 	printf 'ours:   %s\n' "${ours[@]}" >&2
 	[ ${#before[@]} -gt 0 ] && printf 'before: %s\n' "${before[@]}" >&2
