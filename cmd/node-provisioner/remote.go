@@ -76,19 +76,30 @@ func (a *app) printWindow(w api.WindowStatus, now time.Time) {
 		fmt.Fprintln(a.out, "Window:  closed")
 		return
 	}
-	fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
-	if w.Unit != "" {
-		fmt.Fprintf(a.out, ", unit %s", w.Unit)
+	if w.PID == 0 && w.HTTP == "" { // the site's, served by its other hosts
+		fmt.Fprintf(a.out, "Window:  open, %s left (the site's, opened by %s; not served on this host)\n", w.Left(now), w.OpenedBy)
+	} else {
+		fmt.Fprintf(a.out, "Window:  open, %s left (pid %d", w.Left(now), w.PID)
+		if w.Unit != "" {
+			fmt.Fprintf(a.out, ", unit %s", w.Unit)
+		}
+		if w.Daemon {
+			fmt.Fprint(a.out, ", daemon")
+		}
+		fmt.Fprintf(a.out, ")\nHTTP:    %s (answers at %s)\n", w.HTTP, w.URL)
 	}
-	if w.Daemon {
-		fmt.Fprint(a.out, ", daemon")
-	}
-	fmt.Fprintf(a.out, ")\nHTTP:    %s (answers at %s)\n", w.HTTP, w.URL)
 	if w.DHCPInterface != "" {
 		fmt.Fprintf(a.out, "DHCP:    proxy on %s\n", w.DHCPInterface)
 	}
 	if w.TFTP != "" {
 		fmt.Fprintf(a.out, "TFTP:    %s\n", w.TFTP)
+	}
+	for _, h := range w.Hosts {
+		what := "not serving"
+		if h.Serving {
+			what = "serving, answers at " + h.URL
+		}
+		fmt.Fprintf(a.out, "Host:    %s, API %s: %s (seen %s ago)\n", h.Name, h.API, what, now.Sub(h.Seen).Round(time.Second))
 	}
 }
 

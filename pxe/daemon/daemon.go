@@ -9,14 +9,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
+	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/state"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
@@ -49,6 +48,9 @@ type Config struct {
 	// fingerprint is in the daemon's record, where local commands read
 	// it to pin.
 	TLSCert, TLSKey string
+	// Host names this provisioner host to the site's other hosts
+	// (status lists them); default the hostname.
+	Host string
 	// Version is reported by the API's health endpoint.
 	Version string
 	// Logger receives the daemon's events; nil discards them.
@@ -158,7 +160,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	evs := stores.Events()
 	wcfg := d.cfg.Window
 	wcfg.Stores = stores // the windows open no store of their own
-	win := newWindows(ctx, d.cfg.StateDir, wcfg, filepath.Join(d.cfg.StateDir, apitoken.DirName), d.log)
+	win := newWindows(ctx, d.cfg.StateDir, stores.SiteWindow(), sitewindow.Host{Name: d.host()}, wcfg, d.log)
 	defer win.shutdown()
 	pw := &bmcs{stores: stores, events: evs, log: d.log}
 	secrets, err := stores.Secrets()
@@ -201,7 +203,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mu.Lock()
 	d.addr, d.fp = ln.Addr(), fp
 	d.mu.Unlock()
-	win.restore()
+	win.host.API = ln.Addr().String()
+	win.reconcile(ctx) // rejoin the site's window before the API answers
+	fctx, fstop := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); win.follow(fctx) }()
+	defer func() { fstop(); <-followed }() // before the window's shutdown
 	errc := make(chan error, 1)
 	served := ln
 	ln = nil // ServeTLS closes it
@@ -220,6 +227,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("management API stopped")
 	return nil
+}
+
+// host is the name of this host: [Config].Host, else the hostname.
+func (d *Daemon) host() string {
+	if d.cfg.Host != "" {
+		return d.cfg.Host
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "(unnamed host)"
 }
 
 // certificate is the API's: the site's (TLSCert and TLSKey) when given,

@@ -155,6 +155,11 @@ func Running(stateDir string) (Record, bool, error) {
 func lockRunning(ctx context.Context, stateDir string) (*lockfile.Lock, error) {
 	ctx, cancel := context.WithTimeout(ctx, lockWait)
 	defer cancel()
+	// A PostgreSQL store keeps the tokens elsewhere: nothing made the
+	// API's folder yet.
+	if err := os.MkdirAll(filepath.Join(stateDir, apitoken.DirName), 0o700); err != nil {
+		return nil, fmt.Errorf("daemon lock: %w", err)
+	}
 	l, err := lockfile.Acquire(ctx, filepath.Join(stateDir, apitoken.DirName, RunningLockName), runningHolder+"(starting)", 10*time.Millisecond)
 	var held *lockfile.HeldError
 	if errors.As(err, &held) {

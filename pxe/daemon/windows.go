@@ -2,51 +2,47 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/plasmactl/plasma-node/internal/atomicfile"
-	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 )
 
-// RecordName is the daemon's record of its open window, in the API's
-// folder: its deadline survives a restart.
-const RecordName = "window.json"
+// RecordName is the site window's record in the API's folder of a state
+// folder without a PostgreSQL store ([sitewindow.FileName]): its
+// deadline survives a restart.
+const RecordName = sitewindow.FileName
 
-// record is what RecordName holds.
-type record struct {
-	// Opened is when the window was opened through the API.
-	Opened time.Time `json:"opened"`
-	// Deadline is when it closes.
-	Deadline time.Time `json:"deadline"`
-	// SecureBoot is the window's Secure Boot setting (API open).
-	SecureBoot bool `json:"secure_boot,omitempty"`
-	// Discover is the window's discovery setting (API open).
-	Discover bool `json:"discover,omitempty"`
-}
-
-// windows runs the daemon's windows, one at a time; it implements
-// [api.Windows].
+// windows runs the site's window on this host; it implements
+// [api.Windows]. The window is the site's ([sitewindow.Store]): opened
+// and closed through any host's API; each host follows it (see follow).
 type windows struct {
 	ctx      context.Context // the daemon's: windows end with it
 	stateDir string
-	recPath  string
+	site     sitewindow.Store
+	host     sitewindow.Host // this host's name and API address
 	cfg      pxe.Config
 	log      *slog.Logger
 
 	mu       sync.Mutex
 	cur      *running
-	stopping bool // the daemon stops: records stay
+	stopping bool            // the daemon stops: records stay
+	failed   failure         // the last window that failed to serve here
+	outage   bool            // the store could not be read last time
+	advert   sitewindow.Host // the last advertisement
+}
+
+// failure is a window that did not serve on this host, and when; it is
+// tried again after retryFailed.
+type failure struct {
+	win sitewindow.Window
+	at  time.Time
 }
 
 // running is a window being served.
@@ -55,163 +51,94 @@ type running struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	err     error
-	closing bool // closed through the API: its record goes
-	rec     record
+	closing bool // closed (through any host): its record is gone
+	win     sitewindow.Window
+	pw      *pxe.Window
 	said    *said // what it warned of as it started
 }
 
-func newWindows(ctx context.Context, stateDir string, cfg pxe.Config, apiDir string, log *slog.Logger) *windows {
-	return &windows{ctx: ctx, stateDir: stateDir, recPath: filepath.Join(apiDir, RecordName), cfg: cfg, log: log}
+func newWindows(ctx context.Context, stateDir string, site sitewindow.Store, host sitewindow.Host, cfg pxe.Config, log *slog.Logger) *windows {
+	return &windows{ctx: ctx, stateDir: stateDir, site: site, host: host, cfg: cfg, log: log}
 }
 
-func (w *windows) readRecord() (*record, error) {
-	data, err := regularfile.Read(w.recPath, 64<<10)
+// Status returns the window: the one serving on this host (the daemon's,
+// or another process's on its state folder), else the site's when
+// other hosts serve it; with the hosts of the site seen lately.
+func (w *windows) Status(ctx context.Context) (api.WindowStatus, error) {
+	rec, err := w.site.Read(ctx)
 	if err != nil {
-		return nil, err
+		return api.WindowStatus{}, err
 	}
-	var r record
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("window record %s: %w", w.recPath, err)
-	}
-	return &r, nil
-}
-
-func (w *windows) removeRecord() {
-	if err := os.Remove(w.recPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		w.log.Warn("cannot remove the daemon's window record", "file", w.recPath, "err", err)
-	}
-}
-
-// restore reopens the window recorded as open until its deadline.
-func (w *windows) restore() {
-	rec, err := w.readRecord()
-	if errors.Is(err, fs.ErrNotExist) {
-		return
-	}
-	if err != nil {
-		w.log.Error("cannot read the daemon's window record; the window stays closed", "err", err)
-		w.removeRecord()
-		return
-	}
-	left := time.Until(rec.Deadline)
-	if left < time.Second {
-		w.log.Info("the window's deadline passed while the daemon was down; it stays closed", "deadline", rec.Deadline.Format(time.RFC3339))
-		w.removeRecord()
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if _, err := w.startLocked(*rec); err != nil {
-		w.log.Error("cannot reopen the window recorded as open", "deadline", rec.Deadline.Format(time.RFC3339), "err", err)
-		w.removeRecord()
-		return
-	}
-	w.log.Info("window reopened until its recorded deadline", "deadline", rec.Deadline.Format(time.RFC3339))
-}
-
-// Status returns the window, whoever runs it.
-func (w *windows) Status(_ context.Context) (api.WindowStatus, error) {
-	st, err := api.WindowStatusOf(w.stateDir, time.Now())
+	now := time.Now()
+	st, err := api.WindowStatusOf(w.stateDir, now)
 	if err != nil {
 		return st, err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	st.Daemon = w.cur != nil && st.Open && st.PID == os.Getpid()
 	if st.Daemon {
 		st.Warnings = w.cur.said.list()
 	}
+	w.mu.Unlock()
+	if !rec.OpenAt(now) {
+		return st, nil
+	}
+	if !st.Open {
+		// Served by the site's other hosts (or starting here).
+		st = api.WindowStatus{Open: true, Started: rec.Opened, Deadline: rec.Deadline, SecureBoot: rec.SecureBoot, Discover: rec.Discover}
+	}
+	st.OpenedBy = rec.By
+	hosts, err := w.site.Hosts(ctx, now.Add(-hostsSeen))
+	if err != nil {
+		return api.WindowStatus{}, err
+	}
+	for _, h := range hosts {
+		st.Hosts = append(st.Hosts, apitype.WindowHost{Name: h.Name, API: h.API, HTTP: h.HTTP, URL: h.URL, Serving: h.Serving, Seen: h.Seen})
+	}
 	return st, nil
 }
 
-// Open opens a window for ttl, with Secure Boot when opts asks.
-func (w *windows) Open(_ context.Context, ttl time.Duration, opts api.WindowOptions) (api.WindowStatus, error) {
+// Open opens the site's window for ttl, with Secure Boot and discovery
+// as opts asks, and serves it here: a window open on the site is refused
+// ([sitewindow.OpenError]); one that cannot serve here is not recorded.
+func (w *windows) Open(ctx context.Context, ttl time.Duration, opts api.WindowOptions) (api.WindowStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopping {
 		return api.WindowStatus{}, fmt.Errorf("%w: the daemon is stopping", api.ErrConflict)
 	}
-	if w.cur != nil {
-		left := time.Until(w.cur.rec.Deadline).Round(time.Second)
-		return api.WindowStatus{}, fmt.Errorf("%w (opened through the API, %s left)", pxe.ErrWindowOpen, left)
-	}
 	now := time.Now().UTC()
-	return w.startLocked(record{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot, Discover: opts.Discover})
-}
-
-// startLocked starts a window until rec's deadline and waits until it
-// serves or fails.
-func (w *windows) startLocked(rec record) (api.WindowStatus, error) {
-	cfg := w.cfg
-	cfg.TTL = time.Until(rec.Deadline)
-	cfg.SecureBoot = cfg.SecureBoot || rec.SecureBoot
-	cfg.Discover = cfg.Discover || rec.Discover
-	if cfg.TTL <= 0 {
-		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
-	}
-	opened := make(chan *pxe.Window, 1)
-	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }
-	sd := &said{}
-	cfg.Logger = logSaid(cfg.Logger, sd)
-	srv, err := pxe.New(cfg)
-	if err != nil {
-		return api.WindowStatus{}, fmt.Errorf("%w: the daemon's window settings: %w", api.ErrBadRequest, err)
-	}
-	ctx, cancel := context.WithCancel(w.ctx)
-	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), rec: rec, said: sd}
-	go func() {
-		r.err = srv.Serve(ctx)
-		cancel()
-		close(r.done)
-		w.ended(r)
-	}()
-	var pw *pxe.Window
-	select {
-	case pw = <-opened:
-	case <-r.done:
-		var held *pxe.WindowHeldError
-		if errors.As(r.err, &held) {
-			return api.WindowStatus{}, r.err
-		}
-		err := fmt.Errorf("%w: %w", api.ErrNotStarted, r.err)
-		if l := sd.list(); len(l) > 0 {
-			err = fmt.Errorf("%w (it warned: %s)", err, strings.Join(l, "; "))
-		}
+	rec := sitewindow.Window{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot, Discover: opts.Discover, By: w.host.Name}
+	if err := w.site.Open(ctx, rec); err != nil {
 		return api.WindowStatus{}, err
 	}
-	sd.stop()
-	w.cur = r
-	data, _ := json.Marshal(rec)
-	if err := atomicfile.WriteFile(w.recPath, data, 0o600); err != nil {
-		w.log.Error("cannot record the window's deadline; a restart will not reopen it", "err", err)
-	}
-	return api.WindowStatus{Open: true, Daemon: true, PID: pw.PID, Started: pw.Started, Deadline: pw.Deadline, HTTP: pw.HTTP, URL: pw.URL,
-		DHCPInterface: pw.DHCPInterface, TFTP: pw.TFTP, CertFingerprint: pw.CertFingerprint, SecureBoot: pw.SecureBoot, Discover: pw.Discover, Warnings: sd.list()}, nil
-}
-
-// ended forgets a window that stopped serving.
-func (w *windows) ended(r *running) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cur == r {
+	if r := w.cur; r != nil {
+		// A window closed elsewhere that this host has not stopped yet.
+		r.closing = true
+		r.cancel()
+		<-r.done
 		w.cur = nil
 	}
-	switch {
-	case (w.stopping || w.ctx.Err() != nil) && !r.closing:
-		// The daemon stops: the record stays, the next start reopens.
-	case errors.Is(r.err, pxe.ErrWindowExpired):
-		w.log.Info("window closed at its deadline")
-		w.removeRecord()
-	case r.closing:
-		w.removeRecord()
-	default:
-		w.log.Error("the window failed", "err", r.err)
-		w.removeRecord()
+	st, err := w.startLocked(rec)
+	if err != nil {
+		if e := w.site.End(context.WithoutCancel(ctx), rec); e != nil {
+			w.log.Error("cannot remove the window that did not open; it closes at its deadline", "err", e)
+		}
+		return st, err
 	}
+	st.OpenedBy = rec.By
+	w.advertiseLocked(ctx, true)
+	return st, nil
 }
 
-// Close closes the open window: the daemon's, or another process's.
+// Close closes the site's window and stops it here (the other hosts
+// stop as they learn of it), or closes another process's window on the
+// state folder.
 func (w *windows) Close(ctx context.Context) (bool, error) {
+	open, err := w.site.Close(ctx)
+	if err != nil {
+		return false, err
+	}
 	w.mu.Lock()
 	r := w.cur
 	if r != nil {
@@ -227,10 +154,14 @@ func (w *windows) Close(ctx context.Context) (bool, error) {
 		}
 		return true, nil
 	}
+	if open {
+		return true, nil
+	}
 	return pxe.Disable(ctx, w.stateDir, 0)
 }
 
-// shutdown stops the daemon's window, keeping its record.
+// shutdown stops the daemon's window, keeping the site's record, and
+// tells the site this host no longer serves.
 func (w *windows) shutdown() {
 	w.mu.Lock()
 	w.stopping = true
@@ -239,5 +170,12 @@ func (w *windows) shutdown() {
 	if r != nil {
 		r.cancel()
 		<-r.done
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), shutdownGrace)
+	defer cancel()
+	h := w.host
+	h.Seen = time.Now().UTC()
+	if err := w.site.Advertise(ctx, h); err != nil {
+		w.log.Warn("cannot tell the site this host stops serving", "err", err)
 	}
 }

@@ -7,7 +7,7 @@
 //
 // The stores themselves are in its subpackages, one per store:
 // pgregistry (registrations), pgevents (the event log), pgtokens (API
-// tokens), pgreplies (idempotency records), pgwindow (the window state),
+// tokens), pgreplies (idempotency records), pgwindow (the site's window),
 // pginstalls (the installers' reports) and pgsecret (the nodes' secrets,
 // encrypted with a key kept on each host). They take a [*DB].
 //

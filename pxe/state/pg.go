@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgwindow"
 )
 
 // KeyFileName is the secrets key's file in the state folder when
@@ -59,6 +60,7 @@ func (s *Stores) pgSecrets() (*pgsecret.Store, error) {
 
 func (s *Stores) pgEvents() *pgevents.Store     { return pgevents.Open(s.db, pgevents.Options{}) }
 func (s *Stores) pgInstalls() *pginstalls.Store { return pginstalls.Open(s.db) }
+func (s *Stores) pgSiteWindow() *pgwindow.Store { return pgwindow.Open(s.db) }
 func (s *Stores) pgTokens() *pgtokens.Store     { return pgtokens.Open(s.db, s.opts.Logger) }
 func (s *Stores) pgDiscovered() *pgdiscovery.Store {
 	return pgdiscovery.Open(s.db, s.opts.Discovery)

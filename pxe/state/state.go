@@ -23,6 +23,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -72,11 +73,12 @@ type Options struct {
 	// discovery's defaults.
 	Discovery discovery.Limits
 	// Store, a postgres:// or postgresql:// URL, keeps the
-	// registrations, secrets, tokens, idempotency records, events and
-	// install reports in PostgreSQL; empty keeps them in the state
-	// folder. The folder keeps the rest either way (boot assets, the
-	// certificate, first-boot files, the window record, the discovery
-	// inbox, the site settings).
+	// registrations, secrets, tokens, idempotency records, events,
+	// install reports, the discovery inbox and the site's window in
+	// PostgreSQL; empty keeps them in the state folder. The folder keeps
+	// the rest either way (boot assets, the certificate, first-boot
+	// files, the record of the window serving on the host, the site
+	// settings).
 	Store string
 	// KeyFile is the secrets key of a PostgreSQL store (0600; made on
 	// the store's first host); empty means <state-dir>/store.key.
@@ -101,6 +103,7 @@ type Stores struct {
 	events   events.Store
 	installs registry.Installs
 	inbox    discovery.Store
+	site     sitewindow.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -260,8 +263,26 @@ func (s *Stores) Installs() (registry.Installs, error) {
 	return in, nil
 }
 
-// Window returns the window state of the stores ([Window] of their
-// folder).
+// SiteWindow returns the site's window, the same one each time: the
+// PostgreSQL store's, shared by the site's hosts, else the state
+// folder's (<state-dir>/api/window.json), one host's. It opens nothing
+// until used.
+func (s *Stores) SiteWindow() sitewindow.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.site != nil:
+	case s.db != nil:
+		s.site = s.pgSiteWindow()
+	default:
+		s.site = sitewindow.OpenDir(filepath.Join(s.dir, apitoken.DirName))
+	}
+	return s.site
+}
+
+// Window returns the record of the window serving on this host ([Window]
+// of the stores' folder): a serving process records itself on its host
+// whatever the store.
 func (s *Stores) Window() window.Store { return Window(s.dir) }
 
 // Window returns the window state of the state folder dir: its

@@ -5,179 +5,205 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
-	"github.com/plasmactl/plasma-node/pxe/window"
+	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 )
 
-// windowLock is the advisory lock of the window ("np-windw" in ASCII).
-const windowLock int64 = 0x6e702d77696e6477
+// channel is the notification channel of the window's changes.
+const channel = "np_site_window"
 
-// maxRecord bounds a window record read, as the state folder's.
+// maxRecord bounds a record read, as the state folder's.
 const maxRecord = 64 << 10
 
-// Store is the window state of a PostgreSQL store; safe for concurrent
+// maxHosts bounds the hosts listed.
+const maxHosts = 256
+
+// listenRetry is how long a listener that lost its connection waits
+// before it listens again.
+const listenRetry = time.Second
+
+// Store is the site's window of a PostgreSQL store; safe for concurrent
 // use, also by several hosts on one database.
 type Store struct{ db *pgstore.DB }
 
-var _ window.Store = (*Store)(nil)
+var _ sitewindow.Store = (*Store)(nil)
 
-// Open returns the window state of db.
+// Open returns the site's window of db.
 func Open(db *pgstore.DB) *Store { return &Store{db: db} }
 
-// Read returns the window's record; none is an error wrapping
-// fs.ErrNotExist.
-func (s *Store) Read() (*window.Record, error) {
-	ctx, cancel := s.db.Context()
+// Read returns the recorded window, nil for none.
+func (s *Store) Read(ctx context.Context) (*sitewindow.Window, error) {
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	var data string
-	err := s.db.Pool.QueryRow(ctx, "SELECT data FROM np_window WHERE id = 1").Scan(&data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("window record: %w", fs.ErrNotExist)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("window record: %w", s.db.Check(err))
-	}
-	if len(data) > maxRecord {
-		return nil, fmt.Errorf("window record (postgres np_window): %d bytes, more than %d", len(data), maxRecord)
-	}
-	var w window.Record
-	if err := json.Unmarshal([]byte(data), &w); err != nil {
-		return nil, fmt.Errorf("window record (postgres np_window): %w", err)
-	}
-	return &w, nil
-}
-
-// Write records w, replacing the record.
-func (s *Store) Write(w *window.Record) error {
-	data, err := json.Marshal(w)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.db.Context()
-	defer cancel()
-	if _, err := s.db.Pool.Exec(ctx, `INSERT INTO np_window (id, pid, data) VALUES (1, $1, $2)
-		ON CONFLICT (id) DO UPDATE SET pid = EXCLUDED.pid, data = EXCLUDED.data`, w.PID, string(data)); err != nil {
-		return fmt.Errorf("write window record: %w", s.db.Check(err))
-	}
-	return nil
-}
-
-// Remove removes the record if it is still process pid's.
-func (s *Store) Remove(pid int) error {
-	ctx, cancel := s.db.Context()
-	defer cancel()
-	if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_window WHERE id = 1 AND pid = $1", pid); err != nil {
-		return fmt.Errorf("remove window record: %w", s.db.Check(err))
-	}
-	return nil
-}
-
-// holderSQL selects the holder whose session holds the lock now.
-const holderSQL = `SELECT h.pid, h.host, h.http, h.since FROM np_window_holder h
-	WHERE h.id = 1 AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
-		AND l.pid = h.backend_pid AND l.objsubid = 1
-		AND l.classid::bigint = ($1::bigint >> 32) AND l.objid::bigint = ($1::bigint & 4294967295))`
-
-// Holder returns the window holding the lock, nil for none.
-func (s *Store) Holder() (*window.HeldError, error) {
-	ctx, cancel := s.db.Context()
-	defer cancel()
-	return s.holder(ctx, s.db.Pool)
-}
-
-type rowQuerier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-func (s *Store) holder(ctx context.Context, q rowQuerier) (*window.HeldError, error) {
-	var h window.HeldError
-	var host string
-	err := q.QueryRow(ctx, holderSQL, windowLock).Scan(&h.PID, &host, &h.HTTP, &h.Since)
+	err := s.db.Pool.QueryRow(ctx, "SELECT data FROM np_site_window WHERE id = 1").Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("window lock: %w", s.db.Check(err))
+		return nil, fmt.Errorf("site window: %w", s.db.Check(err))
 	}
-	h.StateDir = s.db.Name() + " (host " + host + ")"
-	return &h, nil
+	return decode(data)
 }
 
-// Lock is the window lock, held on a connection of its own until Unlock
-// or the connection's end.
-type Lock struct {
-	s    *Store
-	conn *pgx.Conn
+func decode(data string) (*sitewindow.Window, error) {
+	if len(data) > maxRecord {
+		return nil, fmt.Errorf("site window (np_site_window): %d bytes, more than %d", len(data), maxRecord)
+	}
+	var w sitewindow.Window
+	if err := json.Unmarshal([]byte(data), &w); err != nil {
+		return nil, fmt.Errorf("site window (np_site_window): %w", err)
+	}
+	return &w, nil
 }
 
-// Lock takes the window lock for a window of this process that will
-// serve on addr, or returns a [*window.HeldError] (matching
-// [window.ErrOpen]) naming the window holding it.
-func (s *Store) Lock(ctx context.Context, addr string) (*Lock, error) {
+// Open records w unless a window is open at w.Opened: one statement, so
+// of hosts opening at once exactly one wins.
+func (s *Store) Open(ctx context.Context, w sitewindow.Window) error {
+	data, err := json.Marshal(w)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
-	pc, err := s.db.Pool.Acquire(ctx)
+	tag, err := s.db.Pool.Exec(ctx, `INSERT INTO np_site_window (id, deadline, data) VALUES (1, $1, $2)
+		ON CONFLICT (id) DO UPDATE SET deadline = EXCLUDED.deadline, data = EXCLUDED.data
+		WHERE np_site_window.deadline <= $3`, w.Deadline, string(data), w.Opened)
 	if err != nil {
-		return nil, fmt.Errorf("window lock: %w", s.db.Check(err))
+		return fmt.Errorf("open the site window: %w", s.db.Check(err))
 	}
-	conn := pc.Hijack()
-	fail := func(err error) (*Lock, error) {
-		_ = conn.Close(context.Background())
-		return nil, err
+	if tag.RowsAffected() == 1 {
+		return nil
 	}
-	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", windowLock).Scan(&got); err != nil {
-		return fail(fmt.Errorf("window lock: %w", s.db.Check(err)))
+	cur, err := s.Read(ctx)
+	if err != nil {
+		return err
 	}
-	if !got {
-		held, err := s.holder(ctx, conn)
-		if err == nil && held == nil {
-			// Taken between its holder's row and the lock: name what is known.
-			held = &window.HeldError{StateDir: s.db.Name(), HTTP: "(unknown)"}
-		}
-		if err != nil {
-			return fail(err)
-		}
-		return fail(held)
+	if cur == nil { // closed meanwhile: name what is known
+		cur = &sitewindow.Window{}
 	}
-	host, _ := os.Hostname()
-	if _, err := conn.Exec(ctx, `INSERT INTO np_window_holder (id, backend_pid, pid, host, http, since)
-		VALUES (1, pg_backend_pid(), $1, $2, $3, $4)
-		ON CONFLICT (id) DO UPDATE SET backend_pid = EXCLUDED.backend_pid, pid = EXCLUDED.pid,
-			host = EXCLUDED.host, http = EXCLUDED.http, since = EXCLUDED.since`,
-		os.Getpid(), host, addr, time.Now().UTC()); err != nil {
-		return fail(fmt.Errorf("window lock: %w", s.db.Check(err)))
-	}
-	return &Lock{s: s, conn: conn}, nil
+	return &sitewindow.OpenError{Current: *cur}
 }
 
-// Relabel names the address the window listens on, once bound.
-func (l *Lock) Relabel(addr string) error {
-	ctx, cancel := l.s.db.Context()
+// Close removes the recorded window, reporting whether it was open.
+func (s *Store) Close(ctx context.Context) (bool, error) {
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
-	if _, err := l.conn.Exec(ctx, "UPDATE np_window_holder SET http = $1 WHERE id = 1 AND backend_pid = pg_backend_pid()", addr); err != nil {
-		return fmt.Errorf("window lock: %w", l.s.db.Check(err))
+	var open bool
+	err := s.db.Pool.QueryRow(ctx, "DELETE FROM np_site_window WHERE id = 1 RETURNING deadline > $1", time.Now()).Scan(&open)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("close the site window: %w", s.db.Check(err))
+	}
+	return open, nil
+}
+
+// End removes the recorded window if it is still w.
+func (s *Store) End(ctx context.Context, w sitewindow.Window) error {
+	cur, err := s.Read(ctx)
+	if err != nil || cur == nil || !cur.Same(&w) {
+		return err
+	}
+	ctx, cancel := s.db.Bound(ctx)
+	defer cancel()
+	// The deadline and the opening in the row name this window.
+	if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_site_window WHERE id = 1 AND deadline = $1 AND data::jsonb->>'opened' = $2",
+		w.Deadline, cur.Opened.Format(time.RFC3339Nano)); err != nil {
+		return fmt.Errorf("end the site window: %w", s.db.Check(err))
 	}
 	return nil
 }
 
-// Unlock lets the lock go (ending its session, which also does when the
-// database cannot be reached).
-func (l *Lock) Unlock() error {
-	ctx, cancel := l.s.db.Context()
-	defer cancel()
-	_, err := l.conn.Exec(ctx, "DELETE FROM np_window_holder WHERE id = 1 AND backend_pid = pg_backend_pid()")
-	if cerr := l.conn.Close(ctx); err == nil {
-		err = cerr
-	}
+// Advertise records h, replacing the host of its name.
+func (s *Store) Advertise(ctx context.Context, h sitewindow.Host) error {
+	data, err := json.Marshal(h)
 	if err != nil {
-		return fmt.Errorf("window unlock: %w", l.s.db.Check(err))
+		return err
+	}
+	ctx, cancel := s.db.Bound(ctx)
+	defer cancel()
+	if _, err := s.db.Pool.Exec(ctx, `INSERT INTO np_site_hosts (name, seen, data) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET seen = EXCLUDED.seen, data = EXCLUDED.data`, h.Name, h.Seen, string(data)); err != nil {
+		return fmt.Errorf("advertise the host: %w", s.db.Check(err))
 	}
 	return nil
+}
+
+// Hosts returns the hosts seen at or after since, by name.
+func (s *Store) Hosts(ctx context.Context, since time.Time) ([]sitewindow.Host, error) {
+	ctx, cancel := s.db.Bound(ctx)
+	defer cancel()
+	rows, err := s.db.Pool.Query(ctx, "SELECT data FROM np_site_hosts WHERE seen >= $1 ORDER BY name LIMIT $2", since, maxHosts)
+	if err != nil {
+		return nil, fmt.Errorf("site hosts: %w", s.db.Check(err))
+	}
+	datas, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("site hosts: %w", s.db.Check(err))
+	}
+	var out []sitewindow.Host
+	for _, d := range datas {
+		var h sitewindow.Host
+		if len(d) > maxRecord {
+			return nil, fmt.Errorf("site hosts (np_site_hosts): a record of %d bytes, more than %d", len(d), maxRecord)
+		}
+		if err := json.Unmarshal([]byte(d), &h); err != nil {
+			return nil, fmt.Errorf("site hosts (np_site_hosts): %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// Changes listens on a connection of its own for the window's
+// notifications until ctx ends; when the connection fails it listens
+// again a second later (a change missed meanwhile is the poll's).
+func (s *Store) Changes(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	go func() {
+		for ctx.Err() == nil {
+			err := s.listen(ctx, ch)
+			if ctx.Err() != nil {
+				return
+			}
+			s.db.Log.Debug("site window: listening again", "err", s.db.Check(err), "in", listenRetry)
+			select {
+			case <-ctx.Done():
+			case <-time.After(listenRetry):
+			}
+		}
+	}()
+	return ch
+}
+
+func (s *Store) listen(ctx context.Context, ch chan struct{}) error {
+	actx, cancel := s.db.Bound(ctx)
+	pc, err := s.db.Pool.Acquire(actx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	conn := pc.Hijack() // left listening, it never goes back to the pool
+	defer conn.Close(context.WithoutCancel(ctx))
+	lctx, cancel := s.db.Bound(ctx)
+	_, err = conn.Exec(lctx, "LISTEN "+channel)
+	cancel()
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -1,0 +1,3 @@
+// Package sitewindowtest is the conformance suite of the site window's
+// stores ([sitewindow.Store]): every implementation runs [Run].
+package sitewindowtest
