@@ -243,7 +243,11 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 				reason = "expired token"
 			case err != nil:
 				h.log.Error("api: cannot read the tokens; refusing every request", "err", err)
-				writeError(w, http.StatusServiceUnavailable, "the server cannot read its tokens", "")
+				msg := "the server cannot read its tokens"
+				if unavailable(err) { // the store's own words: named, no password
+					msg += ": " + err.Error() + "; try again"
+				}
+				writeError(w, http.StatusServiceUnavailable, msg, "")
 				return
 			}
 		}
