@@ -349,7 +349,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		}
 		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
 	}
-	if err := staged.commit(); err != nil {
+	if err := staged.commit(b.dir); err != nil {
 		b.forgetView()
 		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
 			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
@@ -383,16 +383,29 @@ func (s staged) discard() {
 	}
 }
 
-// commit puts every file in place; on error it discards the rest.
-func (s staged) commit() error {
+// commit puts every file in place, then syncs dir, the one-shot files'
+// folder, once for them all; on error it discards the rest.
+func (s staged) commit(dir string) error {
+	oneShots := false
 	for i, f := range s {
 		if err := f.Commit(); err != nil {
 			s[i+1:].discard()
 			return err
 		}
+		_, ok := f.(oneShot)
+		oneShots = oneShots || ok
+	}
+	if oneShots {
+		return atomicfile.SyncDir(dir)
 	}
 	return nil
 }
+
+// oneShot is a one-shot file staged in the backend's folder: its Commit
+// renames it into place and leaves the folder's sync to [staged.commit].
+type oneShot struct{ *atomicfile.Staged }
+
+func (o oneShot) Commit() error { return o.Place() }
 
 // stage writes a node's root password and first-boot files under
 // temporary names, so that a full or read-only folder fails the answer
@@ -410,7 +423,7 @@ func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error
 			out.discard()
 			return nil, err
 		}
-		out = append(out, st)
+		out = append(out, oneShot{st})
 	}
 	return out, nil
 }
@@ -424,7 +437,7 @@ func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	hash, err := answer.HashPassword(pw)
+	hash, err := answer.HashGeneratedPassword(pw)
 	if err != nil {
 		return nil, nil, "", err
 	}
