@@ -38,6 +38,23 @@ const (
 // (crypt(3) stops at NUL, so such a password can never be typed), and when
 // the system's random source fails.
 func HashPassword(password string) (string, error) {
+	return hashPassword(password, cryptPrefix)
+}
+
+// HashGeneratedPassword is [HashPassword] for a password drawn from a
+// random source with at least 128 bits of entropy (such as the window's
+// generated root passwords, 192 bits): the hash has the fewest rounds the
+// method allows, "$6$rounds=1000$salt$hash" ([MinCryptRounds]). Rounds
+// slow down a guess at a password a person chose; against 2^128
+// candidates the default 5000 add about two bits, and cost every answer
+// of a boot storm 2.5 ms of a CPU.
+func HashGeneratedPassword(password string) (string, error) {
+	return hashPassword(password, cryptPrefix+roundsPrefix+strconv.Itoa(MinCryptRounds)+"$")
+}
+
+// hashPassword hashes password with a new random salt after prefix
+// ("$6$" or "$6$rounds=N$").
+func hashPassword(password, prefix string) (string, error) {
 	var raw [generatedSalts]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", fmt.Errorf("hash password: read random salt: %w", err)
@@ -46,7 +63,7 @@ func HashPassword(password string) (string, error) {
 	for i, b := range raw {
 		salt[i] = cryptAlphabet[b&0x3f] // 64 symbols: no bias
 	}
-	h, err := CryptSHA512(password, cryptPrefix+string(salt))
+	h, err := CryptSHA512(password, prefix+string(salt))
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}
