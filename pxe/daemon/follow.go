@@ -61,12 +61,17 @@ func (w *windows) reconcile(ctx context.Context) {
 		w.log.Info("the site's window can be read again")
 		w.outage = false
 	}
+	defer func() { w.joined = true }()
 	now := time.Now()
 	r := w.cur
 	switch {
 	case !rec.OpenAt(now):
 		if rec != nil {
-			w.log.Info("the window's deadline passed; it stays closed", "deadline", rec.Deadline.Format(time.RFC3339))
+			msg := "the window's deadline passed; it stays closed"
+			if !w.joined {
+				msg = "the window's deadline passed while the daemon was down; it stays closed"
+			}
+			w.log.Info(msg, "deadline", rec.Deadline.Format(time.RFC3339))
 			if err := w.site.End(rctx, *rec); err != nil {
 				w.log.Warn("cannot end the passed window", "err", err)
 			}

@@ -35,6 +35,7 @@ type windows struct {
 	stopping bool            // the daemon stops: records stay
 	failed   failure         // the last window that failed to serve here
 	outage   bool            // the store could not be read last time
+	joined   bool            // the site's window was read once since the start
 	advert   sitewindow.Host // the last advertisement
 }
 
