@@ -174,6 +174,16 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 		return result{}, err
 	}
 	defer conn.Close()
+	// Each machine of a storm has its own NIC; the one socket that
+	// stands in for all of them gets a burst of offers at once, which
+	// the default receive buffer (about 90 offers) dropped, leaving the
+	// machines to re-send their DISCOVERs a second later. As large a
+	// buffer as the system allows (net.core.rmem_max).
+	if u, ok := conn.(interface{ SetReadBuffer(int) error }); ok {
+		if err := u.SetReadBuffer(16 << 20); err != nil {
+			return result{}, fmt.Errorf("DHCP receive buffer: %w", err)
+		}
+	}
 
 	// One DHCP socket for all clients: the receiver hands each offer to
 	// the client with its transaction id.
