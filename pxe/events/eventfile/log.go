@@ -22,8 +22,11 @@ const FileName = "events.jsonl"
 const MaxSize = 8 << 20
 
 // DefaultPoll is how often [Store.Follow] looks for events other
-// processes appended; this process's own appends wake it at once.
-const DefaultPoll = 200 * time.Millisecond
+// processes appended; this process's own appends wake it at once. A
+// look that finds nothing is a read(2) and a stat(2); at 200 ms, a
+// daemon streaming a window's events ran 150 ms behind it at the median
+// and over 500 ms at the 99th percentile during a 1 000-machine storm.
+const DefaultPoll = 50 * time.Millisecond
 
 // Path returns the event log's path in stateDir.
 func Path(stateDir string) string { return filepath.Join(stateDir, FileName) }
