@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(tftpFlood(count))
 		os.Exit(0)
 	}
+	if c := os.Getenv("PN_E2E_STORM"); c != "" {
+		os.Exit(runStorm(c))
+	}
 	if u := os.Getenv("PN_E2E_GET"); u != "" {
 		os.Exit(httpGet(u))
 	}

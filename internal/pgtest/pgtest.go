@@ -30,8 +30,11 @@ const Password = "pgtest-s3cret-7d1f"
 
 // Server is a running throwaway cluster.
 type Server struct {
-	// Port is the loopback TCP port it listens on.
-	Port            int
+	// Port is the TCP port it listens on.
+	Port int
+	// Host is the address its connection strings name: 127.0.0.1, or
+	// [Options.Host].
+	Host            string
 	bin             string
 	cred            *syscall.Credential
 	data, log, opts string       // for Stop and Restart
@@ -41,7 +44,17 @@ type Server struct {
 // ConnString is a connection string for the postgres database, as the
 // pg backend takes it from PG_CONN_STR.
 func (s *Server) ConnString() string {
-	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/postgres?sslmode=disable", Password, s.Port)
+	return fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable", Password, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)))
+}
+
+// Options configure [StartWith].
+type Options struct {
+	// Host is an address of this host, besides loopback, for the cluster
+	// to listen on and its connection strings to name, such as a lab
+	// segment's address other network namespaces reach it at. It trusts
+	// connections from the subnets it is directly connected to
+	// (pg_hba's samenet). Empty: loopback only.
+	Host string
 }
 
 // binDir finds the folder of initdb, pg_ctl and psql: PATH, then
@@ -66,14 +79,20 @@ func binDir() string {
 	return ""
 }
 
-// Start starts a cluster and stops it when the test ends.
+// Start starts a cluster on loopback and stops it when the test ends.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith starts a cluster as o says and stops it when the test ends.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	bin := binDir()
 	if bin == "" {
 		tofutest.Missing(t, "PostgreSQL server binaries (initdb, pg_ctl; Debian package postgresql)")
 	}
-	s := &Server{bin: bin}
+	s := &Server{bin: bin, Host: "127.0.0.1"}
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +118,22 @@ func Start(t testing.TB) *Server {
 	l.Close()
 	data := filepath.Join(dir, "data")
 	s.run(t, "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -k %s -c fsync=off", s.Port, dir)
+	listen := "127.0.0.1"
+	if o.Host != "" {
+		s.Host, listen = o.Host, listen+","+o.Host
+		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = hba.WriteString("host all all samenet trust\n")
+		if cerr := hba.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := fmt.Sprintf("-c listen_addresses=%s -p %d -k %s -c fsync=off", listen, s.Port, dir)
 	s.data, s.log, s.opts = data, filepath.Join(dir, "log"), opts
 	s.Restart(t)
 	t.Cleanup(func() {
@@ -162,5 +196,5 @@ func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("t%d_%d", time.Now().UnixNano(), s.next.Add(1))
 	s.Exec(t, "CREATE DATABASE "+name)
-	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/%s?sslmode=disable", Password, s.Port, name)
+	return fmt.Sprintf("postgres://postgres:%s@%s/%s?sslmode=disable", Password, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), name)
 }
