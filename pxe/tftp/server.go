@@ -185,6 +185,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
+// RequestReadBuffer is the receive buffer [Listen] asks for on the
+// socket that takes read requests: 4 MiB.
+const RequestReadBuffer = 4 << 20
+
 // Listen opens the UDP socket for a [Server] on addr ("host:port")
 // and asks the kernel for each request's destination address and
 // interface: a transfer answers from the address its request came to,
@@ -196,6 +200,11 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 		return nil, fmt.Errorf("listen on udp %s: %w", addr, err)
 	}
 	conn := pc.(*net.UDPConn)
+	// A boot storm's read requests arrive at once: the default receive
+	// buffer (about 200 KiB) held some hundred of them and dropped the
+	// rest, which their clients sent again only after their timeout
+	// (2 s and more). Best effort: the system's net.core.rmem_max caps it.
+	_ = conn.SetReadBuffer(RequestReadBuffer)
 	if is6(conn) {
 		err = ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
 	} else {
