@@ -106,9 +106,11 @@ func (d *Daemon) Fingerprint() string {
 	return d.fp
 }
 
-// Run serves the API until ctx ends, reopening a window recorded as
-// open; it then closes the window (keeping its record, so that the next
-// start reopens it) and returns nil. While it serves, the daemon is
+// Run serves the API until ctx ends, following the site's window (see
+// the package doc): it serves the window while it is open, also one
+// recorded as open before it started. It then stops serving (keeping
+// the site's record, so that the next start, and the site's other
+// hosts, go on with it) and returns nil. While it serves, the daemon is
 // recorded in the state folder (see [Running]); the record goes when Run
 // returns. A second daemon on the same state folder gets an error
 // wrapping [ErrRunning]. An error setting up (the state
