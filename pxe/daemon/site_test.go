@@ -89,7 +89,14 @@ func startSiteHost(t *testing.T, name, stateDir, store string) *siteHost {
 // of a's key file (0600).
 func twoHosts(t *testing.T) (a, b *siteHost) {
 	t.Helper()
-	srv := pgtest.Start(t)
+	a, b, _ = twoHostsOn(t)
+	return a, b
+}
+
+// twoHostsOn is twoHosts, with the PostgreSQL server.
+func twoHostsOn(t *testing.T) (a, b *siteHost, srv *pgtest.Server) {
+	t.Helper()
+	srv = pgtest.Start(t)
 	store := srv.NewDatabase(t)
 	a = startSiteHost(t, "a", t.TempDir(), store)
 	stateB := t.TempDir()
@@ -100,7 +107,7 @@ func twoHosts(t *testing.T) (a, b *siteHost) {
 	if err := os.WriteFile(filepath.Join(stateB, state.KeyFileName), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return a, startSiteHost(t, "b", stateB, store)
+	return a, startSiteHost(t, "b", stateB, store), srv
 }
 
 // waitWindow polls h's window until ok holds, for up to 10 s.
@@ -265,3 +272,32 @@ func TestAHostDiesTheOtherGoesOn(t *testing.T) {
 
 // pollInterval is how often a daemon reads the site's window.
 const pollInterval = time.Second
+
+// TestAStoreOutageChangesNothingOnTheHosts: while the PostgreSQL store
+// is stopped, a host serving the site's window goes on serving it (its
+// HTTP answers) and its status is 503 naming the store; once the store is
+// back, the same daemons answer again and a close through a stops b.
+func TestAStoreOutageChangesNothingOnTheHosts(t *testing.T) {
+	a, b, srv := twoHostsOn(t)
+	ctx := context.Background()
+	if _, err := a.c.OpenWindow(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	wb := waitWindow(t, b, "serving a's window", serving)
+	srv.Stop(t)
+	time.Sleep(3 * pollInterval)
+	if _, err := bootScript(wb.HTTP, "52:54:00:00:00:0d"); err != nil {
+		t.Errorf("b's window during the outage: %v", err)
+	}
+	_, err := b.c.Window(ctx)
+	var ae *client.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || !strings.Contains(ae.Message, "PostgreSQL store") {
+		t.Errorf("b's status during the outage: %v; want 503 naming the store", err)
+	}
+	srv.Restart(t)
+	waitWindow(t, b, "serving once the store is back", serving)
+	if err := a.c.CloseWindow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitWindow(t, b, "stopped once a closed the window", closed)
+}
