@@ -5,7 +5,7 @@
 # peers from Debian when missing, builds into a scratch folder, removes its
 # namespaces and processes when it ends. Not part of `make test`.
 #
-# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [storm] [inventory]   (default: all)
+# Usage: sudo bench/run.sh [dhcp] [tftp] [http] [storm] [inventory] [store]   (default: all but store)
 # Env: BENCH_WORK (scratch folder, default a new one under /tmp),
 #      BENCH_ROUNDS (runs of each side, alternating; default 3),
 #      BENCH_HTTP_SIZE_MB (default 1024), BENCH_HTTP_SECONDS (wrk run, default 10),
@@ -16,7 +16,8 @@
 #      BENCH_BEFORE_SRC (a second checkout) or BENCH_BEFORE_REV (a revision of this repository):
 #        build a "before" node-provisioner and plasma-node from it and run them in the same run,
 #        alternating with ours against the same peers (a "before" column in the table),
-#      BENCH_SERVER_CPU / BENCH_CLIENT_CPU (CPUs the DHCP sides are pinned to, default 0 / 1).
+#      BENCH_SERVER_CPU / BENCH_CLIENT_CPU (CPUs the DHCP sides are pinned to, default 0 / 1),
+#      BENCH_STORE_CLIENTS (machines of the store section's storm, default 200).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,6 +43,10 @@ STARTED=$(date +%s)
 RUN_ID=${BENCH_RUN_ID:-$$}
 NS_C=pnb-client-$RUN_ID NS_S=pnb-server-$RUN_ID VETH_C=pnb-a$RUN_ID VETH_S=pnb-b$RUN_ID
 CLIENT_IP=10.78.0.100 SERVER_IP=10.78.0.2 NET=10.78.0.0
+# The store section's second provisioner host, its PostgreSQL host and the
+# bridge joining them to the client and the first host (bench/store.sh).
+NS_B=pnb-serverb-$RUN_ID NS_DB=pnb-db-$RUN_ID NS_BR=pnb-br-$RUN_ID VETH_B=pnb-c$RUN_ID VETH_DB=pnb-d$RUN_ID
+SERVER_B_IP=10.78.0.3 DB_IP=10.78.0.5 PG_DIR=
 
 mkdir -p "$WORK" "$BIN"
 : >"$RESULTS"
@@ -54,7 +59,11 @@ cleanup() {
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	ip netns del "$NS_C" 2>/dev/null || true
 	ip netns del "$NS_S" 2>/dev/null || true
+	store_cleanup
 }
+# The store section (PostgreSQL against the folder), in a file of its own.
+# shellcheck source=bench/store.sh
+. "$HERE/store.sh"
 trap cleanup EXIT
 
 # stop_pids kills the processes started so far (one section's servers).

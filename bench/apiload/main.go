@@ -6,8 +6,11 @@
 // lets -storm machines boot at once (each asks for its iPXE
 // script and posts its system info to /answer) while an event stream
 // follows; it reports how long events took from being recorded to being
-// delivered on the stream (p50, p99, max). It prints JSON. It is a
-// benchmark tool, not a test: go run ./bench/apiload.
+// delivered on the stream (p50, p99, max), and how long each POST
+// /answer took. With NODE_PROVISIONER_STORE set (a postgres:// URL of an
+// empty database) the daemon keeps its state there instead of in the
+// folder, as node-provisioner --store does (bench/run.sh store). It
+// prints JSON. It is a benchmark tool, not a test: go run ./bench/apiload.
 package main
 
 import (
@@ -29,14 +32,13 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	pxestate "github.com/plasmactl/plasma-node/pxe/state"
 )
 
 type percentiles struct {
@@ -65,6 +67,10 @@ type result struct {
 	// an answer as its request came in, so its figure includes the time
 	// the window took to answer.
 	EventDelivery map[string]percentiles `json:"event_delivery"`
+	// StormAnswer is each storm machine's POST /answer.
+	StormAnswer percentiles `json:"storm_answer"`
+	// Store is the store the daemon kept its state in.
+	Store string `json:"store"`
 	// WindowGet is GET /api/v1/window through the client every 100 ms
 	// during the storm: the API's responsiveness under it.
 	WindowGet percentiles `json:"window_get_during_storm"`
@@ -110,7 +116,13 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	defer os.RemoveAll(state)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tokens, err := tokenfile.Open(state, nil)
+	store := os.Getenv(pxestate.EnvStore)
+	stores, err := pxestate.Open(state, pxestate.Options{Store: store})
+	if err != nil {
+		return nil, err
+	}
+	defer stores.Close()
+	tokens, err := stores.Tokens()
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +138,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Logger: quiet,
 		// The storm comes from one loopback address: lift the per-client
 		// connection bound a real storm of many addresses does not meet.
-		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
+		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", Store: store, HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +153,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &result{Registrations: n, Concurrency: conc, StormClients: storm}
+	res := &result{Registrations: n, Concurrency: conc, StormClients: storm, Store: stores.Store()}
 
 	// Registrations.
 	lat := make([]time.Duration, n)
@@ -179,7 +191,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	res.RegisterFailed = int(failed.Load())
 
 	// The same, straight to a store.
-	if err := direct(ctx, res, n, conc); err != nil {
+	if err := direct(ctx, res, stores.Registrations(), n, conc); err != nil {
 		return nil, err
 	}
 
@@ -228,6 +240,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	}()
 	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: storm}}
 	base := "http://" + w.HTTP
+	answers := make([]time.Duration, storm)
 	start = time.Now()
 	for i := range storm {
 		wg.Go(func() {
@@ -238,10 +251,15 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 				resp.Body.Close()
 			}
 			body := bytes.ReplaceAll(info, []byte("52:54:00:BA:5E:11"), []byte(strings.ToUpper(m)))
+			t0 := time.Now()
 			resp, err = hc.Post(base+"/answer", "application/json", bytes.NewReader(body))
 			if err == nil {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				answers[i] = time.Since(t0)
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("answer of %s: %s", m, resp.Status)
+				}
 			}
 			if err != nil {
 				errMu.Lock()
@@ -258,6 +276,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	case <-time.After(30 * time.Second):
 	}
 	res.StormSeconds = time.Since(start).Seconds()
+	res.StormAnswer = pct(answers)
 	delMu.Lock()
 	res.StormEvents = len(delivery)
 	res.EventDelivery = map[string]percentiles{}
@@ -273,17 +292,15 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	return res, nil
 }
 
-// direct writes n registrations straight to a store of a new folder.
-func direct(ctx context.Context, res *result, n, conc int) error {
-	state, err := os.MkdirTemp("", "apiload-direct-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(state)
-	st, err := regfile.Open(state, nil)
-	if err != nil {
-		return err
-	}
+// direct writes n registrations straight to st, the daemon's store,
+// under other names and MACs, and removes them again.
+func direct(ctx context.Context, res *result, st registry.Registrations, n, conc int) error {
+	name := func(i int) string { return fmt.Sprintf("d%04d", i) }
+	defer func() {
+		for i := range n {
+			st.Delete(ctx, name(i))
+		}
+	}()
 	lat := make([]time.Duration, n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -295,7 +312,7 @@ func direct(ctx context.Context, res *result, n, conc int) error {
 				if i >= n {
 					return
 				}
-				r := registry.Registration{Name: fmt.Sprintf("n%04d", i), MACs: []string{mac(i)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
+				r := registry.Registration{Name: name(i), MACs: []string{mac(n + i)}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}}
 				t0 := time.Now()
 				st.Register(ctx, r, registry.RegisterOptions{})
 				lat[i] = time.Since(t0)

@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ type result struct {
 	// APIEvents is the management API's event stream, when followed.
 	APIEvents *lag     `json:"api_events,omitempty"`
 	Errors    []string `json:"errors,omitempty"`
+	// ByServer counts the clients that finished by the server whose
+	// offer they took (TFTP, script, kernel, initrd and answer from it).
+	ByServer map[string]int `json:"by_server,omitempty"`
 }
 
 // stages is one percentile of each step over the clients that finished.
@@ -65,7 +69,7 @@ func MAC(i int) net.HardwareAddr {
 
 func main() {
 	iface := flag.String("iface", "", "client interface to broadcast DISCOVERs on (SO_BINDTODEVICE)")
-	server := flag.String("server", "", "server IP (TFTP on :69 unless the offer names another, HTTP on -http-port)")
+	server := flag.String("server", "", "server IP (TFTP on :69 and HTTP on -http-port, unless the offer names another: a machine boots from the host whose offer it took)")
 	httpPort := flag.Int("http-port", 8090, "the server's HTTP port")
 	clients := flag.Int("c", 200, "clients booting at once")
 	sysinfo := flag.String("sysinfo", "", "system-info JSON to post; its MACs and DMI UUID are replaced by each client's")
@@ -73,6 +77,7 @@ func main() {
 	events := flag.String("events", "", "the window's event log (events.jsonl) to follow during the storm: how far behind each event is written")
 	sources := flag.String("sources", "", "a prefix (10.79.0.0/16) whose host addresses 1, 2, … the clients' HTTP requests come from, one each, as machines with their own leases; empty: the interface's address for all")
 	apiURL := flag.String("api", "", "a daemon's API URL (https://…) on the same state folder, whose /api/v1/events to follow during the storm (token in STORMLOAD_TOKEN)")
+	prefer := flag.String("prefer", "", "server IPs, comma-separated: client i takes the offer of the (i mod count)th if it comes within 1 s of a DISCOVER, else the first other one, as machines behind relays that point at different hosts do; empty: the first offer")
 	fingerprint := flag.String("fingerprint", "", "the -api certificate's SHA-256 fingerprint, as node-provisioner tls fingerprint prints it")
 	flag.Parse()
 	if *iface == "" || *server == "" || *sysinfo == "" {
@@ -105,7 +110,11 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout, src)
+	var prefs []string
+	if *prefer != "" {
+		prefs = strings.Split(*prefer, ",")
+	}
+	r, err := run(*iface, *server, *httpPort, *clients, tmpl, *timeout, src, prefs)
 	if f != nil {
 		r.Events = f.stop()
 	}
@@ -168,7 +177,7 @@ func httpClient(hc *http.Client, sources netip.Prefix, i int, timeout time.Durat
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: d.DialContext}}
 }
 
-func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration, sources netip.Prefix) (result, error) {
+func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Duration, sources netip.Prefix, prefer []string) (result, error) {
 	conn, err := dhcpserver.Listen(iface, proxydhcp.DHCPClientPort)
 	if err != nil {
 		return result{}, err
@@ -190,7 +199,7 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 	offers := make([]chan *dhcpv4.DHCPv4, n)
 	bodies := make([][]byte, n)
 	for i := range n {
-		offers[i] = make(chan *dhcpv4.DHCPv4, 1)
+		offers[i] = make(chan *dhcpv4.DHCPv4, 4)
 		if bodies[i], err = body(tmpl, i); err != nil {
 			return result{}, err
 		}
@@ -217,10 +226,9 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 	}()
 
 	hc := &http.Client{Timeout: timeout, Transport: &http.Transport{MaxIdleConnsPerHost: n}}
-	base := fmt.Sprintf("http://%s:%d", server, httpPort)
 	var (
 		mu    sync.Mutex
-		r     = result{Clients: n}
+		r     = result{Clients: n, ByServer: map[string]int{}}
 		times []timing
 		wg    sync.WaitGroup
 		begin = make(chan struct{})
@@ -254,15 +262,16 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 			// DHCP: a PXE ROM retransmits after 4 s; a shorter wait keeps a
 			// lost packet from dominating the run while still showing it.
 			var offer *dhcpv4.DHCPv4
+			want := ""
+			if len(prefer) > 0 {
+				want = prefer[i%len(prefer)]
+			}
 			for try := 0; offer == nil && try < 4; try++ {
 				if _, err := conn.WriteTo(pkt, &net.UDPAddr{IP: net.IPv4bcast, Port: proxydhcp.DHCPPort}); err != nil {
 					fail("client %d: send discover: %v", i, err)
 					return
 				}
-				select {
-				case offer = <-offers[i]:
-				case <-time.After(time.Second):
-				}
+				offer = await(offers[i], want, time.Second)
 			}
 			if offer == nil {
 				fail("client %d: no offer after 4 DISCOVERs", i)
@@ -276,6 +285,7 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 			if ip := offer.ServerIPAddr; ip != nil && !ip.IsUnspecified() {
 				next = ip.String()
 			}
+			base := fmt.Sprintf("http://%s", net.JoinHostPort(next, strconv.Itoa(httpPort)))
 			srv, err := netip.ParseAddrPort(net.JoinHostPort(next, "69"))
 			if err != nil {
 				fail("client %d: tftp server %q: %v", i, next, err)
@@ -351,6 +361,7 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 			t.total = time.Since(start)
 			mu.Lock()
 			r.OK++
+			r.ByServer[next]++
 			times = append(times, t)
 			mu.Unlock()
 		})
@@ -379,6 +390,27 @@ func run(iface, server string, httpPort, n int, tmpl []byte, timeout time.Durati
 		r.Stages50, r.Stages = at(0.50), at(0.99)
 	}
 	return r, nil
+}
+
+// await returns the offer from the server want (any when empty) that
+// comes on ch within d, else the first other offer that came, else nil.
+func await(ch <-chan *dhcpv4.DHCPv4, want string, d time.Duration) *dhcpv4.DHCPv4 {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	var first *dhcpv4.DHCPv4
+	for {
+		select {
+		case o := <-ch:
+			if want == "" || o.ServerIPAddr.String() == want {
+				return o
+			}
+			if first == nil {
+				first = o
+			}
+		case <-timer.C:
+			return first
+		}
+	}
 }
 
 // pct is the p-th percentile (0..1) of one step over the clients.
