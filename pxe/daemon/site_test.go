@@ -176,7 +176,9 @@ func TestTwoHostsServeTheSitesWindow(t *testing.T) {
 	if err != nil || !serving(wa) || wa.OpenedBy != "a" {
 		t.Fatalf("open through a: %+v %v", wa, err)
 	}
+	opened := time.Now()
 	wb := waitWindow(t, b, "serving the window a opened", serving)
+	t.Logf("b serves %s after a's open answered", time.Since(opened).Round(time.Millisecond))
 	if wb.Deadline.Sub(wa.Deadline).Abs() > time.Second || wb.OpenedBy != "a" {
 		t.Errorf("b's window %+v, a's deadline %s", wb, wa.Deadline)
 	}
@@ -218,7 +220,9 @@ func TestTwoHostsServeTheSitesWindow(t *testing.T) {
 	if err := b.c.CloseWindow(ctx); err != nil {
 		t.Fatal(err)
 	}
+	closedAt := time.Now()
 	waitWindow(t, a, "stopped once b closed the window", closed)
+	t.Logf("a stopped %s after b's close answered", time.Since(closedAt).Round(time.Millisecond))
 	if _, err := bootScript(wa.HTTP, mac); err == nil {
 		t.Errorf("a's HTTP still answers after the close through b")
 	}
