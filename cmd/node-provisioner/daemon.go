@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"text/tabwriter"
 	"time"
@@ -25,6 +26,7 @@ func (a *app) daemonCmd() *cobra.Command {
 		o               serveOptions
 		addr            string
 		tlsCert, tlsKey string
+		hostName        string
 	)
 	c := &cobra.Command{
 		Use:   "daemon [--api ADDR] [--http ADDR] [--dhcp-interface IF] [window settings as serve]",
@@ -56,10 +58,13 @@ func (a *app) daemonCmd() *cobra.Command {
 			w.SecretsDir, w.Logger = a.secretsDir, a.log
 			w.Store, w.StoreKeyFile = a.store, a.storeKey
 			bi, _ := debug.ReadBuildInfo()
+			if hostName != "" && !hostNameRE.MatchString(hostName) {
+				return usageError(fmt.Errorf("--host-name %q: want up to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", hostName))
+			}
 			if (tlsCert == "") != (tlsKey == "") {
 				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))
 			}
-			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
 			if err != nil {
 				return err
 			}
@@ -69,9 +74,13 @@ func (a *app) daemonCmd() *cobra.Command {
 	c.Flags().StringVar(&addr, "api", daemon.DefaultAddr, "the management API's listen address (HTTPS, with the certificate of tls fingerprint)")
 	c.Flags().StringVar(&tlsCert, "tls-cert", "", "serve the API with this certificate (PEM, chain after the leaf; a site CA's) instead of the state folder's self-signed one")
 	c.Flags().StringVar(&tlsKey, "tls-key", "", "the private key of --tls-cert (PEM, mode 0600)")
+	c.Flags().StringVar(&hostName, "host-name", "", "this host's name to the site's other provisioner hosts, which status lists (default: the hostname)")
 	o.bindWindow(c.Flags())
 	return c
 }
+
+// hostNameRE is what --host-name takes.
+var hostNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
 func (a *app) tokenCmd() *cobra.Command {
 	c := &cobra.Command{

@@ -49,3 +49,15 @@ Host:    prov1, API 10.0.0.2:8091: serving, answers at http://10.0.0.2:8090/answ
 		})
 	}
 }
+
+// TestDaemonHostNameRefusals: a --host-name that is not a name is a
+// usage error naming the flag, and no daemon starts.
+func TestDaemonHostNameRefusals(t *testing.T) {
+	dir := t.TempDir()
+	for _, bad := range []string{"two words", "-dash", strings.Repeat("a", 64), "prov\n1", "prøv1"} {
+		r := np(t, dir, "daemon", "--api", "127.0.0.1:0", "--http", "127.0.0.1:0", "--host-name", bad)
+		if r.code != 2 || !strings.Contains(r.err, "--host-name") {
+			t.Errorf("--host-name %q: exit %d %q; want 2 naming the flag", bad, r.code, r.err)
+		}
+	}
+}
