@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 )
@@ -145,37 +144,5 @@ func closed(c chan struct{}) bool {
 		return true
 	default:
 		return false
-	}
-}
-
-// failoverQEMU: two machines are registered on host A, whose window is
-// open; A is killed (SIGKILL) before they power on. Both then install
-// through B: real firmware (SeaBIOS, iPXE) takes B's proxy offer, B's
-// boot assets, whose answer URL names B, and B's answer.
-//
-// Each host opens its own window (serve) here; with the site's window
-// held in the store, A would open it and B follow.
-func (l *twoHostLab) failoverQEMU(t *testing.T) {
-	vms := []vmOptions{
-		{name: "fo1", mac: "52:54:00:20:0a:11", rom: true, limit: 150 * time.Second},
-		{name: "fo2", mac: "52:54:00:20:0a:12", rom: true, limit: 150 * time.Second},
-	}
-	for _, v := range vms {
-		l.a.np(t, "register", v.name, "--mac", v.mac, "--boot-disk", "any")
-	}
-	l.a.kill(t)
-	ms := l.bootAll(t, vms...)
-	states := l.b.list(t)
-	for i, m := range ms {
-		m.wantOK(t, vms[i].name+".")
-		m.wantDetail(t, "mac="+strings.ToUpper(vms[i].mac))
-		m.wantSerial(t, l.b.ip+":8090")
-		if strings.Contains(m.serial, l.a.ip+":8090") {
-			t.Errorf("%s: the serial log names host A's window", vms[i].name)
-		}
-		// Installed once its installer's webhook reached B.
-		if got := states[vms[i].name]; got != "installed" {
-			t.Errorf("%s: %q; want installed", vms[i].name, got)
-		}
 	}
 }

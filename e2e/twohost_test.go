@@ -10,9 +10,10 @@ import (
 
 // TestTwoHosts runs two provisioner hosts of one site in the two-host lab
 // (e2e/twohost_lab_test.go): both serve windows (proxy-DHCP, TFTP, HTTP)
-// on one segment beside the site's dnsmasq, sharing one PostgreSQL store.
-// Its parts share the lab, in order; a part that kills a host starts it
-// again for the next.
+// on one segment beside the site's dnsmasq, sharing one PostgreSQL store;
+// each host runs serve, and in the last part a daemon following the
+// site's window. Its parts share the lab, in order; a part that kills a
+// host starts it again for the next.
 func TestTwoHosts(t *testing.T) {
 	media := netbootPrereqs(t)
 	l := newTwoHostLab(t, 20)
