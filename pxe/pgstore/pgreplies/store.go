@@ -31,6 +31,9 @@ const lockClass int32 = 0x6e70
 type Store struct {
 	db    *pgstore.DB
 	locks [64]sync.Mutex
+	// held bounds the connections Lock holds at once (a slot each), so
+	// that the requests holding them find connections for their work.
+	held chan struct{}
 
 	mu      sync.Mutex
 	expired time.Time // when old replies were last removed
@@ -38,32 +41,49 @@ type Store struct {
 
 var _ api.Replies = (*Store)(nil)
 
-// Open returns the idempotency records of db.
-func Open(db *pgstore.DB) *Store { return &Store{db: db} }
+// reserved are the pool's connections other stores hold for long (the
+// event and window streams' LISTEN), left out of Lock's share.
+const reserved = 2
+
+// Open returns the idempotency records of db. Its locks hold at most
+// half of the pool's other connections at once, so that requests
+// holding a lock always find one for their work.
+func Open(db *pgstore.DB) *Store {
+	n := max(1, (int(db.Pool.Config().MaxConns)-reserved)/2)
+	return &Store{db: db, held: make(chan struct{}, n)}
+}
 
 func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 
 // Lock serialises the requests of key, on this host by a mutex and
 // across hosts by an advisory lock held on a connection of its own
-// until the func is called. Without the database it serialises this
-// host's only: the Get that follows fails.
+// until the func is called; at most a share of the pool's connections
+// is held so (see [Open]), the other requests waiting for a slot first.
+// Without the database it serialises this host's only: the Get that
+// follows fails.
 func (s *Store) Lock(key string) (unlock func()) {
 	h := keyHash(key)
 	m := &s.locks[h[0]%byte(len(s.locks))]
 	m.Lock()
 	ctx, cancel := s.db.Context()
 	defer cancel()
+	select {
+	case s.held <- struct{}{}:
+	case <-ctx.Done():
+		return m.Unlock
+	}
+	release := func() { <-s.held; m.Unlock() }
 	conn, err := s.db.Pool.Acquire(ctx)
 	if err != nil {
-		return m.Unlock
+		return release
 	}
 	k := int32(binary.BigEndian.Uint32(h[:4]))
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockClass, k); err != nil {
 		drop(conn)
-		return m.Unlock
+		return release
 	}
 	return func() {
-		defer m.Unlock()
+		defer release()
 		ctx, cancel := s.db.Context()
 		defer cancel()
 		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", lockClass, k); err != nil {
