@@ -30,10 +30,16 @@ func (w *windows) startLocked(rec sitewindow.Window) (api.WindowStatus, error) {
 	if err != nil {
 		return api.WindowStatus{}, fmt.Errorf("%w: the daemon's window settings: %w", api.ErrBadRequest, err)
 	}
-	ctx, cancel := context.WithCancel(w.ctx)
+	// The server's TTL runs from when it starts serving, later than now
+	// by its start; the site's deadline bounds it here too, also while
+	// the store cannot be read.
+	ctx, cancel := context.WithDeadlineCause(w.ctx, rec.Deadline, pxe.ErrWindowExpired)
 	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), win: rec, said: sd}
 	go func() {
 		r.err = srv.Serve(ctx)
+		if errors.Is(r.err, context.DeadlineExceeded) && context.Cause(ctx) == pxe.ErrWindowExpired {
+			r.err = pxe.ErrWindowExpired
+		}
 		cancel()
 		close(r.done)
 		w.ended(r)
