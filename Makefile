@@ -6,7 +6,7 @@ FUZZTIME ?= 5s
 .PHONY: test test-launchr vet fmt fuzz bench
 
 test: fmt vet
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 45m ./...
 	$(MAKE) test-launchr
 	$(MAKE) fuzz
 
