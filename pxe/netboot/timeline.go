@@ -90,11 +90,14 @@ type Timeline struct {
 	// address may attribute (see Ingest); Snapshot shows them with other.
 	unattributed []BootEvent
 	// macOrder and nodeOrder order the keys of macs and nodes by their
-	// newest event, so that eviction finds the quietest in O(log n).
-	macOrder, nodeOrder keyHeap
-	nodeOf              map[string]string // MAC → node
-	nodeAt              map[string]string // client IP → node, from answer events
-	macAt               map[string]string // client IP → MAC, from events naming both
+	// newest event, so that eviction finds the quietest in O(1).
+	macOrder, nodeOrder keyList
+	// spare is the cleared timeline of the last key evicted, for the
+	// next new key: a storm of new MACs reuses it instead of allocating.
+	spare  []BootEvent
+	nodeOf map[string]string // MAC → node
+	nodeAt map[string]string // client IP → node, from answer events
+	macAt  map[string]string // client IP → MAC, from events naming both
 }
 
 // Record adds an event for a machine: its MAC address (any form
@@ -134,6 +137,9 @@ func (t *Timeline) record(at time.Time, ip, mac, node string, stage events.Kind,
 // cleanIP returns ip in its canonical form, or "" for anything that is
 // not a unicast address (unknown, unspecified, malformed).
 func cleanIP(ip string) string {
+	if ip == "" {
+		return "" // the DHCP server's events: ParseAddr would allocate its error
+	}
 	a, err := netip.ParseAddr(ip)
 	if err != nil || a.IsUnspecified() || a.IsMulticast() {
 		return ""
@@ -265,11 +271,11 @@ func (t *Timeline) add(ev BootEvent) {
 	default:
 		if ev.MAC != "" {
 			t.putMAC(ev.MAC, ev)
-			evict(t.macs, &t.macOrder, ev.MAC, func(k string) { delete(t.nodeOf, k) })
+			t.evict(t.macs, &t.macOrder, ev.MAC, func(k string) { delete(t.nodeOf, k) })
 		}
 		if ev.Node != "" {
 			t.putNode(ev.Node, ev)
-			evict(t.nodes, &t.nodeOrder, ev.Node, nil)
+			t.evict(t.nodes, &t.nodeOrder, ev.Node, nil)
 		}
 	}
 }
@@ -333,28 +339,41 @@ func (t *Timeline) insert(list []BootEvent, ev BootEvent) []BootEvent {
 	return list
 }
 
+// fresh returns l, or the spare timeline when l is nil (a new key).
+func (t *Timeline) fresh(l []BootEvent) []BootEvent {
+	if l == nil && t.spare != nil {
+		l, t.spare = t.spare, nil
+	}
+	return l
+}
+
 // putMAC adds ev to the timeline of mac.
 func (t *Timeline) putMAC(mac string, ev BootEvent) {
-	l := t.insert(t.macs[mac], ev)
+	l := t.insert(t.fresh(t.macs[mac]), ev)
 	t.macs[mac] = l
 	t.macOrder.touch(mac, l[len(l)-1].Time)
 }
 
 // putNode adds ev to the timeline of node.
 func (t *Timeline) putNode(node string, ev BootEvent) {
-	l := t.insert(t.nodes[node], ev)
+	l := t.insert(t.fresh(t.nodes[node]), ev)
 	t.nodes[node] = l
 	t.nodeOrder.touch(node, l[len(l)-1].Time)
 }
 
 // evict forgets the key whose newest event is the oldest, other than
 // keep, while m holds more than TimelineMaxKeys keys. order holds m's
-// keys by their newest event.
-func evict(m map[string][]BootEvent, order *keyHeap, keep string, forget func(string)) {
+// keys by their newest event. The forgotten key's events, cleared, are
+// kept as the spare for the next new key.
+func (t *Timeline) evict(m map[string][]BootEvent, order *keyList, keep string, forget func(string)) {
 	for len(m) > TimelineMaxKeys {
 		oldest, ok := order.oldestExcept(keep)
 		if !ok {
 			return
+		}
+		if l := m[oldest]; cap(l) > 0 {
+			clear(l[:cap(l)])
+			t.spare = l[:0]
 		}
 		delete(m, oldest)
 		order.remove(oldest)

@@ -289,3 +289,68 @@ func TestARefusalNamingAnotherMachineIsNotFiledUnderTheNode(t *testing.T) {
 		t.Errorf("the other machine's events = %+v, want its refusal", got)
 	}
 }
+
+// stormMACs returns n distinct canonical MAC addresses.
+func stormMACs(n int) []string {
+	macs := make([]string, n)
+	for i := range macs {
+		macs[i] = fmt.Sprintf("02:00:00:%02x:%02x:%02x", i>>16&0xff, i>>8&0xff, i&0xff)
+	}
+	return macs
+}
+
+// timelineStormAllocBudget is what recording the offer of a MAC address
+// the full timeline has never seen (a storm's DISCOVER, which forgets the
+// quietest of its TimelineMaxKeys MACs) may allocate, amortised: the
+// forgotten MAC's item and events are reused. A committed budget, as
+// offerAllocBudget is in the DHCP server.
+const timelineStormAllocBudget = 0.1
+
+// TestTimelineStormOfNewMACsAllocBudget records offers of new MACs past
+// TimelineMaxKeys: each evicts the quietest in O(1), reusing its memory,
+// and the timeline stays at its bound with the newest MACs.
+func TestTimelineStormOfNewMACsAllocBudget(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own: allocation budgets are checked without it")
+	}
+	macs := stormMACs(8 * TimelineMaxKeys)
+	tl := &Timeline{Now: tickClock()}
+	i := 0
+	for ; i < 2*TimelineMaxKeys; i++ {
+		tl.Record(macs[i], "", events.DHCPOffer, "x86-64 UEFI")
+	}
+	n := testing.AllocsPerRun(4*TimelineMaxKeys, func() {
+		tl.Record(macs[i%len(macs)], "", events.DHCPOffer, "x86-64 UEFI")
+		i++
+	})
+	if n > timelineStormAllocBudget {
+		t.Errorf("recording a new MAC's offer allocates %v times, budget %v", n, timelineStormAllocBudget)
+	}
+	snap := tl.Snapshot()
+	if len(snap.Unmatched) != TimelineMaxKeys {
+		t.Errorf("MACs kept = %d, want %d", len(snap.Unmatched), TimelineMaxKeys)
+	}
+	if _, ok := snap.Unmatched[macs[(i-1)%len(macs)]]; !ok {
+		t.Error("the newest MAC was forgotten")
+	}
+	if _, ok := snap.Unmatched[macs[(i-TimelineMaxKeys-1)%len(macs)]]; ok {
+		t.Error("a MAC older than the newest TimelineMaxKeys was kept")
+	}
+	t.Logf("recording a new MAC's offer allocates %v times (budget %v)", n, timelineStormAllocBudget)
+}
+
+// BenchmarkTimelineStormOfNewMACs records offers of MACs the full
+// timeline has never seen, as a DHCP storm does.
+func BenchmarkTimelineStormOfNewMACs(b *testing.B) {
+	macs := stormMACs(8 * TimelineMaxKeys)
+	tl := &Timeline{}
+	for i := range 2 * TimelineMaxKeys {
+		tl.Record(macs[i], "", events.DHCPOffer, "x86-64 UEFI")
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		tl.Record(macs[i%len(macs)], "", events.DHCPOffer, "x86-64 UEFI")
+		i++
+	}
+}
