@@ -117,6 +117,7 @@ type Handler struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	refusals *refusals
+	offers   offerDetails
 }
 
 var _ http.Handler = (*Handler)(nil)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"path"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -67,7 +68,7 @@ func (h *Handler) Net(e NetEvent) {
 	switch e.Kind {
 	case events.DHCPOffer, events.DHCPAck:
 		m.DHCPOffer()
-		tl.record(at, "", mac, "", events.DHCPOffer, string(e.Kind)+" "+e.File+" for "+e.Arch)
+		tl.record(at, "", mac, "", events.DHCPOffer, h.offers.detail(e.Kind, e.File, e.Arch))
 	case events.DHCPIgnored:
 		m.DHCPIgnored()
 	case events.TFTP:
@@ -89,4 +90,39 @@ func (h *Handler) bootFileServed(r *http.Request, name string) {
 	if st := fileStage(name); st != events.TFTP && r.Method == http.MethodGet {
 		h.cfg.Timeline.RecordFrom(hostOf(r.RemoteAddr), "", "", st, name+" over HTTP to "+r.RemoteAddr)
 	}
+}
+
+// offerDetails keeps the details of the last few kinds of offer (kind,
+// boot file, architecture): a storm's offers share a handful, so an
+// offer's event reuses its detail instead of building it. Safe for
+// concurrent use; the zero value is ready.
+type offerDetails struct {
+	last atomic.Pointer[[]offerDetail]
+}
+
+// maxOfferDetails bounds offerDetails.
+const maxOfferDetails = 8
+
+type offerDetail struct {
+	kind       events.Kind
+	file, arch string
+	text       string
+}
+
+// detail returns the timeline's detail of an offer of file to a client
+// of architecture arch.
+func (o *offerDetails) detail(kind events.Kind, file, arch string) string {
+	var held []offerDetail
+	if p := o.last.Load(); p != nil {
+		held = *p
+	}
+	for _, d := range held {
+		if d.kind == kind && d.file == file && d.arch == arch {
+			return d.text
+		}
+	}
+	d := offerDetail{kind: kind, file: file, arch: arch, text: string(kind) + " " + file + " for " + arch}
+	next := append([]offerDetail{d}, held[:min(len(held), maxOfferDetails-1)]...)
+	o.last.Store(&next)
+	return d.text
 }
