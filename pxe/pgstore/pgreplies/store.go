@@ -37,6 +37,9 @@ type Store struct {
 
 	mu      sync.Mutex
 	expired time.Time // when old replies were last removed
+	// unheld are the keys whose Lock could not take the cross-host
+	// lock, with why: their Get fails until they are unlocked.
+	unheld map[[32]byte]error
 }
 
 var _ api.Replies = (*Store)(nil)
@@ -50,7 +53,7 @@ const reserved = 2
 // holding a lock always find one for their work.
 func Open(db *pgstore.DB) *Store {
 	n := max(1, (int(db.Pool.Config().MaxConns)-reserved)/2)
-	return &Store{db: db, held: make(chan struct{}, n)}
+	return &Store{db: db, held: make(chan struct{}, n), unheld: map[[32]byte]error{}}
 }
 
 func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
@@ -59,8 +62,10 @@ func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 // across hosts by an advisory lock held on a connection of its own
 // until the func is called; at most a share of the pool's connections
 // is held so (see [Open]), the other requests waiting for a slot first.
-// Without the database it serialises this host's only: the Get that
-// follows fails.
+// When the cross-host lock cannot be taken in the store's time (no
+// slot, connection or lock; the database down or busy), it serialises
+// this host's only and the Get of key fails until the func is called:
+// the request is refused rather than run unserialised.
 func (s *Store) Lock(key string) (unlock func()) {
 	h := keyHash(key)
 	m := &s.locks[h[0]%byte(len(s.locks))]
@@ -70,17 +75,17 @@ func (s *Store) Lock(key string) (unlock func()) {
 	select {
 	case s.held <- struct{}{}:
 	case <-ctx.Done():
-		return m.Unlock
+		return s.unlocked(h, ctx.Err(), m.Unlock)
 	}
 	release := func() { <-s.held; m.Unlock() }
 	conn, err := s.db.Pool.Acquire(ctx)
 	if err != nil {
-		return release
+		return s.unlocked(h, err, release)
 	}
 	k := int32(binary.BigEndian.Uint32(h[:4]))
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockClass, k); err != nil {
 		drop(conn)
-		return release
+		return s.unlocked(h, err, release)
 	}
 	return func() {
 		defer release()
@@ -94,6 +99,20 @@ func (s *Store) Lock(key string) (unlock func()) {
 	}
 }
 
+// unlocked records that the lock of the key hashed h was not taken, for
+// err, until the func it returns (which then calls release) is called.
+func (s *Store) unlocked(h [32]byte, err error, release func()) func() {
+	s.mu.Lock()
+	s.unheld[h] = s.db.Check(fmt.Errorf("take the key's lock: %w", err))
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.unheld, h)
+		s.mu.Unlock()
+		release()
+	}
+}
+
 // drop closes a connection instead of returning it to the pool.
 func drop(conn *pgxpool.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -104,6 +123,12 @@ func drop(conn *pgxpool.Conn) {
 // Get returns the reply kept for key, nil for none or one past its day.
 func (s *Store) Get(key string) (*api.Reply, error) {
 	h := keyHash(key)
+	s.mu.Lock()
+	lerr := s.unheld[h]
+	s.mu.Unlock()
+	if lerr != nil {
+		return nil, fmt.Errorf("idempotency record: %w", lerr)
+	}
 	ctx, cancel := s.db.Context()
 	defer cancel()
 	var data string
