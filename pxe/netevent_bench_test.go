@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/insomniacslk/dhcp/dhcpv4"
+
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -27,7 +29,7 @@ func BenchmarkDHCPEvent(b *testing.B) {
 	for i := range evs {
 		mac := net.HardwareAddr{0x52, 0x54, 0, 0, 0, 0}
 		binary.BigEndian.PutUint32(mac[2:], uint32(i))
-		evs[i] = dhcpserver.Event{Kind: events.DHCPOffer, MAC: mac, XID: "0000abcd", Arch: "7 (UEFI x86-64)", File: "snponly.efi",
+		evs[i] = dhcpserver.Event{Kind: events.DHCPOffer, MAC: mac, XID: dhcpv4.TransactionID{0, 0, 0xab, 0xcd}, Arch: "7 (UEFI x86-64)", File: "snponly.efi",
 			Reason: "PXE client of architecture 7 (UEFI x86-64): snponly.efi over TFTP"}
 	}
 	tl := &netboot.Timeline{}

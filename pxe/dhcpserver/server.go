@@ -36,8 +36,10 @@ type Event struct {
 	Kind events.Kind
 	// MAC is the client's hardware address.
 	MAC net.HardwareAddr
-	// XID is the DHCP transaction id in hex.
-	XID string
+	// XID is the DHCP transaction id (its String method gives it in
+	// hex): kept as its four bytes, not text no window reads, so that
+	// an offer's event allocates nothing for it.
+	XID dhcpv4.TransactionID
 	// Arch is the client's architecture as [proxydhcp.Client.ArchName]
 	// gives it.
 	Arch string
@@ -401,20 +403,9 @@ func (s *Server) finish(log *slog.Logger, rep *reply, sendErr error) {
 		case dhcpv4.MessageTypeAck:
 			kind = events.DHCPAck
 		}
-		s.OnEvent(Event{Time: now, Kind: kind, MAC: d.Client.MAC, XID: xidString(d.XID), Arch: d.Client.ArchName(),
+		s.OnEvent(Event{Time: now, Kind: kind, MAC: d.Client.MAC, XID: d.XID, Arch: d.Client.ArchName(),
 			Peer: rep.from, File: d.Boot.File, Reason: d.Reason})
 	}
-}
-
-// xidString is xid.String() ("0x" and 8 hex digits) with one allocation,
-// the string, where String has two.
-func xidString(xid dhcpv4.TransactionID) string {
-	const hex = "0123456789abcdef"
-	b := [10]byte{'0', 'x'}
-	for i, c := range xid {
-		b[2+2*i], b[3+2*i] = hex[c>>4], hex[c&0xf]
-	}
-	return string(b[:])
 }
 
 // replyAddr is where a reply goes (RFC 2131 §4.1): a request on the PXE
