@@ -254,7 +254,10 @@ func (s *Store) follow(ctx context.Context, after string, last *int64, fn func(e
 	defer func() {
 		if !clean {
 			// A connection left listening or mid-wait goes, not back.
-			_ = conn.Hijack().Close(context.Background())
+			// Close says goodbye to the server, which may be gone: bounded.
+			cctx, cancel := s.db.Bound(context.Background())
+			defer cancel()
+			_ = conn.Hijack().Close(cctx)
 			return
 		}
 		conn.Release()

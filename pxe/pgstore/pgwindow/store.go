@@ -190,7 +190,12 @@ func (s *Store) listen(ctx context.Context, ch chan struct{}) error {
 		return err
 	}
 	conn := pc.Hijack() // left listening, it never goes back to the pool
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// Close says goodbye to the server, which may be gone: bounded.
+		cctx, cancel := s.db.Bound(context.WithoutCancel(ctx))
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	lctx, cancel := s.db.Bound(ctx)
 	_, err = conn.Exec(lctx, "LISTEN "+channel)
 	cancel()
