@@ -15,6 +15,7 @@ REPO=$(dirname "$HERE")
 WORK=${BENCH_WORK:-$(mktemp -d /tmp/plasma-profile.XXXXXX)}
 TOP=${BENCH_PROFILE_TOP:-25}
 SECTIONS=${*:-dhcp event tftp answer}
+mkdir -p "$WORK"
 
 # profile NAME PACKAGE BENCHMARK: CPU and allocation profiles of one benchmark.
 profile() {
