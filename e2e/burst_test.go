@@ -24,7 +24,9 @@ import (
 
 // TestCrashDuringABurstOfAnswers kills serve (SIGKILL) at a random point
 // of 200 answer requests, each for a machine of its own, and checks that
-// no answer is lost: every registration is pending, or consumed with its
+// no answer is lost: every registration is pending (also one the kill
+// caught between its consumption and placing its password: no answer
+// left for it, and the next start re-arms it), or consumed with its
 // answer written whole by the window (a client that got 200 finds its
 // password in the secret file), or consumed and visibly undelivered,
 // which `rearm` puts back to pending. No temporary file outlives the next start. Before,

@@ -111,7 +111,11 @@ var (
 )
 
 // NewBackend checks cfg, creates the first-boot folder (0700) and reads
-// the installed nodes from the event store. Close it when done.
+// the installed nodes from the event store. With folder stores it also
+// cleans up after a window that was killed: it removes the answers'
+// staged files and re-arms the registrations whose answers never left,
+// so it must run as the only window on its folders (a pxe.Server
+// creates it under the state folder's lock). Close it when done.
 func NewBackend(cfg BackendConfig) (*Backend, error) {
 	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" || cfg.Events == nil {
 		return nil, errors.New("registry backend: a store, a secret store, a state folder and an event store are required")
@@ -154,6 +158,11 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	for _, dir := range clean {
 		if err := atomicfile.CleanTemp(dir); err != nil {
 			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
+		}
+	}
+	if _, ok := cfg.Store.(folder); ok {
+		if pw, ok := cfg.Secrets.(passwordFiles); ok {
+			b.rearmUnsent(context.Background(), pw)
 		}
 	}
 	b.events = cfg.Events
