@@ -69,12 +69,10 @@ func Stage(name string, data []byte, perm os.FileMode) (_ *Staged, err error) {
 // Commit renames the staged file over its name and syncs the folder. On
 // error the staged file is removed.
 func (s *Staged) Commit() error {
-	if err := os.Rename(s.tmp, s.name); err != nil {
-		os.Remove(s.tmp)
-		return fmt.Errorf("write %s: %w", s.name, err)
+	if err := s.Place(); err != nil {
+		return err
 	}
-	dir := filepath.Dir(s.name)
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(s.name))
 }
 
 // Place renames the staged file over its name without syncing the
