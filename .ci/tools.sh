@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the tools the real-binary tests need, from the Go module proxy, into
-# .tools/ (git-ignored):
+# a machine-wide cache, ${XDG_CACHE_HOME:-$HOME/.cache}/plasma-node/tools,
+# linked from .tools in the checkout (git-ignored):
 #
 #   .tools/bin/tofu                 OpenTofu $TOFU_VERSION
 #   .tools/mirror/<host>/<ns>/<type>/<version>/linux_amd64/terraform-provider-<type>_v<version>
@@ -38,7 +39,23 @@ HCLOUD_VERSION=1.60.1
 # tofu's use_lockfile locking rests on.
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 
-tools="$root/.tools"
+# The tools live in a machine-wide cache outside the clone, the way Go's
+# build cache does (PLASMA_TOOLS_CACHE names another), so a fresh clone on a
+# machine that built them once reuses them; .tools in the checkout is a
+# symbolic link to it, which is where the tests look. Each tool is checked
+# by its version before it is reused. One run at a time builds into the
+# cache (flock), so two clones' CI runs do not build the same tool twice.
+tools=${PLASMA_TOOLS_CACHE:-"${XDG_CACHE_HOME:-$HOME/.cache}/plasma-node/tools"}
+mkdir -p "$tools"
+if [ -z "${PLASMA_TOOLS_LOCKED:-}" ] && command -v flock >/dev/null; then
+  exec env PLASMA_TOOLS_LOCKED=1 flock "$tools/.lock" "$0" "$@"
+fi
+if [ -L "$root/.tools" ] || [ ! -e "$root/.tools" ]; then
+  ln -sfn "$tools" "$root/.tools"
+elif [ "$(cd "$root/.tools" && pwd -P)" != "$(cd "$tools" && pwd -P)" ]; then
+  echo "tools: $root/.tools is a folder, not a link to the cache $tools; remove it" >&2
+  exit 1
+fi
 mirror="$tools/mirror"
 platform="$(go env GOOS)_$(go env GOARCH)"
 mkdir -p "$tools/bin" "$mirror"
