@@ -40,7 +40,7 @@ func TestOnlyTheIPMIDriverLinksGoIPMI(t *testing.T) {
 		}
 		t.Skip("needs the go command")
 	}
-	libs := []string{".", "./answer/registry", "./pxe", "./pxe/bmc", "./providers/pxe", "./cmd/plasma-node"}
+	libs := []string{".", "./pxe/registry", "./pxe", "./pxe/bmc", "./providers/pxe", "./cmd/plasma-node"}
 	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, libs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
@@ -80,7 +80,7 @@ func TestClientsLinkNoServer(t *testing.T) {
 }
 
 // TestServersTakeStoreInterfaces keeps the window's backend (package
-// answer/registry), the API, power, the daemon, the pxe provider and
+// pxe/registry), the API, power, the daemon, the pxe provider and
 // both binaries (cmd/*) on the store interfaces: none of them imports a
 // file-store package (the registrations', the event log's, the tokens',
 // the secrets', the discovery inbox's), nor opens the registrations', the secrets' or the
@@ -93,9 +93,9 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 		t.Skip("needs the go command")
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
-	fileStores := []string{mod + "answer/registry/regfile", mod + "answer/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile", mod + "pxe/discovery/discoveryfile"}
+	fileStores := []string{mod + "pxe/registry/regfile", mod + "pxe/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile", mod + "pxe/discovery/discoveryfile"}
 	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "discoveryfile.", "window.Dir("}
-	pkgs := []string{"./answer/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}
+	pkgs := []string{"./pxe/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}
 	cmds, err := filepath.Glob("cmd/*")
 	if err != nil || len(cmds) < 2 {
 		t.Fatalf("the binaries under cmd/: %v %v", cmds, err)

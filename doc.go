@@ -19,9 +19,8 @@
 //     are the providers, gathered by providers/builtin into the set a
 //     [Project] uses unless [Options.Providers] gives another.
 //   - [github.com/plasmactl/plasma-node/answer]: the Proxmox VE automated
-//     installer's answer file and system-info payload; its subpackage
-//     answer/registry keeps node-provisioner's registrations and answers
-//     a window from them.
+//     installer's answer file and system-info payload, and nothing else
+//     of this module (node-provisioner's registrations are pxe/registry's).
 //   - [github.com/plasmactl/plasma-node/pxe]: the provisioning window, one
 //     Server running proxy-DHCP, TFTP and the netboot HTTP side behind a
 //     backend seam (pxe/backend); its subpackages are those roles.

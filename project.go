@@ -2,7 +2,7 @@ package plasmanode
 
 import (
 	"fmt"
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 
 	"context"
 	"errors"

@@ -6,7 +6,7 @@
 // asks for its answer, SHA-512 crypt for hashed root passwords, and the
 // boot-disk selection ([BootDisk]: the disk-list or udev filter the
 // installer formats). It keeps no files and serves nothing:
-// registrations are package answer/registry's, secrets pxe/secret's, the
+// registrations are package pxe/registry's, secrets pxe/secret's, the
 // HTTP side package pxe/netboot's.
 //
 // The entry points are [Render] (an [Answer] to TOML for a [Version]),

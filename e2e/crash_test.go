@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 
 	"bytes"
 	"context"

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 

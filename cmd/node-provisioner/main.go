@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 
 	"context"
 	"errors"

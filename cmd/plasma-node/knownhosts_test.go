@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/installtest"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 

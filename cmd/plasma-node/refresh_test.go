@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/answer/registry/installfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 )
 
 // TestRefreshWritesTheInstalledAddressKeepingComments: list warns, and

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/answer/registry/installfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/state"
 )
 

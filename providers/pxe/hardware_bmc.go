@@ -8,8 +8,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // HardwareBMC is a hardware list machine's BMC: what node-provisioner's

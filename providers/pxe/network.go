@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // installNet is a platform's install network (networking.install_network):

@@ -1,8 +1,8 @@
 package pxe
 
 import (
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 
 	"context"
 	"errors"

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Registry is where a pxe platform's registrations are kept: a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/providers"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 )
 
 // A platform whose provisioner is remote goes through the Registry the

@@ -17,11 +17,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.

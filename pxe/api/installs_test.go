@@ -9,12 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/installfile"
-	"github.com/plasmactl/plasma-node/answer/registry/installtest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
 )
 
 // TestARegistrationShowsItsInstall: GET /api/v1/registrations/{name} and

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // postReinstall re-arms an installed registration as a new one-shot

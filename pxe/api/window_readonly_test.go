@@ -10,11 +10,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 

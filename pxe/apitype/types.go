@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Prefix is the path every endpoint is under.

@@ -3,7 +3,7 @@
 // each one installs, what answer its installer gets, and what happened.
 //
 // A window asks a [Backend] and nothing else; node-provisioner's file
-// registry (package answer/registry) is one implementation, and a program
+// registry (package pxe/registry) is one implementation, and a program
 // that keeps its machines elsewhere (a database, an API, a Kubernetes
 // resource) writes its own. The optional interfaces [Recorder],
 // [Inventory] and [OneShot] add the event log, the status page's node

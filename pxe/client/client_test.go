@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
@@ -23,6 +21,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 

@@ -3,7 +3,7 @@ package registrar
 import (
 	"context"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Reinstall re-arms the consumed registration name of the folder

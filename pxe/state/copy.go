@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/installfile"
-	"github.com/plasmactl/plasma-node/answer/registry/regfile"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -23,6 +20,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 )
 
 // ErrNotEmpty is wrapped by [Copy]'s error for a store that already

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -22,6 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // TestOpenPostgres: with a postgres:// store, Open gives the PostgreSQL

@@ -2,7 +2,7 @@
 // every implementation runs it (the state folder's, package
 // discovery/discoveryfile, in its tests; a database store in its own;
 // an embedder's in the embedder's), in the manner of package
-// answer/registry/storetest.
+// pxe/registry/storetest.
 //
 // [Run] runs each check as a subtest of a *testing.T; [RunCheck] runs one
 // on any [T], so that a test can feed the suite a deliberately broken

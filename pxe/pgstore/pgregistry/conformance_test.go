@@ -4,11 +4,11 @@ import (
 	"context"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
-	"github.com/plasmactl/plasma-node/answer/registry/storetest"
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/storetest"
 )
 
 // TestPostgresConformance runs the registrations' conformance suite on

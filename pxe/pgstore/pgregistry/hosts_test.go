@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 func openStore(t *testing.T, conn string) (*pgstore.DB, *pgregistry.Store) {

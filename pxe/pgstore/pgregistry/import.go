@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Import writes r as it is, for copying a folder's registrations into

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // TestAnOutageIsAClearFailure: with the database stopped, every call

@@ -12,9 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/plasmactl/plasma-node/answer/registry"
 	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Store is the registrations of a PostgreSQL store. Safe for concurrent

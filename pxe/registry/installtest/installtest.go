@@ -1,0 +1,202 @@
+package installtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+)
+
+// T is what the suite needs of a test: testing.TB's reporting. Fatalf
+// must end the check (testing's does, with runtime.Goexit); it is called
+// only from the check's own goroutine.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// Harness gives the suite stores of the implementation under test.
+type Harness struct {
+	// New returns a new, empty store for one check. Required.
+	New func(t T) registry.Installs
+	// Reopen opens s's state again, as a restarted process would. Nil
+	// skips the check that reports outlive their process.
+	Reopen func(t T, s registry.Installs) registry.Installs
+}
+
+// Check is one conformance check.
+type Check struct {
+	// Name names it, as a subtest.
+	Name string
+	// Run runs it on a store of h.
+	Run func(t T, h Harness)
+}
+
+// Checks returns the suite's checks.
+func Checks() []Check {
+	return []Check{
+		{"PutGetList", putGetList},
+		{"PutReplaces", putReplaces},
+		{"InvalidNameRefused", invalidName},
+		{"ConcurrentPuts", concurrentPuts},
+		{"Reopen", reopen},
+	}
+}
+
+// Run runs every check as a subtest of t.
+func Run(t *testing.T, h Harness) {
+	for _, c := range Checks() {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
+	}
+}
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(t, h)
+	}()
+	<-done
+}
+
+// prefixes compares addresses by value (netip.Prefix has unexported
+// fields).
+func prefixes() cmp.Option { return cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }) }
+
+// Sample returns a full install of name, as a 9.2 installer reports it.
+func Sample(name string) registry.Install {
+	return registry.Install{
+		Name:     name,
+		Reported: time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC),
+		ClientIP: "192.0.2.10",
+		Report: answer.InstallReport{
+			Schema: "1.2", FQDN: name + ".lab.example", MachineID: "0123456789abcdef0123456789abcdef",
+			ProductVersion: "9.2.0", Kernel: "6.17.2-1-pve", BootMode: "efi", SecureBoot: true,
+			Management: &answer.ReportInterface{Name: "nic0", MAC: "52:54:00:12:34:56", Address: netip.MustParsePrefix("192.0.2.10/24")},
+			MACs:       []string{"52:54:00:12:34:56", "52:54:00:12:34:57"},
+			HostKeys:   []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"},
+			BootDisks:  []answer.ReportDisk{{Name: "/dev/nvme0n1", Serial: "S4EVNX0R", Size: 512110190592}},
+		},
+	}
+}
+
+func putGetList(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	if _, err := s.Get(ctx, "pve1"); !errors.Is(err, registry.ErrNoInstall) {
+		t.Errorf("Get of an empty store: %v; want ErrNoInstall", err)
+	}
+	if l, err := s.List(ctx); err != nil || len(l) != 0 {
+		t.Errorf("List of an empty store: %v, %v", l, err)
+	}
+	b, a := Sample("pve2"), Sample("pve1")
+	for _, in := range []registry.Install{b, a} {
+		if err := s.Put(ctx, in); err != nil {
+			t.Fatalf("Put %s: %v", in.Name, err)
+		}
+	}
+	got, err := s.Get(ctx, "pve1")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if diff := cmp.Diff(a, got, prefixes()); diff != "" {
+		t.Errorf("Get (-put +got):\n%s", diff)
+	}
+	l, err := s.List(ctx)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if diff := cmp.Diff([]registry.Install{a, b}, l, prefixes()); diff != "" {
+		t.Errorf("List (-want +got):\n%s", diff)
+	}
+}
+
+func putReplaces(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	first, second := Sample("pve1"), Sample("pve1")
+	second.Report.Management.Address = netip.MustParsePrefix("192.0.2.99/24")
+	second.Report.HostKeys = nil
+	for _, in := range []registry.Install{first, second} {
+		if err := s.Put(ctx, in); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	got, err := s.Get(ctx, "pve1")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if diff := cmp.Diff(second, got, prefixes()); diff != "" {
+		t.Errorf("Get after a second Put (-second +got):\n%s", diff)
+	}
+	if l, _ := s.List(ctx); len(l) != 1 {
+		t.Errorf("List after two Puts of one name: %d reports", len(l))
+	}
+}
+
+func invalidName(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	for _, name := range []string{"", "../x", "a/b", "a.json"} {
+		in := Sample("x")
+		in.Name = name
+		if err := s.Put(ctx, in); !errors.Is(err, registry.ErrInvalidName) {
+			t.Errorf("Put of name %q: %v; want ErrInvalidName", name, err)
+		}
+	}
+	if l, _ := s.List(ctx); len(l) != 0 {
+		t.Errorf("List after refused Puts: %+v", l)
+	}
+}
+
+func concurrentPuts(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.Put(ctx, Sample(fmt.Sprintf("pve%d", i%4))) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Put %d: %v", i, err)
+		}
+	}
+	l, err := s.List(ctx)
+	if err != nil || len(l) != 4 {
+		t.Errorf("List after concurrent Puts of 4 names: %d reports, %v", len(l), err)
+	}
+}
+
+func reopen(t T, h Harness) {
+	if h.Reopen == nil {
+		t.Logf("the store has no state to reopen")
+		return
+	}
+	ctx := context.Background()
+	s := h.New(t)
+	if err := s.Put(ctx, Sample("pve1")); err != nil {
+		t.Fatalf("%v", err)
+	}
+	s = h.Reopen(t, s)
+	got, err := s.Get(ctx, "pve1")
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if diff := cmp.Diff(Sample("pve1"), got, prefixes()); diff != "" {
+		t.Errorf("Get after reopening (-put +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,101 @@
+package installtest_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
+)
+
+// memStore is a store of install reports in memory, with one fault when
+// fault is set.
+type memStore struct {
+	mu    sync.Mutex
+	fault string
+	ins   []registry.Install
+}
+
+func (m *memStore) Put(_ context.Context, in registry.Install) error {
+	if m.fault != "any name" {
+		if err := registry.ValidateName(in.Name); err != nil {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fault == "drops host keys" {
+		in.Report.HostKeys = nil
+	}
+	if i := slices.IndexFunc(m.ins, func(x registry.Install) bool { return x.Name == in.Name }); i >= 0 && m.fault != "appends" {
+		m.ins[i] = in
+		return nil
+	}
+	m.ins = append(m.ins, in)
+	return nil
+}
+
+func (m *memStore) Get(_ context.Context, name string) (registry.Install, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, in := range m.ins {
+		if in.Name == name {
+			return in, nil
+		}
+	}
+	return registry.Install{}, fmt.Errorf("%s: %w", name, registry.ErrNoInstall)
+}
+
+func (m *memStore) List(_ context.Context) ([]registry.Install, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := slices.Clone(m.ins)
+	if m.fault != "unsorted" {
+		slices.SortFunc(out, func(a, b registry.Install) int { return strings.Compare(a.Name, b.Name) })
+	}
+	return out, nil
+}
+
+func TestMemoryStoreConformance(t *testing.T) {
+	installtest.Run(t, installtest.Harness{New: func(installtest.T) registry.Installs { return &memStore{} }})
+}
+
+type fakeT struct{ errors []string }
+
+func (f *fakeT) Helper()                   {}
+func (f *fakeT) Logf(string, ...any)       {}
+func (f *fakeT) Errorf(s string, a ...any) { f.errors = append(f.errors, fmt.Sprintf(s, a...)) }
+func (f *fakeT) Fatalf(s string, a ...any) { f.Errorf(s, a...); runtimeGoexit() }
+
+// TestTheSuiteFailsABrokenStore feeds the suite a store with one fault at
+// a time: each is found by the check named.
+func TestTheSuiteFailsABrokenStore(t *testing.T) {
+	for _, tc := range []struct{ fault, check string }{
+		{"drops host keys", "PutGetList"},
+		{"unsorted", "PutGetList"},
+		{"appends", "PutReplaces"},
+		{"any name", "InvalidNameRefused"},
+		{"forgets on reopen", "Reopen"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			h := installtest.Harness{New: func(installtest.T) registry.Installs { return &memStore{fault: tc.fault} }}
+			if tc.fault == "forgets on reopen" {
+				h.Reopen = func(installtest.T, registry.Installs) registry.Installs { return &memStore{} }
+			}
+			i := slices.IndexFunc(installtest.Checks(), func(c installtest.Check) bool { return c.Name == tc.check })
+			if i < 0 {
+				t.Fatalf("no check %s", tc.check)
+			}
+			ft := &fakeT{}
+			installtest.RunCheck(ft, h, installtest.Checks()[i])
+			if len(ft.errors) == 0 {
+				t.Fatalf("%s passed a store that %s", tc.check, tc.fault)
+			}
+			t.Logf("%s found: %s", tc.check, ft.errors[0])
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package storetest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/registry/storetest"
+)
+
+// fakeT records what a check reports instead of failing the test.
+type fakeT struct {
+	mu     sync.Mutex
+	errors []string
+}
+
+func (f *fakeT) Helper()             {}
+func (f *fakeT) Logf(string, ...any) {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
+}
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+func (f *fakeT) failed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.errors) > 0
+}
+
+// broken wraps the file store with one fault.
+type broken struct {
+	*regfile.Store
+	fault string
+	calls atomic.Int64
+}
+
+func (b *broken) Consume(ctx context.Context, name string, rec registry.ConsumeRecord) (registry.Registration, error) {
+	r, err := b.Store.Consume(ctx, name, rec)
+	if b.fault == "consumes twice" && errors.Is(err, registry.ErrAlreadyConsumed) {
+		return registry.Registration{Name: name}, nil
+	}
+	return r, err
+}
+
+func (b *broken) Register(ctx context.Context, r registry.Registration, opts registry.RegisterOptions) (registry.RegisterResult, error) {
+	switch b.fault {
+	case "steals pins":
+		opts.Replace = true
+	case "loses registers":
+		if b.calls.Add(1)%7 == 0 {
+			return registry.RegisterResult{}, nil
+		}
+	case "no size bound":
+		if len(r.SSHKeys) > 1000 {
+			r.SSHKeys = r.SSHKeys[:1000]
+		}
+	}
+	return b.Store.Register(ctx, r, opts)
+}
+
+func (b *broken) Rearm(ctx context.Context, name string, force bool) error {
+	return b.Store.Rearm(ctx, name, force || b.fault == "re-arms delivered")
+}
+
+func (b *broken) MarkDelivered(ctx context.Context, name string) error {
+	if b.fault == "forgets delivery" {
+		return nil
+	}
+	return b.Store.MarkDelivered(ctx, name)
+}
+
+func harness(tb testing.TB, fault string) storetest.Harness {
+	return storetest.Harness{
+		New: func(t storetest.T) registry.Registrations {
+			s, err := regfile.Open(tb.TempDir(), nil)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			return &broken{Store: s, fault: fault}
+		},
+		Reopen: func(t storetest.T, s registry.Registrations) registry.Registrations {
+			dir := filepath.Dir(s.(*broken).Dir())
+			if fault == "forgets on restart" {
+				dir = tb.TempDir()
+			}
+			s2, err := regfile.Open(dir, nil)
+			if err != nil {
+				t.Fatalf("reopen: %v", err)
+			}
+			return &broken{Store: s2, fault: fault}
+		},
+	}
+}
+
+// TestSuiteFailsBrokenStores feeds the suite stores with one fault each
+// and checks that the check of that fault fails, and that the same store
+// without the fault passes it.
+func TestSuiteFailsBrokenStores(t *testing.T) {
+	tests := []struct {
+		fault string
+		check string
+	}{
+		{"consumes twice", "ConsumeOnce"},
+		{"steals pins", "PinConflicts"},
+		{"steals pins", "RacingPinConflicts"},
+		{"loses registers", "ConcurrentRegisters"},
+		{"re-arms delivered", "UndeliveredAndRearm"},
+		{"forgets delivery", "UndeliveredAndRearm"},
+		{"no size bound", "SizeBounds"},
+		{"forgets on restart", "CrashBeforeClaim"},
+	}
+	for _, tc := range tests {
+		i := slices.IndexFunc(storetest.Checks(), func(c storetest.Check) bool { return c.Name == tc.check })
+		if i < 0 {
+			t.Fatalf("no check %s", tc.check)
+		}
+		c := storetest.Checks()[i]
+		ft := &fakeT{}
+		storetest.RunCheck(ft, harness(t, tc.fault), c)
+		if !ft.failed() {
+			t.Errorf("a store that %s passed %s", tc.fault, tc.check)
+		}
+		ok := &fakeT{}
+		storetest.RunCheck(ok, harness(t, ""), c)
+		if ok.failed() {
+			t.Errorf("the store without a fault failed %s: %v", tc.check, ok.errors)
+		}
+	}
+}
+
+// TestREADMEShowsTheSuiteAsRun keeps the README's example of an
+// embedder's store running the suite the very test that runs it.
+func TestREADMEShowsTheSuiteAsRun(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Bringing your own store")
+	_, block, ok2 := strings.Cut(section, "```go\n")
+	snippet, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no Go block under \"## Bringing your own store\"")
+	}
+	src, err := os.ReadFile("memstore_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), snippet) {
+		t.Errorf("the README's example is not memstore_test.go's test:\n%s", snippet)
+	}
+}
