@@ -118,7 +118,7 @@ func TestStoreCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pw, err := sec.(*pgsecret.Store).ReadRootPassword("delivered1"); err != nil || pw != "root-Pa55" {
+	if pw, err := sec.(*pgsecret.Store).ReadRootPassword(ctx, "delivered1"); err != nil || pw != "root-Pa55" {
 		t.Errorf("the copied root password = %q, %v", pw, err)
 	}
 

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,13 +31,14 @@ const maxIdempotencyKey = 255
 // by its Idempotency-Key, kept a day, so that a repeat (also after a
 // restart) gets the same reply. [OpenReplies] is the state folder's.
 type Replies interface {
-	// Lock serialises the requests of one key; the func unlocks.
-	Lock(key string) (unlock func())
+	// Lock serialises the requests of one key; the func unlocks. It
+	// waits at most until ctx ends.
+	Lock(ctx context.Context, key string) (unlock func())
 	// Get returns the reply kept for key, nil for none (or one past its
 	// day).
-	Get(key string) (*Reply, error)
+	Get(ctx context.Context, key string) (*Reply, error)
 	// Put keeps r for key.
-	Put(key string, r Reply) error
+	Put(ctx context.Context, key string, r Reply) error
 }
 
 // OpenReplies opens the idempotency records kept in apiDir/idempotency
@@ -103,7 +105,7 @@ func (i *idempotency) expire(now time.Time) {
 func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 
 // lock serialises the requests of one key; the func unlocks.
-func (i *idempotency) Lock(key string) func() {
+func (i *idempotency) Lock(_ context.Context, key string) func() {
 	h := keyHash(key)
 	m := &i.locks[h[0]%byte(len(i.locks))]
 	m.Lock()
@@ -116,7 +118,7 @@ func (i *idempotency) path(key string) string {
 }
 
 // Get returns the reply kept for key, nil for none.
-func (i *idempotency) Get(key string) (*Reply, error) {
+func (i *idempotency) Get(_ context.Context, key string) (*Reply, error) {
 	data, err := regularfile.Read(i.path(key), MaxBody*4)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -138,7 +140,7 @@ func (i *idempotency) Get(key string) (*Reply, error) {
 
 // Put keeps the reply for key; once an hour it also removes the
 // replies past their day.
-func (i *idempotency) Put(key string, r Reply) error {
+func (i *idempotency) Put(_ context.Context, key string, r Reply) error {
 	i.mu.Lock()
 	due := r.Time.Sub(i.expired) > time.Hour
 	i.mu.Unlock()

@@ -54,18 +54,18 @@ type fakeSecrets struct {
 	passwords map[string]string
 }
 
-func (f *fakeSecrets) StageRootPassword(string, string) (secret.Staged, error) {
+func (f *fakeSecrets) StageRootPassword(context.Context, string, string) (secret.Staged, error) {
 	return nil, errors.New("not for the API")
 }
 
-func (f *fakeSecrets) WriteBMCPassword(name, pw string) (string, error) {
+func (f *fakeSecrets) WriteBMCPassword(_ context.Context, name, pw string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.passwords[name] = pw
 	return "memory", nil
 }
 
-func (f *fakeSecrets) ReadBMCPassword(name string) (string, error) {
+func (f *fakeSecrets) ReadBMCPassword(_ context.Context, name string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	pw, ok := f.passwords[name]
@@ -75,7 +75,7 @@ func (f *fakeSecrets) ReadBMCPassword(name string) (string, error) {
 	return pw, nil
 }
 
-func (f *fakeSecrets) RemoveBMCPassword(name string) error {
+func (f *fakeSecrets) RemoveBMCPassword(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.passwords, name)
@@ -212,6 +212,7 @@ func TestBMCPasswordFollowsItsRegistration(t *testing.T) {
 // without a BMC, when another registration takes all its pins (moved and
 // removed) and when it is deleted.
 func TestBMCPasswordGoesWithItsBMCInASecretsFolder(t *testing.T) {
+	ctx := t.Context()
 	secrets, err := secretfile.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestBMCPasswordGoesWithItsBMCInASecretsFolder(t *testing.T) {
 	post(`{"name":"pve1","macs":["52:54:00:00:02:01"]`+bmc("10.0.0.61", "first"), 201)
 	post(`{"name":"pve2","macs":["52:54:00:00:02:02"]`+bmc("10.0.0.62", "second"), 201)
 	post(`{"name":"pve1","macs":["52:54:00:00:02:02"]`+bmc("10.0.0.61", "other"), 409)
-	if pw, err := secrets.ReadBMCPassword("pve1"); err != nil || pw != "first" {
+	if pw, err := secrets.ReadBMCPassword(ctx, "pve1"); err != nil || pw != "first" {
 		t.Errorf("after a refused re-registration pve1's password is %q (%v), want the first", pw, err)
 	}
 	post(`{"name":"pve1","macs":["52:54:00:00:02:01"],"boot_disk":"sda"}`, 201)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,10 +125,10 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: want 1 to %d printable ASCII characters", IdempotencyHeader, maxIdempotencyKey), IdempotencyHeader)
 		return
 	}
-	unlock := h.idem.Lock(key)
+	unlock := h.idem.Lock(r.Context(), key)
 	defer unlock()
 	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, withoutPassword(body))
-	prev, err := h.idem.Get(key)
+	prev, err := h.idem.Get(r.Context(), key)
 	if err != nil {
 		h.internal(w, "read idempotency record", err)
 		return
@@ -146,9 +147,11 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{ResponseWriter: w}
 	h.register(rec, r, body)
 	// Only a done registration is kept: a refusal may be retried after
-	// the cause is gone (a pin freed, a server error passed).
+	// the cause is gone (a pin freed, a server error passed). Its reply
+	// is kept even if the client has gone meanwhile, so that a repeat
+	// is not registered again.
 	if rec.status >= 200 && rec.status < 300 {
-		if err := h.idem.Put(key, Reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
+		if err := h.idem.Put(context.WithoutCancel(r.Context()), key, Reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
 			h.log.Error("api: cannot keep the reply for its idempotency key; a repeat registers again", "err", err)
 		}
 	}

@@ -21,14 +21,14 @@ const MinTTL = time.Second
 
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
-func WindowStatusOf(stateDir string, now time.Time) (WindowStatus, error) {
-	return StatusOf(state.Window(stateDir), now)
+func WindowStatusOf(ctx context.Context, stateDir string, now time.Time) (WindowStatus, error) {
+	return StatusOf(ctx, state.Window(stateDir), now)
 }
 
 // StatusOf returns the window st holds, whoever runs it
 // ([registrar.WindowStatus]).
-func StatusOf(st window.Store, now time.Time) (WindowStatus, error) {
-	return registrar.WindowStatus(st, now)
+func StatusOf(ctx context.Context, st window.Store, now time.Time) (WindowStatus, error) {
+	return registrar.WindowStatus(ctx, st, now)
 }
 
 func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
@@ -36,9 +36,9 @@ func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
 		return h.cfg.Windows.Status(ctx)
 	}
 	if h.cfg.Window != nil {
-		return StatusOf(h.cfg.Window, time.Now())
+		return StatusOf(ctx, h.cfg.Window, time.Now())
 	}
-	return WindowStatusOf(h.cfg.StateDir, time.Now())
+	return WindowStatusOf(ctx, h.cfg.StateDir, time.Now())
 }
 
 func (h *Handler) getWindow(w http.ResponseWriter, r *http.Request) {

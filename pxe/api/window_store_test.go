@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -18,21 +19,22 @@ import (
 // state elsewhere would give one.
 type memWindow struct{ rec *window.Record }
 
-func (m *memWindow) Read() (*window.Record, error) {
+func (m *memWindow) Read(context.Context) (*window.Record, error) {
 	if m.rec == nil {
 		return nil, fs.ErrNotExist
 	}
 	return m.rec, nil
 }
-func (m *memWindow) Write(w *window.Record) error { m.rec = w; return nil }
-func (m *memWindow) Remove(int) error             { m.rec = nil; return nil }
-func (m *memWindow) Holder() (*window.HeldError, error) {
+func (m *memWindow) Write(_ context.Context, w *window.Record) error { m.rec = w; return nil }
+func (m *memWindow) Remove(context.Context, int) error               { m.rec = nil; return nil }
+func (m *memWindow) Holder(context.Context) (*window.HeldError, error) {
 	return nil, nil
 }
 
 // TestWindowStatusFromTheWindowStore: the API shows the window its
 // window store holds, not a file it reads behind it.
 func TestWindowStatusFromTheWindowStore(t *testing.T) {
+	ctx := t.Context()
 	mw := &memWindow{}
 	e := newEnv(t, func(c *api.Config) { c.Window = mw })
 	read := e.tokens["read"]
@@ -40,7 +42,7 @@ func TestWindowStatusFromTheWindowStore(t *testing.T) {
 		t.Fatalf("no window: %d %s", r.status, r.body)
 	}
 	now := time.Now().UTC()
-	mw.Write(&window.Record{PID: os.Getpid(), HTTP: "192.0.2.1:8443", Started: now, Deadline: now.Add(time.Hour)})
+	mw.Write(ctx, &window.Record{PID: os.Getpid(), HTTP: "192.0.2.1:8443", Started: now, Deadline: now.Add(time.Hour)})
 	if r := e.do(t, "GET", "/api/v1/window", read, ""); r.status != 200 || !strings.Contains(r.body, `"open":true`) || !strings.Contains(r.body, "192.0.2.1:8443") {
 		t.Errorf("the store's window: %d %s", r.status, r.body)
 	}
@@ -54,13 +56,13 @@ type memReplies struct {
 	kept map[string]api.Reply
 }
 
-func (m *memReplies) Lock(key string) func() {
+func (m *memReplies) Lock(_ context.Context, key string) func() {
 	l, _ := m.keys.LoadOrStore(key, &sync.Mutex{})
 	l.(*sync.Mutex).Lock()
 	return l.(*sync.Mutex).Unlock
 }
 
-func (m *memReplies) Get(key string) (*api.Reply, error) {
+func (m *memReplies) Get(_ context.Context, key string) (*api.Reply, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.kept[key]; ok {
@@ -69,7 +71,7 @@ func (m *memReplies) Get(key string) (*api.Reply, error) {
 	return nil, nil
 }
 
-func (m *memReplies) Put(key string, r api.Reply) error {
+func (m *memReplies) Put(_ context.Context, key string, r api.Reply) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.kept == nil {
@@ -83,6 +85,7 @@ func (m *memReplies) Put(key string, r api.Reply) error {
 // and the window state as stores, the API needs no state folder and
 // keeps nothing in one; without them, it refuses to start without one.
 func TestStateDirIsOptionalWithItsStores(t *testing.T) {
+	ctx := t.Context()
 	replies := &memReplies{}
 	var cfg api.Config
 	e := newEnv(t, func(c *api.Config) {
@@ -92,7 +95,7 @@ func TestStateDirIsOptionalWithItsStores(t *testing.T) {
 	if r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], pve1, "Idempotency-Key", "k1"); r.status != 201 {
 		t.Fatalf("register: %d %s", r.status, r.body)
 	}
-	if _, err := replies.Get("k1"); err != nil || len(replies.kept) != 1 {
+	if _, err := replies.Get(ctx, "k1"); err != nil || len(replies.kept) != 1 {
 		t.Errorf("the reply was not kept in the Replies store: %v %v", replies.kept, err)
 	}
 	if _, err := os.Stat(filepath.Join(e.state, "api", "idempotency")); !errors.Is(err, fs.ErrNotExist) {

@@ -71,7 +71,7 @@ func (w *windows) Status(ctx context.Context) (api.WindowStatus, error) {
 		return api.WindowStatus{}, err
 	}
 	now := time.Now()
-	st, err := api.WindowStatusOf(w.stateDir, now)
+	st, err := api.WindowStatusOf(ctx, w.stateDir, now)
 	if err != nil {
 		return st, err
 	}

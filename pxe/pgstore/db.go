@@ -27,8 +27,8 @@ type Options struct {
 	// MaxConns is the most connections the pool holds; 0 means
 	// [DefaultMaxConns].
 	MaxConns int32
-	// Timeout bounds connecting, migrating and each call of a store
-	// whose interface takes no context; 0 means [DefaultTimeout].
+	// Timeout bounds connecting, migrating and each call of a store,
+	// within its caller's context; 0 means [DefaultTimeout].
 	Timeout time.Duration
 	// Logger receives the logs; nil discards them.
 	Logger *slog.Logger
@@ -100,12 +100,6 @@ func (db *DB) Close() { db.Pool.Close() }
 
 // Timeout is the bound of one call of a store (see [Options]).
 func (db *DB) Timeout() time.Duration { return db.timeout }
-
-// Context returns a context bounded by the store's timeout, for the
-// methods of interfaces that take none.
-func (db *DB) Context() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), db.timeout)
-}
 
 var kvPassword = regexp.MustCompile(`(?i)password\s*=\s*('[^']*'|\S*)`)
 

@@ -89,7 +89,7 @@ func Node(ctx context.Context, req Request, action Action) (bmc.Power, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := openBMC(req, r)
+	c, err := openBMC(ctx, req, r)
 	if err != nil {
 		return "", err
 	}
@@ -136,7 +136,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	if req.Window == nil {
 		return res, fmt.Errorf("boot %s: %w: the window state", req.Name, ErrNoStore)
 	}
-	w, err := req.Window.Read()
+	w, err := req.Window.Read(ctx)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return res, err
 	}
@@ -160,7 +160,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	if err != nil {
 		return res, err
 	}
-	c, err := openBMC(req, r)
+	c, err := openBMC(ctx, req, r)
 	if err != nil {
 		return res, err
 	}
@@ -232,12 +232,12 @@ func (req Request) secrets() (secret.Store, error) {
 	return req.Secrets, nil
 }
 
-func openBMC(req Request, r registry.Registration) (bmc.Controller, error) {
+func openBMC(ctx context.Context, req Request, r registry.Registration) (bmc.Controller, error) {
 	secrets, err := req.secrets()
 	if err != nil {
 		return nil, err
 	}
-	pw, err := secrets.ReadBMCPassword(r.Name)
+	pw, err := secrets.ReadBMCPassword(ctx, r.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 )
 
 func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
+	ctx := t.Context()
 	t.Helper()
 	reg, err := regfile.Open(state, nil)
 	if err != nil {
@@ -31,7 +32,7 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 	}
 	if b != nil {
 		s, _ := secretfile.Open(secrets)
-		if _, err := s.WriteBMCPassword("n1", pw); err != nil {
+		if _, err := s.WriteBMCPassword(ctx, "n1", pw); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -92,7 +93,7 @@ func TestBootAndPower(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := secretfile.Open(secrets)
-	if _, err := s.ReadBMCPassword("n1"); err != nil {
+	if _, err := s.ReadBMCPassword(ctx, "n1"); err != nil {
 		t.Errorf("Forget removed a password in use: %v", err)
 	}
 	reg, _ := regfile.Open(state, nil)
@@ -100,7 +101,7 @@ func TestBootAndPower(t *testing.T) {
 	if err := power.Forget(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReadBMCPassword("n1"); err == nil {
+	if _, err := s.ReadBMCPassword(ctx, "n1"); err == nil {
 		t.Error("Forget kept the password of an unregistered node")
 	}
 }

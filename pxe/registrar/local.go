@@ -47,8 +47,8 @@ var (
 // WindowStatus returns the window st holds as the API shows it, whoever
 // runs it: its record while open, else the holder of its lock (a window
 // starting), else closed.
-func WindowStatus(st window.Store, now time.Time) (apitype.WindowStatus, error) {
-	w, err := st.Read()
+func WindowStatus(ctx context.Context, st window.Store, now time.Time) (apitype.WindowStatus, error) {
+	w, err := st.Read(ctx)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return apitype.WindowStatus{}, err
 	}
@@ -56,7 +56,7 @@ func WindowStatus(st window.Store, now time.Time) (apitype.WindowStatus, error) 
 		return apitype.WindowStatus{Open: true, PID: w.PID, Unit: w.Unit, Started: w.Started, Deadline: w.Deadline, HTTP: w.HTTP, URL: w.URL,
 			DHCPInterface: w.DHCPInterface, TFTP: w.TFTP, CertFingerprint: w.CertFingerprint, SecureBoot: w.SecureBoot, Discover: w.Discover}, nil
 	}
-	held, err := st.Holder()
+	held, err := st.Holder(ctx)
 	if err != nil {
 		return apitype.WindowStatus{}, err
 	}
@@ -68,8 +68,8 @@ func WindowStatus(st window.Store, now time.Time) (apitype.WindowStatus, error) 
 
 // Window returns the state folder's window ([WindowStatus]); it creates
 // nothing.
-func (l *Local) Window(context.Context) (apitype.WindowStatus, error) {
-	return WindowStatus(state.Window(l.Dir), time.Now())
+func (l *Local) Window(ctx context.Context) (apitype.WindowStatus, error) {
+	return WindowStatus(ctx, state.Window(l.Dir), time.Now())
 }
 
 // EventStore returns the folder's event store: that of its stores once

@@ -70,7 +70,7 @@ func Register(ctx context.Context, regs registry.Registrations, secrets secret.S
 	if r.BMC == nil {
 		return res, forget(ctx, regs, secrets, stale(r.Name, res))
 	}
-	if _, err := secrets.WriteBMCPassword(r.Name, password); err != nil {
+	if _, err := secrets.WriteBMCPassword(ctx, r.Name, password); err != nil {
 		undo := context.WithoutCancel(ctx)
 		var uerr error
 		if res.Previous != nil && res.Previous.Created.IsZero() {
@@ -144,7 +144,7 @@ func Forget(ctx context.Context, regs registry.Registrations, secrets secret.Sto
 	if slices.ContainsFunc(consumed, func(c registry.Registration) bool { return c.Name == name && c.BMC != nil }) {
 		return nil
 	}
-	return secrets.RemoveBMCPassword(name)
+	return secrets.RemoveBMCPassword(ctx, name)
 }
 
 // Local is the [Registrar] of a node-provisioner state folder on this

@@ -36,7 +36,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 		t.Fatal(err)
 	}
 	password := func() string {
-		pw, err := secrets.ReadBMCPassword("pve1")
+		pw, err := secrets.ReadBMCPassword(ctx, "pve1")
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, registry.ErrInvalidBMC) {
 			return ""
 		}
@@ -74,7 +74,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 // failingSecrets cannot keep a BMC password.
 type failingSecrets struct{ secret.Store }
 
-func (failingSecrets) WriteBMCPassword(string, string) (string, error) {
+func (failingSecrets) WriteBMCPassword(context.Context, string, string) (string, error) {
 	return "", errors.New("disk full")
 }
 

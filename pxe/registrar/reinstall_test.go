@@ -95,7 +95,7 @@ func TestReinstall(t *testing.T) {
 	if bt := boot(); bt.Node != "pve1" {
 		t.Errorf("after reinstall the machine boots %+v, want the installer as pve1", bt)
 	}
-	if pw, err := secrets.ReadBMCPassword("pve1"); err != nil || pw != "bmc-secret" {
+	if pw, err := secrets.ReadBMCPassword(ctx, "pve1"); err != nil || pw != "bmc-secret" {
 		t.Errorf("the BMC password after reinstall = %q, %v; want it kept", pw, err)
 	}
 	second := answerOnce()

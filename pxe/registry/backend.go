@@ -344,7 +344,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if _, err := answer.Render(a, req.Version, answer.RenderOptions{Header: header, DropUnsupported: true}); err != nil {
 		return nil, fmt.Errorf("render the answer of %s: %w", reg.Name, err)
 	}
-	staged, err := b.stage(reg.Name, pw, files)
+	staged, err := b.stage(ctx, reg.Name, pw, files)
 	if err != nil {
 		return nil, fmt.Errorf("stage the answer of %s: %w", reg.Name, err)
 	}
@@ -358,7 +358,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		}
 		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
 	}
-	if err := staged.commit(b.dir); err != nil {
+	// The registration is consumed: its password is kept even if the
+	// request ends now, or the node installs with a password nobody has.
+	if err := staged.commit(context.WithoutCancel(ctx), b.dir); err != nil {
 		b.forgetView()
 		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
 			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
@@ -394,10 +396,10 @@ func (s staged) discard() {
 
 // commit puts every file in place, then syncs dir, the one-shot files'
 // folder, once for them all; on error it discards the rest.
-func (s staged) commit(dir string) error {
+func (s staged) commit(ctx context.Context, dir string) error {
 	oneShots := false
 	for i, f := range s {
-		if err := f.Commit(); err != nil {
+		if err := f.Commit(ctx); err != nil {
 			s[i+1:].discard()
 			return err
 		}
@@ -414,14 +416,14 @@ func (s staged) commit(dir string) error {
 // renames it into place and leaves the folder's sync to [staged.commit].
 type oneShot struct{ *atomicfile.Staged }
 
-func (o oneShot) Commit() error { return o.Place() }
+func (o oneShot) Commit(context.Context) error { return o.Place() }
 
 // stage writes a node's root password and first-boot files under
 // temporary names, so that a full or read-only folder fails the answer
 // before its registration is consumed.
-func (b *Backend) stage(name, pw string, files map[string][]byte) (staged, error) {
+func (b *Backend) stage(ctx context.Context, name, pw string, files map[string][]byte) (staged, error) {
 	var out staged
-	st, err := b.cfg.Secrets.StageRootPassword(name, pw)
+	st, err := b.cfg.Secrets.StageRootPassword(ctx, name, pw)
 	if err != nil {
 		return nil, err
 	}

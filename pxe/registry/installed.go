@@ -33,7 +33,7 @@ func (b *Backend) Installed(ctx context.Context, token, clientIP string, report 
 	}
 	// A reinstall kept the node's previous root password until now.
 	if p, ok := b.cfg.Secrets.(secret.Previous); ok {
-		if err := p.ForgetPrevious(name); err != nil {
+		if err := p.ForgetPrevious(ctx, name); err != nil {
 			b.log.Warn("the previous root password of a reinstalled node is still kept", "node", name, "err", err)
 		}
 	}

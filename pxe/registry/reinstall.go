@@ -32,13 +32,13 @@ func Reinstall(ctx context.Context, regs Registrations, secrets secret.Store, na
 	}
 	prev, keeps := secrets.(secret.Previous)
 	if keeps {
-		if err := prev.KeepPrevious(name); err != nil {
+		if err := prev.KeepPrevious(ctx, name); err != nil {
 			return Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 		}
 	}
 	if err := regs.Rearm(ctx, name, true); err != nil {
 		if keeps {
-			_ = prev.ForgetPrevious(name) // nothing re-armed: the current password stands
+			_ = prev.ForgetPrevious(context.WithoutCancel(ctx), name) // nothing re-armed: the current password stands, even if the request ended
 		}
 		return Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 	}

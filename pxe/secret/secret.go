@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -81,7 +82,7 @@ func ReadBMCPasswordFile(path string) (string, error) {
 // Staged is a secret written under a temporary name: Commit puts it in
 // place, Discard drops it.
 type Staged interface {
-	Commit() error
+	Commit(ctx context.Context) error
 	Discard()
 }
 
@@ -91,15 +92,15 @@ type Staged interface {
 type Store interface {
 	// StageRootPassword stages name's root password, to be committed
 	// once its registration is consumed (and discarded if it is not).
-	StageRootPassword(name, password string) (Staged, error)
+	StageRootPassword(ctx context.Context, name, password string) (Staged, error)
 	// WriteBMCPassword keeps name's BMC password and says where (for
 	// the folder, its file), for messages.
-	WriteBMCPassword(name, password string) (where string, err error)
+	WriteBMCPassword(ctx context.Context, name, password string) (where string, err error)
 	// ReadBMCPassword returns name's BMC password, an error wrapping
 	// fs.ErrNotExist when none is kept.
-	ReadBMCPassword(name string) (string, error)
+	ReadBMCPassword(ctx context.Context, name string) (string, error)
 	// RemoveBMCPassword removes name's BMC password, if any.
-	RemoveBMCPassword(name string) error
+	RemoveBMCPassword(ctx context.Context, name string) error
 }
 
 // Previous is a [Store] that keeps a node's previous root password
@@ -109,7 +110,7 @@ type Store interface {
 type Previous interface {
 	// KeepPrevious keeps name's current root password as its previous
 	// one; without a current one it does nothing.
-	KeepPrevious(name string) error
+	KeepPrevious(ctx context.Context, name string) error
 	// ForgetPrevious removes name's previous root password, if any.
-	ForgetPrevious(name string) error
+	ForgetPrevious(ctx context.Context, name string) error
 }

@@ -143,11 +143,11 @@ func copySecrets(ctx context.Context, _ string, o Options, to *Stores, c *Copied
 		pw, _, _ := strings.Cut(string(data), "\n")
 		switch name, suffix := splitSecret(stem); suffix {
 		case "bmc":
-			_, err = dst.WriteBMCPassword(name, pw)
+			_, err = dst.WriteBMCPassword(ctx, name, pw)
 		case "previous":
-			err = dst.WritePreviousPassword(name, pw)
+			err = dst.WritePreviousPassword(ctx, name, pw)
 		default:
-			err = dst.WriteRootPassword(name, pw)
+			err = dst.WriteRootPassword(ctx, name, pw)
 		}
 		if err != nil {
 			return fmt.Errorf("state: copy secret %s: %w", filepath.Join(dir, e.Name()), err)

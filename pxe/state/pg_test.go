@@ -73,7 +73,7 @@ func TestOpenPostgres(t *testing.T) {
 	if _, err := a.Registrations().Register(ctx, reg, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := secA.WriteBMCPassword("node1", "bmc-Pa55"); err != nil {
+	if _, err := secA.WriteBMCPassword(ctx, "node1", "bmc-Pa55"); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.Events().Append(ctx, events.Event{Kind: events.Answer, Node: "node1"}); err != nil {
@@ -110,7 +110,7 @@ func TestOpenPostgres(t *testing.T) {
 	}
 	if sec, err := b2.Secrets(); err != nil {
 		t.Errorf("the second host's Secrets with the copied key: %v", err)
-	} else if pw, err := sec.ReadBMCPassword("node1"); err != nil || pw != "bmc-Pa55" {
+	} else if pw, err := sec.ReadBMCPassword(ctx, "node1"); err != nil || pw != "bmc-Pa55" {
 		t.Errorf("the second host reads %q, %v", pw, err)
 	}
 	if recs, err := b2.Events().Read(ctx, "", 0); err != nil || len(recs) != 1 {

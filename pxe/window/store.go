@@ -1,18 +1,20 @@
 package window
 
+import "context"
+
 // Store holds a state's window: the record of the window that serves it
 // and who holds its window lock. [Dir] is the state folder's; the server
 // that holds the lock ([Lock]) is the one that writes the record.
 type Store interface {
 	// Read returns the window's record; none is an error wrapping
 	// fs.ErrNotExist.
-	Read() (*Record, error)
+	Read(ctx context.Context) (*Record, error)
 	// Write records w.
-	Write(w *Record) error
+	Write(ctx context.Context, w *Record) error
 	// Remove removes the record if it is still process pid's.
-	Remove(pid int) error
+	Remove(ctx context.Context, pid int) error
 	// Holder returns the window holding the lock, nil for none.
-	Holder() (*HeldError, error)
+	Holder(ctx context.Context) (*HeldError, error)
 }
 
 // Dir is the [Store] of a state folder: window.json and window.lock.
@@ -21,13 +23,13 @@ type Dir string
 var _ Store = Dir("")
 
 // Read is [Read] of the folder.
-func (d Dir) Read() (*Record, error) { return Read(string(d)) }
+func (d Dir) Read(_ context.Context) (*Record, error) { return Read(string(d)) }
 
 // Write is [Write] into the folder.
-func (d Dir) Write(w *Record) error { return Write(string(d), w) }
+func (d Dir) Write(_ context.Context, w *Record) error { return Write(string(d), w) }
 
 // Remove is [Remove] in the folder.
-func (d Dir) Remove(pid int) error { return Remove(string(d), pid) }
+func (d Dir) Remove(_ context.Context, pid int) error { return Remove(string(d), pid) }
 
 // Holder is [Holder] of the folder.
-func (d Dir) Holder() (*HeldError, error) { return Holder(string(d)) }
+func (d Dir) Holder(_ context.Context) (*HeldError, error) { return Holder(string(d)) }

@@ -1,6 +1,7 @@
 package repliestest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -79,10 +80,11 @@ func same(a, b api.Reply) bool {
 // is req: under the key's lock, a kept reply is the answer (refused when
 // its request is another), else work runs and its reply is kept.
 func serve(t T, s api.Replies, key, req string, work func() api.Reply) (got api.Reply, refused bool) {
+	ctx := context.Background()
 	t.Helper()
-	unlock := s.Lock(key)
+	unlock := s.Lock(ctx, key)
 	defer unlock()
-	prev, err := s.Get(key)
+	prev, err := s.Get(ctx, key)
 	if err != nil {
 		t.Errorf("Get %q: %v", key, err)
 		return api.Reply{}, false
@@ -91,15 +93,16 @@ func serve(t T, s api.Replies, key, req string, work func() api.Reply) (got api.
 		return *prev, prev.Request != req
 	}
 	r := work()
-	if err := s.Put(key, r); err != nil {
+	if err := s.Put(ctx, key, r); err != nil {
 		t.Errorf("Put %q: %v", key, err)
 	}
 	return r, false
 }
 
 func replay(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
-	if r, err := s.Get("never-used"); err != nil || r != nil {
+	if r, err := s.Get(ctx, "never-used"); err != nil || r != nil {
 		t.Errorf("Get of an unused key = %+v, %v; want none", r, err)
 	}
 	body := `{"name":"node1","macs":["52:54:00:aa:00:01"]}` + "\n"
@@ -120,15 +123,16 @@ func replay(t T, h Harness) {
 		t.Errorf("the request ran %d times under one key, want once", runs)
 	}
 	big := reply("req-big", 201, strings.Repeat("b", api.MaxBody))
-	if err := s.Put("key-big", big); err != nil {
+	if err := s.Put(ctx, "key-big", big); err != nil {
 		t.Fatalf("Put of a reply of MaxBody bytes: %v", err)
 	}
-	if r, err := s.Get("key-big"); err != nil || r == nil || !same(*r, big) {
+	if r, err := s.Get(ctx, "key-big"); err != nil || r == nil || !same(*r, big) {
 		t.Errorf("Get of a reply of MaxBody bytes = %v, %v; want it whole", r != nil, err)
 	}
 }
 
 func anotherBody(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	first := reply("req-first", 201, `{"name":"node1"}`)
 	serve(t, s, "key", "req-first", func() api.Reply { return first })
@@ -139,21 +143,22 @@ func anotherBody(t T, h Harness) {
 	if !refused {
 		t.Errorf("another body under a used key got %+v, not refused", got)
 	}
-	if r, err := s.Get("key"); err != nil || r == nil || !same(*r, first) {
+	if r, err := s.Get(ctx, "key"); err != nil || r == nil || !same(*r, first) {
 		t.Errorf("after the refusal Get = %+v, %v; want the first reply kept", r, err)
 	}
 }
 
 func keysApart(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	keys := []string{"a", "A", "a ", "../a", "a/b", "key-1", "key-2", strings.Repeat("k", 255), strings.Repeat("k", 254) + "j"}
 	for i, k := range keys {
-		if err := s.Put(k, reply(fmt.Sprintf("req-%d", i), 200+i, fmt.Sprintf("body %d", i))); err != nil {
+		if err := s.Put(ctx, k, reply(fmt.Sprintf("req-%d", i), 200+i, fmt.Sprintf("body %d", i))); err != nil {
 			t.Fatalf("Put %q: %v", k, err)
 		}
 	}
 	for i, k := range keys {
-		r, err := s.Get(k)
+		r, err := s.Get(ctx, k)
 		if err != nil || r == nil || r.Request != fmt.Sprintf("req-%d", i) || r.Status != 200+i || r.Body != fmt.Sprintf("body %d", i) {
 			t.Errorf("Get %.20q = %+v, %v; want its own reply", k, r, err)
 		}
@@ -161,37 +166,39 @@ func keysApart(t T, h Harness) {
 }
 
 func afterRestart(t T, h Harness) {
+	ctx := context.Background()
 	if h.Reopen == nil {
 		t.Logf("no Reopen: a restart is not checked")
 		return
 	}
 	s := h.New(t)
 	first := reply("req-1", 201, `{"name":"node1"}`)
-	if err := s.Put("key-1", first); err != nil {
+	if err := s.Put(ctx, "key-1", first); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	s = h.Reopen(t, s)
-	if r, err := s.Get("key-1"); err != nil || r == nil || !same(*r, first) {
+	if r, err := s.Get(ctx, "key-1"); err != nil || r == nil || !same(*r, first) {
 		t.Errorf("Get after a restart = %+v, %v; want %+v", r, err, first)
 	}
 }
 
 func pastItsDay(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	old := reply("req-old", 201, "old")
 	old.Time = time.Now().Add(-25 * time.Hour).UTC()
-	if err := s.Put("old", old); err != nil {
+	if err := s.Put(ctx, "old", old); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if r, err := s.Get("old"); err != nil || r != nil {
+	if r, err := s.Get(ctx, "old"); err != nil || r != nil {
 		t.Errorf("Get of a reply past its day = %+v, %v; want none", r, err)
 	}
 	recent := reply("req-recent", 201, "recent")
 	recent.Time = time.Now().Add(-23 * time.Hour).UTC()
-	if err := s.Put("recent", recent); err != nil {
+	if err := s.Put(ctx, "recent", recent); err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	if r, err := s.Get("recent"); err != nil || r == nil || !same(*r, recent) {
+	if r, err := s.Get(ctx, "recent"); err != nil || r == nil || !same(*r, recent) {
 		t.Errorf("Get of a reply 23 hours old = %+v, %v; want it", r, err)
 	}
 }

@@ -1,6 +1,7 @@
 package repliestest_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -69,29 +70,29 @@ type broken struct {
 	fault string
 }
 
-func (b *broken) Lock(key string) func() {
+func (b *broken) Lock(ctx context.Context, key string) func() {
 	if b.fault == "no lock" {
 		return func() {}
 	}
-	return b.Replies.Lock(key)
+	return b.Replies.Lock(ctx, key)
 }
 
-func (b *broken) Get(key string) (*api.Reply, error) {
+func (b *broken) Get(ctx context.Context, key string) (*api.Reply, error) {
 	switch b.fault {
 	case "forgets":
 		return nil, nil
 	case "one key":
 		key = "k"
 	case "never expires":
-		r, err := b.Replies.Get(key + "#kept")
+		r, err := b.Replies.Get(ctx, key+"#kept")
 		if r != nil || err != nil {
 			return r, err
 		}
 	}
-	return b.Replies.Get(key)
+	return b.Replies.Get(ctx, key)
 }
 
-func (b *broken) Put(key string, r api.Reply) error {
+func (b *broken) Put(ctx context.Context, key string, r api.Reply) error {
 	switch b.fault {
 	case "one key":
 		key = "k"
@@ -104,11 +105,11 @@ func (b *broken) Put(key string, r api.Reply) error {
 	case "never expires":
 		r2 := r
 		r2.Time = time.Now().UTC()
-		if err := b.Replies.Put(key+"#kept", r2); err != nil {
+		if err := b.Replies.Put(ctx, key+"#kept", r2); err != nil {
 			return err
 		}
 	}
-	return b.Replies.Put(key, r)
+	return b.Replies.Put(ctx, key, r)
 }
 
 // TestTheSuiteFailsABrokenStore feeds the suite a replies folder with

@@ -57,6 +57,7 @@ func TestPostgresConformance(t *testing.T) {
 // each), each taking the key's lock, run the work once and agree on one
 // reply.
 func racingHosts(t *testing.T, srv *pgtest.Server) {
+	ctx := t.Context()
 	conn := srv.NewDatabase(t)
 	hosts := []api.Replies{open(t, conn), open(t, conn)}
 	const n = 32
@@ -67,9 +68,9 @@ func racingHosts(t *testing.T, srv *pgtest.Server) {
 	for i := range n {
 		wg.Go(func() {
 			s := hosts[i%2]
-			unlock := s.Lock("shared")
+			unlock := s.Lock(ctx, "shared")
 			defer unlock()
-			prev, err := s.Get("shared")
+			prev, err := s.Get(ctx, "shared")
 			if err != nil {
 				t.Errorf("Get: %v", err)
 				return
@@ -83,7 +84,7 @@ func racingHosts(t *testing.T, srv *pgtest.Server) {
 			mu.Unlock()
 			time.Sleep(5 * time.Millisecond)
 			r := api.Reply{Request: "req", Status: 201, Body: fmt.Sprintf("reply of racer %d on host %d", i, i%2), Time: time.Now().UTC()}
-			if err := s.Put("shared", r); err != nil {
+			if err := s.Put(ctx, "shared", r); err != nil {
 				t.Errorf("Put: %v", err)
 			}
 			got[i] = r.Body

@@ -21,6 +21,7 @@ import (
 // until the store's timeout (bench/apiload on PostgreSQL: registration
 // p99 of 10.8 s with 16 at once on the pool of 16).
 func TestManyKeysAtOnceDoNotStarveThePool(t *testing.T) {
+	ctx := t.Context()
 	srv := pgtest.Start(t)
 	db, err := pgstore.Open(context.Background(), srv.NewDatabase(t), pgstore.Options{MaxConns: 4, Timeout: 5 * time.Second})
 	if err != nil {
@@ -34,13 +35,13 @@ func TestManyKeysAtOnceDoNotStarveThePool(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			key := fmt.Sprint("key-", i)
-			unlock := s.Lock(key)
+			unlock := s.Lock(ctx, key)
 			defer unlock()
-			if _, err := s.Get(key); err != nil {
+			if _, err := s.Get(ctx, key); err != nil {
 				t.Errorf("Get %s: %v", key, err)
 				return
 			}
-			if err := s.Put(key, api.Reply{Request: "req", Status: 201, Body: key, Time: time.Now().UTC()}); err != nil {
+			if err := s.Put(ctx, key, api.Reply{Request: "req", Status: 201, Body: key, Time: time.Now().UTC()}); err != nil {
 				t.Errorf("Put %s: %v", key, err)
 			}
 		})

@@ -62,15 +62,18 @@ func keyHash(key string) [32]byte { return sha256.Sum256([]byte(key)) }
 // across hosts by an advisory lock held on a connection of its own
 // until the func is called; at most a share of the pool's connections
 // is held so (see [Open]), the other requests waiting for a slot first.
-// When the cross-host lock cannot be taken in the store's time (no
-// slot, connection or lock; the database down or busy), it serialises
-// this host's only and the Get of key fails until the func is called:
-// the request is refused rather than run unserialised.
-func (s *Store) Lock(key string) (unlock func()) {
+// When the cross-host lock cannot be taken before ctx ends or in the
+// store's time (no slot, connection or lock; the database down or busy),
+// it serialises this host's only and the Get of key fails until the func
+// is called: the request is refused rather than run unserialised.
+func (s *Store) Lock(ctx context.Context, key string) (unlock func()) {
 	h := keyHash(key)
 	m := &s.locks[h[0]%byte(len(s.locks))]
 	m.Lock()
-	ctx, cancel := s.db.Context()
+	// The unlock runs when the request is done, perhaps cancelled, and
+	// must still let the lock go: it outlives the request's context.
+	keep := context.WithoutCancel(ctx)
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	select {
 	case s.held <- struct{}{}:
@@ -84,15 +87,15 @@ func (s *Store) Lock(key string) (unlock func()) {
 	}
 	k := int32(binary.BigEndian.Uint32(h[:4]))
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockClass, k); err != nil {
-		drop(conn)
+		drop(keep, conn)
 		return s.unlocked(h, err, release)
 	}
 	return func() {
 		defer release()
-		ctx, cancel := s.db.Context()
+		ctx, cancel := s.db.Bound(keep)
 		defer cancel()
 		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", lockClass, k); err != nil {
-			drop(conn) // the session's end lets the lock go
+			drop(keep, conn) // the session's end lets the lock go
 			return
 		}
 		conn.Release()
@@ -113,15 +116,16 @@ func (s *Store) unlocked(h [32]byte, err error, release func()) func() {
 	}
 }
 
-// drop closes a connection instead of returning it to the pool.
-func drop(conn *pgxpool.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+// drop closes a connection instead of returning it to the pool; ctx
+// must not be cancelled with the request, or the goodbye is not said.
+func drop(ctx context.Context, conn *pgxpool.Conn) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	_ = conn.Hijack().Close(ctx)
 }
 
 // Get returns the reply kept for key, nil for none or one past its day.
-func (s *Store) Get(key string) (*api.Reply, error) {
+func (s *Store) Get(ctx context.Context, key string) (*api.Reply, error) {
 	h := keyHash(key)
 	s.mu.Lock()
 	lerr := s.unheld[h]
@@ -129,7 +133,7 @@ func (s *Store) Get(key string) (*api.Reply, error) {
 	if lerr != nil {
 		return nil, fmt.Errorf("idempotency record: %w", lerr)
 	}
-	ctx, cancel := s.db.Context()
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	var data string
 	err := s.db.Pool.QueryRow(ctx, "SELECT data FROM np_replies WHERE key_hash = $1", hex.EncodeToString(h[:])).Scan(&data)
@@ -152,13 +156,13 @@ func (s *Store) Get(key string) (*api.Reply, error) {
 
 // Put keeps r for key; once an hour it also removes the replies past
 // their day.
-func (s *Store) Put(key string, r api.Reply) error {
+func (s *Store) Put(ctx context.Context, key string, r api.Reply) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
 	h := keyHash(key)
-	ctx, cancel := s.db.Context()
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	if _, err := s.db.Pool.Exec(ctx, `INSERT INTO np_replies (key_hash, data, at) VALUES ($1, $2, $3)
 		ON CONFLICT (key_hash) DO UPDATE SET data = EXCLUDED.data, at = EXCLUDED.at`, hex.EncodeToString(h[:]), string(data), r.Time); err != nil {

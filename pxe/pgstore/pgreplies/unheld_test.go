@@ -20,6 +20,7 @@ import (
 // request run while another host may run the same key. Once unlocked,
 // the key locks and reads again.
 func TestALockNotTakenFailsItsGet(t *testing.T) {
+	ctx := t.Context()
 	srv := pgtest.Start(t)
 	db, err := pgstore.Open(context.Background(), srv.NewDatabase(t), pgstore.Options{MaxConns: 4, Timeout: time.Second})
 	if err != nil {
@@ -28,16 +29,16 @@ func TestALockNotTakenFailsItsGet(t *testing.T) {
 	defer db.Close()
 	s := pgreplies.Open(db)
 	a, b := keysOfTwoBuckets()
-	unlockA := s.Lock(a)
-	unlockB := s.Lock(b) // waits the store's timeout for a slot
-	if r, err := s.Get(b); !errors.Is(err, pgstore.ErrUnavailable) {
+	unlockA := s.Lock(ctx, a)
+	unlockB := s.Lock(ctx, b) // waits the store's timeout for a slot
+	if r, err := s.Get(ctx, b); !errors.Is(err, pgstore.ErrUnavailable) {
 		t.Errorf("Get of a key whose lock was not taken: %v, %v; want an error of the store unavailable", r, err)
 	}
 	unlockB()
 	unlockA()
-	unlockB = s.Lock(b)
+	unlockB = s.Lock(ctx, b)
 	defer unlockB()
-	if r, err := s.Get(b); err != nil || r != nil {
+	if r, err := s.Get(ctx, b); err != nil || r != nil {
 		t.Errorf("Get after the lock was taken: %v, %v; want no record", r, err)
 	}
 }

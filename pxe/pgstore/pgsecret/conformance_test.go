@@ -88,6 +88,7 @@ func TestPostgresConformance(t *testing.T) {
 // sealedAtRest: no password, nor the key, is anywhere in the database's
 // rows of secrets.
 func sealedAtRest(t *testing.T, srv *pgtest.Server) {
+	ctx := t.Context()
 	db := openDB(t, srv.NewDatabase(t))
 	keyFile := filepath.Join(t.TempDir(), "store.key")
 	s, err := Open(context.Background(), db, keyFile, Options{Create: true})
@@ -97,13 +98,13 @@ func sealedAtRest(t *testing.T, srv *pgtest.Server) {
 	if fi, err := os.Stat(keyFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the key file made: %v, %v; want mode 0600", fi, err)
 	}
-	if _, err := s.WriteBMCPassword("node1", "bmc-plain-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", "bmc-plain-Pa55"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.WriteRootPassword("node1", "root-plain-Pa55"); err != nil {
+	if err := s.WriteRootPassword(ctx, "node1", "root-plain-Pa55"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.KeepPrevious("node1"); err != nil {
+	if err := s.KeepPrevious(ctx, "node1"); err != nil {
 		t.Fatal(err)
 	}
 	var dump string
@@ -120,8 +121,8 @@ func sealedAtRest(t *testing.T, srv *pgtest.Server) {
 	if !strings.Contains(dump, s.KeyID()) {
 		t.Errorf("the database does not hold the key's id %s", s.KeyID())
 	}
-	for name, read := range map[string]func(string) (string, error){"root": s.ReadRootPassword, "previous": s.ReadPreviousPassword, "bmc": s.ReadBMCPassword} {
-		if pw, err := read("node1"); err != nil || !strings.HasSuffix(pw, "-plain-Pa55") {
+	for name, read := range map[string]func(context.Context, string) (string, error){"root": s.ReadRootPassword, "previous": s.ReadPreviousPassword, "bmc": s.ReadBMCPassword} {
+		if pw, err := read(ctx, "node1"); err != nil || !strings.HasSuffix(pw, "-plain-Pa55") {
 			t.Errorf("read %s = %q, %v", name, pw, err)
 		}
 	}

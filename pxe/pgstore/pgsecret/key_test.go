@@ -83,7 +83,7 @@ func wrongKeyNoPlaintext(t *testing.T, srv *pgtest.Server) {
 		t.Fatal(err)
 	}
 	const pw = "the-real-bmc-Pa55"
-	if _, err := s.WriteBMCPassword("node1", pw); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", pw); err != nil {
 		t.Fatal(err)
 	}
 	otherKey, err := CreateKey(filepath.Join(dir, "other.key"))
@@ -98,7 +98,7 @@ func wrongKeyNoPlaintext(t *testing.T, srv *pgtest.Server) {
 	}
 	check := func(what string, s *Store, name string) {
 		t.Helper()
-		got, err := s.ReadBMCPassword(name)
+		got, err := s.ReadBMCPassword(ctx, name)
 		if got != "" || !errors.Is(err, ErrWrongKey) {
 			t.Errorf("%s: ReadBMCPassword = %q, %v; want no password and ErrWrongKey", what, got, err)
 		}
@@ -143,16 +143,16 @@ func twoHosts(t *testing.T, srv *pgtest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.WriteBMCPassword("node1", "shared-Pa55"); err != nil {
+	if _, err := a.WriteBMCPassword(ctx, "node1", "shared-Pa55"); err != nil {
 		t.Fatal(err)
 	}
-	if pw, err := b.ReadBMCPassword("node1"); err != nil || pw != "shared-Pa55" {
+	if pw, err := b.ReadBMCPassword(ctx, "node1"); err != nil || pw != "shared-Pa55" {
 		t.Errorf("the other host reads %q, %v; want shared-Pa55", pw, err)
 	}
-	if err := b.RemoveBMCPassword("node1"); err != nil {
+	if err := b.RemoveBMCPassword(ctx, "node1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.ReadBMCPassword("node1"); !errors.Is(err, errNotExist) {
+	if _, err := a.ReadBMCPassword(ctx, "node1"); !errors.Is(err, errNotExist) {
 		t.Errorf("after the other host removed it ReadBMCPassword = %v, want none", err)
 	}
 }

@@ -154,12 +154,12 @@ func checkPassword(what, name, pw string) error {
 }
 
 // put seals pw into the row of kind and name, replacing it.
-func (s *Store) put(kind, name, pw string) error {
+func (s *Store) put(ctx context.Context, kind, name, pw string) error {
 	sealed, err := s.seal(kind, name, pw)
 	if err != nil {
 		return fmt.Errorf("seal the %s password of %s: %w", kind, name, err)
 	}
-	ctx, cancel := s.db.Context()
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	if _, err := s.db.Pool.Exec(ctx, `INSERT INTO np_secrets (kind, name, key_id, sealed) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (kind, name) DO UPDATE SET key_id = EXCLUDED.key_id, sealed = EXCLUDED.sealed`, kind, name, s.key.ID, sealed); err != nil {
@@ -169,8 +169,8 @@ func (s *Store) put(kind, name, pw string) error {
 }
 
 // get returns the password of kind and name; none is a *missingError.
-func (s *Store) get(kind, name string) (string, error) {
-	ctx, cancel := s.db.Context()
+func (s *Store) get(ctx context.Context, kind, name string) (string, error) {
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	var keyID string
 	var sealed []byte
@@ -184,8 +184,8 @@ func (s *Store) get(kind, name string) (string, error) {
 	return s.open(kind, name, keyID, sealed)
 }
 
-func (s *Store) remove(kind, name string) error {
-	ctx, cancel := s.db.Context()
+func (s *Store) remove(ctx context.Context, kind, name string) error {
+	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_secrets WHERE kind = $1 AND name = $2", kind, name); err != nil {
 		return fmt.Errorf("remove the %s password of %s: %w", kind, name, s.db.Check(err))

@@ -10,11 +10,12 @@ import (
 )
 
 func TestBMCPasswordStore(t *testing.T) {
+	ctx := t.Context()
 	s, err := Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, err := s.WriteBMCPassword("pve1", "hunter2-bmc")
+	path, err := s.WriteBMCPassword(ctx, "pve1", "hunter2-bmc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,17 +23,17 @@ func TestBMCPasswordStore(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 || filepath.Base(path) != "pve1.bmc.pw" {
 		t.Fatalf("%s: %v %v", path, fi.Mode(), err)
 	}
-	if pw, err := s.ReadBMCPassword("pve1"); err != nil || pw != "hunter2-bmc" {
+	if pw, err := s.ReadBMCPassword(ctx, "pve1"); err != nil || pw != "hunter2-bmc" {
 		t.Errorf("read back %q %v", pw, err)
 	}
 	os.Chmod(path, 0o644)
-	if _, err := s.ReadBMCPassword("pve1"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "hunter2") {
+	if _, err := s.ReadBMCPassword(ctx, "pve1"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("a 0644 password file: %v", err)
 	}
-	if _, err := s.ReadBMCPassword("pve2"); !errors.Is(err, secret.ErrInvalidPassword) {
+	if _, err := s.ReadBMCPassword(ctx, "pve2"); !errors.Is(err, secret.ErrInvalidPassword) {
 		t.Errorf("no password file: %v", err)
 	}
-	if _, err := s.WriteBMCPassword("pve1", "two\nlines"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "two") {
+	if _, err := s.WriteBMCPassword(ctx, "pve1", "two\nlines"); !errors.Is(err, secret.ErrInvalidPassword) || strings.Contains(err.Error(), "two") {
 		t.Errorf("a password over two lines: %v", err)
 	}
 	f := filepath.Join(t.TempDir(), "pw")

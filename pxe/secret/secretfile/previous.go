@@ -1,6 +1,7 @@
 package secretfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,7 +26,7 @@ func (s *Folder) PreviousPath(name string) string {
 // KeepPrevious copies name's root password to [Folder.PreviousPath]
 // (0600, atomically, replacing an older one); without one it does
 // nothing. No error includes the password.
-func (s *Folder) KeepPrevious(name string) error {
+func (s *Folder) KeepPrevious(_ context.Context, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func (s *Folder) KeepPrevious(name string) error {
 }
 
 // ForgetPrevious removes name's previous root password, if any.
-func (s *Folder) ForgetPrevious(name string) error {
+func (s *Folder) ForgetPrevious(_ context.Context, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}

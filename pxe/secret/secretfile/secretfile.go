@@ -1,6 +1,7 @@
 package secretfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -96,7 +97,7 @@ func (s *Folder) WritePassword(name, pw string) (path string, err error) {
 // StageRootPassword writes pw to a temporary file beside
 // <dir>/<name>.pw (0600); its Commit puts it in place, replacing an older
 // one. No error includes pw.
-func (s *Folder) StageRootPassword(name, pw string) (secret.Staged, error) {
+func (s *Folder) StageRootPassword(_ context.Context, name, pw string) (secret.Staged, error) {
 	if err := validName(name); err != nil {
 		return nil, err
 	}
@@ -107,8 +108,13 @@ func (s *Folder) StageRootPassword(name, pw string) (secret.Staged, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stage the password of %s: %w", name, err)
 	}
-	return st, nil
+	return stagedFile{st}, nil
 }
+
+// stagedFile is a staged password file as a [secret.Staged].
+type stagedFile struct{ *atomicfile.Staged }
+
+func (st stagedFile) Commit(context.Context) error { return st.Staged.Commit() }
 
 // BMCPasswordPath returns where the BMC password of node name is kept.
 func (s *Folder) BMCPasswordPath(name string) string {
@@ -118,7 +124,7 @@ func (s *Folder) BMCPasswordPath(name string) string {
 // WriteBMCPassword writes node name's BMC password to
 // <dir>/<name>.bmc.pw with mode 0600, atomically, and returns the path.
 // No error includes pw.
-func (s *Folder) WriteBMCPassword(name, pw string) (string, error) {
+func (s *Folder) WriteBMCPassword(_ context.Context, name, pw string) (string, error) {
 	if err := validName(name); err != nil {
 		return "", err
 	}
@@ -135,7 +141,7 @@ func (s *Folder) WriteBMCPassword(name, pw string) (string, error) {
 // ReadBMCPassword returns node name's BMC password. A file that group
 // or others may read is refused, as is a missing one (an error wrapping
 // both [secret.ErrInvalidPassword] and fs.ErrNotExist).
-func (s *Folder) ReadBMCPassword(name string) (string, error) {
+func (s *Folder) ReadBMCPassword(_ context.Context, name string) (string, error) {
 	if err := validName(name); err != nil {
 		return "", err
 	}
@@ -160,7 +166,7 @@ func (s *Folder) ReadBMCPassword(name string) (string, error) {
 
 // RemoveBMCPassword removes node name's BMC password file; a missing one
 // is no error.
-func (s *Folder) RemoveBMCPassword(name string) error {
+func (s *Folder) RemoveBMCPassword(_ context.Context, name string) error {
 	if err := validName(name); err != nil {
 		return err
 	}

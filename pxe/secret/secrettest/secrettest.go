@@ -1,6 +1,7 @@
 package secrettest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -91,62 +92,64 @@ func quoted(t T, what string, err error, pw string) {
 }
 
 func bmcRoundTrip(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
-	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadBMCPassword of a node with none = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
 	}
-	where, err := s.WriteBMCPassword("node1", "first-Pa55")
+	where, err := s.WriteBMCPassword(ctx, "node1", "first-Pa55")
 	if err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
 	if strings.Contains(where, "first-Pa55") {
 		t.Errorf("WriteBMCPassword says where as %q, which quotes the password", where)
 	}
-	if _, err := s.WriteBMCPassword("node2", "other-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node2", "other-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword node2: %v", err)
 	}
-	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "first-Pa55" {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); err != nil || pw != "first-Pa55" {
 		t.Errorf("ReadBMCPassword = %q, %v; want the one written", pw, err)
 	}
-	if _, err := s.WriteBMCPassword("node1", "second-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", "second-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword again: %v", err)
 	}
-	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "second-Pa55" {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); err != nil || pw != "second-Pa55" {
 		t.Errorf("ReadBMCPassword after a second write = %q, %v; want the second", pw, err)
 	}
-	if err := s.RemoveBMCPassword("node1"); err != nil {
+	if err := s.RemoveBMCPassword(ctx, "node1"); err != nil {
 		t.Fatalf("RemoveBMCPassword: %v", err)
 	}
-	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadBMCPassword after its removal = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
 	}
-	if err := s.RemoveBMCPassword("node1"); err != nil {
+	if err := s.RemoveBMCPassword(ctx, "node1"); err != nil {
 		t.Errorf("RemoveBMCPassword of none = %v, want nil", err)
 	}
-	if pw, err := s.ReadBMCPassword("node2"); err != nil || pw != "other-Pa55" {
+	if pw, err := s.ReadBMCPassword(ctx, "node2"); err != nil || pw != "other-Pa55" {
 		t.Errorf("ReadBMCPassword of node2 after node1's removal = %q, %v; want its own", pw, err)
 	}
 }
 
 func bmcRefusals(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	for _, pw := range []string{"", "two\nlines-Pa55", "cr\rline-Pa55"} {
-		_, err := s.WriteBMCPassword("node1", pw)
+		_, err := s.WriteBMCPassword(ctx, "node1", pw)
 		if !errors.Is(err, secret.ErrInvalidPassword) {
 			t.Errorf("WriteBMCPassword(%q) = %v, want ErrInvalidPassword", pw, err)
 		}
 		quoted(t, "WriteBMCPassword", err, pw)
 	}
-	if pw, err := s.ReadBMCPassword("node1"); !errors.Is(err, fs.ErrNotExist) {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after refused writes ReadBMCPassword = %q, %v; want none kept", pw, err)
 	}
 	for _, name := range []string{"", "../escape", "a/b", "node 1", strings.Repeat("n", 64)} {
-		_, err := s.WriteBMCPassword(name, "bad-name-Pa55")
+		_, err := s.WriteBMCPassword(ctx, name, "bad-name-Pa55")
 		if err == nil {
 			t.Errorf("WriteBMCPassword of name %q: no error", name)
 		}
 		quoted(t, "WriteBMCPassword of a bad name", err, "bad-name-Pa55")
-		st, err := s.StageRootPassword(name, "bad-name-Pa55")
+		st, err := s.StageRootPassword(ctx, name, "bad-name-Pa55")
 		if err == nil {
 			st.Discard()
 			t.Errorf("StageRootPassword of name %q: no error", name)
@@ -154,7 +157,7 @@ func bmcRefusals(t T, h Harness) {
 		quoted(t, "StageRootPassword of a bad name", err, "bad-name-Pa55")
 	}
 	for _, pw := range []string{"", "two\nlines-Pa55"} {
-		st, err := s.StageRootPassword("node1", pw)
+		st, err := s.StageRootPassword(ctx, "node1", pw)
 		if err == nil {
 			st.Discard()
 			t.Errorf("StageRootPassword(%q): no error", pw)
@@ -182,12 +185,13 @@ func holding(t T, h Harness, s secret.Store, pw string) []string {
 }
 
 func rootStaged(t T, h Harness) {
+	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: what a staged root password leaves is not checked")
 		return
 	}
 	s := h.New(t)
-	st, err := s.StageRootPassword("node1", "discarded-Pa55")
+	st, err := s.StageRootPassword(ctx, "node1", "discarded-Pa55")
 	if err != nil {
 		t.Fatalf("StageRootPassword: %v", err)
 	}
@@ -195,24 +199,24 @@ func rootStaged(t T, h Harness) {
 	if w := holding(t, h, s, "discarded-Pa55"); len(w) > 0 {
 		t.Errorf("a discarded root password is kept in %v", w)
 	}
-	st, err = s.StageRootPassword("node1", "first-root-Pa55")
+	st, err = s.StageRootPassword(ctx, "node1", "first-root-Pa55")
 	if err != nil {
 		t.Fatalf("StageRootPassword: %v", err)
 	}
-	if err := st.Commit(); err != nil {
+	if err := st.Commit(ctx); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
 	if w := holding(t, h, s, "first-root-Pa55"); len(w) != 1 {
 		t.Errorf("a committed root password is kept in %v, want one place", w)
 	}
-	if _, err := s.WriteBMCPassword("node1", "bmc-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", "bmc-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
-	st, err = s.StageRootPassword("node1", "second-root-Pa55")
+	st, err = s.StageRootPassword(ctx, "node1", "second-root-Pa55")
 	if err != nil {
 		t.Fatalf("StageRootPassword again: %v", err)
 	}
-	if err := st.Commit(); err != nil {
+	if err := st.Commit(ctx); err != nil {
 		t.Fatalf("Commit again: %v", err)
 	}
 	if w := holding(t, h, s, "first-root-Pa55"); len(w) > 0 {
@@ -221,26 +225,27 @@ func rootStaged(t T, h Harness) {
 	if w := holding(t, h, s, "second-root-Pa55"); len(w) != 1 {
 		t.Errorf("the second root password is kept in %v, want one place", w)
 	}
-	if pw, err := s.ReadBMCPassword("node1"); err != nil || pw != "bmc-Pa55" {
+	if pw, err := s.ReadBMCPassword(ctx, "node1"); err != nil || pw != "bmc-Pa55" {
 		t.Errorf("ReadBMCPassword beside a root password = %q, %v; want the BMC password", pw, err)
 	}
 }
 
 func keptPrivately(t T, h Harness) {
+	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: privacy not checked")
 		return
 	}
 	s := h.New(t)
-	if _, err := s.WriteBMCPassword("node1", "bmc-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", "bmc-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
-	st, err := s.StageRootPassword("node1", "root-Pa55")
+	st, err := s.StageRootPassword(ctx, "node1", "root-Pa55")
 	if err != nil {
 		t.Fatalf("StageRootPassword: %v", err)
 	}
 	staged := h.Kept(t, s)
-	if err := st.Commit(); err != nil {
+	if err := st.Commit(ctx); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
 	kept := append(staged, h.Kept(t, s)...)
@@ -255,18 +260,19 @@ func keptPrivately(t T, h Harness) {
 }
 
 func removedLeavesNothing(t T, h Harness) {
+	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: what a removal leaves is not checked")
 		return
 	}
 	s := h.New(t)
-	if _, err := s.WriteBMCPassword("node1", "removed-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node1", "removed-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
-	if _, err := s.WriteBMCPassword("node2", "kept-Pa55"); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "node2", "kept-Pa55"); err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
-	if err := s.RemoveBMCPassword("node1"); err != nil {
+	if err := s.RemoveBMCPassword(ctx, "node1"); err != nil {
 		t.Fatalf("RemoveBMCPassword: %v", err)
 	}
 	if w := holding(t, h, s, "removed-Pa55"); len(w) > 0 {
@@ -278,13 +284,14 @@ func removedLeavesNothing(t T, h Harness) {
 }
 
 func concurrentWriters(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	const n = 20
 	written := make([]string, n)
 	for i := range n {
 		written[i] = fmt.Sprintf("racer-%02d-%s", i, strings.Repeat("x", 200+i*37))
 	}
-	if _, err := s.WriteBMCPassword("shared", written[0]); err != nil {
+	if _, err := s.WriteBMCPassword(ctx, "shared", written[0]); err != nil {
 		t.Fatalf("WriteBMCPassword: %v", err)
 	}
 	var wg sync.WaitGroup
@@ -292,21 +299,21 @@ func concurrentWriters(t T, h Harness) {
 	var bad []string
 	for i := range n {
 		wg.Go(func() {
-			if _, err := s.WriteBMCPassword("shared", written[i]); err != nil {
+			if _, err := s.WriteBMCPassword(ctx, "shared", written[i]); err != nil {
 				mu.Lock()
 				bad = append(bad, fmt.Sprintf("write %d: %v", i, err))
 				mu.Unlock()
 			}
 		})
 		wg.Go(func() {
-			if _, err := s.WriteBMCPassword(fmt.Sprintf("node%02d", i), written[i]); err != nil {
+			if _, err := s.WriteBMCPassword(ctx, fmt.Sprintf("node%02d", i), written[i]); err != nil {
 				mu.Lock()
 				bad = append(bad, fmt.Sprintf("write node%02d: %v", i, err))
 				mu.Unlock()
 			}
 		})
 		wg.Go(func() {
-			pw, err := s.ReadBMCPassword("shared")
+			pw, err := s.ReadBMCPassword(ctx, "shared")
 			if err != nil || !slices.Contains(written, pw) {
 				mu.Lock()
 				bad = append(bad, fmt.Sprintf("a read among writers = %.20q (%d bytes), %v; want one whole password written", pw, len(pw), err))
@@ -318,11 +325,11 @@ func concurrentWriters(t T, h Harness) {
 	for _, b := range bad {
 		t.Errorf("%s", b)
 	}
-	if pw, err := s.ReadBMCPassword("shared"); err != nil || !slices.Contains(written, pw) {
+	if pw, err := s.ReadBMCPassword(ctx, "shared"); err != nil || !slices.Contains(written, pw) {
 		t.Errorf("after the writers ReadBMCPassword = %.20q, %v; want one of theirs", pw, err)
 	}
 	for i := range n {
-		if pw, err := s.ReadBMCPassword(fmt.Sprintf("node%02d", i)); err != nil || pw != written[i] {
+		if pw, err := s.ReadBMCPassword(ctx, fmt.Sprintf("node%02d", i)); err != nil || pw != written[i] {
 			t.Errorf("node%02d's BMC password = %.20q, %v; want its own", i, pw, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package secrettest_test
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -99,10 +100,10 @@ type broken struct {
 	fault string
 }
 
-func (b *broken) WriteBMCPassword(name, pw string) (string, error) {
+func (b *broken) WriteBMCPassword(ctx context.Context, name, pw string) (string, error) {
 	switch b.fault {
 	case "world-readable":
-		where, err := b.Folder.WriteBMCPassword(name, pw)
+		where, err := b.Folder.WriteBMCPassword(ctx, name, pw)
 		if err == nil {
 			os.Chmod(where, 0o644)
 		}
@@ -110,16 +111,16 @@ func (b *broken) WriteBMCPassword(name, pw string) (string, error) {
 	case "one file for all":
 		name = "all"
 	case "quotes the password":
-		where, err := b.Folder.WriteBMCPassword(name, pw)
+		where, err := b.Folder.WriteBMCPassword(ctx, name, pw)
 		if err != nil {
 			err = fmt.Errorf("%w (password %q)", err, pw)
 		}
 		return where, err
 	}
-	return b.Folder.WriteBMCPassword(name, pw)
+	return b.Folder.WriteBMCPassword(ctx, name, pw)
 }
 
-func (b *broken) ReadBMCPassword(name string) (string, error) {
+func (b *broken) ReadBMCPassword(ctx context.Context, name string) (string, error) {
 	if b.fault == "one file for all" {
 		name = "all"
 	}
@@ -128,18 +129,18 @@ func (b *broken) ReadBMCPassword(name string) (string, error) {
 			return "", nil
 		}
 	}
-	return b.Folder.ReadBMCPassword(name)
+	return b.Folder.ReadBMCPassword(ctx, name)
 }
 
-func (b *broken) RemoveBMCPassword(name string) error {
+func (b *broken) RemoveBMCPassword(ctx context.Context, name string) error {
 	if b.fault == "remove keeps" {
 		return nil
 	}
-	return b.Folder.RemoveBMCPassword(name)
+	return b.Folder.RemoveBMCPassword(ctx, name)
 }
 
-func (b *broken) StageRootPassword(name, pw string) (secret.Staged, error) {
-	st, err := b.Folder.StageRootPassword(name, pw)
+func (b *broken) StageRootPassword(ctx context.Context, name, pw string) (secret.Staged, error) {
+	st, err := b.Folder.StageRootPassword(ctx, name, pw)
 	if err == nil && b.fault == "discard commits" {
 		return commitOnDiscard{st}, nil
 	}
@@ -148,7 +149,7 @@ func (b *broken) StageRootPassword(name, pw string) (secret.Staged, error) {
 
 type commitOnDiscard struct{ secret.Staged }
 
-func (c commitOnDiscard) Discard() { c.Commit() }
+func (c commitOnDiscard) Discard() { c.Commit(context.Background()) }
 
 // TestTheSuiteFailsABrokenStore feeds the suite a folder with one fault
 // at a time: each is found by the check named.

@@ -1,6 +1,7 @@
 package windowtest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -100,31 +101,34 @@ func equal(a, b *window.Record) bool {
 }
 
 func none(t T, s window.Store, what string) {
+	ctx := context.Background()
 	t.Helper()
-	if r, err := s.Read(); !errors.Is(err, fs.ErrNotExist) {
+	if r, err := s.Read(ctx); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Read %s = %+v, %v; want an error wrapping fs.ErrNotExist", what, r, err)
 	}
 }
 
 func noneReadsAsNone(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	none(t, s, "of a new store")
-	if held, err := s.Holder(); err != nil || held != nil {
+	if held, err := s.Holder(ctx); err != nil || held != nil {
 		t.Errorf("Holder of a new store = %+v, %v; want none", held, err)
 	}
-	if err := s.Remove(1234); err != nil {
+	if err := s.Remove(ctx, 1234); err != nil {
 		t.Errorf("Remove with no window = %v, want nil", err)
 	}
 	none(t, s, "after removing none")
 }
 
 func roundTrip(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	for _, want := range []*window.Record{record(101, 2*time.Hour), record(102, 0), {PID: 103, HTTP: "[::1]:8080", Started: time.Now().UTC()}} {
-		if err := s.Write(want); err != nil {
+		if err := s.Write(ctx, want); err != nil {
 			t.Fatalf("Write: %v", err)
 		}
-		got, err := s.Read()
+		got, err := s.Read(ctx)
 		if err != nil {
 			t.Fatalf("Read: %v", err)
 		}
@@ -138,51 +142,54 @@ func roundTrip(t T, h Harness) {
 }
 
 func removedReadsAsNone(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
-	if err := s.Write(record(201, time.Hour)); err != nil {
+	if err := s.Write(ctx, record(201, time.Hour)); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	if err := s.Remove(201); err != nil {
+	if err := s.Remove(ctx, 201); err != nil {
 		t.Fatalf("Remove: %v", err)
 	}
 	none(t, s, "of a removed window")
-	if err := s.Remove(201); err != nil {
+	if err := s.Remove(ctx, 201); err != nil {
 		t.Errorf("Remove twice = %v, want nil", err)
 	}
 	again := record(202, time.Hour)
-	if err := s.Write(again); err != nil {
+	if err := s.Write(ctx, again); err != nil {
 		t.Fatalf("Write after a removal: %v", err)
 	}
-	if got, err := s.Read(); err != nil || !equal(got, again) {
+	if got, err := s.Read(ctx); err != nil || !equal(got, again) {
 		t.Errorf("Read of a window after a removed one = %+v, %v; want the new one", got, err)
 	}
 }
 
 func newerWindowKept(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
-	if err := s.Write(record(301, time.Hour)); err != nil {
+	if err := s.Write(ctx, record(301, time.Hour)); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	newer := record(302, 2*time.Hour)
-	if err := s.Write(newer); err != nil {
+	if err := s.Write(ctx, newer); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	if err := s.Remove(301); err != nil {
+	if err := s.Remove(ctx, 301); err != nil {
 		t.Fatalf("Remove of the older window: %v", err)
 	}
-	if got, err := s.Read(); err != nil || !equal(got, newer) {
+	if got, err := s.Read(ctx); err != nil || !equal(got, newer) {
 		t.Errorf("after the older window's Remove, Read = %+v, %v; want the newer window kept", got, err)
 	}
 }
 
 func concurrentWriters(t T, h Harness) {
+	ctx := context.Background()
 	s := h.New(t)
 	const n = 16
 	written := make([]*window.Record, n)
 	for i := range n {
 		written[i] = record(400+i, time.Duration(i+1)*time.Minute)
 	}
-	if err := s.Write(written[0]); err != nil {
+	if err := s.Write(ctx, written[0]); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 	known := func(r *window.Record) bool {
@@ -196,13 +203,13 @@ func concurrentWriters(t T, h Harness) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if err := s.Write(written[i]); err != nil {
+			if err := s.Write(ctx, written[i]); err != nil {
 				t.Errorf("Write %d: %v", i, err)
 			}
 		})
 		for range 3 {
 			wg.Go(func() {
-				r, err := s.Read()
+				r, err := s.Read(ctx)
 				if err != nil || !known(r) {
 					t.Errorf("a Read among writers = %+v, %v; want one whole record written", r, err)
 				}
@@ -210,19 +217,20 @@ func concurrentWriters(t T, h Harness) {
 		}
 	}
 	wg.Wait()
-	if r, err := s.Read(); err != nil || !known(r) {
+	if r, err := s.Read(ctx); err != nil || !known(r) {
 		t.Errorf("after the writers Read = %+v, %v; want one of theirs", r, err)
 	}
 }
 
 func holder(t T, h Harness) {
+	ctx := context.Background()
 	if h.Hold == nil {
 		t.Logf("no Hold: Holder not checked")
 		return
 	}
 	s := h.New(t)
 	release := h.Hold(t, s, "127.0.0.1:8443")
-	held, err := s.Holder()
+	held, err := s.Holder(ctx)
 	switch {
 	case err != nil:
 		t.Errorf("Holder while held: %v", err)
@@ -234,7 +242,7 @@ func holder(t T, h Harness) {
 		}
 	}
 	release()
-	if held, err := s.Holder(); err != nil || held != nil {
+	if held, err := s.Holder(ctx); err != nil || held != nil {
 		t.Errorf("Holder after the window let go = %+v, %v; want none", held, err)
 	}
 }

@@ -1,6 +1,7 @@
 package windowtest_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -72,15 +73,15 @@ type broken struct {
 	fault string
 }
 
-func (b broken) Read() (*window.Record, error) {
-	r, err := b.Dir.Read()
+func (b broken) Read(ctx context.Context) (*window.Record, error) {
+	r, err := b.Dir.Read(ctx)
 	if b.fault == "none is no error" && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	return r, err
 }
 
-func (b broken) Write(w *window.Record) error {
+func (b broken) Write(ctx context.Context, w *window.Record) error {
 	switch b.fault {
 	case "drops the deadline":
 		c := *w
@@ -98,26 +99,26 @@ func (b broken) Write(w *window.Record) error {
 		fmt.Fprintf(f, `"http": %q, "started": %q}`, w.HTTP, w.Started.Format("2006-01-02T15:04:05.999999999Z07:00"))
 		return nil
 	}
-	return b.Dir.Write(w)
+	return b.Dir.Write(ctx, w)
 }
 
-func (b broken) Remove(pid int) error {
+func (b broken) Remove(ctx context.Context, pid int) error {
 	switch b.fault {
 	case "remove keeps":
 		return nil
 	case "remove ignores the pid":
-		if w, err := b.Dir.Read(); err == nil {
+		if w, err := b.Dir.Read(ctx); err == nil {
 			pid = w.PID
 		}
 	}
-	return b.Dir.Remove(pid)
+	return b.Dir.Remove(ctx, pid)
 }
 
-func (b broken) Holder() (*window.HeldError, error) {
+func (b broken) Holder(ctx context.Context) (*window.HeldError, error) {
 	if b.fault == "no holder" {
 		return nil, nil
 	}
-	return b.Dir.Holder()
+	return b.Dir.Holder(ctx)
 }
 
 // TestTheSuiteFailsABrokenStore feeds the suite a state folder's window
