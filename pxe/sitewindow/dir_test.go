@@ -12,7 +12,9 @@ import (
 // TestDirConformance runs the suite on the state folder's store.
 func TestDirConformance(t *testing.T) {
 	sitewindowtest.Run(t, sitewindowtest.Harness{
-		New: func(t *testing.T) sitewindow.Store { return sitewindow.OpenDir(filepath.Join(t.TempDir(), "api")) },
+		New: func(t sitewindowtest.T) sitewindow.Store {
+			return sitewindow.OpenDir(filepath.Join(t.TempDir(), "api"))
+		},
 	})
 }
 

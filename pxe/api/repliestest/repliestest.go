@@ -8,65 +8,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 )
 
-// T is what the suite needs of a test: testing.TB's reporting. Fatalf
-// must end the check (testing's does, with runtime.Goexit); it is called
-// only from the check's own goroutine.
-type T interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// T is what a check needs of a test ([storetest.T]).
+type T = storetest.T
 
-// Harness gives the suite stores of the implementation under test.
-type Harness struct {
-	// New returns a new, empty store for one check. Required.
-	New func(t T) api.Replies
-	// Reopen opens s's state again, as a restarted process would; s is
-	// not used afterwards. Nil skips the check of a restart.
-	Reopen func(t T, s api.Replies) api.Replies
-}
+// Harness gives the suite stores of the implementation under test: New
+// is required; a nil Reopen skips the check of a restart.
+type Harness = storetest.Harness[api.Replies]
 
 // Check is one conformance check.
-type Check struct {
-	// Name names it, as a subtest.
-	Name string
-	// Run runs it on a store of h.
-	Run func(t T, h Harness)
-}
+type Check = storetest.Check[Harness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
 	return []Check{
-		{"ReplayGetsTheSameReply", replay},
-		{"AnotherBodyIsRefused", anotherBody},
-		{"KeysApart", keysApart},
-		{"AfterARestart", afterRestart},
-		{"PastItsDay", pastItsDay},
-		{"RacingRequests", racing},
+		{Name: "ReplayGetsTheSameReply", Run: replay},
+		{Name: "AnotherBodyIsRefused", Run: anotherBody},
+		{Name: "KeysApart", Run: keysApart},
+		{Name: "AfterARestart", Run: afterRestart},
+		{Name: "PastItsDay", Run: pastItsDay},
+		{Name: "RacingRequests", Run: racing},
 	}
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Checks() {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
 // RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
 // calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(t, h)
-	}()
-	<-done
-}
+func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 func reply(req string, status int, body string) api.Reply {
 	return api.Reply{Request: req, Status: status, Body: body, Time: time.Now().UTC().Truncate(time.Millisecond)}

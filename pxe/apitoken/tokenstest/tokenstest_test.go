@@ -2,16 +2,15 @@ package tokenstest_test
 
 import (
 	"context"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenstest"
@@ -67,24 +66,6 @@ func fileHarness(tb testing.TB, wrap func(*tokenfile.Store) apitoken.Tokens) tok
 
 func TestFileStoreConformance(t *testing.T) {
 	tokenstest.Run(t, fileHarness(t, nil))
-}
-
-// fakeT records what a check reports instead of failing the test.
-type fakeT struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (f *fakeT) Helper()             {}
-func (f *fakeT) Logf(string, ...any) {}
-func (f *fakeT) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.errors = append(f.errors, fmt.Sprintf(format, args...))
-}
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.Errorf(format, args...)
-	runtime.Goexit()
 }
 
 // broken wraps the token file with one fault.
@@ -179,19 +160,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
 			h := fileHarness(t, func(s *tokenfile.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
-			for _, c := range tokenstest.Checks() {
-				if c.Name != tc.check {
-					continue
-				}
-				ft := &fakeT{}
-				tokenstest.RunCheck(ft, h, c)
-				if len(ft.errors) == 0 {
-					t.Fatalf("%s passed a store that %s", c.Name, tc.fault)
-				}
-				t.Logf("%s found: %s", c.Name, ft.errors[0])
-				return
-			}
-			t.Fatalf("no check %s", tc.check)
+			storetest.Rejects(t, h, tokenstest.Checks(), tc.check)
 		})
 	}
 }

@@ -8,16 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
-// T is what the suite needs of a test. Fatalf must end the check.
-type T interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// T is what a check needs of a test ([storetest.T]).
+type T = storetest.T
 
 // Harness gives the suite stores of the implementation under test.
 type Harness struct {
@@ -29,42 +25,28 @@ type Harness struct {
 }
 
 // Check is one conformance check.
-type Check struct {
-	Name string
-	Run  func(t T, h Harness)
-}
+type Check = storetest.Check[Harness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
 	return []Check{
-		{"PutListRemove", putListRemove},
-		{"RepostUpdatesLastSeen", repostUpdatesLastSeen},
-		{"SameSerialIsSameMachine", sameSerialIsSameMachine},
-		{"OldestFirst", oldestFirst},
-		{"Expiry", expiry},
-		{"Bound", bound},
-		{"FloodStaysWithinBound", floodStaysWithinBound},
-		{"Persists", persists},
+		{Name: "PutListRemove", Run: putListRemove},
+		{Name: "RepostUpdatesLastSeen", Run: repostUpdatesLastSeen},
+		{Name: "SameSerialIsSameMachine", Run: sameSerialIsSameMachine},
+		{Name: "OldestFirst", Run: oldestFirst},
+		{Name: "Expiry", Run: expiry},
+		{Name: "Bound", Run: bound},
+		{Name: "FloodStaysWithinBound", Run: floodStaysWithinBound},
+		{Name: "Persists", Run: persists},
 	}
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Checks() {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
 // RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only.
-func RunCheck(t T, h Harness, c Check) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(t, h)
-	}()
-	<-done
-}
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 // t0 is the suite's clock's start.
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

@@ -3,11 +3,11 @@ package discoverytest_test
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoverytest"
 )
@@ -85,23 +85,6 @@ func TestMemoryStoreConformance(t *testing.T) {
 	discoverytest.Run(t, harness(faults{}))
 }
 
-type fakeT struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (f *fakeT) Helper()             {}
-func (f *fakeT) Logf(string, ...any) {}
-func (f *fakeT) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.errors = append(f.errors, fmt.Sprintf(format, args...))
-}
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.Errorf(format, args...)
-	runtime.Goexit()
-}
-
 // TestTheSuiteRejectsBrokenStores feeds each check a store breaking the
 // rule it checks: the check must fail.
 func TestTheSuiteRejectsBrokenStores(t *testing.T) {
@@ -115,21 +98,9 @@ func TestTheSuiteRejectsBrokenStores(t *testing.T) {
 		"a store merging no DMI serial":   {"SameSerialIsSameMachine", faults{appendOnly: true}},
 		"a store whose entries never end": {"Expiry", faults{noExpiry: true}},
 	}
-	checks := map[string]discoverytest.Check{}
-	for _, c := range discoverytest.Checks() {
-		checks[c.Name] = c
-	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c, ok := checks[tc.check]
-			if !ok {
-				t.Fatalf("the suite has no check %s", tc.check)
-			}
-			ft := &fakeT{}
-			discoverytest.RunCheck(ft, harness(tc.faults), c)
-			if len(ft.errors) == 0 {
-				t.Errorf("%s passed a broken store", tc.check)
-			}
+			storetest.Rejects(t, harness(tc.faults), discoverytest.Checks(), tc.check)
 		})
 	}
 }

@@ -11,20 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// T is what the suite needs of a test: *testing.T has it, and a test of
-// the suite itself gives a fake to see a case fail. Fatalf must stop the
-// case's goroutine (runtime.Goexit); the suite calls it from that
-// goroutine only.
-type T interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-	TempDir() string
-	Cleanup(func())
-}
+// T is what a case needs of a test ([storetest.T]).
+type T = storetest.T
 
 // Harness makes the stores the cases run on.
 type Harness struct {
@@ -41,33 +33,24 @@ type Harness struct {
 	Wait time.Duration
 }
 
-// Case is one property of the suite.
-type Case struct {
-	// Name says what the case checks.
-	Name string
-	// Check runs it.
-	Check func(t T, h Harness)
-}
+// Case is one property of the suite: its Name says what it checks.
+type Case = storetest.Check[Harness]
 
 // Cases are the suite's cases, in the order Run runs them.
 var Cases = []Case{
-	{"appends are read in order", appendAndRead},
-	{"a read resumes after an id", resume},
-	{"an id the store never gave is refused", badID},
-	{"a follower gets each event as it is appended", followNew},
-	{"a follower of some kinds gets those and no other", followKinds},
-	{"concurrent appends keep one order and resume from any id", concurrent},
-	{"the size bound holds and keeps the newest events", sizeBound},
-	{"a rotation loses no event", rotation},
-	{"two writers order and rotate without losing an event", twoWriters},
+	{Name: "appends are read in order", Run: appendAndRead},
+	{Name: "a read resumes after an id", Run: resume},
+	{Name: "an id the store never gave is refused", Run: badID},
+	{Name: "a follower gets each event as it is appended", Run: followNew},
+	{Name: "a follower of some kinds gets those and no other", Run: followKinds},
+	{Name: "concurrent appends keep one order and resume from any id", Run: concurrent},
+	{Name: "the size bound holds and keeps the newest events", Run: sizeBound},
+	{Name: "a rotation loses no event", Run: rotation},
+	{Name: "two writers order and rotate without losing an event", Run: twoWriters},
 }
 
 // Run runs every case as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Cases {
-		t.Run(c.Name, func(t *testing.T) { c.Check(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Cases) }
 
 // eventSize is about the JSON size of the suite's events.
 const eventSize = 300

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventstest"
 )
@@ -131,52 +130,6 @@ func (m *memStore) Follow(ctx context.Context, after string, fn func(events.Reco
 	}
 }
 
-// fakeT records a case's failures; Fatalf ends the case's goroutine.
-type fakeT struct {
-	mu       sync.Mutex
-	failures []string
-	cleanup  []func()
-	dirs     []string
-}
-
-func (f *fakeT) Helper() {}
-func (f *fakeT) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	f.failures = append(f.failures, fmt.Sprintf(format, args...))
-	f.mu.Unlock()
-}
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.Errorf(format, args...)
-	runtime.Goexit()
-}
-func (f *fakeT) TempDir() string {
-	d, err := os.MkdirTemp("", "eventstest")
-	if err != nil {
-		panic(err)
-	}
-	f.dirs = append(f.dirs, d)
-	return d
-}
-func (f *fakeT) Cleanup(fn func()) { f.cleanup = append(f.cleanup, fn) }
-
-// runCase runs c on a fake T and returns its failures.
-func runCase(c eventstest.Case, h eventstest.Harness) []string {
-	f := &fakeT{}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Check(f, h)
-	}()
-	<-done
-	for _, fn := range slices.Backward(f.cleanup) {
-		fn()
-	}
-	for _, d := range f.dirs {
-		os.RemoveAll(d)
-	}
-	return f.failures
-}
-
 // TestAMemoryStorePasses: a correct store passes every case, through
 // the fake T as through the testing package: the suite fails a store for
 // what it does, not for how it is run.
@@ -184,7 +137,7 @@ func TestAMemoryStorePasses(t *testing.T) {
 	h := eventstest.Harness{New: func(_ eventstest.T, max int64) events.Store { return newMem(max) }}
 	eventstest.Run(t, h)
 	for _, c := range eventstest.Cases {
-		if failures := runCase(c, h); len(failures) > 0 {
+		if failures := storetest.Failures(h, c); len(failures) > 0 {
 			t.Errorf("%s: failed on a fake T: %v", c.Name, failures)
 		}
 	}
@@ -220,7 +173,7 @@ func TestTheSuiteFailsBrokenStores(t *testing.T) {
 			}}
 			failed := map[string][]string{}
 			for _, c := range eventstest.Cases {
-				if f := runCase(c, h); len(f) > 0 {
+				if f := storetest.Failures(h, c); len(f) > 0 {
 					failed[c.Name] = f
 				}
 			}
@@ -246,7 +199,7 @@ func (l leakyKinds) FollowKinds(ctx context.Context, after string, _ []events.Ki
 func TestTheSuiteFailsALeakyKindFilter(t *testing.T) {
 	h := eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store { return leakyKinds{newMem(max)} }}
 	for _, c := range eventstest.Cases {
-		f := runCase(c, h)
+		f := storetest.Failures(h, c)
 		if c.Name == "a follower of some kinds gets those and no other" && len(f) == 0 {
 			t.Errorf("case %q passed a store whose kind filter lets every event through", c.Name)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/sitewindow/sitewindowtest"
 )
 
-func open(t *testing.T, conn string) *pgwindow.Store {
+func open(t testing.TB, conn string) *pgwindow.Store {
 	db, err := pgstore.Open(context.Background(), conn, pgstore.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -29,7 +29,8 @@ func TestPostgresConformance(t *testing.T) {
 	conns := map[sitewindow.Store]string{}
 	var mu sync.Mutex
 	sitewindowtest.Run(t, sitewindowtest.Harness{
-		New: func(t *testing.T) sitewindow.Store {
+		New: func(st sitewindowtest.T) sitewindow.Store {
+			t := st.(testing.TB) // the suite runs on a *testing.T here
 			conn := srv.NewDatabase(t)
 			s := open(t, conn)
 			mu.Lock()
@@ -37,10 +38,10 @@ func TestPostgresConformance(t *testing.T) {
 			mu.Unlock()
 			return s
 		},
-		Other: func(t *testing.T, s sitewindow.Store) sitewindow.Store {
+		Other: func(st sitewindowtest.T, s sitewindow.Store) sitewindow.Store {
 			mu.Lock()
 			defer mu.Unlock()
-			return open(t, conns[s])
+			return open(st.(testing.TB), conns[s])
 		},
 	})
 	t.Run("OfManyHostsOpeningAtOnceOneWins", func(t *testing.T) { oneWins(t, srv.NewDatabase(t)) })

@@ -10,18 +10,12 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer"
+	suite "github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
-// T is what the suite needs of a test: testing.TB's reporting. Fatalf
-// must end the check (testing's does, with runtime.Goexit); it is called
-// only from the check's own goroutine.
-type T interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// T is what a check needs of a test ([storetest.T]).
+type T = suite.T
 
 // Harness gives the suite stores of the implementation under test.
 type Harness struct {
@@ -40,46 +34,30 @@ type Harness struct {
 }
 
 // Check is one conformance check.
-type Check struct {
-	// Name names it, as a subtest.
-	Name string
-	// Run runs it on a store of h.
-	Run func(t T, h Harness)
-}
+type Check = suite.Check[Harness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
 	return []Check{
-		{"RegisterGetDelete", registerGetDelete},
-		{"ConcurrentRegisters", concurrentRegisters},
-		{"PinConflicts", pinConflicts},
-		{"RacingPinConflicts", racingPinConflicts},
-		{"ConsumeOnce", consumeOnce},
-		{"UndeliveredAndRearm", undeliveredAndRearm},
-		{"CrashBeforeClaim", crashBeforeClaim},
-		{"CrashAfterClaim", crashAfterClaim},
-		{"SizeBounds", sizeBounds},
-		{"StaticNetworkKept", staticNetworkKept},
+		{Name: "RegisterGetDelete", Run: registerGetDelete},
+		{Name: "ConcurrentRegisters", Run: concurrentRegisters},
+		{Name: "PinConflicts", Run: pinConflicts},
+		{Name: "RacingPinConflicts", Run: racingPinConflicts},
+		{Name: "ConsumeOnce", Run: consumeOnce},
+		{Name: "UndeliveredAndRearm", Run: undeliveredAndRearm},
+		{Name: "CrashBeforeClaim", Run: crashBeforeClaim},
+		{Name: "CrashAfterClaim", Run: crashAfterClaim},
+		{Name: "SizeBounds", Run: sizeBounds},
+		{Name: "StaticNetworkKept", Run: staticNetworkKept},
 	}
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Checks() {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { suite.Run(t, h, Checks()) }
 
 // RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
 // calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(t, h)
-	}()
-	<-done
-}
+func RunCheck(t T, h Harness, c Check) { suite.RunCheck(t, h, c) }
 
 // Racers is how many goroutines race to consume one registration.
 const Racers = 1000

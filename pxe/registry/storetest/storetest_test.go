@@ -3,44 +3,18 @@ package storetest_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
+	suite "github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/storetest"
 )
-
-// fakeT records what a check reports instead of failing the test.
-type fakeT struct {
-	mu     sync.Mutex
-	errors []string
-}
-
-func (f *fakeT) Helper()             {}
-func (f *fakeT) Logf(string, ...any) {}
-func (f *fakeT) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.errors = append(f.errors, fmt.Sprintf(format, args...))
-}
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.Errorf(format, args...)
-	runtime.Goexit()
-}
-
-func (f *fakeT) failed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.errors) > 0
-}
 
 // broken wraps the file store with one fault.
 type broken struct {
@@ -125,21 +99,13 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 		{"forgets on restart", "CrashBeforeClaim"},
 	}
 	for _, tc := range tests {
-		i := slices.IndexFunc(storetest.Checks(), func(c storetest.Check) bool { return c.Name == tc.check })
-		if i < 0 {
-			t.Fatalf("no check %s", tc.check)
-		}
-		c := storetest.Checks()[i]
-		ft := &fakeT{}
-		storetest.RunCheck(ft, harness(t, tc.fault), c)
-		if !ft.failed() {
-			t.Errorf("a store that %s passed %s", tc.fault, tc.check)
-		}
-		ok := &fakeT{}
-		storetest.RunCheck(ok, harness(t, ""), c)
-		if ok.failed() {
-			t.Errorf("the store without a fault failed %s: %v", tc.check, ok.errors)
-		}
+		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
+			suite.Rejects(t, harness(t, tc.fault), storetest.Checks(), tc.check)
+			i := slices.IndexFunc(storetest.Checks(), func(c storetest.Check) bool { return c.Name == tc.check })
+			if f := suite.Failures(harness(t, ""), storetest.Checks()[i]); len(f) > 0 {
+				t.Errorf("the store without a fault failed %s: %v", tc.check, f)
+			}
+		})
 	}
 }
 

@@ -10,18 +10,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
-// T is what the suite needs of a test: testing.TB's reporting. Fatalf
-// must end the check (testing's does, with runtime.Goexit); it is called
-// only from the check's own goroutine.
-type T interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// T is what a check needs of a test ([storetest.T]).
+type T = storetest.T
 
 // Kept is one secret as a store keeps it at rest.
 type Kept struct {
@@ -46,42 +40,26 @@ type Harness struct {
 }
 
 // Check is one conformance check.
-type Check struct {
-	// Name names it, as a subtest.
-	Name string
-	// Run runs it on a store of h.
-	Run func(t T, h Harness)
-}
+type Check = storetest.Check[Harness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
 	return []Check{
-		{"BMCRoundTrip", bmcRoundTrip},
-		{"BMCRefusals", bmcRefusals},
-		{"RootStaged", rootStaged},
-		{"KeptPrivately", keptPrivately},
-		{"RemovedLeavesNothing", removedLeavesNothing},
-		{"ConcurrentWriters", concurrentWriters},
+		{Name: "BMCRoundTrip", Run: bmcRoundTrip},
+		{Name: "BMCRefusals", Run: bmcRefusals},
+		{Name: "RootStaged", Run: rootStaged},
+		{Name: "KeptPrivately", Run: keptPrivately},
+		{Name: "RemovedLeavesNothing", Run: removedLeavesNothing},
+		{Name: "ConcurrentWriters", Run: concurrentWriters},
 	}
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Checks() {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
 // RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
 // calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(t, h)
-	}()
-	<-done
-}
+func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 // quoted reports an error that holds pw.
 func quoted(t T, what string, err error, pw string) {

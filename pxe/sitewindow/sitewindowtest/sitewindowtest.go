@@ -8,107 +8,131 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
+// T is what a check needs of a test ([storetest.T]).
+type T = storetest.T
+
 // Harness gives the suite stores of the implementation under test.
 type Harness struct {
 	// New returns a new, empty store for one check. Required.
-	New func(t *testing.T) sitewindow.Store
+	New func(t T) sitewindow.Store
 	// Other returns another host's store on the same state as s; nil
-	// for a store one host has (the state folder's).
-	Other func(t *testing.T, s sitewindow.Store) sitewindow.Store
+	// for a store one host has (the state folder's), which skips the
+	// check across hosts.
+	Other func(t T, s sitewindow.Store) sitewindow.Store
 }
+
+// Check is one conformance check.
+type Check = storetest.Check[Harness]
+
+// Checks returns the suite's checks.
+func Checks() []Check {
+	return []Check{
+		{Name: "NoneIsNil", Run: noneIsNil},
+		{Name: "OpenIsReadBack", Run: openIsReadBack},
+		{Name: "SecondOpenIsRefusedNamingTheFirst", Run: secondOpen},
+		{Name: "APassedWindowIsReplaced", Run: passedReplaced},
+		{Name: "CloseRemoves", Run: closeRemoves},
+		{Name: "EndRemovesItsOwnOnly", Run: endOwn},
+		{Name: "HostsSeenSince", Run: hostsSince},
+		{Name: "ChangesAreSignalled", Run: changesSignalled},
+		{Name: "AnotherHostSeesAndIsRefused", Run: anotherHost},
+	}
+}
+
+// Run runs every check as a subtest of t.
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 // at is a time with no monotonic reading, as a store gives it back.
 func at(d time.Duration) time.Time { return time.Now().Add(d).UTC().Round(time.Millisecond) }
 
-// Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
+func noneIsNil(t T, h Harness) {
 	ctx := context.Background()
-	t.Run("NoneIsNil", func(t *testing.T) {
-		s := h.New(t)
-		if w, err := s.Read(ctx); w != nil || err != nil {
-			t.Errorf("read of a new store: %+v %v", w, err)
-		}
-		if open, err := s.Close(ctx); open || err != nil {
-			t.Errorf("close of a new store: %v %v", open, err)
-		}
-	})
-	t.Run("OpenIsReadBack", func(t *testing.T) { openIsReadBack(t, h.New(t)) })
-	t.Run("SecondOpenIsRefusedNamingTheFirst", func(t *testing.T) { secondOpen(t, h.New(t)) })
-	t.Run("APassedWindowIsReplaced", func(t *testing.T) {
-		s := h.New(t)
-		old := sitewindow.Window{Opened: at(-2 * time.Hour), Deadline: at(-time.Hour), By: "a"}
-		now := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "b"}
-		if err := s.Open(ctx, old); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Open(ctx, now); err != nil {
-			t.Fatalf("open over a passed window: %v", err)
-		}
-		if w, err := s.Read(ctx); err != nil || !w.Same(&now) {
-			t.Errorf("read: %+v %v", w, err)
-		}
-	})
-	t.Run("CloseRemoves", func(t *testing.T) {
-		s := h.New(t)
-		if err := s.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
-		if open, err := s.Close(ctx); !open || err != nil {
-			t.Errorf("close: %v %v", open, err)
-		}
-		if w, err := s.Read(ctx); w != nil || err != nil {
-			t.Errorf("read after close: %+v %v", w, err)
-		}
-		if open, err := s.Close(ctx); open || err != nil {
-			t.Errorf("second close: %v %v", open, err)
-		}
-	})
-	t.Run("EndRemovesItsOwnOnly", func(t *testing.T) { endOwn(t, h.New(t)) })
-	t.Run("HostsSeenSince", func(t *testing.T) { hostsSince(t, h.New(t)) })
-	t.Run("ChangesAreSignalled", func(t *testing.T) {
-		s := h.New(t)
-		watch := s
-		if h.Other != nil {
-			watch = h.Other(t, s) // another host learns of it
-		}
-		changesSignalled(t, s, watch)
-	})
-	if h.Other != nil {
-		t.Run("AnotherHostSeesAndIsRefused", func(t *testing.T) {
-			s := h.New(t)
-			o := h.Other(t, s)
-			w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "a"}
-			if err := s.Open(ctx, w); err != nil {
-				t.Fatal(err)
-			}
-			if got, err := o.Read(ctx); err != nil || !got.Same(&w) || got.By != "a" {
-				t.Errorf("the other host reads %+v %v", got, err)
-			}
-			if err := o.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Minute), By: "b"}); !errors.Is(err, window.ErrOpen) {
-				t.Errorf("the other host's open: %v", err)
-			}
-			if open, err := o.Close(ctx); !open || err != nil {
-				t.Errorf("the other host's close: %v %v", open, err)
-			}
-			if got, err := s.Read(ctx); got != nil || err != nil {
-				t.Errorf("closed by the other: %+v %v", got, err)
-			}
-		})
+	s := h.New(t)
+	if w, err := s.Read(ctx); w != nil || err != nil {
+		t.Errorf("read of a new store: %+v %v", w, err)
+	}
+	if open, err := s.Close(ctx); open || err != nil {
+		t.Errorf("close of a new store: %v %v", open, err)
 	}
 }
 
-func openIsReadBack(t *testing.T, s sitewindow.Store) {
+func passedReplaced(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	old := sitewindow.Window{Opened: at(-2 * time.Hour), Deadline: at(-time.Hour), By: "a"}
+	now := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "b"}
+	if err := s.Open(ctx, old); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if err := s.Open(ctx, now); err != nil {
+		t.Fatalf("open over a passed window: %v", err)
+	}
+	if w, err := s.Read(ctx); err != nil || !w.Same(&now) {
+		t.Errorf("read: %+v %v", w, err)
+	}
+}
+
+func closeRemoves(t T, h Harness) {
+	ctx := context.Background()
+	s := h.New(t)
+	if err := s.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if open, err := s.Close(ctx); !open || err != nil {
+		t.Errorf("close: %v %v", open, err)
+	}
+	if w, err := s.Read(ctx); w != nil || err != nil {
+		t.Errorf("read after close: %+v %v", w, err)
+	}
+	if open, err := s.Close(ctx); open || err != nil {
+		t.Errorf("second close: %v %v", open, err)
+	}
+}
+
+func anotherHost(t T, h Harness) {
+	if h.Other == nil {
+		t.Logf("no Other: a store of one host")
+		return
+	}
+	ctx := context.Background()
+	s := h.New(t)
+	o := h.Other(t, s)
+	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "a"}
+	if err := s.Open(ctx, w); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if got, err := o.Read(ctx); err != nil || !got.Same(&w) || got.By != "a" {
+		t.Errorf("the other host reads %+v %v", got, err)
+	}
+	if err := o.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Minute), By: "b"}); !errors.Is(err, window.ErrOpen) {
+		t.Errorf("the other host's open: %v", err)
+	}
+	if open, err := o.Close(ctx); !open || err != nil {
+		t.Errorf("the other host's close: %v %v", open, err)
+	}
+	if got, err := s.Read(ctx); got != nil || err != nil {
+		t.Errorf("closed by the other: %+v %v", got, err)
+	}
+}
+
+func openIsReadBack(t T, h Harness) {
+	s := h.New(t)
 	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), SecureBoot: true, Discover: true, By: "host-a"}
 	if err := s.Open(context.Background(), w); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	got, err := s.Read(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if d := cmp.Diff(&w, got); d != "" {
 		t.Errorf("read back (-want +got):\n%s", d)
@@ -118,10 +142,11 @@ func openIsReadBack(t *testing.T, s sitewindow.Store) {
 	}
 }
 
-func secondOpen(t *testing.T, s sitewindow.Store) {
+func secondOpen(t T, h Harness) {
+	s := h.New(t)
 	first := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "host-a"}
 	if err := s.Open(context.Background(), first); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	err := s.Open(context.Background(), sitewindow.Window{Opened: at(0), Deadline: at(time.Minute), By: "host-b"})
 	var oe *sitewindow.OpenError
@@ -136,21 +161,22 @@ func secondOpen(t *testing.T, s sitewindow.Store) {
 	}
 }
 
-func endOwn(t *testing.T, s sitewindow.Store) {
+func endOwn(t T, h Harness) {
 	ctx := context.Background()
+	s := h.New(t)
 	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}
 	other := sitewindow.Window{Opened: at(-time.Minute), Deadline: at(time.Hour)}
 	if err := s.Open(ctx, w); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if err := s.End(ctx, other); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if got, err := s.Read(ctx); err != nil || !got.Same(&w) {
 		t.Fatalf("another window's end removed it: %+v %v", got, err)
 	}
 	if err := s.End(ctx, w); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if got, err := s.Read(ctx); got != nil || err != nil {
 		t.Errorf("after its end: %+v %v", got, err)
@@ -160,13 +186,14 @@ func endOwn(t *testing.T, s sitewindow.Store) {
 	}
 }
 
-func hostsSince(t *testing.T, s sitewindow.Store) {
+func hostsSince(t T, h Harness) {
 	ctx := context.Background()
+	s := h.New(t)
 	a := sitewindow.Host{Name: "a", API: "10.0.0.1:8091", HTTP: "10.0.0.1:8080", URL: "http://10.0.0.1:8080", Serving: true, Seen: at(0)}
 	b := sitewindow.Host{Name: "b", API: "10.0.0.2:8091", Seen: at(-time.Minute)}
-	for _, h := range []sitewindow.Host{b, a} {
-		if err := s.Advertise(ctx, h); err != nil {
-			t.Fatal(err)
+	for _, host := range []sitewindow.Host{b, a} {
+		if err := s.Advertise(ctx, host); err != nil {
+			t.Fatalf("%v", err)
 		}
 	}
 	got, err := s.Hosts(ctx, at(-30*time.Second))
@@ -175,7 +202,7 @@ func hostsSince(t *testing.T, s sitewindow.Store) {
 	}
 	b.Seen, b.Serving = at(0), true
 	if err := s.Advertise(ctx, b); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	got, err = s.Hosts(ctx, at(-30*time.Second))
 	if d := cmp.Diff([]sitewindow.Host{a, b}, got); err != nil || d != "" {
@@ -183,7 +210,12 @@ func hostsSince(t *testing.T, s sitewindow.Store) {
 	}
 }
 
-func changesSignalled(t *testing.T, s, watch sitewindow.Store) {
+func changesSignalled(t T, h Harness) {
+	s := h.New(t)
+	watch := s
+	if h.Other != nil {
+		watch = h.Other(t, s) // another host learns of it
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ch := watch.Changes(ctx)
@@ -194,7 +226,7 @@ func changesSignalled(t *testing.T, s, watch sitewindow.Store) {
 		func() error { _, err := s.Close(ctx); return err },
 	} {
 		if err := change(); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%v", err)
 		}
 		select {
 		case <-ch:

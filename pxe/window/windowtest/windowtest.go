@@ -9,18 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
-// T is what the suite needs of a test: testing.TB's reporting. Fatalf
-// must end the check (testing's does, with runtime.Goexit); it is called
-// only from the check's own goroutine.
-type T interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
+// T is what a check needs of a test ([storetest.T]).
+type T = storetest.T
 
 // Harness gives the suite stores of the implementation under test.
 type Harness struct {
@@ -32,42 +26,26 @@ type Harness struct {
 }
 
 // Check is one conformance check.
-type Check struct {
-	// Name names it, as a subtest.
-	Name string
-	// Run runs it on a store of h.
-	Run func(t T, h Harness)
-}
+type Check = storetest.Check[Harness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
 	return []Check{
-		{"NoneReadsAsNone", noneReadsAsNone},
-		{"RoundTrip", roundTrip},
-		{"RemovedReadsAsNone", removedReadsAsNone},
-		{"NewerWindowKept", newerWindowKept},
-		{"ConcurrentWriters", concurrentWriters},
-		{"Holder", holder},
+		{Name: "NoneReadsAsNone", Run: noneReadsAsNone},
+		{Name: "RoundTrip", Run: roundTrip},
+		{Name: "RemovedReadsAsNone", Run: removedReadsAsNone},
+		{Name: "NewerWindowKept", Run: newerWindowKept},
+		{Name: "ConcurrentWriters", Run: concurrentWriters},
+		{Name: "Holder", Run: holder},
 	}
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) {
-	for _, c := range Checks() {
-		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
-	}
-}
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
 // RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
 // calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Run(t, h)
-	}()
-	<-done
-}
+func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 func record(pid int, ttl time.Duration) *window.Record {
 	started := time.Date(2026, 12, 4, 5, 0, 0, 123456789, time.UTC)

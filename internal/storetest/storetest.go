@@ -1,0 +1,167 @@
+package storetest
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// T is what a check needs of a test: testing.TB's reporting, temporary
+// folders and clean-ups. *testing.T has it, and so has [Recorder].
+// Fatalf must end the check (testing's does, with runtime.Goexit); a
+// check calls it from its own goroutine only.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+// Harness gives a suite stores S of the implementation under test, for
+// the suites that need no more than a new store and the same state
+// opened again.
+type Harness[S any] struct {
+	// New returns a new, empty store for one check. Required.
+	New func(t T) S
+	// Reopen opens s's state again, as a restarted process would, and
+	// returns the new handle; s is not used afterwards. Nil skips the
+	// checks of a restart.
+	Reopen func(t T, s S) S
+}
+
+// Check is one conformance check of a suite whose harness is H.
+type Check[H any] struct {
+	// Name names it, as a subtest.
+	Name string
+	// Run runs it on a store of h.
+	Run func(t T, h H)
+}
+
+// Run runs each of checks on h as a subtest of t.
+func Run[H any](t *testing.T, h H, checks []Check[H]) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.Name, func(t *testing.T) { c.Run(t, h) })
+	}
+}
+
+// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// calls runtime.Goexit ends the check only, and returns when it ended.
+func RunCheck[H any](t T, h H, c Check[H]) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(t, h)
+	}()
+	<-done
+}
+
+// Failures runs c on h with a [Recorder] ([RunCheck]), then its
+// clean-ups, and returns what c reported: none when it passed.
+func Failures[H any](h H, c Check[H]) []string {
+	r := &Recorder{}
+	defer r.Close()
+	RunCheck(r, h, c)
+	return r.Failures()
+}
+
+// Rejects runs the check named of checks on h, a store broken so that
+// the check must fail it, logs its first failure on t and returns them
+// all. It fails t when the check passes h, or when checks has no check
+// of that name (a check removed from the suite).
+func Rejects[H any](t T, h H, checks []Check[H], name string) []string {
+	t.Helper()
+	i := slices.IndexFunc(checks, func(c Check[H]) bool { return c.Name == name })
+	if i < 0 {
+		t.Fatalf("the suite has no check %s", name)
+	}
+	f := Failures(h, checks[i])
+	if len(f) == 0 {
+		t.Errorf("%s passed a broken store", name)
+	} else {
+		t.Logf("%s found: %s", name, f[0])
+	}
+	return f
+}
+
+// Recorder is a [T] that records what a check reports instead of failing
+// a test; its Fatalf records and ends the check's goroutine. Its zero
+// value is ready; [Recorder.Close] runs its clean-ups and removes its
+// temporary folders. Safe for concurrent use.
+type Recorder struct {
+	mu       sync.Mutex
+	failures []string
+	cleanups []func()
+	dirs     []string
+}
+
+var _ T = (*Recorder)(nil)
+
+// Helper does nothing.
+func (r *Recorder) Helper() {}
+
+// Logf drops the words.
+func (r *Recorder) Logf(string, ...any) {}
+
+// Errorf records a failure.
+func (r *Recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// Fatalf records a failure and ends the calling goroutine.
+func (r *Recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// TempDir returns a new temporary folder, removed by Close; it panics
+// when none can be made, as a check cannot go on without it.
+func (r *Recorder) TempDir() string {
+	d, err := os.MkdirTemp("", "storetest")
+	if err != nil {
+		panic(fmt.Sprintf("storetest: temporary folder: %v", err))
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.dirs = append(r.dirs, d)
+	return d
+}
+
+// Cleanup adds fn to what Close runs, last added first.
+func (r *Recorder) Cleanup(fn func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cleanups = append(r.cleanups, fn)
+}
+
+// Failures returns what was reported so far.
+func (r *Recorder) Failures() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.failures)
+}
+
+// Failed reports whether anything was reported.
+func (r *Recorder) Failed() bool { return len(r.Failures()) > 0 }
+
+// Close runs the clean-ups, last added first, and removes the temporary
+// folders.
+func (r *Recorder) Close() {
+	r.mu.Lock()
+	fns, dirs := r.cleanups, r.dirs
+	r.cleanups, r.dirs = nil, nil
+	r.mu.Unlock()
+	for _, fn := range slices.Backward(fns) {
+		fn()
+	}
+	for _, d := range dirs {
+		os.RemoveAll(d)
+	}
+}

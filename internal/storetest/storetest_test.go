@@ -1,0 +1,86 @@
+package storetest_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/plasmactl/plasma-node/internal/storetest"
+)
+
+// counter is a store of the harness's own tests: a number that Add must
+// raise by one; broken, it raises it by two.
+type counter struct {
+	n      int
+	broken bool
+}
+
+func (c *counter) Add() {
+	c.n++
+	if c.broken {
+		c.n++
+	}
+}
+
+func checks() []storetest.Check[storetest.Harness[*counter]] {
+	return []storetest.Check[storetest.Harness[*counter]]{
+		{"AddRaisesByOne", func(t storetest.T, h storetest.Harness[*counter]) {
+			c := h.New(t)
+			c.Add()
+			if c.n != 1 {
+				t.Fatalf("after one Add the counter is %d, want 1", c.n)
+				t.Errorf("not reached: Fatalf ends the check")
+			}
+		}},
+		{"TempDirAndCleanup", func(t storetest.T, h storetest.Harness[*counter]) {
+			d := t.TempDir()
+			t.Cleanup(func() {
+				if _, err := os.Stat(d); err != nil {
+					t.Errorf("the temporary folder is gone before the clean-up: %v", err)
+				}
+			})
+		}},
+	}
+}
+
+func harness(broken bool) storetest.Harness[*counter] {
+	return storetest.Harness[*counter]{New: func(storetest.T) *counter { return &counter{broken: broken} }}
+}
+
+// TestAGoodStorePasses runs the checks as subtests, and on a Recorder.
+func TestAGoodStorePasses(t *testing.T) {
+	storetest.Run(t, harness(false), checks())
+	for _, c := range checks() {
+		if f := storetest.Failures(harness(false), c); len(f) > 0 {
+			t.Errorf("%s failed a good store on a Recorder: %v", c.Name, f)
+		}
+	}
+}
+
+// TestRejects: a broken store fails its check, Fatalf ends the check
+// there, and a check missing from the suite is reported.
+func TestRejects(t *testing.T) {
+	f := storetest.Rejects(t, harness(true), checks(), "AddRaisesByOne")
+	if len(f) != 1 || !strings.Contains(f[0], "is 2, want 1") {
+		t.Errorf("failures = %q, want the one Fatalf", f)
+	}
+	r := &storetest.Recorder{}
+	storetest.RunCheck(r, harness(false), checks()[1])
+	if r.Failed() {
+		t.Errorf("TempDirAndCleanup: %v", r.Failures())
+	}
+	r.Close()
+	if r.Failed() {
+		t.Errorf("a clean-up: %v", r.Failures())
+	}
+	missing := &storetest.Recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		storetest.Rejects(missing, harness(true), checks(), "Removed")
+	}()
+	<-done
+	if f := missing.Failures(); len(f) != 1 || !strings.Contains(f[0], "no check Removed") {
+		t.Errorf("Rejects of a check the suite lacks: %q", f)
+	}
+}

@@ -1,5 +1,0 @@
-package installtest_test
-
-import "runtime"
-
-func runtimeGoexit() { runtime.Goexit() }
