@@ -142,7 +142,7 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	cfg := &s.cfg
 	stores := cfg.Stores
 	if stores == nil {
-		opened, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Store: cfg.Store, KeyFile: cfg.StoreKeyFile, Logger: s.log})
+		opened, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
 		if err != nil {
 			return nil, err
 		}

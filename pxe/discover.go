@@ -60,7 +60,7 @@ func (s *Server) discoveryOf() (*netboot.Discovery, error) {
 		if cfg.StateDir == "" {
 			return nil, &ConfigError{Field: "Inbox", Reason: "a discovery window keeps its reports in the state folder or an inbox; give one"}
 		}
-		stores, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Store: cfg.Store, KeyFile: cfg.StoreKeyFile, Logger: s.log})
+		stores, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
 		if err != nil {
 			return nil, err
 		}

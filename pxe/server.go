@@ -76,14 +76,6 @@ type Config struct {
 	// SecretsDir receives the generated root passwords of the default
 	// backend. Default: [secret.DefaultDir].
 	SecretsDir string
-	// Store is the store setting of pxe/state when Stores is nil: a
-	// postgres:// URL keeps the registrations, secrets, events and
-	// install reports there (the state folder keeps the rest); empty,
-	// the state folder's.
-	Store string
-	// StoreKeyFile is the secrets key of a PostgreSQL Store. Default:
-	// <StateDir>/store.key.
-	StoreKeyFile string
 	// Site is the default backend's settings for every answer, over
 	// those of <StateDir>/site.json, which is read again for every
 	// answer.

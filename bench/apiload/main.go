@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"io"
 	"log/slog"
 	"net"
@@ -117,7 +118,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	store := os.Getenv(pxestate.EnvStore)
-	stores, err := pxestate.Open(state, pxestate.Options{Store: store})
+	stores, err := pxestate.Open(state, pxestate.Options{Store: store, Openers: postgres.Openers()})
 	if err != nil {
 		return nil, err
 	}
@@ -135,10 +136,10 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 		return nil, err
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	d, err := daemon.New(daemon.Config{StateDir: state, Listener: ln, Logger: quiet,
+	d, err := daemon.New(daemon.Config{StateDir: state, Store: store, Listener: ln, Logger: quiet,
 		// The storm comes from one loopback address: lift the per-client
 		// connection bound a real storm of many addresses does not meet.
-		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", Store: store, HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
+		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
 	if err != nil {
 		return nil, err
 	}

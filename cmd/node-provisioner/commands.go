@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"log/slog"
 	"os"
 	"strings"
@@ -340,7 +341,7 @@ func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 // every command of the process.
 func (a *app) localState() *registrar.Local {
 	if a.local == nil {
-		a.local = &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Store: a.store, KeyFile: a.storeKey, Logger: a.log}
+		a.local = &registrar.Local{Dir: a.stateDir, SecretsDir: a.secretsDir, Store: a.store, KeyFile: a.storeKey, Openers: postgres.Openers(), Logger: a.log}
 	}
 	return a.local
 }

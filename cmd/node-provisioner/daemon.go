@@ -56,7 +56,6 @@ func (a *app) daemonCmd() *cobra.Command {
 				return usageError(fmt.Errorf("site settings (flags and %s): %w", registry.SiteFileName, err))
 			}
 			w.SecretsDir, w.Logger = a.secretsDir, a.log
-			w.Store, w.StoreKeyFile = a.store, a.storeKey
 			bi, _ := debug.ReadBuildInfo()
 			if hostName != "" && !hostNameRE.MatchString(hostName) {
 				return usageError(fmt.Errorf("--host-name %q: want up to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", hostName))
@@ -64,7 +63,7 @@ func (a *app) daemonCmd() *cobra.Command {
 			if (tlsCert == "") != (tlsKey == "") {
 				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))
 			}
-			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 
 	"context"
 	"errors"
@@ -149,7 +150,7 @@ func (a *app) defaults() (err error) {
 // storeFlag refuses a --store that is not a PostgreSQL URL, or that
 // holds a password: an argument is seen by every user of the host.
 func storeFlag(flag, v string) error {
-	if !state.IsPostgres(v) {
+	if !postgres.IsURL(v) {
 		return usageError(fmt.Errorf("%s %s: want a postgres:// or postgresql:// URL", flag, pgstore.Redact(v)))
 	}
 	if pgstore.HasPassword(v) {

@@ -93,7 +93,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	o.cfg.Site = o.cfg.Site.Merge(keys)
 	o.cfg.StateDir, o.cfg.SecretsDir, o.cfg.Logger = a.stateDir, a.secretsDir, a.log
-	o.cfg.Store, o.cfg.StoreKeyFile = a.store, a.storeKey
+	if a.store != "" { // the site's stores: the window opens only a folder's
+		if o.cfg.Stores, err = a.stores(); err != nil {
+			return err
+		}
+	}
 	o.cfg.RecordBootSteps = true // status --watch follows the boot in the event log, as with the daemon
 	o.cfg.OnOpen = func(w *pxe.Window) {
 		if w.CertFingerprint != "" {

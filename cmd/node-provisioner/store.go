@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 
@@ -44,13 +45,13 @@ func (a *app) storeCmd() *cobra.Command {
 					return err
 				}
 			}
-			o := state.Options{SecretsDir: a.secretsDir, Store: to, KeyFile: key, Logger: a.log}
+			o := state.Options{SecretsDir: a.secretsDir, Store: to, KeyFile: key, Openers: postgres.Openers(), Logger: a.log}
 			dst, err := state.Open(from, o)
 			if err != nil {
 				return err
 			}
 			defer dst.Close()
-			c, err := state.Copy(cmd.Context(), from, o, dst)
+			c, err := postgres.Copy(cmd.Context(), from, o, dst)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
 	conn := srv.NewDatabase(t)
 	t.Setenv(state.EnvStore, conn)
 	a, b := t.TempDir(), t.TempDir()
-	st, err := state.Open(a, state.Options{Store: conn})
+	st, err := state.Open(a, state.Options{Store: conn, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,7 @@ func TestStoreCopy(t *testing.T) {
 	if r := np(t, host, "--store-key", key, "discovered"); !strings.Contains(r.stdout, "DMI-SER-1") || !strings.Contains(r.stdout, "52:54:00:aa:00:01") {
 		t.Errorf("discovered on the database: %d %q %q; want the folder's machine", r.code, r.stdout, r.err)
 	}
-	st, err := state.Open(host, state.Options{Store: conn, KeyFile: key})
+	st, err := state.Open(host, state.Options{Store: conn, KeyFile: key, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

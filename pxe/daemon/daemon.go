@@ -17,6 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -42,6 +43,13 @@ type Config struct {
 	// the one asked for, its boot steps recorded in the event log
 	// (RecordBootSteps), and its Logger the daemon's when nil.
 	Window pxe.Config
+	// Store, a postgres:// URL, keeps the site's stores in PostgreSQL
+	// (the state folder keeps the host's own); empty keeps them all in
+	// the state folder. See pxe/state's Options.Store.
+	Store string
+	// StoreKeyFile is the secrets key of a PostgreSQL Store. Default:
+	// <StateDir>/store.key.
+	StoreKeyFile string
 	// TLSCert and TLSKey, when set, are the files of a certificate (a
 	// site CA's) and its key the API serves instead of the state
 	// folder's own self-signed one; the key must be 0600. Its
@@ -123,14 +131,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Window.Store, KeyFile: d.cfg.Window.StoreKeyFile, Logger: d.log})
+	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
 	if err != nil {
 		return err
 	}
 	defer stores.Close()
 	var replies api.Replies // nil: the state folder's
-	if db := stores.Postgres(); db != nil {
-		replies = pgreplies.Open(db)
+	if pg, ok := stores.Remote().(*postgres.Stores); ok {
+		replies = pgreplies.Open(pg.DB())
 	}
 	tokens, err := stores.Tokens()
 	if err != nil {

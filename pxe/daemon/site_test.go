@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"io"
 	"net"
 	"net/http"
@@ -43,7 +44,7 @@ func startSiteHost(t *testing.T, name, stateDir, store string) *siteHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(daemon.Config{StateDir: stateDir, Listener: ln, Host: name, Window: pxe.Config{HTTPAddr: "127.0.0.1:0", Store: store}})
+	d, err := daemon.New(daemon.Config{StateDir: stateDir, Listener: ln, Host: name, Store: store, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func startSiteHost(t *testing.T, name, stateDir, store string) *siteHost {
 		})
 	}}
 	t.Cleanup(r.stop)
-	stores, err := state.Open(stateDir, state.Options{Store: store})
+	stores, err := state.Open(stateDir, state.Options{Store: store, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,6 +160,9 @@ type Local struct {
 	// KeyFile: a postgres:// URL keeps the registrations, secrets,
 	// tokens and events there, beside the folder.
 	Store, KeyFile string
+	// Openers are the store URLs' openers (pxe/state's Options.Openers):
+	// a Store needs its scheme's.
+	Openers state.Openers
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
 
@@ -187,7 +190,7 @@ func (l *Local) Stores() (*state.Stores, error) {
 	if l.stores != nil {
 		return l.stores, nil
 	}
-	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Logger: l.Logger})
+	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Openers: l.Openers, Logger: l.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,18 @@
 // Package state opens node-provisioner's stores from one setting: the
 // registrations ([registry.Registrations]), the nodes' secrets
-// ([secret.Store]), the API's tokens ([apitoken.Tokens]), the event log
-// the installers' reports ([registry.Installs]) and the site's window
-// ([sitewindow.Store]). The setting is a
-// state folder (a path, or a file:// URL) and, with [Options].Store, a
-// PostgreSQL URL whose stores (package pgstore's) replace the folder's
-// for all of these; the folder keeps what is the host's own. An unknown
-// scheme is refused ([ErrUnknownScheme]). [Copy] moves a folder's state
-// into a new PostgreSQL store.
+// ([secret.Store]), the API's tokens ([apitoken.Tokens]), the event log,
+// the installers' reports ([registry.Installs]), the discovery inbox and
+// the site's window ([sitewindow.Store]). The setting is a state folder
+// (a path, or a file:// URL) and, with [Options].Store, a store URL whose
+// stores replace the folder's for all of these; the folder keeps what is
+// the host's own.
+//
+// A store URL opens through the [Opener] of its scheme that the program
+// gives in [Options].Openers (package pxe/state/postgres registers
+// postgres://), in the manner of tailscale's ipn/store but without a
+// package-level registry: a program that offers no store URL links no
+// database driver. A scheme without an opener is refused
+// ([ErrUnknownScheme]).
 //
 // It also declares, once, the environment variables both binaries and
 // the SDK read and the default state folder.

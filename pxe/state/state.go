@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,7 +18,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -72,19 +72,22 @@ type Options struct {
 	// Discovery bounds the discovery inbox; zero fields take
 	// discovery's defaults.
 	Discovery discovery.Limits
-	// Store, a postgres:// or postgresql:// URL, keeps the
-	// registrations, secrets, tokens, idempotency records, events,
-	// install reports, the discovery inbox and the site's window in
-	// PostgreSQL; empty keeps them in the state folder. The folder keeps
-	// the rest either way (boot assets, the certificate, first-boot
-	// files, the record of the window serving on the host, the site
-	// settings).
+	// Store, a store URL (postgres://…), keeps the registrations,
+	// secrets, tokens, idempotency records, events, install reports, the
+	// discovery inbox and the site's window there, through the
+	// [Opener] of its scheme in Openers; empty keeps them in the state
+	// folder. The folder keeps the rest either way (boot assets, the
+	// certificate, first-boot files, the record of the window serving on
+	// the host, the site settings).
 	Store string
+	// Openers are the remote stores this program opens, by scheme; a
+	// Store whose scheme has none is refused ([ErrUnknownScheme]).
+	Openers Openers
 	// KeyFile is the secrets key of a PostgreSQL store (0600; made on
 	// the store's first host); empty means <state-dir>/store.key.
 	KeyFile string
 	// Timeout bounds connecting to a PostgreSQL store and each of its
-	// calls; 0 means pgstore's default (10 s).
+	// calls; 0 means the store's default.
 	Timeout time.Duration
 }
 
@@ -95,7 +98,7 @@ type Stores struct {
 	opts Options
 	regs registry.Registrations
 
-	db *pgstore.DB // the PostgreSQL store, nil for the folder's
+	remote Remote // the store URL's stores, nil for the folder's
 
 	mu       sync.Mutex
 	secrets  secret.Store
@@ -124,15 +127,25 @@ func Open(setting string, o Options) (*Stores, error) {
 		return nil, err
 	}
 	s := &Stores{dir: dir, opts: o}
-	switch {
-	case o.Store == "":
-	case IsPostgres(o.Store):
+	if o.Store != "" {
+		scheme := Scheme(o.Store)
+		open := o.Openers[scheme]
+		if open == nil {
+			want := "none: this program keeps its stores in the state folder only"
+			if len(o.Openers) > 0 {
+				want = "a " + strings.Join(o.Openers.Schemes(), " or ") + " URL, or none for the state folder's"
+			}
+			return nil, fmt.Errorf("state: store scheme %q: %w: want %s", scheme, ErrUnknownScheme, want)
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("state: %w", err)
 		}
-		return s, s.openPostgres()
-	default:
-		return nil, fmt.Errorf("state: store %s: %w: want a postgres:// or postgresql:// URL, or none for the state folder's", pgstore.Redact(o.Store), ErrUnknownScheme)
+		r, err := open(context.Background(), o.Store, RemoteOptions{Logger: o.Logger, Discovery: o.Discovery, Timeout: o.Timeout})
+		if err != nil {
+			return nil, fmt.Errorf("state: %w", err)
+		}
+		s.remote, s.regs = r, r.Registrations()
+		return s, nil
 	}
 	regs, err := regfile.Open(dir, o.Logger)
 	if err != nil {
@@ -171,7 +184,7 @@ func folder(setting string) (string, error) {
 			return "", fmt.Errorf("state %q: a file:// URL needs an absolute path, such as file:///var/lib/node-provisioner", setting)
 		}
 		return dir, nil
-	case "postgres", "postgresql":
+	case "postgres", "postgresql": // whether this program opens them or not
 		return "", fmt.Errorf("state: %w: give the state folder, and the %s:// URL as the store setting", ErrNotAFolder, scheme)
 	default:
 		return "", fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
@@ -192,8 +205,8 @@ func (s *Stores) Secrets() (secret.Store, error) {
 	if s.secrets != nil {
 		return s.secrets, nil
 	}
-	if s.db != nil {
-		sec, err := s.pgSecrets()
+	if s.remote != nil {
+		sec, err := s.remote.Secrets(context.Background(), s.keyFile())
 		if err != nil {
 			return nil, err
 		}
@@ -223,8 +236,8 @@ func (s *Stores) Events() events.Store {
 	defer s.mu.Unlock()
 	switch {
 	case s.events != nil:
-	case s.db != nil:
-		s.events = s.pgEvents()
+	case s.remote != nil:
+		s.events = s.remote.Events()
 	default:
 		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
 	}
@@ -251,8 +264,8 @@ func (s *Stores) Installs() (registry.Installs, error) {
 	if s.installs != nil {
 		return s.installs, nil
 	}
-	if s.db != nil {
-		s.installs = s.pgInstalls()
+	if s.remote != nil {
+		s.installs = s.remote.Installs()
 		return s.installs, nil
 	}
 	in, err := installfile.Open(s.dir)
@@ -272,8 +285,8 @@ func (s *Stores) SiteWindow() sitewindow.Store {
 	defer s.mu.Unlock()
 	switch {
 	case s.site != nil:
-	case s.db != nil:
-		s.site = s.pgSiteWindow()
+	case s.remote != nil:
+		s.site = s.remote.SiteWindow()
 	default:
 		s.site = sitewindow.OpenDir(filepath.Join(s.dir, apitoken.DirName))
 	}
@@ -297,8 +310,8 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 	if s.tokens != nil {
 		return s.tokens, nil
 	}
-	if s.db != nil {
-		s.tokens = s.pgTokens()
+	if s.remote != nil {
+		s.tokens = s.remote.Tokens()
 		return s.tokens, nil
 	}
 	t, err := tokenfile.Open(s.dir, s.opts.Logger)
@@ -317,8 +330,8 @@ func (s *Stores) Discovered() (discovery.Store, error) {
 	if s.inbox != nil {
 		return s.inbox, nil
 	}
-	if s.db != nil {
-		s.inbox = s.pgDiscovered()
+	if s.remote != nil {
+		s.inbox = s.remote.Discovered()
 		return s.inbox, nil
 	}
 	in, err := discoveryfile.Open(s.dir, s.opts.Discovery)
@@ -327,4 +340,37 @@ func (s *Stores) Discovered() (discovery.Store, error) {
 	}
 	s.inbox = in
 	return in, nil
+}
+
+// KeyFileName is the secrets key's file in the state folder when
+// [Options].KeyFile is empty.
+const KeyFileName = "store.key"
+
+// keyFile is the secrets key's file: [Options].KeyFile, else
+// <state-dir>/store.key.
+func (s *Stores) keyFile() string {
+	if s.opts.KeyFile != "" {
+		return s.opts.KeyFile
+	}
+	return filepath.Join(s.dir, KeyFileName)
+}
+
+// Remote returns the store URL's stores, nil for the state folder's.
+func (s *Stores) Remote() Remote { return s.remote }
+
+// Store names the stores in messages: the state folder, or the store
+// URL's without its password.
+func (s *Stores) Store() string {
+	if s.remote != nil {
+		return s.remote.Name()
+	}
+	return s.dir
+}
+
+// Close closes the store URL's connections; a state folder's stores hold
+// none.
+func (s *Stores) Close() {
+	if s.remote != nil {
+		s.remote.Close()
+	}
 }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -92,5 +93,40 @@ func TestExistsAndEventsCreateNothing(t *testing.T) {
 	}
 	if ok, err := Exists(dir); !ok || err != nil {
 		t.Errorf("Exists of an opened folder = %v, %v", ok, err)
+	}
+}
+
+// TestOpenAStoreURLNeedsItsOpener: a store URL opens through the opener
+// of its scheme that the program gives, and only then; without one it is
+// refused naming the scheme and what this program opens, never the URL's
+// password.
+func TestOpenAStoreURLNeedsItsOpener(t *testing.T) {
+	errOpened := errors.New("opened")
+	var got string
+	fake := func(_ context.Context, url string, _ RemoteOptions) (Remote, error) {
+		got = url
+		return nil, errOpened
+	}
+	const url = "postgres://np:s3cret@db.example/np"
+	tests := map[string]struct {
+		openers Openers
+		wantErr error
+		errHas  string
+	}{
+		"a program without openers keeps the folder only": {wantErr: ErrUnknownScheme, errHas: "state folder only"},
+		"another scheme's opener lists what it opens":     {openers: Openers{"mysql": fake}, wantErr: ErrUnknownScheme, errHas: "mysql://"},
+		"the scheme's opener is called with the URL":      {openers: Openers{"postgres": fake}, wantErr: errOpened},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got = ""
+			_, err := Open(t.TempDir(), Options{Store: url, Openers: tc.openers})
+			if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.errHas) || strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("Open = %v; want %v naming %q, without the password", err, tc.wantErr, tc.errHas)
+			}
+			if tc.wantErr == errOpened && got != url {
+				t.Errorf("the opener got %q, want %q", got, url)
+			}
+		})
 	}
 }

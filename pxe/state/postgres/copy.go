@@ -1,4 +1,4 @@
-package state
+package postgres
 
 import (
 	"context"
@@ -17,12 +17,14 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // ErrNotEmpty is wrapped by [Copy]'s error for a store that already
@@ -55,19 +57,20 @@ type Copied struct {
 // state is refused ([ErrNotEmpty]); registrations that cannot be read
 // are left out and returned in Broken. It stops at the first failure,
 // leaving what it copied: drop the database and run it again.
-func Copy(ctx context.Context, from string, o Options, to *Stores) (Copied, error) {
+func Copy(ctx context.Context, from string, o state.Options, to *state.Stores) (Copied, error) {
 	var c Copied
-	if to.db == nil {
+	pg, ok := to.Remote().(*Stores)
+	if !ok {
 		return c, fmt.Errorf("state: copy to %s: %w", to.Store(), ErrNotPostgres)
 	}
-	holds, err := to.db.Holds(ctx)
+	holds, err := pg.db.Holds(ctx)
 	if err != nil {
 		return c, err
 	}
 	if len(holds) > 0 {
 		return c, fmt.Errorf("state: copy to %s: %w (%s); copy into a new database", to.Store(), ErrNotEmpty, strings.Join(holds, ", "))
 	}
-	for _, step := range []func(context.Context, string, Options, *Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies, copyDiscovered} {
+	for _, step := range []func(context.Context, string, state.Options, *state.Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies, copyDiscovered} {
 		if err := step(ctx, from, o, to, &c); err != nil {
 			return c, err
 		}
@@ -75,7 +78,7 @@ func Copy(ctx context.Context, from string, o Options, to *Stores) (Copied, erro
 	return c, nil
 }
 
-func copyRegistrations(ctx context.Context, from string, o Options, to *Stores, c *Copied) error {
+func copyRegistrations(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
 	src, err := regfile.Open(from, o.Logger)
 	if err != nil {
 		return err
@@ -88,7 +91,7 @@ func copyRegistrations(ctx context.Context, from string, o Options, to *Stores, 
 	if err != nil {
 		return err
 	}
-	dst := to.regs.(*pgregistry.Store)
+	dst := to.Registrations().(*pgregistry.Store)
 	for _, r := range append(pending, consumed...) {
 		if err := dst.Import(ctx, r); err != nil {
 			return fmt.Errorf("state: copy registration %s: %w", r.Name, err)
@@ -110,7 +113,7 @@ func copyRegistrations(ctx context.Context, from string, o Options, to *Stores, 
 // maxSecretFile bounds a password file read.
 const maxSecretFile = 4 << 10
 
-func copySecrets(ctx context.Context, _ string, o Options, to *Stores, c *Copied) error {
+func copySecrets(ctx context.Context, _ string, o state.Options, to *state.Stores, c *Copied) error {
 	dir := o.SecretsDir
 	if dir == "" {
 		var err error
@@ -166,7 +169,7 @@ func splitSecret(stem string) (name, suffix string) {
 	return stem, "root"
 }
 
-func copyTokens(ctx context.Context, from string, o Options, to *Stores, c *Copied) error {
+func copyTokens(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
 	if _, err := os.Lstat(filepath.Join(from, apitoken.DirName, tokenfile.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -191,7 +194,7 @@ func copyTokens(ctx context.Context, from string, o Options, to *Stores, c *Copi
 	return nil
 }
 
-func copyEvents(ctx context.Context, from string, _ Options, to *Stores, c *Copied) error {
+func copyEvents(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
 	recs, err := eventfile.Open(eventfile.Path(from), eventfile.Options{}).Read(ctx, "", 0)
 	if err != nil {
 		return fmt.Errorf("state: copy events: %w", err)
@@ -212,7 +215,7 @@ func copyEvents(ctx context.Context, from string, _ Options, to *Stores, c *Copi
 	return nil
 }
 
-func copyInstalls(ctx context.Context, from string, _ Options, to *Stores, c *Copied) error {
+func copyInstalls(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
 	if _, err := os.Lstat(filepath.Join(from, installfile.DirName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -239,7 +242,7 @@ func copyInstalls(ctx context.Context, from string, _ Options, to *Stores, c *Co
 
 // copyReplies copies <from>/api/idempotency/<key hash>.json: the
 // folder's file name is the hex SHA-256 of the key, as the store's row.
-func copyReplies(ctx context.Context, from string, _ Options, to *Stores, c *Copied) error {
+func copyReplies(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
 	dir := filepath.Join(from, apitoken.DirName, "idempotency")
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -263,7 +266,7 @@ func copyReplies(ctx context.Context, from string, _ Options, to *Stores, c *Cop
 		if json.Unmarshal(data, &r) != nil {
 			continue // a record that cannot be read is none, as the folder's
 		}
-		if err := to.db.ImportReply(ctx, hash, string(data), r.Time); err != nil {
+		if err := to.Remote().(*Stores).db.ImportReply(ctx, hash, string(data), r.Time); err != nil {
 			return err
 		}
 		c.Replies++
@@ -273,7 +276,7 @@ func copyReplies(ctx context.Context, from string, _ Options, to *Stores, c *Cop
 
 // copyDiscovered copies the discovery inbox's entries live now, as they
 // are (IDs, reports, first and last seen).
-func copyDiscovered(ctx context.Context, from string, o Options, to *Stores, c *Copied) error {
+func copyDiscovered(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
 	src, err := discoveryfile.Open(from, o.Discovery)
 	if err != nil {
 		return err
@@ -282,7 +285,7 @@ func copyDiscovered(ctx context.Context, from string, o Options, to *Stores, c *
 	if err != nil || len(recs) == 0 {
 		return err
 	}
-	if err := to.pgDiscovered().Import(ctx, recs); err != nil {
+	if err := to.Remote().Discovered().(*pgdiscovery.Store).Import(ctx, recs); err != nil {
 		return fmt.Errorf("state: copy the discovery inbox: %w", err)
 	}
 	c.Discovered = len(recs)

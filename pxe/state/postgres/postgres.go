@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/pgstore"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgevents"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pginstalls"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
+	"github.com/plasmactl/plasma-node/pxe/pgstore/pgwindow"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/sitewindow"
+	"github.com/plasmactl/plasma-node/pxe/state"
+)
+
+// The URL schemes [Register] adds.
+const (
+	Scheme     = "postgres"
+	SchemeLong = "postgresql"
+)
+
+// Register adds the PostgreSQL store's opener to o under [Scheme] and
+// [SchemeLong].
+func Register(o state.Openers) {
+	o[Scheme] = Open
+	o[SchemeLong] = Open
+}
+
+// Openers returns a [state.Openers] that opens PostgreSQL stores only.
+func Openers() state.Openers {
+	o := state.Openers{}
+	Register(o)
+	return o
+}
+
+// IsURL reports whether setting is a PostgreSQL connection URL
+// (postgres:// or postgresql://).
+func IsURL(setting string) bool {
+	s := state.Scheme(setting)
+	return s == Scheme || s == SchemeLong
+}
+
+// Stores are the PostgreSQL stores of one database, on one pool. The
+// registrations are opened with it, the rest when first asked for (by
+// [state.Stores], which keeps each).
+type Stores struct {
+	db   *pgstore.DB
+	log  *slog.Logger
+	lim  discovery.Limits
+	regs *pgregistry.Store
+}
+
+var _ state.Remote = (*Stores)(nil)
+
+// Open connects to the database url names and applies its migrations
+// ([pgstore.Open]); it is the [state.Opener] of [Register].
+func Open(ctx context.Context, url string, o state.RemoteOptions) (state.Remote, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	db, err := pgstore.Open(ctx, url, pgstore.Options{Timeout: o.Timeout, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &Stores{db: db, log: o.Logger, lim: o.Discovery, regs: pgregistry.Open(db, o.Logger)}, nil
+}
+
+// DB returns the connection pool, for a store opened beside these on the
+// same database (the API's idempotency records, package pgreplies).
+func (s *Stores) DB() *pgstore.DB { return s.db }
+
+// Name names the database without its password.
+func (s *Stores) Name() string { return s.db.Name() }
+
+// Registrations returns the registrations.
+func (s *Stores) Registrations() registry.Registrations { return s.regs }
+
+// Secrets opens the secrets sealed with the host's key in keyFile; the
+// store's first host makes the key file.
+func (s *Stores) Secrets(ctx context.Context, keyFile string) (secret.Store, error) {
+	return pgsecret.Open(ctx, s.db, keyFile, pgsecret.Options{Create: true})
+}
+
+// Events returns the event log.
+func (s *Stores) Events() events.Store { return pgevents.Open(s.db, pgevents.Options{}) }
+
+// Installs returns the installers' reports.
+func (s *Stores) Installs() registry.Installs { return pginstalls.Open(s.db) }
+
+// Tokens returns the API's tokens.
+func (s *Stores) Tokens() apitoken.Tokens { return pgtokens.Open(s.db, s.log) }
+
+// Discovered returns the discovery inbox.
+func (s *Stores) Discovered() discovery.Store { return pgdiscovery.Open(s.db, s.lim) }
+
+// SiteWindow returns the site's window.
+func (s *Stores) SiteWindow() sitewindow.Store { return pgwindow.Open(s.db) }
+
+// Close closes the pool.
+func (s *Stores) Close() { s.db.Close() }
