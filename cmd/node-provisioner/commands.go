@@ -322,7 +322,7 @@ func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 		return a.local, nil
 	}
 	r, err := registrar.Open(registrar.Where{Server: a.server, Token: os.Getenv(TokenEnv), Fingerprint: a.fingerprint,
-		Dir: a.stateDir, SecretsDir: a.secretsDir, Store: a.store, KeyFile: a.storeKey, Logger: log})
+		Dir: a.stateDir, SecretsDir: a.secretsDir, Store: a.store, KeyFile: a.storeKey, Openers: postgres.Openers(), Logger: log})
 	switch {
 	case errors.Is(err, registrar.ErrNoToken):
 		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, TokenEnv))

@@ -3,6 +3,7 @@ package registrar
 import (
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/state"
 	"log/slog"
 
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -27,6 +28,8 @@ type Where struct {
 	// Store and KeyFile, without Server, are [Local]'s: a postgres://
 	// URL beside the state folder.
 	Store, KeyFile string
+	// Openers are [Local]'s Openers: the store URLs it can open.
+	Openers state.Openers
 	// Logger receives what the store or the client does; nil discards it.
 	Logger *slog.Logger
 }
@@ -57,7 +60,7 @@ func Open(w Where) (Registrar, error) {
 	case w.Dir == "":
 		return nil, ErrNowhere
 	}
-	return &Local{Dir: w.Dir, SecretsDir: w.SecretsDir, Store: w.Store, KeyFile: w.KeyFile, Logger: w.Logger}, nil
+	return &Local{Dir: w.Dir, SecretsDir: w.SecretsDir, Store: w.Store, KeyFile: w.KeyFile, Openers: w.Openers, Logger: w.Logger}, nil
 }
 
 var _ Registrar = (*client.Client)(nil)
