@@ -48,12 +48,18 @@ type Backend interface {
 	// (Boot.Node set) or its next boot device. An error is a failure of
 	// the backend, not a refusal: the script request gets 500.
 	Boot(ctx context.Context, mac string) (Boot, error)
-	// Answer decides the answer of one installer request. It returns an
-	// error wrapping [ErrNoAnswer] or a [*Refusal] to refuse the machine;
-	// any other error is logged and the installer gets 500 without it. A
-	// machine it must answer only once is its own business: the window
-	// renders the returned answer for the installer's version and calls
-	// [Answer.Delivered] once the reply was written or failed.
+	// Answer decides the answer of one installer request, and changes
+	// nothing: the window takes the rest as steps of its own. It returns
+	// an error wrapping [ErrNoAnswer] or a [*Refusal] to refuse the
+	// machine; any other error is logged and the installer gets 500
+	// without it. For each answer returned, the window
+	//
+	//  1. renders it for the installer's version, once;
+	//  2. claims it ([Answer.Claim]), the point of no return of a machine
+	//     answered only once, only if the render succeeded;
+	//  3. writes it;
+	//  4. reports it delivered or not ([Answer.Delivered]), whatever
+	//     happened in 1 to 3.
 	Answer(ctx context.Context, req AnswerRequest) (*Answer, error)
 }
 
@@ -116,8 +122,17 @@ type Answer struct {
 	Header string
 	// Detail says how the machine was matched, for the event log.
 	Detail string
-	// Delivered, if set, is called once the reply was written, with nil,
-	// or with the error that kept it from the installer.
+	// Claim, if set, makes the answer this machine's before the window
+	// writes it: a backend that answers a machine once consumes its
+	// registration and keeps what the answer holds (a password) here.
+	// The window calls it once, after the answer rendered and before
+	// any byte of it is written; an error refuses the request as
+	// Answer's would ([ErrNoAnswer], [*Refusal], else 500), and nothing
+	// is written. Nil: nothing to claim.
+	Claim func(ctx context.Context) error
+	// Delivered, if set, is called once after Answer returned: with nil
+	// when the reply was written, else with the error that kept it from
+	// the installer (the render's, the claim's or the write's).
 	Delivered func(err error)
 }
 

@@ -86,24 +86,28 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		refuse(status, msg)
 		return
 	}
+	// The steps of the seam (backend.Backend.Answer): ask, render once,
+	// claim, write, report delivered.
 	res, err := h.cfg.Backend.Answer(ctx, req)
 	v := req.Version
-	var refusal *backend.Refusal
-	switch {
-	case errors.As(err, &refusal) && refusal.Status >= 400 && refusal.Status < 500:
-		ev.Node = refusal.Node
-		refuse(refusal.Status, refusal.Reason)
+	if refusedBy(err, &ev, refuse) {
 		return
-	case errors.Is(err, backend.ErrNoAnswer):
-		refuse(http.StatusNotFound, err.Error())
-		return
-	case err == nil && (res == nil || res.Answer == nil):
+	}
+	if err == nil && (res == nil || res.Answer == nil) {
 		err = errors.New("the backend returned no answer and no error")
 	}
 	var toml []byte
 	if err == nil {
 		ev.Node = res.Node
-		toml, err = answer.Render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log})
+		toml, err = h.render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log})
+		if err == nil && res.Claim != nil {
+			if err = res.Claim(ctx); refusedBy(err, &ev, refuse) {
+				if res.Delivered != nil {
+					res.Delivered(err)
+				}
+				return
+			}
+		}
 	}
 	if err != nil {
 		h.fail(w, r, ev, err)
@@ -295,4 +299,23 @@ func (h *Handler) firstBoot(w http.ResponseWriter, r *http.Request) {
 	h.record(r.Context(), ev)
 	w.Header().Set("Content-Type", "text/x-shellscript")
 	w.Write(script)
+}
+
+// refusedBy refuses the request with err's status when err is a refusal
+// ([backend.Refusal] of 400 to 499, or [backend.ErrNoAnswer]: 404) and
+// reports whether it did.
+func refusedBy(err error, ev *backend.Event, refuse func(status int, msg string)) bool {
+	var refusal *backend.Refusal
+	switch {
+	case errors.As(err, &refusal) && refusal.Status >= 400 && refusal.Status < 500:
+		if refusal.Node != "" {
+			ev.Node = refusal.Node
+		}
+		refuse(refusal.Status, refusal.Reason)
+		return true
+	case errors.Is(err, backend.ErrNoAnswer):
+		refuse(http.StatusNotFound, err.Error())
+		return true
+	}
+	return false
 }

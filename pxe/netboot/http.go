@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
@@ -118,6 +119,8 @@ type Handler struct {
 	mux      *http.ServeMux
 	refusals *refusals
 	offers   offerDetails
+	// render renders an answer: answer.Render, counted by tests.
+	render func(*answer.Answer, answer.Version, answer.RenderOptions) ([]byte, error)
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -165,7 +168,7 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.MaxRefusalDelay == 0 {
 		cfg.MaxRefusalDelay = DefaultMaxRefusalDelay
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, refusals: newRefusals(cfg.MaxRefusalDelay)}
+	h := &Handler{cfg: cfg, log: cfg.Logger, refusals: newRefusals(cfg.MaxRefusalDelay), render: answer.Render}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -51,9 +51,14 @@ func TestReinstall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"}); err != nil {
+		res, err := b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"})
+		if err != nil {
 			t.Fatalf("answer: %v", err)
 		}
+		if err := res.Claim(ctx); err != nil { // the window's claim step
+			t.Fatalf("claim: %v", err)
+		}
+		res.Delivered(nil)
 		pw, err := os.ReadFile(secrets.PasswordPath("pve1"))
 		if err != nil {
 			t.Fatal(err)

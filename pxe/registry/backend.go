@@ -304,13 +304,14 @@ var bootDiskParamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // matches; its words are what the installer shows.
 var errNoMatch = &backend.Refusal{Status: 404, Reason: "no pending registration matches this machine"}
 
-// Answer matches the request to a pending registration ([Match]), builds
-// its answer with a new root password, and consumes the registration, so
-// that it is answered once. Everything that can fail before it (site
-// settings, building and rendering the answer for the installer's
-// version, the password hash) is done before the registration is
-// consumed; the password and the one-shot first-boot files are written
-// by the request that consumed it alone.
+// Answer matches the request to a pending registration ([Match]) and
+// builds its answer with a new root password, changing nothing. Its
+// Claim, which the window calls once the answer rendered, stages the
+// password and the one-shot first-boot files, consumes the registration
+// (the point of no return: one request among any number wins) and puts
+// the files in place, so that a registration is answered once and its
+// files are written by the request that consumed it alone. Delivered
+// marks it delivered.
 func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backend.Answer, error) {
 	si := req.Info
 	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
@@ -339,14 +340,32 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		return nil, fmt.Errorf("build the answer of %s: %w", reg.Name, err)
 	}
 	header := Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now())
-	// Render once here, so that a failure is known before the point of
-	// no return; the window renders the same answer again.
-	if _, err := answer.Render(a, req.Version, answer.RenderOptions{Header: header, DropUnsupported: true}); err != nil {
-		return nil, fmt.Errorf("render the answer of %s: %w", reg.Name, err)
-	}
+	name := reg.Name
+	var claimed atomic.Bool
+	return &backend.Answer{Node: name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version),
+		Claim: func(ctx context.Context) error {
+			if err := b.consume(ctx, req, reg, pw, files); err != nil {
+				return err
+			}
+			claimed.Store(true)
+			return nil
+		},
+		Delivered: func(err error) {
+			if claimed.Load() {
+				b.delivered(name, err)
+			}
+		}}, nil
+}
+
+// consume stages an answer's files, consumes its registration and puts
+// the files in place; a failure after the consumption restores the
+// registration.
+func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg Registration, pw string, files map[string][]byte) error {
+	si := req.Info
+	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
 	staged, err := b.stage(ctx, reg.Name, pw, files)
 	if err != nil {
-		return nil, fmt.Errorf("stage the answer of %s: %w", reg.Name, err)
+		return fmt.Errorf("stage the answer of %s: %w", reg.Name, err)
 	}
 	// The claim is the point of no return, and the last step that can
 	// fail but for renames; a failure after it restores the registration.
@@ -354,9 +373,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if _, err := b.cfg.Store.Consume(ctx, reg.Name, rec); err != nil {
 		staged.discard()
 		if errors.Is(err, ErrAlreadyConsumed) || errors.Is(err, ErrNotFound) {
-			return nil, errNoMatch
+			return errNoMatch
 		}
-		return nil, fmt.Errorf("consume registration %s: %w", reg.Name, err)
+		return fmt.Errorf("consume registration %s: %w", reg.Name, err)
 	}
 	// The registration is consumed: its password is kept even if the
 	// request ends now, or the node installs with a password nobody has.
@@ -365,11 +384,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
 			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
 		}
-		return nil, fmt.Errorf("write the answer files of %s: %w", reg.Name, err)
+		return fmt.Errorf("write the answer files of %s: %w", reg.Name, err)
 	}
-	name := reg.Name
-	return &backend.Answer{Node: name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version),
-		Delivered: func(err error) { b.delivered(name, err) }}, nil
+	return nil
 }
 
 // delivered records whether a consumed registration's answer reached its
@@ -382,61 +399,6 @@ func (b *Backend) delivered(name string, err error) {
 	if err := b.cfg.Store.MarkDelivered(context.Background(), name); err != nil {
 		b.log.Error("cannot record a delivered answer", "node", name, "err", err)
 	}
-}
-
-// staged is an answer's files written under temporary names: the root
-// password and the one-shot first-boot files.
-type staged []secret.Staged
-
-func (s staged) discard() {
-	for _, f := range s {
-		f.Discard()
-	}
-}
-
-// commit puts every file in place, then syncs dir, the one-shot files'
-// folder, once for them all; on error it discards the rest.
-func (s staged) commit(ctx context.Context, dir string) error {
-	oneShots := false
-	for i, f := range s {
-		if err := f.Commit(ctx); err != nil {
-			s[i+1:].discard()
-			return err
-		}
-		_, ok := f.(oneShot)
-		oneShots = oneShots || ok
-	}
-	if oneShots {
-		return atomicfile.SyncDir(dir)
-	}
-	return nil
-}
-
-// oneShot is a one-shot file staged in the backend's folder: its Commit
-// renames it into place and leaves the folder's sync to [staged.commit].
-type oneShot struct{ *atomicfile.Staged }
-
-func (o oneShot) Commit(context.Context) error { return o.Place() }
-
-// stage writes a node's root password and first-boot files under
-// temporary names, so that a full or read-only folder fails the answer
-// before its registration is consumed.
-func (b *Backend) stage(ctx context.Context, name, pw string, files map[string][]byte) (staged, error) {
-	var out staged
-	st, err := b.cfg.Secrets.StageRootPassword(ctx, name, pw)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, st)
-	for fn, data := range files {
-		st, err := atomicfile.Stage(filepath.Join(b.dir, fn), data, 0o600)
-		if err != nil {
-			out.discard()
-			return nil, err
-		}
-		out = append(out, oneShot{st})
-	}
-	return out, nil
 }
 
 // build builds a node's answer with a new password. It returns the

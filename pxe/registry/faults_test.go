@@ -119,7 +119,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	answerFor := func(mac string) func(error) {
 		t.Helper()
 		si := mustSysinfo(t, body("9.2", mac))
-		res, err := e.b.Answer(ctx, answerRequest(si))
+		res, err := claimed(e.b.Answer(ctx, answerRequest(si)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -76,7 +76,19 @@ func (e *viewEnv) answer(t *testing.T, macs ...string) (*backend.Answer, error) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return e.b.Answer(context.Background(), backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9"})
+	return claimed(e.b.Answer(context.Background(), backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9"}))
+}
+
+// claimed takes the window's claim step of an answer Answer returned,
+// returning the claim's error as Answer's.
+func claimed(res *backend.Answer, err error) (*backend.Answer, error) {
+	if err != nil || res.Claim == nil {
+		return res, err
+	}
+	if err := res.Claim(context.Background()); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 func stormMAC(i int) string { return fmt.Sprintf("52:54:00:00:%02x:%02x", i>>8, i&0xff) }
