@@ -95,7 +95,7 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 	const mod = "github.com/plasmactl/plasma-node/"
 	fileStores := []string{mod + "pxe/registry/regfile", mod + "pxe/registry/installfile", mod + "pxe/events/eventfile", mod + "pxe/apitoken/tokenfile", mod + "pxe/secret/secretfile", mod + "pxe/discovery/discoveryfile"}
 	openers := []string{"regfile.", "installfile.", "secretfile.", "tokenfile.", "eventfile.", "discoveryfile.", "window.Dir("}
-	pkgs := []string{"./pxe/registry", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}
+	pkgs := []string{"./pxe/registry", "./pxe/backend/regbackend", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}
 	cmds, err := filepath.Glob("cmd/*")
 	if err != nil || len(cmds) < 2 {
 		t.Fatalf("the binaries under cmd/: %v %v", cmds, err)

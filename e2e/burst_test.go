@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -96,7 +97,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	url2, logs := e.serve(t)
 	_ = url2
 	_ = logs
-	st, err := registry.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	st, err := regbackend.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	if counts[backend.StatePending]+counts[backend.StateConsumed]+counts[backend.StateUndelivered] != machines {
 		t.Errorf("states %v, want %d registrations", counts, machines)
 	}
-	for _, dir := range []string{e.secrets, filepath.Join(e.state, registry.FirstBootDirName), filepath.Join(e.state, "registrations")} {
+	for _, dir := range []string{e.secrets, filepath.Join(e.state, regbackend.FirstBootDirName), filepath.Join(e.state, "registrations")} {
 		ents, _ := os.ReadDir(dir)
 		for _, ent := range ents {
 			if bytes.HasPrefix([]byte(ent.Name()), []byte(".tmp-")) {

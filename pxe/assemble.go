@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"net"
 	"net/http"
 	"net/netip"
@@ -138,7 +139,7 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 
 // openRegistry opens the default backend over StateDir's registrations,
 // refusing site settings that every answer would fail on.
-func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
+func (s *Server) openRegistry(ctx context.Context) (*regbackend.Backend, error) {
 	cfg := &s.cfg
 	stores := cfg.Stores
 	if stores == nil {
@@ -170,7 +171,7 @@ func (s *Server) openRegistry(ctx context.Context) (*registry.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Installs: installs, Site: site, Logger: s.log})
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Installs: installs, Site: site, Logger: s.log})
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@
 //
 // What each machine boots and gets is asked of a [backend.Backend], the
 // seam a program embedding the window owns: node-provisioner's file
-// registry ([registry.Backend], the default over [Config].StateDir) is one
+// registry ([regbackend.Backend], the default over [Config].StateDir) is one
 // implementation, a site inventory another (see examples/embed-pxe).
 // [Enable] and [Disable] run a window in the background; [Window] is its
 // record. [Prepare] turns a Proxmox VE installer ISO into boot assets.

@@ -71,7 +71,7 @@ type Config struct {
 	StateDir string
 	// Backend answers the window's questions: which machine boots, what
 	// it installs, what answer its installer gets. Nil: the registrations
-	// of StateDir ([registry.Backend]), with SecretsDir and Site.
+	// of StateDir ([regbackend.Backend]), with SecretsDir and Site.
 	Backend backend.Backend
 	// SecretsDir receives the generated root passwords of the default
 	// backend. Default: [secret.DefaultDir].

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io"
 	"net/http"
 	"reflect"
@@ -66,7 +67,7 @@ func fieldOf(err error) string {
 }
 
 func (h *Handler) listRegistrations(w http.ResponseWriter, r *http.Request) {
-	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
+	nodes, err := regbackend.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
 	if err != nil {
 		h.internal(w, "list registrations", err)
 		return
@@ -80,7 +81,7 @@ func (h *Handler) getRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error(), "name")
 		return
 	}
-	nodes, err := registry.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
+	nodes, err := regbackend.Status(r.Context(), h.cfg.Registry, h.cfg.Events, h.cfg.Installs)
 	if err != nil {
 		h.internal(w, "list registrations", err)
 		return

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"net/http"
 	"slices"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // postReinstall re-arms an installed registration as a new one-shot
-// (registry.Reinstall) and, when it has a BMC, boots its machine into
+// (regbackend.Reinstall) and, when it has a BMC, boots its machine into
 // the installer. A registration with a BMC is refused while the window
 // is closed, before anything is written: its boot would be refused and
 // leave it armed with no one booting it.
@@ -46,7 +47,7 @@ func (h *Handler) postReinstall(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if _, err := registry.Reinstall(r.Context(), h.cfg.Registry, h.cfg.Secrets, name); err != nil {
+	if _, err := regbackend.Reinstall(r.Context(), h.cfg.Registry, h.cfg.Secrets, name); err != nil {
 		if errors.Is(err, registry.ErrNotFound) {
 			writeError(w, http.StatusNotFound, err.Error(), "name")
 			return

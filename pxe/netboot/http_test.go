@@ -1,6 +1,7 @@
 package netboot
 
 import (
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
@@ -108,13 +109,13 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 
 // testBackend is node-provisioner's backend over the registrations r of
 // the state folder.
-func testBackend(t testing.TB, state string, r *regfile.Store, log *slog.Logger) *registry.Backend {
+func testBackend(t testing.TB, state string, r *regfile.Store, log *slog.Logger) *regbackend.Backend {
 	t.Helper()
 	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: r, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log})
+	b, err := regbackend.New(regbackend.Config{Store: r, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

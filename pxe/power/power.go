@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io/fs"
 	"log/slog"
 	"slices"
@@ -149,7 +150,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 	}
 	if !pending {
 		state := "consumed (its answer was served)"
-		if inst, err := registry.InstalledIn(ctx, req.Events); err == nil {
+		if inst, err := regbackend.InstalledIn(ctx, req.Events); err == nil {
 			if _, ok := inst[req.Name]; ok {
 				state = "installed"
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"log/slog"
 	"slices"
 	"strings"
@@ -198,7 +199,7 @@ func (l *Local) Stores() (*state.Stores, error) {
 	return s, nil
 }
 
-// Nodes returns registry.Status of the folder; none when it holds no
+// Nodes returns regbackend.Status of the folder; none when it holds no
 // registrations folder.
 func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if ok, err := l.Exists(); !ok || err != nil {
@@ -212,7 +213,7 @@ func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return registry.Status(ctx, stores.Registrations(), stores.Events(), ins)
+	return regbackend.Status(ctx, stores.Registrations(), stores.Events(), ins)
 }
 
 // Discovered returns the state folder's discovery inbox; none when the

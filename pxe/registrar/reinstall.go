@@ -2,12 +2,13 @@ package registrar
 
 import (
 	"context"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Reinstall re-arms the consumed registration name of the folder
-// ([registry.Reinstall]).
+// ([regbackend.Reinstall]).
 func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registration, error) {
 	stores, err := l.Stores()
 	if err != nil {
@@ -17,5 +18,5 @@ func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registrati
 	if err != nil {
 		return registry.Registration{}, err
 	}
-	return registry.Reinstall(ctx, stores.Registrations(), secrets, name)
+	return regbackend.Reinstall(ctx, stores.Registrations(), secrets, name)
 }

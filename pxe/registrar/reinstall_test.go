@@ -3,6 +3,7 @@ package registrar_test
 import (
 	"context"
 	"errors"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestReinstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: regs, Secrets: secrets, StateDir: state,
+	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
 		Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestReinstall(t *testing.T) {
 	}
 	report := func() {
 		t.Helper()
-		tokens, _ := filepath.Glob(filepath.Join(state, registry.FirstBootDirName, "*.webhook"))
+		tokens, _ := filepath.Glob(filepath.Join(state, regbackend.FirstBootDirName, "*.webhook"))
 		if len(tokens) != 1 {
 			t.Fatalf("webhook tokens %v, want the last install's one", tokens)
 		}
@@ -90,7 +91,7 @@ func TestReinstall(t *testing.T) {
 		t.Fatalf("an installed machine boots %+v, want the exit", bt)
 	}
 
-	got, err := registry.Reinstall(ctx, regs, secrets, "pve1")
+	got, err := regbackend.Reinstall(ctx, regs, secrets, "pve1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +143,14 @@ func TestReinstallRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"pve2", "nosuch"} {
-		if _, err := registry.Reinstall(ctx, regs, secrets, name); !errors.Is(err, registry.ErrNotFound) {
+		if _, err := regbackend.Reinstall(ctx, regs, secrets, name); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("reinstall %s = %v, want ErrNotFound", name, err)
 		}
 		if _, err := os.Stat(secrets.PreviousPath(name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("reinstall %s left a previous password: %v", name, err)
 		}
 	}
-	if _, err := registry.Reinstall(ctx, regs, secrets, "../x"); !errors.Is(err, registry.ErrInvalidName) {
+	if _, err := regbackend.Reinstall(ctx, regs, secrets, "../x"); !errors.Is(err, registry.ErrInvalidName) {
 		t.Errorf("reinstall ../x = %v, want ErrInvalidName", err)
 	}
 }

@@ -2,10 +2,11 @@ package registry
 
 import (
 	"fmt"
-	"github.com/plasmactl/plasma-node/answer"
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // ParseBootDisk reads a registration's boot_disk (or a --boot-disk

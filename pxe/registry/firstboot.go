@@ -3,8 +3,9 @@ package registry
 import (
 	"bytes"
 	"fmt"
-	"github.com/plasmactl/plasma-node/answer"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // FirstBootScript returns the POSIX sh script the installer's first-boot

@@ -57,11 +57,11 @@ func Match(pending []Registration, macs []string, serial, uuid string) (Registra
 		}
 	}
 	serial = strings.TrimSpace(serial)
-	if isPlaceholderSerial(serial) {
+	if IsPlaceholderSerial(serial) {
 		serial = ""
 	}
 	uuid = strings.ToLower(strings.TrimSpace(uuid))
-	if isPlaceholderUUID(uuid) {
+	if IsPlaceholderUUID(uuid) {
 		uuid = ""
 	}
 

@@ -111,20 +111,20 @@ func Collisions(pending []Registration) []Collision {
 	return out
 }
 
-// matchingAll returns every pending registration that pins one of the
+// MatchingAll returns every pending registration that pins one of the
 // machine's identifiers (posted MACs, serial, UUID), sorted by name. More
 // than one means the interlock cannot tell which is meant.
-func matchingAll(pending []Registration, macs []string, serial, uuid string) []string {
+func MatchingAll(pending []Registration, macs []string, serial, uuid string) []string {
 	var posted []Pin
 	for _, m := range macs {
 		if n, err := NormalizeMAC(m); err == nil {
 			posted = append(posted, Pin{PinMAC, n})
 		}
 	}
-	if s := strings.TrimSpace(serial); !isPlaceholderSerial(s) {
+	if s := strings.TrimSpace(serial); !IsPlaceholderSerial(s) {
 		posted = append(posted, Pin{PinSerial, s})
 	}
-	if u := strings.TrimSpace(uuid); !isPlaceholderUUID(u) {
+	if u := strings.TrimSpace(uuid); !IsPlaceholderUUID(u) {
 		posted = append(posted, Pin{PinUUID, u})
 	}
 	var names []string

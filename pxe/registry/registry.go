@@ -286,9 +286,9 @@ var placeholderUUIDs = []string{
 	"03000200-0400-0500-0006-000700080009",
 }
 
-// isPlaceholderSerial reports whether a DMI serial is empty or one that
+// IsPlaceholderSerial reports whether a DMI serial is empty or one that
 // many machines share, so it must neither be pinned nor matched.
-func isPlaceholderSerial(s string) bool {
+func IsPlaceholderSerial(s string) bool {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" || slices.Contains(placeholderSerials, s) {
 		return true
@@ -296,7 +296,9 @@ func isPlaceholderSerial(s string) bool {
 	return strings.Count(s, s[:1]) == len(s) // "00000000", "xxxx"
 }
 
-func isPlaceholderUUID(s string) bool {
+// IsPlaceholderUUID reports whether a DMI UUID is empty or one that many
+// machines share, so it must neither be pinned nor matched.
+func IsPlaceholderUUID(s string) bool {
 	s = strings.ToLower(strings.TrimSpace(s))
 	return s == "" || slices.Contains(placeholderUUIDs, s)
 }
@@ -310,7 +312,7 @@ func validateSerialPin(s string) error {
 			return invalid(ErrInvalidSerial, "invalid serial %q (printable ASCII only)", s)
 		}
 	}
-	if isPlaceholderSerial(s) {
+	if IsPlaceholderSerial(s) {
 		return invalid(ErrInvalidSerial, "serial %q is a firmware placeholder that many machines share; pin a MAC or the UUID instead", s)
 	}
 	return nil
@@ -320,7 +322,7 @@ func validateUUIDPin(s string) error {
 	if !uuidRe.MatchString(s) {
 		return invalid(ErrInvalidUUID, "invalid UUID %q (want lower-case 8-4-4-4-12 hex such as bcf43ddf-6d92-4ace-b93f-76f71ffe4495)", s)
 	}
-	if isPlaceholderUUID(s) {
+	if IsPlaceholderUUID(s) {
 		return invalid(ErrInvalidUUID, "UUID %q is a firmware placeholder that many machines share; pin a MAC or the serial instead", s)
 	}
 	return nil

@@ -56,10 +56,6 @@ func Pending(ctx context.Context, s Registrations) ([]Registration, error) {
 	return rs, err
 }
 
-// folder is a store kept in a folder, which the backend checks is
-// writable before a window takes registrations it could not answer.
-type folder interface{ Dir() string }
-
 // AsksForBootDisk reports whether a pending registration of s leaves its
 // boot disk to the installer's console ("ask"): boot assets must then be
 // prepared with the console prompt patched in.

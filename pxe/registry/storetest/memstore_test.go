@@ -3,6 +3,7 @@ package storetest_test
 import (
 	"context"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"slices"
 	"strings"
 	"sync"
@@ -163,7 +164,7 @@ func TestBackendOverAnEmbeddersStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := newMemStore()
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: secrets, StateDir: t.TempDir(), Events: eventfile.Open(eventfile.Path(t.TempDir()), eventfile.Options{})})
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: t.TempDir(), Events: eventfile.Open(eventfile.Path(t.TempDir()), eventfile.Options{})})
 	if err != nil {
 		t.Fatal(err)
 	}

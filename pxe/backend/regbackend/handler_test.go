@@ -1,7 +1,8 @@
-package registry_test
+package regbackend_test
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -31,7 +32,7 @@ import (
 )
 
 type handlerEnv struct {
-	b       *registry.Backend
+	b       *regbackend.Backend
 	srv     *httptest.Server
 	reg     *regfile.Store
 	inst    *installfile.Store
@@ -63,7 +64,7 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{
+	b, err := regbackend.New(regbackend.Config{
 		Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Installs: inst, Logger: log,
 		Site: func() (registry.Site, error) {
 			return registry.Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
@@ -96,7 +97,7 @@ func (e *handlerEnv) post(t *testing.T, query, contentType string, body []byte) 
 
 func sysinfo(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "answer", "testdata", "sysinfo", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "answer", "testdata", "sysinfo", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,13 +195,13 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 			t.Errorf("webhook: status %d, want %d", resp.StatusCode, wantStatus)
 		}
 	}
-	inst, err := registry.InstalledIn(context.Background(), eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	inst, err := regbackend.InstalledIn(context.Background(), eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
 	}
 	// What the webhook said of the boot: in the event and the node's
 	// status (list -o json, the page).
-	nodes, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	nodes, err := regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
 		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
 	}

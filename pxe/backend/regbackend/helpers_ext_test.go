@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"bytes"

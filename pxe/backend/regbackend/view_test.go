@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -36,7 +37,7 @@ func (c *countingStore) Scan(ctx context.Context) ([]registry.Registration, []re
 // viewEnv is a backend on a registrations folder, and a second store on
 // the same folder standing for another process (the CLI registering).
 type viewEnv struct {
-	b     *registry.Backend
+	b     *regbackend.Backend
 	reg   *countingStore
 	other *regfile.Store
 }
@@ -62,7 +63,7 @@ func newViewEnv(t *testing.T, regs ...registry.Registration) *viewEnv {
 		t.Fatal(err)
 	}
 	reg := &countingStore{Store: st}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
+	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +144,8 @@ func TestConcurrentRequestsShareReadsOfTheRegistrations(t *testing.T) {
 	// between those waiting at once.
 	all(func(i int, want string) {
 		a, err := e.answer(t, stormMAC(i))
-		if !errors.Is(err, registry.ErrNoMatchRefusal) {
-			fail("second answer %s: %+v, %v; want %v", want, a, err, registry.ErrNoMatchRefusal)
+		if !errors.Is(err, regbackend.ErrNoMatchRefusal) {
+			fail("second answer %s: %+v, %v; want %v", want, a, err, regbackend.ErrNoMatchRefusal)
 		}
 	})
 	t.Logf("%d reads of all registrations for %d boots and answers; %d for %d refused answers", first, 2*n, e.reg.scans.Load()-first, n)
@@ -191,8 +192,8 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 	if got := boot("52:54:00:00:00:0a"); got.Node != "" {
 		t.Errorf("Boot(a's old MAC) = %+v, want no registration", got)
 	}
-	if _, err := e.answer(t, "52:54:00:00:00:0a"); !errors.Is(err, registry.ErrNoMatchRefusal) {
-		t.Errorf("answer for a's old MAC: %v, want %v", err, registry.ErrNoMatchRefusal)
+	if _, err := e.answer(t, "52:54:00:00:00:0a"); !errors.Is(err, regbackend.ErrNoMatchRefusal) {
+		t.Errorf("answer for a's old MAC: %v, want %v", err, regbackend.ErrNoMatchRefusal)
 	}
 	// b deleted.
 	if err := e.other.Delete(ctx, "b"); err != nil {

@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // viewMaxAge is how long a read of the pending registrations answers
@@ -25,8 +26,8 @@ type regView struct {
 	// started is when the read began: the view holds every change made
 	// before it.
 	started time.Time
-	pending []Registration
-	broken  []Broken
+	pending []registry.Registration
+	broken  []registry.Broken
 	// byPin holds the indexes into pending of the registrations that pin
 	// a key of [pinKeys].
 	byPin map[string][]int
@@ -117,10 +118,10 @@ func (b *Backend) readView(ctx context.Context, started time.Time) (*regView, er
 }
 
 // registrationKeys are the index keys of r's pins.
-func registrationKeys(r Registration) []string {
+func registrationKeys(r registry.Registration) []string {
 	var keys []string
 	for _, m := range r.MACs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, err := registry.NormalizeMAC(m); err == nil {
 			keys = append(keys, "m"+n)
 		}
 	}
@@ -138,14 +139,14 @@ func registrationKeys(r Registration) []string {
 func pinKeys(macs []string, serial, uuid string) []string {
 	var keys []string
 	for _, m := range macs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, err := registry.NormalizeMAC(m); err == nil {
 			keys = append(keys, "m"+n)
 		}
 	}
-	if s := strings.TrimSpace(serial); !isPlaceholderSerial(s) {
+	if s := strings.TrimSpace(serial); !registry.IsPlaceholderSerial(s) {
 		keys = append(keys, "s"+strings.ToLower(s))
 	}
-	if u := strings.TrimSpace(uuid); !isPlaceholderUUID(u) {
+	if u := strings.TrimSpace(uuid); !registry.IsPlaceholderUUID(u) {
 		keys = append(keys, "u"+strings.ToLower(u))
 	}
 	return keys
@@ -155,7 +156,7 @@ func pinKeys(macs []string, serial, uuid string) []string {
 // view's order. [Match] over them picks what it would pick over all of
 // v's registrations when one pins the machine: the others cannot match
 // by a pin.
-func (v *regView) pinning(keys []string) []Registration {
+func (v *regView) pinning(keys []string) []registry.Registration {
 	var idx []int
 	for _, k := range keys {
 		for _, i := range v.byPin[k] {
@@ -165,7 +166,7 @@ func (v *regView) pinning(keys []string) []Registration {
 		}
 	}
 	slices.Sort(idx)
-	out := make([]Registration, len(idx))
+	out := make([]registry.Registration, len(idx))
 	for j, i := range idx {
 		out[j] = v.pending[i]
 	}
@@ -174,12 +175,12 @@ func (v *regView) pinning(keys []string) []Registration {
 
 // pinnedMatch is a machine's registration found by a pin.
 type pinnedMatch struct {
-	reg    Registration // as read from the store just now
-	reason MatchReason
+	reg    registry.Registration // as read from the store just now
+	reason registry.MatchReason
 	// names are the pending registrations that pin the machine; more
 	// than one is ambiguous.
 	names      []string
-	candidates []Registration
+	candidates []registry.Registration
 }
 
 // byPin finds the pending registration that pins the machine in a read
@@ -200,26 +201,26 @@ func (b *Backend) byPin(ctx context.Context, macs []string, serial, uuid string)
 	if len(cands) == 0 {
 		return pinnedMatch{}, false
 	}
-	reg, reason, err := Match(cands, macs, serial, uuid)
-	if err != nil || reason == MatchOnlyPending {
+	reg, reason, err := registry.Match(cands, macs, serial, uuid)
+	if err != nil || reason == registry.MatchOnlyPending {
 		return pinnedMatch{}, false
 	}
 	fresh, ok := b.recheck(ctx, reg.Name, reason, macs, serial, uuid)
 	if !ok {
 		return pinnedMatch{}, false
 	}
-	return pinnedMatch{reg: fresh, reason: reason, names: matchingAll(cands, macs, serial, uuid), candidates: cands}, true
+	return pinnedMatch{reg: fresh, reason: reason, names: registry.MatchingAll(cands, macs, serial, uuid), candidates: cands}, true
 }
 
 // recheck reads the pending registration name again and reports whether
 // it still matches the machine for the same reason.
-func (b *Backend) recheck(ctx context.Context, name string, reason MatchReason, macs []string, serial, uuid string) (Registration, bool) {
+func (b *Backend) recheck(ctx context.Context, name string, reason registry.MatchReason, macs []string, serial, uuid string) (registry.Registration, bool) {
 	fresh, err := b.cfg.Store.Get(ctx, name)
 	if err != nil {
-		return Registration{}, false
+		return registry.Registration{}, false
 	}
-	if _, r, err := Match([]Registration{fresh}, macs, serial, uuid); err != nil || r != reason {
-		return Registration{}, false
+	if _, r, err := registry.Match([]registry.Registration{fresh}, macs, serial, uuid); err != nil || r != reason {
+		return registry.Registration{}, false
 	}
 	return fresh, true
 }
@@ -230,28 +231,28 @@ func (b *Backend) recheck(ctx context.Context, name string, reason MatchReason, 
 // ([Backend.byPin]); else they are read afresh, and the one matched is
 // read again before it is used. The registration returned shares
 // nothing with a shared read.
-func (b *Backend) answerMatch(ctx context.Context, macs []string, serial, uuid string) (Registration, MatchReason, error) {
+func (b *Backend) answerMatch(ctx context.Context, macs []string, serial, uuid string) (registry.Registration, registry.MatchReason, error) {
 	arrived := time.Now()
 	if m, ok := b.byPin(ctx, macs, serial, uuid); ok {
 		if len(m.names) > 1 {
-			return Registration{}, "", &backend.Refusal{Status: 409, Reason: ambiguous(m.names, m.candidates).Error()}
+			return registry.Registration{}, "", &backend.Refusal{Status: 409, Reason: ambiguous(m.names, m.candidates).Error()}
 		}
 		return m.reg, m.reason, nil
 	}
 	for try := 0; ; try++ {
 		v, err := b.view(ctx, arrived)
 		if err != nil {
-			return Registration{}, "", fmt.Errorf("read registrations: %w", err)
+			return registry.Registration{}, "", fmt.Errorf("read registrations: %w", err)
 		}
-		reg, reason, err := Match(v.pending, macs, serial, uuid)
+		reg, reason, err := registry.Match(v.pending, macs, serial, uuid)
 		if err != nil {
-			return Registration{}, "", errNoMatch
+			return registry.Registration{}, "", errNoMatch
 		}
-		if names := matchingAll(v.pending, macs, serial, uuid); len(names) > 1 {
-			return Registration{}, "", &backend.Refusal{Status: 409, Reason: ambiguous(names, v.pending).Error()}
+		if names := registry.MatchingAll(v.pending, macs, serial, uuid); len(names) > 1 {
+			return registry.Registration{}, "", &backend.Refusal{Status: 409, Reason: ambiguous(names, v.pending).Error()}
 		}
-		if reason == MatchOnlyPending && len(v.broken) > 0 {
-			return Registration{}, "", &backend.Refusal{Status: 409, Reason: blockedBy(v.broken).Error()}
+		if reason == registry.MatchOnlyPending && len(v.broken) > 0 {
+			return registry.Registration{}, "", &backend.Refusal{Status: 409, Reason: blockedBy(v.broken).Error()}
 		}
 		if fresh, ok := b.recheck(ctx, reg.Name, reason, macs, serial, uuid); ok {
 			return fresh, reason, nil
@@ -259,7 +260,7 @@ func (b *Backend) answerMatch(ctx context.Context, macs []string, serial, uuid s
 		// Changed since the read (consumed, deleted or re-registered):
 		// read once more, then refuse.
 		if try > 0 {
-			return Registration{}, "", errNoMatch
+			return registry.Registration{}, "", errNoMatch
 		}
 		arrived = time.Now()
 	}

@@ -1,10 +1,11 @@
-package registry
+package regbackend
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
@@ -18,29 +19,29 @@ import (
 //
 // Errors: one wrapping [ErrNotFound] when no consumed
 // registration has the name (a pending one is already armed).
-func Reinstall(ctx context.Context, regs Registrations, secrets secret.Store, name string) (Registration, error) {
-	if err := ValidateName(name); err != nil {
-		return Registration{}, err
+func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string) (registry.Registration, error) {
+	if err := registry.ValidateName(name); err != nil {
+		return registry.Registration{}, err
 	}
 	consumed, err := regs.Consumed(ctx)
 	if err != nil {
-		return Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
+		return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 	}
-	i := slices.IndexFunc(consumed, func(r Registration) bool { return r.Name == name })
+	i := slices.IndexFunc(consumed, func(r registry.Registration) bool { return r.Name == name })
 	if i < 0 {
-		return Registration{}, fmt.Errorf("reinstall %s: %w: no installed or consumed registration of that name", name, ErrNotFound)
+		return registry.Registration{}, fmt.Errorf("reinstall %s: %w: no installed or consumed registration of that name", name, registry.ErrNotFound)
 	}
 	prev, keeps := secrets.(secret.Previous)
 	if keeps {
 		if err := prev.KeepPrevious(ctx, name); err != nil {
-			return Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
+			return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 		}
 	}
 	if err := regs.Rearm(ctx, name, true); err != nil {
 		if keeps {
 			_ = prev.ForgetPrevious(context.WithoutCancel(ctx), name) // nothing re-armed: the current password stands, even if the request ended
 		}
-		return Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
+		return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 	}
 	r := consumed[i]
 	r.Consumed = nil

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
@@ -30,7 +31,7 @@ import (
 // webhookBody is testdata/webhook's 9.2 body, edited by edit.
 func webhookBody(t *testing.T, edit func(m map[string]any)) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "answer", "testdata", "webhook", "pve-9.2-synthetic.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "answer", "testdata", "webhook", "pve-9.2-synthetic.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestStatusShowsTheInstallReport(t *testing.T) {
 	}
 	for name, nodes := range map[string]func() ([]backend.Node, error){
 		"Status": func() ([]backend.Node, error) {
-			return registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), e.inst)
+			return regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), e.inst)
 		},
 		"Backend.Nodes": func() ([]backend.Node, error) { return e.b.Nodes(context.Background()) },
 	} {
@@ -252,7 +253,7 @@ func TestAWebhookWhoseReportCannotBeKeptCanBeRetried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken, err := registry.NewBackend(registry.BackendConfig{Store: e.reg, Secrets: sec, StateDir: e.state,
+	broken, err := regbackend.New(regbackend.Config{Store: e.reg, Secrets: sec, StateDir: e.state,
 		Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), Installs: failingInstalls{e.inst}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/netboot"

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -27,7 +28,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: refresh})
+		b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: refresh})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 			t.Fatal("the pinned MAC is not admitted")
 		}
 		if refresh == time.Hour {
-			if registry.RaceEnabled {
+			if regbackend.RaceEnabled {
 				continue // the race detector allocates on its own
 			}
 			if n := testing.AllocsPerRun(100, func() { b.Allow(known) }); n != 0 {
@@ -48,7 +49,7 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 			}
 			continue
 		}
-		for registry.AllowBusy(b) { // the re-read the first call may have started
+		for regbackend.AllowBusy(b) { // the re-read the first call may have started
 			time.Sleep(time.Millisecond)
 		}
 		if err := reg.Delete(context.Background(), "a"); err != nil {
@@ -77,7 +78,7 @@ func TestBackendAllow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Nanosecond})
+	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestAllowFailsClosedWhenTheStoreHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: hs, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}),
+	b, err := regbackend.New(regbackend.Config{Store: hs, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}),
 		AllowRefresh: 20 * time.Millisecond, AllowMaxAge: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
 //go:build !race
 
-package registry
+package regbackend
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -67,7 +68,7 @@ func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 			if !tc.folder {
 				secrets = opaqueSecrets{sec}
 			}
-			if _, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: secrets, StateDir: state,
+			if _, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: state,
 				Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})}); err != nil {
 				t.Fatal(err)
 			}

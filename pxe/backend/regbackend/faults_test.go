@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -104,8 +105,8 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
-	if !errors.Is(err, registry.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
+	_, err = regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
+	if !errors.Is(err, regbackend.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
 		t.Errorf("NewBackend = %v, want ErrNotWritable naming the secrets folder", err)
 	}
 }
@@ -127,7 +128,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	}
 	answerFor("52:54:00:00:00:01")(errors.New("connection reset by peer"))
 	answerFor("52:54:00:00:00:02")(nil)
-	st, err := registry.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	st, err := regbackend.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // TestBrokenRegistrationBlocksTheUnpinnedFallback: a pinned registration
@@ -72,7 +72,7 @@ func TestBrokenRegistrationBlocksTheUnpinnedFallback(t *testing.T) {
 			if e.b.Allow(hw) {
 				t.Error("Allow offered a boot file to a stranger while a broken registration blocks the fallback")
 			}
-			st, err := registry.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+			st, err := regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

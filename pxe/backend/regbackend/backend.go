@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
@@ -39,11 +40,11 @@ const DefaultAllowRefresh = 2 * time.Second
 // before it admits nobody.
 const DefaultAllowMaxAge = 15 * time.Second
 
-// BackendConfig configures a [Backend]. Store, Secrets, StateDir and
+// Config configures a [Backend]. Store, Secrets, StateDir and
 // Events are required.
-type BackendConfig struct {
+type Config struct {
 	// Store holds the registrations, the allowlist.
-	Store Registrations
+	Store registry.Registrations
 	// Secrets receives each answered node's root password.
 	Secrets secret.Store
 	// StateDir holds the first-boot scripts (in first-boot/).
@@ -54,10 +55,10 @@ type BackendConfig struct {
 	// Installs keeps what each node's installer reports when it is done
 	// (package pxe/state opens the state folder's). Nil keeps nothing:
 	// the webhook still marks the node installed.
-	Installs Installs
+	Installs registry.Installs
 	// Site returns the shared settings; it is called for every answer so
 	// that a changed settings file takes effect. Nil means defaults.
-	Site func() (Site, error)
+	Site func() (registry.Site, error)
 	// AllowRefresh is how long [Backend.Allow] caches the registrations.
 	// Default: [DefaultAllowRefresh].
 	AllowRefresh time.Duration
@@ -79,7 +80,7 @@ type BackendConfig struct {
 // secret store and its first-boot script and webhook token to the state
 // folder; and keeps the event log. Safe for concurrent use.
 type Backend struct {
-	cfg    BackendConfig
+	cfg    Config
 	log    *slog.Logger
 	dir    string
 	events events.Store
@@ -110,13 +111,17 @@ var (
 	_ events.Sink       = (*Backend)(nil)
 )
 
-// NewBackend checks cfg, creates the first-boot folder (0700) and reads
+// folder is a store kept in a folder, which the backend checks is
+// writable before a window takes registrations it could not answer.
+type folder interface{ Dir() string }
+
+// New checks cfg, creates the first-boot folder (0700) and reads
 // the installed nodes from the event store. With folder stores it also
 // cleans up after a window that was killed: it removes the answers'
 // staged files and re-arms the registrations whose answers never left,
 // so it must run as the only window on its folders (a pxe.Server
 // creates it under the state folder's lock). Close it when done.
-func NewBackend(cfg BackendConfig) (*Backend, error) {
+func New(cfg Config) (*Backend, error) {
 	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" || cfg.Events == nil {
 		return nil, errors.New("registry backend: a store, a secret store, a state folder and an event store are required")
 	}
@@ -124,7 +129,7 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Site == nil {
-		cfg.Site = func() (Site, error) { return Site{}, nil }
+		cfg.Site = func() (registry.Site, error) { return registry.Site{}, nil }
 	}
 	if cfg.AllowRefresh <= 0 {
 		cfg.AllowRefresh = DefaultAllowRefresh
@@ -174,7 +179,7 @@ func NewBackend(cfg BackendConfig) (*Backend, error) {
 	return b, nil
 }
 
-// ErrNotWritable is wrapped by [NewBackend]'s error for a folder it must
+// ErrNotWritable is wrapped by [New]'s error for a folder it must
 // write an answer's files to but cannot (read-only, full, no permission):
 // a window that starts anyway would take registrations it cannot answer.
 var ErrNotWritable = errors.New("not writable")
@@ -223,11 +228,11 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 		return backend.Boot{}, err
 	}
 	pending, broken := v.pending, v.broken
-	reg, reason, matchErr := Match(pending, []string{mac}, "", "")
-	if matchErr == nil && reason == MatchOnlyPending && len(broken) > 0 {
+	reg, reason, matchErr := registry.Match(pending, []string{mac}, "", "")
+	if matchErr == nil && reason == registry.MatchOnlyPending && len(broken) > 0 {
 		matchErr = blockedBy(broken)
 	}
-	if matchErr != nil || reason != MatchMAC {
+	if matchErr != nil || reason != registry.MatchMAC {
 		// Rule 2 comes before the only-pending rule: an installed node
 		// must not be taken for the next unpinned registration.
 		consumed, err := b.cfg.Store.Consumed(ctx)
@@ -245,7 +250,7 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 	if errors.Is(matchErr, errBlocked) {
 		return backend.Boot{Reason: matchErr.Error()}, nil
 	}
-	if names := matchingAll(pending, []string{mac}, "", ""); len(names) > 1 {
+	if names := registry.MatchingAll(pending, []string{mac}, "", ""); len(names) > 1 {
 		return backend.Boot{Reason: ambiguous(names, pending).Error()}, nil
 	}
 	if matchErr != nil {
@@ -256,16 +261,16 @@ func (b *Backend) Boot(ctx context.Context, mac string) (backend.Boot, error) {
 
 // consumedBy finds the consumed registration that pinned mac or whose
 // installer posted it, skipping names that are pending again.
-func consumedBy(consumed, pending []Registration, mac string) (Registration, bool) {
+func consumedBy(consumed, pending []registry.Registration, mac string) (registry.Registration, bool) {
 	for _, c := range consumed {
-		if slices.ContainsFunc(pending, func(p Registration) bool { return p.Name == c.Name }) {
+		if slices.ContainsFunc(pending, func(p registry.Registration) bool { return p.Name == c.Name }) {
 			continue
 		}
 		if slices.Contains(c.KnownMACs(), mac) {
 			return c, true
 		}
 	}
-	return Registration{}, false
+	return registry.Registration{}, false
 }
 
 // errBlocked is wrapped by [blockedBy]'s error.
@@ -273,7 +278,7 @@ var errBlocked = errors.New("registrations that cannot be read block matching by
 
 // blockedBy says which unreadable registrations keep a machine from the
 // only pending registration: either may be meant for it.
-func blockedBy(broken []Broken) error {
+func blockedBy(broken []registry.Broken) error {
 	var files []string
 	for _, b := range broken {
 		files = append(files, b.Error())
@@ -286,9 +291,9 @@ var errAmbiguous = errors.New("several pending registrations pin this machine")
 
 // ambiguous says which registrations pin the machine, and the pins they
 // share, rather than picking one.
-func ambiguous(names []string, pending []Registration) error {
+func ambiguous(names []string, pending []registry.Registration) error {
 	var shared []string
-	for _, c := range Collisions(pending) {
+	for _, c := range registry.Collisions(pending) {
 		shared = append(shared, c.String())
 	}
 	detail := ""
@@ -317,7 +322,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
 	var override answer.BootDisk
 	if req.BootDisk != "" {
-		bd, err := ParseBootDisk(req.BootDisk)
+		bd, err := registry.ParseBootDisk(req.BootDisk)
 		if !bootDiskParamRE.MatchString(req.BootDisk) || err != nil || bd.Kind == answer.BootDiskAsk {
 			return nil, &backend.Refusal{Status: 400, Reason: "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial"}
 		}
@@ -339,7 +344,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if err != nil {
 		return nil, fmt.Errorf("build the answer of %s: %w", reg.Name, err)
 	}
-	header := Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now())
+	header := registry.Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now())
 	name := reg.Name
 	var claimed atomic.Bool
 	return &backend.Answer{Node: name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version),
@@ -360,7 +365,7 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 // consume stages an answer's files, consumes its registration and puts
 // the files in place; a failure after the consumption restores the
 // registration.
-func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg Registration, pw string, files map[string][]byte) error {
+func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg registry.Registration, pw string, files map[string][]byte) error {
 	si := req.Info
 	macs, serial, uuid := si.MACs(), si.Serial(), si.UUID()
 	staged, err := b.stage(ctx, reg.Name, pw, files)
@@ -369,10 +374,10 @@ func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg Re
 	}
 	// The claim is the point of no return, and the last step that can
 	// fail but for renames; a failure after it restores the registration.
-	rec := ConsumeRecord{Time: b.cfg.Now(), ClientIP: req.ClientIP, MACs: macs, Serial: serial, UUID: uuid, Undelivered: true}
+	rec := registry.ConsumeRecord{Time: b.cfg.Now(), ClientIP: req.ClientIP, MACs: macs, Serial: serial, UUID: uuid, Undelivered: true}
 	if _, err := b.cfg.Store.Consume(ctx, reg.Name, rec); err != nil {
 		staged.discard()
-		if errors.Is(err, ErrAlreadyConsumed) || errors.Is(err, ErrNotFound) {
+		if errors.Is(err, registry.ErrAlreadyConsumed) || errors.Is(err, registry.ErrNotFound) {
 			return errNoMatch
 		}
 		return fmt.Errorf("consume registration %s: %w", reg.Name, err)
@@ -405,7 +410,7 @@ func (b *Backend) delivered(name string, err error) {
 // answer, the one-shot files to write once the registration is consumed
 // (first-boot script and webhook token, by file name), and the plain
 // password for the secret store.
-func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, override answer.BootDisk) (*answer.Answer, map[string][]byte, string, error) {
+func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, site registry.Site, override answer.BootDisk) (*answer.Answer, map[string][]byte, string, error) {
 	pw, err := secret.GeneratePassword()
 	if err != nil {
 		return nil, nil, "", err
@@ -414,11 +419,11 @@ func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	o := BuildOptions{Site: site, BootDisk: override, RootPassword: pw, RootPasswordHash: hash}
+	o := registry.BuildOptions{Site: site, BootDisk: override, RootPassword: pw, RootPasswordHash: hash}
 	files := map[string][]byte{}
 	if req.Version.AtLeast(answer.Version83) && req.BaseURL != "" {
 		base := strings.TrimSuffix(req.BaseURL, "/")
-		script, err := FirstBootScript(reg)
+		script, err := registry.FirstBootScript(reg)
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -436,7 +441,7 @@ func (b *Backend) build(req backend.AnswerRequest, reg Registration, site Site, 
 		o.WebhookURL = base + "/webhook/" + hook
 		o.CertFingerprint = req.CertFingerprint
 	}
-	a, err := Build(reg, o)
+	a, err := registry.Build(reg, o)
 	if err != nil {
 		return nil, nil, "", err
 	}

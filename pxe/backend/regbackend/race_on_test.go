@@ -1,6 +1,6 @@
 //go:build race
 
-package registry
+package regbackend
 
 // raceEnabled: the race detector allocates on its own, so the
 // allocation budgets are not checked under it.

@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"context"
@@ -23,7 +23,7 @@ type passwordFiles interface {
 //
 // It runs only when both the registrations and the secrets are folders,
 // which the window holding the state folder's lock has to itself (as for
-// the staged files [NewBackend] removes): no other window can be between
+// the staged files [New] removes): no other window can be between
 // those steps. With a shared store (two hosts), such a registration stays
 // undelivered until it is re-armed, as one whose connection died does.
 func (b *Backend) rearmUnsent(ctx context.Context, pw passwordFiles) {

@@ -1,4 +1,4 @@
-package registry_test
+package regbackend_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -40,7 +41,7 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := registry.NewBackend(registry.BackendConfig{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 		t.Errorf("read back: %+v, %v; want SecureBoot", got, err)
 	}
 	hw, _ := net.ParseMAC("52:54:00:00:00:01")
-	if n := testing.AllocsPerRun(100, func() { b.SecureBoot(hw) }); n != 0 && !registry.RaceEnabled {
+	if n := testing.AllocsPerRun(100, func() { b.SecureBoot(hw) }); n != 0 && !regbackend.RaceEnabled {
 		t.Errorf("SecureBoot allocates %v times per call; the offer path wants none", n)
 	}
 }

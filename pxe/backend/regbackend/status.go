@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 
 	"context"
 	"strings"
@@ -16,7 +17,7 @@ import (
 // Status lists every registration of reg, pending ones first, each
 // sorted by name, with what the event store evs holds of its install and
 // the installer's report that ins keeps (none when ins is nil).
-func Status(ctx context.Context, reg Registrations, evs events.Store, ins Installs) ([]backend.Node, error) {
+func Status(ctx context.Context, reg registry.Registrations, evs events.Store, ins registry.Installs) ([]backend.Node, error) {
 	installed, err := installReports(ctx, evs)
 	if err != nil {
 		return nil, err
@@ -25,8 +26,8 @@ func Status(ctx context.Context, reg Registrations, evs events.Store, ins Instal
 }
 
 // status is [Status] with the installed nodes known.
-func status(ctx context.Context, reg Registrations, installed map[string]backend.Event, ins Installs) ([]backend.Node, error) {
-	reports := map[string]Install{}
+func status(ctx context.Context, reg registry.Registrations, installed map[string]backend.Event, ins registry.Installs) ([]backend.Node, error) {
+	reports := map[string]registry.Install{}
 	if ins != nil {
 		l, err := ins.List(ctx)
 		if err != nil {
@@ -45,7 +46,7 @@ func status(ctx context.Context, reg Registrations, installed map[string]backend
 		return nil, err
 	}
 	problems := map[string][]string{}
-	for _, c := range Collisions(pending) {
+	for _, c := range registry.Collisions(pending) {
 		for _, n := range c.Names {
 			problems[n] = append(problems[n], c.String())
 		}

@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 var _ backend.SecureBooter = (*Backend)(nil)
@@ -97,7 +98,7 @@ func (b *Backend) loadAllow() *allowList {
 	l := &allowList{read: time.Now()}
 	prev := b.allow.Load()
 	pending, broken, err := b.cfg.Store.Scan(ctx)
-	var consumed []Registration
+	var consumed []registry.Registration
 	if err == nil {
 		consumed, err = b.cfg.Store.Consumed(ctx)
 	}

@@ -1,4 +1,4 @@
-package registry
+package regbackend
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // Installed takes the installer's report of success for token, once,
 // keeps report with the node's consumed registration (in
-// BackendConfig.Installs) and returns the node it names. When the report
+// Config.Installs) and returns the node it names. When the report
 // cannot be kept the token is put back, so that the installer's retry
 // (or the operator's) can post it again; the error then wraps no
 // [backend.ErrNoAnswer].
@@ -25,7 +26,7 @@ func (b *Backend) Installed(ctx context.Context, token, clientIP string, report 
 	}
 	name := strings.TrimSpace(string(raw))
 	if b.cfg.Installs != nil && report != nil {
-		in := Install{Name: name, Reported: b.cfg.Now().UTC(), ClientIP: clientIP, Report: *report}
+		in := registry.Install{Name: name, Reported: b.cfg.Now().UTC(), ClientIP: clientIP, Report: *report}
 		if err := b.cfg.Installs.Put(ctx, in); err != nil {
 			b.unclaim(token, ".webhook")
 			return "", fmt.Errorf("keep the install report of %s: %w", name, err)

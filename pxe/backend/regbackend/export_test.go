@@ -1,6 +1,6 @@
-package registry
+package regbackend
 
-// What the external tests (package registry_test, which open the
+// What the external tests (package regbackend_test, which open the
 // state folder's store, regfile) see of the package's insides.
 
 // ErrNoMatchRefusal is the refusal of a machine no registration matches.
