@@ -84,7 +84,7 @@ func TestClientsLinkNoServer(t *testing.T) {
 // both binaries (cmd/*) on the store interfaces: none of them imports a
 // file-store package (the registrations', the event log's, the tokens',
 // the secrets', the discovery inbox's), nor opens the registrations', the secrets' or the
-// window's folder itself. pxe/state opens them.
+// window's folder itself. pxe/store opens them.
 func TestServersTakeStoreInterfaces(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		if os.Getenv("PLASMA_E2E") == "1" {
@@ -124,7 +124,7 @@ func TestServersTakeStoreInterfaces(t *testing.T) {
 			}
 			for _, o := range openers {
 				if strings.Contains(string(src), o) {
-					t.Errorf("%s/%s names %s: a store is opened by pxe/state, the package takes its interface", pkg, f, o)
+					t.Errorf("%s/%s names %s: a store is opened by pxe/store, the package takes its interface", pkg, f, o)
 				}
 			}
 		}

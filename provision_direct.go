@@ -11,27 +11,27 @@ import (
 
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // DefaultProvisionerDir is node-provisioner's default state folder.
-const DefaultProvisionerDir = state.DefaultDir
+const DefaultProvisionerDir = registrar.DefaultDir
 
 // EnvProvisionerDir is node-provisioner's variable for its state folder,
 // read by [Project.ProvisionerDir] too.
-const EnvProvisionerDir = state.EnvDir
+const EnvProvisionerDir = registrar.EnvDir
 
 // EnvProvisionerSecretsDir is node-provisioner's variable for its secrets
 // folder, where a local pxe platform's BMC passwords go.
-const EnvProvisionerSecretsDir = state.EnvSecretsDir
+const EnvProvisionerSecretsDir = registrar.EnvSecretsDir
 
 // EnvProvisionerToken holds the bearer token for node-provisioner's
 // management API; it is read from nowhere else.
-const EnvProvisionerToken = state.EnvToken
+const EnvProvisionerToken = registrar.EnvToken
 
 // EnvProvisionerFingerprint pins the API's certificate when the platform
 // names none.
-const EnvProvisionerFingerprint = state.EnvFingerprint
+const EnvProvisionerFingerprint = registrar.EnvFingerprint
 
 // ErrInvalidProvisioner: a platform's infrastructure.provisioner_url,
 // provisioner_fingerprint or provisioner_token cannot be used.

@@ -10,7 +10,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // waitSiteWindow polls c's window until ok holds, for up to 15 s.
@@ -36,7 +37,7 @@ func siteServing(w client.WindowStatus) bool { return w.Open && w.Daemon && w.UR
 // the window until its deadline; closed through b, a stops.
 func TestDaemonSiteWindowSurvivesAHostKilled(t *testing.T) {
 	srv := pgtest.Start(t)
-	t.Setenv(state.EnvStore, srv.NewDatabase(t))
+	t.Setenv(registrar.EnvStore, srv.NewDatabase(t))
 	stateA, stateB := t.TempDir(), t.TempDir()
 	tok := npOut(t, stateA, "token", "create", "ops", "--scope", "admin") // in the store: both hosts take it
 	addrA, addrB := freeAddr(t), freeAddr(t)
@@ -50,11 +51,11 @@ func TestDaemonSiteWindowSurvivesAHostKilled(t *testing.T) {
 	}
 	da := startDaemon(t, stateA, addrA, ca)
 	defer func() { da.cmd.Process.Kill(); da.cmd.Wait() }()
-	key, err := os.ReadFile(filepath.Join(stateA, state.KeyFileName))
+	key, err := os.ReadFile(filepath.Join(stateA, store.KeyFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stateB, state.KeyFileName), key, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(stateB, store.KeyFileName), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	db := startDaemon(t, stateB, addrB, cb)

@@ -21,7 +21,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -143,7 +143,7 @@ func (s *Server) openRegistry(ctx context.Context) (*regbackend.Backend, error) 
 	cfg := &s.cfg
 	stores := cfg.Stores
 	if stores == nil {
-		opened, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
+		opened, err := store.Open(cfg.StateDir, store.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
 		if err != nil {
 			return nil, err
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // ErrUnpinnedPending is wrapped by the error of a discovery window that
@@ -60,7 +60,7 @@ func (s *Server) discoveryOf() (*netboot.Discovery, error) {
 		if cfg.StateDir == "" {
 			return nil, &ConfigError{Field: "Inbox", Reason: "a discovery window keeps its reports in the state folder or an inbox; give one"}
 		}
-		stores, err := state.Open(cfg.StateDir, state.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
+		stores, err := store.Open(cfg.StateDir, store.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
 		if err != nil {
 			return nil, err
 		}

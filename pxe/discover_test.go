@@ -15,13 +15,13 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 func putRegistration(t *testing.T, dir string, r registry.Registration) {
 	t.Helper()
-	st, err := state.Open(dir, state.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	st, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestADiscoveryWindowKeepsReportsInTheStateFolder(t *testing.T) {
 	if got := post(token); got != http.StatusOK {
 		t.Errorf("a post with the script's token: %d, want 200", got)
 	}
-	st, _ := state.Open(dir, state.Options{})
+	st, _ := store.Open(dir, store.Options{})
 	inbox, err := st.Discovered()
 	if err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -157,10 +157,10 @@ type Config struct {
 	Routes map[string]http.Handler
 	// Stores are the stores the default backend (Backend nil, StateDir
 	// set) answers from and records to: the process's own, opened once
-	// (a *state.Stores of pxe/state, or an embedder's), shared with the
+	// (a *store.Stores of pxe/store, or an embedder's), shared with the
 	// management API and power control (the daemon's), so each store has
 	// one writer in the process and events reach the API's stream at
-	// once. Nil opens StateDir's with pxe/state.
+	// once. Nil opens StateDir's with pxe/store.
 	Stores Stores
 	// RecordBootSteps records each boot step below the answer (proxy-DHCP
 	// offer, TFTP download, iPXE script, kernel, initrd and other assets)
@@ -178,7 +178,7 @@ type Config struct {
 	// ([ErrUnpinnedPending]), and with SecureBoot.
 	Discover bool
 	// Inbox keeps a discovery window's reports. Nil: the state
-	// folder's (pxe/state).
+	// folder's (pxe/store).
 	Inbox discovery.Store
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
@@ -188,7 +188,7 @@ type Config struct {
 }
 
 // Stores are the stores of a state, as the default backend takes them;
-// *state.Stores (package pxe/state) is one.
+// *store.Stores (package pxe/store) is one.
 type Stores interface {
 	// Registrations returns the registrations.
 	Registrations() registry.Registrations
@@ -200,7 +200,7 @@ type Stores interface {
 	Installs() (registry.Installs, error)
 }
 
-var _ Stores = (*state.Stores)(nil)
+var _ Stores = (*store.Stores)(nil)
 
 // ConfigError is a [Config] field the window cannot run with. Field is
 // the Config field's name, Value the value refused, Reason why, and Err,

@@ -12,13 +12,13 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // givenStores are the stores a process opened, counting what the
 // window asks of them; their event store keeps the kinds appended.
 type givenStores struct {
-	*state.Stores
+	*store.Stores
 	events *seenEvents
 
 	mu    sync.Mutex
@@ -72,7 +72,7 @@ func (s *seenEvents) Append(ctx context.Context, evs ...events.Event) error {
 // window asks each store once, opening none of its own.
 func TestTheWindowTakesTheProcesssStores(t *testing.T) {
 	dir := t.TempDir()
-	opened, err := state.Open(dir, state.Options{SecretsDir: filepath.Join(t.TempDir(), "secrets")})
+	opened, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(t.TempDir(), "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"io"
 	"log/slog"
 	"net"
@@ -31,6 +30,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
@@ -39,7 +41,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	pxestate "github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 type percentiles struct {
@@ -117,8 +119,8 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	defer os.RemoveAll(state)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store := os.Getenv(pxestate.EnvStore)
-	stores, err := pxestate.Open(state, pxestate.Options{Store: store, Openers: postgres.Openers()})
+	storeURL := os.Getenv(registrar.EnvStore)
+	stores, err := store.Open(state, store.Options{Store: storeURL, Openers: postgres.Openers()})
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 		return nil, err
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	d, err := daemon.New(daemon.Config{StateDir: state, Store: store, Listener: ln, Logger: quiet,
+	d, err := daemon.New(daemon.Config{StateDir: state, Store: storeURL, Listener: ln, Logger: quiet,
 		// The storm comes from one loopback address: lift the per-client
 		// connection bound a real storm of many addresses does not meet.
 		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})

@@ -12,14 +12,14 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 // bmcPasswordEnv holds a BMC password for register (never a flag value:
 // a process's arguments are public).
-const bmcPasswordEnv = state.EnvBMCPassword
+const bmcPasswordEnv = registrar.EnvBMCPassword
 
 // bmcFlags are register's BMC flags.
 type bmcFlags struct {

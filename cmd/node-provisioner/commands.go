@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 	"log/slog"
 	"os"
 	"strings"
@@ -17,7 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 func (a *app) registerCmd() *cobra.Command {
@@ -348,4 +348,4 @@ func (a *app) localState() *registrar.Local {
 
 // stores returns the stores of --state-dir, opened once for the process
 // (creating the folder): its one writer of each.
-func (a *app) stores() (*state.Stores, error) { return a.localState().Stores() }
+func (a *app) stores() (*store.Stores, error) { return a.localState().Stores() }

@@ -12,14 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // discover puts a machine into the state folder's inbox, as a discovery
 // window's post would.
 func discover(t *testing.T, dir string, r discovery.Report) {
 	t.Helper()
-	st, err := state.Open(dir, state.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	st, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestListShowsTheInstall: once a node's installer reported, list -o
@@ -23,7 +23,7 @@ func TestListShowsTheInstall(t *testing.T) {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
 	ctx := context.Background()
-	stores, err := state.Open(dir, state.Options{})
+	stores, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 
 	"context"
 	"errors"
@@ -19,11 +19,11 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // DefaultStateDir is where registrations, assets and the event log live.
-const DefaultStateDir = state.DefaultDir
+const DefaultStateDir = registrar.DefaultDir
 
 func main() {
 	if isDiscoveryInit(os.Getpid(), os.Args[0]) {
@@ -102,8 +102,8 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.stateDir, "state-dir", "", "state folder: registrations, assets, event log (env NODE_PROVISIONER_STATE_DIR; default "+DefaultStateDir+")")
 	pf.StringVar(&a.secretsDir, "secrets-dir", "", "folder for generated root passwords (env NODE_PROVISIONER_SECRETS_DIR; default ~/.node-secrets)")
-	pf.StringVar(&a.store, "store", "", "a PostgreSQL store, postgres://USER@HOST/DB, for registrations, secrets, tokens, events and install reports (env "+state.EnvStore+"; its password only in the environment or ~/.pgpass, never an argument; default: the state folder's)")
-	pf.StringVar(&a.storeKey, "store-key", "", "the PostgreSQL store's secrets key file, 0600, the same on every host (env "+state.EnvStoreKey+"; default <state-dir>/"+state.KeyFileName+", made on the store's first host)")
+	pf.StringVar(&a.store, "store", "", "a PostgreSQL store, postgres://USER@HOST/DB, for registrations, secrets, tokens, events and install reports (env "+registrar.EnvStore+"; its password only in the environment or ~/.pgpass, never an argument; default: the state folder's)")
+	pf.StringVar(&a.storeKey, "store-key", "", "the PostgreSQL store's secrets key file, 0600, the same on every host (env "+registrar.EnvStoreKey+"; default <state-dir>/"+store.KeyFileName+", made on the store's first host)")
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf)
@@ -117,10 +117,10 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 // environment and the defaults.
 func (a *app) defaults() (err error) {
 	if a.stateDir == "" {
-		a.stateDir = envOr(state.EnvDir, DefaultStateDir)
+		a.stateDir = envOr(registrar.EnvDir, DefaultStateDir)
 	}
 	if a.secretsDir == "" {
-		a.secretsDir = os.Getenv(state.EnvSecretsDir)
+		a.secretsDir = os.Getenv(registrar.EnvSecretsDir)
 	}
 	if a.store != "" {
 		if err := storeFlag("--store", a.store); err != nil {
@@ -128,16 +128,16 @@ func (a *app) defaults() (err error) {
 		}
 	}
 	if a.store == "" {
-		a.store = os.Getenv(state.EnvStore)
+		a.store = os.Getenv(registrar.EnvStore)
 	}
 	if a.storeKey == "" {
-		a.storeKey = os.Getenv(state.EnvStoreKey)
+		a.storeKey = os.Getenv(registrar.EnvStoreKey)
 	}
 	if a.server == "" {
-		a.server = os.Getenv(state.EnvServer)
+		a.server = os.Getenv(registrar.EnvServer)
 	}
 	if a.fingerprint == "" {
-		a.fingerprint = os.Getenv(state.EnvFingerprint)
+		a.fingerprint = os.Getenv(registrar.EnvFingerprint)
 	}
 	if a.secretsDir == "" {
 		if a.secretsDir, err = secret.DefaultDir(); err != nil {
@@ -154,7 +154,7 @@ func storeFlag(flag, v string) error {
 		return usageError(fmt.Errorf("%s %s: want a postgres:// or postgresql:// URL", flag, pgstore.Redact(v)))
 	}
 	if pgstore.HasPassword(v) {
-		return usageError(fmt.Errorf("%s %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", flag, pgstore.Redact(v), state.EnvStore))
+		return usageError(fmt.Errorf("%s %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", flag, pgstore.Redact(v), registrar.EnvStore))
 	}
 	return nil
 }

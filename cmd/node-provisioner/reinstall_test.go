@@ -14,7 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestReinstallThroughRedfish: reinstall of an installed node asks for
@@ -35,7 +35,7 @@ func TestReinstallThroughRedfish(t *testing.T) {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
 	// The machine installed: its registration consumed, its root password kept.
-	stores, err := state.Open(dir, state.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	stores, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

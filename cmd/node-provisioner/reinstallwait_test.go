@@ -10,7 +10,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestReinstallWaits: reinstall --wait prints the machine's steps from
@@ -24,7 +24,7 @@ func TestReinstallWaits(t *testing.T) {
 	if r := np(t, dir, "register", "pve4", "--mac", "52:54:00:00:00:44", "--boot-disk", "any"); r.code != 0 {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
-	stores, err := state.Open(dir, state.Options{SecretsDir: dir + "/secrets"})
+	stores, err := store.Open(dir, store.Options{SecretsDir: dir + "/secrets"})
 	if err != nil {
 		t.Fatal(err)
 	}

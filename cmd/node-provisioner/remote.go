@@ -10,11 +10,11 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // TokenEnv holds the API token of --server; a token is never a flag.
-const TokenEnv = state.EnvToken
+const TokenEnv = registrar.EnvToken
 
 // remote returns the client of --server, nil without --server.
 func (a *app) remote() (*client.Client, error) {

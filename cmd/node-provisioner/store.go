@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+
 	"github.com/spf13/cobra"
 
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 func (a *app) storeCmd() *cobra.Command {
@@ -30,23 +32,23 @@ func (a *app) storeCmd() *cobra.Command {
 					return err
 				}
 			} else if to = a.store; to == "" {
-				return usageError(fmt.Errorf("--to or %s: name the PostgreSQL store to copy into", state.EnvStore))
+				return usageError(fmt.Errorf("--to or %s: name the PostgreSQL store to copy into", registrar.EnvStore))
 			}
 			if from == "" {
 				from = a.stateDir
 			}
-			if ok, err := state.Exists(from); err != nil || !ok {
+			if ok, err := store.Exists(from); err != nil || !ok {
 				return usageError(fmt.Errorf("--from %s: not a state folder with registrations (%v)", from, err))
 			}
 			key := a.storeKey
 			if key == "" {
-				key = filepath.Join(a.stateDir, state.KeyFileName) // this host's, whatever the folder copied
+				key = filepath.Join(a.stateDir, store.KeyFileName) // this host's, whatever the folder copied
 				if err := os.MkdirAll(a.stateDir, 0o700); err != nil {
 					return err
 				}
 			}
-			o := state.Options{SecretsDir: a.secretsDir, Store: to, KeyFile: key, Openers: postgres.Openers(), Logger: a.log}
-			dst, err := state.Open(from, o)
+			o := store.Options{SecretsDir: a.secretsDir, Store: to, KeyFile: key, Openers: postgres.Openers(), Logger: a.log}
+			dst, err := store.Open(from, o)
 			if err != nil {
 				return err
 			}
@@ -67,7 +69,7 @@ func (a *app) storeCmd() *cobra.Command {
 		},
 	}
 	cp.Flags().StringVar(&from, "from", "", "the state folder to copy (default: --state-dir)")
-	cp.Flags().StringVar(&to, "to", "", "the PostgreSQL store, postgres://USER@HOST/DB (default: --store, env "+state.EnvStore+")")
+	cp.Flags().StringVar(&to, "to", "", "the PostgreSQL store, postgres://USER@HOST/DB (default: --store, env "+registrar.EnvStore+")")
 	c.AddCommand(cp)
 	return c
 }

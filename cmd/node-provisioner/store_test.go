@@ -4,17 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestStoreFlagRefusals: a --store that is not a PostgreSQL URL, or that
@@ -23,13 +25,13 @@ import (
 func TestStoreFlagRefusals(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct{ store, says string }{
-		{store: "postgres://np:hunter2-Pa55@db.example/np", says: state.EnvStore},
-		{store: "postgres://db.example/np?password=hunter2-Pa55", says: state.EnvStore},
+		{store: "postgres://np:hunter2-Pa55@db.example/np", says: registrar.EnvStore},
+		{store: "postgres://db.example/np?password=hunter2-Pa55", says: registrar.EnvStore},
 		{store: "mysql://np:hunter2-Pa55@db.example/np", says: "postgres://"},
 	} {
 		r := np(t, dir, "--store", tc.store, "list")
 		if r.code != 2 || !strings.Contains(r.err, tc.says) || strings.Contains(r.err+r.stdout, "hunter2") {
-			t.Errorf("--store %s list: exit %d %q; want 2 naming %s, without the password", state.EnvStore, r.code, r.err, tc.says)
+			t.Errorf("--store %s list: exit %d %q; want 2 naming %s, without the password", registrar.EnvStore, r.code, r.err, tc.says)
 		}
 	}
 }
@@ -42,7 +44,7 @@ func TestStoreFlagRefusals(t *testing.T) {
 // store is exit 1 without the password.
 func TestStoreSharedByTwoHosts(t *testing.T) {
 	srv := pgtest.Start(t)
-	t.Setenv(state.EnvStore, srv.NewDatabase(t))
+	t.Setenv(registrar.EnvStore, srv.NewDatabase(t))
 	a, b := t.TempDir(), t.TempDir()
 	if r := np(t, a, "register", "pve1", "--mac", "52:54:00:00:00:01", "--boot-disk", "sda"); r.code != 0 {
 		t.Fatalf("register on host a: %d %s", r.code, r.err)
@@ -53,7 +55,7 @@ func TestStoreSharedByTwoHosts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(a, "registrations")); err == nil {
 		t.Errorf("host a's state folder holds a registrations folder")
 	}
-	key := filepath.Join(a, state.KeyFileName)
+	key := filepath.Join(a, store.KeyFileName)
 	if r := np(t, b, "--store-key", key, "list"); r.code != 0 || !strings.Contains(r.stdout, "pve1") {
 		t.Errorf("list on host b: %d %q %q; want pve1", r.code, r.stdout, r.err)
 	}
@@ -66,7 +68,7 @@ func TestStoreSharedByTwoHosts(t *testing.T) {
 	if r := np(t, a, "list"); r.code != 0 || strings.Contains(r.stdout, "pve1") {
 		t.Errorf("list on host a after host b's unregister: %d %q; want no pve1", r.code, r.stdout)
 	}
-	t.Setenv(state.EnvStore, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/np?sslmode=disable&connect_timeout=2", pgtest.Password))
+	t.Setenv(registrar.EnvStore, fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/np?sslmode=disable&connect_timeout=2", pgtest.Password))
 	if r := np(t, a, "list"); r.code != 1 || !strings.Contains(r.err, "127.0.0.1:1") || strings.Contains(r.err, pgtest.Password) {
 		t.Errorf("list with an unreachable store: exit %d %q; want 1 naming it without the password", r.code, r.err)
 	}
@@ -80,9 +82,9 @@ func TestStoreSharedByTwoHosts(t *testing.T) {
 func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
 	srv := pgtest.Start(t)
 	conn := srv.NewDatabase(t)
-	t.Setenv(state.EnvStore, conn)
+	t.Setenv(registrar.EnvStore, conn)
 	a, b := t.TempDir(), t.TempDir()
-	st, err := state.Open(a, state.Options{Store: conn, Openers: postgres.Openers()})
+	st, err := store.Open(a, store.Options{Store: conn, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
 	if r := np(t, b, "register", "n1", "--from-discovered", "DMI-SER-1", "--boot-disk", "NVME-1"); r.code != 0 {
 		t.Fatalf("register --from-discovered on host b: %d %s", r.code, r.err)
 	}
-	key := filepath.Join(b, state.KeyFileName)
+	key := filepath.Join(b, store.KeyFileName)
 	if r := np(t, a, "--store-key", key, "list"); r.code != 0 || !strings.Contains(r.stdout, "n1") {
 		t.Errorf("list on host a: %d %q %q; want n1", r.code, r.stdout, r.err)
 	}

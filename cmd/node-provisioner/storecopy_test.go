@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -15,7 +17,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestStoreCopy: store copy of a folder holding pending, consumed,
@@ -64,7 +66,7 @@ func TestStoreCopy(t *testing.T) {
 	discover(t, src, discoveredMachine)
 	before := files(t, src)
 	conn := srv.NewDatabase(t)
-	t.Setenv(state.EnvStore, conn)
+	t.Setenv(registrar.EnvStore, conn)
 
 	r := np(t, src, "store", "copy", "--from", src)
 	if r.code != 1 || !strings.Contains(r.stdout, "1 pending, 2 consumed (1 undelivered, re-armable), 1 secrets, 1 tokens") || !strings.Contains(r.stdout, "1 discovered machines") {
@@ -79,13 +81,13 @@ func TestStoreCopy(t *testing.T) {
 	if len(brokenLines) != 1 || !strings.Contains(brokenLines[0], "broken1") || strings.Contains(r.stdout+r.err, pgtest.Password) {
 		t.Errorf("stderr %q: want one line naming broken1, no password", r.err)
 	}
-	if diff := cmp.Diff(before, without(files(t, src), state.KeyFileName)); diff != "" {
+	if diff := cmp.Diff(before, without(files(t, src), store.KeyFileName)); diff != "" {
 		t.Errorf("the folder changed (-before +after):\n%s", diff)
 	}
 
 	// Another host on the database: the same states.
 	host := t.TempDir()
-	key := filepath.Join(src, state.KeyFileName)
+	key := filepath.Join(src, store.KeyFileName)
 	r = np(t, host, "--store-key", key, "list", "-o", "json")
 	var list []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
@@ -110,7 +112,7 @@ func TestStoreCopy(t *testing.T) {
 	if r := np(t, host, "--store-key", key, "discovered"); !strings.Contains(r.stdout, "DMI-SER-1") || !strings.Contains(r.stdout, "52:54:00:aa:00:01") {
 		t.Errorf("discovered on the database: %d %q %q; want the folder's machine", r.code, r.stdout, r.err)
 	}
-	st, err := state.Open(host, state.Options{Store: conn, KeyFile: key, Openers: postgres.Openers()})
+	st, err := store.Open(host, store.Options{Store: conn, KeyFile: key, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/state"
 )
 
 func (a *app) enableCmd() *cobra.Command {
@@ -71,10 +71,10 @@ func (a *app) enableCmd() *cobra.Command {
 			if a.store != "" {
 				// The store's URL may hold a password: the server gets it
 				// in its environment, never as an argument.
-				if err := os.Setenv(state.EnvStore, a.store); err != nil {
+				if err := os.Setenv(registrar.EnvStore, a.store); err != nil {
 					return err
 				}
-				pass = append(pass, state.EnvStore)
+				pass = append(pass, registrar.EnvStore)
 				if a.storeKey != "" {
 					argv = append(argv[:1], append([]string{"--store-key", abs(a.storeKey)}, argv[1:]...)...)
 				}

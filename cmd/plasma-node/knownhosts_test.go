@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // installed marks registration name of the state folder installed with
@@ -21,7 +21,7 @@ import (
 func installed(t *testing.T, dir, name string) registry.Install {
 	t.Helper()
 	ctx := context.Background()
-	stores, err := state.Open(dir, state.Options{})
+	stores, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

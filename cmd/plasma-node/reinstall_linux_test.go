@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	plasmanode "github.com/plasmactl/plasma-node"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // registrationState returns the install state node-provisioner's state
 // folder st gives name: pending, consumed or installed.
 func registrationState(t *testing.T, st, name string) string {
 	t.Helper()
-	stores, err := state.Open(st, state.Options{})
+	stores, err := store.Open(st, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

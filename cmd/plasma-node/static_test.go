@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // staticPlatform is a pxe platform whose install network is the ip pool
@@ -47,7 +47,7 @@ func TestStaticAddressingAgrees(t *testing.T) {
 	if !strings.Contains(string(node), "private_ip: 10.20.0.10\n") {
 		t.Errorf("node file:\n%s", node)
 	}
-	stores, err := state.Open(st, state.Options{})
+	stores, err := store.Open(st, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

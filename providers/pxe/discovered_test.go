@@ -12,7 +12,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // TestPlanTakesTheOldestDiscoveredMachines: with the hardware
@@ -22,7 +22,7 @@ import (
 func TestPlanTakesTheOldestDiscoveredMachines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := state.Open(dir, state.Options{})
+	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

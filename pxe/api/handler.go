@@ -89,7 +89,7 @@ type Config struct {
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
 	// Events is the event store the stream follows, required: the
-	// process's one store of the state folder (pxe/state's Events),
+	// process's one store of the state folder (pxe/store's Events),
 	// shared with the window and power control, so their events reach
 	// the stream at once.
 	Events events.Store

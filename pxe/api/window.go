@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/registrar"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -22,7 +22,7 @@ const MinTTL = time.Second
 // WindowStatusOf returns the window of stateDir as its record and lock
 // show it, whoever runs it.
 func WindowStatusOf(ctx context.Context, stateDir string, now time.Time) (WindowStatus, error) {
-	return StatusOf(ctx, state.Window(stateDir), now)
+	return StatusOf(ctx, store.Window(stateDir), now)
 }
 
 // StatusOf returns the window st holds, whoever runs it

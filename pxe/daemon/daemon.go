@@ -16,8 +16,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
-	"github.com/plasmactl/plasma-node/pxe/state"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
+	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 	Window pxe.Config
 	// Store, a postgres:// URL, keeps the site's stores in PostgreSQL
 	// (the state folder keeps the host's own); empty keeps them all in
-	// the state folder. See pxe/state's Options.Store.
+	// the state folder. See pxe/store's Options.Store.
 	Store string
 	// StoreKeyFile is the secrets key of a PostgreSQL Store. Default:
 	// <StateDir>/store.key.
@@ -131,7 +131,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	stores, err := state.Open(d.cfg.StateDir, state.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
+	stores, err := store.Open(d.cfg.StateDir, store.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
 	if err != nil {
 		return err
 	}

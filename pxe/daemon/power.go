@@ -9,14 +9,14 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/power"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // bmcs is the API's [api.Power] over package power: the registrations
 // and event log of the state folder, the BMC passwords of the secrets
 // folder.
 type bmcs struct {
-	stores *state.Stores
+	stores *store.Stores
 	events events.Store
 	log    *slog.Logger
 }

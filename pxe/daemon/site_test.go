@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 	"io"
 	"net"
 	"net/http"
@@ -24,7 +24,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // siteHost is one provisioner host of a two-host site in one test: its
@@ -37,14 +37,14 @@ type siteHost struct {
 }
 
 // startSiteHost runs a daemon named name on a state folder of its own
-// with store as its PostgreSQL store, its API and window on loopback.
-func startSiteHost(t *testing.T, name, stateDir, store string) *siteHost {
+// with storeURL as its PostgreSQL store, its API and window on loopback.
+func startSiteHost(t *testing.T, name, stateDir, storeURL string) *siteHost {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.New(daemon.Config{StateDir: stateDir, Listener: ln, Host: name, Store: store, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
+	d, err := daemon.New(daemon.Config{StateDir: stateDir, Listener: ln, Host: name, Store: storeURL, Window: pxe.Config{HTTPAddr: "127.0.0.1:0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func startSiteHost(t *testing.T, name, stateDir, store string) *siteHost {
 		})
 	}}
 	t.Cleanup(r.stop)
-	stores, err := state.Open(stateDir, state.Options{Store: store, Openers: postgres.Openers()})
+	stores, err := store.Open(stateDir, store.Options{Store: storeURL, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,17 +98,17 @@ func twoHosts(t *testing.T) (a, b *siteHost) {
 func twoHostsOn(t *testing.T) (a, b *siteHost, srv *pgtest.Server) {
 	t.Helper()
 	srv = pgtest.Start(t)
-	store := srv.NewDatabase(t)
-	a = startSiteHost(t, "a", t.TempDir(), store)
+	db := srv.NewDatabase(t)
+	a = startSiteHost(t, "a", t.TempDir(), db)
 	stateB := t.TempDir()
-	key, err := os.ReadFile(filepath.Join(a.state, state.KeyFileName))
+	key, err := os.ReadFile(filepath.Join(a.state, store.KeyFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stateB, state.KeyFileName), key, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(stateB, store.KeyFileName), key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return a, startSiteHost(t, "b", stateB, store), srv
+	return a, startSiteHost(t, "b", stateB, db), srv
 }
 
 // waitWindow polls h's window until ok holds, for up to 10 s.

@@ -58,7 +58,7 @@ func Open(e bmc.Endpoint, c bmc.Credentials, o bmc.Options) (bmc.Controller, err
 
 // Request names a node and the stores of its registration, its BMC
 // password, the window and the event log: the process's own, which it
-// opened once (pxe/state). Power control opens no store.
+// opened once (pxe/store). Power control opens no store.
 type Request struct {
 	// Registrations and Secrets hold the node's registration and its
 	// BMC password. Required ([ErrNoStore]).
@@ -73,7 +73,7 @@ type Request struct {
 	Options bmc.Options
 	// Events receives the BMC events, and tells an installed node from
 	// a consumed one: the process's one event store of the state folder
-	// (pxe/state's Events). Nil records nothing.
+	// (pxe/store's Events). Nil records nothing.
 	Events events.Store
 	// Logger gets what was done; nil discards it.
 	Logger *slog.Logger

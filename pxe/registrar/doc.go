@@ -20,5 +20,9 @@
 // API tokens, of a state folder ([Local]: opening its stores once,
 // creating nothing to read) or through the API.
 //
+// It also declares, once, the environment variables both binaries and
+// the SDK read ([EnvDir], [EnvServer], [EnvStore]…) and the default
+// state folder ([DefaultDir]).
+//
 // It links no server and no BMC driver.
 package registrar

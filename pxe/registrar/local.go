@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -69,12 +69,12 @@ func WindowStatus(ctx context.Context, st window.Store, now time.Time) (apitype.
 // Window returns the state folder's window ([WindowStatus]); it creates
 // nothing.
 func (l *Local) Window(ctx context.Context) (apitype.WindowStatus, error) {
-	return WindowStatus(ctx, state.Window(l.Dir), time.Now())
+	return WindowStatus(ctx, store.Window(l.Dir), time.Now())
 }
 
 // EventStore returns the folder's event store: that of its stores once
 // they are open ([Local.Stores]), else one that only reads and creates
-// nothing ([state.Events]), so that following the events of a folder
+// nothing ([store.Events]), so that following the events of a folder
 // without registrations does not make it.
 func (l *Local) EventStore() (events.Store, error) {
 	if l.Store != "" {
@@ -90,7 +90,7 @@ func (l *Local) EventStore() (events.Store, error) {
 		return l.stores.Events(), nil
 	}
 	if l.events == nil {
-		evs, err := state.Events(l.Dir)
+		evs, err := store.Events(l.Dir)
 		if err != nil {
 			return nil, err
 		}

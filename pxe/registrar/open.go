@@ -3,7 +3,7 @@ package registrar
 import (
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 	"log/slog"
 
 	"github.com/plasmactl/plasma-node/pxe/client"
@@ -29,7 +29,7 @@ type Where struct {
 	// URL beside the state folder.
 	Store, KeyFile string
 	// Openers are [Local]'s Openers: the store URLs it can open.
-	Openers state.Openers
+	Openers store.Openers
 	// Logger receives what the store or the client does; nil discards it.
 	Logger *slog.Logger
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // Registrar is a node-provisioner's registrations as a program reaches
@@ -157,41 +157,41 @@ type Local struct {
 	// SecretsDir is node-provisioner's secrets folder, where BMC
 	// passwords are kept. Empty: secret.DefaultDir.
 	SecretsDir string
-	// Store and KeyFile are pxe/state's [state.Options] Store and
+	// Store and KeyFile are pxe/store's [store.Options] Store and
 	// KeyFile: a postgres:// URL keeps the registrations, secrets,
 	// tokens and events there, beside the folder.
 	Store, KeyFile string
-	// Openers are the store URLs' openers (pxe/state's Options.Openers):
+	// Openers are the store URLs' openers (pxe/store's Options.Openers):
 	// a Store needs its scheme's.
-	Openers state.Openers
+	Openers store.Openers
 	// Logger receives what the store does; nil discards it.
 	Logger *slog.Logger
 
 	mu     sync.Mutex
-	stores *state.Stores
+	stores *store.Stores
 	events events.Store // a reader's, before stores are open
 }
 
 var _ Registrar = (*Local)(nil)
 
 // Exists reports whether the state folder holds registrations
-// ([state.Exists]); it creates nothing. A PostgreSQL store exists.
+// ([store.Exists]); it creates nothing. A PostgreSQL store exists.
 func (l *Local) Exists() (bool, error) {
 	if l.Store != "" {
 		return true, nil
 	}
-	return state.Exists(l.Dir)
+	return store.Exists(l.Dir)
 }
 
-// Stores returns the state folder's stores ([state.Open]), opened on the
+// Stores returns the state folder's stores ([store.Open]), opened on the
 // first call and the same ones after: the process's one writer of each.
-func (l *Local) Stores() (*state.Stores, error) {
+func (l *Local) Stores() (*store.Stores, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stores != nil {
 		return l.stores, nil
 	}
-	s, err := state.Open(l.Dir, state.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Openers: l.Openers, Logger: l.Logger})
+	s, err := store.Open(l.Dir, store.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Openers: l.Openers, Logger: l.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -3,5 +3,5 @@
 // each was last used in api/tokens-used.json, changes under a lock file
 // so that several processes may write. [*Store] implements
 // [apitoken.Tokens]; it passes the suite in package
-// apitoken/tokenstest. pxe/state is the one place that opens it.
+// apitoken/tokenstest. pxe/store is the one place that opens it.
 package tokenfile

@@ -50,10 +50,10 @@ type Config struct {
 	// StateDir holds the first-boot scripts (in first-boot/).
 	StateDir string
 	// Events is the event store the backend records to and reads its
-	// history from (package pxe/state opens the state folder's).
+	// history from (package pxe/store opens the state folder's).
 	Events events.Store
 	// Installs keeps what each node's installer reports when it is done
-	// (package pxe/state opens the state folder's). Nil keeps nothing:
+	// (package pxe/store opens the state folder's). Nil keeps nothing:
 	// the webhook still marks the node installed.
 	Installs registry.Installs
 	// Site returns the shared settings; it is called for every answer so

@@ -3,5 +3,5 @@
 // file, so that several processes on the host share it.
 //
 // It does not decode the agent's post (package discovery does) and is
-// opened through package pxe/state, nowhere else.
+// opened through package pxe/store, nowhere else.
 package discoveryfile

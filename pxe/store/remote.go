@@ -1,4 +1,4 @@
-package state
+package store
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // hosts: everything but what is one host's own (boot assets, the
 // certificate, first-boot files, the record of the window serving on
 // the host), which stays in the state folder. An [Opener] makes one;
-// package pxe/state/postgres's keeps them in PostgreSQL.
+// package pxe/store/postgres's keeps them in PostgreSQL.
 type Remote interface {
 	// Name names the store in messages, never with its password.
 	Name() string
@@ -59,7 +59,7 @@ type Opener func(ctx context.Context, url string, o RemoteOptions) (Remote, erro
 
 // Openers are the remote stores a program can open, by URL scheme in
 // lower case ("postgres"). A program offers a store by adding its opener
-// (package pxe/state/postgres's Register), so one that never names a
+// (package pxe/store/postgres's Register), so one that never names a
 // store URL never links that store's driver.
 type Openers map[string]Opener
 

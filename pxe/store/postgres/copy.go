@@ -24,7 +24,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // ErrNotEmpty is wrapped by [Copy]'s error for a store that already
@@ -57,20 +57,20 @@ type Copied struct {
 // state is refused ([ErrNotEmpty]); registrations that cannot be read
 // are left out and returned in Broken. It stops at the first failure,
 // leaving what it copied: drop the database and run it again.
-func Copy(ctx context.Context, from string, o state.Options, to *state.Stores) (Copied, error) {
+func Copy(ctx context.Context, from string, o store.Options, to *store.Stores) (Copied, error) {
 	var c Copied
 	pg, ok := to.Remote().(*Stores)
 	if !ok {
-		return c, fmt.Errorf("state: copy to %s: %w", to.Store(), ErrNotPostgres)
+		return c, fmt.Errorf("store: copy to %s: %w", to.Store(), ErrNotPostgres)
 	}
 	holds, err := pg.db.Holds(ctx)
 	if err != nil {
 		return c, err
 	}
 	if len(holds) > 0 {
-		return c, fmt.Errorf("state: copy to %s: %w (%s); copy into a new database", to.Store(), ErrNotEmpty, strings.Join(holds, ", "))
+		return c, fmt.Errorf("store: copy to %s: %w (%s); copy into a new database", to.Store(), ErrNotEmpty, strings.Join(holds, ", "))
 	}
-	for _, step := range []func(context.Context, string, state.Options, *state.Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies, copyDiscovered} {
+	for _, step := range []func(context.Context, string, store.Options, *store.Stores, *Copied) error{copyRegistrations, copySecrets, copyTokens, copyEvents, copyInstalls, copyReplies, copyDiscovered} {
 		if err := step(ctx, from, o, to, &c); err != nil {
 			return c, err
 		}
@@ -78,7 +78,7 @@ func Copy(ctx context.Context, from string, o state.Options, to *state.Stores) (
 	return c, nil
 }
 
-func copyRegistrations(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
+func copyRegistrations(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
 	src, err := regfile.Open(from, o.Logger)
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func copyRegistrations(ctx context.Context, from string, o state.Options, to *st
 	dst := to.Registrations().(*pgregistry.Store)
 	for _, r := range append(pending, consumed...) {
 		if err := dst.Import(ctx, r); err != nil {
-			return fmt.Errorf("state: copy registration %s: %w", r.Name, err)
+			return fmt.Errorf("store: copy registration %s: %w", r.Name, err)
 		}
 		switch {
 		case r.Consumed == nil:
@@ -113,7 +113,7 @@ func copyRegistrations(ctx context.Context, from string, o state.Options, to *st
 // maxSecretFile bounds a password file read.
 const maxSecretFile = 4 << 10
 
-func copySecrets(ctx context.Context, _ string, o state.Options, to *state.Stores, c *Copied) error {
+func copySecrets(ctx context.Context, _ string, o store.Options, to *store.Stores, c *Copied) error {
 	dir := o.SecretsDir
 	if dir == "" {
 		var err error
@@ -127,7 +127,7 @@ func copySecrets(ctx context.Context, _ string, o state.Options, to *state.Store
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("state: copy secrets: %w", err)
+		return fmt.Errorf("store: copy secrets: %w", err)
 	}
 	sec, err := to.Secrets()
 	if err != nil {
@@ -141,7 +141,7 @@ func copySecrets(ctx context.Context, _ string, o state.Options, to *state.Store
 		}
 		data, err := regularfile.Read(filepath.Join(dir, e.Name()), maxSecretFile)
 		if err != nil {
-			return fmt.Errorf("state: copy secrets: %w", err)
+			return fmt.Errorf("store: copy secrets: %w", err)
 		}
 		pw, _, _ := strings.Cut(string(data), "\n")
 		switch name, suffix := splitSecret(stem); suffix {
@@ -153,7 +153,7 @@ func copySecrets(ctx context.Context, _ string, o state.Options, to *state.Store
 			err = dst.WriteRootPassword(ctx, name, pw)
 		}
 		if err != nil {
-			return fmt.Errorf("state: copy secret %s: %w", filepath.Join(dir, e.Name()), err)
+			return fmt.Errorf("store: copy secret %s: %w", filepath.Join(dir, e.Name()), err)
 		}
 		c.Secrets++
 	}
@@ -169,7 +169,7 @@ func splitSecret(stem string) (name, suffix string) {
 	return stem, "root"
 }
 
-func copyTokens(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
+func copyTokens(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
 	if _, err := os.Lstat(filepath.Join(from, apitoken.DirName, tokenfile.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -187,17 +187,17 @@ func copyTokens(ctx context.Context, from string, o state.Options, to *state.Sto
 	}
 	for _, tk := range toks {
 		if err := t.(*pgtokens.Store).Import(ctx, tk); err != nil {
-			return fmt.Errorf("state: copy token %s: %w", tk.Name, err)
+			return fmt.Errorf("store: copy token %s: %w", tk.Name, err)
 		}
 		c.Tokens++
 	}
 	return nil
 }
 
-func copyEvents(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
+func copyEvents(ctx context.Context, from string, _ store.Options, to *store.Stores, c *Copied) error {
 	recs, err := eventfile.Open(eventfile.Path(from), eventfile.Options{}).Read(ctx, "", 0)
 	if err != nil {
-		return fmt.Errorf("state: copy events: %w", err)
+		return fmt.Errorf("store: copy events: %w", err)
 	}
 	dst := to.Events()
 	for len(recs) > 0 {
@@ -207,7 +207,7 @@ func copyEvents(ctx context.Context, from string, _ state.Options, to *state.Sto
 			evs[i] = r.Event
 		}
 		if err := dst.Append(ctx, evs...); err != nil {
-			return fmt.Errorf("state: copy events: %w", err)
+			return fmt.Errorf("store: copy events: %w", err)
 		}
 		c.Events += n
 		recs = recs[n:]
@@ -215,7 +215,7 @@ func copyEvents(ctx context.Context, from string, _ state.Options, to *state.Sto
 	return nil
 }
 
-func copyInstalls(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
+func copyInstalls(ctx context.Context, from string, _ store.Options, to *store.Stores, c *Copied) error {
 	if _, err := os.Lstat(filepath.Join(from, installfile.DirName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -242,14 +242,14 @@ func copyInstalls(ctx context.Context, from string, _ state.Options, to *state.S
 
 // copyReplies copies <from>/api/idempotency/<key hash>.json: the
 // folder's file name is the hex SHA-256 of the key, as the store's row.
-func copyReplies(ctx context.Context, from string, _ state.Options, to *state.Stores, c *Copied) error {
+func copyReplies(ctx context.Context, from string, _ store.Options, to *store.Stores, c *Copied) error {
 	dir := filepath.Join(from, apitoken.DirName, "idempotency")
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("state: copy idempotency records: %w", err)
+		return fmt.Errorf("store: copy idempotency records: %w", err)
 	}
 	for _, e := range ents {
 		hash, ok := strings.CutSuffix(e.Name(), ".json")
@@ -258,7 +258,7 @@ func copyReplies(ctx context.Context, from string, _ state.Options, to *state.St
 		}
 		data, err := regularfile.Read(filepath.Join(dir, e.Name()), 4<<20)
 		if err != nil {
-			return fmt.Errorf("state: copy idempotency records: %w", err)
+			return fmt.Errorf("store: copy idempotency records: %w", err)
 		}
 		var r struct {
 			Time time.Time `json:"time"`
@@ -276,7 +276,7 @@ func copyReplies(ctx context.Context, from string, _ state.Options, to *state.St
 
 // copyDiscovered copies the discovery inbox's entries live now, as they
 // are (IDs, reports, first and last seen).
-func copyDiscovered(ctx context.Context, from string, o state.Options, to *state.Stores, c *Copied) error {
+func copyDiscovered(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
 	src, err := discoveryfile.Open(from, o.Discovery)
 	if err != nil {
 		return err
@@ -286,7 +286,7 @@ func copyDiscovered(ctx context.Context, from string, o state.Options, to *state
 		return err
 	}
 	if err := to.Remote().Discovered().(*pgdiscovery.Store).Import(ctx, recs); err != nil {
-		return fmt.Errorf("state: copy the discovery inbox: %w", err)
+		return fmt.Errorf("store: copy the discovery inbox: %w", err)
 	}
 	c.Discovered = len(recs)
 	return nil

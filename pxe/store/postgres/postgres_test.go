@@ -22,11 +22,11 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/state"
-	"github.com/plasmactl/plasma-node/pxe/state/postgres"
+	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 )
 
-// TestOpenPostgres: with a postgres:// store, state.Open gives the PostgreSQL
+// TestOpenPostgres: with a postgres:// store, store.Open gives the PostgreSQL
 // stores (a second host's Open sees what the first wrote), makes the
 // secrets key in the state folder (0600) on the first host and refuses
 // a second host without it naming the file; the state folder keeps no
@@ -37,7 +37,7 @@ func TestOpenPostgres(t *testing.T) {
 	ctx := context.Background()
 	conn := srv.NewDatabase(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
-	a, err := state.Open(dirA, state.Options{Openers: postgres.Openers(), Store: conn})
+	a, err := store.Open(dirA, store.Options{Openers: postgres.Openers(), Store: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,8 @@ func TestOpenPostgres(t *testing.T) {
 	if _, ok := secA.(*pgsecret.Store); err != nil || !ok {
 		t.Fatalf("Secrets = %T, %v; want pgsecret's", secA, err)
 	}
-	if fi, err := os.Stat(filepath.Join(dirA, state.KeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("the key file: %v, %v; want <state-dir>/%s, 0600", fi, err, state.KeyFileName)
+	if fi, err := os.Stat(filepath.Join(dirA, store.KeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key file: %v, %v; want <state-dir>/%s, 0600", fi, err, store.KeyFileName)
 	}
 	toks, _ := a.Tokens()
 	ins, _ := a.Installs()
@@ -89,20 +89,20 @@ func TestOpenPostgres(t *testing.T) {
 	}
 
 	// A second host without the key file is refused naming it.
-	b, err := state.Open(dirB, state.Options{Openers: postgres.Openers(), Store: conn})
+	b, err := store.Open(dirB, store.Options{Openers: postgres.Openers(), Store: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.Secrets(); !errors.Is(err, pgsecret.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, state.KeyFileName)) {
+	if _, err := b.Secrets(); !errors.Is(err, pgsecret.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, store.KeyFileName)) {
 		t.Errorf("a second host's Secrets without the key = %v, want ErrNoKey naming its key file", err)
 	}
-	key, _ := os.ReadFile(filepath.Join(dirA, state.KeyFileName))
+	key, _ := os.ReadFile(filepath.Join(dirA, store.KeyFileName))
 	keyB := filepath.Join(t.TempDir(), "copied.key")
 	if err := os.WriteFile(keyB, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b2, err := state.Open(dirB, state.Options{Openers: postgres.Openers(), Store: conn, KeyFile: keyB})
+	b2, err := store.Open(dirB, store.Options{Openers: postgres.Openers(), Store: conn, KeyFile: keyB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +124,10 @@ func TestOpenPostgres(t *testing.T) {
 		want  error
 	}{
 		{store: fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", pgtest.Password), want: pgstore.ErrConnect},
-		{store: fmt.Sprintf("mysql://root:%s@db/x", pgtest.Password), want: state.ErrUnknownScheme},
+		{store: fmt.Sprintf("mysql://root:%s@db/x", pgtest.Password), want: store.ErrUnknownScheme},
 	}
 	for _, tc := range bad {
-		_, err := state.Open(t.TempDir(), state.Options{Openers: postgres.Openers(), Store: tc.store, Timeout: 3 * time.Second})
+		_, err := store.Open(t.TempDir(), store.Options{Openers: postgres.Openers(), Store: tc.store, Timeout: 3 * time.Second})
 		if !errors.Is(err, tc.want) || strings.Contains(err.Error(), pgtest.Password) {
 			t.Errorf("Open with store %s = %v; want %v without the password", pgstore.Redact(tc.store), err, tc.want)
 		}

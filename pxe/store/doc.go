@@ -1,4 +1,4 @@
-// Package state opens node-provisioner's stores from one setting: the
+// Package store opens node-provisioner's stores from one setting: the
 // registrations ([registry.Registrations]), the nodes' secrets
 // ([secret.Store]), the API's tokens ([apitoken.Tokens]), the event log,
 // the installers' reports ([registry.Installs]), the discovery inbox and
@@ -8,12 +8,13 @@
 // the host's own.
 //
 // A store URL opens through the [Opener] of its scheme that the program
-// gives in [Options].Openers (package pxe/state/postgres registers
+// gives in [Options].Openers (package pxe/store/postgres registers
 // postgres://), in the manner of tailscale's ipn/store but without a
 // package-level registry: a program that offers no store URL links no
 // database driver. A scheme without an opener is refused
 // ([ErrUnknownScheme]).
 //
-// It also declares, once, the environment variables both binaries and
-// the SDK read and the default state folder.
-package state
+// The environment variables that name these settings, and the default
+// state folder, are declared once in package pxe/registrar, which
+// chooses between a state folder and the management API.
+package store

@@ -1,4 +1,4 @@
-package state
+package store
 
 import (
 	"context"
@@ -26,33 +26,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
-
-// The environment variables of node-provisioner's settings, read by both
-// binaries and the SDK's local provisioning.
-const (
-	// EnvDir names the state folder (or store URL).
-	EnvDir = "NODE_PROVISIONER_STATE_DIR"
-	// EnvSecretsDir names the secrets folder.
-	EnvSecretsDir = "NODE_PROVISIONER_SECRETS_DIR"
-	// EnvServer is the management API's URL, for remote mode.
-	EnvServer = "NODE_PROVISIONER_SERVER"
-	// EnvToken is the management API's bearer token.
-	EnvToken = "NODE_PROVISIONER_TOKEN"
-	// EnvFingerprint pins the management API's certificate.
-	EnvFingerprint = "NODE_PROVISIONER_FINGERPRINT"
-	// EnvBMCPassword carries a BMC password to register, never an
-	// argument.
-	EnvBMCPassword = "NODE_PROVISIONER_BMC_PASSWORD"
-	// EnvStore names the store: a postgres:// URL (with its password,
-	// which is why it is read from the environment, never an argument),
-	// or empty for the state folder's.
-	EnvStore = "NODE_PROVISIONER_STORE"
-	// EnvStoreKey names the secrets key file of a PostgreSQL store.
-	EnvStoreKey = "NODE_PROVISIONER_STORE_KEY"
-)
-
-// DefaultDir is the state folder when none is set.
-const DefaultDir = "/var/lib/node-provisioner"
 
 // ErrUnknownScheme is wrapped by [Open]'s error for a setting with a
 // scheme no store is built for.
@@ -135,14 +108,14 @@ func Open(setting string, o Options) (*Stores, error) {
 			if len(o.Openers) > 0 {
 				want = "a " + strings.Join(o.Openers.Schemes(), " or ") + " URL, or none for the state folder's"
 			}
-			return nil, fmt.Errorf("state: store scheme %q: %w: want %s", scheme, ErrUnknownScheme, want)
+			return nil, fmt.Errorf("store: store scheme %q: %w: want %s", scheme, ErrUnknownScheme, want)
 		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, fmt.Errorf("store: %w", err)
 		}
 		r, err := open(context.Background(), o.Store, RemoteOptions{Logger: o.Logger, Discovery: o.Discovery, Timeout: o.Timeout})
 		if err != nil {
-			return nil, fmt.Errorf("state: %w", err)
+			return nil, fmt.Errorf("store: %w", err)
 		}
 		s.remote, s.regs = r, r.Registrations()
 		return s, nil
@@ -171,7 +144,7 @@ func Exists(setting string) (bool, error) {
 // is not file://.
 func folder(setting string) (string, error) {
 	if setting == "" {
-		return "", errors.New("state: no state folder or store URL given")
+		return "", errors.New("store: no state folder or store URL given")
 	}
 	m := schemeRE.FindStringSubmatch(setting)
 	if m == nil {
@@ -185,9 +158,9 @@ func folder(setting string) (string, error) {
 		}
 		return dir, nil
 	case "postgres", "postgresql": // whether this program opens them or not
-		return "", fmt.Errorf("state: %w: give the state folder, and the %s:// URL as the store setting", ErrNotAFolder, scheme)
+		return "", fmt.Errorf("store: %w: give the state folder, and the %s:// URL as the store setting", ErrNotAFolder, scheme)
 	default:
-		return "", fmt.Errorf("state: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
+		return "", fmt.Errorf("store: %w %q: want a state folder's path or file://PATH", ErrUnknownScheme, scheme)
 	}
 }
 

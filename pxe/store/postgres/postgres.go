@@ -18,7 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
-	"github.com/plasmactl/plasma-node/pxe/state"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // The URL schemes [Register] adds.
@@ -29,14 +29,14 @@ const (
 
 // Register adds the PostgreSQL store's opener to o under [Scheme] and
 // [SchemeLong].
-func Register(o state.Openers) {
+func Register(o store.Openers) {
 	o[Scheme] = Open
 	o[SchemeLong] = Open
 }
 
-// Openers returns a [state.Openers] that opens PostgreSQL stores only.
-func Openers() state.Openers {
-	o := state.Openers{}
+// Openers returns a [store.Openers] that opens PostgreSQL stores only.
+func Openers() store.Openers {
+	o := store.Openers{}
 	Register(o)
 	return o
 }
@@ -44,13 +44,13 @@ func Openers() state.Openers {
 // IsURL reports whether setting is a PostgreSQL connection URL
 // (postgres:// or postgresql://).
 func IsURL(setting string) bool {
-	s := state.Scheme(setting)
+	s := store.Scheme(setting)
 	return s == Scheme || s == SchemeLong
 }
 
 // Stores are the PostgreSQL stores of one database, on one pool. The
 // registrations are opened with it, the rest when first asked for (by
-// [state.Stores], which keeps each).
+// [store.Stores], which keeps each).
 type Stores struct {
 	db   *pgstore.DB
 	log  *slog.Logger
@@ -58,11 +58,11 @@ type Stores struct {
 	regs *pgregistry.Store
 }
 
-var _ state.Remote = (*Stores)(nil)
+var _ store.Remote = (*Stores)(nil)
 
 // Open connects to the database url names and applies its migrations
-// ([pgstore.Open]); it is the [state.Opener] of [Register].
-func Open(ctx context.Context, url string, o state.RemoteOptions) (state.Remote, error) {
+// ([pgstore.Open]); it is the [store.Opener] of [Register].
+func Open(ctx context.Context, url string, o store.RemoteOptions) (store.Remote, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
