@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"net"
 	"net/http"
 	"net/netip"
@@ -20,8 +19,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
-	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -76,13 +73,18 @@ func (s *Server) assemble(ctx context.Context) (a *assembly, err error) {
 	}()
 	cfg := &s.cfg
 	b := cfg.Backend
-	if b == nil && cfg.StateDir != "" {
-		rb, err := s.openRegistry(ctx)
-		if err != nil {
-			return a, err
+	// A Config may be checked by New before its backend exists (the
+	// daemon's, whose windows each get one): Serve needs it.
+	if b == nil && (cfg.DHCPInterface != "" || cfg.Discover || cfg.SecureBoot) {
+		return a, &ConfigError{Field: "Backend", Reason: "a window that boots machines needs a backend to ask (node-provisioner's: regbackend.Open over its stores)"}
+	}
+	if cfg.Discover && cfg.Inbox == nil {
+		return a, &ConfigError{Field: "Inbox", Reason: "a discovery window keeps its reports in an inbox; give one (the state folder's stores have one)"}
+	}
+	if st, ok := b.(backend.Starter); ok {
+		if err := st.Start(ctx); err != nil {
+			return a, fmt.Errorf("start the backend: %w", err)
 		}
-		a.closers = append(a.closers, rb.Close)
-		b = rb
 	}
 	if cfg.TLS {
 		host, _, _ := net.SplitHostPort(cfg.HTTPAddr)
@@ -135,65 +137,6 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 	}()
 	mux.Handle(pattern, h)
 	return nil
-}
-
-// openRegistry opens the default backend over StateDir's registrations,
-// refusing site settings that every answer would fail on.
-func (s *Server) openRegistry(ctx context.Context) (*regbackend.Backend, error) {
-	cfg := &s.cfg
-	stores := cfg.Stores
-	if stores == nil {
-		opened, err := store.Open(cfg.StateDir, store.Options{SecretsDir: cfg.SecretsDir, Logger: s.log})
-		if err != nil {
-			return nil, err
-		}
-		stores = opened
-	}
-	store := stores.Registrations()
-	sec, err := stores.Secrets()
-	if err != nil {
-		return nil, err
-	}
-	sitePath := filepath.Join(cfg.StateDir, registry.SiteFileName)
-	site := func() (registry.Site, error) {
-		file, err := registry.LoadSiteIfExists(sitePath)
-		return cfg.Site.Merge(file), err
-	}
-	probe, err := site()
-	if err != nil {
-		return nil, &ConfigError{Field: "Site", Reason: "cannot be read", Err: err}
-	}
-	if err := probe.Check(); err != nil {
-		return nil, &ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
-	}
-	evs := stores.Events()
-	installs, err := stores.Installs()
-	if err != nil {
-		return nil, err
-	}
-	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: cfg.StateDir, Events: evs, Installs: installs, Site: site, Logger: s.log})
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Discover {
-		if err := checkDiscover(ctx, store); err != nil {
-			return nil, err
-		}
-	}
-	pending, err := registry.Pending(ctx, store)
-	if err == nil && len(pending) == 0 && !cfg.Discover {
-		s.log.Warn("no pending registrations: every request will be refused; add one with node-provisioner register")
-	}
-	var bad []error
-	for _, r := range pending {
-		if err := probe.CheckRegistration(r); err != nil {
-			bad = append(bad, fmt.Errorf("registration %s: %w", r.Name, err))
-		}
-	}
-	if len(bad) > 0 {
-		return nil, &ConfigError{Field: "Registrations", Reason: "the installer would refuse their answers (fix or unregister them)", Err: errors.Join(bad...)}
-	}
-	return b, nil
 }
 
 // netboot sets up the boot side: the script base URL, with a DHCP

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -37,17 +37,14 @@ func TestADiscoveryWindowRefusesToOpenBesideAnUnpinnedRegistration(t *testing.T)
 	dir := t.TempDir()
 	putRegistration(t, dir, registry.Registration{Name: "loose", BootDisk: mustDisk(t, "sda")})
 	putRegistration(t, dir, registry.Registration{Name: "pinned", MACs: []string{"52:54:00:00:00:01"}, BootDisk: mustDisk(t, "sda")})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	stores, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{StateDir: dir, SecretsDir: filepath.Join(dir, "secrets"), Discover: true, Listener: ln})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = s.Serve(context.Background())
-	if !errors.Is(err, ErrUnpinnedPending) || !strings.Contains(err.Error(), "loose") || strings.Contains(err.Error(), "pinned,") {
-		t.Errorf("Serve = %v, want ErrUnpinnedPending naming loose only", err)
+	_, err = regbackend.Open(context.Background(), stores, regbackend.Options{StateDir: dir, Discover: true})
+	var ce *ConfigError
+	if !errors.Is(err, regbackend.ErrUnpinnedPending) || !errors.As(err, &ce) || ce.Field != "Discover" || !strings.Contains(err.Error(), "loose") || strings.Contains(err.Error(), "pinned,") {
+		t.Errorf("the discovery window's backend = %v, want ErrUnpinnedPending naming loose only", err)
 	}
 	if _, err := window.Read(dir); err == nil {
 		t.Error("a refused window left a record")
@@ -77,8 +74,8 @@ func TestADiscoveryWindowKeepsReportsInTheStateFolder(t *testing.T) {
 		}
 	}
 	opened := make(chan *Window, 1)
-	_, base, _ := start(t, Config{StateDir: dir, SecretsDir: filepath.Join(dir, "secrets"), Discover: true, BaseURL: "http://192.0.2.10:8090",
-		OnOpen: func(w *Window) { opened <- w }})
+	_, base, _ := start(t, nodeProvisioner(t, Config{StateDir: dir, Discover: true, BaseURL: "http://192.0.2.10:8090",
+		OnOpen: func(w *Window) { opened <- w }}, filepath.Join(dir, "secrets")))
 	<-opened
 	w, err := window.Read(dir)
 	if err != nil || !w.Discover {

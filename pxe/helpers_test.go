@@ -2,6 +2,7 @@ package pxe
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"net"
 	"net/netip"
@@ -13,8 +14,10 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/iana"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // Test helpers for the window's proxy-DHCP and TFTP servers; packages
@@ -115,4 +118,27 @@ func newTFTPFixture(t *testing.T) *tftpFixture {
 		t.Fatal(err)
 	}
 	return &tftpFixture{root: root}
+}
+
+// nodeProvisioner gives cfg node-provisioner's backend over the stores of
+// cfg.StateDir (secrets in secretsDir) and, for a discovery window, their
+// inbox, as node-provisioner serve wires a window; t closes it.
+func nodeProvisioner(t testing.TB, cfg Config, secretsDir string) Config {
+	t.Helper()
+	stores, err := store.Open(cfg.StateDir, store.Options{SecretsDir: secretsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := regbackend.Open(context.Background(), stores, regbackend.Options{StateDir: cfg.StateDir, Discover: cfg.Discover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	cfg.Backend = b
+	if cfg.Discover {
+		if cfg.Inbox, err = stores.Discovered(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
 }

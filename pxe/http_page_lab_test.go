@@ -133,10 +133,10 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	lab.tftp = tc.LocalAddr().String()
-	srv, err := New(Config{
-		StateDir: state, SecretsDir: secretsDir, Listener: ln, TTL: lab.ttl, Routes: routes, BaseURL: lab.base,
+	srv, err := New(nodeProvisioner(t, Config{
+		StateDir: state, Listener: ln, TTL: lab.ttl, Routes: routes, BaseURL: lab.base,
 		DHCPInterface: "lo", ServerIP: labServerIP, IPXEDir: ipxeSrc, DHCPConn: dc, TFTPConn: tc,
-	})
+	}, secretsDir))
 	if err != nil {
 		t.Fatal(err)
 	}

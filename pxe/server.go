@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"log/slog"
 	"math"
 	"net"
@@ -17,14 +16,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+
 	"github.com/plasmactl/plasma-node/internal/lockfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
-	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
-	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -60,26 +57,21 @@ const (
 var ErrWindowExpired = errors.New("provisioning window expired")
 
 // Config configures a [Server]: one provisioning window. Zero values are
-// the documented defaults. A Config with neither Backend nor StateDir
-// serves only its Routes (and closes with its TTL).
+// the documented defaults. A Config without a Backend serves only its
+// Routes (and closes with its TTL).
 type Config struct {
-	// StateDir is node-provisioner's state folder: the registrations
-	// (when Backend is nil), staged boot assets (assets/), the TFTP root
-	// (tftp/), the TLS certificate (tls/), the site settings (site.json),
-	// the event log, the window record (window.json) and the lock that
-	// keeps it to one window at a time (window.lock).
+	// StateDir is node-provisioner's state folder: staged boot assets
+	// (assets/), the TFTP root (tftp/), the TLS certificate (tls/), the
+	// window record (window.json) and the lock that keeps it to one
+	// window at a time (window.lock).
 	StateDir string
 	// Backend answers the window's questions: which machine boots, what
-	// it installs, what answer its installer gets. Nil: the registrations
-	// of StateDir ([regbackend.Backend]), with SecretsDir and Site.
+	// it installs, what answer its installer gets; node-provisioner's is
+	// package pxe/backend/regbackend's, over its stores (regbackend.Open).
+	// The window opens no store: a backend with work to do when a window
+	// opens ([backend.Starter]) is started under the state folder's lock.
+	// Nil serves only Routes, and is refused with a boot setting.
 	Backend backend.Backend
-	// SecretsDir receives the generated root passwords of the default
-	// backend. Default: [secret.DefaultDir].
-	SecretsDir string
-	// Site is the default backend's settings for every answer, over
-	// those of <StateDir>/site.json, which is read again for every
-	// answer.
-	Site registry.Site
 
 	// HTTPAddr is the HTTP listen address. Default: [DefaultHTTPAddr].
 	// Ignored when Listener is set.
@@ -155,13 +147,6 @@ type Config struct {
 	// Routes are mounted beside the window's own, pattern to handler; a
 	// more specific pattern takes a request from the window's.
 	Routes map[string]http.Handler
-	// Stores are the stores the default backend (Backend nil, StateDir
-	// set) answers from and records to: the process's own, opened once
-	// (a *store.Stores of pxe/store, or an embedder's), shared with the
-	// management API and power control (the daemon's), so each store has
-	// one writer in the process and events reach the API's stream at
-	// once. Nil opens StateDir's with pxe/store.
-	Stores Stores
 	// RecordBootSteps records each boot step below the answer (proxy-DHCP
 	// offer, TFTP download, iPXE script, kernel, initrd and other assets)
 	// in the backend's event log ([backend.Recorder]) as an event whose
@@ -173,12 +158,12 @@ type Config struct {
 	// every machine a boot file, and a machine no registration knows
 	// boots the release's kernel with the discovery initrd, whose agent
 	// reports the machine (NICs, DMI, disks) to the inbox and powers
-	// off; it gets no answer until it is registered. The window refuses
-	// to open while a pending registration pins no machine
-	// ([ErrUnpinnedPending]), and with SecureBoot.
+	// off; it gets no answer until it is registered. It is refused with
+	// SecureBoot; node-provisioner's backend refuses a discovery window
+	// while a pending registration pins no machine (regbackend's
+	// ErrUnpinnedPending).
 	Discover bool
-	// Inbox keeps a discovery window's reports. Nil: the state
-	// folder's (pxe/store).
+	// Inbox keeps a discovery window's reports; required with Discover.
 	Inbox discovery.Store
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
@@ -187,44 +172,10 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Stores are the stores of a state, as the default backend takes them;
-// *store.Stores (package pxe/store) is one.
-type Stores interface {
-	// Registrations returns the registrations.
-	Registrations() registry.Registrations
-	// Secrets returns the nodes' secrets.
-	Secrets() (secret.Store, error)
-	// Events returns the event store, the same one each time.
-	Events() events.Store
-	// Installs returns the installers' reports.
-	Installs() (registry.Installs, error)
-}
-
-var _ Stores = (*store.Stores)(nil)
-
-// ConfigError is a [Config] field the window cannot run with. Field is
-// the Config field's name, Value the value refused, Reason why, and Err,
-// when set, the error behind it.
-type ConfigError struct {
-	Field, Value, Reason string
-	Err                  error
-}
-
-// Error names the field, the value refused and why.
-func (e *ConfigError) Error() string {
-	msg := e.Field
-	if e.Value != "" {
-		msg += " " + fmt.Sprintf("%q", e.Value)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the error behind the refusal, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError is a [Config] field the window cannot run with: Field is
+// the Config field's name. It is the seam's [backend.ConfigError], so a
+// program that builds the backend too tells both refusals one way.
+type ConfigError = backend.ConfigError
 
 // Server is one provisioning window. Create it with [New] and run it with
 // [Server.Serve]; it serves one window.

@@ -124,14 +124,14 @@ func TestNewRefusesSecureBootWithoutADHCPInterface(t *testing.T) {
 
 func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
 	state, secrets := t.TempDir(), t.TempDir()
-	cfg := Config{StateDir: state, SecretsDir: secrets}
+	cfg := nodeProvisioner(t, Config{StateDir: state}, secrets)
 	first, _, firstDone := start(t, cfg)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := New(Config{StateDir: state, SecretsDir: secrets, Listener: ln})
+	second, err := New(nodeProvisioner(t, Config{StateDir: state, Listener: ln}, secrets))
 	if err != nil {
 		t.Fatal(err)
 	}

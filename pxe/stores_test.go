@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
@@ -66,10 +67,11 @@ func (s *seenEvents) Append(ctx context.Context, evs ...events.Event) error {
 	return s.Store.Append(ctx, evs...)
 }
 
-// TestTheWindowTakesTheProcesssStores: a window given Stores (as the
-// daemon gives its own) answers from and records to them: the refusal
-// of an answer request is appended to the event store given, and the
-// window asks each store once, opening none of its own.
+// TestTheWindowTakesTheProcesssStores: a window whose backend is built
+// over a process's stores (as the daemon builds its windows') answers
+// from and records to them: the refusal of an answer request is
+// appended to the event store given, and each store is asked for once,
+// the window opening none of its own.
 func TestTheWindowTakesTheProcesssStores(t *testing.T) {
 	dir := t.TempDir()
 	opened, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(t.TempDir(), "secrets")})
@@ -77,7 +79,12 @@ func TestTheWindowTakesTheProcesssStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := &givenStores{Stores: opened, events: &seenEvents{Store: opened.Events()}, asked: map[string]int{}}
-	srv, base, done := start(t, Config{StateDir: dir, Stores: given})
+	b, err := regbackend.Open(context.Background(), given, regbackend.Options{StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv, base, done := start(t, Config{StateDir: dir, Backend: b})
 	defer func() { srv.cfg.Listener.Close(); <-done }()
 	resp, err := http.Post(base+"/answer", "application/json", strings.NewReader("not json"))
 	if err != nil {

@@ -138,10 +138,10 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 		return nil, err
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	d, err := daemon.New(daemon.Config{StateDir: state, Store: storeURL, Listener: ln, Logger: quiet,
+	d, err := daemon.New(daemon.Config{StateDir: state, SecretsDir: state + "/secrets", Store: storeURL, Listener: ln, Logger: quiet,
 		// The storm comes from one loopback address: lift the per-client
 		// connection bound a real storm of many addresses does not meet.
-		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", SecretsDir: state + "/secrets", HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
+		Window: pxe.Config{HTTPAddr: "127.0.0.1:0", HTTPLimits: pxe.HTTPLimits{MaxConnsPerClient: 4 * storm}}})
 	if err != nil {
 		return nil, err
 	}

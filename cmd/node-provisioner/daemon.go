@@ -44,18 +44,17 @@ func (a *app) daemonCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := o.cfg
-			w.Site = w.Site.Merge(keys)
+			w, site := o.cfg, o.site.Merge(keys)
 			// Every window the daemon opens answers with these settings:
 			// refuse them now, as serve does, rather than at each open.
 			file, err := registry.LoadSiteIfExists(filepath.Join(a.stateDir, registry.SiteFileName))
 			if err == nil {
-				err = w.Site.Merge(file).Check()
+				err = site.Merge(file).Check()
 			}
 			if err != nil {
 				return usageError(fmt.Errorf("site settings (flags and %s): %w", registry.SiteFileName, err))
 			}
-			w.SecretsDir, w.Logger = a.secretsDir, a.log
+			w.Logger = a.log
 			bi, _ := debug.ReadBuildInfo()
 			if hostName != "" && !hostNameRE.MatchString(hostName) {
 				return usageError(fmt.Errorf("--host-name %q: want up to 63 letters, digits, '.', '_' or '-', starting with a letter or digit", hostName))
@@ -63,7 +62,7 @@ func (a *app) daemonCmd() *cobra.Command {
 			if (tlsCert == "") != (tlsKey == "") {
 				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))
 			}
-			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, SecretsDir: a.secretsDir, Site: site, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
 			if err != nil {
 				return err
 			}

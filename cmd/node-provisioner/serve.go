@@ -12,12 +12,14 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // serveOptions are the flags serve takes, and enable passes on to it.
 type serveOptions struct {
 	cfg      pxe.Config
+	site     registry.Site // over site.json's, for every answer
 	serverIP string
 	keys     []string
 }
@@ -30,13 +32,13 @@ func (o *serveOptions) bind(f *pflag.FlagSet) {
 // bindWindow binds the window's settings but its TTL: the daemon takes
 // the TTL from each request to open.
 func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
-	c := &o.cfg
+	c, site := &o.cfg, &o.site
 	f.StringVar(&c.HTTPAddr, "http", pxe.DefaultHTTPAddr, "HTTP listen address")
-	f.StringVar(&c.Site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+registry.DefaultDomain+")")
-	f.StringVar(&c.Site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+registry.DefaultKeyboard+")")
-	f.StringVar(&c.Site.Country, "country", "", "two-letter country code (default: site.json's, else "+registry.DefaultCountry+")")
-	f.StringVar(&c.Site.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+registry.DefaultTimezone+")")
-	f.StringVar(&c.Site.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
+	f.StringVar(&site.Domain, "domain", "", "domain of node FQDNs <name>.<domain> (default: site.json's, else "+registry.DefaultDomain+")")
+	f.StringVar(&site.Keyboard, "keyboard", "", "installer keyboard layout (default: site.json's, else "+registry.DefaultKeyboard+")")
+	f.StringVar(&site.Country, "country", "", "two-letter country code (default: site.json's, else "+registry.DefaultCountry+")")
+	f.StringVar(&site.Timezone, "timezone", "", "time zone such as Europe/Vienna (default: site.json's, else "+registry.DefaultTimezone+")")
+	f.StringVar(&site.Mailto, "mailto", "", "administrator e-mail address (default: site.json's, else root@<domain>)")
 	f.StringVar(&c.BaseURL, "base-url", "", "URL installers reach this server at, for first-boot and webhook URLs (default: from each request)")
 	f.StringArrayVar(&o.keys, "ssh-key", nil, "public key file for every node's root authorized_keys (repeatable; default ~/.ssh/id_ed25519.pub and id_rsa.pub)")
 	f.StringVar(&c.DHCPHook, "dhcp-hook", "", "command (sh -c) run when the window opens and closes, with PXE_ACTION, PXE_NEXT_SERVER, PXE_BOOT_FILE and PXE_SCRIPT_URL set, for sites that set PXE options on their own DHCP server")
@@ -91,10 +93,21 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	o.cfg.Site = o.cfg.Site.Merge(keys)
-	o.cfg.StateDir, o.cfg.SecretsDir, o.cfg.Logger = a.stateDir, a.secretsDir, a.log
-	if a.store != "" { // the site's stores: the window opens only a folder's
-		if o.cfg.Stores, err = a.stores(); err != nil {
+	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
+	// The window answers from node-provisioner's backend over the
+	// stores; it opens none itself.
+	stores, err := a.stores()
+	if err != nil {
+		return err
+	}
+	b, err := regbackend.Open(ctx, stores, regbackend.Options{StateDir: a.stateDir, Site: o.site.Merge(keys), Discover: o.cfg.Discover, Logger: a.log})
+	if err != nil {
+		return flagError(err)
+	}
+	defer b.Close()
+	o.cfg.Backend = b
+	if o.cfg.Discover {
+		if o.cfg.Inbox, err = stores.Discovered(); err != nil {
 			return err
 		}
 	}

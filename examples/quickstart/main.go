@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	pxestore "github.com/plasmactl/plasma-node/pxe/store"
 	"io"
 	"log/slog"
 	"net/http"
@@ -138,11 +140,19 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 		return err
 	}
 	// The whole window over the state folder, as node-provisioner serve
-	// runs it (here without proxy-DHCP: the demo posts on loopback).
-	srv, err := pxe.New(pxe.Config{
-		StateDir: state, SecretsDir: secretsDir, HTTPAddr: "127.0.0.1:0", TTL: time.Minute,
-		Site: registry.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}},
-	})
+	// runs it (here without proxy-DHCP: the demo posts on loopback): the
+	// stores, the backend over them, the window asking it.
+	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: secretsDir})
+	if err != nil {
+		return err
+	}
+	b, err := regbackend.Open(ctx, stores, regbackend.Options{StateDir: state,
+		Site: registry.Site{Domain: "demo.example.com", SSHKeys: []string{demoKey}}})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	srv, err := pxe.New(pxe.Config{StateDir: state, Backend: b, HTTPAddr: "127.0.0.1:0", TTL: time.Minute})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -239,3 +240,38 @@ type OneShot interface {
 	// with the token it came with: a spent token changes nothing.
 	Installed(ctx context.Context, token, clientIP string, report *answer.InstallReport) (node string, err error)
 }
+
+// Starter is a [Backend] with work to do when a window opens on it,
+// before anything is served: a backend that keeps answers' files in a
+// folder cleans up after a window that was killed there. The window
+// calls Start once, holding its state folder's lock, so that no other
+// window on the folder runs meanwhile; an error keeps the window shut.
+type Starter interface {
+	Start(ctx context.Context) error
+}
+
+// ConfigError is a setting a window, or the backend it would answer
+// from, cannot run with. Field names the setting (a window
+// Config field's name, or "Site", "Registrations", "Discover" for a
+// backend's), Value the value refused, Reason why, and Err, when set,
+// the error behind it.
+type ConfigError struct {
+	Field, Value, Reason string
+	Err                  error
+}
+
+// Error names the field, the value refused and why.
+func (e *ConfigError) Error() string {
+	msg := e.Field
+	if e.Value != "" {
+		msg += " " + fmt.Sprintf("%q", e.Value)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the error behind the refusal, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
@@ -38,11 +40,18 @@ type Config struct {
 	// socket activation). Run closes it.
 	Listener net.Listener
 	// Window is the configuration of every window the daemon opens; its
-	// StateDir is the daemon's, its Stores the daemon's (opened once for
-	// the process and shared with the API and power control), its TTL
-	// the one asked for, its boot steps recorded in the event log
-	// (RecordBootSteps), and its Logger the daemon's when nil.
+	// StateDir is the daemon's, its Backend node-provisioner's over the
+	// daemon's stores (opened once for the process and shared with the
+	// API and power control; package pxe/backend/regbackend), its Inbox
+	// theirs, its TTL the one asked for, its boot steps recorded in the
+	// event log (RecordBootSteps), and its Logger the daemon's when nil.
 	Window pxe.Config
+	// SecretsDir is the nodes' secrets folder of a state folder's
+	// stores. Default: pxe/secret's DefaultDir.
+	SecretsDir string
+	// Site are the settings of every answer over those of the state
+	// folder's site.json.
+	Site registry.Site
 	// Store, a postgres:// URL, keeps the site's stores in PostgreSQL
 	// (the state folder keeps the host's own); empty keeps them all in
 	// the state folder. See pxe/store's Options.Store.
@@ -131,7 +140,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	stores, err := store.Open(d.cfg.StateDir, store.Options{SecretsDir: d.cfg.Window.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
+	stores, err := store.Open(d.cfg.StateDir, store.Options{SecretsDir: d.cfg.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
 	if err != nil {
 		return err
 	}
@@ -169,8 +178,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// the API's stream share it, so events reach the stream at once.
 	evs := stores.Events()
 	wcfg := d.cfg.Window
-	wcfg.Stores = stores // the windows open no store of their own
 	win := newWindows(ctx, d.cfg.StateDir, stores.SiteWindow(), sitewindow.Host{Name: d.host()}, wcfg, d.log)
+	// Each window answers from a backend over the daemon's stores: the
+	// windows open no store of their own.
+	win.backend = func(ctx context.Context, discover bool) (*regbackend.Backend, error) {
+		return regbackend.Open(ctx, stores, regbackend.Options{StateDir: d.cfg.StateDir, Site: d.cfg.Site, Discover: discover, Logger: d.log})
+	}
+	win.inbox = stores.Discovered
 	defer win.shutdown()
 	pw := &bmcs{stores: stores, events: evs, log: d.log}
 	secrets, err := stores.Secrets()

@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	pxestore "github.com/plasmactl/plasma-node/pxe/store"
 	"log/slog"
 	"path/filepath"
 	"testing"
@@ -40,10 +42,17 @@ func TestAWindowSlowToStartStopsAtTheSitesDeadline(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	cfg := pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", Logger: slog.New(slowOpen{delay: 700 * time.Millisecond})}
 	w := newWindows(ctx, state, sitewindow.OpenDir(filepath.Join(state, "api")), sitewindow.Host{Name: "a"}, cfg, log)
+	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.backend = func(ctx context.Context, discover bool) (*regbackend.Backend, error) {
+		return regbackend.Open(ctx, stores, regbackend.Options{StateDir: state, Discover: discover})
+	}
 	now := time.Now().UTC()
 	rec := sitewindow.Window{Opened: now, Deadline: now.Add(1500 * time.Millisecond)}
 	w.mu.Lock()
-	_, err := w.startLocked(rec)
+	_, err = w.startLocked(rec)
 	r := w.cur
 	w.mu.Unlock()
 	if err != nil {

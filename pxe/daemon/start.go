@@ -22,12 +22,23 @@ func (w *windows) startLocked(rec sitewindow.Window) (api.WindowStatus, error) {
 	if cfg.TTL <= 0 {
 		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
 	}
+	b, err := w.backend(w.ctx, cfg.Discover)
+	if err != nil {
+		return api.WindowStatus{}, fmt.Errorf("%w: %w", api.ErrNotStarted, err)
+	}
+	cfg.Backend = b
+	if cfg.Discover {
+		if cfg.Inbox, err = w.inbox(); err != nil {
+			return api.WindowStatus{}, fmt.Errorf("%w: %w", api.ErrNotStarted, err)
+		}
+	}
 	opened := make(chan *pxe.Window, 1)
 	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }
 	sd := &said{}
 	cfg.Logger = logSaid(cfg.Logger, sd)
 	srv, err := pxe.New(cfg)
 	if err != nil {
+		b.Close()
 		return api.WindowStatus{}, fmt.Errorf("%w: the daemon's window settings: %w", api.ErrBadRequest, err)
 	}
 	// The server's TTL runs from when it starts serving, later than now
@@ -37,6 +48,7 @@ func (w *windows) startLocked(rec sitewindow.Window) (api.WindowStatus, error) {
 	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), win: rec, said: sd}
 	go func() {
 		r.err = srv.Serve(ctx)
+		b.Close()
 		if errors.Is(r.err, context.DeadlineExceeded) && context.Cause(ctx) == pxe.ErrWindowExpired {
 			r.err = pxe.ErrWindowExpired
 		}

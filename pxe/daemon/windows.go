@@ -11,6 +11,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 )
 
@@ -29,6 +31,10 @@ type windows struct {
 	host     sitewindow.Host // this host's name and API address
 	cfg      pxe.Config
 	log      *slog.Logger
+	// backend opens the backend a window answers from (a discovery
+	// window's when discover), inbox the discovery inbox.
+	backend func(ctx context.Context, discover bool) (*regbackend.Backend, error)
+	inbox   func() (discovery.Store, error)
 
 	mu       sync.Mutex
 	cur      *running

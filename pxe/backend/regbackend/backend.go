@@ -108,6 +108,7 @@ var (
 	_ backend.Recorder  = (*Backend)(nil)
 	_ backend.Inventory = (*Backend)(nil)
 	_ backend.OneShot   = (*Backend)(nil)
+	_ backend.Starter   = (*Backend)(nil)
 	_ events.Sink       = (*Backend)(nil)
 )
 
@@ -115,12 +116,10 @@ var (
 // writable before a window takes registrations it could not answer.
 type folder interface{ Dir() string }
 
-// New checks cfg, creates the first-boot folder (0700) and reads
-// the installed nodes from the event store. With folder stores it also
-// cleans up after a window that was killed: it removes the answers'
-// staged files and re-arms the registrations whose answers never left,
-// so it must run as the only window on its folders (a pxe.Server
-// creates it under the state folder's lock). Close it when done.
+// New checks cfg, creates the first-boot folder (0700), checks that the
+// folders an answer's files go to are writable and reads the installed
+// nodes from the event store. It changes nothing else: the clean-up after
+// a killed window is [Backend.Start]'s. Close it when done.
 func New(cfg Config) (*Backend, error) {
 	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" || cfg.Events == nil {
 		return nil, errors.New("registry backend: a store, a secret store, a state folder and an event store are required")
@@ -146,28 +145,15 @@ func New(cfg Config) (*Backend, error) {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
 	folders := []struct{ what, dir string }{{"first-boot", b.dir}, {"state", cfg.StateDir}}
-	clean := []string{b.dir}
 	if f, ok := cfg.Store.(folder); ok {
 		folders = append(folders, struct{ what, dir string }{"registrations", f.Dir()})
 	}
 	if f, ok := cfg.Secrets.(folder); ok {
 		folders = append(folders, struct{ what, dir string }{"secrets", f.Dir()})
-		clean = append(clean, f.Dir())
 	}
 	for _, f := range folders {
 		if err := writable(f.dir); err != nil {
 			return nil, fmt.Errorf("registry backend: the %s folder %s: %w: %w", f.what, f.dir, ErrNotWritable, err)
-		}
-	}
-	// Temporary files of answers a killed window staged are of no use.
-	for _, dir := range clean {
-		if err := atomicfile.CleanTemp(dir); err != nil {
-			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
-		}
-	}
-	if _, ok := cfg.Store.(folder); ok {
-		if pw, ok := cfg.Secrets.(passwordFiles); ok {
-			b.rearmUnsent(context.Background(), pw)
 		}
 	}
 	b.events = cfg.Events
@@ -177,6 +163,32 @@ func New(cfg Config) (*Backend, error) {
 	}
 	b.installed = installedOf(hist)
 	return b, nil
+}
+
+// Start cleans up after a window that was killed on the backend's
+// folders: it removes the answers' staged files and, with folder stores,
+// re-arms the registrations whose answers never left (consumed and
+// undelivered with no root password kept). A window calls it once when
+// it opens, under its state folder's lock ([backend.Starter]), so no
+// other window is between the steps of an answer meanwhile.
+func (b *Backend) Start(ctx context.Context) error {
+	cfg := b.cfg
+	clean := []string{b.dir}
+	if f, ok := cfg.Secrets.(folder); ok {
+		clean = append(clean, f.Dir())
+	}
+	// Temporary files of answers a killed window staged are of no use.
+	for _, dir := range clean {
+		if err := atomicfile.CleanTemp(dir); err != nil {
+			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
+		}
+	}
+	if _, ok := cfg.Store.(folder); ok {
+		if pw, ok := cfg.Secrets.(passwordFiles); ok {
+			b.rearmUnsent(ctx, pw)
+		}
+	}
+	return nil
 }
 
 // ErrNotWritable is wrapped by [New]'s error for a folder it must

@@ -68,8 +68,12 @@ func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 			if !tc.folder {
 				secrets = opaqueSecrets{sec}
 			}
-			if _, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: state,
-				Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})}); err != nil {
+			b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: state,
+				Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Start(ctx); err != nil { // as a window opening on it
 				t.Fatal(err)
 			}
 			got := map[string]string{}
