@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -78,20 +76,6 @@ func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error)
 	return r, pw, nil
 }
 
-// bmcRequest is power control's request for name, over the process's
-// stores of the state folder.
-func (a *app) bmcRequest(name string) (power.Request, error) {
-	stores, err := a.stores()
-	if err != nil {
-		return power.Request{}, err
-	}
-	secrets, err := stores.Secrets()
-	if err != nil {
-		return power.Request{}, err
-	}
-	return power.Request{Registrations: stores.Registrations(), Secrets: secrets, Window: stores.Window(), Name: name, Events: stores.Events(), Logger: a.log}, nil
-}
-
 func (a *app) powerCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "power status|on|off|cycle NAME",
@@ -109,9 +93,13 @@ func (a *app) powerCmd() *cobra.Command {
 			if err := registry.ValidateName(args[1]); err != nil {
 				return err
 			}
-			p, err := a.powerNode(cmd.Context(), args[1], action)
+			n, err := a.node()
 			if err != nil {
 				return err
+			}
+			p, err := n.Power(cmd.Context(), args[1], string(action))
+			if err != nil {
+				return localNotFound(n, err)
 			}
 			fmt.Fprintf(a.out, "%s: power %s\n", args[1], p)
 			return nil
@@ -135,9 +123,13 @@ pending, so an installed machine is never reinstalled by accident.`,
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			res, err := a.bootNode(cmd.Context(), args[0])
+			n, err := a.node()
 			if err != nil {
 				return err
+			}
+			res, err := n.Boot(cmd.Context(), args[0])
+			if err != nil {
+				return localNotFound(n, err)
 			}
 			how := "powered on"
 			if res.Cycled {
@@ -147,45 +139,4 @@ pending, so an installed machine is never reinstalled by accident.`,
 			return nil
 		},
 	}
-}
-
-// powerNode runs action through name's BMC: on --server through its
-// API, else on the state folder (an unknown name is then a usage error).
-func (a *app) powerNode(ctx context.Context, name string, action power.Action) (string, error) {
-	n, err := a.node()
-	if err != nil {
-		return "", err
-	}
-	if err := noRegistrations(ctx, n, name); err != nil {
-		return "", err
-	}
-	return n.Power(ctx, name, string(action))
-}
-
-// noRegistrations refuses name, as not found (a usage error), on a state
-// folder on this host that holds no registrations: opening its stores to
-// look would create it, and power status is a read.
-func noRegistrations(ctx context.Context, n node, name string) error {
-	l, ok := n.(localNode)
-	if !ok {
-		return nil
-	}
-	nodes, err := l.Nodes(ctx)
-	if err != nil || len(nodes) > 0 {
-		return err
-	}
-	return usageError(fmt.Errorf("%w named %q", registry.ErrNotFound, name))
-}
-
-// bootNode boots name into the installer through its BMC: on --server
-// through its API, else on the state folder.
-func (a *app) bootNode(ctx context.Context, name string) (api.BootReply, error) {
-	n, err := a.node()
-	if err != nil {
-		return api.BootReply{}, err
-	}
-	if err := noRegistrations(ctx, n, name); err != nil {
-		return api.BootReply{}, err
-	}
-	return n.Boot(ctx, name)
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
@@ -62,10 +60,15 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 				defer watch.stop()
 			}
 			res, err := n.Reinstall(cmd.Context(), name)
-			if errors.Is(err, registry.ErrNotFound) {
+			var failed *power.BootFailedError
+			switch {
+			case errors.Is(err, registry.ErrNotFound):
 				return usageError(err)
-			}
-			if err != nil {
+			case errors.Is(err, power.ErrWindowClosed):
+				return fmt.Errorf("reinstall %s: the provisioning window is closed; open it first (node-provisioner enable), so that the machine its BMC boots is answered", name)
+			case errors.As(err, &failed):
+				return fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (node-provisioner boot %s when that is fixed): %w", name, name, failed.Err)
+			case err != nil:
 				return err
 			}
 			if res.Boot == nil {
@@ -104,41 +107,4 @@ func confirm(cmd *cobra.Command, name string) error {
 		return fmt.Errorf("reinstall %s declined", name)
 	}
 	return nil
-}
-
-// Reinstall re-arms name in the state folder and, when it has a BMC,
-// boots it: refused before anything is written when the window is
-// closed, as the BMC's boot would be.
-func (l localNode) Reinstall(ctx context.Context, name string) (api.ReinstallReply, error) {
-	stores, err := l.a.stores()
-	if err != nil {
-		return api.ReinstallReply{}, err
-	}
-	consumed, err := stores.Registrations().Consumed(ctx)
-	if err != nil {
-		return api.ReinstallReply{}, err
-	}
-	i := slices.IndexFunc(consumed, func(r registry.Registration) bool { return r.Name == name })
-	withBMC := i >= 0 && consumed[i].BMC != nil
-	if withBMC {
-		w, err := l.Window(ctx)
-		if err != nil {
-			return api.ReinstallReply{}, err
-		}
-		if !w.Open {
-			return api.ReinstallReply{}, fmt.Errorf("reinstall %s: the provisioning window is closed; open it first (node-provisioner enable), so that the machine its BMC boots is answered", name)
-		}
-	}
-	if _, err := l.Local.Reinstall(ctx, name); err != nil {
-		return api.ReinstallReply{}, err
-	}
-	reply := api.ReinstallReply{Name: name}
-	if withBMC {
-		b, err := l.Boot(ctx, name)
-		if err != nil {
-			return reply, fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (node-provisioner boot %s when that is fixed): %w", name, name, err)
-		}
-		reply.Boot = &b
-	}
-	return reply, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // defaultReinstallWait bounds reinstall --wait: a server's firmware, the
@@ -29,7 +30,7 @@ type installWatch struct {
 
 // watchInstall starts following the events of name (by name, or by its
 // MACs before it is matched) from now.
-func watchInstall(ctx context.Context, n node, name string) (*installWatch, error) {
+func watchInstall(ctx context.Context, n registrar.Provisioner, name string) (*installWatch, error) {
 	ns, err := n.Nodes(ctx)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -57,17 +58,18 @@ func (a *app) localDaemon() (daemon.Record, bool, error) {
 	return daemon.Running(a.stateDir)
 }
 
-// daemonClient returns the client of the daemon r running on the state
-// folder, with the token of TokenEnv; scope names what the token needs.
-// Without a token it fails (exit 1) naming the daemon: the daemon owns
-// the state folder's window, a second one is never served beside it.
-func (a *app) daemonClient(r daemon.Record, scope string) (*client.Client, error) {
-	tok := os.Getenv(TokenEnv)
-	if tok == "" {
-		return nil, fmt.Errorf("a node-provisioner daemon runs on state folder %s (pid %d, API %s): this goes through its API and needs a token with %s scope in %s (node-provisioner token create NAME --scope %s makes one)",
-			a.stateDir, r.PID, r.URL(), scope, TokenEnv, scope)
+// daemonClient returns the operator of the daemon r running on the
+// state folder, through its API with the token of TokenEnv; scope names
+// what the token needs. Without a token it fails (exit 1) naming the
+// daemon: the daemon owns the state folder's window, a second one is
+// never served beside it.
+func (a *app) daemonClient(r daemon.Record, scope string) (registrar.Remote, error) {
+	op, err := daemon.Via(a.stateDir, r, os.Getenv(TokenEnv), a.log)
+	var need *daemon.TokenNeededError
+	if errors.As(err, &need) {
+		return op, fmt.Errorf("%v with %s scope in %s (node-provisioner token create NAME --scope %s makes one)", need, scope, TokenEnv, scope)
 	}
-	return daemon.LocalClient(a.stateDir, r, tok, a.log)
+	return op, err
 }
 
 // printWindow prints the window as status shows it.

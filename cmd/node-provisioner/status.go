@@ -14,6 +14,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
 // errWindowClosed makes status exit 1 while no window is open.
@@ -60,10 +62,10 @@ func (a *app) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				n = remoteNode{c}
+				n = c
 			}
 			w, err := n.Window(ctx)
-			if _, local := n.(localNode); running && local && w.Open && w.PID == r.PID {
+			if _, local := n.(daemon.Local); running && local && w.Open && w.PID == r.PID {
 				w.Daemon = true // read from the state folder, without a token
 			}
 			if err != nil {
@@ -129,7 +131,7 @@ const watchPoll = time.Second
 // state folder's event log) until ctx ends (Ctrl-C) or, when the window
 // was open as it started, until the window closes; either is a nil
 // error.
-func (a *app) watch(ctx context.Context, n node, open bool, output string) error {
+func (a *app) watch(ctx context.Context, n registrar.Provisioner, open bool, output string) error {
 	if output == "table" {
 		// An open window's watch also ends when it closes, with a line
 		// saying so.
@@ -163,7 +165,7 @@ func (a *app) watch(ctx context.Context, n node, open bool, output string) error
 // untilClosed cancels ctx with errWindowClosed once the window is no
 // longer open, a poll later than it saw it closed so that the last
 // events are printed.
-func (a *app) untilClosed(ctx context.Context, n node, cancel context.CancelCauseFunc) {
+func (a *app) untilClosed(ctx context.Context, n registrar.Provisioner, cancel context.CancelCauseFunc) {
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
 	closed := false

@@ -58,7 +58,7 @@ func (a *app) enableCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.enableRemote(cmd, c, o.cfg, "")
+				return a.enableRemote(cmd, c.Client, o.cfg, "")
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -159,7 +159,7 @@ func (a *app) disableCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				n = remoteNode{c}
+				n = c
 			}
 			closed, err := n.Disable(cmd.Context())
 			if err != nil {
