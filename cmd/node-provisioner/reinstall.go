@@ -10,6 +10,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
@@ -52,12 +53,12 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 			if err != nil {
 				return err
 			}
-			var watch *installWatch
+			var watch *registrar.InstallWatch
 			if wait {
-				if watch, err = watchInstall(cmd.Context(), n, name); err != nil {
+				if watch, err = registrar.WatchInstall(cmd.Context(), n, name); err != nil {
 					return err
 				}
-				defer watch.stop()
+				defer watch.Stop()
 			}
 			res, err := n.Reinstall(cmd.Context(), name)
 			var failed *power.BootFailedError
@@ -83,7 +84,7 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 			if watch == nil {
 				return nil
 			}
-			return watch.wait(cmd.Context(), a.out, timeout)
+			return waitInstall(cmd.Context(), watch, a.out, name, timeout)
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "reinstall without asking (needed where there is no terminal)")
