@@ -144,12 +144,3 @@ func checkText(field, v string) error {
 	}
 	return nil
 }
-
-// NormalizeMAC returns s as reports keep MACs: lower case with colons.
-func NormalizeMAC(s string) (string, error) {
-	m, ok := answer.CanonicalMAC(s)
-	if !ok {
-		return "", fmt.Errorf("invalid MAC address %q (want six hex pairs such as aa:bb:cc:dd:ee:ff)", s)
-	}
-	return m, nil
-}

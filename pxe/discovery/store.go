@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // ErrNotFound is the error of a MAC, serial or ID no live entry holds.
@@ -122,7 +124,7 @@ func Put(recs []Record, report Report, now time.Time, l Limits) ([]Record, Recor
 // MACs (any case, with colons or dashes), or its DMI serial. A serial
 // more than one entry holds is an error wrapping [ErrAmbiguous].
 func Find(recs []Record, key string) (Record, error) {
-	if mac, err := NormalizeMAC(key); err == nil {
+	if mac, ok := answer.CanonicalMAC(key); ok {
 		for _, r := range recs {
 			if slices.Contains(r.MACs(), mac) {
 				return r.Clone(), nil

@@ -21,6 +21,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"golang.org/x/sys/unix"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
@@ -214,7 +215,7 @@ func nicName(p Paths, mac string) string {
 	names, _ := filepath.Glob(p.sys("class/net/*"))
 	slices.Sort(names)
 	for _, dir := range names {
-		if m, err := discovery.NormalizeMAC(read(filepath.Join(dir, "address"))); err == nil && m == mac {
+		if m, ok := answer.CanonicalMAC(read(filepath.Join(dir, "address"))); ok && m == mac {
 			return filepath.Base(dir)
 		}
 	}

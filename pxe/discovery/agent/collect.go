@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
@@ -98,8 +99,8 @@ func nics(p Paths) []discovery.NIC {
 		if read(filepath.Join(dir, "type")) != "1" {
 			continue // not Ethernet
 		}
-		mac, err := discovery.NormalizeMAC(read(filepath.Join(dir, "address")))
-		if err != nil {
+		mac, ok := answer.CanonicalMAC(read(filepath.Join(dir, "address")))
+		if !ok {
 			continue
 		}
 		n := discovery.NIC{MAC: mac, Link: read(filepath.Join(dir, "operstate"))}
