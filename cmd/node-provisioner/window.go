@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 
 	"github.com/spf13/cobra"
@@ -65,8 +63,6 @@ func (a *app) enableCmd() *cobra.Command {
 				return err
 			}
 			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, serveArgs(cmd.Flags())...)
-			logPath := filepath.Join(a.stateDir, "serve.log")
-			from := fileSize(logPath)
 			var pass []string
 			if a.store != "" {
 				// The store's URL may hold a password: the server gets it
@@ -79,7 +75,9 @@ func (a *app) enableCmd() *cobra.Command {
 					argv = append(argv[:1], append([]string{"--store-key", abs(a.storeKey)}, argv[1:]...)...)
 				}
 			}
-			w, err := pxe.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, PassEnv: pass, TTL: o.cfg.TTL, Logger: a.log})
+			// What the window said as it started: its warnings, or why it
+			// could not (a port taken), in this command's voice.
+			w, said, err := daemon.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, PassEnv: pass, TTL: o.cfg.TTL, Logger: a.log}, "node-provisioner: ")
 			if errors.Is(err, pxe.ErrWindowOpen) {
 				left := err.Error()
 				if w != nil {
@@ -93,9 +91,6 @@ func (a *app) enableCmd() *cobra.Command {
 				fmt.Fprintf(a.out, "The provisioning window is already open: %s\n", left)
 				return nil
 			}
-			// What the window said as it started: its warnings, or why it
-			// could not (a port taken), in this command's voice.
-			said := a.windowSaid(logPath, from)
 			if err != nil {
 				if len(said) > 0 {
 					return fmt.Errorf("the window did not open: %s", strings.Join(said, "; "))
@@ -219,66 +214,6 @@ func windowFlags(names []string) []string {
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = "--" + n
-	}
-	return out
-}
-
-// fileSize is the size of the file at path, 0 when there is none.
-func fileSize(path string) int64 {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// windowSaid reads what a window started by enable wrote to its log from
-// offset from: each warning and error of its JSON log as "warning: msg
-// (key=value, ...)", and its own error lines.
-func (a *app) windowSaid(path string, from int64) []string {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if _, err := f.Seek(from, io.SeekStart); err != nil {
-		return nil
-	}
-	var out []string
-	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) != nil {
-			if msg, ok := strings.CutPrefix(line, "node-provisioner: "); ok {
-				out = append(out, msg)
-			}
-			continue
-		}
-		level, _ := rec["level"].(string)
-		if level != "WARN" && level != "ERROR" {
-			continue
-		}
-		msg, _ := rec["msg"].(string)
-		var parts []string
-		keys := make([]string, 0, len(rec))
-		for k := range rec {
-			if k != "time" && k != "level" && k != "msg" {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s=%v", k, rec[k]))
-		}
-		kind := "warning"
-		if level == "ERROR" {
-			kind = "error"
-		}
-		if len(parts) > 0 {
-			msg += " (" + strings.Join(parts, ", ") + ")"
-		}
-		out = append(out, kind+": "+msg)
 	}
 	return out
 }
