@@ -90,6 +90,13 @@ func TestDeps(t *testing.T) {
 			Pkgs:    []string{".", "./cmd/plasma-node", "./examples/embed-pxe", "./providers/...", "./pxe/client"},
 			BadDeps: each("the PostgreSQL driver, linked only where a store may be postgres://", "github.com/jackc/"),
 		},
+		// The window only serves: it asks the backend it is given and
+		// opens no store (the wiring builds node-provisioner's backend).
+		"the window opens no store": {
+			Pkgs: []string{"./pxe"},
+			BadDeps: join(each("the stores: the wiring opens them and builds the backend", mod+"/pxe/store/...", mod+"/pxe/registry/...", mod+"/pxe/backend/regbackend"),
+				each("the PostgreSQL driver, linked only where a store may be postgres://", "github.com/jackc/")),
+		},
 		// The window's backend, the API, power, the daemon, the pxe provider
 		// and both binaries take the store interfaces: none imports a file
 		// store. pxe/store opens them.
