@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe/pgstore"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -151,10 +150,10 @@ func (a *app) defaults() (err error) {
 // holds a password: an argument is seen by every user of the host.
 func storeFlag(flag, v string) error {
 	if !postgres.IsURL(v) {
-		return usageError(fmt.Errorf("%s %s: want a postgres:// or postgresql:// URL", flag, pgstore.Redact(v)))
+		return usageError(fmt.Errorf("%s %s: want a postgres:// or postgresql:// URL", flag, postgres.Redact(v)))
 	}
-	if pgstore.HasPassword(v) {
-		return usageError(fmt.Errorf("%s %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", flag, pgstore.Redact(v), registrar.EnvStore))
+	if postgres.HasPassword(v) {
+		return usageError(fmt.Errorf("%s %s: a password in an argument is seen by every user of the host; put the URL in %s, or the password in ~/.pgpass", flag, postgres.Redact(v), registrar.EnvStore))
 	}
 	return nil
 }

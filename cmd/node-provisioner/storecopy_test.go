@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -121,7 +120,7 @@ func TestStoreCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pw, err := sec.(*pgsecret.Store).ReadRootPassword(ctx, "delivered1"); err != nil || pw != "root-Pa55" {
+	if pw, err := sec.(*postgres.Secrets).ReadRootPassword(ctx, "delivered1"); err != nil || pw != "root-Pa55" {
 		t.Errorf("the copied root password = %q, %v", pw, err)
 	}
 

@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/pgstore"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
 )
 
 // TestAStoreOutageIs503NamingTheStore: with the registrations in a
@@ -20,12 +19,12 @@ import (
 // again, no restart.
 func TestAStoreOutageIs503NamingTheStore(t *testing.T) {
 	srv := pgtest.Start(t)
-	db, err := pgstore.Open(context.Background(), srv.NewDatabase(t), pgstore.Options{Timeout: 3 * time.Second})
+	db, err := postgres.OpenDB(context.Background(), srv.NewDatabase(t), postgres.DBOptions{Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	e := newEnv(t, func(c *api.Config) { c.Registry = pgregistry.Open(db, nil) })
+	e := newEnv(t, func(c *api.Config) { c.Registry = postgres.OpenRegistrations(db, nil) })
 	body := `{"name":"pve1","macs":["52:54:00:00:04:01"],"boot_disk":"sda"}`
 	if r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], body); r.status != 201 {
 		t.Fatalf("register: %d %s", r.status, r.body)
@@ -57,12 +56,12 @@ func TestAStoreOutageIs503NamingTheStore(t *testing.T) {
 // the same handler and token serve again.
 func TestATokenStoreOutageIs503NamingTheStore(t *testing.T) {
 	srv := pgtest.Start(t)
-	db, err := pgstore.Open(context.Background(), srv.NewDatabase(t), pgstore.Options{Timeout: 3 * time.Second})
+	db, err := postgres.OpenDB(context.Background(), srv.NewDatabase(t), postgres.DBOptions{Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	tokens := pgtokens.Open(db, nil)
+	tokens := postgres.OpenTokens(db, nil)
 	tok, err := tokens.Create(context.Background(), "reader", apitoken.ScopeRead, time.Time{})
 	if err != nil {
 		t.Fatal(err)

@@ -308,7 +308,7 @@ func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
 }
 
 // unavailable reports the error of a store that cannot be reached now:
-// one with an Unavailable method saying so (pgstore's), matched by the
+// one with an Unavailable method saying so (package pxe/store/postgres's), matched by the
 // method so that the API links no store.
 func unavailable(err error) bool {
 	var u interface{ Unavailable() bool }

@@ -15,7 +15,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgreplies"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -147,7 +146,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer stores.Close()
 	var replies api.Replies // nil: the state folder's
 	if pg, ok := stores.Remote().(*postgres.Stores); ok {
-		replies = pgreplies.Open(pg.DB())
+		replies = postgres.OpenReplies(pg.DB())
 	}
 	tokens, err := stores.Tokens()
 	if err != nil {

@@ -274,7 +274,7 @@ func testAnswer() *answer.Answer {
 }
 
 // storeDown is a store's error for a database it cannot reach, as
-// pgstore's UnavailableError says so: by its Unavailable method.
+// pxe/store/postgres's UnavailableError says so: by its Unavailable method.
 type storeDown struct{}
 
 func (storeDown) Error() string     { return "PostgreSQL store postgres://np:xxxxx@db/np is unavailable" }

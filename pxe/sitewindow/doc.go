@@ -12,7 +12,7 @@
 // disable on the host read.
 //
 // [Dir] is the state folder's store (one host: the daemon's API folder
-// holds the record, window.json); package pgwindow keeps the window in
+// holds the record, window.json); package pxe/store/postgres keeps the window in
 // PostgreSQL for several hosts. Package sitewindowtest is the
 // conformance suite both pass.
 package sitewindow

@@ -17,10 +17,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
@@ -91,7 +87,7 @@ func copyRegistrations(ctx context.Context, from string, o store.Options, to *st
 	if err != nil {
 		return err
 	}
-	dst := to.Registrations().(*pgregistry.Store)
+	dst := to.Registrations().(*Registrations)
 	for _, r := range append(pending, consumed...) {
 		if err := dst.Import(ctx, r); err != nil {
 			return fmt.Errorf("store: copy registration %s: %w", r.Name, err)
@@ -133,7 +129,7 @@ func copySecrets(ctx context.Context, _ string, o store.Options, to *store.Store
 	if err != nil {
 		return err
 	}
-	dst := sec.(*pgsecret.Store)
+	dst := sec.(*Secrets)
 	for _, e := range ents {
 		stem, ok := strings.CutSuffix(e.Name(), ".pw")
 		if !ok || !e.Type().IsRegular() {
@@ -186,7 +182,7 @@ func copyTokens(ctx context.Context, from string, o store.Options, to *store.Sto
 		return err
 	}
 	for _, tk := range toks {
-		if err := t.(*pgtokens.Store).Import(ctx, tk); err != nil {
+		if err := t.(*Tokens).Import(ctx, tk); err != nil {
 			return fmt.Errorf("store: copy token %s: %w", tk.Name, err)
 		}
 		c.Tokens++
@@ -285,7 +281,7 @@ func copyDiscovered(ctx context.Context, from string, o store.Options, to *store
 	if err != nil || len(recs) == 0 {
 		return err
 	}
-	if err := to.Remote().Discovered().(*pgdiscovery.Store).Import(ctx, recs); err != nil {
+	if err := to.Remote().Discovered().(*Inbox).Import(ctx, recs); err != nil {
 		return fmt.Errorf("store: copy the discovery inbox: %w", err)
 	}
 	c.Discovered = len(recs)

@@ -7,14 +7,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/pgstore"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgevents"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pginstalls"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgwindow"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
@@ -52,30 +44,30 @@ func IsURL(setting string) bool {
 // registrations are opened with it, the rest when first asked for (by
 // [store.Stores], which keeps each).
 type Stores struct {
-	db   *pgstore.DB
+	db   *DB
 	log  *slog.Logger
 	lim  discovery.Limits
-	regs *pgregistry.Store
+	regs *Registrations
 }
 
 var _ store.Remote = (*Stores)(nil)
 
 // Open connects to the database url names and applies its migrations
-// ([pgstore.Open]); it is the [store.Opener] of [Register].
+// ([OpenDB]); it is the [store.Opener] of [Register].
 func Open(ctx context.Context, url string, o store.RemoteOptions) (store.Remote, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	db, err := pgstore.Open(ctx, url, pgstore.Options{Timeout: o.Timeout, Logger: o.Logger})
+	db, err := OpenDB(ctx, url, DBOptions{Timeout: o.Timeout, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
-	return &Stores{db: db, log: o.Logger, lim: o.Discovery, regs: pgregistry.Open(db, o.Logger)}, nil
+	return &Stores{db: db, log: o.Logger, lim: o.Discovery, regs: OpenRegistrations(db, o.Logger)}, nil
 }
 
 // DB returns the connection pool, for a store opened beside these on the
-// same database (the API's idempotency records, package pgreplies).
-func (s *Stores) DB() *pgstore.DB { return s.db }
+// same database (the API's idempotency records, [OpenReplies]).
+func (s *Stores) DB() *DB { return s.db }
 
 // Name names the database without its password.
 func (s *Stores) Name() string { return s.db.Name() }
@@ -86,23 +78,23 @@ func (s *Stores) Registrations() registry.Registrations { return s.regs }
 // Secrets opens the secrets sealed with the host's key in keyFile; the
 // store's first host makes the key file.
 func (s *Stores) Secrets(ctx context.Context, keyFile string) (secret.Store, error) {
-	return pgsecret.Open(ctx, s.db, keyFile, pgsecret.Options{Create: true})
+	return OpenSecrets(ctx, s.db, keyFile, SecretsOptions{Create: true})
 }
 
 // Events returns the event log.
-func (s *Stores) Events() events.Store { return pgevents.Open(s.db, pgevents.Options{}) }
+func (s *Stores) Events() events.Store { return OpenEvents(s.db, EventsOptions{}) }
 
 // Installs returns the installers' reports.
-func (s *Stores) Installs() registry.Installs { return pginstalls.Open(s.db) }
+func (s *Stores) Installs() registry.Installs { return OpenInstalls(s.db) }
 
 // Tokens returns the API's tokens.
-func (s *Stores) Tokens() apitoken.Tokens { return pgtokens.Open(s.db, s.log) }
+func (s *Stores) Tokens() apitoken.Tokens { return OpenTokens(s.db, s.log) }
 
 // Discovered returns the discovery inbox.
-func (s *Stores) Discovered() discovery.Store { return pgdiscovery.Open(s.db, s.lim) }
+func (s *Stores) Discovered() discovery.Store { return OpenInbox(s.db, s.lim) }
 
 // SiteWindow returns the site's window.
-func (s *Stores) SiteWindow() sitewindow.Store { return pgwindow.Open(s.db) }
+func (s *Stores) SiteWindow() sitewindow.Store { return OpenSiteWindow(s.db) }
 
 // Close closes the pool.
 func (s *Stores) Close() { s.db.Close() }

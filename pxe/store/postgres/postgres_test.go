@@ -14,13 +14,6 @@ import (
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/pgstore"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgdiscovery"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgevents"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pginstalls"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgregistry"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgsecret"
-	"github.com/plasmactl/plasma-node/pxe/pgstore/pgtokens"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
@@ -42,31 +35,31 @@ func TestOpenPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, ok := a.Registrations().(*pgregistry.Store); !ok {
-		t.Fatalf("Registrations = %T, want pgregistry's", a.Registrations())
+	if _, ok := a.Registrations().(*postgres.Registrations); !ok {
+		t.Fatalf("Registrations = %T, want *Registrations", a.Registrations())
 	}
 	secA, err := a.Secrets()
-	if _, ok := secA.(*pgsecret.Store); err != nil || !ok {
-		t.Fatalf("Secrets = %T, %v; want pgsecret's", secA, err)
+	if _, ok := secA.(*postgres.Secrets); err != nil || !ok {
+		t.Fatalf("Secrets = %T, %v; want *Secrets", secA, err)
 	}
 	if fi, err := os.Stat(filepath.Join(dirA, store.KeyFileName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the key file: %v, %v; want <state-dir>/%s, 0600", fi, err, store.KeyFileName)
 	}
 	toks, _ := a.Tokens()
 	ins, _ := a.Installs()
-	if _, ok := toks.(*pgtokens.Store); !ok {
-		t.Errorf("Tokens = %T, want pgtokens'", toks)
+	if _, ok := toks.(*postgres.Tokens); !ok {
+		t.Errorf("Tokens = %T, want *Tokens", toks)
 	}
-	if _, ok := ins.(*pginstalls.Store); !ok {
-		t.Errorf("Installs = %T, want pginstalls'", ins)
+	if _, ok := ins.(*postgres.Installs); !ok {
+		t.Errorf("Installs = %T, want *Installs", ins)
 	}
-	if _, ok := a.Events().(*pgevents.Store); !ok {
-		t.Errorf("Events = %T, want pgevents'", a.Events())
+	if _, ok := a.Events().(*postgres.Events); !ok {
+		t.Errorf("Events = %T, want *Events", a.Events())
 	}
 	if in, err := a.Discovered(); err != nil {
 		t.Errorf("Discovered: %v", err)
-	} else if _, ok := in.(*pgdiscovery.Store); !ok {
-		t.Errorf("Discovered = %T, want pgdiscovery's", in)
+	} else if _, ok := in.(*postgres.Inbox); !ok {
+		t.Errorf("Discovered = %T, want *Inbox", in)
 	}
 	if a.Remote() == nil || strings.Contains(a.Store(), pgtest.Password) || !strings.Contains(a.Store(), "xxxxx") {
 		t.Errorf("Store() = %q, want the URL without its password", a.Store())
@@ -94,7 +87,7 @@ func TestOpenPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.Secrets(); !errors.Is(err, pgsecret.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, store.KeyFileName)) {
+	if _, err := b.Secrets(); !errors.Is(err, postgres.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, store.KeyFileName)) {
 		t.Errorf("a second host's Secrets without the key = %v, want ErrNoKey naming its key file", err)
 	}
 	key, _ := os.ReadFile(filepath.Join(dirA, store.KeyFileName))
@@ -123,13 +116,13 @@ func TestOpenPostgres(t *testing.T) {
 		store string
 		want  error
 	}{
-		{store: fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", pgtest.Password), want: pgstore.ErrConnect},
+		{store: fmt.Sprintf("postgres://postgres:%s@127.0.0.1:1/x?sslmode=disable&connect_timeout=2", pgtest.Password), want: postgres.ErrConnect},
 		{store: fmt.Sprintf("mysql://root:%s@db/x", pgtest.Password), want: store.ErrUnknownScheme},
 	}
 	for _, tc := range bad {
 		_, err := store.Open(t.TempDir(), store.Options{Openers: postgres.Openers(), Store: tc.store, Timeout: 3 * time.Second})
 		if !errors.Is(err, tc.want) || strings.Contains(err.Error(), pgtest.Password) {
-			t.Errorf("Open with store %s = %v; want %v without the password", pgstore.Redact(tc.store), err, tc.want)
+			t.Errorf("Open with store %s = %v; want %v without the password", postgres.Redact(tc.store), err, tc.want)
 		}
 	}
 }

@@ -1,5 +1,0 @@
-package pgtokens_test
-
-import "time"
-
-var timeZero time.Time
