@@ -1,11 +1,11 @@
 package plasmanode
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/internal/usage"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/tofu"
@@ -13,7 +13,7 @@ import (
 
 // ErrInvalidState: infrastructure.state in platform.yaml names an
 // unknown backend, lacks a required field, or holds a credential.
-var ErrInvalidState = errors.New("invalid infrastructure.state")
+var ErrInvalidState = usage.New("invalid infrastructure.state")
 
 // awsEnv are the variables the s3 backend reads its credentials and
 // settings from, passed on to tofu when set.

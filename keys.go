@@ -2,10 +2,10 @@ package plasmanode
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/internal/usage"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
@@ -14,7 +14,7 @@ import (
 // section plasma-node reads, that no setting has
 // ([nodes.Platform.UnknownKeys]): a misspelt setting would silently be
 // ignored. Read operations log a warning for them instead.
-var ErrUnknownKey = errors.New("unknown key in platform.yaml")
+var ErrUnknownKey = usage.New("unknown key in platform.yaml")
 
 // refuseUnknownKeys returns an error wrapping [ErrUnknownKey] naming
 // each unknown key of plat with its file, line and nearest valid key.

@@ -1,8 +1,9 @@
 package plasmanode
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/plasmactl/plasma-node/internal/usage"
 )
 
 // OptionError is bad input in one field of an operation's options. Field
@@ -29,6 +30,9 @@ func (e *OptionError) Error() string { return e.Describe(fieldWords(e.Field)) }
 
 // Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
+
+// UsageError reports true: the field is bad input ([IsUsageError]).
+func (e *OptionError) UsageError() bool { return true }
 
 // Describe returns the message of the error with name in place of the
 // field's words: a front end passes the name the person knows the field
@@ -60,6 +64,9 @@ func (e *OptionNeededError) Error() string {
 // Unwrap returns Err.
 func (e *OptionNeededError) Unwrap() error { return e.Err }
 
+// UsageError reports true: a field must be given ([IsUsageError]).
+func (e *OptionNeededError) UsageError() bool { return true }
+
 // fieldWords names an options field in a message.
 func fieldWords(field string) string {
 	switch field {
@@ -81,10 +88,7 @@ func fieldWords(field string) string {
 	return field
 }
 
-// isOptionError reports whether err is an [OptionError] or an
-// [OptionNeededError].
-func isOptionError(err error) bool {
-	var oe *OptionError
-	var ne *OptionNeededError
-	return errors.As(err, &oe) || errors.As(err, &ne)
-}
+var (
+	_ usage.Marker = (*OptionError)(nil)
+	_ usage.Marker = (*OptionNeededError)(nil)
+)

@@ -1,21 +1,18 @@
 package plasmanode
 
 import (
-	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/registry"
-
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 
-	"github.com/plasmactl/plasma-node/ipam"
+	"github.com/plasmactl/plasma-node/internal/usage"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/providers/builtin"
-	pxeprovider "github.com/plasmactl/plasma-node/providers/pxe"
 	"github.com/plasmactl/plasma-node/zones"
 )
 
@@ -27,9 +24,9 @@ const TopologyFile = "topology.yaml"
 // and providers.
 var (
 	// ErrConflict: a platform exists with settings other than those asked.
-	ErrConflict = errors.New("conflicting settings")
+	ErrConflict = usage.New("conflicting settings")
 	// ErrInvalidAddress: an IP address that does not parse.
-	ErrInvalidAddress = errors.New("invalid address")
+	ErrInvalidAddress = usage.New("invalid address")
 )
 
 // Options configure a Project. The zero value is ready to use.
@@ -63,7 +60,7 @@ type Project struct {
 
 // ErrProjectDir is wrapped by [OpenProject]'s error for a project folder
 // that does not exist or is not a folder: bad input, nothing is read.
-var ErrProjectDir = errors.New("no project folder")
+var ErrProjectDir = usage.New("no project folder")
 
 // OpenProject opens the project folder dir, reading topology.yaml when it
 // exists. A malformed topology.yaml is an error.
@@ -142,20 +139,7 @@ func (p *Project) lock(ctx context.Context, platform, op string) (func(), error)
 // zone, spec, operation, name, address or file, an unknown platform,
 // node or provider, a conflict, an [OptionError] or
 // [OptionNeededError]) rather than from a failure: the CLIs exit 2 for
-// these.
-func IsUsageError(err error) bool {
-	for _, target := range []error{
-		zones.ErrInvalidZone, zones.ErrInvalidSpec, zones.ErrInvalidOp, zones.ErrNotAllocated,
-		zones.ErrUnknownZone, zones.ErrInvalidTopology, zones.ErrInvalidPlaybook,
-		ipam.ErrInvalidPool, ipam.ErrInUse, ipam.ErrOutOfPool, ipam.ErrReserved,
-		nodes.ErrInvalidName, nodes.ErrExists, nodes.ErrMalformed, nodes.ErrPlatformNotFound,
-		nodes.ErrNodeNotFound, nodes.ErrAmbiguous, ErrProjectDir,
-		providers.ErrUnknown, ErrConflict, ErrUnknownKey, ErrInvalidAddress, ErrInvalidState,
-		pxeprovider.ErrInvalidHardware, pxeprovider.ErrNoHardware, registry.ErrInvalidRegistration,
-	} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return isOptionError(err)
-}
+// these. Bad input is an error, or one it wraps, with a method
+// UsageError() bool returning true: the sentinels of this module that
+// mean bad input have it, and so may an embedder's errors.
+func IsUsageError(err error) bool { return usage.Is(err) }

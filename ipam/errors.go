@@ -1,21 +1,25 @@
 package ipam
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/plasmactl/plasma-node/internal/usage"
+)
 
 // Sentinel errors; callers branch on them with errors.Is.
 var (
 	// ErrInvalidPool means a pool Config is invalid.
-	ErrInvalidPool = errors.New("invalid address pool")
+	ErrInvalidPool = usage.New("invalid address pool")
 	// ErrExhausted means the pool has fewer free addresses than asked for.
 	ErrExhausted = errors.New("address pool exhausted")
 	// ErrOutOfPool means an address lies outside the pool's CIDR or range.
-	ErrOutOfPool = errors.New("address outside pool")
+	ErrOutOfPool = usage.New("address outside pool")
 	// ErrReserved means an address is in the pool's span but never handed
 	// out: the network or broadcast address, the gateway, an excluded
 	// address, or (with SkipEdges) an IPv4 address ending in .0 or .255.
-	ErrReserved = errors.New("address reserved")
+	ErrReserved = usage.New("address reserved")
 	// ErrInUse means an address is already used.
-	ErrInUse = errors.New("address already used")
+	ErrInUse = usage.New("address already used")
 )
 
 // poolError carries a full message and wraps a sentinel, so the message

@@ -19,20 +19,21 @@ import (
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/internal/lockfile"
+	"github.com/plasmactl/plasma-node/internal/usage"
 )
 
 // Errors callers branch on.
 var (
 	// ErrPlatformNotFound: the platform has no platform.yaml.
-	ErrPlatformNotFound = errors.New("platform not found")
+	ErrPlatformNotFound = usage.New("platform not found")
 	// ErrNodeNotFound: no node file has the hostname.
-	ErrNodeNotFound = errors.New("node not found")
+	ErrNodeNotFound = usage.New("node not found")
 	// ErrExists: a create found the platform or node already there.
-	ErrExists = errors.New("already exists")
+	ErrExists = usage.New("already exists")
 	// ErrAmbiguous: a hostname names nodes in several platforms.
-	ErrAmbiguous = errors.New("ambiguous")
+	ErrAmbiguous = usage.New("ambiguous")
 	// ErrInvalidName: a platform name or hostname is not an RFC 1123 label.
-	ErrInvalidName = errors.New("invalid name")
+	ErrInvalidName = usage.New("invalid name")
 	// ErrLocked: another operation holds the platform's lock.
 	ErrLocked = lockfile.ErrLocked
 )

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/plasmactl/plasma-node/internal/usage"
 )
 
 // Limits on what a node or platform file may hold.
@@ -24,7 +26,7 @@ const (
 // ErrMalformed is wrapped by the errors for a node or platform file that is
 // not valid YAML or does not fit the schema. The message names the file
 // and, where yaml.v3 reports one, the line.
-var ErrMalformed = errors.New("malformed file")
+var ErrMalformed = usage.New("malformed file")
 
 // document is a YAML file as a node tree, so that a rewrite can keep what
 // a person wrote.

@@ -1,16 +1,17 @@
 package providers
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/internal/usage"
 )
 
 // ErrUnknown: no provider of a [Set] has the name asked for. Every
 // [*UnknownError] is it.
-var ErrUnknown = errors.New("unknown provider")
+var ErrUnknown = usage.New("unknown provider")
 
 // UnknownError is the error of [Set.Get] for a name the set does not
 // hold. It names the known providers, and errors.Is reports it as

@@ -12,10 +12,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/internal/usage"
 )
 
 // ErrInvalidPlaybook means a layer playbook could not be parsed.
-var ErrInvalidPlaybook = errors.New("invalid layer playbook")
+var ErrInvalidPlaybook = usage.New("invalid layer playbook")
 
 // MaxPlaybookSize is the largest layer playbook, in bytes, that
 // ComponentZones reads.

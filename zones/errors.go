@@ -1,26 +1,26 @@
 package zones
 
-import "errors"
+import "github.com/plasmactl/plasma-node/internal/usage"
 
 // Sentinel errors. Every error returned by this package for bad input wraps
 // one of these, so callers branch with errors.Is.
 var (
 	// ErrInvalidZone means a zone path is not dotted segments matching
 	// [a-z0-9_-]+.
-	ErrInvalidZone = errors.New("invalid zone")
+	ErrInvalidZone = usage.New("invalid zone")
 	// ErrInvalidSpec means a zone:type:count spec is malformed.
-	ErrInvalidSpec = errors.New("invalid zone spec")
+	ErrInvalidSpec = usage.New("invalid zone spec")
 	// ErrInvalidOp means an allocation operation (X, X- or old/new) is
 	// malformed.
-	ErrInvalidOp = errors.New("invalid allocation op")
+	ErrInvalidOp = usage.New("invalid allocation op")
 	// ErrNotAllocated means an operation removes or replaces a zone the node
 	// does not have.
-	ErrNotAllocated = errors.New("zone not allocated")
+	ErrNotAllocated = usage.New("zone not allocated")
 	// ErrInvalidTopology means topology.yaml could not be parsed or has a
 	// shape or segment this package refuses.
-	ErrInvalidTopology = errors.New("invalid topology")
+	ErrInvalidTopology = usage.New("invalid topology")
 	// ErrUnknownZone means a valid zone is not defined in topology.yaml.
-	ErrUnknownZone = errors.New("unknown zone")
+	ErrUnknownZone = usage.New("unknown zone")
 )
 
 // inputError carries a full message and wraps one or more errors (a

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/plasmactl/plasma-node/internal/usage"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
@@ -20,10 +21,10 @@ var (
 	// ErrInvalidHardware: a hardware list that does not parse, or a
 	// machine that is not a valid registration. The error names the file
 	// and line (or the platform.yaml key) and what is valid.
-	ErrInvalidHardware = errors.New("invalid hardware list")
+	ErrInvalidHardware = usage.New("invalid hardware list")
 	// ErrNoHardware: a pool needs more machines than the hardware lists
 	// have free for it.
-	ErrNoHardware = errors.New("not enough machines")
+	ErrNoHardware = usage.New("not enough machines")
 )
 
 // Hardware is one machine of a hardware list with where it was given,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/hostname"
+	"github.com/plasmactl/plasma-node/internal/usage"
 
 	"encoding/json"
 	"errors"
@@ -21,7 +22,7 @@ import (
 var (
 	// ErrInvalidRegistration is wrapped by every error about bad
 	// registration input, together with the specific error below.
-	ErrInvalidRegistration = errors.New("invalid registration")
+	ErrInvalidRegistration = usage.New("invalid registration")
 	// ErrInvalidName: a node name that is not 1 to 63 letters, digits, '-'
 	// or '_'.
 	ErrInvalidName = errors.New("invalid name")
