@@ -12,7 +12,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
@@ -59,18 +59,26 @@ func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 // check parses what the flags hold beyond pflag's types and makes the
 // window's configuration, which New checks.
 func (o *serveOptions) check() (*pxe.Server, error) {
+	if err := o.parse(); err != nil {
+		return nil, err
+	}
+	s, err := pxe.New(o.cfg)
+	return s, flagError(err)
+}
+
+// parse parses what the flags hold beyond pflag's types.
+func (o *serveOptions) parse() error {
 	if o.cfg.TTL <= 0 {
-		return nil, usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", o.cfg.TTL))
+		return usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", o.cfg.TTL))
 	}
 	if o.serverIP != "" {
 		ip, err := netip.ParseAddr(o.serverIP)
 		if err != nil || !ip.Is4() {
-			return nil, usageError(fmt.Errorf("--server-ip %q: want this server's IPv4 address", o.serverIP))
+			return usageError(fmt.Errorf("--server-ip %q: want this server's IPv4 address", o.serverIP))
 		}
 		o.cfg.ServerIP = ip
 	}
-	s, err := pxe.New(o.cfg)
-	return s, flagError(err)
+	return nil
 }
 
 func (a *app) serveCmd() *cobra.Command {
@@ -87,29 +95,20 @@ func (a *app) serveCmd() *cobra.Command {
 	return c
 }
 
-// serve runs one window, printing where it serves and why it closed.
+// serve runs one window (daemon.Serve: node-provisioner's backend over
+// the stores), printing where it serves and why it closed.
 func (a *app) serve(ctx context.Context, o serveOptions) error {
 	keys, err := a.siteKeys(o.keys)
 	if err != nil {
 		return err
 	}
 	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
-	// The window answers from node-provisioner's backend over the
-	// stores; it opens none itself.
 	stores, err := a.stores()
 	if err != nil {
 		return err
 	}
-	b, err := regbackend.Open(ctx, stores, regbackend.Options{StateDir: a.stateDir, Site: o.site.Merge(keys), Discover: o.cfg.Discover, Logger: a.log})
-	if err != nil {
-		return flagError(err)
-	}
-	defer b.Close()
-	o.cfg.Backend = b
-	if o.cfg.Discover {
-		if o.cfg.Inbox, err = stores.Discovered(); err != nil {
-			return err
-		}
+	if err := o.parse(); err != nil {
+		return err
 	}
 	o.cfg.RecordBootSteps = true // status --watch follows the boot in the event log, as with the daemon
 	o.cfg.OnOpen = func(w *pxe.Window) {
@@ -118,53 +117,10 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		}
 		fmt.Fprintf(a.out, "Serving answers on %s until %s\n", w.URL, w.Deadline.Format(time.RFC3339))
 	}
-	srv, err := o.check()
-	if err != nil {
-		return err
-	}
-	err = flagError(srv.Serve(ctx))
+	err = flagError(daemon.Serve(ctx, stores, o.cfg, o.site.Merge(keys), a.log))
 	if errors.Is(err, pxe.ErrWindowExpired) || errors.Is(err, context.Canceled) {
 		fmt.Fprintln(a.out, "Provisioning window closed:", err)
 		return nil
 	}
 	return err
-}
-
-// flagNames are the flags of the window's configuration fields.
-var flagNames = map[string]string{
-	"HTTPAddr": "--http", "ServerIP": "--server-ip", "DHCPInterface": "--dhcp-interface", "TFTPAddr": "--tftp",
-	"StateDir": "--state-dir", "BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release", "SecureBoot": "--secure-boot", "Discover": "--discover", "Inbox": "--state-dir",
-}
-
-// flagError turns a window configuration error into the flag's words:
-// a usage error (exit 2), but for a port that cannot be listened on
-// (exit 1).
-func flagError(err error) error {
-	var ce *pxe.ConfigError
-	if !errors.As(err, &ce) {
-		return err
-	}
-	name, ok := flagNames[ce.Field]
-	if !ok {
-		name = ce.Field
-		switch ce.Field {
-		case "Site":
-			name = "site settings"
-		case "Registrations":
-			name = "pending registrations"
-		}
-	}
-	msg := name
-	if ce.Value != "" {
-		msg += fmt.Sprintf(" %q", ce.Value)
-	}
-	msg += ": " + ce.Reason
-	if ce.Err != nil {
-		msg += ": " + ce.Err.Error()
-	}
-	if ce.Field == "HTTPAddr" && ce.Reason == "cannot listen" {
-		// The address is good; the port is taken or not ours: a failure.
-		return errors.New(msg)
-	}
-	return usageError(errors.New(msg))
 }
