@@ -1,7 +1,9 @@
 package apitoken
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -112,4 +114,31 @@ func CheckExpiry(expires, now time.Time) error {
 func Hash(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
+}
+
+// Mint makes a token named name with scope, expiring at expires (zero:
+// never), after checking the three ([CheckName], [ParseScope],
+// [CheckExpiry] against now): it returns the token, 32 random bytes
+// after [Prefix], to be shown once and kept nowhere, and the record a
+// store keeps of it (its [Hash], created now). Every store's Create
+// mints with it.
+func Mint(name string, scope Scope, expires, now time.Time) (string, Token, error) {
+	if err := CheckName(name); err != nil {
+		return "", Token{}, err
+	}
+	if _, err := ParseScope(string(scope)); err != nil {
+		return "", Token{}, err
+	}
+	if err := CheckExpiry(expires, now); err != nil {
+		return "", Token{}, err
+	}
+	if !expires.IsZero() {
+		expires = expires.UTC()
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", Token{}, fmt.Errorf("api tokens: %w", err)
+	}
+	tok := Prefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	return tok, Token{Name: name, Scope: scope, Hash: Hash(tok), Created: now.UTC().Truncate(time.Second), Expires: expires}, nil
 }

@@ -2,10 +2,8 @@ package tokenfile
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -141,28 +139,15 @@ func nonNil(t []apitoken.Token) []apitoken.Token {
 // Create makes a token: it returns the token, which is shown once and
 // kept nowhere, and stores its hash under name with scope.
 func (s *Store) Create(ctx context.Context, name string, scope apitoken.Scope, expires time.Time) (string, error) {
-	if err := apitoken.CheckName(name); err != nil {
+	tok, t, err := apitoken.Mint(name, scope, expires, s.now())
+	if err != nil {
 		return "", err
 	}
-	if _, err := apitoken.ParseScope(string(scope)); err != nil {
-		return "", err
-	}
-	if err := apitoken.CheckExpiry(expires, s.now()); err != nil {
-		return "", err
-	}
-	if !expires.IsZero() {
-		expires = expires.UTC()
-	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("api tokens: %w", err)
-	}
-	tok := apitoken.Prefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	err := s.change(ctx, "node-provisioner token create", func(toks []apitoken.Token) ([]apitoken.Token, error) {
+	err = s.change(ctx, "node-provisioner token create", func(toks []apitoken.Token) ([]apitoken.Token, error) {
 		if slices.ContainsFunc(toks, func(t apitoken.Token) bool { return t.Name == name }) {
 			return nil, fmt.Errorf("%w: %q (revoke it first)", apitoken.ErrExists, name)
 		}
-		return append(toks, apitoken.Token{Name: name, Scope: scope, Hash: apitoken.Hash(tok), Created: s.now().UTC().Truncate(time.Second), Expires: expires}), nil
+		return append(toks, t), nil
 	})
 	if err != nil {
 		return "", err

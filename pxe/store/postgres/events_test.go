@@ -14,6 +14,7 @@ import (
 // PostgreSQL, a database per case; the second writer is a second pool
 // on the same database, as another host opens it.
 func TestEventsConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	conns := map[events.Store]string{}
 	open := func(t eventstest.T, conn string, maxBytes int64) events.Store {

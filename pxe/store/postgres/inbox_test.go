@@ -30,6 +30,7 @@ func openInbox(t discoverytest.T, conn string, l discovery.Limits) *postgres.Inb
 // database per check; Reopen is a second pool, as a restarted process or
 // another host opens it.
 func TestInboxConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	type opened struct {
 		conn string

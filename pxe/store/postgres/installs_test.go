@@ -27,6 +27,7 @@ func openInstalls(t installtest.T, conn string) *postgres.Installs {
 // PostgreSQL, a database per check; Reopen is a second pool, as a
 // restarted process or another host opens it.
 func TestInstallsConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	var mu sync.Mutex
 	conns := map[registry.Installs]string{}

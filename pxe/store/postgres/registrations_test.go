@@ -17,6 +17,7 @@ import (
 // (KilledConsumerLeavesItPending shows it). One cluster serves every
 // check of the registrations.
 func TestRegistrationsConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	handles := map[registry.Registrations]string{}
 	open := func(t storetest.T, conn string) registry.Registrations {

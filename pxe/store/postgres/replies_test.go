@@ -28,6 +28,7 @@ func openReplies(t repliestest.T, conn string) *postgres.Replies {
 // PostgreSQL, a database per check; Reopen is a second pool, as a
 // restarted process or another host opens it.
 func TestRepliesConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	var mu sync.Mutex
 	conns := map[api.Replies]string{}

@@ -57,6 +57,7 @@ func kept(t secrettest.T, s *Secrets) []secrettest.Kept {
 // TestSecretsConformance runs the secrets' suite on a real PostgreSQL,
 // a database and a key file per check, then the checks of the key.
 func TestSecretsConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	var mu sync.Mutex
 	stores := map[secret.Store]*Secrets{}

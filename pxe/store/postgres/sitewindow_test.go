@@ -24,6 +24,7 @@ func openSiteWindow(t testing.TB, conn string) *postgres.SiteWindow {
 // TestSiteWindowConformance runs the site window's suite on a real
 // PostgreSQL, a database per check, Other a second pool (host) on it.
 func TestSiteWindowConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	conns := map[sitewindow.Store]string{}
 	var mu sync.Mutex

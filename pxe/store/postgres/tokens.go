@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,24 +41,10 @@ func OpenTokens(db *DB, log *slog.Logger) *Tokens {
 // Create makes a token, stores its hash under name with scope and
 // returns it: shown once, kept nowhere. A name taken is [apitoken.ErrExists].
 func (s *Tokens) Create(ctx context.Context, name string, scope apitoken.Scope, expires time.Time) (string, error) {
-	if err := apitoken.CheckName(name); err != nil {
+	tok, t, err := apitoken.Mint(name, scope, expires, s.now())
+	if err != nil {
 		return "", err
 	}
-	if _, err := apitoken.ParseScope(string(scope)); err != nil {
-		return "", err
-	}
-	if err := apitoken.CheckExpiry(expires, s.now()); err != nil {
-		return "", err
-	}
-	if !expires.IsZero() {
-		expires = expires.UTC()
-	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("api tokens: %w", err)
-	}
-	tok := apitoken.Prefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	t := apitoken.Token{Name: name, Scope: scope, Hash: apitoken.Hash(tok), Created: s.now().UTC().Truncate(time.Second), Expires: expires}
 	data, err := json.Marshal(t)
 	if err != nil {
 		return "", fmt.Errorf("api tokens: %w", err)

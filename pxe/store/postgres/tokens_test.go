@@ -16,6 +16,7 @@ import (
 // database per check; Other is a second pool on the same database, as
 // another host opens it, and Stored is every row of the tokens' table.
 func TestTokensConformance(t *testing.T) {
+	t.Parallel()
 	srv := pgtest.Start(t)
 	var mu sync.Mutex
 	conns := map[apitoken.Tokens]string{}
