@@ -35,6 +35,10 @@ func (e *UnknownError) Error() string {
 // Is reports whether target is [ErrUnknown].
 func (e *UnknownError) Is(target error) bool { return target == ErrUnknown }
 
+// UsageError reports true: an unknown provider is bad input, as
+// [ErrUnknown] is.
+func (e *UnknownError) UsageError() bool { return true }
+
 // Set is the providers a project may name, each under its [Provider.Name].
 // It does not change once made, so one Set may serve many projects and
 // goroutines. The zero value holds no provider.

@@ -1,7 +1,5 @@
 package usage
 
-import "errors"
-
 // Marker is the method an error has when it means bad input. An error of
 // any package, an embedder's included, counts as bad input when it, or an
 // error it wraps, has UsageError returning true.
@@ -22,8 +20,24 @@ func (e *sentinel) Error() string { return e.msg }
 // UsageError reports true: the sentinel means bad input.
 func (e *sentinel) UsageError() bool { return true }
 
-// Is reports whether err, or an error it wraps, is marked as bad input.
+// Is reports whether err, or any error it wraps (through Unwrap() error or
+// Unwrap() []error), has UsageError returning true.
 func Is(err error) bool {
-	var m Marker
-	return errors.As(err, &m) && m.UsageError()
+	if err == nil {
+		return false
+	}
+	if m, ok := err.(Marker); ok && m.UsageError() {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return Is(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if Is(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -70,6 +70,10 @@ var fieldErrors = map[string]error{
 	"ssh_keys": registry.ErrInvalidSSHKey,
 }
 
+// UsageError reports whether the refusal is bad input, as the local
+// registry.ErrInvalidRegistration it matches is.
+func (e *Error) UsageError() bool { return e.Is(registry.ErrInvalidRegistration) }
+
 // Is maps the refusal to the domain's errors (see the package comment).
 func (e *Error) Is(target error) bool {
 	switch target {
