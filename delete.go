@@ -89,15 +89,13 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 		}
 		res.Platform = n.Platform
 	}
-	l, err := p.Store.Lock(ctx, res.Platform, "plasma-node delete", false)
+	// Unknown keys are refused below, once a server is to be deleted:
+	// forgetting a node or keeping its server does not.
+	plat, unlock, err := p.lockPlatform(ctx, res.Platform, "delete", false)
 	if err != nil {
 		return res, err
 	}
-	defer l.Unlock()
-	plat, err := p.Store.Platform(ctx, res.Platform)
-	if err != nil {
-		return res, err
-	}
+	defer unlock()
 	n, err := p.Store.Node(ctx, res.Platform, o.Hostname)
 	if err != nil {
 		return res, err

@@ -103,18 +103,11 @@ const PromptDestroy = `Destroy these servers? Type "yes" to confirm, anything el
 // them; nothing changed), and those of tofu.
 func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult, error) {
 	var res DestroyResult
-	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node destroy", false)
+	plat, unlock, err := p.openPlatform(ctx, o.Platform, "destroy", false)
 	if err != nil {
 		return res, err
 	}
-	defer l.Unlock()
-	plat, err := p.Store.Platform(ctx, o.Platform)
-	if err != nil {
-		return res, err
-	}
-	if err := refuseUnknownKeys(plat); err != nil {
-		return res, err
-	}
+	defer unlock()
 	ns, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return res, err

@@ -89,18 +89,11 @@ func (p *Project) Join(ctx context.Context, o JoinOptions) (JoinResult, error) {
 			return res, &OptionError{Field: "Hostname", Err: err}
 		}
 	}
-	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node join", false)
+	plat, unlock, err := p.openPlatform(ctx, o.Platform, "join", false)
 	if err != nil {
 		return res, err
 	}
-	defer l.Unlock()
-	plat, err := p.Store.Platform(ctx, o.Platform)
-	if err != nil {
-		return res, err
-	}
-	if err := refuseUnknownKeys(plat); err != nil {
-		return res, err
-	}
+	defer unlock()
 	pool, ok := plat.Pools[o.Pool]
 	if !ok {
 		if len(plat.Pools) == 0 {

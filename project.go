@@ -126,13 +126,52 @@ func (p *Project) zone(z string) (string, error) {
 
 // lock takes a platform's lock for an operation that waits its turn.
 func (p *Project) lock(ctx context.Context, platform, op string) (func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, nodes.LockTimeout)
-	defer cancel()
-	l, err := p.Store.Lock(ctx, platform, "plasma-node "+op, true)
+	return p.takeLock(ctx, platform, op, true)
+}
+
+// takeLock takes a platform's lock for op. With wait it waits its turn,
+// up to nodes.LockTimeout; else a run in progress fails it at once with
+// nodes.ErrLocked.
+func (p *Project) takeLock(ctx context.Context, platform, op string, wait bool) (func(), error) {
+	if wait {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, nodes.LockTimeout)
+		defer cancel()
+	}
+	l, err := p.Store.Lock(ctx, platform, "plasma-node "+op, wait)
 	if err != nil {
 		return nil, err
 	}
 	return func() { l.Unlock() }, nil
+}
+
+// lockPlatform takes a platform's lock for op (see takeLock for wait)
+// and reads its platform.yaml. The caller calls unlock when err is nil.
+func (p *Project) lockPlatform(ctx context.Context, platform, op string, wait bool) (plat *nodes.Platform, unlock func(), err error) {
+	unlock, err = p.takeLock(ctx, platform, op, wait)
+	if err != nil {
+		return nil, nil, err
+	}
+	plat, err = p.Store.Platform(ctx, platform)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return plat, unlock, nil
+}
+
+// openPlatform is lockPlatform for an operation that changes servers or
+// nodes: it refuses a platform.yaml with unknown keys ([ErrUnknownKey]).
+func (p *Project) openPlatform(ctx context.Context, platform, op string, wait bool) (*nodes.Platform, func(), error) {
+	plat, unlock, err := p.lockPlatform(ctx, platform, op, wait)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := refuseUnknownKeys(plat); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return plat, unlock, nil
 }
 
 // IsUsageError reports whether err comes from bad input (a malformed

@@ -138,18 +138,11 @@ func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func
 	if err != nil {
 		return res, err
 	}
-	l, err := p.Store.Lock(ctx, o.Platform, "plasma-node provision", false)
+	plat, unlock, err := p.openPlatform(ctx, o.Platform, "provision", false)
 	if err != nil {
 		return res, err
 	}
-	defer l.Unlock()
-	plat, err := p.Store.Platform(ctx, o.Platform)
-	if err != nil {
-		return res, err
-	}
-	if err := refuseUnknownKeys(plat); err != nil {
-		return res, err
-	}
+	defer unlock()
 	pools, err := mergePools(o.Platform, plat.Pools, specPools)
 	if err != nil {
 		return res, err

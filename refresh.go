@@ -48,15 +48,11 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 	if o.Platform == "" {
 		return nil, &OptionError{Field: "Platform", Err: errors.New("required")}
 	}
-	unlock, err := p.lock(ctx, o.Platform, "refresh")
+	plat, unlock, err := p.lockPlatform(ctx, o.Platform, "refresh", true)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	plat, err := p.Store.Platform(ctx, o.Platform)
-	if err != nil {
-		return nil, err
-	}
 	ns, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return nil, err

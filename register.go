@@ -55,18 +55,11 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := p.lock(ctx, o.Platform, "add")
+	plat, unlock, err := p.openPlatform(ctx, o.Platform, "add", true)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	plat, err := p.Store.Platform(ctx, o.Platform)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseUnknownKeys(plat); err != nil {
-		return nil, err
-	}
 	existing, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return nil, err
