@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 
@@ -37,14 +36,9 @@ type DeleteOptions struct {
 	// asks, as [DestroyOptions.OnPlan]; not called when only the node
 	// file goes.
 	OnPlan func(DestroyPlan)
-	// Stdout and Stderr receive tofu's output; nil discards it.
-	Stdout, Stderr io.Writer
-	// TofuPath is an explicit tofu or terraform binary.
-	TofuPath string
-	// Getenv reads credentials from the environment; nil means os.Getenv.
-	Getenv func(string) string
-	// Env is added to tofu's environment.
-	Env map[string]string
+	// TofuOptions say which tofu runs, with what environment and where
+	// its output goes.
+	TofuOptions
 	// ProvisionerDir is node-provisioner's state folder of a pxe
 	// platform. Empty: [Project.ProvisionerDir]'s choice.
 	ProvisionerDir string
@@ -134,8 +128,8 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 	if len(existing) == 0 {
 		return res, fmt.Errorf("delete node %s@%s with server %s: %w (pools: %v)", o.Hostname, res.Platform, res.ServerID, ErrNoPool, poolNames(pools))
 	}
-	do := DestroyOptions{Platform: res.Platform, Force: o.Force, Prompter: o.Prompter, OnPlan: o.OnPlan, Stdout: o.Stdout, Stderr: o.Stderr,
-		TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, ProvisionerDir: o.ProvisionerDir, KeepNodes: true}
+	do := DestroyOptions{Platform: res.Platform, Force: o.Force, Prompter: o.Prompter, OnPlan: o.OnPlan,
+		TofuOptions: o.TofuOptions, ProvisionerDir: o.ProvisionerDir, KeepNodes: true}
 	in := providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true}
 	hosts := []string{o.Hostname}
 	var dr DestroyResult

@@ -3,7 +3,6 @@ package plasmanode
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
 
 	"github.com/plasmactl/plasma-node/nodes"
@@ -26,14 +25,9 @@ type DestroyOptions struct {
 	// asks (and before anything goes under Force), for a front end to
 	// show it. It is not called when there is nothing to destroy.
 	OnPlan func(DestroyPlan)
-	// Stdout and Stderr receive tofu's output; nil discards it.
-	Stdout, Stderr io.Writer
-	// TofuPath is an explicit tofu or terraform binary.
-	TofuPath string
-	// Getenv reads credentials from the environment; nil means os.Getenv.
-	Getenv func(string) string
-	// Env is added to tofu's environment.
-	Env map[string]string
+	// TofuOptions say which tofu runs, with what environment and where
+	// its output goes.
+	TofuOptions
 	// ProvisionerDir is node-provisioner's state folder of a pxe
 	// platform. Empty: [Project.ProvisionerDir]'s choice.
 	ProvisionerDir string
@@ -225,7 +219,7 @@ func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov pro
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
 	}
-	run, err := p.startTofu(ctx, in.Platform, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
+	run, err := p.startTofu(ctx, in.Platform, prov, o.TofuOptions)
 	if err != nil {
 		return res, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -46,14 +45,9 @@ type JoinOptions struct {
 	// confirmed or applied (on a dry run too), for a front end to show
 	// it before Prompter asks.
 	OnPlan func(tofu.Summary)
-	// Stdout and Stderr receive tofu's output; nil discards it.
-	Stdout, Stderr io.Writer
-	// TofuPath is an explicit tofu or terraform binary.
-	TofuPath string
-	// Getenv reads credentials from the environment; nil means os.Getenv.
-	Getenv func(string) string
-	// Env is added to tofu's environment.
-	Env map[string]string
+	// TofuOptions say which tofu runs, with what environment and where
+	// its output goes.
+	TofuOptions
 }
 
 // JoinResult is what a join did.
@@ -181,7 +175,7 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 	if err := canAsk(o.Prompter, o.AutoApprove || o.DryRun, "join"); err != nil {
 		return res, err
 	}
-	run, err := p.startTofu(ctx, plat, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
+	run, err := p.startTofu(ctx, plat, prov, o.TofuOptions)
 	if err != nil {
 		return res, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/plasmactl/plasma-node/ipam"
-	"io"
 	"maps"
 	"net/netip"
 	"time"
@@ -42,16 +41,9 @@ type ProvisionOptions struct {
 	// confirmed or applied (on a dry run too), for a front end to show
 	// it before Prompter asks.
 	OnPlan func(tofu.Summary)
-	// Stdout and Stderr receive tofu's output; nil discards it.
-	Stdout, Stderr io.Writer
-	// TofuPath is an explicit tofu or terraform binary; empty looks up
-	// tofu, then terraform, on PATH.
-	TofuPath string
-	// Getenv reads credentials from the environment; nil means
-	// os.Getenv.
-	Getenv func(string) string
-	// Env is added to tofu's environment (TF_CLI_CONFIG_FILE, say).
-	Env map[string]string
+	// TofuOptions say which tofu runs, with what environment and where
+	// its output goes.
+	TofuOptions
 	// ProvisionerDir is node-provisioner's state folder, where a pxe
 	// platform's registrations go. Empty: [Project.ProvisionerDir]'s choice.
 	ProvisionerDir string
@@ -217,7 +209,7 @@ func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov pr
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
 	}
-	run, err := p.startTofu(ctx, plat, prov, runOptions{TofuPath: o.TofuPath, Getenv: o.Getenv, Env: o.Env, Stdout: o.Stdout, Stderr: o.Stderr})
+	run, err := p.startTofu(ctx, plat, prov, o.TofuOptions)
 	if err != nil {
 		return res, err
 	}

@@ -96,15 +96,15 @@ func TestNoPrompterRefusesBeforeTofu(t *testing.T) {
 	const noTofu = "/nonexistent/tofu"
 	tests := map[string]func() error{
 		"provision": func() error {
-			_, err := p.Provision(ctx, ProvisionOptions{Platform: "demo", TofuPath: noTofu})
+			_, err := p.Provision(ctx, ProvisionOptions{Platform: "demo", TofuOptions: TofuOptions{TofuPath: noTofu}})
 			return err
 		},
 		"join": func() error {
-			_, err := p.Join(ctx, JoinOptions{Platform: "demo", Pool: "web", ServerID: "2", TofuPath: noTofu})
+			_, err := p.Join(ctx, JoinOptions{Platform: "demo", Pool: "web", ServerID: "2", TofuOptions: TofuOptions{TofuPath: noTofu}})
 			return err
 		},
 		"destroy": func() error {
-			_, err := p.Destroy(ctx, DestroyOptions{Platform: "demo", TofuPath: noTofu})
+			_, err := p.Destroy(ctx, DestroyOptions{Platform: "demo", TofuOptions: TofuOptions{TofuPath: noTofu}})
 			return err
 		},
 	}

@@ -13,12 +13,19 @@ import (
 	"github.com/plasmactl/plasma-node/tofu"
 )
 
-// runOptions are the tofu settings shared by provision, join and destroy.
-type runOptions struct {
-	TofuPath       string
-	Getenv         func(string) string
-	Env            map[string]string
+// TofuOptions are the tofu settings of every operation that runs tofu
+// (provision, join, destroy, delete). Their zero value looks tofu up and
+// discards its output.
+type TofuOptions struct {
+	// Stdout and Stderr receive tofu's output; nil discards it.
 	Stdout, Stderr io.Writer
+	// TofuPath is an explicit tofu or terraform binary; empty looks up
+	// tofu, then terraform, on PATH.
+	TofuPath string
+	// Getenv reads credentials from the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Env is added to tofu's environment (TF_CLI_CONFIG_FILE, say).
+	Env map[string]string
 }
 
 // tofuRun is a working directory and runner for one operation.
@@ -37,7 +44,7 @@ type tofuRun struct {
 	inited bool
 }
 
-func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o runOptions) (*tofuRun, error) {
+func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o TofuOptions) (*tofuRun, error) {
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv

@@ -69,7 +69,7 @@ var runs = map[string]run{
 		o := plasmanode.ProvisionOptions{
 			Platform: arg(in, "platform"), Specs: optSlice(in, "zone"), DryRun: flag(in, "dry-run"),
 			AutoApprove: flag(in, "auto-approve"), AllowDestructive: flag(in, "allow-destructive-update"), AllowDelete: flag(in, "allow-delete"),
-			TofuPath:     opt(in, "tofu"),
+			TofuOptions:  plasmanode.TofuOptions{TofuPath: opt(in, "tofu")},
 			HardwareFile: opt(in, "hardware"),
 			Boot:         flag(in, "boot"), Wait: flag(in, "wait"),
 		}
@@ -87,7 +87,7 @@ var runs = map[string]run{
 		o := plasmanode.JoinOptions{
 			Platform: arg(in, "platform"), ServerID: opt(in, "server-id"), Pool: opt(in, "pool"), Hostname: opt(in, "hostname"),
 			DryRun: flag(in, "dry-run"), AutoApprove: flag(in, "auto-approve"), AllowDestructive: flag(in, "allow-destructive-update"),
-			TofuPath: opt(in, "tofu"),
+			TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")},
 		}
 		return nodecmd.Join(ctx, e, o, in.IsOptChanged)
 	},
@@ -109,12 +109,12 @@ var runs = map[string]run{
 		return nodecmd.Validate(ctx, e, arg(in, "name"), opt(in, "output"))
 	},
 	"destroy": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
-		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), KeepNodes: flag(in, "keep-nodes"), TofuPath: opt(in, "tofu")}
+		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), KeepNodes: flag(in, "keep-nodes"), TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")}}
 		return nodecmd.Destroy(ctx, e, o)
 	},
 	"delete": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
 		o := plasmanode.DeleteOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"),
-			KeepServer: flag(in, "keep-server"), TofuPath: opt(in, "tofu")}
+			KeepServer: flag(in, "keep-server"), TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")}}
 		return nodecmd.Delete(ctx, e, o)
 	},
 	"reinstall": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {

@@ -83,7 +83,7 @@ func run(ctx context.Context, dir, tofuPath string, env map[string]string, out i
 	}
 	fmt.Fprintf(out, "%s", hcl)
 
-	o := plasmanode.ProvisionOptions{Platform: "demo", Specs: []string{"interaction.web:small:2"}, TofuPath: tofuPath, Env: env, Stdout: out,
+	o := plasmanode.ProvisionOptions{Platform: "demo", Specs: []string{"interaction.web:small:2"}, TofuOptions: plasmanode.TofuOptions{TofuPath: tofuPath, Env: env, Stdout: out},
 		OnPlan: func(s tofu.Summary) { printPlan(out, s) }}
 	step("plasma-node provision demo -z interaction.web:small:2 --dry-run")
 	o.DryRun = true

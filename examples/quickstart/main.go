@@ -106,7 +106,7 @@ func run(ctx context.Context, dir string, out io.Writer) error {
 		return err
 	}
 	step("plasma-node provision metal --provisioner-dir %s --auto-approve   (pools.control.hardware lists one machine)", filepath.Base(state))
-	pr, err := p.Provision(ctx, plasmanode.ProvisionOptions{Platform: "metal", AutoApprove: true, ProvisionerDir: state, Stdout: out})
+	pr, err := p.Provision(ctx, plasmanode.ProvisionOptions{Platform: "metal", AutoApprove: true, ProvisionerDir: state, TofuOptions: plasmanode.TofuOptions{Stdout: out}})
 	if err != nil {
 		return err
 	}
