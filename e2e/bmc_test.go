@@ -189,6 +189,7 @@ func TestBMCBoot(t *testing.T) {
 // as If-Match), whose power goes through the same hook as ipmi_sim's, so
 // the Redfish path too ends in a real network boot and install.
 func TestBMCBootRedfish(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	bmctest.Need(t)
 	const mac = "52:54:00:77:08:10"

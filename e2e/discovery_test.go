@@ -80,12 +80,13 @@ type discoveredMachine struct {
 // disk, the machine's next boot installs onto that disk: the installer
 // emulator picks its disk by the answer's filter and reports it.
 func TestDiscovery(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	if _, err := exec.LookPath("unsquashfs"); err != nil {
 		skipOrFail(t, "prepare --discovery needs unsquashfs (Debian package squashfs-tools)")
 	}
 	const mac = "52:54:00:77:18:10"
-	l := newLab(t, 18, labOptions{serveArgs: []string{"--discover"}, prepareArgs: []string{"--discovery"}})
+	l := newLab(t, 21, labOptions{serveArgs: []string{"--discover"}, prepareArgs: []string{"--discovery"}})
 	l.serve(t, media)
 	dir := t.TempDir()
 	var disks []string

@@ -17,11 +17,12 @@ import (
 // plasma-node refresh writes that address and the keys into the node
 // file.
 func TestKnownHostsOfAnInstalledNode(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
 		skipOrFail(t, "needs ssh-keygen (Debian package openssh-client)")
 	}
-	l := newLab(t, 16, labOptions{})
+	l := newLab(t, 22, labOptions{})
 	proj := t.TempDir()
 	pn := func(args ...string) string {
 		t.Helper()

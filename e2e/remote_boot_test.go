@@ -24,6 +24,7 @@ import (
 // that never boots (it times out) and one whose BMC refuses the
 // password (the BMC's words): exit 1 naming both, nothing powered off.
 func TestRemoteProvisionBoot(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	bmctest.Need(t)
 	const mac = "52:54:00:77:11:10"

@@ -25,6 +25,7 @@ import (
 // following the API's event stream from the site side, printed its boot
 // steps as they happened.
 func TestRemoteProvision(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	l := newLab(t, 9, labOptions{})
 	dl := startLabDaemon(t, l, media)

@@ -23,6 +23,7 @@ import (
 // and plasma-node refresh reports it with no installed_ip of its own in
 // the node file: node file, answer and machine agree.
 func TestStaticAddressing(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	const mac = "52:54:00:77:19:10"
 	l := newLab(t, 19, labOptions{})

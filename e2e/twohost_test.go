@@ -15,6 +15,7 @@ import (
 // site's window. Its parts share the lab, in order; a part that kills a
 // host starts it again for the next.
 func TestTwoHosts(t *testing.T) {
+	t.Parallel()
 	media := netbootPrereqs(t)
 	l := newTwoHostLab(t, 20)
 	for _, h := range []*provHost{l.a, l.b} {
