@@ -50,8 +50,8 @@ func TestWatchInstall(t *testing.T) {
 		wantErr   error
 	}{
 		"its steps by MAC and name until installed; others' and refused answers are not its": {p: fakeProvisioner{events: steps},
-			wantSteps: []string{"started", "dhcp-offer", "answer", "installed"}, wantSeen: 3},
-		"no install within the timeout": {p: fakeProvisioner{events: steps[:2]}, wantSteps: []string{"started", "dhcp-offer"}, wantSeen: 1, wantErr: context.DeadlineExceeded},
+			wantSteps: []string{"started", string(events.DHCPOffer), string(events.Answer), string(events.Installed)}, wantSeen: 3},
+		"no install within the timeout": {p: fakeProvisioner{events: steps[:2]}, wantSteps: []string{"started", string(events.DHCPOffer)}, wantSeen: 1, wantErr: context.DeadlineExceeded},
 		"a stream that fails":           {p: fakeProvisioner{err: broken}, wantSteps: []string{"started"}, wantErr: registrar.ErrEventStream},
 	} {
 		t.Run(name, func(t *testing.T) {
