@@ -14,7 +14,6 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -180,10 +179,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	win := newWindows(ctx, d.cfg.StateDir, stores.SiteWindow(), sitewindow.Host{Name: d.host()}, wcfg, d.log)
 	// Each window answers from a backend over the daemon's stores: the
 	// windows open no store of their own.
-	win.backend = func(ctx context.Context, discover bool) (*regbackend.Backend, error) {
-		return regbackend.Open(ctx, stores, regbackend.Options{StateDir: d.cfg.StateDir, Site: d.cfg.Site, Discover: discover, Logger: d.log})
-	}
-	win.inbox = stores.Discovered
+	win.stores, win.siteSettings = stores, d.cfg.Site
 	defer win.shutdown()
 	pw := &bmcs{stores: stores, events: evs, log: d.log}
 	secrets, err := stores.Secrets()

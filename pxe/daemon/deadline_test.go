@@ -3,12 +3,12 @@ package daemon
 import (
 	"context"
 	"errors"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	pxestore "github.com/plasmactl/plasma-node/pxe/store"
 	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
+
+	pxestore "github.com/plasmactl/plasma-node/pxe/store"
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
@@ -46,9 +46,7 @@ func TestAWindowSlowToStartStopsAtTheSitesDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.backend = func(ctx context.Context, discover bool) (*regbackend.Backend, error) {
-		return regbackend.Open(ctx, stores, regbackend.Options{StateDir: state, Discover: discover})
-	}
+	w.stores = stores
 	now := time.Now().UTC()
 	rec := sitewindow.Window{Opened: now, Deadline: now.Add(1500 * time.Millisecond)}
 	w.mu.Lock()

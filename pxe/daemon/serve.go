@@ -18,20 +18,33 @@ import (
 // Serve's error (pxe.ErrWindowExpired when the TTL ran out); a setting
 // that is not valid is a *pxe.ConfigError, as pxe.New's.
 func Serve(ctx context.Context, stores *store.Stores, cfg pxe.Config, site registry.Site, log *slog.Logger) error {
-	b, err := regbackend.Open(ctx, stores, regbackend.Options{StateDir: cfg.StateDir, Site: site, Discover: cfg.Discover, Logger: log})
+	cfg, b, err := withBackend(ctx, stores, cfg, site, log)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	cfg.Backend = b
-	if cfg.Discover {
-		if cfg.Inbox, err = stores.Discovered(); err != nil {
-			return err
-		}
-	}
 	srv, err := pxe.New(cfg)
 	if err != nil {
 		return err
 	}
 	return srv.Serve(ctx)
+}
+
+// withBackend gives cfg node-provisioner's backend over stores (with
+// site over site.json's) and, for a discovery window, their inbox: the
+// wiring of every window this package runs. The caller closes the
+// backend.
+func withBackend(ctx context.Context, stores *store.Stores, cfg pxe.Config, site registry.Site, log *slog.Logger) (pxe.Config, *regbackend.Backend, error) {
+	b, err := regbackend.Open(ctx, stores, regbackend.Options{StateDir: cfg.StateDir, Site: site, Discover: cfg.Discover, Logger: log})
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Backend = b
+	if cfg.Discover {
+		if cfg.Inbox, err = stores.Discovered(); err != nil {
+			b.Close()
+			return cfg, nil, err
+		}
+	}
+	return cfg, b, nil
 }

@@ -22,15 +22,9 @@ func (w *windows) startLocked(rec sitewindow.Window) (api.WindowStatus, error) {
 	if cfg.TTL <= 0 {
 		return api.WindowStatus{}, fmt.Errorf("%w: the window's deadline %s is not in the future; it stays closed", api.ErrBadRequest, rec.Deadline.Format(time.RFC3339Nano))
 	}
-	b, err := w.backend(w.ctx, cfg.Discover)
+	cfg, b, err := withBackend(w.ctx, w.stores, cfg, w.siteSettings, w.log)
 	if err != nil {
 		return api.WindowStatus{}, fmt.Errorf("%w: %w", api.ErrNotStarted, err)
-	}
-	cfg.Backend = b
-	if cfg.Discover {
-		if cfg.Inbox, err = w.inbox(); err != nil {
-			return api.WindowStatus{}, fmt.Errorf("%w: %w", api.ErrNotStarted, err)
-		}
 	}
 	opened := make(chan *pxe.Window, 1)
 	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }

@@ -11,9 +11,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/sitewindow"
+	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
 // RecordName is the site window's record in the API's folder of a state
@@ -31,10 +31,10 @@ type windows struct {
 	host     sitewindow.Host // this host's name and API address
 	cfg      pxe.Config
 	log      *slog.Logger
-	// backend opens the backend a window answers from (a discovery
-	// window's when discover), inbox the discovery inbox.
-	backend func(ctx context.Context, discover bool) (*regbackend.Backend, error)
-	inbox   func() (discovery.Store, error)
+	// stores are the daemon's, which each window's backend answers
+	// from (withBackend), with siteSettings over site.json's.
+	stores       *store.Stores
+	siteSettings registry.Site
 
 	mu       sync.Mutex
 	cur      *running
