@@ -102,18 +102,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		toml, err = h.render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log})
 		if err == nil && res.Claim != nil {
 			if err = res.Claim(ctx); refusedBy(err, &ev, refuse) {
-				if res.Delivered != nil {
-					res.Delivered(err)
-				}
+				delivered(res, err)
 				return
 			}
 		}
 	}
 	if err != nil {
 		h.fail(w, r, ev, err)
-		if res != nil && res.Delivered != nil {
-			res.Delivered(err)
-		}
+		delivered(res, err)
 		return
 	}
 	w.Header().Set("Content-Type", ContentTypeTOML)
@@ -122,9 +118,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if werr == nil {
 		werr = http.NewResponseController(w).Flush()
 	}
-	if res.Delivered != nil {
-		res.Delivered(werr)
-	}
+	delivered(res, werr)
 	if werr != nil {
 		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusOK, "answer not delivered: the connection failed while it was sent"
 		h.record(ctx, ev)
@@ -318,4 +312,12 @@ func refusedBy(err error, ev *backend.Event, refuse func(status int, msg string)
 		return true
 	}
 	return false
+}
+
+// delivered reports to the backend whether res reached its installer:
+// the seam's last step, taken whatever happened before it.
+func delivered(res *backend.Answer, err error) {
+	if res != nil && res.Delivered != nil {
+		res.Delivered(err)
+	}
 }
