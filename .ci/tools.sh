@@ -27,7 +27,18 @@
 # its versioned path) is not rebuilt. Builds run one at a time (2-core
 # machines). `go install module@version` is refused for these modules
 # (replace directives), so each is built inside its module cache copy.
+#
+# With --go it builds only what Go and the network make (tofu, weed, the
+# plugins, tofurc) and stops before the kernel and grub, which need the
+# Debian packages: .ci/run starts it that way while apt-get installs.
 set -euo pipefail
+only_go=
+if [ "${1:-}" = "--go" ]; then
+  only_go=1
+elif [ $# -gt 0 ]; then
+  echo "usage: .ci/tools.sh [--go]" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 root=$PWD
 
@@ -160,6 +171,11 @@ EOF
 if [ ! -f "$rc" ] || [ "$(cat "$rc")" != "$want" ]; then
   printf '%s\n' "$want" >"$rc.tmp"
   mv -f "$rc.tmp" "$rc"
+fi
+
+if [ -n "$only_go" ]; then
+  echo "tools: Go tools ready" >&2
+  exit 0
 fi
 
 # The kernel for the netboot test's installer emulator: the package
