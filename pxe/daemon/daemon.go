@@ -15,10 +15,10 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // DefaultAddr is where the API listens: port 8091 on every address.
@@ -176,7 +176,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// the API's stream share it, so events reach the stream at once.
 	evs := stores.Events()
 	wcfg := d.cfg.Window
-	win := newWindows(ctx, d.cfg.StateDir, stores.SiteWindow(), sitewindow.Host{Name: d.host()}, wcfg, d.log)
+	win := newWindows(ctx, d.cfg.StateDir, stores.SiteWindow(), window.Host{Name: d.host()}, wcfg, d.log)
 	// Each window answers from a backend over the daemon's stores: the
 	// windows open no store of their own.
 	win.stores, win.siteSettings = stores, d.cfg.Site

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	pxestore "github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/plasmactl/plasma-node/pxe"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 )
 
 // slowOpen is a log handler that holds the window's "provisioning window
@@ -41,14 +41,14 @@ func TestAWindowSlowToStartStopsAtTheSitesDeadline(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	cfg := pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", Logger: slog.New(slowOpen{delay: 700 * time.Millisecond})}
-	w := newWindows(ctx, state, sitewindow.OpenDir(filepath.Join(state, "api")), sitewindow.Host{Name: "a"}, cfg, log)
+	w := newWindows(ctx, state, window.OpenSiteDir(filepath.Join(state, "api")), window.Host{Name: "a"}, cfg, log)
 	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.stores = stores
 	now := time.Now().UTC()
-	rec := sitewindow.Window{Opened: now, Deadline: now.Add(1500 * time.Millisecond)}
+	rec := window.Site{Opened: now, Deadline: now.Add(1500 * time.Millisecond)}
 	w.mu.Lock()
 	_, err = w.startLocked(rec)
 	r := w.cur

@@ -7,7 +7,7 @@
 //
 // The daemon keeps nothing in memory alone: registrations, tokens and
 // events are in its store, and the window it opens is the site's
-// (package sitewindow, from [store.Stores.SiteWindow]): its opening,
+// ([window.SiteStore], from [store.Stores.SiteWindow]): its opening,
 // deadline and settings in <state-dir>/api/window.json, or in the
 // PostgreSQL store shared by the site's provisioner hosts. Each daemon
 // follows the site's window (on the store's notifications, and reading

@@ -9,12 +9,12 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // startLocked starts serving the site's window rec here until its
 // deadline and waits until it serves or fails; w.mu is held.
-func (w *windows) startLocked(rec sitewindow.Window) (api.WindowStatus, error) {
+func (w *windows) startLocked(rec window.Site) (api.WindowStatus, error) {
 	cfg := w.cfg
 	cfg.TTL = time.Until(rec.Deadline)
 	cfg.SecureBoot = cfg.SecureBoot || rec.SecureBoot

@@ -12,23 +12,23 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // RecordName is the site window's record in the API's folder of a state
-// folder without a PostgreSQL store ([sitewindow.FileName]): its
+// folder without a PostgreSQL store ([window.FileName]): its
 // deadline survives a restart.
-const RecordName = sitewindow.FileName
+const RecordName = window.FileName
 
 // windows runs the site's window on this host; it implements
-// [api.Windows]. The window is the site's ([sitewindow.Store]): opened
+// [api.Windows]. The window is the site's ([window.SiteStore]): opened
 // and closed through any host's API; each host follows it (see follow).
 type windows struct {
 	ctx      context.Context // the daemon's: windows end with it
 	stateDir string
-	site     sitewindow.Store
-	host     sitewindow.Host // this host's name and API address
+	site     window.SiteStore
+	host     window.Host // this host's name and API address
 	cfg      pxe.Config
 	log      *slog.Logger
 	// stores are the daemon's, which each window's backend answers
@@ -38,17 +38,17 @@ type windows struct {
 
 	mu       sync.Mutex
 	cur      *running
-	stopping bool            // the daemon stops: records stay
-	failed   failure         // the last window that failed to serve here
-	outage   bool            // the store could not be read last time
-	joined   bool            // the site's window was read once since the start
-	advert   sitewindow.Host // the last advertisement
+	stopping bool        // the daemon stops: records stay
+	failed   failure     // the last window that failed to serve here
+	outage   bool        // the store could not be read last time
+	joined   bool        // the site's window was read once since the start
+	advert   window.Host // the last advertisement
 }
 
 // failure is a window that did not serve on this host, and when; it is
 // tried again after retryFailed.
 type failure struct {
-	win sitewindow.Window
+	win window.Site
 	at  time.Time
 }
 
@@ -59,12 +59,12 @@ type running struct {
 	done    chan struct{}
 	err     error
 	closing bool // closed (through any host): its record is gone
-	win     sitewindow.Window
+	win     window.Site
 	pw      *pxe.Window
 	said    *said // what it warned of as it started
 }
 
-func newWindows(ctx context.Context, stateDir string, site sitewindow.Store, host sitewindow.Host, cfg pxe.Config, log *slog.Logger) *windows {
+func newWindows(ctx context.Context, stateDir string, site window.SiteStore, host window.Host, cfg pxe.Config, log *slog.Logger) *windows {
 	return &windows{ctx: ctx, stateDir: stateDir, site: site, host: host, cfg: cfg, log: log}
 }
 
@@ -107,7 +107,7 @@ func (w *windows) Status(ctx context.Context) (api.WindowStatus, error) {
 
 // Open opens the site's window for ttl, with Secure Boot and discovery
 // as opts asks, and serves it here: a window open on the site is refused
-// ([sitewindow.OpenError]); one that cannot serve here is not recorded.
+// ([window.OpenError]); one that cannot serve here is not recorded.
 func (w *windows) Open(ctx context.Context, ttl time.Duration, opts api.WindowOptions) (api.WindowStatus, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -115,7 +115,7 @@ func (w *windows) Open(ctx context.Context, ttl time.Duration, opts api.WindowOp
 		return api.WindowStatus{}, fmt.Errorf("%w: the daemon is stopping", api.ErrConflict)
 	}
 	now := time.Now().UTC()
-	rec := sitewindow.Window{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot, Discover: opts.Discover, By: w.host.Name}
+	rec := window.Site{Opened: now, Deadline: now.Add(ttl), SecureBoot: opts.SecureBoot, Discover: opts.Discover, By: w.host.Name}
 	if err := w.site.Open(ctx, rec); err != nil {
 		return api.WindowStatus{}, err
 	}

@@ -2,7 +2,7 @@
 // registrations ([registry.Registrations]), the nodes' secrets
 // ([secret.Store]), the API's tokens ([apitoken.Tokens]), the event log,
 // the installers' reports ([registry.Installs]), the discovery inbox and
-// the site's window ([sitewindow.Store]). The setting is a state folder
+// the site's window ([window.SiteStore]). The setting is a state folder
 // (a path, or a file:// URL) and, with [Options].Store, a store URL whose
 // stores replace the folder's for all of these; the folder keeps what is
 // the host's own.

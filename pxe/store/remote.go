@@ -12,7 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // Remote is the stores a store URL keeps for a whole site, shared by its
@@ -37,7 +37,7 @@ type Remote interface {
 	// Discovered returns the discovery inbox.
 	Discovered() discovery.Store
 	// SiteWindow returns the site's window.
-	SiteWindow() sitewindow.Store
+	SiteWindow() window.SiteStore
 	// Close closes the store's connections.
 	Close()
 }

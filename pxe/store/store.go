@@ -23,7 +23,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -79,7 +78,7 @@ type Stores struct {
 	events   events.Store
 	installs registry.Installs
 	inbox    discovery.Store
-	site     sitewindow.Store
+	site     window.SiteStore
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -253,7 +252,7 @@ func (s *Stores) Installs() (registry.Installs, error) {
 // PostgreSQL store's, shared by the site's hosts, else the state
 // folder's (<state-dir>/api/window.json), one host's. It opens nothing
 // until used.
-func (s *Stores) SiteWindow() sitewindow.Store {
+func (s *Stores) SiteWindow() window.SiteStore {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -261,7 +260,7 @@ func (s *Stores) SiteWindow() sitewindow.Store {
 	case s.remote != nil:
 		s.site = s.remote.SiteWindow()
 	default:
-		s.site = sitewindow.OpenDir(filepath.Join(s.dir, apitoken.DirName))
+		s.site = window.OpenSiteDir(filepath.Join(s.dir, apitoken.DirName))
 	}
 	return s.site
 }

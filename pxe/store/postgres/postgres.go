@@ -9,8 +9,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // The URL schemes [Register] adds.
@@ -94,7 +94,7 @@ func (s *Stores) Tokens() apitoken.Tokens { return OpenTokens(s.db, s.log) }
 func (s *Stores) Discovered() discovery.Store { return OpenInbox(s.db, s.lim) }
 
 // SiteWindow returns the site's window.
-func (s *Stores) SiteWindow() sitewindow.Store { return OpenSiteWindow(s.db) }
+func (s *Stores) SiteWindow() window.SiteStore { return OpenSiteWindow(s.db) }
 
 // Close closes the pool.
 func (s *Stores) Close() { s.db.Close() }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // windowChannel is the notification channel of the window's changes.
@@ -24,20 +24,20 @@ const maxHosts = 256
 // before it listens again.
 const listenRetry = time.Second
 
-// SiteWindow keeps the site's window ([sitewindow.Store]) in a
+// SiteWindow keeps the site's window ([window.SiteStore]) in a
 // PostgreSQL store, shared by every provisioner host of the site: the
 // window in np_site_window (one row, whose changes a trigger notifies on
 // the np_site_window channel), the hosts in np_site_hosts. Safe for
 // concurrent use.
 type SiteWindow struct{ db *DB }
 
-var _ sitewindow.Store = (*SiteWindow)(nil)
+var _ window.SiteStore = (*SiteWindow)(nil)
 
 // OpenSiteWindow returns the site's window of db.
 func OpenSiteWindow(db *DB) *SiteWindow { return &SiteWindow{db: db} }
 
 // Read returns the recorded window, nil for none.
-func (s *SiteWindow) Read(ctx context.Context) (*sitewindow.Window, error) {
+func (s *SiteWindow) Read(ctx context.Context) (*window.Site, error) {
 	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	var data string
@@ -51,11 +51,11 @@ func (s *SiteWindow) Read(ctx context.Context) (*sitewindow.Window, error) {
 	return decodeWindow(data)
 }
 
-func decodeWindow(data string) (*sitewindow.Window, error) {
+func decodeWindow(data string) (*window.Site, error) {
 	if len(data) > maxRecord {
 		return nil, fmt.Errorf("site window (np_site_window): %d bytes, more than %d", len(data), maxRecord)
 	}
-	var w sitewindow.Window
+	var w window.Site
 	if err := json.Unmarshal([]byte(data), &w); err != nil {
 		return nil, fmt.Errorf("site window (np_site_window): %w", err)
 	}
@@ -64,7 +64,7 @@ func decodeWindow(data string) (*sitewindow.Window, error) {
 
 // Open records w unless a window is open at w.Opened: one statement, so
 // of hosts opening at once exactly one wins.
-func (s *SiteWindow) Open(ctx context.Context, w sitewindow.Window) error {
+func (s *SiteWindow) Open(ctx context.Context, w window.Site) error {
 	data, err := json.Marshal(w)
 	if err != nil {
 		return err
@@ -85,9 +85,9 @@ func (s *SiteWindow) Open(ctx context.Context, w sitewindow.Window) error {
 		return err
 	}
 	if cur == nil { // closed meanwhile: name what is known
-		cur = &sitewindow.Window{}
+		cur = &window.Site{}
 	}
-	return &sitewindow.OpenError{Current: *cur}
+	return &window.OpenError{Current: *cur}
 }
 
 // Close removes the recorded window, reporting whether it was open.
@@ -106,7 +106,7 @@ func (s *SiteWindow) Close(ctx context.Context) (bool, error) {
 }
 
 // End removes the recorded window if it is still w.
-func (s *SiteWindow) End(ctx context.Context, w sitewindow.Window) error {
+func (s *SiteWindow) End(ctx context.Context, w window.Site) error {
 	cur, err := s.Read(ctx)
 	if err != nil || cur == nil || !cur.Same(&w) {
 		return err
@@ -122,7 +122,7 @@ func (s *SiteWindow) End(ctx context.Context, w sitewindow.Window) error {
 }
 
 // Advertise records h, replacing the host of its name.
-func (s *SiteWindow) Advertise(ctx context.Context, h sitewindow.Host) error {
+func (s *SiteWindow) Advertise(ctx context.Context, h window.Host) error {
 	data, err := json.Marshal(h)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func (s *SiteWindow) Advertise(ctx context.Context, h sitewindow.Host) error {
 }
 
 // Hosts returns the hosts seen at or after since, by name.
-func (s *SiteWindow) Hosts(ctx context.Context, since time.Time) ([]sitewindow.Host, error) {
+func (s *SiteWindow) Hosts(ctx context.Context, since time.Time) ([]window.Host, error) {
 	ctx, cancel := s.db.Bound(ctx)
 	defer cancel()
 	rows, err := s.db.Pool.Query(ctx, "SELECT data FROM np_site_hosts WHERE seen >= $1 ORDER BY name LIMIT $2", since, maxHosts)
@@ -148,9 +148,9 @@ func (s *SiteWindow) Hosts(ctx context.Context, since time.Time) ([]sitewindow.H
 	if err != nil {
 		return nil, fmt.Errorf("site hosts: %w", s.db.Check(err))
 	}
-	var out []sitewindow.Host
+	var out []window.Host
 	for _, d := range datas {
-		var h sitewindow.Host
+		var h window.Host
 		if len(d) > maxRecord {
 			return nil, fmt.Errorf("site hosts (np_site_hosts): a record of %d bytes, more than %d", len(d), maxRecord)
 		}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow/sitewindowtest"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+	"github.com/plasmactl/plasma-node/pxe/window"
+	"github.com/plasmactl/plasma-node/pxe/window/windowtest"
 )
 
 func openSiteWindow(t testing.TB, conn string) *postgres.SiteWindow {
@@ -26,10 +26,10 @@ func openSiteWindow(t testing.TB, conn string) *postgres.SiteWindow {
 func TestSiteWindowConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	conns := map[sitewindow.Store]string{}
+	conns := map[window.SiteStore]string{}
 	var mu sync.Mutex
-	sitewindowtest.Run(t, sitewindowtest.Harness{
-		New: func(st sitewindowtest.T) sitewindow.Store {
+	windowtest.Run(t, windowtest.Harness{
+		NewSite: func(st windowtest.T) window.SiteStore {
 			t := st.(testing.TB) // the suite runs on a *testing.T here
 			conn := srv.NewDatabase(t)
 			s := openSiteWindow(t, conn)
@@ -38,7 +38,7 @@ func TestSiteWindowConformance(t *testing.T) {
 			mu.Unlock()
 			return s
 		},
-		Other: func(st sitewindowtest.T, s sitewindow.Store) sitewindow.Store {
+		OtherSite: func(st windowtest.T, s window.SiteStore) window.SiteStore {
 			mu.Lock()
 			defer mu.Unlock()
 			return openSiteWindow(st.(testing.TB), conns[s])
@@ -59,7 +59,7 @@ func oneWins(t *testing.T, conn string) {
 	for i := range 16 {
 		wg.Go(func() {
 			now := time.Now().UTC()
-			err := stores[i%4].Open(context.Background(), sitewindow.Window{Opened: now, Deadline: now.Add(time.Hour)})
+			err := stores[i%4].Open(context.Background(), window.Site{Opened: now, Deadline: now.Add(time.Hour)})
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {

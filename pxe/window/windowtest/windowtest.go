@@ -16,36 +16,74 @@ import (
 // T is what a check needs of a test ([storetest.T]).
 type T = storetest.T
 
-// Harness gives the suite stores of the implementation under test.
+// Harness gives the suite stores of the implementations under test:
+// the window serving on a host ([window.Store]), the site's window
+// ([window.SiteStore]), or both. The checks of a store the harness does
+// not make pass without checking.
 type Harness struct {
-	// New returns a new, empty store for one check. Required.
+	// New returns a new, empty store of a host's window for one check;
+	// nil skips the host's checks.
 	New func(t T) window.Store
 	// Hold takes s's window lock as a window serving on addr would, and
 	// returns what lets it go. Nil skips the check of Holder.
 	Hold func(t T, s window.Store, addr string) (release func())
+	// NewSite returns a new, empty store of the site's window for one
+	// check; nil skips the site's checks.
+	NewSite func(t T) window.SiteStore
+	// OtherSite returns another host's store on the same state as s;
+	// nil for a store one host has (the state folder's), which skips
+	// the check across hosts.
+	OtherSite func(t T, s window.SiteStore) window.SiteStore
 }
 
 // Check is one conformance check.
 type Check = storetest.Check[Harness]
 
-// Checks returns the suite's checks.
+// Checks returns the suite's checks: the host's, then the site's.
 func Checks() []Check {
 	return []Check{
-		{Name: "NoneReadsAsNone", Run: noneReadsAsNone},
-		{Name: "RoundTrip", Run: roundTrip},
-		{Name: "RemovedReadsAsNone", Run: removedReadsAsNone},
-		{Name: "NewerWindowKept", Run: newerWindowKept},
-		{Name: "ConcurrentWriters", Run: concurrentWriters},
-		{Name: "Holder", Run: holder},
+		{Name: "NoneReadsAsNone", Run: onHost(noneReadsAsNone)},
+		{Name: "RoundTrip", Run: onHost(roundTrip)},
+		{Name: "RemovedReadsAsNone", Run: onHost(removedReadsAsNone)},
+		{Name: "NewerWindowKept", Run: onHost(newerWindowKept)},
+		{Name: "ConcurrentWriters", Run: onHost(concurrentWriters)},
+		{Name: "Holder", Run: onHost(holder)},
+		{Name: "NoneIsNil", Run: onSite(noneIsNil)},
+		{Name: "OpenIsReadBack", Run: onSite(openIsReadBack)},
+		{Name: "SecondOpenIsRefusedNamingTheFirst", Run: onSite(secondOpen)},
+		{Name: "APassedWindowIsReplaced", Run: onSite(passedReplaced)},
+		{Name: "CloseRemoves", Run: onSite(closeRemoves)},
+		{Name: "EndRemovesItsOwnOnly", Run: onSite(endOwn)},
+		{Name: "HostsSeenSince", Run: onSite(hostsSince)},
+		{Name: "ChangesAreSignalled", Run: onSite(changesSignalled)},
+		{Name: "AnotherHostSeesAndIsRefused", Run: onSite(anotherHost)},
 	}
 }
 
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
+// onHost runs a check of the host's store when h makes one.
+func onHost(run func(T, Harness)) func(T, Harness) {
+	return func(t T, h Harness) {
+		if h.New == nil {
+			t.Logf("no New: the host's window is not checked")
+			return
+		}
+		run(t, h)
+	}
+}
+
+// onSite runs a check of the site's store when h makes one.
+func onSite(run func(T, Harness)) func(T, Harness) {
+	return func(t T, h Harness) {
+		if h.NewSite == nil {
+			t.Logf("no NewSite: the site's window is not checked")
+			return
+		}
+		run(t, h)
+	}
+}
 
 func record(pid int, ttl time.Duration) *window.Record {
 	started := time.Date(2026, 12, 4, 5, 0, 0, 123456789, time.UTC)

@@ -16,8 +16,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/window/windowtest"
 )
 
-// dirHarness runs the suite on window.Dir in temporary state folders;
-// wrap, when set, puts a fault in front of each.
+// dirHarness runs the host's checks on window.Dir in temporary state
+// folders; wrap, when set, puts a fault in front of each.
 func dirHarness(tb testing.TB, wrap func(window.Dir) window.Store) windowtest.Harness {
 	var mu sync.Mutex
 	dirs := map[window.Store]window.Dir{}
@@ -46,8 +46,11 @@ func dirHarness(tb testing.TB, wrap func(window.Dir) window.Store) windowtest.Ha
 	}
 }
 
+// TestDirConformance runs the suite on the state folder's stores.
 func TestDirConformance(t *testing.T) {
-	windowtest.Run(t, dirHarness(t, nil))
+	h := dirHarness(t, nil)
+	h.NewSite = func(t windowtest.T) window.SiteStore { return window.OpenSiteDir(filepath.Join(t.TempDir(), "api")) }
+	windowtest.Run(t, h)
 }
 
 // broken wraps the state folder's window with one fault.
@@ -104,9 +107,9 @@ func (b broken) Holder(ctx context.Context) (*window.HeldError, error) {
 	return b.Dir.Holder(ctx)
 }
 
-// TestTheSuiteFailsABrokenStore feeds the suite a state folder's window
+// TestTheSuiteFailsABrokenHostStore feeds the suite a state folder's window
 // with one fault at a time: each is found by the check named.
-func TestTheSuiteFailsABrokenStore(t *testing.T) {
+func TestTheSuiteFailsABrokenHostStore(t *testing.T) {
 	for _, tc := range []struct{ fault, check string }{
 		{"none is no error", "NoneReadsAsNone"},
 		{"none is no error", "RemovedReadsAsNone"},

@@ -1,62 +1,21 @@
-package sitewindowtest
+package windowtest
 
 import (
 	"context"
 	"errors"
-	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plasmactl/plasma-node/internal/storetest"
-	"github.com/plasmactl/plasma-node/pxe/sitewindow"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
-
-// T is what a check needs of a test ([storetest.T]).
-type T = storetest.T
-
-// Harness gives the suite stores of the implementation under test.
-type Harness struct {
-	// New returns a new, empty store for one check. Required.
-	New func(t T) sitewindow.Store
-	// Other returns another host's store on the same state as s; nil
-	// for a store one host has (the state folder's), which skips the
-	// check across hosts.
-	Other func(t T, s sitewindow.Store) sitewindow.Store
-}
-
-// Check is one conformance check.
-type Check = storetest.Check[Harness]
-
-// Checks returns the suite's checks.
-func Checks() []Check {
-	return []Check{
-		{Name: "NoneIsNil", Run: noneIsNil},
-		{Name: "OpenIsReadBack", Run: openIsReadBack},
-		{Name: "SecondOpenIsRefusedNamingTheFirst", Run: secondOpen},
-		{Name: "APassedWindowIsReplaced", Run: passedReplaced},
-		{Name: "CloseRemoves", Run: closeRemoves},
-		{Name: "EndRemovesItsOwnOnly", Run: endOwn},
-		{Name: "HostsSeenSince", Run: hostsSince},
-		{Name: "ChangesAreSignalled", Run: changesSignalled},
-		{Name: "AnotherHostSeesAndIsRefused", Run: anotherHost},
-	}
-}
-
-// Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
-
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
 
 // at is a time with no monotonic reading, as a store gives it back.
 func at(d time.Duration) time.Time { return time.Now().Add(d).UTC().Round(time.Millisecond) }
 
 func noneIsNil(t T, h Harness) {
 	ctx := context.Background()
-	s := h.New(t)
+	s := h.NewSite(t)
 	if w, err := s.Read(ctx); w != nil || err != nil {
 		t.Errorf("read of a new store: %+v %v", w, err)
 	}
@@ -67,9 +26,9 @@ func noneIsNil(t T, h Harness) {
 
 func passedReplaced(t T, h Harness) {
 	ctx := context.Background()
-	s := h.New(t)
-	old := sitewindow.Window{Opened: at(-2 * time.Hour), Deadline: at(-time.Hour), By: "a"}
-	now := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "b"}
+	s := h.NewSite(t)
+	old := window.Site{Opened: at(-2 * time.Hour), Deadline: at(-time.Hour), By: "a"}
+	now := window.Site{Opened: at(0), Deadline: at(time.Hour), By: "b"}
 	if err := s.Open(ctx, old); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -83,8 +42,8 @@ func passedReplaced(t T, h Harness) {
 
 func closeRemoves(t T, h Harness) {
 	ctx := context.Background()
-	s := h.New(t)
-	if err := s.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}); err != nil {
+	s := h.NewSite(t)
+	if err := s.Open(ctx, window.Site{Opened: at(0), Deadline: at(time.Hour)}); err != nil {
 		t.Fatalf("%v", err)
 	}
 	if open, err := s.Close(ctx); !open || err != nil {
@@ -99,21 +58,21 @@ func closeRemoves(t T, h Harness) {
 }
 
 func anotherHost(t T, h Harness) {
-	if h.Other == nil {
-		t.Logf("no Other: a store of one host")
+	if h.OtherSite == nil {
+		t.Logf("no OtherSite: a store of one host")
 		return
 	}
 	ctx := context.Background()
-	s := h.New(t)
-	o := h.Other(t, s)
-	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "a"}
+	s := h.NewSite(t)
+	o := h.OtherSite(t, s)
+	w := window.Site{Opened: at(0), Deadline: at(time.Hour), By: "a"}
 	if err := s.Open(ctx, w); err != nil {
 		t.Fatalf("%v", err)
 	}
 	if got, err := o.Read(ctx); err != nil || !got.Same(&w) || got.By != "a" {
 		t.Errorf("the other host reads %+v %v", got, err)
 	}
-	if err := o.Open(ctx, sitewindow.Window{Opened: at(0), Deadline: at(time.Minute), By: "b"}); !errors.Is(err, window.ErrOpen) {
+	if err := o.Open(ctx, window.Site{Opened: at(0), Deadline: at(time.Minute), By: "b"}); !errors.Is(err, window.ErrOpen) {
 		t.Errorf("the other host's open: %v", err)
 	}
 	if open, err := o.Close(ctx); !open || err != nil {
@@ -125,8 +84,8 @@ func anotherHost(t T, h Harness) {
 }
 
 func openIsReadBack(t T, h Harness) {
-	s := h.New(t)
-	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), SecureBoot: true, Discover: true, By: "host-a"}
+	s := h.NewSite(t)
+	w := window.Site{Opened: at(0), Deadline: at(time.Hour), SecureBoot: true, Discover: true, By: "host-a"}
 	if err := s.Open(context.Background(), w); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -143,13 +102,13 @@ func openIsReadBack(t T, h Harness) {
 }
 
 func secondOpen(t T, h Harness) {
-	s := h.New(t)
-	first := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour), By: "host-a"}
+	s := h.NewSite(t)
+	first := window.Site{Opened: at(0), Deadline: at(time.Hour), By: "host-a"}
 	if err := s.Open(context.Background(), first); err != nil {
 		t.Fatalf("%v", err)
 	}
-	err := s.Open(context.Background(), sitewindow.Window{Opened: at(0), Deadline: at(time.Minute), By: "host-b"})
-	var oe *sitewindow.OpenError
+	err := s.Open(context.Background(), window.Site{Opened: at(0), Deadline: at(time.Minute), By: "host-b"})
+	var oe *window.OpenError
 	if !errors.As(err, &oe) || !errors.Is(err, window.ErrOpen) {
 		t.Fatalf("second open: %v", err)
 	}
@@ -163,9 +122,9 @@ func secondOpen(t T, h Harness) {
 
 func endOwn(t T, h Harness) {
 	ctx := context.Background()
-	s := h.New(t)
-	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}
-	other := sitewindow.Window{Opened: at(-time.Minute), Deadline: at(time.Hour)}
+	s := h.NewSite(t)
+	w := window.Site{Opened: at(0), Deadline: at(time.Hour)}
+	other := window.Site{Opened: at(-time.Minute), Deadline: at(time.Hour)}
 	if err := s.Open(ctx, w); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -188,16 +147,16 @@ func endOwn(t T, h Harness) {
 
 func hostsSince(t T, h Harness) {
 	ctx := context.Background()
-	s := h.New(t)
-	a := sitewindow.Host{Name: "a", API: "10.0.0.1:8091", HTTP: "10.0.0.1:8080", URL: "http://10.0.0.1:8080", Serving: true, Seen: at(0)}
-	b := sitewindow.Host{Name: "b", API: "10.0.0.2:8091", Seen: at(-time.Minute)}
-	for _, host := range []sitewindow.Host{b, a} {
+	s := h.NewSite(t)
+	a := window.Host{Name: "a", API: "10.0.0.1:8091", HTTP: "10.0.0.1:8080", URL: "http://10.0.0.1:8080", Serving: true, Seen: at(0)}
+	b := window.Host{Name: "b", API: "10.0.0.2:8091", Seen: at(-time.Minute)}
+	for _, host := range []window.Host{b, a} {
 		if err := s.Advertise(ctx, host); err != nil {
 			t.Fatalf("%v", err)
 		}
 	}
 	got, err := s.Hosts(ctx, at(-30*time.Second))
-	if d := cmp.Diff([]sitewindow.Host{a}, got); err != nil || d != "" {
+	if d := cmp.Diff([]window.Host{a}, got); err != nil || d != "" {
 		t.Errorf("hosts seen in 30 s (-want +got): %v\n%s", err, d)
 	}
 	b.Seen, b.Serving = at(0), true
@@ -205,22 +164,22 @@ func hostsSince(t T, h Harness) {
 		t.Fatalf("%v", err)
 	}
 	got, err = s.Hosts(ctx, at(-30*time.Second))
-	if d := cmp.Diff([]sitewindow.Host{a, b}, got); err != nil || d != "" {
+	if d := cmp.Diff([]window.Host{a, b}, got); err != nil || d != "" {
 		t.Errorf("hosts after b's advert (-want +got): %v\n%s", err, d)
 	}
 }
 
 func changesSignalled(t T, h Harness) {
-	s := h.New(t)
+	s := h.NewSite(t)
 	watch := s
-	if h.Other != nil {
-		watch = h.Other(t, s) // another host learns of it
+	if h.OtherSite != nil {
+		watch = h.OtherSite(t, s) // another host learns of it
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ch := watch.Changes(ctx)
 	time.Sleep(200 * time.Millisecond) // a listener is set up
-	w := sitewindow.Window{Opened: at(0), Deadline: at(time.Hour)}
+	w := window.Site{Opened: at(0), Deadline: at(time.Hour)}
 	for i, change := range []func() error{
 		func() error { return s.Open(ctx, w) },
 		func() error { _, err := s.Close(ctx); return err },

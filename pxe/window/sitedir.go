@@ -1,4 +1,4 @@
-package sitewindow
+package window
 
 import (
 	"context"
@@ -17,21 +17,15 @@ import (
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 )
 
-// FileName is the window's record in the folder of a [Dir].
-const FileName = "window.json"
+// errBadRecord is wrapped by the error of a record that does not parse;
+// [SiteDir.Open] replaces it.
+var errBadRecord = errors.New("the record does not parse")
 
-// ErrBadRecord is wrapped by the error of a record that does not parse;
-// [Dir.Open] replaces it.
-var ErrBadRecord = errors.New("the record does not parse")
-
-// maxRecord bounds the record read: 64 KiB.
-const maxRecord = 64 << 10
-
-// Dir is the site's window of one host's state folder: the record is
-// FileName in its folder (a daemon's API folder); the hosts are kept in
+// SiteDir is the site's window of one host's state folder: the record is
+// [FileName] in its folder (a daemon's API folder); the hosts are kept in
 // memory, since one daemon runs on a state folder. Safe for concurrent
 // use; one process writes it.
-type Dir struct {
+type SiteDir struct {
 	path string
 
 	mu      sync.Mutex
@@ -39,45 +33,45 @@ type Dir struct {
 	waiters []chan struct{}
 }
 
-var _ Store = (*Dir)(nil)
+var _ SiteStore = (*SiteDir)(nil)
 
-// OpenDir returns the store of the folder dir (created 0700 on the first
-// write). It does no I/O.
-func OpenDir(dir string) *Dir {
-	return &Dir{path: filepath.Join(dir, FileName), hosts: map[string]Host{}}
+// OpenSiteDir returns the site window store of the folder dir (created
+// 0700 on the first write). It does no I/O.
+func OpenSiteDir(dir string) *SiteDir {
+	return &SiteDir{path: filepath.Join(dir, FileName), hosts: map[string]Host{}}
 }
 
 // Path returns the record's file.
-func (d *Dir) Path() string { return d.path }
+func (d *SiteDir) Path() string { return d.path }
 
 // Read returns the recorded window, nil for none.
-func (d *Dir) Read(context.Context) (*Window, error) {
+func (d *SiteDir) Read(context.Context) (*Site, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.read()
 }
 
-func (d *Dir) read() (*Window, error) {
-	data, err := regularfile.Read(d.path, maxRecord)
+func (d *SiteDir) read() (*Site, error) {
+	data, err := regularfile.Read(d.path, maxWindowFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("site window record: %w", err)
 	}
-	var w Window
+	var w Site
 	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("site window record %s: %w: %w", d.path, ErrBadRecord, err)
+		return nil, fmt.Errorf("site window record %s: %w: %w", d.path, errBadRecord, err)
 	}
 	return &w, nil
 }
 
 // Open records w unless a window is open at w.Opened.
-func (d *Dir) Open(_ context.Context, w Window) error {
+func (d *SiteDir) Open(_ context.Context, w Site) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, err := d.read()
-	if err != nil && !errors.Is(err, ErrBadRecord) {
+	if err != nil && !errors.Is(err, errBadRecord) {
 		return err // unreadable; a record that does not parse is replaced
 	}
 	if cur.OpenAt(w.Opened) {
@@ -98,7 +92,7 @@ func (d *Dir) Open(_ context.Context, w Window) error {
 }
 
 // Close removes the record, reporting whether its window was open.
-func (d *Dir) Close(context.Context) (bool, error) {
+func (d *SiteDir) Close(context.Context) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, _ := d.read()
@@ -109,7 +103,7 @@ func (d *Dir) Close(context.Context) (bool, error) {
 }
 
 // End removes the record if it is still w.
-func (d *Dir) End(_ context.Context, w Window) error {
+func (d *SiteDir) End(_ context.Context, w Site) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, err := d.read()
@@ -119,7 +113,7 @@ func (d *Dir) End(_ context.Context, w Window) error {
 	return d.remove()
 }
 
-func (d *Dir) remove() error {
+func (d *SiteDir) remove() error {
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("site window record: %w", err)
 	}
@@ -128,7 +122,7 @@ func (d *Dir) remove() error {
 }
 
 // Advertise keeps h in memory.
-func (d *Dir) Advertise(_ context.Context, h Host) error {
+func (d *SiteDir) Advertise(_ context.Context, h Host) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.hosts[h.Name] = h
@@ -136,7 +130,7 @@ func (d *Dir) Advertise(_ context.Context, h Host) error {
 }
 
 // Hosts returns the hosts seen at or after since, by name.
-func (d *Dir) Hosts(_ context.Context, since time.Time) ([]Host, error) {
+func (d *SiteDir) Hosts(_ context.Context, since time.Time) ([]Host, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []Host
@@ -150,7 +144,7 @@ func (d *Dir) Hosts(_ context.Context, since time.Time) ([]Host, error) {
 }
 
 // Changes receives after each Open, Close and End through d.
-func (d *Dir) Changes(ctx context.Context) <-chan struct{} {
+func (d *SiteDir) Changes(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	d.mu.Lock()
 	d.waiters = append(d.waiters, ch)
@@ -164,7 +158,7 @@ func (d *Dir) Changes(ctx context.Context) <-chan struct{} {
 }
 
 // changed tells the waiters; d.mu is held.
-func (d *Dir) changed() {
+func (d *SiteDir) changed() {
 	for _, ch := range d.waiters {
 		select {
 		case ch <- struct{}{}:
