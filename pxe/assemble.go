@@ -349,7 +349,7 @@ func (s *Server) checkReleases(ctx context.Context) {
 // what undoes them as the window closes.
 func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done func()) {
 	cfg := &s.cfg
-	w := &Window{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
+	w := &window.Record{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
 	if cfg.TTL > 0 {
 		w.Deadline = now.Add(cfg.TTL)
 	}

@@ -65,8 +65,8 @@ func TestDHCPHookGetsTheWindowsBootFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			hookLog := filepath.Join(t.TempDir(), "hook.log")
-			opened := make(chan *Window, 1)
-			s, err := New(Config{OnOpen: func(w *Window) { opened <- w },
+			opened := make(chan *window.Record, 1)
+			s, err := New(Config{OnOpen: func(w *window.Record) { opened <- w },
 				StateDir: state, Backend: allowFunc(allowOnly(testMAC)), Listener: ln, TTL: time.Minute,
 				IPXEDir: newTFTPFixture(t).root, Release: "9.0-1", SecureBoot: tc.secureBoot, BootFile: tc.bootFile,
 				DHCPInterface: "lo", ServerIP: testServerIP, DHCPConn: dc, PXEConn: pc, TFTPConn: tconn,

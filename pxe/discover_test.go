@@ -73,9 +73,9 @@ func TestADiscoveryWindowKeepsReportsInTheStateFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opened := make(chan *Window, 1)
+	opened := make(chan *window.Record, 1)
 	_, base, _ := start(t, nodeProvisioner(t, Config{StateDir: dir, Discover: true, BaseURL: "http://192.0.2.10:8090",
-		OnOpen: func(w *Window) { opened <- w }}, filepath.Join(dir, "secrets")))
+		OnOpen: func(w *window.Record) { opened <- w }}, filepath.Join(dir, "secrets")))
 	<-opened
 	w, err := window.Read(dir)
 	if err != nil || !w.Discover {

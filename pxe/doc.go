@@ -13,7 +13,7 @@
 // seam a program embedding the window owns: node-provisioner's file
 // registry ([regbackend.Backend], the default over [Config].StateDir) is one
 // implementation, a site inventory another (see examples/embed-pxe).
-// [Enable] and [Disable] run a window in the background; [Window] is its
+// [Enable] and [Disable] run a window in the background; [window.Record] is its
 // record. [Prepare] turns a Proxmox VE installer ISO into boot assets.
 //
 // The roles live in subpackages, each usable alone: proxydhcp (the pure

@@ -63,10 +63,10 @@ func SystemdRuns() bool {
 // systemd unit when systemd runs the machine, else a detached process
 // whose pid is written to <StateDir>/serve.pid and whose output goes to
 // <StateDir>/serve.log — and waits until the server has recorded its
-// window. An open window is an error wrapping [ErrWindowOpen], with the
-// window's record, or a [*WindowHeldError] and no record when a window
+// window. An open window is an error wrapping [window.ErrOpen], with the
+// window's record, or a [*window.HeldError] and no record when a window
 // holds the state folder without having recorded itself.
-func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
+func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -75,7 +75,7 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 		return nil, errors.New("enable: Command and StateDir are required")
 	}
 	if w, err := window.Read(o.StateDir); err == nil && w.Open(time.Now()) {
-		return w, fmt.Errorf("%w (pid %d, %s left)", ErrWindowOpen, w.PID, w.Left(time.Now()))
+		return w, fmt.Errorf("%w (pid %d, %s left)", window.ErrOpen, w.PID, w.Left(time.Now()))
 	}
 	if held, err := window.Holder(o.StateDir); err == nil && held != nil {
 		return nil, held
@@ -131,7 +131,7 @@ func Enable(ctx context.Context, o EnableOptions) (*Window, error) {
 
 // waitWindow waits for the record of an open window (of pid, when pid is
 // set), failing early if the process exits.
-func waitWindow(ctx context.Context, stateDir string, pid int, wait time.Duration, exited <-chan error) (*Window, error) {
+func waitWindow(ctx context.Context, stateDir string, pid int, wait time.Duration, exited <-chan error) (*window.Record, error) {
 	if wait <= 0 {
 		wait = 15 * time.Second
 	}
@@ -174,7 +174,7 @@ func Disable(ctx context.Context, stateDir string, timeout time.Duration) (bool,
 	if held != nil && (w == nil || w.PID != held.PID) {
 		// The window holding the folder has no record (it is starting,
 		// or could not write it): stop it all the same.
-		w = &Window{PID: held.PID, HTTP: held.HTTP, Started: held.Since}
+		w = &window.Record{PID: held.PID, HTTP: held.HTTP, Started: held.Since}
 	}
 	if w == nil {
 		return false, nil

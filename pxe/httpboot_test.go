@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // TestShimsHTTPBootFetchIsServed: shim, loaded by UEFI HTTP boot from
@@ -36,8 +37,8 @@ func TestShimsHTTPBootFetchIsServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opened := make(chan *Window, 1)
-	s, err := New(Config{OnOpen: func(w *Window) { opened <- w },
+	opened := make(chan *window.Record, 1)
+	s, err := New(Config{OnOpen: func(w *window.Record) { opened <- w },
 		StateDir: state, Backend: allowFunc(allowOnly(testMAC)), Listener: ln, TTL: time.Minute,
 		IPXEDir: newTFTPFixture(t).root, Release: "9.0-1", SecureBoot: true,
 		DHCPInterface: "lo", ServerIP: testServerIP, DHCPConn: dc, PXEConn: pc, TFTPConn: tconn,

@@ -167,7 +167,7 @@ type Config struct {
 	Inbox discovery.Store
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
-	OnOpen func(*Window)
+	OnOpen func(*window.Record)
 	// Logger receives the window's events; nil discards them.
 	Logger *slog.Logger
 }
@@ -361,7 +361,7 @@ func (s *Server) plainPath(path string) bool {
 // window up (a busy port, an unreadable state folder) is returned before
 // anything is served. With a state folder, Serve holds its lock
 // ([window.LockName]) from before anything listens until it returns: a
-// second window on the same folder gets a [*WindowHeldError] naming the
+// second window on the same folder gets a [*window.HeldError] naming the
 // first's process and address.
 func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
@@ -478,7 +478,7 @@ func connStateOf(ln net.Listener) func(net.Conn, http.ConnState) {
 
 // lockStateDir takes the state folder for this window (nil without a
 // state folder): a second window on it would overwrite the window record
-// and answer the same registrations. The error is a [*WindowHeldError]
+// and answer the same registrations. The error is a [*window.HeldError]
 // when another window holds it.
 func (s *Server) lockStateDir() (*lockfile.Lock, error) {
 	if s.cfg.StateDir == "" {
@@ -503,7 +503,7 @@ func (s *Server) lockStateDir() (*lockfile.Lock, error) {
 	if errors.As(err, &ce) {
 		return nil, err
 	}
-	var held *WindowHeldError
+	var held *window.HeldError
 	if err != nil && !errors.As(err, &held) {
 		return nil, &ConfigError{Field: "StateDir", Value: s.cfg.StateDir, Reason: "cannot lock the state folder for the window", Err: err}
 	}

@@ -138,12 +138,12 @@ func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err = second.Serve(ctx)
-	var held *WindowHeldError
-	if !errors.As(err, &held) || !errors.Is(err, ErrWindowOpen) {
-		t.Fatalf("second Serve = %v, want a *WindowHeldError matching ErrWindowOpen", err)
+	var held *window.HeldError
+	if !errors.As(err, &held) || !errors.Is(err, window.ErrOpen) {
+		t.Fatalf("second Serve = %v, want a *window.HeldError matching window.ErrOpen", err)
 	}
-	want := &WindowHeldError{StateDir: state, PID: os.Getpid(), HTTP: first.Addr().String()}
-	if diff := cmp.Diff(want, held, cmpopts.IgnoreFields(WindowHeldError{}, "Since")); diff != "" {
+	want := &window.HeldError{StateDir: state, PID: os.Getpid(), HTTP: first.Addr().String()}
+	if diff := cmp.Diff(want, held, cmpopts.IgnoreFields(window.HeldError{}, "Since")); diff != "" {
 		t.Errorf("holder (-want +got):\n%s", diff)
 	}
 	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {

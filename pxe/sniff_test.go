@@ -19,7 +19,7 @@ import (
 // and a client that sends nothing holds up no other.
 func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
 	state := t.TempDir()
-	_, fp, err := EnsureCertificate(context.Background(), state, []string{"127.0.0.1"})
+	_, fp, err := tlscert.EnsureCertificate(context.Background(), state, []string{"127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/sbchain"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
 func (a *app) tlsCmd() *cobra.Command {
@@ -27,14 +29,14 @@ func (a *app) tlsCmd() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if certFile != "" {
-				fp, err := pxe.FileFingerprint(certFile)
+				fp, err := tlscert.FileFingerprint(certFile)
 				if err != nil {
 					return usageError(fmt.Errorf("--cert: %w", err))
 				}
 				fmt.Fprintln(a.out, fp)
 				return nil
 			}
-			_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, nil)
+			_, fp, err := tlscert.EnsureCertificate(cmd.Context(), a.stateDir, nil)
 			if err != nil {
 				return err
 			}
@@ -48,7 +50,7 @@ func (a *app) tlsCmd() *cobra.Command {
 }
 
 func (a *app) prepareCmd() *cobra.Command {
-	var o pxe.PrepareOptions
+	var o bootassets.PrepareOptions
 	var patchAsk, discover bool
 	c := &cobra.Command{
 		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--answer-auth-token NAME:SECRET|auto] [--release NAME]",
@@ -67,11 +69,11 @@ func (a *app) prepareCmd() *cobra.Command {
 			// The progress says each warning (bar.Line below); the log
 			// would say it again.
 			o.StateDir, o.Logger = a.stateDir, a.logging.Reported(a.log)
-			o.Progress = func(p pxe.PrepareProgress) {
+			o.Progress = func(p bootassets.Progress) {
 				switch p.Kind {
-				case pxe.PrepareCopy:
+				case bootassets.ProgressCopy:
 					bar.Copy(p.Step, p.Done, p.Total, p.Finished)
-				case pxe.PrepareWarning:
+				case bootassets.ProgressWarning:
 					bar.Line("node-provisioner: warning: " + p.Step)
 				default:
 					bar.Line(p.Step)
@@ -84,7 +86,7 @@ func (a *app) prepareCmd() *cobra.Command {
 				if u, err := url.Parse(o.AnswerURL); err == nil && u.Hostname() != "" {
 					hosts = []string{u.Hostname()}
 				}
-				_, fp, err := pxe.EnsureCertificate(cmd.Context(), a.stateDir, hosts)
+				_, fp, err := tlscert.EnsureCertificate(cmd.Context(), a.stateDir, hosts)
 				return fp, err
 			}
 			if discover {
@@ -100,12 +102,12 @@ func (a *app) prepareCmd() *cobra.Command {
 				ask, err := registry.AsksForBootDisk(cmd.Context(), st.Registrations())
 				o.PatchAsk = o.PatchAsk || (err == nil && ask)
 			}
-			rel, err := pxe.Prepare(cmd.Context(), o)
-			var broken *pxe.ChainPieceError
-			if errors.Is(err, pxe.ErrNotAutoInstallISO) || errors.As(err, &broken) {
+			rel, err := bootassets.Prepare(cmd.Context(), o)
+			var broken *sbchain.PieceError
+			if errors.Is(err, bootassets.ErrNotAutoInstallISO) || errors.As(err, &broken) {
 				return usageError(err)
 			}
-			if errors.Is(err, pxe.ErrNotStatic) {
+			if errors.Is(err, bootassets.ErrNotStatic) {
 				return usageError(fmt.Errorf("--discovery: %w", err))
 			}
 			if o.SecureBootDir != "" && errors.Is(err, fs.ErrNotExist) {

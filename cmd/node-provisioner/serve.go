@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // serveOptions are the flags serve takes, and enable passes on to it.
@@ -111,7 +112,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	o.cfg.RecordBootSteps = true // status --watch follows the boot in the event log, as with the daemon
-	o.cfg.OnOpen = func(w *pxe.Window) {
+	o.cfg.OnOpen = func(w *window.Record) {
 		if w.CertFingerprint != "" {
 			fmt.Fprintf(a.out, "TLS certificate fingerprint (for prepare --cert-fingerprint): %s\n", w.CertFingerprint)
 		}

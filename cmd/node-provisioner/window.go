@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -78,7 +79,7 @@ func (a *app) enableCmd() *cobra.Command {
 			// What the window said as it started: its warnings, or why it
 			// could not (a port taken), in this command's voice.
 			w, said, err := daemon.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, PassEnv: pass, TTL: o.cfg.TTL, Logger: a.log}, "node-provisioner: ")
-			if errors.Is(err, pxe.ErrWindowOpen) {
+			if errors.Is(err, window.ErrOpen) {
 				left := err.Error()
 				if w != nil {
 					left = fmt.Sprintf("%s, %s left", w.URL, w.Left(time.Now()))
@@ -190,7 +191,7 @@ func (a *app) enableRemote(cmd *cobra.Command, c *client.Client, cfg pxe.Config,
 		}
 	}
 	w, err := c.OpenWindowWith(cmd.Context(), cfg.TTL, client.WindowOptions{SecureBoot: cfg.SecureBoot, Discover: cfg.Discover})
-	if errors.Is(err, pxe.ErrWindowOpen) {
+	if errors.Is(err, window.ErrOpen) {
 		if slices.Contains(changed(cmd), "ttl") {
 			return fmt.Errorf("the provisioning window is already open (%v) and keeps its deadline; --ttl would need a new window: disable it first", err)
 		}

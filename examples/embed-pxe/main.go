@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // machine is one inventory entry.
@@ -127,7 +128,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		Routes: map[string]http.Handler{"GET /healthz": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintln(w, "ok")
 		})},
-		OnOpen: func(w *pxe.Window) { opened <- w.URL },
+		OnOpen: func(w *window.Record) { opened <- w.URL },
 	})
 	if err != nil {
 		return err

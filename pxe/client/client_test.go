@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
@@ -24,6 +23,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 type server struct {
@@ -149,7 +149,7 @@ func TestErrorsMapToTheDomain(t *testing.T) {
 		{"unknown node", nodeErr, []error{registry.ErrNotFound}, nil, `no registration named "nope"`},
 		{"unregister unknown", reg.Unregister(ctx, "nope"), []error{registry.ErrNotFound}, nil, `no pending registration named "nope"`},
 		{"read token registering", readErr, []error{client.ErrForbidden}, []error{registry.ErrInvalidRegistration}, "403 Forbidden"},
-		{"register token opening", openErr, []error{client.ErrForbidden}, []error{pxe.ErrWindowOpen}, "needs admin"},
+		{"register token opening", openErr, []error{client.ErrForbidden}, []error{window.ErrOpen}, "needs admin"},
 		{"wrong token", badErr, []error{client.ErrUnauthorized}, nil, "401 Unauthorized: invalid or revoked token"},
 	}
 	for _, tc := range tests {

@@ -268,5 +268,5 @@ func (d *Daemon) certificate(ctx context.Context) (tls.Certificate, string, erro
 	case d.cfg.TLSCert != "" || d.cfg.TLSKey != "":
 		return tls.Certificate{}, "", errors.New("daemon: a TLS certificate needs its key and a key its certificate")
 	}
-	return pxe.EnsureCertificate(ctx, d.cfg.StateDir, nil)
+	return tlscert.EnsureCertificate(ctx, d.cfg.StateDir, nil)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
@@ -125,12 +126,12 @@ func TestWindowSurvivesRestart(t *testing.T) {
 		t.Fatalf("open: %+v %v", w, err)
 	}
 	deadline := w.Deadline
-	if _, err := c.OpenWindow(ctx, time.Minute); !errors.Is(err, pxe.ErrWindowOpen) {
+	if _, err := c.OpenWindow(ctx, time.Minute); !errors.Is(err, window.ErrOpen) {
 		t.Errorf("second open: %v", err)
 	}
 	// Another process's window on the folder is refused while it is open.
 	other, _ := pxe.New(pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", TTL: time.Minute})
-	if err := other.Serve(ctx); !errors.Is(err, pxe.ErrWindowOpen) {
+	if err := other.Serve(ctx); !errors.Is(err, window.ErrOpen) {
 		t.Errorf("serve beside the daemon's window: %v", err)
 	}
 	r.stop()
@@ -248,7 +249,7 @@ func TestOpenBesideAnotherWindowIs409(t *testing.T) {
 	<-other.Ready()
 	_, err = c.OpenWindow(context.Background(), time.Minute)
 	var ae *client.Error
-	if !errors.Is(err, pxe.ErrWindowOpen) || !errors.As(err, &ae) || ae.Status != 409 || !strings.Contains(err.Error(), "already has a provisioning window") {
+	if !errors.Is(err, window.ErrOpen) || !errors.As(err, &ae) || ae.Status != 409 || !strings.Contains(err.Error(), "already has a provisioning window") {
 		t.Errorf("open beside serve: %v", err)
 	}
 	for end := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {

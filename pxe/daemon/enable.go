@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // ServeLogName is the log, in the state folder, of a window that
@@ -25,9 +26,9 @@ const maxLogSaid = 1 << 20
 // and returns it with what it said as it started, from its log
 // ([ServeLogName]) as [LogSaid] reads it: its warnings, or why it could
 // not start (a port taken). The error is pxe.Enable's; an open window
-// wraps pxe.ErrWindowOpen. voice is the prefix of the window's own
+// wraps window.ErrOpen. voice is the prefix of the window's own
 // error lines, such as "node-provisioner: ".
-func Enable(ctx context.Context, o pxe.EnableOptions, voice string) (*pxe.Window, []string, error) {
+func Enable(ctx context.Context, o pxe.EnableOptions, voice string) (*window.Record, []string, error) {
 	path := filepath.Join(o.StateDir, ServeLogName)
 	var from int64
 	if fi, err := os.Stat(path); err == nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/pgtest"
@@ -261,7 +262,7 @@ func TestAHostDiesTheOtherGoesOn(t *testing.T) {
 	if st, err := bootScript(wb.HTTP, "52:54:00:00:00:0b"); err != nil || st >= 500 {
 		t.Errorf("b after a died: %d %v", st, err)
 	}
-	if _, err := b.c.OpenWindow(ctx, time.Minute); !errors.Is(err, pxe.ErrWindowOpen) || !strings.Contains(err.Error(), "opened by a") {
+	if _, err := b.c.OpenWindow(ctx, time.Minute); !errors.Is(err, window.ErrOpen) || !strings.Contains(err.Error(), "opened by a") {
 		t.Errorf("second open through b: %v", err)
 	}
 	if err := b.c.CloseWindow(ctx); err != nil {

@@ -26,8 +26,8 @@ func (w *windows) startLocked(rec window.Site) (api.WindowStatus, error) {
 	if err != nil {
 		return api.WindowStatus{}, fmt.Errorf("%w: %w", api.ErrNotStarted, err)
 	}
-	opened := make(chan *pxe.Window, 1)
-	cfg.OnOpen = func(pw *pxe.Window) { opened <- pw }
+	opened := make(chan *window.Record, 1)
+	cfg.OnOpen = func(pw *window.Record) { opened <- pw }
 	sd := &said{}
 	cfg.Logger = logSaid(cfg.Logger, sd)
 	srv, err := pxe.New(cfg)
@@ -50,11 +50,11 @@ func (w *windows) startLocked(rec window.Site) (api.WindowStatus, error) {
 		close(r.done)
 		w.ended(r)
 	}()
-	var pw *pxe.Window
+	var pw *window.Record
 	select {
 	case pw = <-opened:
 	case <-r.done:
-		var held *pxe.WindowHeldError
+		var held *window.HeldError
 		if errors.As(r.err, &held) {
 			return api.WindowStatus{}, r.err
 		}

@@ -60,7 +60,7 @@ type running struct {
 	err     error
 	closing bool // closed (through any host): its record is gone
 	win     window.Site
-	pw      *pxe.Window
+	pw      *window.Record
 	said    *said // what it warned of as it started
 }
 
