@@ -169,7 +169,7 @@ func (cfg *Config) Render() ([]byte, error) {
 	out := f.Bytes()
 	// A safety net: formatting can join tokens of an odd expression
 	// (`0.0. 0` becomes `0.0.0`) into something that no longer parses.
-	if _, diags := hclsyntax.ParseConfig(out, ConfigFile, hcl.InitialPos); diags.HasErrors() {
+	if _, diags := hclsyntax.ParseConfig(out, configFile, hcl.InitialPos); diags.HasErrors() {
 		return nil, invalidf("the generated configuration does not parse (check Expr values): %s", diags.Error())
 	}
 	return out, nil

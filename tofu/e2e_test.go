@@ -262,7 +262,7 @@ func TestE2ELocalLifecycle(t *testing.T) {
 	if err := e.wd.Clean(CleanOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(e.wd.Path(VarsFile)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(e.wd.Path(varsFile)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Clean left the variables file: %v", err)
 	}
 	if remove, err = e.wd.WriteVarsFile(map[string]any{"token": e2eSecret}); err != nil {

@@ -206,7 +206,7 @@ type SavedPlan struct {
 //
 // Errors: [ErrStateLocked] when another run holds the state lock.
 func (r *Runner) Plan(ctx context.Context, opts PlanOptions) (*SavedPlan, error) {
-	p := r.wd.Path(PlanFile)
+	p := r.wd.Path(planFile)
 	// Create the file 0600 first, so tofu writes into a private file;
 	// chmod after, in case tofu replaced it.
 	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -100,7 +100,7 @@ func fakeTofu(args []string) int {
 		}
 		fmt.Println("Apply complete! Resources: 1 added, 0 changed, 0 destroyed.")
 	case "show":
-		if !strings.HasSuffix(args[len(args)-1], PlanFile) {
+		if !strings.HasSuffix(args[len(args)-1], planFile) {
 			fmt.Println(`{"format_version":"1.0","terraform_version":"1.12.6","values":{"root_module":{}}}`)
 			return 0
 		}
@@ -173,7 +173,7 @@ func TestRunnerArgvAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := r.Workdir().Path(PlanFile)
+	p := r.Workdir().Path(planFile)
 	if diff := cmp.Diff(&SavedPlan{Path: p, Changes: true}, plan); diff != "" {
 		t.Errorf("Plan mismatch (-want +got):\n%s", diff)
 	}
@@ -279,10 +279,10 @@ func TestRunnerStateLocked(t *testing.T) {
 	if !errors.Is(err, ErrStateLocked) {
 		t.Fatalf("Plan = %v, want ErrStateLocked", err)
 	}
-	if _, err := os.Stat(r.Workdir().Path(PlanFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(r.Workdir().Path(planFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed plan left its plan file")
 	}
-	if err := r.Apply(ctx, &SavedPlan{Path: r.Workdir().Path(PlanFile)}); !errors.Is(err, ErrStateLocked) {
+	if err := r.Apply(ctx, &SavedPlan{Path: r.Workdir().Path(planFile)}); !errors.Is(err, ErrStateLocked) {
 		t.Errorf("Apply = %v, want ErrStateLocked", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestRunnerCancelSendsSIGINT(t *testing.T) {
 			ctx, cancel := tc.ctx(log)
 			defer cancel()
 			start := time.Now()
-			err := r.Apply(ctx, &SavedPlan{Path: r.Workdir().Path(PlanFile)})
+			err := r.Apply(ctx, &SavedPlan{Path: r.Workdir().Path(planFile)})
 			took := time.Since(start)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Apply = %v, want %v", err, tc.want)

@@ -14,22 +14,22 @@ import (
 
 // Names of the files and folders of a working directory.
 const (
-	// WorkdirBase is the folder under a project that holds one working
+	// workdirBase is the folder under a project that holds one working
 	// directory per platform: <project>/.plasma/node/<platform>/.
-	WorkdirBase = ".plasma/node"
-	// ConfigFile is the generated configuration.
-	ConfigFile = "main.tf"
-	// PlanFile is the saved plan written by [Runner.Plan]. It holds the
+	workdirBase = ".plasma/node"
+	// configFile is the generated configuration.
+	configFile = "main.tf"
+	// planFile is the saved plan written by [Runner.Plan]. It holds the
 	// values of all variables, credentials included, and is removed by
 	// [Workdir.Clean].
-	PlanFile = "plan.tfplan"
-	// VarsFile is the credentials variables file written by
+	planFile = "plan.tfplan"
+	// varsFile is the credentials variables file written by
 	// [Workdir.WriteVarsFile]. Tofu loads it by its *.auto.tfvars.json
 	// name without a flag.
-	VarsFile = "credentials.auto.tfvars.json"
-	// StateFile and StateBackupFile are the local backend's state.
+	varsFile = "credentials.auto.tfvars.json"
+	// StateFile and stateBackupFile are the local backend's state.
 	StateFile       = "terraform.tfstate"
-	StateBackupFile = "terraform.tfstate.backup"
+	stateBackupFile = "terraform.tfstate.backup"
 	// lockInfoFile is left by a local-state run that was killed.
 	lockInfoFile = ".terraform.tfstate.lock.info"
 )
@@ -53,7 +53,7 @@ func OpenWorkdir(project, platform string) (*Workdir, error) {
 	if !platformRE.MatchString(platform) {
 		return nil, fmt.Errorf("open workdir: platform %q: %w: want an RFC 1123 label (a-z, 0-9 and '-', 1-63 characters, no leading or trailing '-')", platform, ErrInvalid)
 	}
-	dir, err := filepath.Abs(filepath.Join(project, filepath.FromSlash(WorkdirBase), platform))
+	dir, err := filepath.Abs(filepath.Join(project, filepath.FromSlash(workdirBase), platform))
 	if err != nil {
 		return nil, fmt.Errorf("open workdir %s: %w", platform, err)
 	}
@@ -87,7 +87,7 @@ func (w *Workdir) WriteConfig(cfg *Config) error {
 // WriteConfigBytes writes an already rendered configuration atomically to
 // main.tf.
 func (w *Workdir) WriteConfigBytes(b []byte) error {
-	if err := atomicfile.WriteFile(w.Path(ConfigFile), b, 0o644); err != nil {
+	if err := atomicfile.WriteFile(w.Path(configFile), b, 0o644); err != nil {
 		return fmt.Errorf("write configuration: %w", err)
 	}
 	return nil
@@ -112,7 +112,7 @@ func (w *Workdir) WriteVarsFile(vars map[string]any) (remove func() error, err e
 		// The message of a marshal error can quote a value: drop it.
 		return nil, errors.New("write variables file: a value cannot be encoded as JSON")
 	}
-	p := w.Path(VarsFile)
+	p := w.Path(varsFile)
 	if err := atomicfile.WriteFile(p, append(b, '\n'), 0o600); err != nil {
 		return nil, fmt.Errorf("write variables file: %w", err)
 	}
@@ -140,9 +140,9 @@ type CleanOptions struct {
 // .terraform/ and the dependency lock file, so the next init is fast. A
 // missing file is not an error.
 func (w *Workdir) Clean(opts CleanOptions) error {
-	names := []string{PlanFile, lockInfoFile}
+	names := []string{planFile, lockInfoFile}
 	if !opts.KeepState {
-		names = append(names, StateFile, StateBackupFile)
+		names = append(names, StateFile, stateBackupFile)
 	}
 	vars, err := filepath.Glob(filepath.Join(w.dir, "*.auto.tfvars.json"))
 	if err != nil {

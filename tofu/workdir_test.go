@@ -82,7 +82,7 @@ func TestWriteConfig(t *testing.T) {
 	if err := wd.WriteConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(wd.Path(ConfigFile))
+	got, err := os.ReadFile(wd.Path(configFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestWriteConfig(t *testing.T) {
 	if err := wd.WriteConfig(bad); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WriteConfig(bad) = %v, want ErrInvalid", err)
 	}
-	if after, _ := os.ReadFile(wd.Path(ConfigFile)); string(after) != want {
+	if after, _ := os.ReadFile(wd.Path(configFile)); string(after) != want {
 		t.Errorf("a refused configuration changed main.tf to %q", after)
 	}
 }
@@ -108,7 +108,7 @@ func TestWriteVarsFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := wd.Path(VarsFile)
+	p := wd.Path(varsFile)
 	fi, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)
@@ -150,24 +150,24 @@ func TestWriteVarsFileRefusesBadInput(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "func") {
 		t.Errorf("unencodable value: %v, want an error that quotes nothing", err)
 	}
-	if _, err := os.Stat(wd.Path(VarsFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(wd.Path(varsFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused variables file was written")
 	}
 }
 
 func TestClean(t *testing.T) {
-	all := []string{ConfigFile, PlanFile, VarsFile, "extra.auto.tfvars.json", StateFile, StateBackupFile,
+	all := []string{configFile, planFile, varsFile, "extra.auto.tfvars.json", StateFile, stateBackupFile,
 		".terraform.lock.hcl", ".terraform.tfstate.lock.info", ".tmp-main.tf-123", "notes.txt"}
 	tests := map[string]struct {
 		opts CleanOptions
 		want []string
 	}{
 		"transient state is removed with the plan and variables": {
-			want: []string{".terraform", ".terraform.lock.hcl", ConfigFile, "notes.txt"},
+			want: []string{".terraform", ".terraform.lock.hcl", configFile, "notes.txt"},
 		},
 		"KeepState keeps the local state": {
 			opts: CleanOptions{KeepState: true},
-			want: []string{".terraform", ".terraform.lock.hcl", ConfigFile, "notes.txt", StateFile, StateBackupFile},
+			want: []string{".terraform", ".terraform.lock.hcl", configFile, "notes.txt", StateFile, stateBackupFile},
 		},
 	}
 	for name, tc := range tests {

@@ -18,16 +18,16 @@ import (
 // ErrInvalidPlaybook means a layer playbook could not be parsed.
 var ErrInvalidPlaybook = usage.New("invalid layer playbook")
 
-// MaxPlaybookSize is the largest layer playbook, in bytes, that
+// maxPlaybookSize is the largest layer playbook, in bytes, that
 // ComponentZones reads.
-const MaxPlaybookSize = 4 << 20
+const maxPlaybookSize = 4 << 20
 
-// PlaybookPaths are the layer playbooks of a component, relative to the
+// playbookPaths are the layer playbooks of a component, relative to the
 // project root, in the order plasmactl-component's component:attach looks
 // for them: src/<layer>/<layer>.yaml, then <layer>/<layer>.yaml, the layer
 // being the component name's first segment. Nil for a name of fewer than
 // two segments or with a segment that is not a zone segment.
-func PlaybookPaths(component string) []string {
+func playbookPaths(component string) []string {
 	segs := strings.Split(component, ".")
 	if len(segs) < 2 || slices.ContainsFunc(segs, func(s string) bool { return !validSegment(s) }) {
 		return nil
@@ -38,14 +38,14 @@ func PlaybookPaths(component string) []string {
 
 // ComponentZones returns the zones a component is attached to in the
 // project at root, as plasmactl-component's component:attach writes
-// them: the layer playbook ([PlaybookPaths], the first that exists) is a
+// them: the layer playbook (playbookPaths, the first that exists) is a
 // sequence of plays, and a play's hosts is a zone whose roles name the
 // components attached to it, each a name or a map {role: NAME, vars}.
 // The zones are sorted; none (and no error) when there is no playbook or
 // the component is in none of its plays. A playbook that cannot be parsed
 // is an error wrapping [ErrInvalidPlaybook] with its file and line.
 func ComponentZones(root, component string) ([]string, error) {
-	for _, rel := range PlaybookPaths(component) {
+	for _, rel := range playbookPaths(component) {
 		path := filepath.Join(root, rel)
 		f, err := regularfile.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -54,13 +54,13 @@ func ComponentZones(root, component string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("layer playbook %s: %w", path, err)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, MaxPlaybookSize+1))
+		data, err := io.ReadAll(io.LimitReader(f, maxPlaybookSize+1))
 		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("layer playbook %s: %w", path, err)
 		}
-		if len(data) > MaxPlaybookSize {
-			return nil, newError(ErrInvalidPlaybook, nil, fmt.Sprintf("layer playbook %s: larger than %d bytes", path, MaxPlaybookSize))
+		if len(data) > maxPlaybookSize {
+			return nil, newError(ErrInvalidPlaybook, nil, fmt.Sprintf("layer playbook %s: larger than %d bytes", path, maxPlaybookSize))
 		}
 		zs, err := attachedZones(data, component)
 		if err != nil {

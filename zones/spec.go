@@ -52,8 +52,8 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, newError(ErrInvalidSpec, nil, fmt.Sprintf("zone spec %q: type %q must not contain spaces", s, typ))
 	}
 	count, ok := positiveInt(countPart)
-	if ok && count > MaxCount {
-		return Spec{}, newError(ErrInvalidSpec, nil, fmt.Sprintf("zone spec %q: count %d is over %d, the most one pool numbers (<platform>-<pool>-NNN)", s, count, MaxCount))
+	if ok && count > maxCount {
+		return Spec{}, newError(ErrInvalidSpec, nil, fmt.Sprintf("zone spec %q: count %d is over %d, the most one pool numbers (<platform>-<pool>-NNN)", s, count, maxCount))
 	}
 	if !ok {
 		return Spec{}, newError(ErrInvalidSpec, nil, fmt.Sprintf("zone spec %q: count %q must be a positive integer", s, countPart))
@@ -61,9 +61,9 @@ func ParseSpec(s string) (Spec, error) {
 	return Spec{Zone: zone, Type: typ, Count: count}, nil
 }
 
-// MaxCount is the most machines one spec (one pool) asks for: 999, the
+// maxCount is the most machines one spec (one pool) asks for: 999, the
 // three-digit number of the pool's host names.
-const MaxCount = 999
+const maxCount = 999
 
 // String returns the spec in zone:type:count form; ParseSpec reads it back
 // to the same Spec.

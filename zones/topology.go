@@ -11,16 +11,16 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// TopologyFile is the name of the zone tree file at a project's root.
-const TopologyFile = "topology.yaml"
+// topologyFile is the name of the zone tree file at a project's root.
+const topologyFile = "topology.yaml"
 
-// MaxTopologySize is the largest topology.yaml, in bytes, that
+// maxTopologySize is the largest topology.yaml, in bytes, that
 // ParseTopology and LoadTopology accept. Real trees are a few kilobytes.
-const MaxTopologySize = 1 << 20
+const maxTopologySize = 1 << 20
 
-// MaxDepth is the largest number of segments of a zone path defined in
+// maxDepth is the largest number of segments of a zone path defined in
 // topology.yaml, counting the platform root.
-const MaxDepth = 64
+const maxDepth = 64
 
 // maxNearest is how many known zones an unknown-zone error suggests.
 const maxNearest = 5
@@ -34,7 +34,7 @@ type Topology struct {
 }
 
 // LoadTopology reads and parses the topology file at path (usually
-// <project>/topology.yaml, see [TopologyFile]).
+// <project>/topology.yaml, see topologyFile).
 //
 // When the file does not exist the error wraps [io/fs.ErrNotExist], so callers
 // can branch with errors.Is and fall back to a nil *Topology (no
@@ -46,7 +46,7 @@ func LoadTopology(path string) (*Topology, error) {
 		return nil, fmt.Errorf("load topology %s: %w", path, err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxTopologySize+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxTopologySize+1))
 	if err != nil {
 		return nil, fmt.Errorf("load topology %s: %w", path, err)
 	}
@@ -80,13 +80,13 @@ func LoadTopology(path string) (*Topology, error) {
 // Only the first YAML document is read. Aliases (*name, including merge
 // keys) are refused outright, so an alias-expansion ("billion laughs")
 // document fails at once rather than consuming memory; so are documents
-// larger than [MaxTopologySize] and paths deeper than [MaxDepth]. An empty
+// larger than maxTopologySize and paths deeper than maxDepth. An empty
 // document gives a Topology with no zones.
 //
 // Errors wrap [ErrInvalidTopology] and give the line number.
 func ParseTopology(data []byte) (*Topology, error) {
-	if len(data) > MaxTopologySize {
-		return nil, newError(ErrInvalidTopology, nil, fmt.Sprintf("parse topology: %d bytes is larger than the %d-byte limit", len(data), MaxTopologySize))
+	if len(data) > maxTopologySize {
+		return nil, newError(ErrInvalidTopology, nil, fmt.Sprintf("parse topology: %d bytes is larger than the %d-byte limit", len(data), maxTopologySize))
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -116,7 +116,7 @@ type topologyBuilder struct {
 func (b *topologyBuilder) walk(n *yaml.Node, parent string, depth int) error {
 	switch n.Kind {
 	case yaml.AliasNode:
-		return fmt.Errorf("line %d: alias *%s is not allowed in %s (aliases are refused to keep parsing bounded)", n.Line, clip(n.Value), TopologyFile)
+		return fmt.Errorf("line %d: alias *%s is not allowed in %s (aliases are refused to keep parsing bounded)", n.Line, clip(n.Value), topologyFile)
 	case yaml.ScalarNode:
 		if isNull(n) {
 			return nil
@@ -169,8 +169,8 @@ func (b *topologyBuilder) add(n *yaml.Node, parent string, depth int) (string, i
 		b.set[Root] = struct{}{}
 		path, depth = Root+"."+seg, 2
 	}
-	if depth > MaxDepth {
-		return "", 0, fmt.Errorf("line %d: zone name %q is at depth %d, deeper than the %d-segment limit", n.Line, seg, depth, MaxDepth)
+	if depth > maxDepth {
+		return "", 0, fmt.Errorf("line %d: zone name %q is at depth %d, deeper than the %d-segment limit", n.Line, seg, depth, maxDepth)
 	}
 	b.set[path] = struct{}{}
 	return path, depth, nil
@@ -216,9 +216,9 @@ func (t *Topology) Check(zone string) error {
 	}
 	near := t.nearest(z, maxNearest)
 	if len(near) == 0 {
-		return newError(ErrUnknownZone, nil, fmt.Sprintf("zone %q is not in %s; it defines no zones", z, TopologyFile))
+		return newError(ErrUnknownZone, nil, fmt.Sprintf("zone %q is not in %s; it defines no zones", z, topologyFile))
 	}
-	return newError(ErrUnknownZone, nil, fmt.Sprintf("zone %q is not in %s; nearest: %s", z, TopologyFile, strings.Join(near, ", ")))
+	return newError(ErrUnknownZone, nil, fmt.Sprintf("zone %q is not in %s; nearest: %s", z, topologyFile, strings.Join(near, ", ")))
 }
 
 // nearest returns up to max known paths nearest to z: most common leading

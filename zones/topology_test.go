@@ -34,7 +34,7 @@ var readmePaths = []string{
 
 func TestLoadTopology(t *testing.T) {
 	t.Run("the README example gives every zone and prefix", func(t *testing.T) {
-		top, err := LoadTopology(filepath.Join("testdata", TopologyFile))
+		top, err := LoadTopology(filepath.Join("testdata", topologyFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestLoadTopology(t *testing.T) {
 		}
 	})
 	t.Run("a missing file is fs.ErrNotExist", func(t *testing.T) {
-		top, err := LoadTopology(filepath.Join(t.TempDir(), TopologyFile))
+		top, err := LoadTopology(filepath.Join(t.TempDir(), topologyFile))
 		if !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("LoadTopology error = %v, want fs.ErrNotExist", err)
 		}
@@ -52,7 +52,7 @@ func TestLoadTopology(t *testing.T) {
 		}
 	})
 	t.Run("a bad file names the file and wraps ErrInvalidTopology", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), TopologyFile)
+		path := filepath.Join(t.TempDir(), topologyFile)
 		if err := os.WriteFile(path, []byte("platform:\n  - Bad\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -66,8 +66,8 @@ func TestLoadTopology(t *testing.T) {
 		}
 	})
 	t.Run("an oversized file is refused", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), TopologyFile)
-		data := "platform:\n" + strings.Repeat("# padding\n", MaxTopologySize/10+1)
+		path := filepath.Join(t.TempDir(), topologyFile)
+		data := "platform:\n" + strings.Repeat("# padding\n", maxTopologySize/10+1)
 		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestParseTopology(t *testing.T) {
 			wantErr: "parse topology: yaml: line 2: found character that cannot start any token",
 		},
 		"a path deeper than the limit is refused": {
-			yaml:    strings.Repeat("{a: ", MaxDepth) + "~" + strings.Repeat("}", MaxDepth),
+			yaml:    strings.Repeat("{a: ", maxDepth) + "~" + strings.Repeat("}", maxDepth),
 			wantErr: `parse topology: line 1: zone name "a" is at depth 65, deeper than the 64-segment limit`,
 		},
 	}
@@ -215,7 +215,7 @@ func TestParseTopologyRefusesAliasBombFast(t *testing.T) {
 }
 
 func TestTopologyCheck(t *testing.T) {
-	top, err := LoadTopology(filepath.Join("testdata", TopologyFile))
+	top, err := LoadTopology(filepath.Join("testdata", topologyFile))
 	if err != nil {
 		t.Fatal(err)
 	}

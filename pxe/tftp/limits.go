@@ -27,21 +27,21 @@ const (
 	// address runs at once: 4. Firmware fetches one file at a time; a
 	// retry may overlap the attempt it replaces.
 	DefaultMaxTransfersPerClient = 4
-	// StallTime is how long a transfer may wait for its client's
+	// stallTime is how long a transfer may wait for its client's
 	// acknowledgement before it counts as stalled. When the server or a
 	// client is at its bound, a new request drops the transfer stalled
 	// longest to take its place, and waits when none is stalled.
 	// On a LAN a block is acknowledged within milliseconds.
-	StallTime = 2 * time.Second
-	// MaxWaiting bounds the requests waiting for a place, and
-	// MaxWaitingPerClient those of one address; a request beyond them
+	stallTime = 2 * time.Second
+	// maxWaiting bounds the requests waiting for a place, and
+	// maxWaitingPerClient those of one address; a request beyond them
 	// is not answered, and its client's retransmission asks again.
 	// Waiting requests hold no descriptor, only their few bytes.
-	MaxWaiting          = 8192
-	MaxWaitingPerClient = 1024
-	// MaxWait is how long a request waits at most: a client has given
+	maxWaiting          = 8192
+	maxWaitingPerClient = 1024
+	// maxWait is how long a request waits at most: a client has given
 	// up on it by then (PXE firmware retries for about 20 s).
-	MaxWait = 30 * time.Second
+	maxWait = 30 * time.Second
 )
 
 // errDropped ends a stalled transfer dropped for a new one.
@@ -122,7 +122,7 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 	}
 	t, dropped := ts.admit(from.Addr(), now)
 	if t == nil {
-		if len(ts.queue) >= MaxWaiting || ts.queuedBy[from.Addr()] >= MaxWaitingPerClient {
+		if len(ts.queue) >= maxWaiting || ts.queuedBy[from.Addr()] >= maxWaitingPerClient {
 			ts.mu.Unlock()
 			return full, dropped
 		}
@@ -165,10 +165,10 @@ func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer
 }
 
 // stalledLongest returns the running transfer (of peer, when valid)
-// that has waited longest for an acknowledgement, at least StallTime.
+// that has waited longest for an acknowledgement, at least stallTime.
 func (ts *transfers) stalledLongest(now time.Time, peer netip.Addr) *transfer {
 	var oldest *transfer
-	limit := now.Add(-StallTime).UnixNano()
+	limit := now.Add(-stallTime).UnixNano()
 	for t := range ts.running {
 		if peer.IsValid() && t.peer != peer {
 			continue
@@ -224,7 +224,7 @@ func (ts *transfers) done(t *transfer, from netip.AddrPort, now time.Time) {
 
 // retry starts the waiting requests that now have a place, for instance
 // because a transfer stalled meanwhile, and forgets those that waited
-// longer than MaxWait. It returns the transfers dropped for them.
+// longer than maxWait. It returns the transfers dropped for them.
 func (ts *transfers) retry(now time.Time) (dropped []*transfer) {
 	ts.mu.Lock()
 	var next []admitted
@@ -250,7 +250,7 @@ func (ts *transfers) droppedFor(now time.Time) []*transfer {
 	var out []*transfer
 	for i := len(ts.queue) - 1; i >= 0; i-- {
 		w := ts.queue[i]
-		if now.Sub(w.arrived) > MaxWait {
+		if now.Sub(w.arrived) > maxWait {
 			continue // next() forgets it
 		}
 		peer := w.from.Addr()
@@ -303,7 +303,7 @@ func (ts *transfers) next(now time.Time) []admitted {
 	for i := len(ts.queue) - 1; i >= 0; i-- {
 		w := ts.queue[i]
 		switch {
-		case now.Sub(w.arrived) > MaxWait:
+		case now.Sub(w.arrived) > maxWait:
 		case len(ts.running) < ts.max && ts.perClient[w.from.Addr()] < ts.maxPerClient:
 			t := &transfer{peer: w.from.Addr()}
 			t.last.Store(now.UnixNano())
@@ -314,7 +314,7 @@ func (ts *transfers) next(now time.Time) []admitted {
 		default:
 			continue
 		}
-		if now.Sub(w.arrived) > MaxWait {
+		if now.Sub(w.arrived) > maxWait {
 			delete(ts.ids, w.from)
 		}
 		ts.unqueue(w)

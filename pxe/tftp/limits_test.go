@@ -111,20 +111,20 @@ func TestWaitingRequestsStartNewestFirstAsPlacesFree(t *testing.T) {
 	if diff := cmp.Diff(want, order, cmp.Comparer(func(x, y netip.AddrPort) bool { return x == y })); diff != "" {
 		t.Errorf("start order (-want +got):\n%s", diff)
 	}
-	// b3 waits; after MaxWait it is forgotten.
-	ts.retry(now.Add(MaxWait + time.Second))
+	// b3 waits; after maxWait it is forgotten.
+	ts.retry(now.Add(maxWait + time.Second))
 	if _, w := ts.count(); w != 0 {
-		t.Errorf("%d still waiting after MaxWait", w)
+		t.Errorf("%d still waiting after maxWait", w)
 	}
 	if o := req(b3); o != queued {
 		t.Errorf("b3 asking again after it was forgotten: outcome %d, want queued", o)
 	}
 	// Waiting is bounded per client: beyond it a request is not answered.
-	for i := range MaxWaitingPerClient {
+	for i := range maxWaitingPerClient {
 		ts.request(netip.AddrPortFrom(a, uint16(100+i)), now, func(*transfer) {})
 	}
 	if o := req(netip.AddrPortFrom(a, 60000)); o != full {
-		t.Errorf("beyond MaxWaitingPerClient: outcome %d, want full", o)
+		t.Errorf("beyond maxWaitingPerClient: outcome %d, want full", o)
 	}
 }
 
@@ -195,7 +195,7 @@ func TestStalledTransfersAreDroppedOldestFirst(t *testing.T) {
 	}
 	// ...and is served once one is stalled, in place of the one stalled
 	// longest, without asking again. b acknowledges late: it is kept.
-	time.Sleep(StallTime - 900*time.Millisecond)
+	time.Sleep(stallTime - 900*time.Millisecond)
 	b.Ack(tidB, 1)
 	if op, _, _ := b.Recv(2 * time.Second); op != pxetest.OpDATA {
 		t.Fatalf("second client after its ACK: op %d, want DATA block 2", op)
@@ -235,7 +235,7 @@ func TestDroppedTransferFreesItsSocketAtOnce(t *testing.T) {
 	if !inUse(tidA) {
 		t.Fatalf("the running transfer's socket %s is not in use", tidA)
 	}
-	time.Sleep(StallTime + 100*time.Millisecond)
+	time.Sleep(stallTime + 100*time.Millisecond)
 	op, _, _ = firstBlock(t, b, addr)
 	if op != pxetest.OpDATA {
 		t.Fatalf("second client: op %d, want DATA in place of the stalled one", op)
@@ -311,7 +311,7 @@ func TestAFloodDoesNotKeepARealClientWaiting(t *testing.T) {
 	real := netip.MustParseAddrPort("10.9.9.9:2000")
 	req(real, now.Add(time.Second))
 	started = nil
-	ts.retry(now.Add(StallTime + time.Second))
+	ts.retry(now.Add(stallTime + time.Second))
 	if len(started) == 0 || started[0] != real {
 		t.Errorf("started after the flood stalled: %v, want the real client first", started)
 	}

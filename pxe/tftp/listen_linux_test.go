@@ -12,7 +12,7 @@ import (
 )
 
 // The socket that takes read requests holds a boot storm's burst: its
-// receive buffer is RequestReadBuffer, or as much as net.core.rmem_max
+// receive buffer is requestReadBuffer, or as much as net.core.rmem_max
 // allows (the kernel reports twice what was set).
 func TestListenAsksForALargeReceiveBuffer(t *testing.T) {
 	data, err := os.ReadFile("/proc/sys/net/core/rmem_max")
@@ -39,7 +39,7 @@ func TestListenAsksForALargeReceiveBuffer(t *testing.T) {
 	}); err != nil || gerr != nil {
 		t.Fatal(err, gerr)
 	}
-	if want := min(RequestReadBuffer, rmemMax); got/2 < want {
+	if want := min(requestReadBuffer, rmemMax); got/2 < want {
 		t.Errorf("SO_RCVBUF = %d (kernel's doubled value), want at least 2 x %d", got, want)
 	}
 }

@@ -27,8 +27,8 @@ import (
 // of every address.
 const DefaultAddr = ":69"
 
-// MaxName is the longest file name a TFTP request may carry, in bytes.
-const MaxName = 255
+// maxName is the longest file name a TFTP request may carry, in bytes.
+const maxName = 255
 
 // ErrInvalidConfig is matched by the error of [Server.Serve] for a
 // configuration it cannot serve, such as an empty Root.
@@ -63,14 +63,14 @@ type Event struct {
 // MaxTransfersPerClient of one address, a read request waits for a place
 // (holding no descriptor) and is served when one frees, or when a
 // stalled transfer is dropped for it; a client never gets an error
-// packet for the server's load. Beyond [MaxWaiting] requests a request
+// packet for the server's load. Beyond maxWaiting requests a request
 // is not answered, and the client's retransmission asks again.
 //
 // A requested name is looked up inside Root only: one leading '/' is
 // dropped, since firmware and boot loaders commonly send "/ipxe.efi" for
 // a file of the TFTP root (dnsmasq and tftp-hpa --secure do the same);
 // any other absolute form ("//x"), "." or ".." elements, backslashes,
-// control characters and NUL, names over [MaxName] bytes, folders
+// control characters and NUL, names over maxName bytes, folders
 // and symlinks that resolve outside Root (refused by [os.Root]) get a
 // TFTP error. So do write requests.
 type Server struct {
@@ -185,9 +185,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 }
 
-// RequestReadBuffer is the receive buffer [Listen] asks for on the
+// requestReadBuffer is the receive buffer [Listen] asks for on the
 // socket that takes read requests: 4 MiB.
-const RequestReadBuffer = 4 << 20
+const requestReadBuffer = 4 << 20
 
 // Listen opens the UDP socket for a [Server] on addr ("host:port")
 // and asks the kernel for each request's destination address and
@@ -204,7 +204,7 @@ func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
 	// buffer (about 200 KiB) held some hundred of them and dropped the
 	// rest, which their clients sent again only after their timeout
 	// (2 s and more). Best effort: the system's net.core.rmem_max caps it.
-	_ = conn.SetReadBuffer(RequestReadBuffer)
+	_ = conn.SetReadBuffer(requestReadBuffer)
 	if is6(conn) {
 		err = ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
 	} else {
@@ -502,8 +502,8 @@ func (h *handler) serve(t *transfer, r request, name string, from netip.AddrPort
 // checkName turns a requested name into a path relative to the TFTP root,
 // or says why it is refused.
 func checkName(name string) (string, error) {
-	if len(name) > MaxName {
-		return "", fmt.Errorf("access violation: name longer than %d bytes", MaxName)
+	if len(name) > maxName {
+		return "", fmt.Errorf("access violation: name longer than %d bytes", maxName)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f {

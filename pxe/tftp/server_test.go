@@ -227,7 +227,7 @@ func TestTFTPRefusals(t *testing.T) {
 		"a folder is not a file":                            {pxetest.OpRRQ, "sub", tftpError{1, "access violation: not a regular file"}},
 		"a control character is refused":                    {pxetest.OpRRQ, "ipxe\x01.efi", tftpError{1, "access violation: control character or NUL in name"}},
 		"a backslash is refused":                            {pxetest.OpRRQ, `..\secret`, tftpError{1, `access violation: backslash in name, want '/' separators`}},
-		"an over-long name is refused":                      {pxetest.OpRRQ, strings.Repeat("a", MaxName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
+		"an over-long name is refused":                      {pxetest.OpRRQ, strings.Repeat("a", maxName+1), tftpError{1, "access violation: name longer than 255 bytes"}},
 		"an empty name is refused":                          {pxetest.OpRRQ, "", leaves},
 		"a write request is refused":                        {pxetest.OpWRQ, "new.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
 		"a write request over an existing file is refused":  {pxetest.OpWRQ, "ipxe.efi", tftpError{1, "access violation: this TFTP server is read-only"}},
@@ -449,7 +449,7 @@ func FuzzTFTPName(f *testing.F) {
 			}
 			return
 		}
-		if !filepath.IsLocal(rel) || !fs.ValidPath(rel) || hasDotDot(rel) || len(rel) > MaxName {
+		if !filepath.IsLocal(rel) || !fs.ValidPath(rel) || hasDotDot(rel) || len(rel) > maxName {
 			t.Fatalf("accepted %q as %q, which may leave the root", name, rel)
 		}
 		if strings.ContainsAny(rel, "\x00\\") {

@@ -29,18 +29,18 @@ import (
 
 // Where [EnsureCertificate] keeps the server's certificate.
 const (
-	// DirName is the folder of the state folder that holds the
+	// dirName is the folder of the state folder that holds the
 	// certificate and its key (mode 0700).
-	DirName = "tls"
-	// CertFileName is the certificate, PEM.
-	CertFileName = "cert.pem"
-	// KeyFileName is the private key, PEM PKCS #8, mode 0600.
-	KeyFileName = "key.pem"
-	// CertValidity is how long a new certificate is valid. The installer
+	dirName = "tls"
+	// certFileName is the certificate, PEM.
+	certFileName = "cert.pem"
+	// keyFileName is the private key, PEM PKCS #8, mode 0600.
+	keyFileName = "key.pem"
+	// certValidity is how long a new certificate is valid. The installer
 	// ignores expiry when it pins a fingerprint (reference §2.5), and a
 	// new certificate would break every ISO that bakes in the old
 	// fingerprint, so it is long.
-	CertValidity = 20 * 365 * 24 * time.Hour
+	certValidity = 20 * 365 * 24 * time.Hour
 )
 
 var (
@@ -66,7 +66,7 @@ func EnsureCertificate(ctx context.Context, stateDir string, hosts []string) (tl
 	if err := ctx.Err(); err != nil {
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
-	dir := filepath.Join(stateDir, DirName)
+	dir := filepath.Join(stateDir, dirName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
@@ -79,7 +79,7 @@ func EnsureCertificate(ctx context.Context, stateDir string, hosts []string) (tl
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
 	defer lk.Unlock()
-	certPath, keyPath := filepath.Join(dir, CertFileName), filepath.Join(dir, KeyFileName)
+	certPath, keyPath := filepath.Join(dir, certFileName), filepath.Join(dir, keyFileName)
 	if err := atomicfile.CleanTemp(dir); err != nil {
 		return tls.Certificate{}, "", fmt.Errorf("tls certificate: %w", err)
 	}
@@ -133,7 +133,7 @@ func writeCertificate(certPath, keyPath string, hosts []string) error {
 		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: "plasma-node provisioning server"},
 		NotBefore:             now,
-		NotAfter:              now.Add(CertValidity),
+		NotAfter:              now.Add(certValidity),
 		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
@@ -215,12 +215,12 @@ func ServerTLSConfig(cert tls.Certificate) *tls.Config {
 	return &tls.Config{
 		Certificates: []tls.Certificate{cert},
 		MinVersion:   tls.VersionTLS12,
-		CipherSuites: AEADSuites(),
+		CipherSuites: aeadSuites(),
 	}
 }
 
-// AEADSuites are the TLS 1.2 suites [ServerTLSConfig] offers.
-func AEADSuites() []uint16 {
+// aeadSuites are the TLS 1.2 suites [ServerTLSConfig] offers.
+func aeadSuites() []uint16 {
 	return []uint16{
 		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
 		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
@@ -259,7 +259,7 @@ const maxCertFile = 64 << 10
 // only the certificate: it creates nothing and needs no access to the
 // key. No certificate is an error wrapping [fs.ErrNotExist].
 func ReadFingerprint(stateDir string) (string, error) {
-	return FileFingerprint(filepath.Join(stateDir, DirName, CertFileName))
+	return FileFingerprint(filepath.Join(stateDir, dirName, certFileName))
 }
 
 // FileFingerprint returns the fingerprint of the first certificate of a

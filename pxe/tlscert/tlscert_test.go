@@ -32,8 +32,8 @@ func TestEnsureCertificateCreatesOnceAndReuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(state, DirName)
-	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, KeyFileName): 0o600, filepath.Join(dir, CertFileName): 0o644} {
+	dir := filepath.Join(state, dirName)
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, keyFileName): 0o600, filepath.Join(dir, certFileName): 0o644} {
 		fi, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
@@ -58,13 +58,13 @@ func TestEnsureCertificateCreatesOnceAndReuses(t *testing.T) {
 	if err := leaf.CheckSignature(leaf.SignatureAlgorithm, leaf.RawTBSCertificate, leaf.Signature); err != nil {
 		t.Errorf("not self-signed: %v", err)
 	}
-	pem1, _ := os.ReadFile(filepath.Join(dir, CertFileName))
+	pem1, _ := os.ReadFile(filepath.Join(dir, certFileName))
 
 	c2, fp2, err := EnsureCertificate(ctx, state, []string{"other.example"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pem2, _ := os.ReadFile(filepath.Join(dir, CertFileName))
+	pem2, _ := os.ReadFile(filepath.Join(dir, certFileName))
 	if fp1 != fp2 || string(pem1) != string(pem2) || string(c1.Certificate[0]) != string(c2.Certificate[0]) {
 		t.Errorf("second call made a new certificate: %s then %s", fp1, fp2)
 	}
@@ -79,7 +79,7 @@ func TestEnsureCertificateRemakesAPairCutShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(state, DirName, CertFileName))
+	os.Remove(filepath.Join(state, dirName, certFileName))
 	_, fp2, err := EnsureCertificate(context.Background(), state, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestEnsureCertificateRemakesAPairCutShort(t *testing.T) {
 }
 
 func TestEnsureCertificateRefusesAnOpenKey(t *testing.T) {
-	for name, path := range map[string]string{"key": filepath.Join(DirName, KeyFileName), "folder": DirName} {
+	for name, path := range map[string]string{"key": filepath.Join(dirName, keyFileName), "folder": dirName} {
 		t.Run("a readable "+name, func(t *testing.T) {
 			state := t.TempDir()
 			if _, _, err := EnsureCertificate(context.Background(), state, nil); err != nil {
@@ -115,10 +115,10 @@ func TestEnsureCertificateHonoursItsContext(t *testing.T) {
 
 func TestEnsureCertificateWaitsForAnotherUntilItsContextEnds(t *testing.T) {
 	state := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(state, DirName), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(state, dirName), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l, err := lockfile.TryLock(filepath.Join(state, DirName, ".lock"), "another caller")
+	l, err := lockfile.TryLock(filepath.Join(state, dirName, ".lock"), "another caller")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestFingerprintMatchesOpenSSL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(openssl, "x509", "-noout", "-fingerprint", "-sha256", "-in", filepath.Join(state, DirName, CertFileName)).Output()
+	out, err := exec.Command(openssl, "x509", "-noout", "-fingerprint", "-sha256", "-in", filepath.Join(state, dirName, certFileName)).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,8 +283,8 @@ func TestReadFingerprint(t *testing.T) {
 	if _, err := ReadFingerprint(state); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("no certificate: %v, want fs.ErrNotExist", err)
 	}
-	if _, err := os.Stat(filepath.Join(state, DirName)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ReadFingerprint made %s: %v", DirName, err)
+	if _, err := os.Stat(filepath.Join(state, dirName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFingerprint made %s: %v", dirName, err)
 	}
 	_, want, err := EnsureCertificate(context.Background(), state, nil)
 	if err != nil {
