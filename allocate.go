@@ -139,7 +139,7 @@ func (p *Project) warnNewZones(ctx context.Context, platform string, added []str
 	}
 	for _, z := range added {
 		if !slices.Contains(used, z) {
-			p.log.Warn("zone is new to the platform and there is no "+TopologyFile+" to check it", "zone", z, "platform", platform,
+			p.log.Warn("zone is new to the platform and there is no "+topologyFile+" to check it", "zone", z, "platform", platform,
 				"zones_in_use", strings.Join(used, ", "))
 		}
 	}

@@ -49,7 +49,7 @@ func testProject(t *testing.T, topology string) *Project {
 	ctx := context.Background()
 	dir := t.TempDir()
 	if topology != "" {
-		if err := os.WriteFile(filepath.Join(dir, TopologyFile), []byte(topology), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, topologyFile), []byte(topology), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

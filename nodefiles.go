@@ -68,11 +68,11 @@ func fillNode(n *nodes.Node, s providers.Server, plat *nodes.Platform, provName 
 		n.Network.PrivateIP = s.PrivateIP
 	}
 	if n.Network.PrivateIP == "" {
-		ipp, err := PoolFor(plat, pool.IPPool)
+		ipp, err := poolFor(plat, pool.IPPool)
 		if err != nil {
 			return err
 		}
-		got, err := ipp.Allocate(UsedPrivateIPs(all), 1)
+		got, err := ipp.Allocate(usedPrivateIPs(all), 1)
 		if err != nil {
 			return fmt.Errorf("platform %s: %w", plat.Name, err)
 		}

@@ -16,9 +16,9 @@ import (
 	"github.com/plasmactl/plasma-node/zones"
 )
 
-// TopologyFile is the optional zone tree at the project root, in
+// topologyFile is the optional zone tree at the project root, in
 // plasmactl-zone's format.
-const TopologyFile = "topology.yaml"
+const topologyFile = "topology.yaml"
 
 // Errors callers branch on, beside those of packages nodes, zones, ipam
 // and providers.
@@ -77,7 +77,7 @@ func OpenProject(ctx context.Context, dir string, opts Options) (*Project, error
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("project folder %s: %w: not a directory", dir, ErrProjectDir)
 	}
-	topo, err := zones.LoadTopology(filepath.Join(dir, TopologyFile))
+	topo, err := zones.LoadTopology(filepath.Join(dir, topologyFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -287,9 +287,9 @@ func (p *Project) savePools(ctx context.Context, platform string, plat *nodes.Pl
 // allocator hands out the private addresses of a platform's ip pools that
 // none of its nodes ns uses, each once.
 func allocator(plat *nodes.Platform, ns []*nodes.Node) func(string) (netip.Addr, error) {
-	used := UsedPrivateIPs(ns)
+	used := usedPrivateIPs(ns)
 	return func(name string) (netip.Addr, error) {
-		ipp, err := PoolFor(plat, name)
+		ipp, err := poolFor(plat, name)
 		if err != nil {
 			return netip.Addr{}, err
 		}
@@ -317,9 +317,9 @@ func checkAddresses(plat *nodes.Platform, pools map[string]nodes.Pool, existing 
 			need[pl.IPPool] += n
 		}
 	}
-	used := UsedPrivateIPs(existing)
+	used := usedPrivateIPs(existing)
 	for ipName, n := range need {
-		ipp, err := PoolFor(plat, ipName)
+		ipp, err := poolFor(plat, ipName)
 		if err != nil {
 			return err
 		}

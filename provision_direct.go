@@ -21,17 +21,17 @@ const DefaultProvisionerDir = registrar.DefaultDir
 // read by [Project.ProvisionerDir] too.
 const EnvProvisionerDir = registrar.EnvDir
 
-// EnvProvisionerSecretsDir is node-provisioner's variable for its secrets
+// envProvisionerSecretsDir is node-provisioner's variable for its secrets
 // folder, where a local pxe platform's BMC passwords go.
-const EnvProvisionerSecretsDir = registrar.EnvSecretsDir
+const envProvisionerSecretsDir = registrar.EnvSecretsDir
 
-// EnvProvisionerToken holds the bearer token for node-provisioner's
+// envProvisionerToken holds the bearer token for node-provisioner's
 // management API; it is read from nowhere else.
-const EnvProvisionerToken = registrar.EnvToken
+const envProvisionerToken = registrar.EnvToken
 
-// EnvProvisionerFingerprint pins the API's certificate when the platform
+// envProvisionerFingerprint pins the API's certificate when the platform
 // names none.
-const EnvProvisionerFingerprint = registrar.EnvFingerprint
+const envProvisionerFingerprint = registrar.EnvFingerprint
 
 // ErrInvalidProvisioner: a platform's infrastructure.provisioner_url,
 // provisioner_fingerprint or provisioner_token cannot be used.
@@ -55,7 +55,7 @@ var ErrProvisionerUnreachable = errors.New("registrations not reachable")
 // that is not https; [providers.ErrNoCredentials] for an API without a
 // token.
 func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.Location, error) {
-	local := providers.Location{Dir: p.ProvisionerDir(plat, explicit), SecretsDir: os.Getenv(EnvProvisionerSecretsDir)}
+	local := providers.Location{Dir: p.ProvisionerDir(plat, explicit), SecretsDir: os.Getenv(envProvisionerSecretsDir)}
 	if explicit != "" || p.provisionerDir != "" || os.Getenv(EnvProvisionerDir) != "" || plat == nil {
 		return local, nil
 	}
@@ -66,7 +66,7 @@ func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.
 	}
 	if inf.ProvisionerToken != "" {
 		return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_token: %w: a credential does not belong in platform.yaml; set %s in the environment",
-			where, ErrInvalidProvisioner, EnvProvisionerToken)
+			where, ErrInvalidProvisioner, envProvisionerToken)
 	}
 	if inf.ProvisionerURL == "" {
 		if inf.ProvisionerFingerprint != "" {
@@ -80,12 +80,12 @@ func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.
 	}
 	fp := inf.ProvisionerFingerprint
 	if fp == "" {
-		fp = os.Getenv(EnvProvisionerFingerprint)
+		fp = os.Getenv(envProvisionerFingerprint)
 	}
-	token := os.Getenv(EnvProvisionerToken)
+	token := os.Getenv(envProvisionerToken)
 	if token == "" {
 		return providers.Location{}, fmt.Errorf("platform %s: node-provisioner API %s: %w: set %s to a token of the register scope made by node-provisioner's operator",
-			plat.Name, inf.ProvisionerURL, providers.ErrNoCredentials, EnvProvisionerToken)
+			plat.Name, inf.ProvisionerURL, providers.ErrNoCredentials, envProvisionerToken)
 	}
 	return providers.Location{Remote: &providers.Remote{URL: inf.ProvisionerURL, Fingerprint: fp, Token: token}}, nil
 }

@@ -36,7 +36,7 @@ func TestProvisioner(t *testing.T) {
 			want: providers.Location{Remote: &providers.Remote{URL: "https://site:8091", Fingerprint: "CC:DD", Token: "t0k"}}},
 		"an explicit folder keeps the local case": {plat: api("https://site:8091", fp, ""), explicit: "/flag", want: providers.Location{Dir: "/flag"}},
 		"no API: the platform's folder":           {plat: api("", "", ""), want: providers.Location{Dir: "/proj/np"}},
-		"no token":                                {plat: api("https://site:8091", fp, ""), wantErr: providers.ErrNoCredentials, errHas: EnvProvisionerToken},
+		"no token":                                {plat: api("https://site:8091", fp, ""), wantErr: providers.ErrNoCredentials, errHas: envProvisionerToken},
 		"a token in platform.yaml is refused": {plat: api("https://site:8091", fp, "literal-secret"), token: "t0k", wantErr: ErrInvalidProvisioner,
 			errHas: "infrastructure.provisioner_token"},
 		"plain http is refused":             {plat: api("http://site:8091", fp, ""), token: "t0k", wantErr: ErrInvalidProvisioner, errHas: "want https://HOST[:PORT]"},
@@ -46,9 +46,9 @@ func TestProvisioner(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(EnvProvisionerDir, "")
-			t.Setenv(EnvProvisionerSecretsDir, "")
-			t.Setenv(EnvProvisionerToken, tc.token)
-			t.Setenv(EnvProvisionerFingerprint, tc.envFP)
+			t.Setenv(envProvisionerSecretsDir, "")
+			t.Setenv(envProvisionerToken, tc.token)
+			t.Setenv(envProvisionerFingerprint, tc.envFP)
 			got, err := p.Provisioner(tc.plat, tc.explicit)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.errHas) {

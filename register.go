@@ -76,12 +76,12 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err := checkFree(existing, priv, func(n *nodes.Node) string { return n.Network.PrivateIP }, "PrivateIP"); err != nil {
 		return nil, err
 	}
-	pool, err := PoolFor(plat, o.IPPool)
+	pool, err := poolFor(plat, o.IPPool)
 	if err != nil {
 		return nil, err
 	}
 	if !priv.IsValid() {
-		got, err := pool.Allocate(UsedPrivateIPs(existing), 1)
+		got, err := pool.Allocate(usedPrivateIPs(existing), 1)
 		if err != nil {
 			return nil, fmt.Errorf("platform %s: %w", o.Platform, err)
 		}
@@ -137,9 +137,9 @@ func checkFree(existing []*nodes.Node, a netip.Addr, addr func(*nodes.Node) stri
 	return nil
 }
 
-// UsedPrivateIPs returns the set of private addresses the nodes use, the
+// usedPrivateIPs returns the set of private addresses the nodes use, the
 // only record of allocations: node files are the source of truth.
-func UsedPrivateIPs(ns []*nodes.Node) *ipam.Used {
+func usedPrivateIPs(ns []*nodes.Node) *ipam.Used {
 	var addrs []netip.Addr
 	for _, n := range ns {
 		if a, err := netip.ParseAddr(n.Network.PrivateIP); err == nil {
@@ -149,11 +149,11 @@ func UsedPrivateIPs(ns []*nodes.Node) *ipam.Used {
 	return ipam.NewUsed(addrs...)
 }
 
-// PoolFor returns the address pool named name in the platform's
+// poolFor returns the address pool named name in the platform's
 // networking.ip_pools, or, for "", the pool plasmactl-node allocates from:
 // networking.private_network (default 192.168.0.0/16) without addresses
 // ending in .0 or .255.
-func PoolFor(plat *nodes.Platform, name string) (*ipam.Pool, error) {
+func poolFor(plat *nodes.Platform, name string) (*ipam.Pool, error) {
 	if name == "" {
 		cidr := plat.Networking.PrivateNetwork
 		if cidr == "" {

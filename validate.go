@@ -182,7 +182,7 @@ func (p *Project) checkZones(n *nodes.Node) ValidateCheck {
 	case len(bad) > 0:
 		c.Status, c.Message = CheckError, strings.Join(bad, "; ")
 	case p.Topology == nil && len(n.Zones) > 0:
-		c.Status, c.Message = CheckWarning, "no "+TopologyFile+": zones not checked"
+		c.Status, c.Message = CheckWarning, "no "+topologyFile+": zones not checked"
 	}
 	return c
 }
@@ -217,7 +217,7 @@ func checkPool(plat *nodes.Platform, n *nodes.Node) ValidateCheck {
 	if err != nil {
 		return c // the private_ip check says so
 	}
-	pool, err := PoolFor(plat, ipPool)
+	pool, err := poolFor(plat, ipPool)
 	if err != nil {
 		c.Status, c.Message = CheckError, err.Error()
 		return c

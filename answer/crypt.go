@@ -17,11 +17,11 @@ const (
 	// DefaultCryptRounds is the SHA-512 crypt round count when a setting
 	// names none; such hashes carry no "rounds=" field.
 	DefaultCryptRounds = 5000
-	// MinCryptRounds and MaxCryptRounds bound "rounds=": values outside are
+	// minCryptRounds and maxCryptRounds bound "rounds=": values outside are
 	// clamped, as the specification says.
-	MinCryptRounds = 1000
-	// MaxCryptRounds is the largest round count; see MinCryptRounds.
-	MaxCryptRounds = 999_999_999
+	minCryptRounds = 1000
+	// maxCryptRounds is the largest round count; see minCryptRounds.
+	maxCryptRounds = 999_999_999
 
 	cryptPrefix    = "$6$"
 	roundsPrefix   = "rounds="
@@ -44,12 +44,12 @@ func HashPassword(password string) (string, error) {
 // HashGeneratedPassword is [HashPassword] for a password drawn from a
 // random source with at least 128 bits of entropy (such as the window's
 // generated root passwords, 192 bits): the hash has the fewest rounds the
-// method allows, "$6$rounds=1000$salt$hash" ([MinCryptRounds]). Rounds
+// method allows, "$6$rounds=1000$salt$hash" (minCryptRounds). Rounds
 // slow down a guess at a password a person chose; against 2^128
 // candidates the default 5000 add about two bits, and cost every answer
 // of a boot storm 2.5 ms of a CPU.
 func HashGeneratedPassword(password string) (string, error) {
-	return hashPassword(password, cryptPrefix+roundsPrefix+strconv.Itoa(MinCryptRounds)+"$")
+	return hashPassword(password, cryptPrefix+roundsPrefix+strconv.Itoa(minCryptRounds)+"$")
 }
 
 // hashPassword hashes password with a new random salt after prefix
@@ -74,7 +74,7 @@ func hashPassword(password, prefix string) (string, error) {
 // "$6$salt", "$6$rounds=N$salt" or a whole hash "$6$...$salt$hash" (the
 // hash part is ignored, so CryptSHA512(pw, h) == h checks a password). The
 // salt is cut to 16 characters and ends at the first "$"; N is clamped to
-// [MinCryptRounds, MaxCryptRounds]. An explicit "rounds=" is kept in the
+// [minCryptRounds, maxCryptRounds]. An explicit "rounds=" is kept in the
 // result, even for 5000.
 //
 // Errors wrap [ErrInvalid]: a setting not starting with "$6$", a bad
@@ -95,7 +95,7 @@ func CryptSHA512(password, setting string) (string, error) {
 		if !found || err != nil {
 			return "", fmt.Errorf("%w: crypt setting: want rounds=N$ with N a decimal number", ErrInvalid)
 		}
-		rounds = int(min(max(n, MinCryptRounds), MaxCryptRounds))
+		rounds = int(min(max(n, minCryptRounds), maxCryptRounds))
 		custom = true
 		rest = after
 	}

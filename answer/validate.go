@@ -255,15 +255,15 @@ func (c *checker) fqdn(path string, f *FQDN) {
 	case !c.text(path, f.Name):
 	case !validDomain(f.Name, 2):
 		c.bad(path, "%q: want a fully qualified domain name such as \"pve1.example.com\" (a bare host name is rejected)", f.Name)
-	case NumericHostname(f.Name):
+	case numericHostname(f.Name):
 		c.bad(path, "%q: hostname cannot be purely numeric", f.Name)
 	}
 }
 
-// NumericHostname reports whether the first label of fqdn, the host name,
+// numericHostname reports whether the first label of fqdn, the host name,
 // is all digits ("123" of "123.example"). Every installer refuses such a
 // name (its Fqdn type, after Proxmox bug 1054).
-func NumericHostname(fqdn string) bool {
+func numericHostname(fqdn string) bool {
 	host, _, _ := strings.Cut(fqdn, ".")
 	return host != "" && strings.Trim(host, "0123456789") == ""
 }

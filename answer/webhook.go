@@ -25,8 +25,8 @@ var ErrBadInstallReport = errors.New("bad install report")
 // algorithm than its slot names.
 var ErrInvalidHostKey = errors.New("invalid SSH host key")
 
-// MaxReportDisks is the most disks an install report may list: 256.
-const MaxReportDisks = 256
+// maxReportDisks is the most disks an install report may list: 256.
+const maxReportDisks = 256
 
 // maxReportString bounds a reported word (a name, a version, a serial).
 const maxReportString = 256
@@ -238,8 +238,8 @@ func (r *InstallReport) readInterfaces(b *webhookBody) error {
 }
 
 func (r *InstallReport) readDisks(b *webhookBody) error {
-	if n := len(b.Disks); n > MaxReportDisks {
-		return fmt.Errorf("%d disks, at most %d", n, MaxReportDisks)
+	if n := len(b.Disks); n > maxReportDisks {
+		return fmt.Errorf("%d disks, at most %d", n, maxReportDisks)
 	}
 	for i, d := range b.Disks {
 		if !d.IsBootDisk {
@@ -276,7 +276,7 @@ func (r *InstallReport) readHostKeys(b *webhookBody) error {
 		if line == "" || line == "unknown" {
 			continue
 		}
-		key, err := ParseHostKey(line)
+		key, err := parseHostKey(line)
 		if err != nil {
 			return fmt.Errorf("ssh-public-host-keys.%s: %w", k.slot, err)
 		}
@@ -289,9 +289,9 @@ func (r *InstallReport) readHostKeys(b *webhookBody) error {
 	return nil
 }
 
-// ParseHostKey parses an OpenSSH public key line ("TYPE BASE64
+// parseHostKey parses an OpenSSH public key line ("TYPE BASE64
 // [comment]"); its error wraps [ErrInvalidHostKey] and quotes nothing.
-func ParseHostKey(line string) (ssh.PublicKey, error) {
+func parseHostKey(line string) (ssh.PublicKey, error) {
 	if len(line) > 16<<10 {
 		return nil, fmt.Errorf("%w: over 16 KiB", ErrInvalidHostKey)
 	}
@@ -306,7 +306,7 @@ func ParseHostKey(line string) (ssh.PublicKey, error) {
 // it ("SHA256:…", unpadded base64), or an error for a line that is not a
 // key.
 func HostKeyFingerprint(line string) (string, error) {
-	key, err := ParseHostKey(line)
+	key, err := parseHostKey(line)
 	if err != nil {
 		return "", err
 	}

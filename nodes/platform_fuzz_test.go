@@ -31,7 +31,7 @@ func FuzzLoadPlatform(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		s := Open(dir, Options{})
-		file := filepath.Join(dir, PlatformsDir, "fz", PlatformFile)
+		file := filepath.Join(dir, PlatformsDir, "fz", platformFile)
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -40,8 +40,8 @@ func FuzzLoadPlatform(f *testing.F) {
 		}
 		p, err := s.Platform(ctx, "fz")
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), PlatformFile) {
-				t.Fatalf("load error %q does not wrap ErrMalformed or does not name %s\ninput:\n%s", err, PlatformFile, data)
+			if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), platformFile) {
+				t.Fatalf("load error %q does not wrap ErrMalformed or does not name %s\ninput:\n%s", err, platformFile, data)
 			}
 			return
 		}

@@ -41,7 +41,7 @@ var (
 // File and folder names under a project.
 const (
 	PlatformsDir = "platforms"
-	PlatformFile = "platform.yaml"
+	platformFile = "platform.yaml"
 	NodesDir     = "nodes"
 	lockName     = ".lock"
 	nodeExt      = ".yaml"
@@ -106,7 +106,7 @@ func (s *Store) PlatformDir(name string) string {
 }
 
 func (s *Store) platformPath(name string) string {
-	return filepath.Join(s.PlatformDir(name), PlatformFile)
+	return filepath.Join(s.PlatformDir(name), platformFile)
 }
 
 func (s *Store) nodesDir(platform string) string {
@@ -220,7 +220,7 @@ func (s *Store) loadPlatform(ctx context.Context, name string) (*Platform, *docu
 		return nil, nil, err
 	}
 	path := s.platformPath(name)
-	data, err := regularfile.Read(path, MaxFileSize)
+	data, err := regularfile.Read(path, maxFileSize)
 	if err != nil {
 		return nil, nil, s.platformErr(name, err)
 	}
@@ -389,7 +389,7 @@ func (s *Store) scanNodes(ctx context.Context, platform string) ([]*Node, []Brok
 }
 
 func (s *Store) loadNodeFile(platform, path string) (*Node, *document, error) {
-	data, err := regularfile.Read(path, MaxFileSize)
+	data, err := regularfile.Read(path, maxFileSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read node %s: %w", s.rel(path), err)
 	}

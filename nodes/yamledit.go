@@ -16,8 +16,8 @@ import (
 
 // Limits on what a node or platform file may hold.
 const (
-	// MaxFileSize is the largest node or platform file the Store reads.
-	MaxFileSize = 1 << 20
+	// maxFileSize is the largest node or platform file the Store reads.
+	maxFileSize = 1 << 20
 	// maxNodes caps the number of YAML nodes a document may expand to,
 	// aliases counted at every use, which stops alias bombs.
 	maxNodes = 100_000
@@ -61,8 +61,8 @@ func (d *document) lines() map[string]int {
 // parseDocument parses data into a tree and decodes it into v. Unknown
 // fields are allowed; wrong types and syntax errors are not.
 func parseDocument(file string, data []byte, v any) (*document, error) {
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s: %w: larger than %d bytes", file, ErrMalformed, MaxFileSize)
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s: %w: larger than %d bytes", file, ErrMalformed, maxFileSize)
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -349,7 +349,7 @@ func (s *Server) checkReleases(ctx context.Context) {
 // what undoes them as the window closes.
 func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done func()) {
 	cfg := &s.cfg
-	w := &window.Record{PID: os.Getpid(), Unit: os.Getenv(UnitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
+	w := &window.Record{PID: os.Getpid(), Unit: os.Getenv(unitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
 	if cfg.TTL > 0 {
 		w.Deadline = now.Add(cfg.TTL)
 	}
@@ -377,7 +377,7 @@ func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done f
 		bootFile = proxydhcp.ShimBinary // the site's DHCP offers the chain's first stage
 	}
 	hook := func(action string) {
-		if err := RunHook(hookCtx, cfg.DHCPHook, action, host, bootFile, a.scriptBase+"/boot.ipxe"); err != nil {
+		if err := runHook(hookCtx, cfg.DHCPHook, action, host, bootFile, a.scriptBase+"/boot.ipxe"); err != nil {
 			s.log.Error("dhcp hook failed", "err", err)
 		}
 	}

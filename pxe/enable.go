@@ -18,12 +18,12 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
-// UnitName is the transient systemd unit a window runs as under systemd.
-const UnitName = "node-provisioner-window"
+// unitName is the transient systemd unit a window runs as under systemd.
+const unitName = "node-provisioner-window"
 
-// UnitEnv is the environment variable that names the systemd unit a
+// unitEnv is the environment variable that names the systemd unit a
 // window runs as; [Enable] sets it and the window records it.
-const UnitEnv = "NODE_PROVISIONER_UNIT"
+const unitEnv = "NODE_PROVISIONER_UNIT"
 
 // EnableOptions say how to start a window's server.
 type EnableOptions struct {
@@ -49,9 +49,9 @@ type EnableOptions struct {
 	Logger *slog.Logger
 }
 
-// SystemdRuns reports whether systemd manages this machine, so that a
+// systemdRuns reports whether systemd manages this machine, so that a
 // window can run as a transient unit.
-func SystemdRuns() bool {
+func systemdRuns() bool {
 	if _, err := os.Stat("/run/systemd/system"); err != nil {
 		return false
 	}
@@ -83,15 +83,15 @@ func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("enable: %w", err)
 	}
-	useSystemd := SystemdRuns()
+	useSystemd := systemdRuns()
 	if o.Systemd != nil {
 		useSystemd = *o.Systemd
 	}
 	var pid int
 	if useSystemd {
-		args := []string{"--unit", UnitName, "--collect", "--quiet",
+		args := []string{"--unit", unitName, "--collect", "--quiet",
 			"--property", "RuntimeMaxSec=" + strconv.Itoa(int((o.TTL + time.Minute).Seconds())),
-			"--setenv", UnitEnv + "=" + UnitName}
+			"--setenv", unitEnv + "=" + unitName}
 		for _, name := range o.PassEnv {
 			args = append(args, "--setenv", name) // systemd-run copies its value
 		}
@@ -99,7 +99,7 @@ func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 		if out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("enable: systemd-run: %w: %s", err, strings.TrimSpace(string(out)))
 		}
-		log.Info("window started as a transient unit", "unit", UnitName)
+		log.Info("window started as a transient unit", "unit", unitName)
 	} else {
 		logf, err := os.OpenFile(filepath.Join(o.StateDir, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -218,11 +218,11 @@ func isZombie(pid int) bool {
 	return false
 }
 
-// RunHook runs an operator's DHCP hook command (sh -c) with the window's
+// runHook runs an operator's DHCP hook command (sh -c) with the window's
 // network-boot facts in its environment: PXE_ACTION (enable or disable),
 // PXE_NEXT_SERVER, PXE_BOOT_FILE and PXE_SCRIPT_URL. It is the way to
 // sites whose switches drop proxy offers.
-func RunHook(ctx context.Context, hook, action, nextServer, bootFile, scriptURL string) error {
+func runHook(ctx context.Context, hook, action, nextServer, bootFile, scriptURL string) error {
 	if hook == "" {
 		return nil
 	}

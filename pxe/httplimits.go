@@ -27,10 +27,10 @@ const (
 	// sending is not cut, each read gets the whole time.
 	DefaultBodyTimeout = 30 * time.Second
 	// DefaultWriteTimeout ends a response when one write of it, at most
-	// [WriteChunk] bytes, cannot be handed to the client's connection
+	// writeChunk bytes, cannot be handed to the client's connection
 	// for 30 seconds (a client that stops reading a 64 MiB asset). A
 	// slow client that keeps reading is not cut: any client reading
-	// [WriteChunk] bytes in 30 seconds (about 2 KiB/s) gets everything.
+	// writeChunk bytes in 30 seconds (about 2 KiB/s) gets everything.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxConnsPerClient is how many connections one client
 	// address may hold at once: 64. iPXE and the installer use one, a
@@ -45,13 +45,13 @@ const (
 	// is served in turn, while a client hoarding idle connections gets
 	// no more than its cap served; the rest are closed unserved.
 	DefaultQueueWait = 10 * time.Second
-	// ClientQueue is how many connections of one client address may wait
+	// clientQueue is how many connections of one client address may wait
 	// for a place beyond its cap; further ones are closed at once.
-	ClientQueue = 1024
-	// WriteChunk is the most a response write sends under one write
+	clientQueue = 1024
+	// writeChunk is the most a response write sends under one write
 	// deadline: larger writes, such as an asset sent by sendfile, are
 	// cut into chunks of this size, each with its own deadline.
-	WriteChunk = 64 << 10
+	writeChunk = 64 << 10
 )
 
 // HTTPLimits bound the window's HTTP connections. Zero fields are the
@@ -64,7 +64,7 @@ type HTTPLimits struct {
 	// between two reads. Default: [DefaultBodyTimeout].
 	BodyTimeout time.Duration
 	// WriteTimeout ends a response when one write of at most
-	// [WriteChunk] bytes takes this long. Default: [DefaultWriteTimeout].
+	// writeChunk bytes takes this long. Default: [DefaultWriteTimeout].
 	WriteTimeout time.Duration
 	// MaxConnsPerClient caps the connections of one client address.
 	// Default: [DefaultMaxConnsPerClient].
@@ -127,7 +127,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 }
 
 // deadlineWriter gives each write of a response, in chunks of at most
-// [WriteChunk] bytes, its own deadline.
+// writeChunk bytes, its own deadline.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc *http.ResponseController
@@ -136,7 +136,7 @@ type deadlineWriter struct {
 
 func (w *deadlineWriter) Write(p []byte) (n int, err error) {
 	for len(p) > 0 {
-		chunk := p[:min(len(p), WriteChunk)]
+		chunk := p[:min(len(p), writeChunk)]
 		w.rc.SetWriteDeadline(time.Now().Add(w.d))
 		m, err := w.ResponseWriter.Write(chunk)
 		n += m
@@ -150,7 +150,7 @@ func (w *deadlineWriter) Write(p []byte) (n int, err error) {
 
 // ReadFrom keeps the writer's own ReadFrom (sendfile for a file on a
 // plain TCP connection), a chunk at a time, each with its own deadline.
-// A chunk starts at WriteChunk bytes and doubles, up to maxSendChunk,
+// A chunk starts at writeChunk bytes and doubles, up to maxSendChunk,
 // while the last one took under a 256th of the deadline (a client
 // reading fast, on a LAN): sendfile of 64 KiB at a time cost a system
 // call and a deadline per 64 KiB, 16 384 for each GiB, where nginx sends
@@ -169,7 +169,7 @@ func (w *deadlineWriter) ReadFrom(src io.Reader) (n int64, err error) {
 	if !ok {
 		lr = &io.LimitedReader{R: src, N: 1<<63 - 1}
 	}
-	size := int64(WriteChunk)
+	size := int64(writeChunk)
 	chunk := &io.LimitedReader{R: lr.R}
 	for lr.N > 0 {
 		began := time.Now()
@@ -188,7 +188,7 @@ func (w *deadlineWriter) ReadFrom(src io.Reader) (n int64, err error) {
 		switch took := time.Since(began); {
 		case took < w.d/256 && size < maxSendChunk:
 			size *= 2
-		case took > w.d/8 && size > WriteChunk:
+		case took > w.d/8 && size > writeChunk:
 			size /= 2
 		}
 	}
@@ -229,7 +229,7 @@ func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refuse
 	if max <= 0 {
 		return ln
 	}
-	l := &clientLimitListener{handoff: newHandoff(ln), max: max, maxWaiting: ClientQueue, wait: wait, refused: refused,
+	l := &clientLimitListener{handoff: newHandoff(ln), max: max, maxWaiting: clientQueue, wait: wait, refused: refused,
 		places: map[netip.Addr]*clientPlaces{}}
 	go l.acceptLoop()
 	return l

@@ -138,7 +138,7 @@ type Config struct {
 	KernelArgs []string
 	// DHCPHook, when set, is run (sh -c) as the window opens and closes,
 	// for sites that set PXE options on their own DHCP server (see
-	// [RunHook]).
+	// runHook).
 	DHCPHook string
 	// HTTPLimits bound the HTTP connections: idle keep-alive, stalled
 	// bodies, clients that stop reading, connections per client

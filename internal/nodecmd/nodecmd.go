@@ -16,9 +16,9 @@ import (
 	"github.com/plasmactl/plasma-node/tofu"
 )
 
-// DirEnv is the environment variable naming the project folder when no
+// dirEnv is the environment variable naming the project folder when no
 // --dir is given.
-const DirEnv = "PLASMA_NODE_DIR"
+const dirEnv = "PLASMA_NODE_DIR"
 
 // Env is what every command needs from its front end.
 type Env struct {
@@ -127,7 +127,7 @@ func (l *lazyFile) Close() error {
 func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
 	dir := e.Dir
 	if dir == "" {
-		dir = os.Getenv(DirEnv)
+		dir = os.Getenv(dirEnv)
 	}
 	if dir == "" {
 		d, err := plasmanode.FindProjectDir(".")
@@ -141,7 +141,7 @@ func (e Env) Project(ctx context.Context) (*plasmanode.Project, error) {
 
 // projectFor checks the -o value, then opens the project.
 func (e Env) projectFor(ctx context.Context, output string) (*plasmanode.Project, error) {
-	if err := CheckOutput(output); err != nil {
+	if err := checkOutput(output); err != nil {
 		return nil, err
 	}
 	return e.Project(ctx)

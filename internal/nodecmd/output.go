@@ -18,8 +18,8 @@ import (
 	"github.com/plasmactl/plasma-node/tofu"
 )
 
-// CheckOutput checks an -o value: table, json or yaml.
-func CheckOutput(o string) error {
+// checkOutput checks an -o value: table, json or yaml.
+func checkOutput(o string) error {
 	switch o {
 	case "table", "json", "yaml":
 		return nil

@@ -85,7 +85,7 @@ func BenchmarkAnswer(b *testing.B) {
 const offerEventAllocBudget = 1
 
 // TestOfferEventAllocBudget files offers of new MACs past
-// TimelineMaxKeys, alternating two architectures, and holds each to
+// timelineMaxKeys, alternating two architectures, and holds each to
 // offerEventAllocBudget; their details read as before.
 func TestOfferEventAllocBudget(t *testing.T) {
 	if raceEnabled {
@@ -106,10 +106,10 @@ func TestOfferEventAllocBudget(t *testing.T) {
 		h.Net(NetEvent{Kind: events.DHCPOffer, MAC: mac, File: a.file, Arch: a.arch})
 		i++
 	}
-	for range 2 * TimelineMaxKeys {
+	for range 2 * timelineMaxKeys {
 		offer()
 	}
-	n := testing.AllocsPerRun(2*TimelineMaxKeys, offer)
+	n := testing.AllocsPerRun(2*timelineMaxKeys, offer)
 	if n > offerEventAllocBudget {
 		t.Errorf("an offer's event allocates %v times, budget %d: find the new allocation, or raise offerEventAllocBudget on purpose", n, offerEventAllocBudget)
 	}

@@ -16,19 +16,19 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// MaxEventField is the longest an event field (MACs, serial, detail)
+// maxEventField is the longest an event field (MACs, serial, detail)
 // gets in the event log, the log and the timeline: 256 bytes, the rest
 // counted ("… (N bytes more)"). A body of 23 000 MACs or a 1 MB serial
 // thus adds no more than that to each line.
-const MaxEventField = 256
+const maxEventField = 256
 
-// clip cuts s to [MaxEventField] bytes at a character boundary and says
+// clip cuts s to maxEventField bytes at a character boundary and says
 // how much was dropped.
 func clip(s string) string {
-	if len(s) <= MaxEventField {
+	if len(s) <= maxEventField {
 		return s
 	}
-	cut := MaxEventField
+	cut := maxEventField
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
@@ -45,7 +45,7 @@ const ContentTypeTOML = "application/toml"
 // release's installer sends one (Config.AnswerTokens; 401 without the
 // right one, counted and recorded without the token), reads at most
 // [MaxBodySize] of system info ([answer.ParseSystemInfo]; 400 when it is
-// not, and for a product other than [ProductPVE]), takes the
+// not, and for a product other than productPVE), takes the
 // installer's version from it ([answer.DefaultVersion] when it has none;
 // 400 below [answer.MinVersion]), asks the backend, and replies 200 with
 // the answer rendered for that version ([answer.Render], keys the version
@@ -166,7 +166,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 	}
 	ev.MAC, ev.Serial = clip(strings.Join(si.MACs(), ",")), clip(si.Serial())
 	*guess = sha256.Sum256([]byte(r.Header.Get("Authorization") + "\x00" + strings.Join(si.MACs(), ",") + "\x00" + si.Serial() + "\x00" + si.UUID()))
-	if p := si.Product.Product; p != "" && p != ProductPVE {
+	if p := si.Product.Product; p != "" && p != productPVE {
 		ev.Detail = fmt.Sprintf("system info of product %q (%s), not Proxmox VE", truncate(p, 16), truncate(si.Product.FullName, 40))
 		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("product %q is not Proxmox VE: this server answers Proxmox VE installers only", truncate(p, 16))
 	}
@@ -187,9 +187,9 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 	return req, 0, ""
 }
 
-// ProductPVE is the system-info product code of Proxmox VE; the window
+// productPVE is the system-info product code of Proxmox VE; the window
 // answers no other product's installer (a PBS or PMG ISO).
-const ProductPVE = "pve"
+const productPVE = "pve"
 
 // authorize checks the request's bearer token against Config.AnswerTokens
 // in constant time. It returns 0 when the request may go on, else the

@@ -125,7 +125,7 @@ func TestAnswerWithABackendOfItsOwn(t *testing.T) {
 
 // TestRefusedBodiesAreLoggedBounded: a body of the most MACs taken
 // (answer.MaxInterfaces, over 1 KiB of them) or with a 1 MB serial adds no
-// more than MaxEventField per field to the event, the log line and the
+// more than maxEventField per field to the event, the log line and the
 // timeline.
 func TestRefusedBodiesAreLoggedBounded(t *testing.T) {
 	var recorded []backend.Event
@@ -160,7 +160,7 @@ func TestRefusedBodiesAreLoggedBounded(t *testing.T) {
 	}
 	for _, e := range recorded {
 		for _, f := range []string{e.MAC, e.Serial, e.Detail} {
-			if len(f) > MaxEventField+40 {
+			if len(f) > maxEventField+40 {
 				t.Errorf("an event field is %d bytes long", len(f))
 			}
 		}

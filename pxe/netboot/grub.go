@@ -20,25 +20,25 @@ import (
 // The Secure Boot chain's grub configuration, served over HTTP and, for
 // the loader, written into the TFTP root.
 const (
-	// GrubScriptPath is the URL path of a machine's grub configuration,
+	// grubScriptPath is the URL path of a machine's grub configuration,
 	// asked for with ?mac=<its MAC>: the install entry or an exit.
-	GrubScriptPath = "/boot.grub"
+	grubScriptPath = "/boot.grub"
 	// GrubConfigName is where a network grub image looks for its
 	// configuration, relative to the root of the server it was loaded
 	// from: grub/grub.cfg (Debian's grubnetx64 reads $prefix/grub.cfg,
 	// prefix /grub). The window writes the loader config there in the
 	// TFTP root (sourcing the machine's entry by TFTP), and serves it at
-	// /grub/grub.cfg over HTTP (sourcing the entry from [GrubScriptPath])
+	// /grub/grub.cfg over HTTP (sourcing the entry from grubScriptPath)
 	// for a grub loaded by UEFI HTTP boot, whose prefix is on the
 	// window's HTTP server; only a grub with the http module reads it.
 	GrubConfigName = "grub/grub.cfg"
-	// GrubEntryDir is the folder of the TFTP root where grub finds its
+	// grubEntryDir is the folder of the TFTP root where grub finds its
 	// machine's entry, <mac>.cfg, generated on request. The entry fetches
 	// the kernel and the initrd with grub's http module when the
 	// release's grub carries it (its manifest says so), else by TFTP from
 	// the server grub was loaded from (Debian 12's signed grub carries
 	// tftp but not http).
-	GrubEntryDir = "grub/machine"
+	grubEntryDir = "grub/machine"
 	// grubMACVar is grub's variable holding the boot NIC's MAC address.
 	grubMACVar = "${net_default_mac}"
 )
@@ -57,19 +57,19 @@ func GrubDevice(baseURL string) string {
 
 // GrubLoaderConfig is the grub.cfg every machine's grub reads first from
 // the TFTP root: it sources the machine's own entry from the window by
-// its MAC (over TFTP, [GrubEntryDir]), and exits to the firmware,
+// its MAC (over TFTP, grubEntryDir), and exits to the firmware,
 // which boots the next device, when that cannot be had (the window
 // closed). It is a pure function.
 func GrubLoaderConfig() string {
-	return grubLoader("(tftp)/" + GrubEntryDir + "/" + grubMACVar + ".cfg")
+	return grubLoader("(tftp)/" + grubEntryDir + "/" + grubMACVar + ".cfg")
 }
 
-// GrubLoaderConfigHTTP is [GrubLoaderConfig] for a grub loaded by UEFI
+// grubLoaderConfigHTTP is [GrubLoaderConfig] for a grub loaded by UEFI
 // HTTP boot, served at /[GrubConfigName]: it sources the machine's entry
-// from [GrubScriptPath] on the window at baseURL ([GrubDevice]) with
+// from grubScriptPath on the window at baseURL ([GrubDevice]) with
 // grub's http module. It is a pure function.
-func GrubLoaderConfigHTTP(baseURL string) string {
-	return grubLoader(GrubDevice(baseURL) + GrubScriptPath + "?mac=" + grubMACVar)
+func grubLoaderConfigHTTP(baseURL string) string {
+	return grubLoader(GrubDevice(baseURL) + grubScriptPath + "?mac=" + grubMACVar)
 }
 
 // grubLoader is the loader configuration sourcing the entry at path.
@@ -82,7 +82,7 @@ func grubLoader(path string) string {
 }
 
 // GrubScript renders a machine's grub configuration, the Secure Boot
-// twin of [IPXEScript]: for an install, the kernel and the initrd from
+// twin of IPXEScript: for an install, the kernel and the initrd from
 // /assets/<Release>/ of GrubDevice (by default grub's http module on
 // BaseURL's host and port; "(tftp)" for a grub without it) with the same
 // kernel command line (grub hands the initrd to the kernel itself, so no
@@ -119,17 +119,17 @@ func GrubScript(s BootScript) string {
 	}
 	args := s.KernelArgs
 	if args == "" {
-		args = DefaultKernelArgs
+		args = defaultKernelArgs
 	}
 	b.WriteString("# plasma-node: Proxmox VE automated installer for node " + oneLine(s.Node) + " (release " + oneLine(s.Release) + "), Secure Boot chain.\n")
 	b.WriteString("set timeout=0\n")
 	b.WriteString("echo " + grubQuote("plasma-node: installing Proxmox VE on "+s.Node) + "\n")
-	b.WriteString("linux \"" + oneLine(base+KernelName+query) + "\"")
+	b.WriteString("linux \"" + oneLine(base+bootassets.AssetKernel+query) + "\"")
 	for _, a := range strings.Fields(args) {
 		b.WriteString(" " + grubQuote(a))
 	}
 	b.WriteString("\n")
-	b.WriteString("initrd \"" + oneLine(base+InitrdName+query) + "\"\n")
+	b.WriteString("initrd \"" + oneLine(base+bootassets.AssetNetbootInitrd+query) + "\"\n")
 	b.WriteString("boot\n")
 	return b.String()
 }
@@ -142,17 +142,17 @@ func grubQuote(s string) string {
 }
 
 // grubConfig serves GET /grub/grub.cfg: the loader configuration of a
-// grub loaded by UEFI HTTP boot ([GrubLoaderConfigHTTP]).
+// grub loaded by UEFI HTTP boot (grubLoaderConfigHTTP).
 func (h *Handler) grubConfig(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("grub configuration sent", "file", GrubConfigName, "client", hostOf(r.RemoteAddr))
-	noStore(w, ContentTypeIPXE)
-	io.WriteString(w, GrubLoaderConfigHTTP(h.cfg.BaseURL))
+	noStore(w, contentTypeIPXE)
+	io.WriteString(w, grubLoaderConfigHTTP(h.cfg.BaseURL))
 }
 
 // grubScript serves GET /boot.grub?mac=: the machine's grub entry, chosen
 // as the iPXE script is, for a grub with the http module.
 func (h *Handler) grubScript(w http.ResponseWriter, r *http.Request) {
-	noStore(w, ContentTypeIPXE)
+	noStore(w, contentTypeIPXE)
 	s, err := h.grubEntry(r.Context(), hostOf(r.RemoteAddr), r.URL.Query().Get("mac"))
 	if err != nil {
 		h.log.Error("cannot choose a grub entry", "err", err)
@@ -164,7 +164,7 @@ func (h *Handler) grubScript(w http.ResponseWriter, r *http.Request) {
 
 // TFTPFile serves, for the window's TFTP server, what the Secure Boot
 // chain's grub reads beside the TFTP root: its machine's entry
-// (<GrubEntryDir>/<mac>.cfg, chosen as the iPXE script is, recorded in
+// (<grubEntryDir>/<mac>.cfg, chosen as the iPXE script is, recorded in
 // the timeline) and the release's kernel and initrd
 // (assets/<release>/<file>). Other names are not its own (ok false).
 func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort) (data []byte, f *os.File, ok bool, err error) {
@@ -172,7 +172,7 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 	if peer.IsValid() {
 		ip = peer.Addr().String()
 	}
-	if rest, found := strings.CutPrefix(name, GrubEntryDir+"/"); found {
+	if rest, found := strings.CutPrefix(name, grubEntryDir+"/"); found {
 		mac, isCfg := strings.CutSuffix(rest, ".cfg")
 		if !isCfg {
 			return nil, nil, false, nil
@@ -190,7 +190,7 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 		return nil, nil, false, nil
 	}
 	release, file, _ := strings.Cut(rest, "/")
-	if !assetNameRE.MatchString(release) || (file != KernelName && file != InitrdName) {
+	if !assetNameRE.MatchString(release) || (file != bootassets.AssetKernel && file != bootassets.AssetNetbootInitrd) {
 		return nil, nil, false, nil
 	}
 	root, err := os.OpenRoot(h.cfg.AssetsDir)

@@ -95,8 +95,8 @@ func TestGrubLoaderConfigHTTP(t *testing.T) {
 		"echo 'plasma-node: no boot entry from the window; booting the next device'\n" +
 		"exit\n"
 	for _, base := range []string{"http://10.0.0.2:8090", "https://10.0.0.2:8090"} {
-		if diff := cmp.Diff(want, GrubLoaderConfigHTTP(base)); diff != "" {
-			t.Errorf("GrubLoaderConfigHTTP(%s) (-want +got):\n%s", base, diff)
+		if diff := cmp.Diff(want, grubLoaderConfigHTTP(base)); diff != "" {
+			t.Errorf("grubLoaderConfigHTTP(%s) (-want +got):\n%s", base, diff)
 		}
 	}
 }
@@ -106,7 +106,7 @@ func TestGrubLoaderConfigHTTP(t *testing.T) {
 func writeManifest(t *testing.T, state string, chain *bootassets.SecureBootChain) {
 	t.Helper()
 	rel := bootassets.Release{Format: 1, Name: "9.1-1", SourceISO: "proxmox-ve_9.1-1.iso", SecureBoot: chain,
-		Assets: []bootassets.Asset{{Name: KernelName, Size: int64(len(testKernel)), SHA256: strings.Repeat("0", 64)}}}
+		Assets: []bootassets.Asset{{Name: bootassets.AssetKernel, Size: int64(len(testKernel)), SHA256: strings.Repeat("0", 64)}}}
 	b, err := json.Marshal(rel)
 	if err != nil {
 		t.Fatal(err)
@@ -145,12 +145,12 @@ func TestGrubEntryDevice(t *testing.T) {
 	}
 	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
 	code, body, _ := e.get(t, "/"+GrubConfigName)
-	if code != 200 || body != GrubLoaderConfigHTTP("http://10.77.0.2:8090") {
+	if code != 200 || body != grubLoaderConfigHTTP("http://10.77.0.2:8090") {
 		t.Errorf("GET /%s: %d\n%s", GrubConfigName, code, body)
 	}
-	code, body, _ = e.get(t, GrubScriptPath+"?mac="+testMAC1)
+	code, body, _ = e.get(t, grubScriptPath+"?mac="+testMAC1)
 	if code != 200 || !strings.Contains(body, httpEntry) {
-		t.Errorf("GET %s: %d\n%s", GrubScriptPath, code, body)
+		t.Errorf("GET %s: %d\n%s", grubScriptPath, code, body)
 	}
 }
 
@@ -211,8 +211,8 @@ func TestTFTPFileRefusesWhatIsNotAFile(t *testing.T) {
 	e := newBootEnv(t, Config{}, testReg(t, "pve1", "sda", testMAC1))
 	rel := filepath.Join(e.h.cfg.AssetsDir, "9.1-1")
 	for name, mk := range map[string]func(string) error{
-		InitrdName: func(p string) error { return syscall.Mkfifo(p, 0o644) },
-		KernelName: func(p string) error { return os.Mkdir(p, 0o755) },
+		bootassets.AssetNetbootInitrd: func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		bootassets.AssetKernel:        func(p string) error { return os.Mkdir(p, 0o755) },
 	} {
 		p := filepath.Join(rel, name)
 		if err := os.Remove(p); err != nil {
@@ -223,9 +223,9 @@ func TestTFTPFileRefusesWhatIsNotAFile(t *testing.T) {
 		}
 	}
 	tests := map[string]string{
-		"assets/9.1-1/" + InitrdName: "access violation: not a regular file",
-		"assets/9.1-1/" + KernelName: "access violation: not a regular file",
-		"assets/9.9-9/" + KernelName: "file not found",
+		"assets/9.1-1/" + bootassets.AssetNetbootInitrd: "access violation: not a regular file",
+		"assets/9.1-1/" + bootassets.AssetKernel:        "access violation: not a regular file",
+		"assets/9.9-9/" + bootassets.AssetKernel:        "file not found",
 	}
 	for name, want := range tests {
 		type result struct {

@@ -20,9 +20,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// ContentTypeIPXE is the type of an iPXE script reply. iPXE itself goes by
+// contentTypeIPXE is the type of an iPXE script reply. iPXE itself goes by
 // the script's first line, #!ipxe.
-const ContentTypeIPXE = "text/plain; charset=utf-8"
+const contentTypeIPXE = "text/plain; charset=utf-8"
 
 // Config configures a [Handler]. Backend and BaseURL are required; the
 // rest have the documented defaults.
@@ -59,14 +59,14 @@ type Config struct {
 	// in constant time and never logged.
 	AnswerTokens func(ctx context.Context) ([]string, error)
 	// AssetsDir is the folder of staged releases, one folder each holding
-	// [KernelName] and [InitrdName] (node-provisioner's
-	// <state-dir>/assets). Empty: none, and install scripts exit saying
-	// so.
+	// [bootassets.AssetKernel] and [bootassets.AssetNetbootInitrd]
+	// (node-provisioner's <state-dir>/assets). Empty: none, and install
+	// scripts exit saying so.
 	AssetsDir string
 	// Release is the folder of AssetsDir to boot. Empty: the only release
 	// staged; with none or several, scripts exit and say why.
 	Release string
-	// ExtraKernelArgs are appended to [DefaultKernelArgs], such as
+	// ExtraKernelArgs are appended to defaultKernelArgs, such as
 	// "console=ttyS0,115200". Each is one word of printable ASCII.
 	ExtraKernelArgs []string
 	// IPXEDir, when set, is served under /ipxe/ (the iPXE binaries, for
@@ -105,7 +105,7 @@ type Config struct {
 //     calls back, when the backend is a [backend.OneShot];
 //   - GET / a page listing the nodes with their boot steps and timelines
 //     and the time left in the window, refreshing itself (see
-//     [RefreshSeconds]);
+//     refreshSeconds);
 //   - GET /status the same as JSON ([StatusReport]);
 //   - GET /timeline the timeline as JSON ([TimelineSnapshot]);
 //   - GET /metrics the [Metrics] in Prometheus' text format.
@@ -174,7 +174,7 @@ func New(cfg Config) (*Handler, error) {
 	}
 	h.mux = http.NewServeMux()
 	h.mux.HandleFunc("GET /boot.ipxe", h.script)
-	h.mux.HandleFunc("GET "+GrubScriptPath, h.grubScript)
+	h.mux.HandleFunc("GET "+grubScriptPath, h.grubScript)
 	h.mux.HandleFunc("GET /"+GrubConfigName, h.grubConfig)
 	h.mux.HandleFunc("GET /assets/{release}/{file}", h.asset)
 	if cfg.IPXEDir != "" {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
@@ -64,9 +65,9 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	}
 	stage := events.Asset
 	switch file {
-	case KernelName:
+	case bootassets.AssetKernel:
 		stage = events.Kernel
-	case InitrdName:
+	case bootassets.AssetNetbootInitrd:
 		stage = events.Initrd
 	}
 	detail := fmt.Sprintf("%s/%s: %d, %d of %d bytes sent", release, file, cw.code(), cw.n, fi.Size())

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 )
 
 // BenchmarkAssetDownload fetches a 64 MiB initrd over loopback HTTP.
@@ -14,7 +16,7 @@ func BenchmarkAssetDownload(b *testing.B) {
 	state := b.TempDir()
 	stageRelease(b, state, "9.1-1")
 	big := make([]byte, 64<<20)
-	if err := os.WriteFile(filepath.Join(state, "assets", "9.1-1", InitrdName), big, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(state, "assets", "9.1-1", bootassets.AssetNetbootInitrd), big, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	r, err := newRegistryTB(b, state)

@@ -160,9 +160,9 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	enc.Encode(rep)
 }
 
-// RefreshSeconds is how often the status page reloads its content: by a
+// refreshSeconds is how often the status page reloads its content: by a
 // fetch of itself with JavaScript, by a meta refresh without.
-const RefreshSeconds = 5
+const refreshSeconds = 5
 
 // pageSteps are the boot steps the page shows for each node, in order,
 // with their labels.
@@ -179,7 +179,7 @@ var pageSteps = []struct {
 // Content-Security-Policy. They hold no comments: html/template would
 // strip them, and the hash would no longer match.
 //
-// The script reloads the content of #status every RefreshSeconds by
+// The script reloads the content of #status every refreshSeconds by
 // fetching the page itself and swapping the element in (the server
 // renders the page, whether the script runs or not), ticks the window's
 // countdown every second from its data-left attribute, and says in
@@ -419,7 +419,7 @@ func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // renderPage renders the page of rep.
 func renderPage(rep StatusReport) ([]byte, error) {
-	d := pageData{StatusReport: rep, Refresh: RefreshSeconds}
+	d := pageData{StatusReport: rep, Refresh: refreshSeconds}
 	d.StatusReport.Unmatched = nil
 	if l := rep.Window.LeftSeconds; l != nil {
 		d.Left = (time.Duration(*l) * time.Second).String()

@@ -8,26 +8,17 @@ import (
 	"strings"
 )
 
-// Names of the boot assets in a release folder <assets>/<release>/, as
-// [bootassets.Prepare] stages them.
-const (
-	// KernelName is the installer kernel, the ISO's boot/linux26.
-	KernelName = bootassets.AssetKernel
-	// InitrdName is the installer initrd with the ISO appended as
-	// /proxmox.iso.
-	InitrdName = bootassets.AssetNetbootInitrd
-	// assetsPath is the URL path of the assets.
-	assetsPath = "assets"
-)
+// assetsPath is the URL path of the assets.
+const assetsPath = "assets"
 
 // ipxeInitrdName is the name iPXE gives the loaded initrd, which the
 // kernel's initrd= argument names under UEFI.
 const ipxeInitrdName = "initrd"
 
-// DefaultKernelArgs is the installer's kernel command line for an
+// defaultKernelArgs is the installer's kernel command line for an
 // unattended install (reference §4.4): what prepare-iso --pxe writes for
 // its automated entry.
-const DefaultKernelArgs = "ramdisk_size=16777216 rw quiet splash=silent proxmox-start-auto-installer"
+const defaultKernelArgs = "ramdisk_size=16777216 rw quiet splash=silent proxmox-start-auto-installer"
 
 // Platforms of iPXE's ${platform} setting that a script can be rendered
 // for.
@@ -44,7 +35,7 @@ const (
 // macVar is what a script puts in its URLs when the request named no MAC.
 const macVar = "${net0/mac}"
 
-// BootScript is what [IPXEScript] renders: the installer for one node, or,
+// BootScript is what IPXEScript renders: the installer for one node, or,
 // when Node is empty, a script that exits to the next boot device.
 type BootScript struct {
 	// Node is the registration being installed; empty for an exit script.
@@ -62,7 +53,7 @@ type BootScript struct {
 	// Platform is [PlatformBIOS], [PlatformEFI], or [PlatformAny].
 	Platform string
 	// KernelArgs is the kernel command line without initrd=, which the
-	// script adds under UEFI. Empty: [DefaultKernelArgs].
+	// script adds under UEFI. Empty: defaultKernelArgs.
 	KernelArgs string
 	// GrubDevice is the grub device [GrubScript] loads the kernel and
 	// initrd from, such as "(tftp)"; empty: grub's http module on
@@ -111,11 +102,11 @@ func IPXEScript(s BootScript) string {
 	if m, err := normalizeMAC(s.MAC); err == nil {
 		mac = m
 	}
-	kernel := base + KernelName + "?mac=" + mac
-	initrd := base + InitrdName + "?mac=" + mac
+	kernel := base + bootassets.AssetKernel + "?mac=" + mac
+	initrd := base + bootassets.AssetNetbootInitrd + "?mac=" + mac
 	args := s.KernelArgs
 	if args == "" {
-		args = DefaultKernelArgs
+		args = defaultKernelArgs
 	}
 	if s.Discovery {
 		initrd = base + discovery.InitrdName + "?mac=" + mac

@@ -48,7 +48,7 @@ func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 		"without a MAC the URLs carry ${net0/mac}":              {with(func(s *BootScript) { s.MAC = ""; s.Platform = PlatformEFI }), "install-no-mac.ipxe"},
 		"extra kernel arguments replace the default line": {with(func(s *BootScript) {
 			s.Platform = PlatformBIOS
-			s.KernelArgs = DefaultKernelArgs + " " + bootassets.AskDiskKernelArg + " console=ttyS0,115200"
+			s.KernelArgs = defaultKernelArgs + " " + bootassets.AskDiskKernelArg + " console=ttyS0,115200"
 		}), "install-args.ipxe"},
 		"a consumed node exits with the reason": {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
 		"an unknown machine exits":              {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},

@@ -60,7 +60,7 @@ func stageRelease(t testing.TB, state, release string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{KernelName: testKernel, InitrdName: []byte("initrd bytes")} {
+	for name, data := range map[string][]byte{bootassets.AssetKernel: testKernel, bootassets.AssetNetbootInitrd: []byte("initrd bytes")} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// ContentTypeMetrics is the type of the GET /metrics reply: Prometheus'
+// contentTypeMetrics is the type of the GET /metrics reply: Prometheus'
 // text exposition format 0.0.4.
-const ContentTypeMetrics = "text/plain; version=0.0.4; charset=utf-8"
+const contentTypeMetrics = "text/plain; version=0.0.4; charset=utf-8"
 
 // Metrics counts what a provisioning window did, for GET /metrics. The
 // DHCP, TFTP, HTTP and answer parts each call its small hooks; every hook
@@ -257,7 +257,7 @@ func formatValue(v float64) string {
 
 // ServeHTTP answers GET /metrics.
 func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", ContentTypeMetrics)
+	w.Header().Set("Content-Type", contentTypeMetrics)
 	w.Header().Set("Cache-Control", "no-store")
 	m.WriteTo(w)
 }

@@ -69,8 +69,8 @@ func TestMetricsTextParses(t *testing.T) {
 	m.SetWindow(true, time.Unix(1000, 0).Add(90*time.Minute+500*time.Millisecond))
 	rec := httptest.NewRecorder()
 	m.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	if ct := rec.Header().Get("Content-Type"); ct != ContentTypeMetrics {
-		t.Errorf("Content-Type = %q, want %q", ct, ContentTypeMetrics)
+	if ct := rec.Header().Get("Content-Type"); ct != contentTypeMetrics {
+		t.Errorf("Content-Type = %q, want %q", ct, contentTypeMetrics)
 	}
 	got := parseMetrics(t, rec.Body.String())
 	want := map[string]float64{

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 )
@@ -21,9 +22,9 @@ func fileStage(file string) events.Kind {
 		return events.Shim
 	case proxydhcp.GrubBinary:
 		return events.Grub
-	case KernelName:
+	case bootassets.AssetKernel:
 		return events.Kernel
-	case InitrdName:
+	case bootassets.AssetNetbootInitrd:
 		return events.Initrd
 	}
 	return events.TFTP

@@ -17,7 +17,7 @@ var errNoRelease = errors.New("no boot release staged")
 
 func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	noStore(w, ContentTypeIPXE)
+	noStore(w, contentTypeIPXE)
 	if !q.Has("mac") {
 		h.cfg.Metrics.scriptRechain()
 		h.log.Info("boot script without a MAC: asking iPXE again with its MAC", "client_ip", hostOf(r.RemoteAddr))
@@ -92,7 +92,7 @@ func (h *Handler) choose(ctx context.Context, rawMAC string) (BootScript, error)
 		h.log.Warn("a pending node cannot boot: no release to boot", "node", d.Node, "mac", mac, "err", err)
 		return s, nil
 	}
-	args := []string{DefaultKernelArgs}
+	args := []string{defaultKernelArgs}
 	if d.AskDisk {
 		args = append(args, bootassets.AskDiskKernelArg)
 	}
@@ -119,7 +119,7 @@ func (h *Handler) release(ctx context.Context) (string, error) {
 		}
 		defer root.Close()
 		if !bootassets.Staged(root, h.cfg.Release) {
-			return "", fmt.Errorf("%w: release %s lacks %s or %s (run prepare)", errNoRelease, h.cfg.Release, KernelName, InitrdName)
+			return "", fmt.Errorf("%w: release %s lacks %s or %s (run prepare)", errNoRelease, h.cfg.Release, bootassets.AssetKernel, bootassets.AssetNetbootInitrd)
 		}
 		return h.cfg.Release, nil
 	}

@@ -20,13 +20,13 @@ const (
 	// DefaultTimelineLimit is how many events a [Timeline] keeps per node
 	// and per MAC address when its Limit is zero.
 	DefaultTimelineLimit = 100
-	// TimelineMaxKeys is how many MAC addresses (and, apart, how many
+	// timelineMaxKeys is how many MAC addresses (and, apart, how many
 	// nodes) a [Timeline] follows; past it, the one quiet the longest is
 	// forgotten, so a network full of PXE clients cannot grow it.
-	TimelineMaxKeys = 1024
-	// MaxDetailLen is the longest detail a [BootEvent] keeps, in bytes;
+	timelineMaxKeys = 1024
+	// maxDetailLen is the longest detail a [BootEvent] keeps, in bytes;
 	// longer ones are cut.
-	MaxDetailLen = 256
+	maxDetailLen = 256
 )
 
 // BootEvent is one step of one machine's network boot.
@@ -67,7 +67,7 @@ type TimelineSnapshot struct {
 // IP that named no MAC (TFTP downloads, which come before the iPXE script
 // says its MAC) join the MAC's timeline, and later ones name the MAC
 // until another event links the IP elsewhere. It is bounded (see
-// [DefaultTimelineLimit] and [TimelineMaxKeys]) and safe for concurrent
+// [DefaultTimelineLimit] and timelineMaxKeys) and safe for concurrent
 // use. The zero value is ready; a nil *Timeline records nothing. It does
 // not persist anything.
 type Timeline struct {
@@ -104,7 +104,7 @@ type Timeline struct {
 // [normalizeMAC] accepts; empty when unknown), its node (empty when
 // unknown), the stage and a detail. A MAC that does not parse or a name
 // that is not valid is kept in the detail instead. Control characters in
-// the detail become spaces and it is cut at [MaxDetailLen].
+// the detail become spaces and it is cut at maxDetailLen.
 func (t *Timeline) Record(mac, node string, stage events.Kind, detail string) {
 	t.RecordFrom("", mac, node, stage, detail)
 }
@@ -198,7 +198,7 @@ func canonicalMAC(mac string) bool {
 }
 
 // cleanDetail turns control characters (and invalid UTF-8) into spaces
-// and cuts the text at MaxDetailLen bytes on a rune boundary.
+// and cuts the text at maxDetailLen bytes on a rune boundary.
 func cleanDetail(s string) string {
 	if plainDetail(s) {
 		return s
@@ -208,7 +208,7 @@ func cleanDetail(s string) string {
 		if r == utf8.RuneError || unicode.IsControl(r) {
 			r = ' '
 		}
-		if b.Len()+utf8.RuneLen(r) > MaxDetailLen {
+		if b.Len()+utf8.RuneLen(r) > maxDetailLen {
 			break
 		}
 		b.WriteRune(r)
@@ -217,10 +217,10 @@ func cleanDetail(s string) string {
 }
 
 // plainDetail reports whether cleanDetail would return s unchanged:
-// printable ASCII within MaxDetailLen, not starting or ending with a
+// printable ASCII within maxDetailLen, not starting or ending with a
 // space.
 func plainDetail(s string) bool {
-	if len(s) > MaxDetailLen || (s != "" && (s[0] == ' ' || s[len(s)-1] == ' ')) {
+	if len(s) > maxDetailLen || (s != "" && (s[0] == ' ' || s[len(s)-1] == ' ')) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -306,7 +306,7 @@ func (t *Timeline) link(mac, node string) {
 // MAC nor a node leave the unattributed ones for the MAC's timeline (and
 // its node's, when the MAC is linked to one).
 func (t *Timeline) linkIP(ip, mac string) {
-	if len(t.macAt) >= TimelineMaxKeys {
+	if len(t.macAt) >= timelineMaxKeys {
 		clear(t.macAt)
 	}
 	t.macAt[ip] = mac
@@ -362,11 +362,11 @@ func (t *Timeline) putNode(node string, ev BootEvent) {
 }
 
 // evict forgets the key whose newest event is the oldest, other than
-// keep, while m holds more than TimelineMaxKeys keys. order holds m's
+// keep, while m holds more than timelineMaxKeys keys. order holds m's
 // keys by their newest event. The forgotten key's events, cleared, are
 // kept as the spare for the next new key.
 func (t *Timeline) evict(m map[string][]BootEvent, order *keyList, keep string, forget func(string)) {
-	for len(m) > TimelineMaxKeys {
+	for len(m) > timelineMaxKeys {
 		oldest, ok := order.oldestExcept(keep)
 		if !ok {
 			return
@@ -489,7 +489,7 @@ func (t *Timeline) Ingest(evs ...backend.Event) {
 		if ev.Node != "" && e.ClientIP != "" && e.Kind == events.Answer {
 			t.mu.Lock()
 			t.nodeAt[e.ClientIP] = ev.Node
-			if len(t.nodeAt) > TimelineMaxKeys {
+			if len(t.nodeAt) > timelineMaxKeys {
 				clear(t.nodeAt)
 				t.nodeAt[e.ClientIP] = ev.Node
 			}

@@ -76,7 +76,7 @@ func TestTimelineCleansWhatItRecords(t *testing.T) {
 		"control characters become spaces": {testMAC1, "pve1", "a\nb\x00c\x1b[31m", BootEvent{MAC: testMAC1, Node: "pve1", Detail: "a b c [31m"}},
 		"a bad MAC moves into the detail":  {"zz:zz", "", "x", BootEvent{Detail: `unparsable MAC "zz:zz"; x`}},
 		"a bad name moves into the detail": {"", "../x", "y", BootEvent{Detail: `invalid node name "../x"; y`}},
-		"a long detail is cut":             {"", "n", strings.Repeat("é", 200), BootEvent{Node: "n", Detail: strings.Repeat("é", MaxDetailLen/2)}},
+		"a long detail is cut":             {"", "n", strings.Repeat("é", 200), BootEvent{Node: "n", Detail: strings.Repeat("é", maxDetailLen/2)}},
 		"invalid UTF-8 becomes spaces":     {"", "n", "a\xffb", BootEvent{Node: "n", Detail: "a b"}},
 	}
 	for name, tc := range tests {
@@ -112,17 +112,17 @@ func TestTimelineIsBounded(t *testing.T) {
 		t.Errorf("kept (-want +got):\n%s", diff)
 	}
 	tl = &Timeline{Now: tickClock()}
-	for i := range TimelineMaxKeys + 10 {
+	for i := range timelineMaxKeys + 10 {
 		tl.Record(fmt.Sprintf("02:00:00:00:%02x:%02x", i/256, i%256), "", events.DHCPOffer, "")
 	}
 	snap := tl.Snapshot()
-	if n := len(snap.Unmatched); n != TimelineMaxKeys {
-		t.Errorf("MACs kept = %d, want %d", n, TimelineMaxKeys)
+	if n := len(snap.Unmatched); n != timelineMaxKeys {
+		t.Errorf("MACs kept = %d, want %d", n, timelineMaxKeys)
 	}
 	if _, ok := snap.Unmatched["02:00:00:00:00:00"]; ok {
 		t.Error("the oldest MAC was kept")
 	}
-	if _, ok := snap.Unmatched[fmt.Sprintf("02:00:00:00:%02x:%02x", (TimelineMaxKeys+9)/256, (TimelineMaxKeys+9)%256)]; !ok {
+	if _, ok := snap.Unmatched[fmt.Sprintf("02:00:00:00:%02x:%02x", (timelineMaxKeys+9)/256, (timelineMaxKeys+9)%256)]; !ok {
 		t.Error("the newest MAC was forgotten")
 	}
 }
@@ -301,25 +301,25 @@ func stormMACs(n int) []string {
 
 // timelineStormAllocBudget is what recording the offer of a MAC address
 // the full timeline has never seen (a storm's DISCOVER, which forgets the
-// quietest of its TimelineMaxKeys MACs) may allocate, amortised: the
+// quietest of its timelineMaxKeys MACs) may allocate, amortised: the
 // forgotten MAC's item and events are reused. A committed budget, as
 // offerAllocBudget is in the DHCP server.
 const timelineStormAllocBudget = 0.1
 
 // TestTimelineStormOfNewMACsAllocBudget records offers of new MACs past
-// TimelineMaxKeys: each evicts the quietest in O(1), reusing its memory,
+// timelineMaxKeys: each evicts the quietest in O(1), reusing its memory,
 // and the timeline stays at its bound with the newest MACs.
 func TestTimelineStormOfNewMACsAllocBudget(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own: allocation budgets are checked without it")
 	}
-	macs := stormMACs(8 * TimelineMaxKeys)
+	macs := stormMACs(8 * timelineMaxKeys)
 	tl := &Timeline{Now: tickClock()}
 	i := 0
-	for ; i < 2*TimelineMaxKeys; i++ {
+	for ; i < 2*timelineMaxKeys; i++ {
 		tl.Record(macs[i], "", events.DHCPOffer, "x86-64 UEFI")
 	}
-	n := testing.AllocsPerRun(4*TimelineMaxKeys, func() {
+	n := testing.AllocsPerRun(4*timelineMaxKeys, func() {
 		tl.Record(macs[i%len(macs)], "", events.DHCPOffer, "x86-64 UEFI")
 		i++
 	})
@@ -327,14 +327,14 @@ func TestTimelineStormOfNewMACsAllocBudget(t *testing.T) {
 		t.Errorf("recording a new MAC's offer allocates %v times, budget %v", n, timelineStormAllocBudget)
 	}
 	snap := tl.Snapshot()
-	if len(snap.Unmatched) != TimelineMaxKeys {
-		t.Errorf("MACs kept = %d, want %d", len(snap.Unmatched), TimelineMaxKeys)
+	if len(snap.Unmatched) != timelineMaxKeys {
+		t.Errorf("MACs kept = %d, want %d", len(snap.Unmatched), timelineMaxKeys)
 	}
 	if _, ok := snap.Unmatched[macs[(i-1)%len(macs)]]; !ok {
 		t.Error("the newest MAC was forgotten")
 	}
-	if _, ok := snap.Unmatched[macs[(i-TimelineMaxKeys-1)%len(macs)]]; ok {
-		t.Error("a MAC older than the newest TimelineMaxKeys was kept")
+	if _, ok := snap.Unmatched[macs[(i-timelineMaxKeys-1)%len(macs)]]; ok {
+		t.Error("a MAC older than the newest timelineMaxKeys was kept")
 	}
 	t.Logf("recording a new MAC's offer allocates %v times (budget %v)", n, timelineStormAllocBudget)
 }
@@ -342,9 +342,9 @@ func TestTimelineStormOfNewMACsAllocBudget(t *testing.T) {
 // BenchmarkTimelineStormOfNewMACs records offers of MACs the full
 // timeline has never seen, as a DHCP storm does.
 func BenchmarkTimelineStormOfNewMACs(b *testing.B) {
-	macs := stormMACs(8 * TimelineMaxKeys)
+	macs := stormMACs(8 * timelineMaxKeys)
 	tl := &Timeline{}
-	for i := range 2 * TimelineMaxKeys {
+	for i := range 2 * timelineMaxKeys {
 		tl.Record(macs[i], "", events.DHCPOffer, "x86-64 UEFI")
 	}
 	b.ReportAllocs()

@@ -55,11 +55,11 @@ type siteFile struct {
 // maxSiteFile bounds a site settings file: 1 MiB.
 const maxSiteFile = 1 << 20
 
-// LoadSite reads a site settings file. A missing file gives the zero Site
+// loadSite reads a site settings file. A missing file gives the zero Site
 // and an error wrapping [fs.ErrNotExist]; a malformed one is an error
 // naming the file. TAPPaaS's site.json keys (location.country,
 // location.keyboard, location.timezone, email) are read too.
-func LoadSite(path string) (Site, error) {
+func loadSite(path string) (Site, error) {
 	data, err := regularfile.Read(path, maxSiteFile)
 	if err != nil {
 		return Site{}, fmt.Errorf("site settings: %w", err)
@@ -76,9 +76,9 @@ func LoadSite(path string) (Site, error) {
 	return s, nil
 }
 
-// LoadSiteIfExists is [LoadSite] with a missing file read as no settings.
+// LoadSiteIfExists is loadSite with a missing file read as no settings.
 func LoadSiteIfExists(path string) (Site, error) {
-	s, err := LoadSite(path)
+	s, err := loadSite(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Site{}, nil
 	}

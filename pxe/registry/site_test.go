@@ -30,7 +30,7 @@ func TestLoadSite(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), SiteFileName)
 			os.WriteFile(p, []byte(tc.content), 0o644)
-			got, err := LoadSite(p)
+			got, err := loadSite(p)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v", err)
 			}
@@ -39,7 +39,7 @@ func TestLoadSite(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LoadSite(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := loadSite(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}
 	if s, err := LoadSiteIfExists(filepath.Join(t.TempDir(), "none.json")); err != nil || !cmp.Equal(s, Site{}) {

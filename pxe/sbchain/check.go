@@ -65,7 +65,7 @@ type Report struct {
 
 // Check reads a chain the way firmware and shim will judge it. A shim or
 // grub without a signature, or a grub without the network modules
-// ([NetworkModules]), is a [*PieceError]: the chain cannot boot. A grub
+// (networkModules), is a [*PieceError]: the chain cannot boot. A grub
 // or kernel whose signer the shim's vendor certificate did not issue is a
 // warning in the report (MOKNeeded): it boots once its signer is
 // enrolled as a MOK. An unsigned kernel is refused too: shim's loader
@@ -77,7 +77,7 @@ func Check(c Chain) (*Report, error) {
 		return nil, &PieceError{Piece: PieceShim, Reason: "not signed: firmware with Secure Boot on refuses to run it", Err: err}
 	}
 	r.ShimSigners = names(shim)
-	vendor, err := VendorCert(c.Shim)
+	vendor, err := vendorCert(c.Shim)
 	if err == nil {
 		r.Vendor = vendor.Subject.CommonName
 	} else if !errors.Is(err, ErrNoVendorCert) {
@@ -94,7 +94,7 @@ func Check(c Chain) (*Report, error) {
 	}
 	r.GrubModules = mods
 	var missing []string
-	for _, m := range NetworkModules() {
+	for _, m := range networkModules() {
 		if !slices.Contains(mods, m) {
 			missing = append(missing, m)
 		}
@@ -112,7 +112,7 @@ func Check(c Chain) (*Report, error) {
 		piece string
 		sigs  []Signature
 	}{{PieceGrub, grub}, {PieceKernel, kernel}} {
-		if vendor != nil && SignedBy(p.sigs, vendor) {
+		if vendor != nil && signedBy(p.sigs, vendor) {
 			continue
 		}
 		r.MOKNeeded = append(r.MOKNeeded, p.piece)

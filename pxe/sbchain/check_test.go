@@ -52,16 +52,16 @@ func TestSignaturesOfDebiansChain(t *testing.T) {
 	if sigs[0].Signer.Issuer.CommonName != "Microsoft Corporation UEFI CA 2011" {
 		t.Errorf("shim's first signer issued by %q", sigs[0].Signer.Issuer.CommonName)
 	}
-	vendor, err := VendorCert(shim)
+	vendor, err := vendorCert(shim)
 	if err != nil || vendor.Subject.CommonName != "Debian Secure Boot CA" {
 		t.Fatalf("vendor cert %v, %v; want Debian Secure Boot CA", vendor, err)
 	}
 	grub := readOrSkip(t, debianGrubNet, "grub-efi-amd64-signed")
 	gs, err := Signatures(grub)
-	if err != nil || gs[0].SignerName() != "Debian Secure Boot Signer 2022 - grub2" || !SignedBy(gs, vendor) {
-		t.Errorf("grub: %v %v, signed by the vendor %v", names(gs), err, SignedBy(gs, vendor))
+	if err != nil || gs[0].SignerName() != "Debian Secure Boot Signer 2022 - grub2" || !signedBy(gs, vendor) {
+		t.Errorf("grub: %v %v, signed by the vendor %v", names(gs), err, signedBy(gs, vendor))
 	}
-	if SignedBy(sigs, vendor) {
+	if signedBy(sigs, vendor) {
 		t.Error("the shim is taken as signed by its own vendor certificate")
 	}
 	if _, err := Signatures(readOrSkip(t, debianShimUnsigned, "shim-unsigned")); !errors.Is(err, ErrUnsigned) {
@@ -177,9 +177,9 @@ func TestCheck(t *testing.T) {
 // are not package state: changing the slice returned changes nothing
 // the next call or Check sees.
 func TestNetworkModulesCannotBeChanged(t *testing.T) {
-	m := NetworkModules()
+	m := networkModules()
 	m[0], m[1] = "normal", "linux"
-	if diff := cmp.Diff([]string{"efinet", "tftp"}, NetworkModules()); diff != "" {
-		t.Errorf("NetworkModules after a caller changed its slice (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"efinet", "tftp"}, networkModules()); diff != "" {
+		t.Errorf("networkModules after a caller changed its slice (-want +got):\n%s", diff)
 	}
 }

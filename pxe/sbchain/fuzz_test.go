@@ -20,7 +20,7 @@ func FuzzReadImage(f *testing.F) {
 		if err == nil && len(sigs) == 0 {
 			t.Fatal("Signatures: no error and no signature")
 		}
-		VendorCert(b)
+		vendorCert(b)
 		GrubModules(b)
 		Check(Chain{Shim: b, Grub: b, Kernel: b})
 	})

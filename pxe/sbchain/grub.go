@@ -14,10 +14,10 @@ const grubModInfoMagic = 0x676d696d
 // grubObjELF is grub_module_header's type of a module (an ELF object).
 const grubObjELF = 0
 
-// NetworkModules returns the modules a grub image needs to netboot from
+// networkModules returns the modules a grub image needs to netboot from
 // the window: the UEFI network driver and TFTP. It returns a new slice
 // each call (no package state a caller could change).
-func NetworkModules() []string { return []string{"efinet", "tftp"} }
+func networkModules() []string { return []string{"efinet", "tftp"} }
 
 // GrubModules returns the names of the modules built into a grub EFI
 // image (its "mods" section: each module's .modname). A grub loaded by

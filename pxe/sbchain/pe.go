@@ -11,7 +11,7 @@ import (
 	"math/big"
 )
 
-// Errors of [Signatures] and [VendorCert]; compare with errors.Is.
+// Errors of [Signatures] and vendorCert; compare with errors.Is.
 var (
 	// ErrNotPE: the data is not a PE/COFF image (no MZ/PE headers).
 	ErrNotPE = errors.New("not a PE image")
@@ -168,11 +168,11 @@ func parsePKCS7(der []byte) (Signature, error) {
 	return s, nil
 }
 
-// VendorCert returns the vendor certificate a shim image carries (its
+// vendorCert returns the vendor certificate a shim image carries (its
 // .vendor_cert section: the certificate shim trusts beside the
 // firmware's db and the MOK list). An image without one gives an error
 // matching [ErrNoVendorCert].
-func VendorCert(img []byte) (*x509.Certificate, error) {
+func vendorCert(img []byte) (*x509.Certificate, error) {
 	f, err := pe.NewFile(bytes.NewReader(img))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotPE, err)
@@ -199,10 +199,10 @@ func VendorCert(img []byte) (*x509.Certificate, error) {
 	return c, nil
 }
 
-// SignedBy reports whether one of sigs was made by ca or by a
+// signedBy reports whether one of sigs was made by ca or by a
 // certificate ca issued (the signer itself, or a certificate the
 // signature carries on the way to it).
-func SignedBy(sigs []Signature, ca *x509.Certificate) bool {
+func signedBy(sigs []Signature, ca *x509.Certificate) bool {
 	if ca == nil {
 		return false
 	}

@@ -65,7 +65,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	target, err := ParseCmdline(string(cmdline))
+	target, err := parseCmdline(string(cmdline))
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func loadModules(ctx context.Context, log *slog.Logger, o Options) {
 		return
 	}
 	defer df.Close()
-	mods, err := ParseModules(af, df)
+	mods, err := parseModules(af, df)
 	if err != nil {
 		log.Warn("modules.alias or modules.dep unreadable", "err", err)
 		return

@@ -25,9 +25,9 @@ func TestParseCmdline(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ParseCmdline(tc.cmdline)
+			got, err := parseCmdline(tc.cmdline)
 			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("ParseCmdline = %+v, %v; want %+v, error %v", got, err, tc.want, tc.wantErr)
+				t.Errorf("parseCmdline = %+v, %v; want %+v, error %v", got, err, tc.want, tc.wantErr)
 			}
 			if err != nil && !errors.Is(err, ErrNoWindow) {
 				t.Errorf("the error %v is not ErrNoWindow", err)
@@ -52,7 +52,7 @@ kernel/drivers/virtio/virtio.ko.xz:
 `
 
 func TestModulesForModaliasesLoadDependenciesFirst(t *testing.T) {
-	m, err := ParseModules(strings.NewReader(aliases), strings.NewReader(deps))
+	m, err := parseModules(strings.NewReader(aliases), strings.NewReader(deps))
 	if err != nil {
 		t.Fatal(err)
 	}

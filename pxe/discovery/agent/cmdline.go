@@ -9,7 +9,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
-// ErrNoWindow is wrapped by [ParseCmdline]'s error for a kernel command
+// ErrNoWindow is wrapped by parseCmdline's error for a kernel command
 // line without the window's URL or token.
 var ErrNoWindow = errors.New("the kernel command line names no discovery window")
 
@@ -19,10 +19,10 @@ type Target struct {
 	Token string
 }
 
-// ParseCmdline reads the window's post URL and token from a kernel
+// parseCmdline reads the window's post URL and token from a kernel
 // command line ([discovery.ArgURL], [discovery.ArgToken]). The URL must
 // be http or https.
-func ParseCmdline(cmdline string) (Target, error) {
+func parseCmdline(cmdline string) (Target, error) {
 	var t Target
 	for _, w := range strings.Fields(cmdline) {
 		k, v, _ := strings.Cut(w, "=")

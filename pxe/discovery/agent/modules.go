@@ -33,8 +33,8 @@ func modName(file string) string {
 	return strings.ReplaceAll(b, "-", "_")
 }
 
-// ParseModules reads modules.alias and modules.dep.
-func ParseModules(aliases, deps io.Reader) (*Modules, error) {
+// parseModules reads modules.alias and modules.dep.
+func parseModules(aliases, deps io.Reader) (*Modules, error) {
 	m := &Modules{files: map[string]string{}, deps: map[string][]string{}}
 	sc := bufio.NewScanner(aliases)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
