@@ -16,8 +16,7 @@ const mod = "github.com/plasmactl/plasma-node"
 var (
 	servers = []string{mod + "/pxe", mod + "/pxe/api", mod + "/pxe/daemon", mod + "/pxe/power", mod + "/pxe/netboot",
 		mod + "/pxe/proxydhcp", mod + "/pxe/dhcpserver", mod + "/pxe/tftp", mod + "/pxe/bootassets"}
-	fileStores = []string{mod + "/pxe/registry/regfile", mod + "/pxe/registry/installfile", mod + "/pxe/events/eventfile",
-		mod + "/pxe/apitoken/tokenfile", mod + "/pxe/secret/secretfile", mod + "/pxe/discovery/discoveryfile"}
+	fileStores = []string{mod + "/pxe/store/folder"}
 )
 
 // each maps every path in paths to reason, for DepChecker.BadDeps.
@@ -114,7 +113,7 @@ func TestDeps(t *testing.T) {
 // TestServersOpenNoWindowFolder is the one rule on source text. The servers
 // must import pxe/window for its types, so the import graph cannot tell
 // whether they open the window's folder (window.Dir) themselves. The file
-// store openers (regfile. and the others) are in the graph rule above.
+// store openers (package pxe/store/folder) are in the graph rule above.
 func TestServersOpenNoWindowFolder(t *testing.T) {
 	deptest.RequireGo(t)
 	pkgs := append([]string{"./pxe/registry", "./pxe/backend/regbackend", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}, binaries(t)...)

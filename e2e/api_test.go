@@ -18,7 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // apiDaemon is a node-provisioner daemon process on a state folder.
@@ -171,7 +171,7 @@ func TestAPIKillDuringRegistrationBurst(t *testing.T) {
 			t.Errorf("%s on disk: %+v, want %+v", name, got, want)
 		}
 	}
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

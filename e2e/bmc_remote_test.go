@@ -18,7 +18,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestRemoteBMC: register --bmc, power and boot with --server, through a
@@ -109,7 +109,7 @@ func TestRemoteBMC(t *testing.T) {
 	// installer asks (the daemon reads the registrations from disk).
 	consume := func(name string) func() {
 		return func() {
-			r, err := regfile.Open(state, nil)
+			r, err := folder.OpenRegistrations(state, nil)
 			if err == nil {
 				_, err = r.Consume(context.Background(), name, registry.ConsumeRecord{ClientIP: "10.0.0.9"})
 			}

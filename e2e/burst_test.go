@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -16,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestCrashDuringABurstOfAnswers kills serve (SIGKILL) at a random point
@@ -36,7 +36,7 @@ import (
 func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	const machines = 200
 	e := newProvisionerEnv(t)
-	store, err := regfile.Open(e.state, nil)
+	store, err := folder.OpenRegistrations(e.state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestCrashDuringABurstOfAnswers(t *testing.T) {
 	url2, logs := e.serve(t)
 	_ = url2
 	_ = logs
-	st, err := regbackend.Status(context.Background(), store, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	st, err := regbackend.Status(context.Background(), store, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // The hardening suite of issue 27: each test drives the binaries where an
@@ -310,7 +310,7 @@ func TestServePageShowsBMCActionsLive(t *testing.T) {
 	e.run(t, "register", "pve1", "--mac", "52:54:00:b3:00:01", "--boot-disk", "sda")
 	url, _ := e.serve(t)
 	base := strings.TrimSuffix(url, "/answer")
-	other := eventfile.Open(eventfile.Path(e.state), eventfile.Options{})
+	other := folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{})
 	defer other.Close()
 	if err := other.Append(context.Background(), events.Event{Kind: events.BMC, Node: "pve1", Status: 200, Detail: "power on: done (redfish)"}); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/tftp"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"bytes"
 	"context"
@@ -33,7 +33,6 @@ import (
 	pintftp "github.com/pin/tftp/v3"
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // labMAC is the booting machine's MAC: the one in the 9.2 system info
@@ -57,8 +56,8 @@ type windowLab struct {
 	// firstBootURL is lab1's, once install fetched it.
 	firstBootURL string
 	srv          *Server
-	reg          *regfile.Store
-	secrets      *secretfile.Folder
+	reg          *folder.Registrations
+	secrets      *folder.Secrets
 	dhcp         *net.UDPAddr
 	tftp         string
 	client       *net.UDPConn
@@ -76,7 +75,7 @@ func newWindowLab(t *testing.T) *windowLab {
 	t.Helper()
 	ctx := context.Background()
 	state, ipxeSrc := t.TempDir(), t.TempDir()
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func newWindowLab(t *testing.T) *windowLab {
 		t.Fatal(err)
 	}
 	secretsDir := filepath.Join(t.TempDir(), "secrets")
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // BenchmarkDHCPEvent files one proxy-DHCP offer into the timeline and the
@@ -71,7 +71,7 @@ func (r storeRecorder) History(context.Context) ([]backend.Event, error)  { retu
 func BenchmarkDHCPEventRecorded(b *testing.B) {
 	for _, mode := range []string{"inline", "writer"} {
 		b.Run(mode, func(b *testing.B) {
-			store := eventfile.Open(eventfile.Path(b.TempDir()), eventfile.Options{})
+			store := folder.OpenEvents(folder.EventsPath(b.TempDir()), folder.EventsOptions{})
 			defer store.Close()
 			rec := storeRecorder{allowAll, store}
 			s := &Server{cfg: Config{RecordBootSteps: true}, log: slog.New(slog.DiscardHandler)}

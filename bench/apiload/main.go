@@ -58,7 +58,7 @@ type result struct {
 	PerSecond      float64     `json:"per_second"`
 	Register       percentiles `json:"register"`
 	// Direct is the same registrations written straight to a
-	// regfile.Store (as node-provisioner register does), for the API's
+	// folder.Registrations (as node-provisioner register does), for the API's
 	// overhead.
 	DirectPerSecond float64     `json:"direct_per_second"`
 	Direct          percentiles `json:"direct"`

@@ -13,9 +13,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/bmctest"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -139,7 +138,7 @@ func TestPowerAndBootThroughIPMISim(t *testing.T) {
 		t.Errorf("boot when on: %d %q %s", r.code, r.stdout, r.err)
 	}
 	// Consumed: refused.
-	reg, _ := regfile.Open(state, nil)
+	reg, _ := folder.OpenRegistrations(state, nil)
 	if _, err := reg.Consume(context.Background(), "pve1", registry.ConsumeRecord{ClientIP: "10.0.0.9"}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +148,7 @@ func TestPowerAndBootThroughIPMISim(t *testing.T) {
 	if r := np(t, state, "power", "off", "pve1"); r.code != 0 || r.stdout != "pve1: power off\n" {
 		t.Errorf("power off of a consumed registration: %d %q %s", r.code, r.stdout, r.err)
 	}
-	evs, _ := eventfile.ReadFile(eventfile.Path(state))
+	evs, _ := folder.ReadEventsFile(folder.EventsPath(state))
 	var got []string
 	for _, e := range evs {
 		got = append(got, string(e.Kind)+" "+e.Node+" "+e.Detail)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/plasmactl/plasma-node/pxe/backend"
 	"net"
 	"path/filepath"
 	"strings"
@@ -10,10 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend"
+
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestRemoteMode: the commands of remote mode through a daemon, with
@@ -102,7 +103,7 @@ func TestRemoteMode(t *testing.T) {
 // 0).
 func TestStatusWatchFollowsTheEventLog(t *testing.T) {
 	state := t.TempDir()
-	log := eventfile.Open(eventfile.Path(state), eventfile.Options{})
+	log := folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})
 	defer log.Close()
 	log.Append(t.Context(), backend.Event{Kind: events.Refused, Node: "old", Status: 404})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -15,8 +15,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestStoreFlagRefusals: a --store that is not a PostgreSQL URL, or that
@@ -113,8 +113,8 @@ func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
 		t.Errorf("discovered on host a: %d %q %q; want the machine", r.code, r.stdout, r.err)
 	}
 	for _, dir := range []string{a, b} {
-		if _, err := os.Stat(filepath.Join(dir, discoveryfile.FileName)); err == nil {
-			t.Errorf("%s holds %s: the inbox is the store's", dir, discoveryfile.FileName)
+		if _, err := os.Stat(filepath.Join(dir, folder.InboxFile)); err == nil {
+			t.Errorf("%s holds %s: the inbox is the store's", dir, folder.InboxFile)
 		}
 	}
 }

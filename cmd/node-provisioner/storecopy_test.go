@@ -15,8 +15,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestStoreCopy: store copy of a folder holding pending, consumed,
@@ -40,7 +40,7 @@ func TestStoreCopy(t *testing.T) {
 			t.Fatalf("%v: %d %s", args, r.code, r.err)
 		}
 	}
-	regs, err := regfile.Open(src, nil)
+	regs, err := folder.OpenRegistrations(src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestRefreshWritesTheInstalledAddressKeepingComments: list warns, and
@@ -63,7 +63,7 @@ func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
 	}
 
 	// The machine got another address (a new DHCP lease, a reinstall).
-	ins, err := installfile.Open(st)
+	ins, err := folder.OpenInstalls(st)
 	if err != nil {
 		t.Fatal(err)
 	}

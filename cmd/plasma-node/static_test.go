@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // staticPlatform is a pxe platform whose install network is the ip pool
@@ -60,7 +60,7 @@ func TestStaticAddressingAgrees(t *testing.T) {
 	}
 
 	in := installed(t, st, "metal-control-001")
-	ins, err := installfile.Open(st)
+	ins, err := folder.OpenInstalls(st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	pxestore "github.com/plasmactl/plasma-node/pxe/store"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,13 +14,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	pxestore "github.com/plasmactl/plasma-node/pxe/store"
+
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/nodecmd"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 func main() {
@@ -123,7 +123,7 @@ const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE"
 
 func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io.Writer, step func(string, ...any)) error {
 	step("node-provisioner list   (the registration plasma-node provision wrote)")
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
 	secretsDir := filepath.Join(state, "secrets")
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestPlanTakesTheOldestDiscoveredMachines: with the hardware
@@ -47,7 +47,7 @@ func TestPlanTakesTheOldestDiscoveredMachines(t *testing.T) {
 	if _, err := p.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	var got []string
 	for _, name := range []string{"metal-control-001", "metal-control-002"} {
 		r, err := g.Get(ctx, name)

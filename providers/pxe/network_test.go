@@ -2,7 +2,7 @@ package pxe
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"context"
 	"errors"
@@ -73,7 +73,7 @@ func TestPlanGivesStaticAddresses(t *testing.T) {
 	if diff := cmp.Diff([]string{"metal-control-001=10.20.0.10", "metal-control-002=10.20.0.11"}, ips); diff != "" {
 		t.Errorf("servers' private IPs (-want +got):\n%s", diff)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	r, err := g.Get(ctx, "metal-control-002")
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestPlanStaticManagementMAC(t *testing.T) {
 	if len(servers) != 1 || servers[0].MAC != "52:54:00:00:00:42" {
 		t.Errorf("servers %+v; want the management NIC's MAC as the node's private_mac", servers)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	r, err := g.Get(ctx, "metal-control-001")
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@ package pxe
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"context"
 	"errors"
@@ -133,7 +133,7 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			if len(tc.before) > 0 {
-				g, err := regfile.Open(dir, nil)
+				g, err := folder.OpenRegistrations(dir, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -183,7 +183,7 @@ func TestPlanWritesTheRegistrationsOfTheHardware(t *testing.T) {
 	if _, err := p.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	r, err := g.Get(ctx, "metal-control-002")
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestPoolHardwareComesFirst(t *testing.T) {
 func TestRemoveKeepsConsumedRegistrations(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	for _, r := range []registry.Registration{reg("metal-control-001", "52:54:00:00:00:01"), reg("metal-control-002", "52:54:00:00:00:02")} {
 		g.Put(ctx, r)
 	}

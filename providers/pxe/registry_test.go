@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/providers"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // A platform whose provisioner is remote goes through the Registry the
@@ -115,7 +115,7 @@ func TestPlanRegistersTheBMC(t *testing.T) {
 	if _, err := p.Apply(ctx); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	r, err := g.Get(ctx, "metal-control-001")
 	if err != nil || r.BMC == nil || r.BMC.URL != "ipmi://10.0.0.51" {
 		t.Fatalf("registration: %+v %v", r, err)

@@ -16,7 +16,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // reinstallLab is node-provisioner's API as far as a reinstall goes: it
@@ -41,7 +41,7 @@ func consumedLab(t *testing.T) (*bootLab, string) {
 	if _, err := lab.Register(ctx, reg("metal-control-001", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	if _, err := g.Consume(ctx, "metal-control-001", registry.ConsumeRecord{Time: time.Now(), ClientIP: "192.0.2.10"}); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestReinstallFollowsTheMachine(t *testing.T) {
 	if want := "re-armed for one install with a new root password; next boot PXE once (legacy), power on via ipmi"; started != want {
 		t.Errorf("started: %q, want %q", started, want)
 	}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	if _, err := g.Get(context.Background(), "metal-control-001"); err != nil {
 		t.Errorf("the registration is not pending again: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestReinstallLocal(t *testing.T) {
 	_, dir := consumedLab(t)
 	ctx := context.Background()
 	at := providers.Location{Dir: dir}
-	g, _ := regfile.Open(dir, nil)
+	g, _ := folder.OpenRegistrations(dir, nil)
 	if _, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, true, func(providers.Progress) {}); !errors.Is(err, ErrNoBootControl) {
 		t.Errorf("wait on a local folder: %v; want ErrNoBootControl", err)
 	}

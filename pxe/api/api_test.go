@@ -19,9 +19,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // syncBuffer is a log sink safe for the server's goroutines.
@@ -46,7 +44,7 @@ type env struct {
 	state  string
 	ts     *httptest.Server
 	tokens map[string]string // by scope, plus "revoked"
-	store  *tokenfile.Store
+	store  *folder.Tokens
 	logs   *syncBuffer
 }
 
@@ -54,11 +52,11 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	t.Helper()
 	e := &env{state: t.TempDir(), tokens: map[string]string{}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	reg, err := regfile.Open(e.state, log)
+	reg, err := folder.OpenRegistrations(e.state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = tokenfile.Open(e.state, log); err != nil {
+	if e.store, err = folder.OpenTokens(e.state, log); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -70,7 +68,7 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	if e.tokens["revoked"], err = e.store.Create(ctx, "gone", apitoken.ScopeAdmin, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{Poll: 20 * time.Millisecond})}
+	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{Poll: 20 * time.Millisecond})}
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -280,8 +278,8 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("repeat: %d %s (first %s)", again.status, again.body, first.body)
 	}
 	// A new handler on the same state folder: the reply is on disk.
-	reg, _ := regfile.Open(e.state, nil)
-	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{})})
+	reg, _ := folder.OpenRegistrations(e.state, nil)
+	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +331,7 @@ func TestRevokeIsImmediate(t *testing.T) {
 	if r := e.do(t, "GET", "/api/v1/registrations", e.tokens["admin"], ""); r.status != 200 {
 		t.Fatal(r.body)
 	}
-	cli, _ := tokenfile.Open(e.state, nil)
+	cli, _ := folder.OpenTokens(e.state, nil)
 	if err := cli.Revoke(context.Background(), "t-admin"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestDiscoveredNeedsTheReadScope(t *testing.T) {
 	var inbox discovery.Store
 	e := newEnv(t, func(c *api.Config) {
-		in, err := discoveryfile.Open(c.StateDir, discovery.Limits{})
+		in, err := folder.OpenInbox(c.StateDir, discovery.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestEventsReachTheStreamInProcess: the stream follows the process's
@@ -18,9 +18,9 @@ import (
 // stream at once, with the log's polling set to an hour; nothing opens a
 // second log.
 func TestEventsReachTheStreamInProcess(t *testing.T) {
-	var store *eventfile.Store
+	var store *folder.Events
 	e := newEnv(t, func(c *api.Config) {
-		store = eventfile.Open(eventfile.Path(c.StateDir), eventfile.Options{Poll: time.Hour})
+		store = folder.OpenEvents(folder.EventsPath(c.StateDir), folder.EventsOptions{Poll: time.Hour})
 		c.Events = store
 	})
 	defer store.Close()

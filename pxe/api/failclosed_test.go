@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // stream opens an event stream with token.
@@ -35,7 +35,7 @@ func TestEventStreamEndsWhenItsTokenIsRevoked(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("stream: %d", resp.StatusCode)
 	}
-	other, _ := tokenfile.Open(e.state, nil)
+	other, _ := folder.OpenTokens(e.state, nil)
 	if err := other.Revoke(context.Background(), "t-read"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestARegistrationShowsItsInstall: GET /api/v1/registrations/{name} and
@@ -23,7 +23,7 @@ import (
 func TestARegistrationShowsItsInstall(t *testing.T) {
 	var cfg api.Config
 	e := newEnv(t, func(c *api.Config) {
-		ins, err := installfile.Open(c.StateDir)
+		ins, err := folder.OpenInstalls(c.StateDir)
 		if err != nil {
 			t.Fatal(err)
 		}

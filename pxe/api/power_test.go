@@ -16,7 +16,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // fakePower is an api.Power that records what it was asked.
@@ -213,7 +213,7 @@ func TestBMCPasswordFollowsItsRegistration(t *testing.T) {
 // removed) and when it is deleted.
 func TestBMCPasswordGoesWithItsBMCInASecretsFolder(t *testing.T) {
 	ctx := t.Context()
-	secrets, err := secretfile.Open(t.TempDir())
+	secrets, err := folder.OpenSecrets(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -70,14 +68,14 @@ func newEnvAt(t *testing.T, dir, readToken string) *env {
 	t.Helper()
 	e := &env{state: dir, tokens: map[string]string{"read": readToken}, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	reg, err := regfile.Open(dir, log)
+	reg, err := folder.OpenRegistrations(dir, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = tokenfile.Open(dir, log); err != nil {
+	if e.store, err = folder.OpenTokens(dir, log); err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log, Events: eventfile.Open(eventfile.Path(dir), eventfile.Options{})})
+	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log, Events: folder.OpenEvents(folder.EventsPath(dir), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

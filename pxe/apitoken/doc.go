@@ -6,7 +6,7 @@
 // delete registrations, admin may also open and close windows and manage
 // tokens.
 //
-// [Tokens] is the store's interface; package apitoken/tokenfile is the
+// [Tokens] is the store's interface; package pxe/store/folder is the
 // state folder's implementation (its Authenticate compares in constant
 // time and re-reads the file when it changed, so a revoked token is
 // refused at once by a running daemon), and apitoken/tokenstest the

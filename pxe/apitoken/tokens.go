@@ -6,7 +6,7 @@ import (
 )
 
 // Tokens is the store of the API's tokens: their hashes and scopes,
-// never a token. Package apitoken/tokenfile is the state folder's
+// never a token. Package pxe/store/folder is the state folder's
 // implementation.
 type Tokens interface {
 	// Create makes a token under name with scope and returns it, once. A

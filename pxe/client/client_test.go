@@ -15,13 +15,11 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -42,17 +40,17 @@ type server struct {
 func newServer(t *testing.T) *server {
 	t.Helper()
 	s := &server{state: t.TempDir(), tokens: map[apitoken.Scope]string{}}
-	reg, err := regfile.Open(s.state, nil)
+	reg, err := folder.OpenRegistrations(s.state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := tokenfile.Open(s.state, nil)
+	store, _ := folder.OpenTokens(s.state, nil)
 	for _, sc := range []apitoken.Scope{apitoken.ScopeRead, apitoken.ScopeRegister, apitoken.ScopeAdmin} {
 		if s.tokens[sc], err = store.Create(context.Background(), string(sc), sc, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h, err := api.New(api.Config{StateDir: s.state, Registry: reg, Tokens: store, Events: eventfile.Open(eventfile.Path(s.state), eventfile.Options{Poll: 10 * time.Millisecond})})
+	h, err := api.New(api.Config{StateDir: s.state, Registry: reg, Tokens: store, Events: folder.OpenEvents(folder.EventsPath(s.state), folder.EventsOptions{Poll: 10 * time.Millisecond})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +211,7 @@ func TestRegisterRetriesWithOneKey(t *testing.T) {
 // after an id, and with FromNow only new events.
 func TestEventsResume(t *testing.T) {
 	s := newServer(t)
-	log := eventfile.Open(eventfile.Path(s.state), eventfile.Options{})
+	log := folder.OpenEvents(folder.EventsPath(s.state), folder.EventsOptions{})
 	defer log.Close()
 	for _, n := range []string{"a", "b", "c"} {
 		log.Append(t.Context(), backend.Event{Kind: events.Answer, Node: n, Status: 200})
@@ -250,7 +248,7 @@ func TestEventsResume(t *testing.T) {
 		t.Errorf("from now: %v", nodes)
 	}
 	// A torn line of a killed writer is skipped; the stream goes on.
-	f, _ := os.OpenFile(eventfile.Path(s.state), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(folder.EventsPath(s.state), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("{\"kind\":\"ans\n")
 	f.Close()
 	log.Append(t.Context(), backend.Event{Kind: events.Answer, Node: "e"})

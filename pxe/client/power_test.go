@@ -12,10 +12,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -39,17 +37,17 @@ func (f *failingBMC) SetPassword(string, string) error { return nil }
 // read is sent once, and the error says it in the BMC's words.
 func TestBMCFailureIsNotRetried(t *testing.T) {
 	state := t.TempDir()
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := tokenfile.Open(state, nil)
+	store, _ := folder.OpenTokens(state, nil)
 	tok, err := store.Create(context.Background(), "ci", apitoken.ScopeRegister, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bmc := &failingBMC{}
-	h, err := api.New(api.Config{StateDir: state, Registry: reg, Tokens: store, Power: bmc, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
+	h, err := api.New(api.Config{StateDir: state, Registry: reg, Tokens: store, Power: bmc, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,10 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // running is a daemon started by start.
@@ -78,7 +78,7 @@ func startWith(t *testing.T, state string, window pxe.Config) *running {
 
 func adminClient(t *testing.T, state string, r *running) *client.Client {
 	t.Helper()
-	st, _ := tokenfile.Open(state, nil)
+	st, _ := folder.OpenTokens(state, nil)
 	tok, err := st.Create(context.Background(), "admin-"+time.Now().Format("150405.000000000"), apitoken.ScopeAdmin, time.Time{})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -113,7 +113,7 @@ func TestDaemonServesASiteCertificateAEADOnly(t *testing.T) {
 	if err != nil || !ok || rec.Fingerprint != want {
 		t.Fatalf("the daemon's record: %+v %v %v, want the site certificate's fingerprint", rec, ok, err)
 	}
-	st, _ := tokenfile.Open(state, nil)
+	st, _ := folder.OpenTokens(state, nil)
 	tok, _ := st.Create(ctx, "reader", apitoken.ScopeRead, time.Time{})
 	c, err := daemon.LocalClient(state, rec, tok, nil)
 	if err != nil {

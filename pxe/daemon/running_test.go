@@ -16,8 +16,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestRunningRecord: a running daemon is recorded (0600, its pid, its
@@ -39,7 +39,7 @@ func TestRunningRecord(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("record file: %v %v, want mode 0600", fi, err)
 	}
-	st, _ := tokenfile.Open(state, nil)
+	st, _ := folder.OpenTokens(state, nil)
 	tok, err := st.Create(context.Background(), "ops", apitoken.ScopeAdmin, time.Time{})
 	if err != nil {
 		t.Fatal(err)

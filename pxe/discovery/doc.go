@@ -5,7 +5,7 @@
 // entries not seen again expire, one entry per machine).
 //
 // It serves no HTTP and keeps no files: package pxe/netboot takes the
-// agent's post, package discovery/discoveryfile keeps the inbox in the
+// agent's post, package pxe/store/folder keeps the inbox in the
 // state folder, and package discovery/discoverytest is the conformance
 // suite every store runs.
 package discovery

@@ -6,6 +6,6 @@
 // It declares types and a buffered writer only: it opens no file, serves
 // nothing and links no DHCP or TFTP server, so a client (plasma-node, the
 // API's Go client) can import it. The file store is package
-// events/eventfile; events/eventstest is the conformance suite every
+// pxe/store/folder; events/eventstest is the conformance suite every
 // store runs.
 package events

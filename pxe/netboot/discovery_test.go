@@ -12,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 const testDiscoveryToken = "0123456789abcdef0123456789abcdef-window"
@@ -24,7 +23,7 @@ const testDiscoveryToken = "0123456789abcdef0123456789abcdef-window"
 func newDiscoveryEnv(t *testing.T, max int) (*bootEnv, discovery.Store) {
 	t.Helper()
 	dir := t.TempDir()
-	inbox, err := discoveryfile.Open(dir, discovery.Limits{Max: max})
+	inbox, err := folder.OpenInbox(dir, discovery.Limits{Max: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +137,7 @@ func TestDiscoveryPosts(t *testing.T) {
 			if tc.kept {
 				want = events.Discovered
 			}
-			evs, err := eventfile.Open(eventfile.Path(e.state), eventfile.Options{}).Read(context.Background(), "", 0)
+			evs, err := folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}).Read(context.Background(), "", 0)
 			if err != nil {
 				t.Fatal(err)
 			}

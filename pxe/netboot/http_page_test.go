@@ -6,7 +6,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"encoding/json"
 	"net"
@@ -34,7 +34,7 @@ func appendEvents(t *testing.T, e *bootEnv, evs ...backend.Event) {
 // earlier window did.
 func writeEvents(t *testing.T, state string, evs ...backend.Event) {
 	t.Helper()
-	l := eventfile.Open(eventfile.Path(state), eventfile.Options{})
+	l := folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})
 	defer l.Close()
 	for _, e := range evs {
 		if err := l.Append(t.Context(), e); err != nil {

@@ -3,11 +3,10 @@ package netboot
 import (
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 
 	"bytes"
 	"context"
@@ -23,13 +22,12 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 type bootEnv struct {
 	h     *Handler
 	srv   *httptest.Server
-	reg   *regfile.Store
+	reg   *folder.Registrations
 	state string
 	logs  *logBuffer
 }
@@ -84,7 +82,7 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 	state := t.TempDir()
 	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	r, err := regfile.Open(state, log)
+	r, err := folder.OpenRegistrations(state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +107,13 @@ func newBootEnv(t *testing.T, cfg Config, regs ...registry.Registration) *bootEn
 
 // testBackend is node-provisioner's backend over the registrations r of
 // the state folder.
-func testBackend(t testing.TB, state string, r *regfile.Store, log *slog.Logger) *regbackend.Backend {
+func testBackend(t testing.TB, state string, r *folder.Registrations, log *slog.Logger) *regbackend.Backend {
 	t.Helper()
-	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
+	sec, err := folder.OpenSecrets(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := regbackend.New(regbackend.Config{Store: r, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Logger: log})
+	b, err := regbackend.New(regbackend.Config{Store: r, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +290,7 @@ func TestBootScriptExitsWhenNoReleaseCanBeChosen(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	state := t.TempDir()
-	r, err := regfile.Open(state, nil)
+	r, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,9 +324,9 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 }
 
-func newRegistryTB(tb testing.TB, state string) (*regfile.Store, error) {
+func newRegistryTB(tb testing.TB, state string) (*folder.Registrations, error) {
 	tb.Helper()
-	return regfile.Open(state, nil)
+	return folder.OpenRegistrations(state, nil)
 }
 
 func FuzzBootScriptQuery(f *testing.F) {

@@ -14,15 +14,14 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 	ctx := t.Context()
 	t.Helper()
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +30,7 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 		t.Fatal(err)
 	}
 	if b != nil {
-		s, _ := secretfile.Open(secrets)
+		s, _ := folder.OpenSecrets(secrets)
 		if _, err := s.WriteBMCPassword(ctx, "n1", pw); err != nil {
 			t.Fatal(err)
 		}
@@ -41,11 +40,11 @@ func register(t *testing.T, state, secrets string, b *registry.BMC, pw string) {
 func TestBootAndPower(t *testing.T) {
 	ctx := context.Background()
 	state, secrets := t.TempDir(), filepath.Join(t.TempDir(), "secrets")
-	regs, err := regfile.Open(state, nil)
+	regs, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secretfile.Open(secrets)
+	sec, err := folder.OpenSecrets(secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +91,11 @@ func TestBootAndPower(t *testing.T) {
 	if err := power.Forget(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := secretfile.Open(secrets)
+	s, _ := folder.OpenSecrets(secrets)
 	if _, err := s.ReadBMCPassword(ctx, "n1"); err != nil {
 		t.Errorf("Forget removed a password in use: %v", err)
 	}
-	reg, _ := regfile.Open(state, nil)
+	reg, _ := folder.OpenRegistrations(state, nil)
 	reg.Delete(ctx, "n1")
 	if err := power.Forget(ctx, req); err != nil {
 		t.Fatal(err)

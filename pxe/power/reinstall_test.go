@@ -14,8 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -49,11 +48,11 @@ func TestReinstall(t *testing.T) {
 				b = &registry.BMC{URL: sim.Endpoint(), User: "admin"}
 			}
 			register(t, state, secrets, b, tc.password)
-			regs, err := regfile.Open(state, nil)
+			regs, err := folder.OpenRegistrations(state, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sec, err := secretfile.Open(secrets)
+			sec, err := folder.OpenSecrets(secrets)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,9 +11,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // The API's client is the remote Registrar.
@@ -31,7 +30,7 @@ func TestLocalKeepsTheBMCPasswordWithItsRegistration(t *testing.T) {
 	ctx := context.Background()
 	dir, secretsDir := t.TempDir(), t.TempDir()
 	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +81,7 @@ func (failingSecrets) WriteBMCPassword(context.Context, string, string) (string,
 // with a BMC and no password; a replaced one comes back.
 func TestRegisterUndoesWhenThePasswordCannotBeKept(t *testing.T) {
 	ctx := context.Background()
-	regs, err := regfile.Open(t.TempDir(), nil)
+	regs, err := folder.OpenRegistrations(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +113,7 @@ func TestTheBMCPasswordGoesOnEveryPath(t *testing.T) {
 	ctx := context.Background()
 	dir, secretsDir := t.TempDir(), t.TempDir()
 	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +163,7 @@ func TestTheBMCPasswordGoesOnEveryPath(t *testing.T) {
 	}
 	// Through Register, with a BMC of its own, a registration taking
 	// pve3's last MAC removes pve3 and its password, and keeps its own.
-	regs, err := regfile.Open(dir, nil)
+	regs, err := folder.OpenRegistrations(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

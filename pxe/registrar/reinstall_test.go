@@ -3,7 +3,6 @@ package registrar_test
 import (
 	"context"
 	"errors"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestReinstall: an installed node is re-armed as a new one-shot with its
@@ -27,16 +26,16 @@ import (
 func TestReinstall(t *testing.T) {
 	ctx := context.Background()
 	state, secretsDir := t.TempDir(), t.TempDir()
-	regs, err := regfile.Open(state, nil)
+	regs, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
-		Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Millisecond})
+		Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +130,11 @@ func TestReinstall(t *testing.T) {
 func TestReinstallRefusals(t *testing.T) {
 	ctx := context.Background()
 	state, secretsDir := t.TempDir(), t.TempDir()
-	regs, err := regfile.Open(state, nil)
+	regs, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := secretfile.Open(secretsDir)
+	secrets, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}

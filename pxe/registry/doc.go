@@ -2,7 +2,7 @@
 // of an expected machine and its file format (TAPPaaS's JSON), the store
 // interfaces that keep them ([Registrations]: register with pins, get,
 // delete, scan, consume once, mark delivered, re-arm; [Installs]: what
-// each installer reported; package registry/regfile is the state
+// each installer reported; package pxe/store/folder is the state
 // folder's implementation, registry/storetest the suite every
 // implementation runs), the matching interlock that picks a registration
 // for an installer's request ([Match]), answers built from a

@@ -26,7 +26,7 @@ type Install struct {
 }
 
 // Installs is the store of install reports, one per registration name.
-// Package registry/installfile is the state folder's implementation;
+// Package pxe/store/folder is the state folder's implementation;
 // another implements the same semantics, which the conformance suite in
 // package registry/installtest checks:
 //

@@ -8,7 +8,7 @@ import (
 )
 
 // Registrations is the store of registrations: the window's allowlist
-// and its one-shot state. Package registry/regfile is the state folder's
+// and its one-shot state. Package pxe/store/folder is the state folder's
 // implementation; another (a database, an embedder's own) implements the
 // same semantics, which the conformance suite in package
 // registry/storetest checks:

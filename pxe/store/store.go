@@ -13,16 +13,11 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
-	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -94,7 +89,7 @@ func Open(setting string, o Options) (*Stores, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	dir, err := folder(setting)
+	dir, err := stateFolder(setting)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +114,7 @@ func Open(setting string, o Options) (*Stores, error) {
 		s.remote, s.regs = r, r.Registrations()
 		return s, nil
 	}
-	regs, err := regfile.Open(dir, o.Logger)
+	regs, err := folder.OpenRegistrations(dir, o.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -132,16 +127,16 @@ func Open(setting string, o Options) (*Stores, error) {
 // folder. A program that only reads asks it before [Open], which would
 // create the folder. Its errors are [Open]'s for the setting.
 func Exists(setting string) (bool, error) {
-	dir, err := folder(setting)
+	dir, err := stateFolder(setting)
 	if err != nil {
 		return false, err
 	}
-	return regfile.Exists(dir)
+	return folder.HasRegistrations(dir)
 }
 
-// folder returns the state folder setting names, refusing a scheme that
+// stateFolder returns the state folder setting names, refusing a scheme that
 // is not file://.
-func folder(setting string) (string, error) {
+func stateFolder(setting string) (string, error) {
 	if setting == "" {
 		return "", errors.New("store: no state folder or store URL given")
 	}
@@ -192,7 +187,7 @@ func (s *Stores) Secrets() (secret.Store, error) {
 			return nil, err
 		}
 	}
-	sec, err := secretfile.Open(dir)
+	sec, err := folder.OpenSecrets(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +206,7 @@ func (s *Stores) Events() events.Store {
 	case s.remote != nil:
 		s.events = s.remote.Events()
 	default:
-		s.events = eventfile.Open(eventfile.Path(s.dir), eventfile.Options{})
+		s.events = folder.OpenEvents(folder.EventsPath(s.dir), folder.EventsOptions{})
 	}
 	return s.events
 }
@@ -221,11 +216,11 @@ func (s *Stores) Events() events.Store {
 // opens nothing until read). A program that writes them takes its
 // [Stores]' ([Stores.Events]): one writer per process.
 func Events(setting string) (events.Store, error) {
-	dir, err := folder(setting)
+	dir, err := stateFolder(setting)
 	if err != nil {
 		return nil, err
 	}
-	return eventfile.Open(eventfile.Path(dir), eventfile.Options{}), nil
+	return folder.OpenEvents(folder.EventsPath(dir), folder.EventsOptions{}), nil
 }
 
 // Installs opens the install reports (the state folder's installs/,
@@ -240,7 +235,7 @@ func (s *Stores) Installs() (registry.Installs, error) {
 		s.installs = s.remote.Installs()
 		return s.installs, nil
 	}
-	in, err := installfile.Open(s.dir)
+	in, err := folder.OpenInstalls(s.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +281,7 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 		s.tokens = s.remote.Tokens()
 		return s.tokens, nil
 	}
-	t, err := tokenfile.Open(s.dir, s.opts.Logger)
+	t, err := folder.OpenTokens(s.dir, s.opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +301,7 @@ func (s *Stores) Discovered() (discovery.Store, error) {
 		s.inbox = s.remote.Discovered()
 		return s.inbox, nil
 	}
-	in, err := discoveryfile.Open(s.dir, s.opts.Discovery)
+	in, err := folder.OpenInbox(s.dir, s.opts.Discovery)
 	if err != nil {
 		return nil, err
 	}

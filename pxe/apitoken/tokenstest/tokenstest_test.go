@@ -12,17 +12,17 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenstest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
-// fileHarness runs the suite on tokenfile.Store in temporary state
+// fileHarness runs the suite on folder.Tokens in temporary state
 // folders; wrap, when set, puts a fault in front of each handle.
-func fileHarness(tb testing.TB, wrap func(*tokenfile.Store) apitoken.Tokens) tokenstest.Harness {
+func fileHarness(tb testing.TB, wrap func(*folder.Tokens) apitoken.Tokens) tokenstest.Harness {
 	var mu sync.Mutex
 	dirs := map[apitoken.Tokens]string{}
 	open := func(t tokenstest.T, stateDir string) apitoken.Tokens {
-		st, err := tokenfile.Open(stateDir, nil)
+		st, err := folder.OpenTokens(stateDir, nil)
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -70,7 +70,7 @@ func TestFileStoreConformance(t *testing.T) {
 
 // broken wraps the token file with one fault.
 type broken struct {
-	*tokenfile.Store
+	*folder.Tokens
 	fault string
 	calls atomic.Int64
 	mu    sync.Mutex
@@ -90,7 +90,7 @@ func (b *broken) Create(ctx context.Context, name string, scope apitoken.Scope, 
 		// already expired, which reads as never expiring once dropped.
 		expires = time.Time{}
 	}
-	tok, err := b.Store.Create(ctx, name, scope, expires)
+	tok, err := b.Tokens.Create(ctx, name, scope, expires)
 	if err == nil {
 		b.mu.Lock()
 		b.seen = append(b.seen, tok)
@@ -106,7 +106,7 @@ func (b *broken) Revoke(ctx context.Context, name string) error {
 	if b.fault == "revoke forgets" {
 		return nil
 	}
-	return b.Store.Revoke(ctx, name)
+	return b.Tokens.Revoke(ctx, name)
 }
 
 func (b *broken) Authenticate(ctx context.Context, token string) (apitoken.Token, error) {
@@ -116,7 +116,7 @@ func (b *broken) Authenticate(ctx context.Context, token string) (apitoken.Token
 		if t, ok := b.held[token]; ok {
 			return t, nil
 		}
-		t, err := b.Store.Authenticate(ctx, token)
+		t, err := b.Tokens.Authenticate(ctx, token)
 		if err == nil {
 			if b.held == nil {
 				b.held = map[string]apitoken.Token{}
@@ -125,13 +125,13 @@ func (b *broken) Authenticate(ctx context.Context, token string) (apitoken.Token
 		}
 		return t, err
 	}
-	t, err := b.Store.Authenticate(ctx, token)
+	t, err := b.Tokens.Authenticate(ctx, token)
 	if err != nil && b.fault == "accepts a prefix" && len(token) >= 20 {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		for _, tok := range b.seen {
 			if len(tok) >= 20 && tok[:20] == token[:20] {
-				return b.Store.Authenticate(ctx, tok)
+				return b.Tokens.Authenticate(ctx, tok)
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func (b *broken) Recheck(ctx context.Context, t apitoken.Token) (apitoken.Token,
 	if b.fault == "recheck trusts" {
 		return t, nil
 	}
-	return b.Store.Recheck(ctx, t)
+	return b.Tokens.Recheck(ctx, t)
 }
 
 // TestTheSuiteFailsABrokenStore feeds the suite a token file with one
@@ -159,7 +159,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"takes a past expiry", "ExpiryKept"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {
-			h := fileHarness(t, func(s *tokenfile.Store) apitoken.Tokens { return &broken{Store: s, fault: tc.fault} })
+			h := fileHarness(t, func(s *folder.Tokens) apitoken.Tokens { return &broken{Tokens: s, fault: tc.fault} })
 			storetest.Rejects(t, h, tokenstest.Checks(), tc.check)
 		})
 	}

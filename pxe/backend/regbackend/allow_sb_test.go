@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestSecureBootFollowsTheRegistrations: a registration asking for the
@@ -19,7 +17,7 @@ import (
 // iPXE it cannot run); others do not; the file keeps the setting.
 func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	state := t.TempDir()
-	store, err := regfile.Open(state, nil)
+	store, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +35,11 @@ func TestSecureBootFollowsTheRegistrations(t *testing.T) {
 	if _, err := store.Consume(context.Background(), "done", registry.ConsumeRecord{Time: created, MACs: []string{"52:54:00:00:00:03"}}); err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secretfile.Open(t.TempDir() + "/secrets")
+	sec, err := folder.OpenSecrets(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

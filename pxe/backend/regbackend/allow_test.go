@@ -8,10 +8,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestBackendAllowReadsNothingOnThePacketPath: with lists older than
@@ -20,15 +18,15 @@ import (
 func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 	for _, refresh := range []time.Duration{time.Nanosecond, time.Hour} {
 		state := t.TempDir()
-		reg, err := regfile.Open(state, nil)
+		reg, err := folder.OpenRegistrations(state, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sec, err := secretfile.Open(t.TempDir() + "/secrets")
+		sec, err := folder.OpenSecrets(t.TempDir() + "/secrets")
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: refresh})
+		b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: refresh})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,15 +68,15 @@ func TestBackendAllowReadsNothingOnThePacketPath(t *testing.T) {
 
 func TestBackendAllow(t *testing.T) {
 	state := t.TempDir()
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secretfile.Open(t.TempDir() + "/secrets")
+	sec, err := folder.OpenSecrets(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Nanosecond})
+	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,18 +152,18 @@ func (h *hangingStore) gate() chan struct{} {
 // again once a read succeeds, with no restart.
 func TestAllowFailsClosedWhenTheStoreHangs(t *testing.T) {
 	state := t.TempDir()
-	reg, err := regfile.Open(state, nil)
+	reg, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := make(chan struct{})
 	close(open)
 	hs := &hangingStore{Registrations: reg, hang: open, mu: make(chan struct{}, 1)}
-	sec, err := secretfile.Open(t.TempDir() + "/secrets")
+	sec, err := folder.OpenSecrets(t.TempDir() + "/secrets")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := regbackend.New(regbackend.Config{Store: hs, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}),
+	b, err := regbackend.New(regbackend.Config{Store: hs, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}),
 		AllowRefresh: 20 * time.Millisecond, AllowMaxAge: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

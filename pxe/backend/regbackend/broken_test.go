@@ -14,7 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestBrokenRegistrationBlocksTheUnpinnedFallback: a pinned registration
@@ -72,7 +72,7 @@ func TestBrokenRegistrationBlocksTheUnpinnedFallback(t *testing.T) {
 			if e.b.Allow(hw) {
 				t.Error("Allow offered a boot file to a stranger while a broken registration blocks the fallback")
 			}
-			st, err := regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+			st, err := regbackend.Status(context.Background(), e.reg, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,7 @@
 package regbackend
 
 // What the external tests (package regbackend_test, which open the
-// state folder's store, regfile) see of the package's insides.
+// state folder's stores, pxe/store/folder) see of the package's insides.
 
 // ErrNoMatchRefusal is the refusal of a machine no registration matches.
 var ErrNoMatchRefusal = errNoMatch

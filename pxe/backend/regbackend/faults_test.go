@@ -12,12 +12,10 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 // mountTmpfs mounts a tmpfs of size on dir for the test's life.
@@ -97,15 +95,15 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	secrets := filepath.Join(t.TempDir(), "secrets")
 	mountTmpfs(t, secrets, "64k")
 	netnstest.Run(t, "mount", "-o", "remount,ro", secrets)
-	store, err := regfile.Open(state, nil)
+	store, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secretfile.Open(secrets)
+	sec, err := folder.OpenSecrets(secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
+	_, err = regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
 	if !errors.Is(err, regbackend.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
 		t.Errorf("NewBackend = %v, want ErrNotWritable naming the secrets folder", err)
 	}
@@ -128,7 +126,7 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	}
 	answerFor("52:54:00:00:00:01")(errors.New("connection reset by peer"))
 	answerFor("52:54:00:00:00:02")(nil)
-	st, err := regbackend.Status(ctx, e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	st, err := regbackend.Status(ctx, e.reg, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,11 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 
 	"bytes"
 	"context"
@@ -28,14 +26,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 )
 
 type handlerEnv struct {
 	b       *regbackend.Backend
 	srv     *httptest.Server
-	reg     *regfile.Store
-	inst    *installfile.Store
+	reg     *folder.Registrations
+	inst    *folder.Installs
 	state   string
 	secrets string
 	logs    *syncBuffer
@@ -47,7 +44,7 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 	secretsDir := filepath.Join(t.TempDir(), "secrets")
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	reg, err := regfile.Open(state, log)
+	reg, err := folder.OpenRegistrations(state, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,16 +53,16 @@ func newHandlerEnv(t *testing.T, regs ...registry.Registration) *handlerEnv {
 			t.Fatal(err)
 		}
 	}
-	sec, err := secretfile.Open(secretsDir)
+	sec, err := folder.OpenSecrets(secretsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := installfile.Open(state)
+	inst, err := folder.OpenInstalls(state)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := regbackend.New(regbackend.Config{
-		Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), Installs: inst, Logger: log,
+		Store: reg, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), Installs: inst, Logger: log,
 		Site: func() (registry.Site, error) {
 			return registry.Site{Keyboard: "de", Country: "AT", Timezone: "Europe/Vienna", Domain: "lab.example", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g ops@site"}}, nil
 		},
@@ -195,17 +192,17 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 			t.Errorf("webhook: status %d, want %d", resp.StatusCode, wantStatus)
 		}
 	}
-	inst, err := regbackend.InstalledIn(context.Background(), eventfile.Open(eventfile.Path(e.state), eventfile.Options{}))
+	inst, err := regbackend.InstalledIn(context.Background(), folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}))
 	if _, ok := inst["pve1"]; err != nil || !ok {
 		t.Errorf("Installed = %v, %v; want pve1", inst, err)
 	}
 	// What the webhook said of the boot: in the event and the node's
 	// status (list -o json, the page).
-	nodes, err := regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	nodes, err := regbackend.Status(context.Background(), e.reg, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), nil)
 	if err != nil || len(nodes) != 1 || nodes[0].State != backend.StateInstalled || nodes[0].BootMode != "efi" || nodes[0].SecureBoot == nil || !*nodes[0].SecureBoot {
 		t.Errorf("status after the webhook: %+v, %v; want installed, efi, Secure Boot on", nodes, err)
 	}
-	if evs, _ := os.ReadFile(eventfile.Path(e.state)); !strings.Contains(string(evs), `"secure_boot":true`) || !strings.Contains(string(evs), "installer reported success (efi, Secure Boot on)") {
+	if evs, _ := os.ReadFile(folder.EventsPath(e.state)); !strings.Contains(string(evs), `"secure_boot":true`) || !strings.Contains(string(evs), "installer reported success (efi, Secure Boot on)") {
 		t.Errorf("the installed event does not carry Secure Boot:\n%s", evs)
 	}
 	// One-shot: the same machine asking again gets nothing.
@@ -217,7 +214,7 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 		t.Errorf("consumed = %+v", consumed)
 	}
 	// The password is nowhere but in its file.
-	events, _ := os.ReadFile(eventfile.Path(e.state))
+	events, _ := os.ReadFile(folder.EventsPath(e.state))
 	for what, text := range map[string]string{"log": e.logs.String(), "events": string(events)} {
 		if strings.Contains(text, password) {
 			t.Errorf("the password appears in the %s", what)
@@ -321,7 +318,7 @@ func TestAnswerRefusals(t *testing.T) {
 			if tc.stayPending != (len(pending) == len(tc.regs)) {
 				t.Errorf("pending after the request: %d of %d", len(pending), len(tc.regs))
 			}
-			evs, err := eventfile.ReadFile(eventfile.Path(e.state))
+			evs, err := folder.ReadEventsFile(folder.EventsPath(e.state))
 			if err != nil || len(evs) != 1 || evs[0].Status != tc.wantStatus {
 				t.Errorf("event log = %+v, %v; want one event with status %d", evs, err, tc.wantStatus)
 			}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // TestCollidingFilesRefuseTheMachine: two hand-written registrations
@@ -29,7 +29,7 @@ func TestCollidingFilesRefuseTheMachine(t *testing.T) {
 	if pending, _ := e.reg.Pending(context.Background()); len(pending) != 2 {
 		t.Errorf("pending after the refusal: %d, want both", len(pending))
 	}
-	st, err := regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), nil)
+	st, err := regbackend.Status(context.Background(), e.reg, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // opaqueSecrets hides the secrets folder behind the interface, as a
@@ -30,9 +28,9 @@ type opaqueSecrets struct{ secret.Store }
 // steps) nothing is re-armed.
 func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		folder bool
-		want   map[string]string
+		name    string
+		folders bool
+		want    map[string]string
 	}{
 		{"folders", true, map[string]string{"unsent": "pending", "cut": "undelivered", "done": "delivered", "waiting": "pending"}},
 		{"shared secrets", false, map[string]string{"unsent": "undelivered", "cut": "undelivered", "done": "delivered", "waiting": "pending"}},
@@ -40,11 +38,11 @@ func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			state := t.TempDir()
-			store, err := regfile.Open(state, nil)
+			store, err := folder.OpenRegistrations(state, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
+			sec, err := folder.OpenSecrets(filepath.Join(t.TempDir(), "secrets"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,11 +63,11 @@ func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 				t.Fatal(err)
 			}
 			var secrets secret.Store = sec
-			if !tc.folder {
+			if !tc.folders {
 				secrets = opaqueSecrets{sec}
 			}
 			b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: state,
-				Events: eventfile.Open(eventfile.Path(state), eventfile.Options{})})
+				Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,21 +17,19 @@ import (
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // countingStore counts the reads of all pending registrations.
 type countingStore struct {
-	*regfile.Store
+	*folder.Registrations
 	scans atomic.Int64
 }
 
 func (c *countingStore) Scan(ctx context.Context) ([]registry.Registration, []registry.Broken, error) {
 	c.scans.Add(1)
-	return c.Store.Scan(ctx)
+	return c.Registrations.Scan(ctx)
 }
 
 // viewEnv is a backend on a registrations folder, and a second store on
@@ -39,17 +37,17 @@ func (c *countingStore) Scan(ctx context.Context) ([]registry.Registration, []re
 type viewEnv struct {
 	b     *regbackend.Backend
 	reg   *countingStore
-	other *regfile.Store
+	other *folder.Registrations
 }
 
 func newViewEnv(t *testing.T, regs ...registry.Registration) *viewEnv {
 	t.Helper()
 	state := t.TempDir()
-	st, err := regfile.Open(state, nil)
+	st, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := regfile.Open(state, nil)
+	other, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +56,12 @@ func newViewEnv(t *testing.T, regs ...registry.Registration) *viewEnv {
 			t.Fatal(err)
 		}
 	}
-	sec, err := secretfile.Open(filepath.Join(t.TempDir(), "secrets"))
+	sec, err := folder.OpenSecrets(filepath.Join(t.TempDir(), "secrets"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := &countingStore{Store: st}
-	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: eventfile.Open(eventfile.Path(state), eventfile.Options{}), AllowRefresh: time.Hour})
+	reg := &countingStore{Registrations: st}
+	b, err := regbackend.New(regbackend.Config{Store: reg, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +151,7 @@ func TestConcurrentRequestsShareReadsOfTheRegistrations(t *testing.T) {
 	if err != nil || len(consumed) != n {
 		t.Fatalf("%d consumed, %v; want %d (each once)", len(consumed), err, n)
 	}
-	pending, _, _ := e.reg.Store.Scan(context.Background())
+	pending, _, _ := e.reg.Registrations.Scan(context.Background())
 	if len(pending) != 0 {
 		t.Errorf("%d still pending", len(pending))
 	}
@@ -235,7 +233,7 @@ func TestAnotherProcessesChangesAreSeenAtOnce(t *testing.T) {
 func TestConsumeListsTheFolderOnlyAfterAnotherHolder(t *testing.T) {
 	ctx := context.Background()
 	state := t.TempDir()
-	g, err := regfile.Open(state, nil)
+	g, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +256,7 @@ func TestConsumeListsTheFolderOnlyAfterAnotherHolder(t *testing.T) {
 		t.Fatalf("the folder was cleaned with no other holder since: %v", err)
 	}
 	// Another process takes the lock (and could have died holding it).
-	other, err := regfile.Open(state, nil)
+	other, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // webhookBody is testdata/webhook's 9.2 body, edited by edit.
@@ -177,7 +176,7 @@ func TestStatusShowsTheInstallReport(t *testing.T) {
 	}
 	for name, nodes := range map[string]func() ([]backend.Node, error){
 		"Status": func() ([]backend.Node, error) {
-			return regbackend.Status(context.Background(), e.reg, eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), e.inst)
+			return regbackend.Status(context.Background(), e.reg, folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), e.inst)
 		},
 		"Backend.Nodes": func() ([]backend.Node, error) { return e.b.Nodes(context.Background()) },
 	} {
@@ -249,12 +248,12 @@ func (failingInstalls) Put(context.Context, registry.Install) error {
 func TestAWebhookWhoseReportCannotBeKeptCanBeRetried(t *testing.T) {
 	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205"))
 	hook := answeredWebhook(t, e)
-	sec, err := secretfile.Open(e.secrets)
+	sec, err := folder.OpenSecrets(e.secrets)
 	if err != nil {
 		t.Fatal(err)
 	}
 	broken, err := regbackend.New(regbackend.Config{Store: e.reg, Secrets: sec, StateDir: e.state,
-		Events: eventfile.Open(eventfile.Path(e.state), eventfile.Options{}), Installs: failingInstalls{e.inst}})
+		Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{}), Installs: failingInstalls{e.inst}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package discoverytest is the conformance suite of [discovery.Store]:
 // every implementation runs it (the state folder's, package
-// discovery/discoveryfile, in its tests; a database store in its own;
+// pxe/store/folder, in its tests; a database store in its own;
 // an embedder's in the embedder's), in the manner of package
 // pxe/registry/storetest.
 //

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite of [registry.Registrations]:
-// every implementation runs it (the state folder's, package registry/regfile, in
+// every implementation runs it (the state folder's, package pxe/store/folder, in
 // its tests, a database store in its own, an embedder's store in the
 // embedder's), in the manner of tailscale's ipn/store/storetest.
 //

@@ -3,18 +3,18 @@ package storetest_test
 import (
 	"context"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/storetest"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // memStore is registrations kept in memory: what an embedder writing a
@@ -159,12 +159,12 @@ func (s *memStore) Rearm(_ context.Context, name string, force bool) error {
 // Registrations, and boots what that store holds.
 func TestBackendOverAnEmbeddersStore(t *testing.T) {
 	ctx := context.Background()
-	secrets, err := secretfile.Open(t.TempDir())
+	secrets, err := folder.OpenSecrets(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := newMemStore()
-	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: t.TempDir(), Events: eventfile.Open(eventfile.Path(t.TempDir()), eventfile.Options{})})
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: t.TempDir(), Events: folder.OpenEvents(folder.EventsPath(t.TempDir()), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

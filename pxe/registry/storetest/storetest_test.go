@@ -12,19 +12,19 @@ import (
 
 	suite "github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/registry/storetest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // broken wraps the file store with one fault.
 type broken struct {
-	*regfile.Store
+	*folder.Registrations
 	fault string
 	calls atomic.Int64
 }
 
 func (b *broken) Consume(ctx context.Context, name string, rec registry.ConsumeRecord) (registry.Registration, error) {
-	r, err := b.Store.Consume(ctx, name, rec)
+	r, err := b.Registrations.Consume(ctx, name, rec)
 	if b.fault == "consumes twice" && errors.Is(err, registry.ErrAlreadyConsumed) {
 		return registry.Registration{Name: name}, nil
 	}
@@ -44,39 +44,39 @@ func (b *broken) Register(ctx context.Context, r registry.Registration, opts reg
 			r.SSHKeys = r.SSHKeys[:1000]
 		}
 	}
-	return b.Store.Register(ctx, r, opts)
+	return b.Registrations.Register(ctx, r, opts)
 }
 
 func (b *broken) Rearm(ctx context.Context, name string, force bool) error {
-	return b.Store.Rearm(ctx, name, force || b.fault == "re-arms delivered")
+	return b.Registrations.Rearm(ctx, name, force || b.fault == "re-arms delivered")
 }
 
 func (b *broken) MarkDelivered(ctx context.Context, name string) error {
 	if b.fault == "forgets delivery" {
 		return nil
 	}
-	return b.Store.MarkDelivered(ctx, name)
+	return b.Registrations.MarkDelivered(ctx, name)
 }
 
 func harness(tb testing.TB, fault string) storetest.Harness {
 	return storetest.Harness{
 		New: func(t storetest.T) registry.Registrations {
-			s, err := regfile.Open(tb.TempDir(), nil)
+			s, err := folder.OpenRegistrations(tb.TempDir(), nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
-			return &broken{Store: s, fault: fault}
+			return &broken{Registrations: s, fault: fault}
 		},
 		Reopen: func(t storetest.T, s registry.Registrations) registry.Registrations {
 			dir := filepath.Dir(s.(*broken).Dir())
 			if fault == "forgets on restart" {
 				dir = tb.TempDir()
 			}
-			s2, err := regfile.Open(dir, nil)
+			s2, err := folder.OpenRegistrations(dir, nil)
 			if err != nil {
 				t.Fatalf("reopen: %v", err)
 			}
-			return &broken{Store: s2, fault: fault}
+			return &broken{Registrations: s2, fault: fault}
 		},
 	}
 }

@@ -1,6 +1,6 @@
 // Package secrettest is the conformance suite of [secret.Store], the
 // store of the nodes' secrets: every implementation runs it (the secrets
-// folder's, package secret/secretfile's Folder, in go test ./...; an embedder's own the same
+// folder's, package pxe/store/folder's Secrets, in go test ./...; an embedder's own the same
 // way), by [Run] with a [Harness] that makes stores of it.
 //
 // It checks that a BMC password reads back as written and reads as none

@@ -11,17 +11,17 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/secret"
-	"github.com/plasmactl/plasma-node/pxe/secret/secretfile"
 	"github.com/plasmactl/plasma-node/pxe/secret/secrettest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
-// folderHarness runs the suite on secretfile.Folder in temporary folders.
-func folderHarness(tb testing.TB, wrap func(*secretfile.Folder) secret.Store) secrettest.Harness {
+// folderHarness runs the suite on folder.Secrets in temporary folders.
+func folderHarness(tb testing.TB, wrap func(*folder.Secrets) secret.Store) secrettest.Harness {
 	dirs := map[secret.Store]string{}
 	var mu sync.Mutex
 	return secrettest.Harness{
 		New: func(t secrettest.T) secret.Store {
-			f, err := secretfile.Open(filepath.Join(tb.TempDir(), "secrets"))
+			f, err := folder.OpenSecrets(filepath.Join(tb.TempDir(), "secrets"))
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -78,14 +78,14 @@ func TestFolderConformance(t *testing.T) {
 
 // broken wraps the folder with one fault.
 type broken struct {
-	*secretfile.Folder
+	*folder.Secrets
 	fault string
 }
 
 func (b *broken) WriteBMCPassword(ctx context.Context, name, pw string) (string, error) {
 	switch b.fault {
 	case "world-readable":
-		where, err := b.Folder.WriteBMCPassword(ctx, name, pw)
+		where, err := b.Secrets.WriteBMCPassword(ctx, name, pw)
 		if err == nil {
 			os.Chmod(where, 0o644)
 		}
@@ -93,13 +93,13 @@ func (b *broken) WriteBMCPassword(ctx context.Context, name, pw string) (string,
 	case "one file for all":
 		name = "all"
 	case "quotes the password":
-		where, err := b.Folder.WriteBMCPassword(ctx, name, pw)
+		where, err := b.Secrets.WriteBMCPassword(ctx, name, pw)
 		if err != nil {
 			err = fmt.Errorf("%w (password %q)", err, pw)
 		}
 		return where, err
 	}
-	return b.Folder.WriteBMCPassword(ctx, name, pw)
+	return b.Secrets.WriteBMCPassword(ctx, name, pw)
 }
 
 func (b *broken) ReadBMCPassword(ctx context.Context, name string) (string, error) {
@@ -111,18 +111,18 @@ func (b *broken) ReadBMCPassword(ctx context.Context, name string) (string, erro
 			return "", nil
 		}
 	}
-	return b.Folder.ReadBMCPassword(ctx, name)
+	return b.Secrets.ReadBMCPassword(ctx, name)
 }
 
 func (b *broken) RemoveBMCPassword(ctx context.Context, name string) error {
 	if b.fault == "remove keeps" {
 		return nil
 	}
-	return b.Folder.RemoveBMCPassword(ctx, name)
+	return b.Secrets.RemoveBMCPassword(ctx, name)
 }
 
 func (b *broken) StageRootPassword(ctx context.Context, name, pw string) (secret.Staged, error) {
-	st, err := b.Folder.StageRootPassword(ctx, name, pw)
+	st, err := b.Secrets.StageRootPassword(ctx, name, pw)
 	if err == nil && b.fault == "discard commits" {
 		return commitOnDiscard{st}, nil
 	}
@@ -147,7 +147,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"one file for all", "ConcurrentWriters"},
 	} {
 		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			h := folderHarness(t, func(f *secretfile.Folder) secret.Store { return &broken{Folder: f, fault: tc.fault} })
+			h := folderHarness(t, func(f *folder.Secrets) secret.Store { return &broken{Secrets: f, fault: tc.fault} })
 			storetest.Rejects(t, h, secrettest.Checks(), tc.check)
 		})
 	}

@@ -13,14 +13,10 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
-	"github.com/plasmactl/plasma-node/pxe/apitoken/tokenfile"
-	"github.com/plasmactl/plasma-node/pxe/discovery/discoveryfile"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/events/eventfile"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/registry/installfile"
-	"github.com/plasmactl/plasma-node/pxe/registry/regfile"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // ErrNotEmpty is wrapped by [Copy]'s error for a store that already
@@ -75,7 +71,7 @@ func Copy(ctx context.Context, from string, o store.Options, to *store.Stores) (
 }
 
 func copyRegistrations(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
-	src, err := regfile.Open(from, o.Logger)
+	src, err := folder.OpenRegistrations(from, o.Logger)
 	if err != nil {
 		return err
 	}
@@ -166,10 +162,10 @@ func splitSecret(stem string) (name, suffix string) {
 }
 
 func copyTokens(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
-	if _, err := os.Lstat(filepath.Join(from, apitoken.DirName, tokenfile.FileName)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(from, apitoken.DirName, folder.TokensFile)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	src, err := tokenfile.Open(from, o.Logger)
+	src, err := folder.OpenTokens(from, o.Logger)
 	if err != nil {
 		return err
 	}
@@ -191,7 +187,7 @@ func copyTokens(ctx context.Context, from string, o store.Options, to *store.Sto
 }
 
 func copyEvents(ctx context.Context, from string, _ store.Options, to *store.Stores, c *Copied) error {
-	recs, err := eventfile.Open(eventfile.Path(from), eventfile.Options{}).Read(ctx, "", 0)
+	recs, err := folder.OpenEvents(folder.EventsPath(from), folder.EventsOptions{}).Read(ctx, "", 0)
 	if err != nil {
 		return fmt.Errorf("store: copy events: %w", err)
 	}
@@ -212,10 +208,10 @@ func copyEvents(ctx context.Context, from string, _ store.Options, to *store.Sto
 }
 
 func copyInstalls(ctx context.Context, from string, _ store.Options, to *store.Stores, c *Copied) error {
-	if _, err := os.Lstat(filepath.Join(from, installfile.DirName)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(from, folder.InstallsDir)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	src, err := installfile.Open(from)
+	src, err := folder.OpenInstalls(from)
 	if err != nil {
 		return err
 	}
@@ -273,7 +269,7 @@ func copyReplies(ctx context.Context, from string, _ store.Options, to *store.St
 // copyDiscovered copies the discovery inbox's entries live now, as they
 // are (IDs, reports, first and last seen).
 func copyDiscovered(ctx context.Context, from string, o store.Options, to *store.Stores, c *Copied) error {
-	src, err := discoveryfile.Open(from, o.Discovery)
+	src, err := folder.OpenInbox(from, o.Discovery)
 	if err != nil {
 		return err
 	}

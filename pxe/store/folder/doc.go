@@ -1,0 +1,17 @@
+// Package folder keeps node-provisioner's stores in the state folder,
+// one file per store: the registrations ([Registrations], JSON files in
+// TAPPaaS's format under <state-dir>/registrations/, consumed once, safe
+// across processes and crashes), the installers' reports ([Installs],
+// <state-dir>/installs/), the nodes' secrets ([Secrets], the secrets
+// folder, 0600 in 0700), the API's tokens ([Tokens], <state-dir>/api/),
+// the event log ([Events], events.jsonl, bounded by rotation to
+// events.jsonl.1, appended to by several processes and followed across
+// rotations) and the discovery inbox ([Inbox], discovered.json). Each
+// writes atomically and changes under a lock file, so several processes
+// on the host may share it, and each passes its contract's conformance
+// suite.
+//
+// It is one implementation of the contracts in pxe/registry, pxe/secret,
+// pxe/apitoken, pxe/events and pxe/discovery, not their home: package
+// pxe/store opens these stores, and the servers take the interfaces.
+package folder
