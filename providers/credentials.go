@@ -8,7 +8,7 @@ import (
 )
 
 // Credential is one environment variable a provider needs, for
-// [ResolveCredentials].
+// [Plugin].
 type Credential struct {
 	// Env is the environment variable tofu reads, like "HCLOUD_TOKEN".
 	Env string
@@ -21,17 +21,11 @@ type Credential struct {
 	Optional bool
 }
 
-// ResolveCredentials returns the value of each credential: from getenv
-// when set there, else its platform.yaml Value. Values never appear in
-// errors.
-//
-// Errors: [ErrKeyringRef] when a value (from either place) is a
-// "{{ .keyring.* }}" reference; [ErrNoCredentials] naming every missing
-// variable that is not optional.
-func ResolveCredentials(provider string, getenv func(string) string, creds []Credential) (map[string]string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
+// resolveCredentials returns the value of each credential: from getenv
+// when set there, else its platform.yaml Value, never in an error.
+// Errors: [ErrKeyringRef] for a "{{ .keyring.* }}" value;
+// [ErrNoCredentials] naming every missing variable that is not optional.
+func resolveCredentials(provider string, getenv func(string) string, creds []Credential) (map[string]string, error) {
 	env := map[string]string{}
 	var missing []string
 	for _, c := range creds {

@@ -17,41 +17,30 @@ const (
 	ResourceType = "aws_instance"
 )
 
-// Provider is the Amazon EC2 provider. The zero value is ready to use.
-type Provider struct{}
+// Provider is the Amazon EC2 provider, of hashicorp/aws ~> 5.0. The
+// zero value is ready to use.
+type Provider struct{ providers.Plugin[cloud] }
 
 var _ providers.Provider = (*Provider)(nil)
 
-// Name returns "aws".
-func (*Provider) Name() string { return Name }
+type cloud struct{}
 
-// Requirement returns hashicorp/aws ~> 5.0.
-func (*Provider) Requirement() tofu.RequiredProvider {
-	return tofu.RequiredProvider{Name: "aws", Source: "hashicorp/aws", Version: "~> 5.0"}
-}
-
-// Credentials returns AWS_REGION (or infrastructure.region) and either
-// AWS_PROFILE (environment only) or AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY (or infrastructure.api.access_key and
-// secret_key), with AWS_SESSION_TOKEN when set.
-//
-// Errors: [providers.ErrNoCredentials]; [providers.ErrKeyringRef].
-func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	var inf nodes.Infrastructure
-	if p != nil {
-		inf = p.Infrastructure
-	}
-	profile := getenv("AWS_PROFILE") != ""
-	return providers.ResolveCredentials(Name, getenv, []providers.Credential{
-		{Env: "AWS_REGION", Field: "infrastructure.region", Value: inf.Region},
-		{Env: "AWS_PROFILE", Optional: true},
-		{Env: "AWS_ACCESS_KEY_ID", Field: "infrastructure.api.access_key", Value: inf.API.AccessKey, Optional: profile},
-		{Env: "AWS_SECRET_ACCESS_KEY", Field: "infrastructure.api.secret_key", Value: inf.API.SecretKey, Optional: profile},
-		{Env: "AWS_SESSION_TOKEN", Optional: true},
-	})
+// Cloud: AWS_REGION (or infrastructure.region) and either AWS_PROFILE
+// (environment only) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or
+// infrastructure.api.access_key and secret_key), with AWS_SESSION_TOKEN
+// when set.
+func (cloud) Cloud() providers.Cloud {
+	return providers.Cloud{Name: Name, Requirement: tofu.RequiredProvider{Name: "aws", Source: "hashicorp/aws", Version: "~> 5.0"},
+		Credentials: func(inf nodes.Infrastructure, getenv func(string) string) ([]providers.Credential, error) {
+			profile := getenv("AWS_PROFILE") != ""
+			return []providers.Credential{
+				{Env: "AWS_REGION", Field: "infrastructure.region", Value: inf.Region},
+				{Env: "AWS_PROFILE", Optional: true},
+				{Env: "AWS_ACCESS_KEY_ID", Field: "infrastructure.api.access_key", Value: inf.API.AccessKey, Optional: profile},
+				{Env: "AWS_SECRET_ACCESS_KEY", Field: "infrastructure.api.secret_key", Value: inf.API.SecretKey, Optional: profile},
+				{Env: "AWS_SESSION_TOKEN", Optional: true},
+			}, nil
+		}}
 }
 
 // Configure returns one aws_instance per slot: ami = infrastructure.image,
@@ -65,22 +54,17 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 //
 // Errors: [providers.ErrInvalidInput], also when a server is to be
 // created without infrastructure.image (an AMI id).
-func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
-	slots, err := providers.Slots(in)
+func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, cfg, err := p.Start(in)
 	if err != nil {
 		return nil, err
 	}
-	inf := in.Platform.Infrastructure
-	prov := tofu.Provider{Name: "aws", Attrs: map[string]any{}}
+	inf, prov := in.Platform.Infrastructure, &cfg.Providers[0]
 	if inf.Region != "" {
 		prov.Attrs["region"] = inf.Region
 	}
 	if inf.API.URI != "" {
 		prov.Blocks = []tofu.Block{{Type: "endpoints", Attrs: map[string]any{"ec2": inf.API.URI}}}
-	}
-	cfg := &tofu.Config{
-		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
-		Providers:         []tofu.Provider{prov},
 	}
 	for _, s := range slots {
 		if !s.Adopted() && inf.Image == "" {

@@ -23,40 +23,28 @@ const (
 	DefaultImage = "ubuntu-24.04"
 )
 
-// Provider is the Hetzner Cloud provider. The zero value is ready to use.
-type Provider struct{}
+// Provider is the Hetzner Cloud provider, of hetznercloud/hcloud ~>
+// 1.60. The zero value is ready to use.
+type Provider struct{ providers.Plugin[cloud] }
 
 var _ providers.Provider = (*Provider)(nil)
 
-// Name returns "hetzner".
-func (*Provider) Name() string { return Name }
+type cloud struct{}
 
-// Requirement returns hetznercloud/hcloud ~> 1.60.
-func (*Provider) Requirement() tofu.RequiredProvider {
-	return tofu.RequiredProvider{Name: "hcloud", Source: "hetznercloud/hcloud", Version: "~> 1.60"}
-}
-
-// Credentials returns HCLOUD_TOKEN, from the environment or
-// infrastructure.api.token.
-//
-// Errors: [providers.ErrNoCredentials] when there is none or it is not
-// 64 characters long (the plugin's own check, made here without showing
-// the token); [providers.ErrKeyringRef].
-func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
-	var token string
-	if p != nil {
-		token = p.Infrastructure.API.Token
-	}
-	env, err := providers.ResolveCredentials(Name, getenv, []providers.Credential{
-		{Env: TokenEnv, Field: "infrastructure.api.token", Value: token},
-	})
-	if err != nil {
-		return nil, err
-	}
-	if n := len(env[TokenEnv]); n != TokenLength {
-		return nil, fmt.Errorf("%s credentials: %w: %s has %d characters: want a Hetzner Cloud API token of %d", Name, providers.ErrNoCredentials, TokenEnv, n, TokenLength)
-	}
-	return env, nil
+// Cloud: HCLOUD_TOKEN, from the environment or infrastructure.api.token,
+// refused ([providers.ErrNoCredentials]) unless 64 characters long (the
+// plugin's own check, made here without showing the token).
+func (cloud) Cloud() providers.Cloud {
+	return providers.Cloud{Name: Name, Requirement: tofu.RequiredProvider{Name: "hcloud", Source: "hetznercloud/hcloud", Version: "~> 1.60"}, EndpointAttr: "endpoint",
+		Credentials: func(inf nodes.Infrastructure, _ func(string) string) ([]providers.Credential, error) {
+			return []providers.Credential{{Env: TokenEnv, Field: "infrastructure.api.token", Value: inf.API.Token}}, nil
+		},
+		Check: func(env map[string]string) error {
+			if n := len(env[TokenEnv]); n != TokenLength {
+				return fmt.Errorf("%s credentials: %w: %s has %d characters: want a Hetzner Cloud API token of %d", Name, providers.ErrNoCredentials, TokenEnv, n, TokenLength)
+			}
+			return nil
+		}}
 }
 
 // Configure returns one hcloud_server per slot ([providers.Slots]):
@@ -74,8 +62,8 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 // infrastructure.api.uri when it is set.
 //
 // Errors: [providers.ErrInvalidInput].
-func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
-	slots, err := providers.Slots(in)
+func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, cfg, err := p.Start(in)
 	if err != nil {
 		return nil, err
 	}
@@ -83,14 +71,6 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	image := inf.Image
 	if image == "" {
 		image = DefaultImage
-	}
-	prov := tofu.Provider{Name: "hcloud", Attrs: map[string]any{}}
-	if inf.API.URI != "" {
-		prov.Attrs["endpoint"] = inf.API.URI
-	}
-	cfg := &tofu.Config{
-		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
-		Providers:         []tofu.Provider{prov},
 	}
 	for _, s := range slots {
 		attrs := map[string]any{

@@ -19,38 +19,27 @@ const (
 	DefaultOS = "debian12_64"
 )
 
-// Provider is the OVHcloud dedicated server provider. The zero value is
-// ready to use.
-type Provider struct{}
+// Provider is the OVHcloud dedicated server provider, of ovh/ovh >=
+// 2.11.0 as the anchor pins it. The zero value is ready to use.
+type Provider struct{ providers.Plugin[cloud] }
 
 var _ providers.Provider = (*Provider)(nil)
 
-// Name returns "ovh".
-func (*Provider) Name() string { return Name }
+type cloud struct{}
 
-// Requirement returns ovh/ovh >= 2.11.0, as the anchor pins it.
-func (*Provider) Requirement() tofu.RequiredProvider {
-	return tofu.RequiredProvider{Name: "ovh", Source: "ovh/ovh", Version: ">= 2.11.0"}
-}
-
-// Credentials returns OVH_ENDPOINT (environment, else "ovh-<region>"
-// from infrastructure.region, else "ovh-eu") and one credential set, the
+// Cloud: OVH_ENDPOINT (environment, else "ovh-<region>" from
+// infrastructure.region, else "ovh-eu") and one credential set, the
 // first found: OAuth2 OVH_CLIENT_ID and OVH_CLIENT_SECRET (or
 // infrastructure.api.client_id and client_secret); the application keys
 // OVH_APPLICATION_KEY, OVH_APPLICATION_SECRET and OVH_CONSUMER_KEY
 // (environment only); or an OVH_ACCESS_TOKEN (or infrastructure.api.token).
-//
-// Errors: [providers.ErrNoCredentials] naming the variables of each set;
-// [providers.ErrKeyringRef].
-func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	var api nodes.API
-	var region string
-	if p != nil {
-		api, region = p.Infrastructure.API, p.Infrastructure.Region
-	}
+// None is [providers.ErrNoCredentials] naming the variables of each set.
+func (cloud) Cloud() providers.Cloud {
+	return providers.Cloud{Name: Name, Requirement: tofu.RequiredProvider{Name: "ovh", Source: "ovh/ovh", Version: ">= 2.11.0"}, EndpointAttr: "endpoint", Credentials: credentials}
+}
+
+func credentials(inf nodes.Infrastructure, getenv func(string) string) ([]providers.Credential, error) {
+	api, region := inf.API, inf.Region
 	endpoint := "ovh-eu"
 	if r, ok := regions[region]; ok {
 		endpoint = r.endpoint
@@ -71,8 +60,7 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 	default:
 		return nil, fmt.Errorf("%s credentials: %w: set OVH_CLIENT_ID and OVH_CLIENT_SECRET (or infrastructure.api.client_id and client_secret), or OVH_APPLICATION_KEY, OVH_APPLICATION_SECRET and OVH_CONSUMER_KEY", Name, providers.ErrNoCredentials)
 	}
-	set = append(set, providers.Credential{Env: "OVH_ENDPOINT", Field: "infrastructure.region", Value: endpoint})
-	return providers.ResolveCredentials(Name, getenv, set)
+	return append(set, providers.Credential{Env: "OVH_ENDPOINT", Field: "infrastructure.region", Value: endpoint}), nil
 }
 
 // Configure returns, as the anchor's template: for each fresh slot an
@@ -90,8 +78,8 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 // block sets endpoint from infrastructure.api.uri when set.
 //
 // Errors: [providers.ErrInvalidInput].
-func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
-	slots, err := providers.Slots(in)
+func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, cfg, err := p.Start(in)
 	if err != nil {
 		return nil, err
 	}
@@ -99,14 +87,6 @@ func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	osName := inf.Image
 	if osName == "" {
 		osName = DefaultOS
-	}
-	prov := tofu.Provider{Name: "ovh", Attrs: map[string]any{}}
-	if inf.API.URI != "" {
-		prov.Attrs["endpoint"] = inf.API.URI
-	}
-	cfg := &tofu.Config{
-		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
-		Providers:         []tofu.Provider{prov},
 	}
 	fresh := false
 	for _, s := range slots {

@@ -18,35 +18,26 @@ const (
 	ResourceType = "scaleway_baremetal_server"
 )
 
-// Provider is the Scaleway Elastic Metal provider. The zero value is
-// ready to use.
-type Provider struct{}
+// Provider is the Scaleway Elastic Metal provider, of scaleway/scaleway
+// ~> 2.0. The zero value is ready to use.
+type Provider struct{ providers.Plugin[cloud] }
 
 var _ providers.Provider = (*Provider)(nil)
 
-// Name returns "scaleway".
-func (*Provider) Name() string { return Name }
+type cloud struct{}
 
-// Requirement returns scaleway/scaleway ~> 2.0.
-func (*Provider) Requirement() tofu.RequiredProvider {
-	return tofu.RequiredProvider{Name: "scaleway", Source: "scaleway/scaleway", Version: "~> 2.0"}
-}
-
-// Credentials returns SCW_ACCESS_KEY and SCW_SECRET_KEY (or
+// Cloud: SCW_ACCESS_KEY and SCW_SECRET_KEY (or
 // infrastructure.api.access_key and secret_key) and, when set,
 // SCW_DEFAULT_PROJECT_ID (or infrastructure.project_id).
-//
-// Errors: [providers.ErrNoCredentials]; [providers.ErrKeyringRef].
-func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map[string]string, error) {
-	var inf nodes.Infrastructure
-	if p != nil {
-		inf = p.Infrastructure
-	}
-	return providers.ResolveCredentials(Name, getenv, []providers.Credential{
-		{Env: "SCW_ACCESS_KEY", Field: "infrastructure.api.access_key", Value: inf.API.AccessKey},
-		{Env: "SCW_SECRET_KEY", Field: "infrastructure.api.secret_key", Value: inf.API.SecretKey},
-		{Env: "SCW_DEFAULT_PROJECT_ID", Field: "infrastructure.project_id", Value: inf.ProjectID, Optional: true},
-	})
+func (cloud) Cloud() providers.Cloud {
+	return providers.Cloud{Name: Name, Requirement: tofu.RequiredProvider{Name: "scaleway", Source: "scaleway/scaleway", Version: "~> 2.0"}, EndpointAttr: "api_url",
+		Credentials: func(inf nodes.Infrastructure, _ func(string) string) ([]providers.Credential, error) {
+			return []providers.Credential{
+				{Env: "SCW_ACCESS_KEY", Field: "infrastructure.api.access_key", Value: inf.API.AccessKey},
+				{Env: "SCW_SECRET_KEY", Field: "infrastructure.api.secret_key", Value: inf.API.SecretKey},
+				{Env: "SCW_DEFAULT_PROJECT_ID", Field: "infrastructure.project_id", Value: inf.ProjectID, Optional: true},
+			}, nil
+		}}
 }
 
 // Configure returns one scaleway_baremetal_server per slot: name and
@@ -60,20 +51,12 @@ func (*Provider) Credentials(p *nodes.Platform, getenv func(string) string) (map
 //
 // Errors: [providers.ErrInvalidInput], also for a dedibox (sd-<N>) server
 // id.
-func (*Provider) Configure(in providers.Input) (*tofu.Config, error) {
-	slots, err := providers.Slots(in)
+func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
+	slots, cfg, err := p.Start(in)
 	if err != nil {
 		return nil, err
 	}
 	inf := in.Platform.Infrastructure
-	prov := tofu.Provider{Name: "scaleway", Attrs: map[string]any{}}
-	if inf.API.URI != "" {
-		prov.Attrs["api_url"] = inf.API.URI
-	}
-	cfg := &tofu.Config{
-		RequiredProviders: []tofu.RequiredProvider{(&Provider{}).Requirement()},
-		Providers:         []tofu.Provider{prov},
-	}
 	for _, s := range slots {
 		attrs := map[string]any{
 			"name":     s.Hostname,

@@ -1,0 +1,4 @@
+package providers
+
+// ResolveCredentials is resolveCredentials, for the external tests.
+var ResolveCredentials = resolveCredentials
