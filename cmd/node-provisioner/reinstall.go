@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -61,11 +61,11 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 				defer watch.Stop()
 			}
 			res, err := n.Reinstall(cmd.Context(), name)
-			var failed *power.BootFailedError
+			var failed *regbackend.BootFailedError
 			switch {
 			case errors.Is(err, registry.ErrNotFound):
 				return usageError(err)
-			case errors.Is(err, power.ErrWindowClosed):
+			case errors.Is(err, regbackend.ErrWindowClosed):
 				return fmt.Errorf("reinstall %s: the provisioning window is closed; open it first (node-provisioner enable), so that the machine its BMC boots is answered", name)
 			case errors.As(err, &failed):
 				return fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (node-provisioner boot %s when that is fixed): %w", name, name, failed.Err)

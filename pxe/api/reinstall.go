@@ -1,20 +1,20 @@
 package api
 
 import (
+	"context"
 	"errors"
-	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"net/http"
-	"slices"
+
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // postReinstall re-arms an installed registration as a new one-shot
-// (regbackend.Reinstall) and, when it has a BMC, boots its machine into
-// the installer. A registration with a BMC is refused while the window
-// is closed, before anything is written: its boot would be refused and
-// leave it armed with no one booting it.
+// and, when it has a BMC, boots its machine into the installer
+// (regbackend.Reinstall). A registration with a BMC is refused while the
+// window is closed, before anything is written: its boot would be
+// refused and leave it armed with no one booting it.
 func (h *Handler) postReinstall(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if err := registry.ValidateName(name); err != nil {
@@ -25,45 +25,39 @@ func (h *Handler) postReinstall(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotImplemented, "this server keeps no node secrets", "")
 		return
 	}
-	consumed, err := h.cfg.Registry.Consumed(r.Context())
-	if err != nil {
-		h.internal(w, "reinstall", err)
-		return
+	reply := ReinstallReply{Name: name}
+	var boot *regbackend.Booter
+	if h.cfg.Power != nil {
+		boot = &regbackend.Booter{
+			WindowOpen: func(ctx context.Context) (bool, error) {
+				st, err := h.windowStatus(ctx)
+				return st.Open, err
+			},
+			Boot: func(ctx context.Context, name string) error {
+				res, err := h.cfg.Power.Boot(ctx, name)
+				reply.Boot = &res
+				return err
+			},
+		}
 	}
-	i := slices.IndexFunc(consumed, func(c registry.Registration) bool { return c.Name == name })
-	if i < 0 {
+	_, err := regbackend.Reinstall(r.Context(), h.cfg.Registry, h.cfg.Secrets, name, boot)
+	var failed *regbackend.BootFailedError
+	if err == nil || errors.As(err, &failed) {
+		h.log.Info("api: reinstall", "node", name, "token", tokenOf(r).Name, "client_ip", clientIP(r))
+	}
+	switch {
+	case errors.Is(err, registry.ErrNotFound):
 		writeError(w, http.StatusNotFound, "reinstall "+name+": no installed or consumed registration of that name", "name")
 		return
-	}
-	withBMC := consumed[i].BMC != nil && h.cfg.Power != nil
-	if withBMC {
-		st, err := h.windowStatus(r.Context())
-		if err != nil {
-			h.internal(w, "reinstall", err)
-			return
-		}
-		if !st.Open {
-			writeError(w, http.StatusConflict, "reinstall "+name+": the provisioning window is closed; open it first, so that the machine its BMC boots is answered", "")
-			return
-		}
-	}
-	if _, err := regbackend.Reinstall(r.Context(), h.cfg.Registry, h.cfg.Secrets, name); err != nil {
-		if errors.Is(err, registry.ErrNotFound) {
-			writeError(w, http.StatusNotFound, err.Error(), "name")
-			return
-		}
+	case errors.Is(err, regbackend.ErrWindowClosed):
+		writeError(w, http.StatusConflict, "reinstall "+name+": the provisioning window is closed; open it first, so that the machine its BMC boots is answered", "")
+		return
+	case failed != nil:
+		h.powerError(w, "reinstall", err)
+		return
+	case err != nil:
 		h.internal(w, "reinstall", err)
 		return
-	}
-	h.log.Info("api: reinstall", "node", name, "token", tokenOf(r).Name, "client_ip", clientIP(r))
-	reply := ReinstallReply{Name: name}
-	if withBMC {
-		res, err := h.cfg.Power.Boot(r.Context(), name)
-		if err != nil {
-			h.powerError(w, "reinstall", fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (boot it when that is fixed): %w", name, err))
-			return
-		}
-		reply.Boot = &res
 	}
 	writeJSON(w, http.StatusOK, reply)
 }

@@ -89,15 +89,12 @@ func (l Local) Reinstall(ctx context.Context, name string) (apitype.ReinstallRep
 	if err != nil {
 		return apitype.ReinstallReply{}, err
 	}
-	res, err := power.Reinstall(ctx, req)
-	if err != nil {
-		return apitype.ReinstallReply{Name: name}, err
-	}
+	boot, err := power.Reinstall(ctx, req)
 	reply := apitype.ReinstallReply{Name: name}
-	if res.Boot != nil {
-		reply.Boot = &apitype.BootReply{Protocol: res.Boot.Protocol, Mode: string(res.Boot.Mode), Was: string(res.Boot.Was), Cycled: res.Boot.Cycled}
+	if err == nil && boot != nil {
+		reply.Boot = &apitype.BootReply{Protocol: boot.Protocol, Mode: string(boot.Mode), Was: string(boot.Was), Cycled: boot.Cycled}
 	}
-	return reply, nil
+	return reply, err
 }
 
 // Disable closes the folder's window ([pxe.Disable]).

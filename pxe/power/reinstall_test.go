@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/internal/bmctest"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -30,14 +31,14 @@ func TestReinstall(t *testing.T) {
 		password string
 		open     bool
 		consume  bool
-		want     power.ReinstallResult
+		want     *power.BootResult
 		wantErr  error
 		pending  bool
 	}{
 		"an unknown name is not found":                          {wantErr: registry.ErrNotFound},
-		"a machine without a BMC is re-armed, for its operator": {consume: true, want: power.ReinstallResult{}, pending: true},
-		"a closed window re-arms nothing":                       {bmc: true, password: "pw-123", consume: true, wantErr: power.ErrWindowClosed},
-		"an open window re-arms and boots":                      {bmc: true, password: "pw-123", consume: true, open: true, pending: true, want: power.ReinstallResult{Boot: &power.BootResult{Protocol: "ipmi", Mode: bmc.BootUEFI, Was: bmc.PowerOff}}},
+		"a machine without a BMC is re-armed, for its operator": {consume: true, pending: true},
+		"a closed window re-arms nothing":                       {bmc: true, password: "pw-123", consume: true, wantErr: regbackend.ErrWindowClosed},
+		"an open window re-arms and boots":                      {bmc: true, password: "pw-123", consume: true, open: true, pending: true, want: &power.BootResult{Protocol: "ipmi", Mode: bmc.BootUEFI, Was: bmc.PowerOff}},
 		"a failed boot leaves it re-armed":                      {bmc: true, password: "wrong", consume: true, open: true, pending: true, wantErr: bmc.ErrAuthRefused},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -75,7 +76,7 @@ func TestReinstall(t *testing.T) {
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err %v, want %v", err, tc.wantErr)
 			}
-			var bf *power.BootFailedError
+			var bf *regbackend.BootFailedError
 			if errors.As(err, &bf) != (tc.wantErr == bmc.ErrAuthRefused) {
 				t.Errorf("err %v: a BootFailedError only for a failed boot", err)
 			}

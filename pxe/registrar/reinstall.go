@@ -18,5 +18,5 @@ func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registrati
 	if err != nil {
 		return registry.Registration{}, err
 	}
-	return regbackend.Reinstall(ctx, stores.Registrations(), secrets, name)
+	return regbackend.Reinstall(ctx, stores.Registrations(), secrets, name, nil)
 }

@@ -90,7 +90,7 @@ func TestReinstall(t *testing.T) {
 		t.Fatalf("an installed machine boots %+v, want the exit", bt)
 	}
 
-	got, err := regbackend.Reinstall(ctx, regs, secrets, "pve1")
+	got, err := regbackend.Reinstall(ctx, regs, secrets, "pve1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +142,14 @@ func TestReinstallRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"pve2", "nosuch"} {
-		if _, err := regbackend.Reinstall(ctx, regs, secrets, name); !errors.Is(err, registry.ErrNotFound) {
+		if _, err := regbackend.Reinstall(ctx, regs, secrets, name, nil); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("reinstall %s = %v, want ErrNotFound", name, err)
 		}
 		if _, err := os.Stat(secrets.PreviousPath(name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("reinstall %s left a previous password: %v", name, err)
 		}
 	}
-	if _, err := regbackend.Reinstall(ctx, regs, secrets, "../x"); !errors.Is(err, registry.ErrInvalidName) {
+	if _, err := regbackend.Reinstall(ctx, regs, secrets, "../x", nil); !errors.Is(err, registry.ErrInvalidName) {
 		t.Errorf("reinstall ../x = %v, want ErrInvalidName", err)
 	}
 }

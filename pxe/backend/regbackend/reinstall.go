@@ -1,7 +1,9 @@
 package regbackend
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,17 +11,52 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
+// ErrWindowClosed is wrapped by [Reinstall]'s error for a registration
+// with a BMC while the provisioning window is closed: nothing was
+// written, since the machine its BMC boots would not be answered.
+var ErrWindowClosed = errors.New("the provisioning window is closed")
+
+// BootFailedError is [Reinstall]'s error when the registration was
+// re-armed but its BMC's boot failed: it is pending again, and a later
+// boot boots it.
+type BootFailedError struct {
+	// Name is the re-armed registration's.
+	Name string
+	// Err is the boot's error.
+	Err error
+}
+
+// Error says the registration was re-armed and why the boot failed.
+func (e *BootFailedError) Error() string {
+	return fmt.Sprintf("reinstall %s: re-armed, but its BMC's boot failed (boot it when that is fixed): %v", e.Name, e.Err)
+}
+
+// Unwrap returns the boot's error.
+func (e *BootFailedError) Unwrap() error { return e.Err }
+
+// Booter is how [Reinstall] boots a re-armed registration that has a
+// BMC: package power's, or the API's. Nil, or a nil Boot, boots none.
+type Booter struct {
+	// WindowOpen reports whether the provisioning window is open.
+	WindowOpen func(ctx context.Context) (bool, error)
+	// Boot boots name into the installer through its BMC.
+	Boot func(ctx context.Context, name string) error
+}
+
 // Reinstall re-arms the consumed registration name as a new one-shot:
 // pending again, with its pins and its BMC, so that its machine is
 // answered once more (and its script is the installer's again, not the
 // installed machine's exit, for that one install). The new answer makes
 // a new root password; the current one is kept as the previous one
 // (when secrets is a [secret.Previous]) until the new install reports
-// in. It returns the registration as it is now pending.
+// in. With boot, a registration with a BMC is refused before anything
+// is written while the window is closed ([ErrWindowClosed]), and booted
+// once re-armed ([*BootFailedError] when that fails). It returns the
+// registration as it is now pending.
 //
 // Errors: one wrapping [ErrNotFound] when no consumed
 // registration has the name (a pending one is already armed).
-func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string) (registry.Registration, error) {
+func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string, boot *Booter) (registry.Registration, error) {
 	if err := registry.ValidateName(name); err != nil {
 		return registry.Registration{}, err
 	}
@@ -30,6 +67,13 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 	i := slices.IndexFunc(consumed, func(r registry.Registration) bool { return r.Name == name })
 	if i < 0 {
 		return registry.Registration{}, fmt.Errorf("reinstall %s: %w: no installed or consumed registration of that name", name, registry.ErrNotFound)
+	}
+	r := consumed[i]
+	r.Consumed = nil
+	if boot = cmp.Or(boot, &Booter{}); r.BMC != nil && boot.Boot != nil {
+		if open, err := boot.WindowOpen(ctx); err != nil || !open {
+			return registry.Registration{}, cmp.Or(err, fmt.Errorf("reinstall %s: %w", name, ErrWindowClosed))
+		}
 	}
 	prev, keeps := secrets.(secret.Previous)
 	if keeps {
@@ -43,7 +87,10 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 		}
 		return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 	}
-	r := consumed[i]
-	r.Consumed = nil
+	if r.BMC != nil && boot.Boot != nil {
+		if err := boot.Boot(ctx, name); err != nil {
+			return r, &BootFailedError{Name: name, Err: err}
+		}
+	}
 	return r, nil
 }
