@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/plasmactl/plasma-node/internal/deptest"
 )
 
 const mod = "github.com/plasmactl/plasma-node"
@@ -49,7 +47,7 @@ var serverStacks = join(
 
 // TestDeps reads the import graph (go list -deps) of each rule's packages.
 func TestDeps(t *testing.T) {
-	rules := map[string]deptest.DepChecker{
+	rules := map[string]DepChecker{
 		// The CLI framework stays out of the packages other programs embed.
 		"libraries link no CLI package": {
 			Pkgs:    []string{".", "./nodes", "./zones", "./ipam", "./answer", "./pxe"},
@@ -115,7 +113,7 @@ func TestDeps(t *testing.T) {
 // whether they open the window's folder (window.Dir) themselves. The file
 // store openers (package pxe/store/folder) are in the graph rule above.
 func TestServersOpenNoWindowFolder(t *testing.T) {
-	deptest.RequireGo(t)
+	RequireGo(t)
 	pkgs := append([]string{"./pxe/registry", "./pxe/backend/regbackend", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}, binaries(t)...)
 	for _, pkg := range pkgs {
 		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}", pkg).CombinedOutput()

@@ -1,4 +1,10 @@
-package deptest
+// The dependency checker: which packages a set of packages links, read from
+// the import graph that `go list -deps` reports, in the manner of
+// tailscale's tstest/deptest. It reads the graph only: no source text, no
+// build. It lives in a test file because this package's deps_test.go is its
+// one user.
+
+package plasmanode_test
 
 import (
 	"bufio"
@@ -161,7 +167,7 @@ type graph struct {
 // graph runs go list once and reads the import graph of c.Pkgs.
 func (c DepChecker) graph() (*graph, error) {
 	if len(c.Pkgs) == 0 {
-		return nil, fmt.Errorf("deptest: no packages to check")
+		return nil, fmt.Errorf("deps: no packages to check")
 	}
 	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}}\t{{.DepOnly}}\t{{.Standard}}\t{{join .Imports \" \"}}"}, c.Pkgs...)
 	cmd := exec.Command("go", args...)

@@ -1,10 +1,8 @@
-package deptest
+package plasmanode_test
 
 import (
 	"testing"
 )
-
-const mod = "github.com/plasmactl/plasma-node"
 
 func TestMatches(t *testing.T) {
 	tests := map[string]struct {
@@ -33,7 +31,7 @@ func TestMatches(t *testing.T) {
 func TestCheckerFindsAKnownBadDep(t *testing.T) {
 	RequireGo(t)
 	c := DepChecker{
-		Pkgs:    []string{"../../pxe/dhcpserver"},
+		Pkgs:    []string{"./pxe/dhcpserver"},
 		GOOS:    "linux",
 		GOARCH:  "amd64",
 		BadDeps: map[string]string{"github.com/insomniacslk/dhcp/...": "the DHCP stack"},
@@ -73,23 +71,23 @@ func TestCheckerRules(t *testing.T) {
 		want bool // whether a violation is found
 	}{
 		"the answer format links only itself of the module": {
-			c:    DepChecker{Pkgs: []string{"../../answer"}, BadDeps: map[string]string{mod + "/": "module"}, Allow: []string{mod + "/answer/..."}},
+			c:    DepChecker{Pkgs: []string{"./answer"}, BadDeps: map[string]string{mod + "/": "module"}, Allow: []string{mod + "/answer/..."}},
 			want: false,
 		},
 		"without the allowance the answer format links a module package": {
-			c:    DepChecker{Pkgs: []string{"../../pxe/dhcpserver"}, BadDeps: map[string]string{mod + "/": "module"}},
+			c:    DepChecker{Pkgs: []string{"./pxe/dhcpserver"}, BadDeps: map[string]string{mod + "/": "module"}},
 			want: true,
 		},
 		"OnlyAllowed refuses an unnamed third-party package": {
-			c:    DepChecker{Pkgs: []string{"../../pxe/dhcpserver"}, OnlyAllowed: []string{mod}},
+			c:    DepChecker{Pkgs: []string{"./pxe/dhcpserver"}, OnlyAllowed: []string{mod}},
 			want: true,
 		},
 		"OnlyAllowed ignores the standard library": {
-			c:    DepChecker{Pkgs: []string{"../../internal/deptest"}, OnlyAllowed: []string{}},
+			c:    DepChecker{Pkgs: []string{"./internal/atomicfile"}, OnlyAllowed: []string{}},
 			want: false,
 		},
 		"Direct sees only what a package imports itself": {
-			c:    DepChecker{Pkgs: []string{"../../pxe/dhcpserver"}, Direct: true, BadDeps: map[string]string{"github.com/insomniacslk/dhcp/internal/xsocket": "linked, not imported"}},
+			c:    DepChecker{Pkgs: []string{"./pxe/dhcpserver"}, Direct: true, BadDeps: map[string]string{"github.com/insomniacslk/dhcp/internal/xsocket": "linked, not imported"}},
 			want: false,
 		},
 	}
