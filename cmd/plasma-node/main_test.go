@@ -4,19 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
 )
@@ -159,127 +154,6 @@ func TestMalformedNodeFileIsNamed(t *testing.T) {
 		t.Errorf("show node001 with a broken neighbour:\n%s", out)
 	}
 	mustRun(t, dir, "allocate", "node002", "platform.cognition.knowledge")
-}
-
-func TestTopologyConstrainsZones(t *testing.T) {
-	dir := setup(t)
-	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  foundation:\n    - cluster:\n      - control\n      - nodes\n  cognition:\n    - data\n    - knowledge\n"), 0o644)
-	mustRun(t, dir, "allocate", "node001", "platform.foundation.cluster.nodes")
-	r := plasma(t, dir, "allocate", "node001", "platform.foundation.clster.nodes")
-	if r.code != 2 || !strings.Contains(r.err, "platform.foundation.cluster.nodes") {
-		t.Errorf("unknown zone: exit %d, %q; want 2 suggesting the nearest zone", r.code, r.err)
-	}
-}
-
-func TestAllocateOps(t *testing.T) {
-	dir := setup(t)
-	out := mustRun(t, dir, "allocate", "node001", "-o", "json")
-	var res struct {
-		Zones    []string
-		Modified bool
-	}
-	json.Unmarshal([]byte(out), &res)
-	if diff := cmp.Diff([]string{"platform.foundation.cluster.control"}, res.Zones); diff != "" || res.Modified {
-		t.Errorf("show mode: %s modified=%v", diff, res.Modified)
-	}
-	mustRun(t, dir, "node:allocate", "node001", "newsection", "platform.foundation.cluster.control/platform.foundation.cluster.nodes", "-e", "demo")
-	out = mustRun(t, dir, "allocate", "node001", "platform.newsection-", "-o", "json")
-	json.Unmarshal([]byte(out), &res)
-	if diff := cmp.Diff([]string{"platform.foundation.cluster.nodes"}, res.Zones); diff != "" || !res.Modified {
-		t.Errorf("after ops (-want +got): %s modified=%v", diff, res.Modified)
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "platforms/demo/nodes/node001.yaml"))
-	if strings.Contains(string(b), "platform.foundation.cluster.control") || !strings.Contains(string(b), "platform.foundation.cluster.nodes: \"true\"") {
-		t.Errorf("labels not recomputed:\n%s", b)
-	}
-}
-
-func TestAllocateAmbiguousNode(t *testing.T) {
-	dir := setup(t)
-	mustRun(t, dir, "add", "other")
-	mustRun(t, dir, "add", "other", "--hostname", "node001")
-	r := plasma(t, dir, "allocate", "node001", "platform.x")
-	if r.code != 2 || !strings.Contains(r.err, "demo, other") {
-		t.Errorf("exit %d, %q; want 2 listing both platforms", r.code, r.err)
-	}
-	mustRun(t, dir, "allocate", "node001", "platform.x", "-e", "other")
-}
-
-func TestListAndShowOutputs(t *testing.T) {
-	dir := setup(t)
-	var nodes []map[string]any
-	if err := json.Unmarshal([]byte(mustRun(t, dir, "list", "-o", "json")), &nodes); err != nil {
-		t.Fatal(err)
-	}
-	if len(nodes) != 2 || nodes[0]["platform"] != "demo" || nodes[0]["hostname"] != "node001" {
-		t.Errorf("list -o json = %v", nodes)
-	}
-	if net, _ := nodes[0]["network"].(map[string]any); net["private_ip"] != "192.168.0.1" {
-		t.Errorf("list -o json uses other field names: %v", nodes[0])
-	}
-	var ys []map[string]any
-	if err := yaml.Unmarshal([]byte(mustRun(t, dir, "list", "-o", "yaml")), &ys); err != nil || len(ys) != 2 || ys[1]["platform"] != "demo" {
-		t.Errorf("list -o yaml = %v, %v", ys, err)
-	}
-	out := mustRun(t, dir, "list", "--zone", "foundation")
-	if !strings.Contains(out, "node001") || strings.Contains(out, "node002") {
-		t.Errorf("list --zone foundation:\n%s", out)
-	}
-	var one map[string]any
-	if err := json.Unmarshal([]byte(mustRun(t, dir, "show", "node002", "-o", "json")), &one); err != nil || one["hostname"] != "node002" {
-		t.Errorf("show node -o json = %v, %v", one, err)
-	}
-	out = mustRun(t, dir, "show", "demo")
-	for _, w := range []string{"Platform:  demo", "Domain:    example.com", "node001", "node002"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("show demo lacks %q:\n%s", w, out)
-		}
-	}
-	if out := mustRun(t, dir, "list", "--zone", "interaction"); !strings.Contains(out, "No nodes.") {
-		t.Errorf("empty list:\n%s", out)
-	}
-}
-
-func TestShowNeverPrintsCredentials(t *testing.T) {
-	dir := setup(t)
-	p := filepath.Join(dir, "platforms/demo/platform.yaml")
-	os.WriteFile(p, []byte("name: demo\ninfrastructure:\n  metal_provider: hetzner\n  api:\n    token: s3cr3t-token-value\n    client_id: '{{ .keyring.ovh_client_id }}'\n"), 0o644)
-	for _, f := range []string{"table", "json", "yaml"} {
-		out := mustRun(t, dir, "show", "demo", "-o", f)
-		if strings.Contains(out, "s3cr3t") {
-			t.Errorf("show -o %s prints the token:\n%s", f, out)
-		}
-	}
-	if out := mustRun(t, dir, "show", "demo", "-o", "yaml"); !strings.Contains(out, "{{ .keyring.ovh_client_id }}") {
-		t.Errorf("keyring references should be shown:\n%s", out)
-	}
-}
-
-// TestConcurrentAllocatesFromTwoProcesses runs allocate in separate
-// processes on one node: every change must survive.
-func TestConcurrentAllocatesFromTwoProcesses(t *testing.T) {
-	dir := setup(t)
-	var wg sync.WaitGroup
-	var want []string
-	for i := range 8 {
-		z := fmt.Sprintf("platform.zone%d", i)
-		want = append(want, z)
-		wg.Go(func() {
-			cmd := exec.Command(os.Args[0], "--dir", dir, "allocate", "node001", z)
-			cmd.Env = append(os.Environ(), "PLASMA_NODE_AS_MAIN=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("allocate %s: %v\n%s", z, err, out)
-			}
-		})
-	}
-	wg.Wait()
-	want = append(want, "platform.foundation.cluster.control")
-	slices.Sort(want)
-	var res struct{ Zones []string }
-	json.Unmarshal([]byte(mustRun(t, dir, "allocate", "node001", "-o", "json")), &res)
-	if diff := cmp.Diff(want, res.Zones); diff != "" {
-		t.Errorf("zones after concurrent allocates (-want +got):\n%s", diff)
-	}
 }
 
 func TestVersion(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plasmactl/plasma-node/nodes"
 )
 
 // TestRegisterDeallocateQueryValidate runs plasmactl-node's four other
@@ -158,82 +155,6 @@ func TestMisspeltKeysAreCaught(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
 		t.Errorf("files changed (-before +after):\n%s", diff)
-	}
-}
-
-// TestListLikeKubectl: -o wide and name, --no-headers, --sort-by.
-func TestListLikeKubectl(t *testing.T) {
-	dir := setup(t)
-	mustRun(t, dir, "add", "demo", "--hostname", "node000", "--public-ip", "51.159.0.9", "--private-ip", "192.168.0.9", "-z", "web")
-	tests := map[string]struct {
-		args []string
-		want string
-	}{
-		"names": {[]string{"list", "-o", "name"}, "node000@demo\nnode001@demo\nnode002@demo\n"},
-		"sorted by public IP without headers": {[]string{"list", "--no-headers", "--sort-by", "public-ip"},
-			"demo  node002  -           192.168.0.2  platform.cognition.data\n" +
-				"demo  node001  51.159.0.1  192.168.0.1  platform.foundation.cluster.control\n" +
-				"demo  node000  51.159.0.9  192.168.0.9  platform.web\n"},
-		"wide": {[]string{"list", "-o", "wide", "--sort-by", "PRIVATE IP"},
-			"PLATFORM  HOSTNAME  PUBLIC IP   PRIVATE IP   ZONES                                PROVIDER  SERVER ID  POOL  MACHINE  INSTALL\n" +
-				"demo      node001   51.159.0.1  192.168.0.1  platform.foundation.cluster.control  -         -          -     -        -\n" +
-				"demo      node002   -           192.168.0.2  platform.cognition.data              -         -          -     -        -\n" +
-				"demo      node000   51.159.0.9  192.168.0.9  platform.web                         -         -          -     -        -\n"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, mustRun(t, dir, tc.args...)); diff != "" {
-				t.Errorf("list (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if r := plasma(t, dir, "list", "--sort-by", "color"); r.code != 2 || !strings.Contains(r.err, `--sort-by "color": want one of platform, hostname`) {
-		t.Errorf("--sort-by color: exit %d, stderr %q", r.code, r.err)
-	}
-}
-
-// TestDynamicCompletion: the shell asks (cobra's __complete) and gets
-// the project's platforms, hostnames, zones and the -o values.
-func TestDynamicCompletion(t *testing.T) {
-	dir := setup(t)
-	os.WriteFile(filepath.Join(dir, "topology.yaml"), []byte("platform:\n  interaction:\n    - observability\n"), 0o644)
-	if _, err := nodes.Open(dir, nodes.Options{}).UpdatePlatform(context.Background(), "demo", func(p *nodes.Platform) error {
-		p.Pools = map[string]nodes.Pool{"web": {Zones: []string{"platform.web"}}, "db": {Zones: []string{"platform.db"}}}
-		p.Networking.IPPools = map[string]nodes.IPPool{"mgmt": {CIDR: "10.9.0.0/24"}}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	tests := map[string]struct {
-		args []string
-		want []string
-	}{
-		"a node to allocate":    {[]string{"allocate", ""}, []string{"node001", "node002"}},
-		"a zone to allocate":    {[]string{"allocate", "node001", ""}, []string{"platform", "platform.cognition.data", "platform.foundation.cluster.control", "platform.interaction", "platform.interaction.observability"}},
-		"a platform to list":    {[]string{"list", ""}, []string{"demo"}},
-		"a list output":         {[]string{"list", "-o", ""}, []string{"table", "wide", "name", "json", "yaml"}},
-		"a platform or a node":  {[]string{"node:show", ""}, []string{"demo", "node001", "node002"}},
-		"a platform for -e":     {[]string{"query", "x", "-e", ""}, []string{"demo"}},
-		"nothing after a query": {[]string{"query", "platform", ""}, nil},
-		"a node to delete":      {[]string{"delete", ""}, []string{"node001", "node002"}},
-		"a pool to join":        {[]string{"join", "demo", "--pool", ""}, []string{"db", "web"}},
-		"an address pool":       {[]string{"register", "demo", "--ip-pool", ""}, []string{"mgmt"}},
-		"a provider":            {[]string{"add", "x", "--provider", ""}, []string{"aws", "hetzner", "manual", "ovh", "pxe", "scaleway"}},
-		"a show output":         {[]string{"show", "demo", "-o", ""}, []string{"table", "json", "yaml"}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			out := mustRun(t, dir, append([]string{"__complete"}, tc.args...)...)
-			var got []string
-			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-				if !strings.HasPrefix(l, ":") && l != "" {
-					got = append(got, l)
-				}
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("completions (-want +got):\n%s", diff)
-			}
-		})
 	}
 }
 
