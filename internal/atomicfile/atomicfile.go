@@ -139,6 +139,21 @@ func SyncDir(dir string) error {
 // temporary files.
 func IsTemp(base string) bool { return strings.HasPrefix(base, TempPrefix) }
 
+// ErrNotWritable is wrapped by [Probe]'s error for a folder a file cannot
+// be written to (read-only, full, no permission).
+var ErrNotWritable = errors.New("not writable")
+
+// Probe proves that a file can be written into dir; its error wraps
+// [ErrNotWritable] and the cause.
+func Probe(dir string) error {
+	st, err := Stage(filepath.Join(dir, ".probe"), []byte("probe\n"), 0o600)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotWritable, err)
+	}
+	st.Discard()
+	return nil
+}
+
 // CleanTemp removes the temporary files a killed writer left in dir. It
 // must only run while the caller holds the lock that guards dir's writers.
 func CleanTemp(dir string) error {

@@ -65,7 +65,9 @@ type Stores struct {
 	opts Options
 	regs registry.Registrations
 
-	remote Remote // the store URL's stores, nil for the folder's
+	remote        Remote                // the store URL's stores, nil for the folder's
+	folderRegs    *folder.Registrations // the state folder's, for Recover
+	folderSecrets *folder.Secrets
 
 	mu       sync.Mutex
 	secrets  secret.Store
@@ -118,7 +120,7 @@ func Open(setting string, o Options) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.regs = regs
+	s.regs, s.folderRegs = regs, regs
 	return s, nil
 }
 
@@ -191,8 +193,21 @@ func (s *Stores) Secrets() (secret.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.secrets = sec
+	s.secrets, s.folderSecrets = sec, sec
 	return sec, nil
+}
+
+// Recover is the stores' part in a window's start, under the state
+// folder's lock: the state folder's run [folder.Recover]; a store URL's,
+// shared by hosts, do nothing.
+func (s *Stores) Recover(ctx context.Context) error {
+	if s.remote != nil {
+		return nil
+	}
+	if _, err := s.Secrets(); err != nil {
+		return err
+	}
+	return folder.Recover(ctx, s.folderRegs, s.folderSecrets, s.opts.Logger)
 }
 
 // Events returns the event store (the state folder's events.jsonl), the

@@ -69,6 +69,10 @@ type Config struct {
 	AllowMaxAge time.Duration
 	// Logger receives refusals and answers; nil discards them.
 	Logger *slog.Logger
+	// Recover is the stores' part in [Backend.Start] ([Stores].Recover):
+	// the state folder's refuse a folder an answer cannot be written to
+	// and clean up after a killed window. Nil: none (stores shared by hosts).
+	Recover func(context.Context) error
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 }
@@ -112,13 +116,9 @@ var (
 	_ events.Sink       = (*Backend)(nil)
 )
 
-// folder is a store kept in a folder, which the backend checks is
-// writable before a window takes registrations it could not answer.
-type folder interface{ Dir() string }
-
-// New checks cfg, creates the first-boot folder (0700), checks that the
-// folders an answer's files go to are writable and reads the installed
-// nodes from the event store. It changes nothing else: the clean-up after
+// New checks cfg, creates the first-boot folder (0700), checks that it
+// and the state folder are writable and reads the installed nodes from
+// the event store. It changes nothing else: the clean-up after
 // a killed window is [Backend.Start]'s. Close it when done.
 func New(cfg Config) (*Backend, error) {
 	if cfg.Store == nil || cfg.Secrets == nil || cfg.StateDir == "" || cfg.Events == nil {
@@ -144,16 +144,9 @@ func New(cfg Config) (*Backend, error) {
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
-	folders := []struct{ what, dir string }{{"first-boot", b.dir}, {"state", cfg.StateDir}}
-	if f, ok := cfg.Store.(folder); ok {
-		folders = append(folders, struct{ what, dir string }{"registrations", f.Dir()})
-	}
-	if f, ok := cfg.Secrets.(folder); ok {
-		folders = append(folders, struct{ what, dir string }{"secrets", f.Dir()})
-	}
-	for _, f := range folders {
-		if err := writable(f.dir); err != nil {
-			return nil, fmt.Errorf("registry backend: the %s folder %s: %w: %w", f.what, f.dir, ErrNotWritable, err)
+	for _, f := range []struct{ what, dir string }{{"first-boot", b.dir}, {"state", cfg.StateDir}} {
+		if err := atomicfile.Probe(f.dir); err != nil {
+			return nil, fmt.Errorf("registry backend: the %s folder %s: %w", f.what, f.dir, err)
 		}
 	}
 	b.events = cfg.Events
@@ -165,46 +158,32 @@ func New(cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-// Start cleans up after a window that was killed on the backend's
-// folders: it removes the answers' staged files and, with folder stores,
-// re-arms the registrations whose answers never left (consumed and
-// undelivered with no root password kept). A window calls it once when
-// it opens, under its state folder's lock ([backend.Starter]), so no
-// other window is between the steps of an answer meanwhile.
+// Start cleans up after a window that was killed: it removes the
+// first-boot files a killed window staged, then runs [Config].Recover
+// (the state folder's stores check their folders, remove the secrets
+// staged and re-arm the registrations whose answers never left). A
+// window calls it once when it opens, under its state folder's lock
+// ([backend.Starter]), so no other window is between the steps of an
+// answer meanwhile.
 func (b *Backend) Start(ctx context.Context) error {
-	cfg := b.cfg
-	clean := []string{b.dir}
-	if f, ok := cfg.Secrets.(folder); ok {
-		clean = append(clean, f.Dir())
-	}
 	// Temporary files of answers a killed window staged are of no use.
-	for _, dir := range clean {
-		if err := atomicfile.CleanTemp(dir); err != nil {
-			b.log.Warn("cannot remove stale temporary files", "dir", dir, "err", err)
-		}
+	if err := atomicfile.CleanTemp(b.dir); err != nil {
+		b.log.Warn("cannot remove stale temporary files", "dir", b.dir, "err", err)
 	}
-	if _, ok := cfg.Store.(folder); ok {
-		if pw, ok := cfg.Secrets.(passwordFiles); ok {
-			b.rearmUnsent(ctx, pw)
-		}
+	if b.cfg.Recover == nil {
+		return nil
+	}
+	if err := b.cfg.Recover(ctx); err != nil {
+		return fmt.Errorf("registry backend: %w", err)
 	}
 	return nil
 }
 
-// ErrNotWritable is wrapped by [New]'s error for a folder it must
-// write an answer's files to but cannot (read-only, full, no permission):
-// a window that starts anyway would take registrations it cannot answer.
-var ErrNotWritable = errors.New("not writable")
-
-// writable proves that a file can be written into dir.
-func writable(dir string) error {
-	st, err := atomicfile.Stage(filepath.Join(dir, ".probe"), []byte("probe\n"), 0o600)
-	if err != nil {
-		return err
-	}
-	st.Discard()
-	return nil
-}
+// ErrNotWritable is wrapped by [New]'s and [Backend.Start]'s error for a
+// folder an answer's files are written to but cannot be (read-only,
+// full, no permission): a window that starts anyway would take
+// registrations it cannot answer.
+var ErrNotWritable = atomicfile.ErrNotWritable
 
 // Close releases the backend. It holds nothing of its own (the event
 // store is its caller's), so it returns nil; a window closes it with

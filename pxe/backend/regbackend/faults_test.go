@@ -103,9 +103,13 @@ func TestStartRefusesAnUnwritableSecretsFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
-	if !errors.Is(err, regbackend.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
-		t.Errorf("NewBackend = %v, want ErrNotWritable naming the secrets folder", err)
+	b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}),
+		Recover: func(ctx context.Context) error { return folder.Recover(ctx, store, sec, nil) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(context.Background()); !errors.Is(err, regbackend.ErrNotWritable) || !strings.Contains(err.Error(), "secrets folder "+secrets) {
+		t.Errorf("Start = %v, want ErrNotWritable naming the secrets folder", err)
 	}
 }
 

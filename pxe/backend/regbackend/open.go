@@ -25,6 +25,8 @@ type Stores interface {
 	Events() events.Store
 	// Installs returns the installers' reports.
 	Installs() (registry.Installs, error)
+	// Recover is the stores' part in a window's start ([Config].Recover).
+	Recover(ctx context.Context) error
 }
 
 // Options tune [Open].
@@ -81,7 +83,7 @@ func Open(ctx context.Context, stores Stores, o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := New(Config{Store: store, Secrets: sec, StateDir: o.StateDir, Events: stores.Events(), Installs: installs, Site: site, Logger: log})
+	b, err := New(Config{Store: store, Secrets: sec, StateDir: o.StateDir, Events: stores.Events(), Installs: installs, Site: site, Logger: log, Recover: stores.Recover})
 	if err != nil {
 		return nil, err
 	}

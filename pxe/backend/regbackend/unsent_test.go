@@ -9,13 +9,8 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
-
-// opaqueSecrets hides the secrets folder behind the interface, as a
-// store shared by two hosts is.
-type opaqueSecrets struct{ secret.Store }
 
 // TestStartReArmsAnswersThatNeverLeft: a window killed between a
 // registration's consumption and placing its answer's files (the
@@ -23,9 +18,9 @@ type opaqueSecrets struct{ secret.Store }
 // and no installer got that answer. The next window on the folders puts
 // it back to pending; one whose password is there (the answer may have
 // been cut on its way) stays undelivered for an operator's rearm, a
-// delivered one stays delivered, and with a secret store that is not a
-// folder (shared by two hosts, where another host may be between those
-// steps) nothing is re-armed.
+// delivered one stays delivered, and with stores that are not the state
+// folder's (shared by two hosts, where another host may be between those
+// steps, and which have no Recover) nothing is re-armed.
 func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -62,12 +57,12 @@ func TestStartReArmsAnswersThatNeverLeft(t *testing.T) {
 			if err := store.MarkDelivered(ctx, "done"); err != nil {
 				t.Fatal(err)
 			}
-			var secrets secret.Store = sec
-			if !tc.folders {
-				secrets = opaqueSecrets{sec}
+			var recover func(context.Context) error
+			if tc.folders {
+				recover = func(ctx context.Context) error { return folder.Recover(ctx, store, sec, nil) }
 			}
-			b, err := regbackend.New(regbackend.Config{Store: store, Secrets: secrets, StateDir: state,
-				Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
+			b, err := regbackend.New(regbackend.Config{Store: store, Secrets: sec, StateDir: state,
+				Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), Recover: recover})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,7 +32,7 @@ func TestEventLogIsRotatedBySize(t *testing.T) {
 		}
 		total += fi.Size()
 	}
-	evs, err := ReadEvents(path)
+	evs, err := readEvents(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,16 +40,6 @@ func (s *Events) Follow(ctx context.Context, after string, fn func(events.Record
 	return follow(ctx, s.path, after, nil, s.poll, s.appended, fn)
 }
 
-// Follow follows the log at path as [Events.Follow] does, for a process
-// that does not write to it: it looks for new events every poll (zero:
-// [DefaultEventsPoll]).
-func Follow(ctx context.Context, path, after string, poll time.Duration, fn func(events.Record) error) error {
-	if poll <= 0 {
-		poll = DefaultEventsPoll
-	}
-	return follow(ctx, path, after, nil, poll, nil, fn)
-}
-
 func follow(ctx context.Context, path, after string, kinds []events.Kind, poll time.Duration, appended func() <-chan struct{}, fn func(events.Record) error) error {
 	t, err := openTail(path, after)
 	if err != nil {

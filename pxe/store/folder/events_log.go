@@ -13,31 +13,31 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// EventsFile is the event log's name in the state folder.
-const EventsFile = "events.jsonl"
+// eventsFile is the event log's name in the state folder.
+const eventsFile = "events.jsonl"
 
-// EventsMaxSize is the size at which the event log is rotated by default:
+// defaultEventsMax is the size at which the event log is rotated by default:
 // 8 MiB, tens of thousands of events, enough for the history of many
 // windows.
-const EventsMaxSize = 8 << 20
+const defaultEventsMax = 8 << 20
 
-// DefaultEventsPoll is how often [Events.Follow] looks for events other
+// defaultEventsPoll is how often [Events.Follow] looks for events other
 // processes appended; this process's own appends wake it at once. A
 // look that finds nothing is a read(2) and a stat(2); at 200 ms, a
 // daemon streaming a window's events ran 150 ms behind it at the median
 // and over 500 ms at the 99th percentile during a 1 000-machine storm.
-const DefaultEventsPoll = 50 * time.Millisecond
+const defaultEventsPoll = 50 * time.Millisecond
 
 // EventsPath returns the event log's path in stateDir.
-func EventsPath(stateDir string) string { return filepath.Join(stateDir, EventsFile) }
+func EventsPath(stateDir string) string { return filepath.Join(stateDir, eventsFile) }
 
-// EventsOptions tune a [Events]; the zero value is the default.
+// EventsOptions tune an [Events]; the zero value is the default.
 type EventsOptions struct {
 	// MaxSize is the size in bytes at which the log is rotated. Zero
-	// means [EventsMaxSize].
+	// means 8 MiB.
 	MaxSize int64
 	// Poll is how often Follow looks for other processes' events. Zero
-	// means [DefaultEventsPoll].
+	// means 50 ms.
 	Poll time.Duration
 }
 
@@ -80,10 +80,10 @@ var _ events.Store = (*Events)(nil)
 // OpenEvents returns the store of the event log at path. It does no I/O.
 func OpenEvents(path string, opts EventsOptions) *Events {
 	if opts.MaxSize <= 0 {
-		opts.MaxSize = EventsMaxSize
+		opts.MaxSize = defaultEventsMax
 	}
 	if opts.Poll <= 0 {
-		opts.Poll = DefaultEventsPoll
+		opts.Poll = defaultEventsPoll
 	}
 	return &Events{path: path, max: opts.MaxSize, poll: opts.Poll, woken: make(chan struct{})}
 }

@@ -40,7 +40,7 @@ func TestEventLogAppendAndRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(evs, got); diff != "" {
-		t.Errorf("ReadEvents (-want +got):\n%s", diff)
+		t.Errorf("readEvents (-want +got):\n%s", diff)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestEventLogFillsInTheTime(t *testing.T) {
 	}
 	got, err := ReadEventsFile(path)
 	if err != nil || len(got) != 1 || time.Since(got[0].Time) > time.Minute {
-		t.Errorf("ReadEvents = %+v, %v; want one event of about now", got, err)
+		t.Errorf("readEvents = %+v, %v; want one event of about now", got, err)
 	}
 }
 
@@ -150,14 +150,14 @@ func TestOpenClosesOffATornLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].Node != "a" || got[1].Node != "b" {
-		t.Errorf("ReadEvents = %+v, want a and b", got)
+		t.Errorf("readEvents = %+v, want a and b", got)
 	}
 }
 
 func TestReadEventsOfAMissingFile(t *testing.T) {
 	got, err := ReadEventsFile(filepath.Join(t.TempDir(), "none.jsonl"))
 	if err != nil || got != nil {
-		t.Errorf("ReadEvents = %v, %v; want nothing", got, err)
+		t.Errorf("readEvents = %v, %v; want nothing", got, err)
 	}
 }
 
@@ -167,4 +167,15 @@ func writeFile(t *testing.T, path, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// readEvents returns the events of the log at path, the rotated part
+// (<path>.1) first: all an [Events] keeps.
+func readEvents(path string) ([]events.Event, error) {
+	old, err := ReadEventsFile(path + ".1")
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ReadEventsFile(path)
+	return append(old, cur...), err
 }

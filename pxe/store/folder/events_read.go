@@ -13,17 +13,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
-// ReadEvents returns the events of the log at path, the rotated part
-// (<path>.1) first: all a [Events] keeps.
-func ReadEvents(path string) ([]events.Event, error) {
-	old, err := ReadEventsFile(path + ".1")
-	if err != nil {
-		return nil, err
-	}
-	cur, err := ReadEventsFile(path)
-	return append(old, cur...), err
-}
-
 // ReadEventsFile returns the events in the one file at path, in file order. A
 // line that is not a JSON event, which only a writer killed mid-write
 // leaves (the last line, or an earlier one that a later writer closed

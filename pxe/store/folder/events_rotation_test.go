@@ -58,7 +58,7 @@ func TestTwoWritersRotateWithoutLosingAnEvent(t *testing.T) {
 		}
 		t.Errorf("the reader got %d of %d events; missed %d: %v", len(got), len(want), len(missed), missed[:min(len(missed), 10)])
 	}
-	kept, err := ReadEvents(path)
+	kept, err := readEvents(path)
 	if err != nil {
 		t.Fatal(err)
 	}

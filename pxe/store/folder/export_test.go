@@ -39,3 +39,6 @@ func CrashConsume(s *Registrations, name string, recorded bool) error {
 	}
 	return atomicfile.WriteFile(claim, data, 0o600)
 }
+
+// Dir returns the reports' folder.
+func (s *Installs) Dir() string { return s.dir }

@@ -34,9 +34,6 @@ func OpenInstalls(stateDir string) (*Installs, error) {
 	return &Installs{dir: dir}, nil
 }
 
-// Dir returns the folder.
-func (s *Installs) Dir() string { return s.dir }
-
 // Put writes in to <name>.json, replacing it.
 func (s *Installs) Put(_ context.Context, in registry.Install) error {
 	if err := registry.ValidateName(in.Name); err != nil {
