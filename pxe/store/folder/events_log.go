@@ -55,8 +55,8 @@ type EventsOptions struct {
 // and how large the log is, so no event lands in a rotated part after a
 // reader moved on, and no writer rotates by a size it counted alone.
 //
-// The file is opened for appending on the first Append, so a Events that
-// only reads creates nothing. OpenEvents one Events per log in a process and
+// The file is opened for appending on the first Append, so an Events that
+// only reads creates nothing. Open one Events per log in a process and
 // share it: its followers learn of its appends at once. Safe for
 // concurrent use.
 type Events struct {
@@ -226,7 +226,7 @@ func (s *Events) write(lines [][]byte) error {
 	return err
 }
 
-// maxWriteBuffer bounds the buffer a Events keeps between writes.
+// maxWriteBuffer bounds the buffer an Events keeps between writes.
 const maxWriteBuffer = 1 << 20
 
 // current makes s.f the log at path (reopening it when another writer

@@ -45,7 +45,7 @@ func OpenInbox(dir string, l discovery.Limits) (*Inbox, error) {
 	return &Inbox{dir: dir, limits: l.WithDefaults()}, nil
 }
 
-// inboxFile is the inboxFile's form.
+// inboxFile is the file's form.
 type inboxFile struct {
 	Machines []discovery.Record `json:"machines"`
 }
@@ -84,8 +84,8 @@ func (s *Inbox) Remove(ctx context.Context, id string) error {
 	})
 }
 
-// update reads the inboxFile, applies f and writes its result, under the
-// process's mutex and the folder's lock inboxFile; an error of f writes
+// update reads the file, applies f and writes its result, under the
+// process's mutex and the folder's lock file; an error of f writes
 // nothing.
 func (s *Inbox) update(ctx context.Context, f func([]discovery.Record) ([]discovery.Record, error)) error {
 	s.mu.Lock()
@@ -113,7 +113,7 @@ func (s *Inbox) update(ctx context.Context, f func([]discovery.Record) ([]discov
 	return nil
 }
 
-// read reads the inboxFile: no inboxFile is an empty inbox. Its size is bounded
+// read reads the file: no file is an empty inbox. Its size is bounded
 // by what the limits let it hold.
 func (s *Inbox) read() ([]discovery.Record, error) {
 	limit := int64(s.limits.Max+1) * (2*discovery.MaxReportBytes + 512)

@@ -41,8 +41,8 @@ type tokensFile struct {
 	Tokens []apitoken.Token `json:"tokens"`
 }
 
-// Tokens is the token tokensFile of one state folder. Its methods are safe for
-// concurrent use; writers of several processes take a lock tokensFile.
+// Tokens is the token file of one state folder. Its methods are safe for
+// concurrent use; writers of several processes take a lock file.
 type Tokens struct {
 	dir string
 	log *slog.Logger
@@ -57,7 +57,7 @@ type Tokens struct {
 	timer     *time.Timer
 }
 
-// fileStamp tells whether the token tokensFile changed since it was read.
+// fileStamp tells whether the token file changed since it was read.
 type fileStamp struct {
 	ok    bool
 	ino   uint64
@@ -86,7 +86,7 @@ func (s *Tokens) Dir() string { return s.dir }
 
 func (s *Tokens) path() string { return filepath.Join(s.dir, TokensFile) }
 
-// read reads the token tokensFile; a missing one holds no tokens.
+// read reads the token file; a missing one holds no tokens.
 func (s *Tokens) read() ([]apitoken.Token, error) {
 	data, err := regularfile.Read(s.path(), maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -195,7 +195,7 @@ func (s *Tokens) List(_ context.Context) ([]apitoken.Token, error) {
 
 // Authenticate returns the stored token whose hash is that of token, or
 // an error wrapping [apitoken.ErrUnknownToken]. Every stored hash is compared, in
-// constant time. The token tokensFile is read again when it changed, so a
+// constant time. The token file is read again when it changed, so a
 // revocation counts at once.
 func (s *Tokens) Authenticate(_ context.Context, token string) (apitoken.Token, error) {
 	s.mu.Lock()
@@ -222,7 +222,7 @@ func (s *Tokens) Authenticate(_ context.Context, token string) (apitoken.Token, 
 	return found, nil
 }
 
-// Recheck returns t as the token tokensFile holds it now, for a request that
+// Recheck returns t as the token file holds it now, for a request that
 // lasts (an event stream): an error wrapping [apitoken.ErrUnknownToken] once it
 // was revoked or made again under its name, else the stored token (its
 // scope may have changed), which counts as a use.
@@ -262,7 +262,7 @@ func (s *Tokens) markUsedLocked(name string) {
 	}
 }
 
-// refreshLocked re-reads the token tokensFile when its stamp changed.
+// refreshLocked re-reads the token file when its stamp changed.
 func (s *Tokens) refreshLocked() error {
 	st := stampOf(s.path())
 	if st == s.stamp {
@@ -274,7 +274,7 @@ func (s *Tokens) refreshLocked() error {
 	}
 	toks, err := s.read()
 	if err != nil {
-		// Fail closed: no token is accepted while the tokensFile is bad.
+		// Fail closed: no token is accepted while the file is bad.
 		s.tokens, s.stamp = nil, fileStamp{}
 		return err
 	}
@@ -294,7 +294,7 @@ func stampOf(path string) fileStamp {
 	return st
 }
 
-// readUsed reads the last-used times; a missing or bad tokensFile gives none.
+// readUsed reads the last-used times; a missing or bad file gives none.
 func (s *Tokens) readUsed() map[string]time.Time {
 	out := map[string]time.Time{}
 	data, err := regularfile.Read(filepath.Join(s.dir, TokensUsedFile), maxFile)

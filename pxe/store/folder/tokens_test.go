@@ -16,8 +16,8 @@ import (
 )
 
 // TestCreateListRevoke: a token is shown once, stored as its hash in a
-// 0600 tokensFile of a 0700 folder, listed without it, and refused once
-// revoked, also by a store that read the tokensFile before (a running daemon).
+// 0600 file of a 0700 folder, listed without it, and refused once
+// revoked, also by a store that read the file before (a running daemon).
 func TestCreateListRevoke(t *testing.T) {
 	state := t.TempDir()
 	ctx := context.Background()
