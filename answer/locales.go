@@ -39,15 +39,6 @@ var (
 	countryList  = lines(countriesTxt)
 )
 
-// Timezones returns the time zone names the installer accepts for
-// global.timezone, sorted: tzdata's zone.tab zones and "UTC". The slice
-// is a copy.
-func Timezones() []string { return slices.Clone(timezoneList()) }
-
-// Countries returns the country codes the installer accepts for
-// global.country, sorted, in lower case. The slice is a copy.
-func Countries() []string { return slices.Clone(countryList()) }
-
 // inList checks that the string is one of list's values; a value off
 // the list is refused with the nearest one suggested.
 func inList(list func() []string, what string) textCheck {

@@ -1,6 +1,7 @@
 package pxe
 
 import (
+	"errors"
 	"net"
 	"sync"
 )
@@ -19,6 +20,23 @@ type handoff struct {
 
 func newHandoff(inner net.Listener) handoff {
 	return handoff{inner: inner, conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// acceptLoop accepts the inner listener's connections and passes each
+// to vet until the inner listener fails for good, which stops h.
+func (h *handoff) acceptLoop(vet func(net.Conn)) {
+	for {
+		c, err := h.inner.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			h.stop(err)
+			return
+		}
+		vet(c)
+	}
 }
 
 // deliver hands c to Accept, or closes it once the listener is closed.

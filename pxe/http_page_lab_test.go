@@ -441,3 +441,10 @@ func nodeSection(t *testing.T, page, node string) string {
 	}
 	return section
 }
+
+// netboot returns the window's HTTP handler once it serves.
+func (s *Server) netboot() *netboot.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nb
+}

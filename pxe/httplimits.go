@@ -231,44 +231,35 @@ func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refuse
 	}
 	l := &clientLimitListener{handoff: newHandoff(ln), max: max, maxWaiting: clientQueue, wait: wait, refused: refused,
 		places: map[netip.Addr]*clientPlaces{}}
-	go l.acceptLoop()
+	go l.acceptLoop(l.vet)
 	return l
 }
 
-func (l *clientLimitListener) acceptLoop() {
-	for {
-		c, err := l.inner.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			l.stop(err)
-			return
-		}
-		ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
-		if perr != nil {
-			l.deliver(c) // not an IP connection: not counted
-			continue
-		}
-		addr := ap.Addr().Unmap()
-		l.placesMu.Lock()
-		p := l.places[addr]
-		if p == nil {
-			p = &clientPlaces{slots: make(chan struct{}, l.max), conns: map[*countedConn]struct{}{}}
-			l.places[addr] = p
-		}
-		full := p.refs >= l.max+l.maxWaiting
-		if !full {
-			p.refs++
-		}
-		l.placesMu.Unlock()
-		if full {
-			l.refuse(c, addr)
-			continue
-		}
-		go l.admit(c, addr, p)
+// vet passes c on when it is no IP connection, refuses it when its
+// address has all its places taken and its queue full, else admits it.
+func (l *clientLimitListener) vet(c net.Conn) {
+	ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
+	if perr != nil {
+		l.deliver(c) // not an IP connection: not counted
+		return
 	}
+	addr := ap.Addr().Unmap()
+	l.placesMu.Lock()
+	p := l.places[addr]
+	if p == nil {
+		p = &clientPlaces{slots: make(chan struct{}, l.max), conns: map[*countedConn]struct{}{}}
+		l.places[addr] = p
+	}
+	full := p.refs >= l.max+l.maxWaiting
+	if !full {
+		p.refs++
+	}
+	l.placesMu.Unlock()
+	if full {
+		l.refuse(c, addr)
+		return
+	}
+	go l.admit(c, addr, p)
 }
 
 // admit waits for a place of addr, then passes c on. At the bound, the

@@ -199,13 +199,6 @@ type Server struct {
 	tweakDHCP func(*dhcpserver.Server)
 }
 
-// netboot returns the window's HTTP handler once it serves.
-func (s *Server) netboot() *netboot.Handler {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nb
-}
-
 // New returns a server for cfg, with the defaults filled in. It checks
 // what it can without I/O and does none.
 func New(cfg Config) (*Server, error) {

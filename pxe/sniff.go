@@ -2,7 +2,6 @@ package pxe
 
 import (
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
 	"time"
@@ -32,23 +31,8 @@ type sniffListener struct {
 
 func newSniffListener(inner net.Listener, cfg *tls.Config) *sniffListener {
 	l := &sniffListener{handoff: newHandoff(inner), cfg: cfg}
-	go l.acceptLoop()
+	go l.acceptLoop(func(c net.Conn) { go l.sniff(c) })
 	return l
-}
-
-func (l *sniffListener) acceptLoop() {
-	for {
-		c, err := l.inner.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			l.stop(err)
-			return
-		}
-		go l.sniff(c)
-	}
 }
 
 func (l *sniffListener) sniff(c net.Conn) {

@@ -19,12 +19,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
-// AssetDiscoveryInitrd is the discovery initrd, built with
-// PrepareOptions.DiscoveryAgent: a newc archive holding the agent as
-// /init and the storage and network modules of the release's kernel
-// with their modules.alias and modules.dep.
-const AssetDiscoveryInitrd = discovery.InitrdName
-
 // ErrNotStatic is wrapped by the error of a discovery agent that is not
 // a static executable: an initrd holds no C library for it.
 var ErrNotStatic = errors.New("the discovery agent is not a static executable")
@@ -57,7 +51,7 @@ func checkStatic(p string) error {
 	return nil
 }
 
-// buildDiscovery writes [AssetDiscoveryInitrd] into dir: the agent as
+// buildDiscovery writes [discovery.InitrdName] into dir: the agent as
 // /init, and the modules of discoveryModuleDirs from the ISO's base
 // squashfs.
 func (p *preparer) buildDiscovery(ctx context.Context, im *isoImage, dir string) error {
@@ -101,7 +95,7 @@ func (p *preparer) buildDiscovery(ctx context.Context, im *isoImage, dir string)
 	if err != nil {
 		return fmt.Errorf("discovery initrd: %w", err)
 	}
-	a, err := writeAssetFunc(filepath.Join(dir, AssetDiscoveryInitrd), func(w io.Writer) error {
+	a, err := writeAssetFunc(filepath.Join(dir, discovery.InitrdName), func(w io.Writer) error {
 		return writeDiscoveryInitrd(w, agent, mods, files)
 	}, nil)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 )
 
 // staticAgent builds a small static Go program to stand in for the
@@ -82,7 +83,7 @@ func TestPrepareBuildsTheDiscoveryInitrd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(rel.Dir, AssetDiscoveryInitrd))
+	f, err := os.Open(filepath.Join(rel.Dir, discovery.InitrdName))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +116,8 @@ func TestPrepareBuildsTheDiscoveryInitrd(t *testing.T) {
 	if d := cmp.Diff(want, init); d != "" {
 		t.Error("/init is not the agent")
 	}
-	if !slices.ContainsFunc(rel.Assets, func(a Asset) bool { return a.Name == AssetDiscoveryInitrd }) {
-		t.Errorf("the manifest does not list %s", AssetDiscoveryInitrd)
+	if !slices.ContainsFunc(rel.Assets, func(a Asset) bool { return a.Name == discovery.InitrdName }) {
+		t.Errorf("the manifest does not list %s", discovery.InitrdName)
 	}
 }
 

@@ -74,9 +74,8 @@ const (
 	isoInitrd   = "/boot/initrd.img"
 )
 
-// Errors returned by [Prepare], [InspectISO], [ReadRelease],
-// [VerifyRelease] and [ListReleases]; compare
-// with errors.Is.
+// Errors returned by [Prepare], [ReadRelease], [VerifyRelease] and
+// [ListReleases]; compare with errors.Is.
 var (
 	// ErrNotAutoInstallISO: the file is not an ISO 9660 image, or not a
 	// Proxmox installer ISO that the automated installer can run from.
@@ -145,7 +144,7 @@ type PrepareOptions struct {
 	SecureBootDir string
 	// DiscoveryAgent, when set, is the discovery agent, a static
 	// executable (node-provisioner built with CGO_ENABLED=0): prepare
-	// builds [AssetDiscoveryInitrd] with it as /init and the storage and
+	// builds [discovery.InitrdName] with it as /init and the storage and
 	// network modules of the ISO's kernel, taken from the ISO's
 	// <product>-base.squashfs (this needs unsquashfs).
 	DiscoveryAgent string

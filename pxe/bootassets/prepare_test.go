@@ -244,14 +244,14 @@ func TestPrepareBakesTheAnswerURLIntoACopy(t *testing.T) {
 			if a, _ := rel.Asset(AssetISO); a.SHA256 == rel.SourceSHA256 {
 				t.Error("proxmox.iso has the source's checksum, want the prepared copy's")
 			}
-			info, err := InspectISO(context.Background(), prepared)
+			info, err := inspectISO(context.Background(), prepared)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := &ISOInfo{Release: "9.2-1", Product: "pve", ProductLong: "Proxmox VE", Version: "9.2", ISORelease: "1",
+			want := &inspectedISO{Release: "9.2-1", Product: "pve", ProductLong: "Proxmox VE", Version: "9.2", ISORelease: "1",
 				VolumeID: "PVE", FetchMode: "http", AnswerURL: url, CertFingerprint: tc.wantFP}
 			if diff := cmp.Diff(want, info); diff != "" {
-				t.Errorf("InspectISO of the prepared ISO (-want +got):\n%s", diff)
+				t.Errorf("inspectISO of the prepared ISO (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -327,8 +327,8 @@ func TestPrepareRefusesWhatIsNotAnAutoInstallISO(t *testing.T) {
 			if !errors.Is(err, ErrNotAutoInstallISO) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrNotAutoInstallISO saying %q", err, tc.want)
 			}
-			if _, err := InspectISO(context.Background(), tc.iso); !errors.Is(err, ErrNotAutoInstallISO) {
-				t.Errorf("InspectISO err = %v, want ErrNotAutoInstallISO", err)
+			if _, err := inspectISO(context.Background(), tc.iso); !errors.Is(err, ErrNotAutoInstallISO) {
+				t.Errorf("inspectISO err = %v, want ErrNotAutoInstallISO", err)
 			}
 			if ents, _ := os.ReadDir(filepath.Join(state, AssetsDir)); len(ents) != 0 {
 				t.Errorf("a refused ISO left %d entries under assets/", len(ents))

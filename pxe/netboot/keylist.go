@@ -22,9 +22,6 @@ type keyItem struct {
 	prev, next *keyItem
 }
 
-// len is how many keys l holds.
-func (l *keyList) len() int { return len(l.index) }
-
 // touch sets key's time, adding the key when it is new.
 func (l *keyList) touch(key string, last time.Time) {
 	it, ok := l.index[key]

@@ -96,3 +96,6 @@ func TestKeyListStormAllocatesNoItem(t *testing.T) {
 		t.Errorf("list holds %d keys, want 1024", l.len())
 	}
 }
+
+// len is how many keys l holds.
+func (l *keyList) len() int { return len(l.index) }

@@ -13,17 +13,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io/fs"
 	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/bmc/ipmi"
 	"github.com/plasmactl/plasma-node/pxe/events"
-	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -277,19 +276,4 @@ func record(req Request, what string, err error) {
 	if lerr := req.Events.Append(context.Background(), e); lerr != nil {
 		log.Warn("event log", "err", lerr)
 	}
-}
-
-// Forget removes node name's BMC password once no registration of
-// that name, pending or consumed, names a BMC (after an unregister), by
-// [registrar.Forget].
-func Forget(ctx context.Context, req Request) error {
-	regs, err := req.registrations()
-	if err != nil {
-		return err
-	}
-	secrets, err := req.secrets()
-	if err != nil {
-		return err
-	}
-	return registrar.Forget(ctx, regs, secrets, req.Name)
 }
