@@ -100,17 +100,17 @@ func Open(dir string, opts Options) *Store {
 // Dir returns the project folder.
 func (s *Store) Dir() string { return s.dir }
 
-// PlatformDir returns platforms/<name> under the project folder.
-func (s *Store) PlatformDir(name string) string {
+// platformDir returns platforms/<name> under the project folder.
+func (s *Store) platformDir(name string) string {
 	return filepath.Join(s.dir, PlatformsDir, name)
 }
 
 func (s *Store) platformPath(name string) string {
-	return filepath.Join(s.PlatformDir(name), platformFile)
+	return filepath.Join(s.platformDir(name), platformFile)
 }
 
 func (s *Store) nodesDir(platform string) string {
-	return filepath.Join(s.PlatformDir(platform), NodesDir)
+	return filepath.Join(s.platformDir(platform), NodesDir)
 }
 
 // NodePath returns the file a node of the platform is stored in.
@@ -123,7 +123,7 @@ func (s *Store) NodePath(platform, hostname string) string {
 // wraps [ErrLocked] and names the holder. Holding the lock, it removes
 // temporary files a killed writer left behind.
 func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*Lock, error) {
-	dir := s.PlatformDir(platform)
+	dir := s.platformDir(platform)
 	if _, err := os.Stat(dir); err != nil {
 		return nil, s.platformErr(platform, err)
 	}

@@ -269,7 +269,7 @@ func TestCreateAndFind(t *testing.T) {
 		t.Errorf("Platforms: %v %s", err, diff)
 	}
 	golden(t, "created-node.golden", read(t, s.NodePath("alpha", "web1")))
-	golden(t, "created-platform.golden", read(t, filepath.Join(s.PlatformDir("alpha"), platformFile)))
+	golden(t, "created-platform.golden", read(t, filepath.Join(s.platformDir("alpha"), platformFile)))
 }
 
 func TestValidateHostname(t *testing.T) {
@@ -296,7 +296,7 @@ func TestLockIsExclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(s.PlatformDir("p"), "nodes", ".tmp-x.yaml-1")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(s.platformDir("p"), "nodes", ".tmp-x.yaml-1")); !os.IsNotExist(err) {
 		t.Errorf("leftover temp file not cleaned: %v", err)
 	}
 	_, err = s.Lock(ctx, "p", "second", false)
@@ -330,7 +330,7 @@ func BenchmarkList10000Nodes(b *testing.B) {
 
 func TestRewriteKeepsTheFileMode(t *testing.T) {
 	s := project(t, map[string]string{"platforms/p/platform.yaml": "name: p\ninfrastructure:\n  metal_provider: hetzner\n  api:\n    token: t\n"})
-	path := filepath.Join(s.PlatformDir("p"), platformFile)
+	path := filepath.Join(s.platformDir("p"), platformFile)
 	os.Chmod(path, 0o600)
 	if _, err := s.UpdatePlatform(context.Background(), "p", func(p *Platform) error { p.DNS.Domain = "x.example"; return nil }); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ type Server struct {
 	Logger *slog.Logger
 	// LogBudget is how many decisions a second are logged. Past it, lines
 	// are dropped and counted: the count is logged ("DHCP log lines
-	// dropped") when the next second starts, and [Server.LogsDropped]
+	// dropped") when the next second starts, and Server.logsDropped
 	// returns the total. A network full of PXE clients thus cannot make
 	// logging the bottleneck. Default: [DefaultLogBudget]; negative logs
 	// every decision.
@@ -130,9 +130,9 @@ func (s *Server) start() {
 	s.dropped.Store(0)
 }
 
-// LogsDropped returns how many decision log lines were dropped for
+// logsDropped returns how many decision log lines were dropped for
 // LogBudget since Serve started.
-func (s *Server) LogsDropped() int64 { return s.dropped.Load() }
+func (s *Server) logsDropped() int64 { return s.dropped.Load() }
 
 // logBudget lets through at most per lines in each second.
 type logBudget struct {

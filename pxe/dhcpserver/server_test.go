@@ -307,7 +307,7 @@ func TestServerKeepsToItsLogBudget(t *testing.T) {
 	if !strings.Contains(out, `msg="DHCP log lines dropped" dropped=8`) {
 		t.Errorf("no report of 8 dropped lines:\n%s", out)
 	}
-	if n := s.LogsDropped(); n != 8 {
+	if n := s.logsDropped(); n != 8 {
 		t.Errorf("LogsDropped = %d, want 8", n)
 	}
 }

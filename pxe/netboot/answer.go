@@ -77,7 +77,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 			ev.Detail = msg
 		}
 		h.record(ctx, ev)
-		h.cfg.Metrics.AnswerRefused()
+		h.cfg.Metrics.answerRefused()
 		h.log.Warn("answer refused", "status", status, "reason", msg, "client_ip", ip, "macs", ev.MAC, "serial", ev.Serial)
 		reply(w, status, msg)
 	}
@@ -122,14 +122,14 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if werr != nil {
 		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusOK, "answer not delivered: the connection failed while it was sent"
 		h.record(ctx, ev)
-		h.cfg.Metrics.AnswerRefused()
+		h.cfg.Metrics.answerRefused()
 		h.log.Warn("answer not delivered", "node", res.Node, "client_ip", ip, "err", werr)
 		return
 	}
 	h.refusals.served(ip)
 	ev.Kind, ev.Status, ev.Detail = events.Answer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
-	h.cfg.Metrics.AnswerServed()
+	h.cfg.Metrics.answerServed()
 	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "client_ip", ip)
 }
 
@@ -145,7 +145,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 	if status, msg := h.authorize(r); status != 0 {
 		if status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="answer"`)
-			h.cfg.Metrics.AnswerUnauthorized()
+			h.cfg.Metrics.answerUnauthorized()
 		}
 		return backend.AnswerRequest{}, status, msg
 	}
@@ -251,14 +251,14 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ev backend.Event,
 		// installer tries again.
 		ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusServiceUnavailable, "store unavailable"
 		h.record(r.Context(), ev)
-		h.cfg.Metrics.AnswerRefused()
+		h.cfg.Metrics.answerRefused()
 		h.log.Error("answer failed: the store is unavailable", "node", ev.Node, "client_ip", ev.ClientIP, "err", err)
 		reply(w, http.StatusServiceUnavailable, "the store is unavailable; try again")
 		return
 	}
 	ev.Kind, ev.Status, ev.Detail = events.Refused, http.StatusInternalServerError, "answer failed"
 	h.record(r.Context(), ev)
-	h.cfg.Metrics.AnswerRefused()
+	h.cfg.Metrics.answerRefused()
 	h.log.Error("answer failed", "node", ev.Node, "client_ip", ev.ClientIP, "err", err)
 	reply(w, http.StatusInternalServerError, "answer failed; see the server log")
 }

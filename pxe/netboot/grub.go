@@ -219,7 +219,7 @@ func (h *Handler) grubEntry(ctx context.Context, ip, rawMAC string) (BootScript,
 	}
 	s.BaseURL = h.cfg.BaseURL
 	install := s.Node != ""
-	h.cfg.Metrics.ScriptServed(install)
+	h.cfg.Metrics.scriptServed(install)
 	detail := "grub exit: " + s.Reason
 	if install {
 		detail = fmt.Sprintf("grub install release %s (%s)", s.Release, s.Reason)

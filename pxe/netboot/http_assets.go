@@ -59,7 +59,7 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 	} else {
 		http.ServeContent(cw, sr, file, fi.ModTime(), f)
 	}
-	h.cfg.Metrics.AssetSent(cw.n)
+	h.cfg.Metrics.assetSent(cw.n)
 	if r.Method != http.MethodGet {
 		return
 	}

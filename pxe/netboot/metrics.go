@@ -34,8 +34,8 @@ type Metrics struct {
 	now                                func() time.Time
 }
 
-// DHCPOffer counts a proxy-DHCP offer or acknowledgement sent.
-func (m *Metrics) DHCPOffer() {
+// dhcpOffer counts a proxy-DHCP offer or acknowledgement sent.
+func (m *Metrics) dhcpOffer() {
 	if m != nil {
 		m.dhcpOffers.Add(1)
 	}
@@ -49,25 +49,25 @@ func (m *Metrics) DHCPIgnored() {
 	}
 }
 
-// TFTPTransfer counts a finished TFTP transfer of n bytes.
-func (m *Metrics) TFTPTransfer(n int64) {
+// tftpTransfer counts a finished TFTP transfer of n bytes.
+func (m *Metrics) tftpTransfer(n int64) {
 	if m != nil {
 		m.tftpTransfers.Add(1)
 		m.tftpBytes.Add(n)
 	}
 }
 
-// TFTPRefused counts a refused TFTP request (write, traversal, missing
+// tftpRefused counts a refused TFTP request (write, traversal, missing
 // file).
-func (m *Metrics) TFTPRefused() {
+func (m *Metrics) tftpRefused() {
 	if m != nil {
 		m.tftpRefs.Add(1)
 	}
 }
 
-// ScriptServed counts an iPXE script served: install is true for an
+// scriptServed counts an iPXE script served: install is true for an
 // installer script and false for one that exits to the next boot device.
-func (m *Metrics) ScriptServed(install bool) {
+func (m *Metrics) scriptServed(install bool) {
 	if m == nil {
 		return
 	}
@@ -84,31 +84,31 @@ func (m *Metrics) scriptRechain() {
 	}
 }
 
-// AssetSent counts a request for a boot asset and the n bytes sent.
-func (m *Metrics) AssetSent(n int64) {
+// assetSent counts a request for a boot asset and the n bytes sent.
+func (m *Metrics) assetSent(n int64) {
 	if m != nil {
 		m.assetRequests.Add(1)
 		m.assetBytes.Add(n)
 	}
 }
 
-// AnswerServed counts an answer file served.
-func (m *Metrics) AnswerServed() {
+// answerServed counts an answer file served.
+func (m *Metrics) answerServed() {
 	if m != nil {
 		m.answersServed.Add(1)
 	}
 }
 
-// AnswerRefused counts a request for an answer that got none.
-func (m *Metrics) AnswerRefused() {
+// answerRefused counts a request for an answer that got none.
+func (m *Metrics) answerRefused() {
 	if m != nil {
 		m.answersRefused.Add(1)
 	}
 }
 
-// AnswerUnauthorized counts an answer request refused for a missing or
+// answerUnauthorized counts an answer request refused for a missing or
 // wrong bearer token (it is counted as refused too).
-func (m *Metrics) AnswerUnauthorized() {
+func (m *Metrics) answerUnauthorized() {
 	if m != nil {
 		m.answersUnauthorized.Add(1)
 	}

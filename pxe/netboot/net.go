@@ -68,19 +68,19 @@ func (h *Handler) Net(e NetEvent) {
 	}
 	switch e.Kind {
 	case events.DHCPOffer, events.DHCPAck:
-		m.DHCPOffer()
+		m.dhcpOffer()
 		tl.record(at, "", mac, "", events.DHCPOffer, h.offers.detail(e.Kind, e.File, e.Arch))
 	case events.DHCPIgnored:
 		m.DHCPIgnored()
 	case events.TFTP:
-		m.TFTPTransfer(e.Bytes)
+		m.tftpTransfer(e.Bytes)
 		ip := ""
 		if e.Peer.IsValid() {
 			ip = e.Peer.Addr().String()
 		}
 		tl.record(at, ip, "", "", fileStage(e.File), e.File+" to "+e.Peer.String())
 	case events.TFTPFailed:
-		m.TFTPRefused()
+		m.tftpRefused()
 	}
 }
 

@@ -37,7 +37,7 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	s.BaseURL, s.Platform = h.cfg.BaseURL, platform
 	install := s.Node != "" || s.Discovery
 	if r.Method == http.MethodGet {
-		h.cfg.Metrics.ScriptServed(install)
+		h.cfg.Metrics.scriptServed(install)
 		detail := "exit: " + s.Reason
 		switch {
 		case s.Discovery:

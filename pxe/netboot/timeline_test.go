@@ -188,14 +188,14 @@ func TestNilTimelineAndMetricsDoNothing(t *testing.T) {
 		t.Error("a nil timeline returned events")
 	}
 	var m *Metrics
-	m.DHCPOffer()
+	m.dhcpOffer()
 	m.DHCPIgnored()
-	m.TFTPTransfer(5)
-	m.TFTPRefused()
-	m.ScriptServed(true)
-	m.AssetSent(1)
-	m.AnswerServed()
-	m.AnswerRefused()
+	m.tftpTransfer(5)
+	m.tftpRefused()
+	m.scriptServed(true)
+	m.assetSent(1)
+	m.answerServed()
+	m.answerRefused()
 	m.SetWindow(true, time.Now())
 	if open, _, _ := m.Window(); open {
 		t.Error("a nil Metrics reports an open window")

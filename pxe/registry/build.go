@@ -40,7 +40,7 @@ type BuildOptions struct {
 // and SSH keys. The
 // boot disk must not be "ask": resolve it first.
 func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
-	site := o.Site.WithDefaults()
+	site := o.Site.withDefaults()
 	disk := r.BootDisk
 	if o.BootDisk != (answer.BootDisk{}) {
 		disk = o.BootDisk

@@ -35,10 +35,10 @@ const (
 // layouts lists the valid layouts in the order error messages name them.
 var layouts = []Layout{LayoutSingle, LayoutStripe, LayoutMirror, LayoutRaidz, LayoutRaidz2}
 
-// MinDisks returns the fewest disks the layout takes (0 for an unknown
+// minDisks returns the fewest disks the layout takes (0 for an unknown
 // layout). TAPPaaS asks for two for every layout but single; raidz2 needs
 // three here, since zpool refuses double parity on two disks.
-func (l Layout) MinDisks() int {
+func (l Layout) minDisks() int {
 	switch l {
 	case LayoutSingle:
 		return 1
@@ -129,7 +129,7 @@ func (p DataPool) Validate() error {
 			return invalid(ErrInvalidPool, "disk %q is listed twice in pool %s", d, p.Name)
 		}
 	}
-	switch n, min := len(p.Disks), p.Layout.MinDisks(); {
+	switch n, min := len(p.Disks), p.Layout.minDisks(); {
 	case p.Layout == LayoutSingle && n != 1:
 		return invalid(ErrInvalidPool, "layout 'single' takes exactly one disk")
 	case n < min:

@@ -236,7 +236,7 @@ func TestLayouts(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := tc.layout.MinDisks(); got != tc.min {
+			if got := tc.layout.minDisks(); got != tc.min {
 				t.Errorf("MinDisks() = %d, want %d", got, tc.min)
 			}
 			if got := tc.layout.VdevType(); got != tc.vdevType {

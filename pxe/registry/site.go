@@ -97,8 +97,8 @@ func (s Site) Merge(other Site) Site {
 	return s
 }
 
-// WithDefaults fills the empty fields with the package defaults.
-func (s Site) WithDefaults() Site {
+// withDefaults fills the empty fields with the package defaults.
+func (s Site) withDefaults() Site {
 	s = s.Merge(Site{Keyboard: DefaultKeyboard, Country: DefaultCountry, Timezone: DefaultTimezone, Domain: DefaultDomain})
 	s.Country = strings.ToLower(s.Country)
 	if s.Mailto == "" {

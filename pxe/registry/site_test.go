@@ -48,7 +48,7 @@ func TestLoadSite(t *testing.T) {
 }
 
 func TestSiteDefaults(t *testing.T) {
-	got := Site{Country: "AT"}.Merge(Site{Domain: "lab.example", Country: "de"}).WithDefaults()
+	got := Site{Country: "AT"}.Merge(Site{Domain: "lab.example", Country: "de"}).withDefaults()
 	want := Site{Keyboard: DefaultKeyboard, Country: "at", Timezone: DefaultTimezone, Mailto: "root@lab.example", Domain: "lab.example"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

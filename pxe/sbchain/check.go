@@ -129,7 +129,7 @@ func Check(c Chain) (*Report, error) {
 func names(sigs []Signature) []string {
 	var out []string
 	for _, s := range sigs {
-		out = append(out, s.SignerName())
+		out = append(out, s.signerName())
 	}
 	return out
 }

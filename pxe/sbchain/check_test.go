@@ -58,7 +58,7 @@ func TestSignaturesOfDebiansChain(t *testing.T) {
 	}
 	grub := readOrSkip(t, debianGrubNet, "grub-efi-amd64-signed")
 	gs, err := Signatures(grub)
-	if err != nil || gs[0].SignerName() != "Debian Secure Boot Signer 2022 - grub2" || !signedBy(gs, vendor) {
+	if err != nil || gs[0].signerName() != "Debian Secure Boot Signer 2022 - grub2" || !signedBy(gs, vendor) {
 		t.Errorf("grub: %v %v, signed by the vendor %v", names(gs), err, signedBy(gs, vendor))
 	}
 	if signedBy(sigs, vendor) {
@@ -88,7 +88,7 @@ func TestSignaturesAgreeWithOsslsigncode(t *testing.T) {
 	}
 	out, _ := exec.Command(tool, "verify", "-in", debianGrubNet).CombinedOutput()
 	serial := strings.ToUpper(sigs[0].Signer.SerialNumber.Text(16))
-	for _, want := range []string{"Subject: /CN=" + sigs[0].SignerName(), "Issuer : /CN=" + sigs[0].Signer.Issuer.CommonName, "Serial : " + serial} {
+	for _, want := range []string{"Subject: /CN=" + sigs[0].signerName(), "Issuer : /CN=" + sigs[0].Signer.Issuer.CommonName, "Serial : " + serial} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("osslsigncode verify does not say %q:\n%s", want, out)
 		}

@@ -31,8 +31,8 @@ type Signature struct {
 	Certificates []*x509.Certificate
 }
 
-// SignerName is the signer's subject common name, or "unknown".
-func (s Signature) SignerName() string {
+// signerName is the signer's subject common name, or "unknown".
+func (s Signature) signerName() string {
 	if s.Signer == nil {
 		return "unknown"
 	}
