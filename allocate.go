@@ -57,13 +57,9 @@ func (p *Project) Allocate(ctx context.Context, o AllocateOptions) (AllocateResu
 			}
 		}
 	}
-	platform := o.Platform
-	if platform == "" {
-		n, err := p.Store.FindNode(ctx, o.Hostname)
-		if err != nil {
-			return AllocateResult{}, err
-		}
-		platform = n.Platform
+	platform, err := p.platformOf(ctx, o.Platform, o.Hostname)
+	if err != nil {
+		return AllocateResult{}, err
 	}
 	var added []string
 	for _, op := range ops {

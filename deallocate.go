@@ -58,13 +58,9 @@ func (p *Project) Deallocate(ctx context.Context, o DeallocateOptions) (Dealloca
 		}
 		want = append(want, n)
 	}
-	platform := o.Platform
-	if platform == "" {
-		n, err := p.Store.FindNode(ctx, o.Hostname)
-		if err != nil {
-			return DeallocateResult{}, err
-		}
-		platform = n.Platform
+	platform, err := p.platformOf(ctx, o.Platform, o.Hostname)
+	if err != nil {
+		return DeallocateResult{}, err
 	}
 	unlock, err := p.lock(ctx, platform, "deallocate")
 	if err != nil {

@@ -76,12 +76,9 @@ type DeleteResult struct {
 // of tofu.
 func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, error) {
 	res := DeleteResult{Hostname: o.Hostname, Platform: o.Platform}
-	if res.Platform == "" {
-		n, err := p.Store.FindNode(ctx, o.Hostname)
-		if err != nil {
-			return res, err
-		}
-		res.Platform = n.Platform
+	var err error
+	if res.Platform, err = p.platformOf(ctx, o.Platform, o.Hostname); err != nil {
+		return res, err
 	}
 	// Unknown keys are refused below, once a server is to be deleted:
 	// forgetting a node or keeping its server does not.

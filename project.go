@@ -182,3 +182,16 @@ func (p *Project) openPlatform(ctx context.Context, platform, op string, wait bo
 // UsageError() bool returning true: the sentinels of this module that
 // mean bad input have it, and so may an embedder's errors.
 func IsUsageError(err error) bool { return usage.Is(err) }
+
+// platformOf is platform, or, when it is empty, the platform of the one
+// node named hostname.
+func (p *Project) platformOf(ctx context.Context, platform, hostname string) (string, error) {
+	if platform != "" {
+		return platform, nil
+	}
+	n, err := p.Store.FindNode(ctx, hostname)
+	if err != nil {
+		return "", err
+	}
+	return n.Platform, nil
+}

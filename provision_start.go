@@ -18,6 +18,18 @@ import (
 // reboot.
 const DefaultWaitTimeout = 45 * time.Minute
 
+// waitContext is ctx bounded by timeout (DefaultWaitTimeout when not
+// positive) when wait is set, else ctx.
+func waitContext(ctx context.Context, wait bool, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if !wait {
+		return ctx, func() {}
+	}
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	return context.WithTimeout(ctx, timeout)
+}
+
 // ErrCannotStart: Boot was asked of a provider that cannot start its
 // servers (every provider but pxe).
 var ErrCannotStart = errors.New("provider cannot start its servers")
@@ -110,16 +122,8 @@ func (p *Project) start(ctx context.Context, o ProvisionOptions, d providers.Dir
 	if len(hosts) == 0 {
 		return nil
 	}
-	wctx := ctx
-	if o.Wait {
-		timeout := o.WaitTimeout
-		if timeout <= 0 {
-			timeout = DefaultWaitTimeout
-		}
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	wctx, cancel := waitContext(ctx, o.Wait, o.WaitTimeout)
+	defer cancel()
 	var failed []string
 	fn := func(pr providers.Progress) {
 		if pr.Step == events.Failed && !slices.Contains(failed, pr.Hostname) {

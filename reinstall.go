@@ -75,12 +75,9 @@ type ReinstallResult struct {
 // provider's.
 func (p *Project) Reinstall(ctx context.Context, o ReinstallOptions) (ReinstallResult, error) {
 	res := ReinstallResult{Hostname: o.Hostname, Platform: o.Platform}
-	if res.Platform == "" {
-		n, err := p.Store.FindNode(ctx, o.Hostname)
-		if err != nil {
-			return res, err
-		}
-		res.Platform = n.Platform
+	var err error
+	if res.Platform, err = p.platformOf(ctx, o.Platform, o.Hostname); err != nil {
+		return res, err
 	}
 	plat, err := p.Store.Platform(ctx, res.Platform)
 	if err != nil {
@@ -127,16 +124,8 @@ func (p *Project) Reinstall(ctx context.Context, o ReinstallOptions) (ReinstallR
 // local folder the machine is re-armed and left to its next netboot.
 func (p *Project) reinstall(ctx context.Context, o ReinstallOptions, ri providers.Reinstaller, at providers.Location, res ReinstallResult) (ReinstallResult, error) {
 	wait := o.Wait && at.Remote != nil
-	wctx := ctx
-	if wait {
-		timeout := o.WaitTimeout
-		if timeout <= 0 {
-			timeout = DefaultWaitTimeout
-		}
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
+	wctx, cancel := waitContext(ctx, wait, o.WaitTimeout)
+	defer cancel()
 	var failed []string
 	fn := func(pr providers.Progress) {
 		switch pr.Step {

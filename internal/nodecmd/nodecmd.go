@@ -223,13 +223,7 @@ func Allocate(ctx context.Context, e Env, o plasmanode.AllocateOptions, output s
 	if output != "table" {
 		return encode(w, output, res)
 	}
-	fmt.Fprintf(w, "%s@%s zones:\n", res.Hostname, res.Platform)
-	if len(res.Zones) == 0 {
-		fmt.Fprintln(w, "  (none)")
-	}
-	for _, z := range res.Zones {
-		fmt.Fprintln(w, " ", z)
-	}
+	printZones(w, res.Hostname, res.Platform, res.Zones)
 	if len(o.Ops) > 0 && !res.Modified {
 		fmt.Fprintln(w, "(unchanged)")
 	}

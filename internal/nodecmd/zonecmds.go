@@ -58,14 +58,19 @@ func Deallocate(ctx context.Context, e Env, o plasmanode.DeallocateOptions, outp
 		return encode(w, output, res)
 	}
 	fmt.Fprintf(w, "Removed from %s@%s: %s\n", res.Hostname, res.Platform, strings.Join(res.Removed, ", "))
-	fmt.Fprintf(w, "%s@%s zones:\n", res.Hostname, res.Platform)
-	if len(res.Zones) == 0 {
+	printZones(w, res.Hostname, res.Platform, res.Zones)
+	return nil
+}
+
+// printZones lists a node's zones, one a line, or "(none)".
+func printZones(w io.Writer, hostname, platform string, zs []string) {
+	fmt.Fprintf(w, "%s@%s zones:\n", hostname, platform)
+	if len(zs) == 0 {
 		fmt.Fprintln(w, "  (none)")
 	}
-	for _, z := range res.Zones {
+	for _, z := range zs {
 		fmt.Fprintln(w, " ", z)
 	}
-	return nil
 }
 
 // Query prints the nodes a zone, or a zone below it, is allocated to, or
