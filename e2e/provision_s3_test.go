@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/fakehcloud"
-	"github.com/plasmactl/plasma-node/internal/s3test"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
@@ -26,12 +25,12 @@ import (
 // first's apply is in progress is refused by tofu's lock object
 // (use_lockfile), naming its holder, with the state intact after.
 func TestProvisionJoinDestroyFlowS3(t *testing.T) {
-	s3 := s3test.Start(t)
+	s3 := startS3(t)
 	token := strings.Repeat("f", 64)
 	fake := fakehcloud.Start(token)
 	defer fake.Close()
-	state := nodes.State{Backend: "s3", Bucket: s3test.Bucket, Region: s3test.Region, Endpoint: s3.Endpoint}
-	f := newFlow(t, fake, token, state, s3test.Env()...)
+	state := nodes.State{Backend: "s3", Bucket: s3Bucket, Region: s3Region, Endpoint: s3.Endpoint}
+	f := newFlow(t, fake, token, state, s3Env()...)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const key = "plasma-node/demo/terraform.tfstate"
@@ -83,6 +82,6 @@ func TestProvisionJoinDestroyFlowS3(t *testing.T) {
 			t.Errorf("the second checkout after the first's apply is not a no-change run:\n%s", out)
 		}
 	})
-	assertNoSecretIn(t, f.project, s3test.SecretKey)
+	assertNoSecretIn(t, f.project, s3SecretKey)
 	assertNoSecretIn(t, f.project, token)
 }
