@@ -1,10 +1,7 @@
 package plasmanode_test
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -96,7 +93,8 @@ func TestDeps(t *testing.T) {
 		},
 		// The window's backend, the API, power, the daemon, the pxe provider
 		// and both binaries take the store interfaces: none imports a file
-		// store. pxe/store opens them.
+		// store, the window's record and the idempotency records included.
+		// pxe/store opens them.
 		"servers import no file store": {
 			Pkgs:    append([]string{"./pxe/registry", "./pxe/backend/regbackend", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}, binaries(t)...),
 			Direct:  true,
@@ -105,31 +103,6 @@ func TestDeps(t *testing.T) {
 	}
 	for name, c := range rules {
 		t.Run(name, func(t *testing.T) { c.Check(t) })
-	}
-}
-
-// TestServersOpenNoWindowFolder is the one rule on source text. The servers
-// must import pxe/window for its types, so the import graph cannot tell
-// whether they open the window's folder (window.Dir) themselves. The file
-// store openers (package pxe/store/folder) are in the graph rule above.
-func TestServersOpenNoWindowFolder(t *testing.T) {
-	RequireGo(t)
-	pkgs := append([]string{"./pxe/registry", "./pxe/backend/regbackend", "./pxe/api", "./pxe/power", "./pxe/daemon", "./providers/pxe"}, binaries(t)...)
-	for _, pkg := range pkgs {
-		out, err := exec.Command("go", "list", "-f", "{{.Dir}}\n{{join .GoFiles \" \"}}", pkg).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
-		}
-		dir, files, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		for _, f := range strings.Fields(files) {
-			src, err := os.ReadFile(filepath.Join(dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(src), "window.Dir(") {
-				t.Errorf("%s/%s names window.Dir(: a store is opened by pxe/store, the package takes its interface", pkg, f)
-			}
-		}
 	}
 }
 

@@ -8,14 +8,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // TestPrintWindowOfTheSite: status prints the site's hosts under the
 // window, and a site's window no process serves on this host as such.
 func TestPrintWindowOfTheSite(t *testing.T) {
 	now := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
-	hosts := []apitype.WindowHost{
+	hosts := []window.Host{
 		{Name: "prov1", API: "10.0.0.2:8091", HTTP: "10.0.0.2:8090", URL: "http://10.0.0.2:8090/answer", Serving: true, Seen: now.Add(-2 * time.Second)},
 		{Name: "prov2", API: "10.0.0.3:8091", Seen: now.Add(-4 * time.Second)},
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
@@ -68,9 +69,12 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	if e.tokens["revoked"], err = e.store.Create(ctx, "gone", apitoken.ScopeAdmin, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Logger: log, Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{Poll: 20 * time.Millisecond})}
+	cfg := api.Config{Window: folder.Window(e.state), Registry: reg, Tokens: e.store, Logger: log, Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{Poll: 20 * time.Millisecond})}
 	if tweak != nil {
 		tweak(&cfg)
+	}
+	if cfg.Replies == nil {
+		cfg.Replies = folderReplies(t, e.state)
 	}
 	h, err := api.New(cfg)
 	if err != nil {
@@ -279,7 +283,7 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	// A new handler on the same state folder: the reply is on disk.
 	reg, _ := folder.OpenRegistrations(e.state, nil)
-	h, err := api.New(api.Config{StateDir: e.state, Registry: reg, Tokens: e.store, Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{})})
+	h, err := api.New(api.Config{Window: folder.Window(e.state), Registry: reg, Tokens: e.store, Replies: folderReplies(t, e.state), Events: folder.OpenEvents(folder.EventsPath(e.state), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,3 +405,17 @@ func TestRepeatAfterALostRecordIsNoReplacement(t *testing.T) {
 		t.Errorf("without a key: %d %s", r.status, r.body)
 	}
 }
+
+// folderReplies opens the idempotency records of the state folder dir,
+// as the daemon's stores do.
+func folderReplies(t testing.TB, dir string) idempotency.Store {
+	t.Helper()
+	r, err := folder.OpenReplies(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// stateOf returns the state folder of a newEnv's configuration.
+func stateOf(c *api.Config) string { return string(c.Window.(folder.Window)) }

@@ -20,7 +20,7 @@ import (
 func TestDiscoveredNeedsTheReadScope(t *testing.T) {
 	var inbox discovery.Store
 	e := newEnv(t, func(c *api.Config) {
-		in, err := folder.OpenInbox(c.StateDir, discovery.Limits{})
+		in, err := folder.OpenInbox(stateOf(c), discovery.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@
 // boot_disk, pools, serial, uuid, ssh_keys, created) plus "replace"; it
 // is validated as node-provisioner register validates it. A POST with an
 // Idempotency-Key header is done once: a repeat with the same key and
-// body gets the first reply (kept on disk for a day, so also after a
+// body gets the first reply (kept a day in its store, so also after a
 // restart); the same key with another body is refused with 422.
 //
 // Errors are JSON {"error": …, "field": …}: 400 malformed or unknown

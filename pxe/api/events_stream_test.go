@@ -20,7 +20,7 @@ import (
 func TestEventsReachTheStreamInProcess(t *testing.T) {
 	var store *folder.Events
 	e := newEnv(t, func(c *api.Config) {
-		store = folder.OpenEvents(folder.EventsPath(c.StateDir), folder.EventsOptions{Poll: time.Hour})
+		store = folder.OpenEvents(folder.EventsPath(stateOf(c)), folder.EventsOptions{Poll: time.Hour})
 		c.Events = store
 	})
 	defer store.Close()

@@ -6,18 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -58,22 +59,17 @@ var ErrNotStarted = errors.New("the window did not open")
 
 // Config configures a [Handler].
 type Config struct {
-	// StateDir is node-provisioner's state folder, where the
-	// idempotency records (without Replies) and the window state
-	// (without Windows and Window) are kept. Required unless those
-	// stores are given.
-	StateDir string
 	// Registry is the registrations. Required.
 	Registry registry.Registrations
 	// Tokens are the API's tokens. Required.
 	Tokens apitoken.Tokens
-	// Replies keeps the idempotency records; nil opens the state
-	// folder's ([OpenReplies] of <StateDir>/api).
-	Replies Replies
+	// Replies keeps the idempotency records (pxe/store's
+	// Stores.Replies). Required.
+	Replies idempotency.Store
 	// Windows runs windows; nil refuses opening and closing.
 	Windows Windows
-	// Window is the window state shown without Windows; nil reads the
-	// state folder's (window.Dir of StateDir).
+	// Window is the window state shown without Windows (pxe/store's
+	// Stores.Window); required without Windows.
 	Window window.Store
 	// Power runs the machines' BMCs; nil answers the power and boot
 	// endpoints, and a registration with a BMC password, with 501.
@@ -116,7 +112,6 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	limiter *limiter
-	idem    Replies
 	streams atomic.Int64 // event streams open
 
 	streamsMu sync.Mutex
@@ -125,11 +120,11 @@ type Handler struct {
 
 // New returns the API handler of cfg.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Registry == nil || cfg.Tokens == nil || cfg.Events == nil {
-		return nil, errors.New("api: Registry, Tokens and Events are required")
+	if cfg.Registry == nil || cfg.Tokens == nil || cfg.Replies == nil || cfg.Events == nil {
+		return nil, errors.New("api: Registry, Tokens, Replies and Events are required")
 	}
-	if cfg.StateDir == "" && (cfg.Replies == nil || (cfg.Windows == nil && cfg.Window == nil)) {
-		return nil, errors.New("api: StateDir is required without the Replies store and a Window store (or Windows)")
+	if cfg.Windows == nil && cfg.Window == nil {
+		return nil, errors.New("api: Windows or a Window store is required")
 	}
 	if cfg.Version == "" {
 		cfg.Version = "devel"
@@ -150,14 +145,7 @@ func New(cfg Config) (*Handler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	idem := cfg.Replies
-	if idem == nil {
-		var err error
-		if idem, err = OpenReplies(filepath.Join(cfg.StateDir, apitoken.DirName), log); err != nil {
-			return nil, err
-		}
-	}
-	h := &Handler{cfg: cfg, log: log, mux: http.NewServeMux(), limiter: newLimiter(cfg.MaxAuthFailures, cfg.AuthFailureWindow), idem: idem}
+	h := &Handler{cfg: cfg, log: log, mux: http.NewServeMux(), limiter: newLimiter(cfg.MaxAuthFailures, cfg.AuthFailureWindow)}
 	routes := map[string]struct {
 		scope apitoken.Scope
 		fn    http.HandlerFunc
@@ -335,6 +323,13 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	return data, true
+}
+
+// readJSON reads the bounded body and decodes it into v ([readBody],
+// [decodeStrict]); a refusal is written and false returned.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, ok := readBody(w, r)
+	return ok && decodeStrict(w, body, v)
 }
 
 // decodeStrict decodes a JSON object into v, refusing unknown fields and

@@ -23,7 +23,7 @@ import (
 func TestARegistrationShowsItsInstall(t *testing.T) {
 	var cfg api.Config
 	e := newEnv(t, func(c *api.Config) {
-		ins, err := folder.OpenInstalls(c.StateDir)
+		ins, err := folder.OpenInstalls(stateOf(c))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -69,12 +69,8 @@ func (h *Handler) postPower(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
 	var req PowerRequest
-	if !decodeStrict(w, body, &req) {
+	if !readJSON(w, r, &req) {
 		return
 	}
 	switch req.Action {

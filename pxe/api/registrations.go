@@ -3,16 +3,20 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"io"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -126,10 +130,10 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s: want 1 to %d printable ASCII characters", IdempotencyHeader, maxIdempotencyKey), IdempotencyHeader)
 		return
 	}
-	unlock := h.idem.Lock(r.Context(), key)
+	unlock := h.cfg.Replies.Lock(r.Context(), key)
 	defer unlock()
 	req := requestHash(tokenOf(r).Name, r.Method, r.URL.Path, withoutPassword(body))
-	prev, err := h.idem.Get(r.Context(), key)
+	prev, err := h.cfg.Replies.Get(r.Context(), key)
 	if err != nil {
 		h.internal(w, "read idempotency record", err)
 		return
@@ -152,7 +156,7 @@ func (h *Handler) createRegistration(w http.ResponseWriter, r *http.Request) {
 	// is kept even if the client has gone meanwhile, so that a repeat
 	// is not registered again.
 	if rec.status >= 200 && rec.status < 300 {
-		if err := h.idem.Put(context.WithoutCancel(r.Context()), key, Reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
+		if err := h.cfg.Replies.Put(context.WithoutCancel(r.Context()), key, idempotency.Reply{Request: req, Status: rec.status, Body: rec.body.String(), Time: time.Now().UTC()}); err != nil {
 			h.log.Error("api: cannot keep the reply for its idempotency key; a repeat registers again", "err", err)
 		}
 	}
@@ -313,4 +317,15 @@ func (h *Handler) internal(w http.ResponseWriter, what string, err error) {
 func unavailable(err error) bool {
 	var u interface{ Unavailable() bool }
 	return errors.As(err, &u) && u.Unavailable()
+}
+
+// maxIdempotencyKey is the longest Idempotency-Key taken.
+const maxIdempotencyKey = 255
+
+func requestHash(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

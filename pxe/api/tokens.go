@@ -23,12 +23,8 @@ func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
 	var req CreateTokenRequest
-	if !decodeStrict(w, body, &req) {
+	if !readJSON(w, r, &req) {
 		return
 	}
 	scope, err := apitoken.ParseScope(req.Scope)

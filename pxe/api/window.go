@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/registrar"
-	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -19,26 +18,11 @@ const MaxTTL = 7 * 24 * time.Hour
 // would end before it served.
 const MinTTL = time.Second
 
-// WindowStatusOf returns the window of stateDir as its record and lock
-// show it, whoever runs it.
-func WindowStatusOf(ctx context.Context, stateDir string, now time.Time) (WindowStatus, error) {
-	return StatusOf(ctx, store.Window(stateDir), now)
-}
-
-// StatusOf returns the window st holds, whoever runs it
-// ([registrar.WindowStatus]).
-func StatusOf(ctx context.Context, st window.Store, now time.Time) (WindowStatus, error) {
-	return registrar.WindowStatus(ctx, st, now)
-}
-
 func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
 	if h.cfg.Windows != nil {
 		return h.cfg.Windows.Status(ctx)
 	}
-	if h.cfg.Window != nil {
-		return StatusOf(ctx, h.cfg.Window, time.Now())
-	}
-	return WindowStatusOf(ctx, h.cfg.StateDir, time.Now())
+	return registrar.WindowStatus(ctx, h.cfg.Window, time.Now())
 }
 
 func (h *Handler) getWindow(w http.ResponseWriter, r *http.Request) {
@@ -51,12 +35,8 @@ func (h *Handler) getWindow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
 	var req OpenWindowRequest
-	if !decodeStrict(w, body, &req) {
+	if !readJSON(w, r, &req) {
 		return
 	}
 	ttl, err := time.ParseDuration(req.TTL)

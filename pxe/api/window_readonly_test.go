@@ -75,7 +75,7 @@ func newEnvAt(t *testing.T, dir, readToken string) *env {
 	if e.store, err = folder.OpenTokens(dir, log); err != nil {
 		t.Fatal(err)
 	}
-	h, err := api.New(api.Config{StateDir: dir, Registry: reg, Tokens: e.store, Logger: log, Events: folder.OpenEvents(folder.EventsPath(dir), folder.EventsOptions{})})
+	h, err := api.New(api.Config{Window: folder.Window(dir), Registry: reg, Tokens: e.store, Replies: &memReplies{}, Logger: log, Events: folder.OpenEvents(folder.EventsPath(dir), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -48,12 +49,12 @@ func TestWindowStatusFromTheWindowStore(t *testing.T) {
 	}
 }
 
-// memReplies is an api.Replies in memory, as an embedder keeping its
+// memReplies is an idempotency.Store in memory, as an embedder keeping its
 // idempotency records elsewhere would give one.
 type memReplies struct {
 	mu   sync.Mutex
 	keys sync.Map
-	kept map[string]api.Reply
+	kept map[string]idempotency.Reply
 }
 
 func (m *memReplies) Lock(_ context.Context, key string) func() {
@@ -62,7 +63,7 @@ func (m *memReplies) Lock(_ context.Context, key string) func() {
 	return l.(*sync.Mutex).Unlock
 }
 
-func (m *memReplies) Get(_ context.Context, key string) (*api.Reply, error) {
+func (m *memReplies) Get(_ context.Context, key string) (*idempotency.Reply, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.kept[key]; ok {
@@ -71,25 +72,25 @@ func (m *memReplies) Get(_ context.Context, key string) (*api.Reply, error) {
 	return nil, nil
 }
 
-func (m *memReplies) Put(_ context.Context, key string, r api.Reply) error {
+func (m *memReplies) Put(_ context.Context, key string, r idempotency.Reply) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.kept == nil {
-		m.kept = map[string]api.Reply{}
+		m.kept = map[string]idempotency.Reply{}
 	}
 	m.kept[key] = r
 	return nil
 }
 
-// TestStateDirIsOptionalWithItsStores: given the idempotency records
-// and the window state as stores, the API needs no state folder and
-// keeps nothing in one; without them, it refuses to start without one.
-func TestStateDirIsOptionalWithItsStores(t *testing.T) {
+// TestTheAPITakesItsStores: given the idempotency records and the window
+// state as stores, the API keeps nothing in the state folder; without
+// either it refuses to start.
+func TestTheAPITakesItsStores(t *testing.T) {
 	ctx := t.Context()
 	replies := &memReplies{}
 	var cfg api.Config
 	e := newEnv(t, func(c *api.Config) {
-		c.StateDir, c.Replies, c.Window = "", replies, &memWindow{}
+		c.Replies, c.Window = replies, &memWindow{}
 		cfg = *c
 	})
 	if r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], pve1, "Idempotency-Key", "k1"); r.status != 201 {
@@ -104,13 +105,16 @@ func TestStateDirIsOptionalWithItsStores(t *testing.T) {
 	if r := e.do(t, "GET", "/api/v1/window", e.tokens["read"], ""); r.status != 200 || !strings.Contains(r.body, `"open":false`) {
 		t.Errorf("window: %d %s", r.status, r.body)
 	}
-	for name, c := range map[string]api.Config{
-		"no Replies": {Window: &memWindow{}},
-		"no Window":  {Replies: replies},
+	for name, tc := range map[string]struct {
+		c    api.Config
+		want string
+	}{
+		"no Replies": {api.Config{Window: &memWindow{}}, "Replies"},
+		"no Window":  {api.Config{Replies: replies}, "Window"},
 	} {
-		c.Registry, c.Tokens, c.Events = cfg.Registry, cfg.Tokens, cfg.Events
-		if _, err := api.New(c); err == nil || !strings.Contains(err.Error(), "StateDir") {
-			t.Errorf("%s and no StateDir: %v", name, err)
+		tc.c.Registry, tc.c.Tokens, tc.c.Events = cfg.Registry, cfg.Tokens, cfg.Events
+		if _, err := api.New(tc.c); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // Prefix is the path every endpoint is under.
@@ -126,23 +127,7 @@ type WindowStatus struct {
 	OpenedBy string `json:"opened_by,omitempty"`
 	// Hosts are the provisioner hosts following the site's window, as
 	// they last said (a daemon's, while the window is open).
-	Hosts []WindowHost `json:"hosts,omitempty"`
-}
-
-// WindowHost is a provisioner host following the site's window.
-type WindowHost struct {
-	// Name is the host's name.
-	Name string `json:"name"`
-	// API is its management API's listen address.
-	API string `json:"api,omitempty"`
-	// HTTP is its window's HTTP address and URL its answer URL, while it
-	// serves.
-	HTTP string `json:"http,omitempty"`
-	URL  string `json:"url,omitempty"`
-	// Serving says it serves the window.
-	Serving bool `json:"serving"`
-	// Seen is when it last said so.
-	Seen time.Time `json:"seen"`
+	Hosts []window.Host `json:"hosts,omitempty"`
 }
 
 // Left returns the time left at now, 0 when closed or without a TTL.

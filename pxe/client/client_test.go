@@ -50,7 +50,11 @@ func newServer(t *testing.T) *server {
 			t.Fatal(err)
 		}
 	}
-	h, err := api.New(api.Config{StateDir: s.state, Registry: reg, Tokens: store, Events: folder.OpenEvents(folder.EventsPath(s.state), folder.EventsOptions{Poll: 10 * time.Millisecond})})
+	replies, err := folder.OpenReplies(s.state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Config{Window: folder.Window(s.state), Registry: reg, Tokens: store, Replies: replies, Events: folder.OpenEvents(folder.EventsPath(s.state), folder.EventsOptions{Poll: 10 * time.Millisecond})})
 	if err != nil {
 		t.Fatal(err)
 	}

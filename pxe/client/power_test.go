@@ -47,7 +47,11 @@ func TestBMCFailureIsNotRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	bmc := &failingBMC{}
-	h, err := api.New(api.Config{StateDir: state, Registry: reg, Tokens: store, Power: bmc, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
+	replies, err := folder.OpenReplies(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(api.Config{Window: folder.Window(state), Registry: reg, Tokens: store, Replies: replies, Power: bmc, Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,9 +143,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer stores.Close()
-	var replies api.Replies // nil: the state folder's
-	if pg, ok := stores.Remote().(*postgres.Stores); ok {
-		replies = postgres.OpenReplies(pg.DB())
+	replies, err := stores.Replies()
+	if err != nil {
+		return err
 	}
 	tokens, err := stores.Tokens()
 	if err != nil {
@@ -194,7 +194,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{StateDir: d.cfg.StateDir, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
+	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

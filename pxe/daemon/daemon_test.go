@@ -135,7 +135,7 @@ func TestWindowSurvivesRestart(t *testing.T) {
 		t.Errorf("serve beside the daemon's window: %v", err)
 	}
 	r.stop()
-	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); err != nil {
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, window.FileName)); err != nil {
 		t.Fatalf("the record went with the stop: %v", err)
 	}
 
@@ -161,13 +161,13 @@ func TestWindowSurvivesRestart(t *testing.T) {
 
 	// A deadline that passed while the daemon was down.
 	rec, _ := json.Marshal(map[string]time.Time{"opened": time.Now().Add(-time.Hour), "deadline": time.Now().Add(-time.Minute)})
-	os.WriteFile(filepath.Join(state, apitoken.DirName, daemon.RecordName), rec, 0o600)
+	os.WriteFile(filepath.Join(state, apitoken.DirName, window.FileName), rec, 0o600)
 	r = start(t, state)
 	c = adminClient(t, state, r)
 	if w, err := c.Window(ctx); err != nil || w.Open {
 		t.Errorf("deadline passed: %+v %v", w, err)
 	}
-	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, window.FileName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("the passed record stays: %v", err)
 	}
 }
@@ -191,7 +191,7 @@ func TestWindowClosesAtItsDeadline(t *testing.T) {
 			t.Fatalf("after the TTL: %+v %v", w, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, window.FileName)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("record after the TTL: %v", err)
 	}
 }

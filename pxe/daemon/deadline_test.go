@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	pxestore "github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/plasmactl/plasma-node/pxe"
@@ -41,7 +41,7 @@ func TestAWindowSlowToStartStopsAtTheSitesDeadline(t *testing.T) {
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	cfg := pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", Logger: slog.New(slowOpen{delay: 700 * time.Millisecond})}
-	w := newWindows(ctx, state, window.OpenSiteDir(filepath.Join(state, "api")), window.Host{Name: "a"}, cfg, log)
+	w := newWindows(ctx, state, folder.OpenSiteWindow(state), window.Host{Name: "a"}, cfg, log)
 	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -15,10 +15,10 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/client"
-	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // netbootWindow is the daemon's window settings with proxy-DHCP and TFTP
@@ -79,7 +79,7 @@ func TestSecureBootWindowThroughTheAPI(t *testing.T) {
 	if _, err := os.Stat(shim); err != nil {
 		t.Errorf("the chain is not in the TFTP root: %v", err)
 	}
-	recPath := filepath.Join(state, apitoken.DirName, daemon.RecordName)
+	recPath := filepath.Join(state, apitoken.DirName, window.FileName)
 	readRec := func() (rec struct {
 		SecureBoot bool `json:"secure_boot"`
 	}) {
@@ -141,7 +141,7 @@ func TestSecureBootWindowThroughTheAPI(t *testing.T) {
 	if w, err := c.Window(ctx); err != nil || w.Open {
 		t.Errorf("after the refusal: %+v %v; want closed", w, err)
 	}
-	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, daemon.RecordName)); err == nil {
+	if _, err := os.Stat(filepath.Join(state, apitoken.DirName, window.FileName)); err == nil {
 		t.Errorf("a refused open left a record")
 	}
 }

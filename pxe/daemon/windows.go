@@ -10,16 +10,11 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
-
-// RecordName is the site window's record in the API's folder of a state
-// folder without a PostgreSQL store ([window.FileName]): its
-// deadline survives a restart.
-const RecordName = window.FileName
 
 // windows runs the site's window on this host; it implements
 // [api.Windows]. The window is the site's ([window.SiteStore]): opened
@@ -77,7 +72,7 @@ func (w *windows) Status(ctx context.Context) (api.WindowStatus, error) {
 		return api.WindowStatus{}, err
 	}
 	now := time.Now()
-	st, err := api.WindowStatusOf(ctx, w.stateDir, now)
+	st, err := registrar.WindowStatus(ctx, store.Window(w.stateDir), now)
 	if err != nil {
 		return st, err
 	}
@@ -99,9 +94,7 @@ func (w *windows) Status(ctx context.Context) (api.WindowStatus, error) {
 	if err != nil {
 		return api.WindowStatus{}, err
 	}
-	for _, h := range hosts {
-		st.Hosts = append(st.Hosts, apitype.WindowHost{Name: h.Name, API: h.API, HTTP: h.HTTP, URL: h.URL, Serving: h.Serving, Seen: h.Seen})
-	}
+	st.Hosts = append(st.Hosts, hosts...)
 	return st, nil
 }
 

@@ -48,7 +48,7 @@ func TestBootAndPower(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := power.Request{Registrations: regs, Secrets: sec, Window: window.Dir(state), Name: "n1"}
+	req := power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1"}
 
 	register(t, state, secrets, nil, "")
 	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, power.ErrNoBMC) {

@@ -1,6 +1,7 @@
 // Package store opens node-provisioner's stores from one setting: the
 // registrations ([registry.Registrations]), the nodes' secrets
-// ([secret.Store]), the API's tokens ([apitoken.Tokens]), the event log,
+// ([secret.Store]), the API's tokens ([apitoken.Tokens]) and idempotency
+// records ([idempotency.Store]), the event log,
 // the installers' reports ([registry.Installs]), the discovery inbox and
 // the site's window ([window.SiteStore]). The setting is a state folder
 // (a path, or a file:// URL) and, with [Options].Store, a store URL whose

@@ -10,6 +10,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -34,6 +35,8 @@ type Remote interface {
 	Installs() registry.Installs
 	// Tokens returns the API's tokens.
 	Tokens() apitoken.Tokens
+	// Replies returns the API's idempotency records.
+	Replies() idempotency.Store
 	// Discovered returns the discovery inbox.
 	Discovered() discovery.Store
 	// SiteWindow returns the site's window.

@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
@@ -72,6 +73,7 @@ type Stores struct {
 	mu       sync.Mutex
 	secrets  secret.Store
 	tokens   apitoken.Tokens
+	replies  idempotency.Store
 	events   events.Store
 	installs registry.Installs
 	inbox    discovery.Store
@@ -270,7 +272,7 @@ func (s *Stores) SiteWindow() window.SiteStore {
 	case s.remote != nil:
 		s.site = s.remote.SiteWindow()
 	default:
-		s.site = window.OpenSiteDir(filepath.Join(s.dir, apitoken.DirName))
+		s.site = folder.OpenSiteWindow(s.dir)
 	}
 	return s.site
 }
@@ -281,9 +283,9 @@ func (s *Stores) SiteWindow() window.SiteStore {
 func (s *Stores) Window() window.Store { return Window(s.dir) }
 
 // Window returns the window state of the state folder dir: its
-// window.json and window.lock ([window.Dir]). It opens nothing, so it
+// window.json and window.lock ([folder.Window]). It opens nothing, so it
 // also reads a read-only or full state folder.
-func Window(dir string) window.Store { return window.Dir(dir) }
+func Window(dir string) window.Store { return folder.Window(dir) }
 
 // Tokens opens the API's tokens once.
 func (s *Stores) Tokens() (apitoken.Tokens, error) {
@@ -302,6 +304,22 @@ func (s *Stores) Tokens() (apitoken.Tokens, error) {
 	}
 	s.tokens = t
 	return t, nil
+}
+
+// Replies opens the API's idempotency records (the state folder's
+// api/idempotency/, or the PostgreSQL store's) once.
+func (s *Stores) Replies() (idempotency.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var err error
+	switch {
+	case s.replies != nil:
+	case s.remote != nil:
+		s.replies = s.remote.Replies()
+	default:
+		s.replies, err = folder.OpenReplies(s.dir, s.opts.Logger)
+	}
+	return s.replies, err
 }
 
 // Discovered opens the discovery inbox (the state folder's

@@ -1,11 +1,10 @@
 // Package window holds the provisioning window's state, on a host and
 // across the site.
 //
-// On a host: the record a serving window keeps ([Record]), the lock that
-// gives one state folder one window at a time ([Lock], [HeldError],
-// [ErrOpen]), and the [Store] interface they sit behind, with [Dir], the
-// state folder's implementation. It is what status and disable on the
-// host read.
+// On a host: the record a serving window keeps ([Record]) in the state
+// folder, the lock that gives one state folder one window at a time
+// ([Lock], [HeldError], [ErrOpen]), and the [Store] interface they sit
+// behind. It is what status and disable on the host read.
 //
 // Across the site: the desired state every provisioner host follows
 // ([Site]: open until a deadline, its Secure Boot and discovery
@@ -14,9 +13,11 @@
 // whether it serves, when last seen), behind [SiteStore]. A daemon opens
 // and closes the site's window through it; each daemon of the site
 // watches the store ([SiteStore.Changes], with a bounded poll beside it)
-// and starts or stops its own servers to match. [SiteDir] is the state
-// folder's (one host: the daemon's API folder holds the record,
-// window.json); package pxe/store/postgres keeps it in PostgreSQL for
+// and starts or stops its own servers to match.
+//
+// Package pxe/store/folder has the state folder's stores of both (one
+// host: the site's record is the daemon's API folder's window.json);
+// package pxe/store/postgres keeps the site's window in PostgreSQL for
 // several hosts. Package windowtest is the conformance suite of both
 // stores.
 //

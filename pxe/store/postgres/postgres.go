@@ -7,6 +7,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -65,10 +66,6 @@ func Open(ctx context.Context, url string, o store.RemoteOptions) (store.Remote,
 	return &Stores{db: db, log: o.Logger, lim: o.Discovery, regs: OpenRegistrations(db, o.Logger)}, nil
 }
 
-// DB returns the connection pool, for a store opened beside these on the
-// same database (the API's idempotency records, [OpenReplies]).
-func (s *Stores) DB() *DB { return s.db }
-
 // Name names the database without its password.
 func (s *Stores) Name() string { return s.db.Name() }
 
@@ -89,6 +86,9 @@ func (s *Stores) Installs() registry.Installs { return OpenInstalls(s.db) }
 
 // Tokens returns the API's tokens.
 func (s *Stores) Tokens() apitoken.Tokens { return OpenTokens(s.db, s.log) }
+
+// Replies returns the API's idempotency records.
+func (s *Stores) Replies() idempotency.Store { return OpenReplies(s.db) }
 
 // Discovered returns the discovery inbox.
 func (s *Stores) Discovered() discovery.Store { return OpenInbox(s.db, s.lim) }

@@ -13,19 +13,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 )
-
-// ReplyTTL is how long a reply is kept for repeats: a day, as the state
-// folder's.
-const ReplyTTL = 24 * time.Hour
 
 // lockClass is the first key of the keys' advisory locks ("np" in
 // ASCII): the two-key space, apart from the stores' one-key locks.
 const lockClass int32 = 0x6e70
 
 // Replies keeps the management API's idempotency records
-// ([api.Replies]) in PostgreSQL: the reply of each POST by the SHA-256
+// ([idempotency.Store]) in PostgreSQL: the reply of each POST by the SHA-256
 // of its Idempotency-Key, kept a day, so that a repeat sent to any host
 // (also after a restart) gets the same reply; safe for concurrent use.
 // The requests of one key wait for each other across hosts:
@@ -45,7 +41,7 @@ type Replies struct {
 	unheld map[[32]byte]error
 }
 
-var _ api.Replies = (*Replies)(nil)
+var _ idempotency.Store = (*Replies)(nil)
 
 // reserved are the pool's connections other stores hold for long (the
 // event and window streams' LISTEN), left out of Lock's share.
@@ -128,7 +124,7 @@ func drop(ctx context.Context, conn *pgxpool.Conn) {
 }
 
 // Get returns the reply kept for key, nil for none or one past its day.
-func (s *Replies) Get(ctx context.Context, key string) (*api.Reply, error) {
+func (s *Replies) Get(ctx context.Context, key string) (*idempotency.Reply, error) {
 	h := keyHash(key)
 	s.mu.Lock()
 	lerr := s.unheld[h]
@@ -146,12 +142,12 @@ func (s *Replies) Get(ctx context.Context, key string) (*api.Reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("idempotency record: %w", s.db.Check(err))
 	}
-	var r api.Reply
+	var r idempotency.Reply
 	if err := json.Unmarshal([]byte(data), &r); err != nil {
 		s.db.Log.Warn("unreadable idempotency record; ignored", "err", err)
 		return nil, nil
 	}
-	if time.Since(r.Time) > ReplyTTL {
+	if time.Since(r.Time) > idempotency.TTL {
 		return nil, nil
 	}
 	return &r, nil
@@ -159,7 +155,7 @@ func (s *Replies) Get(ctx context.Context, key string) (*api.Reply, error) {
 
 // Put keeps r for key; once an hour it also removes the replies past
 // their day.
-func (s *Replies) Put(ctx context.Context, key string, r api.Reply) error {
+func (s *Replies) Put(ctx context.Context, key string, r idempotency.Reply) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -178,7 +174,7 @@ func (s *Replies) Put(ctx context.Context, key string, r api.Reply) error {
 	}
 	s.mu.Unlock()
 	if due {
-		if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_replies WHERE at < $1", r.Time.Add(-ReplyTTL)); err != nil {
+		if _, err := s.db.Pool.Exec(ctx, "DELETE FROM np_replies WHERE at < $1", r.Time.Add(-idempotency.TTL)); err != nil {
 			s.db.Log.Warn("cannot remove old idempotency records", "err", s.db.Check(err))
 		}
 	}

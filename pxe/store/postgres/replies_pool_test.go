@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 )
 
@@ -40,7 +40,7 @@ func TestManyKeysAtOnceDoNotStarveThePool(t *testing.T) {
 				t.Errorf("Get %s: %v", key, err)
 				return
 			}
-			if err := s.Put(ctx, key, api.Reply{Request: "req", Status: 201, Body: key, Time: time.Now().UTC()}); err != nil {
+			if err := s.Put(ctx, key, idempotency.Reply{Request: "req", Status: 201, Body: key, Time: time.Now().UTC()}); err != nil {
 				t.Errorf("Put %s: %v", key, err)
 			}
 		})

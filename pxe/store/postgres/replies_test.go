@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
-	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/api/repliestest"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
+	"github.com/plasmactl/plasma-node/pxe/idempotency/idempotencytest"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 )
 
-func openReplies(t repliestest.T, conn string) *postgres.Replies {
+func openReplies(t idempotencytest.T, conn string) *postgres.Replies {
 	db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -31,19 +31,19 @@ func TestRepliesConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
 	var mu sync.Mutex
-	conns := map[api.Replies]string{}
-	keep := func(s api.Replies, conn string) api.Replies {
+	conns := map[idempotency.Store]string{}
+	keep := func(s idempotency.Store, conn string) idempotency.Store {
 		mu.Lock()
 		defer mu.Unlock()
 		conns[s] = conn
 		return s
 	}
-	repliestest.Run(t, repliestest.Harness{
-		New: func(t repliestest.T) api.Replies {
+	idempotencytest.Run(t, idempotencytest.Harness{
+		New: func(t idempotencytest.T) idempotency.Store {
 			conn := srv.NewDatabase(t.(testing.TB))
 			return keep(openReplies(t, conn), conn)
 		},
-		Reopen: func(t repliestest.T, s api.Replies) api.Replies {
+		Reopen: func(t idempotencytest.T, s idempotency.Store) idempotency.Store {
 			mu.Lock()
 			conn := conns[s]
 			mu.Unlock()
@@ -59,7 +59,7 @@ func TestRepliesConformance(t *testing.T) {
 func racingHosts(t *testing.T, srv *pgtest.Server) {
 	ctx := t.Context()
 	conn := srv.NewDatabase(t)
-	hosts := []api.Replies{openReplies(t, conn), openReplies(t, conn)}
+	hosts := []idempotency.Store{openReplies(t, conn), openReplies(t, conn)}
 	const n = 32
 	got := make([]string, n)
 	var mu sync.Mutex
@@ -83,7 +83,7 @@ func racingHosts(t *testing.T, srv *pgtest.Server) {
 			ran++
 			mu.Unlock()
 			time.Sleep(5 * time.Millisecond)
-			r := api.Reply{Request: "req", Status: 201, Body: fmt.Sprintf("reply of racer %d on host %d", i, i%2), Time: time.Now().UTC()}
+			r := idempotency.Reply{Request: "req", Status: 201, Body: fmt.Sprintf("reply of racer %d on host %d", i, i%2), Time: time.Now().UTC()}
 			if err := s.Put(ctx, "shared", r); err != nil {
 				t.Errorf("Put: %v", err)
 			}

@@ -1,8 +1,8 @@
 // Package windowtest is the conformance suite of the window's stores:
 // [window.Store], the store of the window serving on a host, and
 // [window.SiteStore], the store of the site's window. Every
-// implementation runs it (the state folder's, [window.Dir] and
-// [window.SiteDir], in go test ./...; PostgreSQL's and an embedder's own
+// implementation runs it (the state folder's, package pxe/store/folder's
+// Window and SiteWindow, in go test ./...; PostgreSQL's and an embedder's own
 // the same way), by [Run] with a [Harness] that makes stores of it; the
 // checks of a store the harness does not make pass unchecked.
 //

@@ -2,23 +2,23 @@ package windowtest_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 	"github.com/plasmactl/plasma-node/pxe/window/windowtest"
 )
 
 // brokenSite is the state folder's site window with one fault.
 type brokenSite struct {
-	*window.SiteDir
+	*folder.SiteWindow
 	fault string
 }
 
 func (b brokenSite) Read(ctx context.Context) (*window.Site, error) {
-	w, err := b.SiteDir.Read(ctx)
+	w, err := b.SiteWindow.Read(ctx)
 	switch {
 	case w != nil && b.fault == "drops the secure boot":
 		w.SecureBoot = false
@@ -31,17 +31,17 @@ func (b brokenSite) Read(ctx context.Context) (*window.Site, error) {
 func (b brokenSite) Open(ctx context.Context, w window.Site) error {
 	switch b.fault {
 	case "opens over an open window":
-		b.SiteDir.Close(ctx)
+		b.SiteWindow.Close(ctx)
 	case "keeps a passed window":
-		if cur, err := b.SiteDir.Read(ctx); err == nil && cur != nil {
+		if cur, err := b.SiteWindow.Read(ctx); err == nil && cur != nil {
 			return &window.OpenError{Current: *cur}
 		}
 	}
-	return b.SiteDir.Open(ctx, w)
+	return b.SiteWindow.Open(ctx, w)
 }
 
 func (b brokenSite) Close(ctx context.Context) (bool, error) {
-	open, err := b.SiteDir.Close(ctx)
+	open, err := b.SiteWindow.Close(ctx)
 	if b.fault == "closes saying none was open" {
 		open = false
 	}
@@ -50,29 +50,29 @@ func (b brokenSite) Close(ctx context.Context) (bool, error) {
 
 func (b brokenSite) End(ctx context.Context, w window.Site) error {
 	if b.fault == "ends any window" {
-		_, err := b.SiteDir.Close(ctx)
+		_, err := b.SiteWindow.Close(ctx)
 		return err
 	}
-	return b.SiteDir.End(ctx, w)
+	return b.SiteWindow.End(ctx, w)
 }
 
 func (b brokenSite) Hosts(ctx context.Context, since time.Time) ([]window.Host, error) {
 	if b.fault == "lists hosts not seen lately" {
 		since = time.Time{}
 	}
-	return b.SiteDir.Hosts(ctx, since)
+	return b.SiteWindow.Hosts(ctx, since)
 }
 
 func (b brokenSite) Changes(ctx context.Context) <-chan struct{} {
 	if b.fault == "signals no change" {
 		return make(chan struct{})
 	}
-	return b.SiteDir.Changes(ctx)
+	return b.SiteWindow.Changes(ctx)
 }
 
 func siteHarness(fault string) windowtest.Harness {
 	return windowtest.Harness{NewSite: func(t windowtest.T) window.SiteStore {
-		return brokenSite{SiteDir: window.OpenSiteDir(filepath.Join(t.TempDir(), "api")), fault: fault}
+		return brokenSite{SiteWindow: folder.OpenSiteWindow(t.TempDir()), fault: fault}
 	}}
 }
 

@@ -12,18 +12,19 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 	"github.com/plasmactl/plasma-node/pxe/window/windowtest"
 )
 
-// dirHarness runs the host's checks on window.Dir in temporary state
+// dirHarness runs the host's checks on folder.Window in temporary state
 // folders; wrap, when set, puts a fault in front of each.
-func dirHarness(tb testing.TB, wrap func(window.Dir) window.Store) windowtest.Harness {
+func dirHarness(tb testing.TB, wrap func(folder.Window) window.Store) windowtest.Harness {
 	var mu sync.Mutex
-	dirs := map[window.Store]window.Dir{}
+	dirs := map[window.Store]folder.Window{}
 	return windowtest.Harness{
 		New: func(t windowtest.T) window.Store {
-			d := window.Dir(tb.TempDir())
+			d := folder.Window(tb.TempDir())
 			var s window.Store = d
 			if wrap != nil {
 				s = wrap(d)
@@ -49,18 +50,18 @@ func dirHarness(tb testing.TB, wrap func(window.Dir) window.Store) windowtest.Ha
 // TestDirConformance runs the suite on the state folder's stores.
 func TestDirConformance(t *testing.T) {
 	h := dirHarness(t, nil)
-	h.NewSite = func(t windowtest.T) window.SiteStore { return window.OpenSiteDir(filepath.Join(t.TempDir(), "api")) }
+	h.NewSite = func(t windowtest.T) window.SiteStore { return folder.OpenSiteWindow(t.TempDir()) }
 	windowtest.Run(t, h)
 }
 
 // broken wraps the state folder's window with one fault.
 type broken struct {
-	window.Dir
+	folder.Window
 	fault string
 }
 
 func (b broken) Read(ctx context.Context) (*window.Record, error) {
-	r, err := b.Dir.Read(ctx)
+	r, err := b.Window.Read(ctx)
 	if b.fault == "none is no error" && errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -74,7 +75,7 @@ func (b broken) Write(ctx context.Context, w *window.Record) error {
 		c.Deadline = c.Started
 		w = &c
 	case "writes part of a record in place":
-		path := filepath.Join(string(b.Dir), window.FileName)
+		path := filepath.Join(string(b.Window), window.FileName)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 		if err != nil {
 			return err
@@ -85,7 +86,7 @@ func (b broken) Write(ctx context.Context, w *window.Record) error {
 		fmt.Fprintf(f, `"http": %q, "started": %q}`, w.HTTP, w.Started.Format("2006-01-02T15:04:05.999999999Z07:00"))
 		return nil
 	}
-	return b.Dir.Write(ctx, w)
+	return b.Window.Write(ctx, w)
 }
 
 func (b broken) Remove(ctx context.Context, pid int) error {
@@ -93,18 +94,18 @@ func (b broken) Remove(ctx context.Context, pid int) error {
 	case "remove keeps":
 		return nil
 	case "remove ignores the pid":
-		if w, err := b.Dir.Read(ctx); err == nil {
+		if w, err := b.Window.Read(ctx); err == nil {
 			pid = w.PID
 		}
 	}
-	return b.Dir.Remove(ctx, pid)
+	return b.Window.Remove(ctx, pid)
 }
 
 func (b broken) Holder(ctx context.Context) (*window.HeldError, error) {
 	if b.fault == "no holder" {
 		return nil, nil
 	}
-	return b.Dir.Holder(ctx)
+	return b.Window.Holder(ctx)
 }
 
 // TestTheSuiteFailsABrokenHostStore feeds the suite a state folder's window
@@ -120,7 +121,7 @@ func TestTheSuiteFailsABrokenHostStore(t *testing.T) {
 		{"no holder", "Holder"},
 	} {
 		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			h := dirHarness(t, func(d window.Dir) window.Store { return broken{Dir: d, fault: tc.fault} })
+			h := dirHarness(t, func(d folder.Window) window.Store { return broken{Window: d, fault: tc.fault} })
 			storetest.Rejects(t, h, windowtest.Checks(), tc.check)
 		})
 	}

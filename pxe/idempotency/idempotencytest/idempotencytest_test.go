@@ -1,4 +1,4 @@
-package repliestest_test
+package idempotencytest_test
 
 import (
 	"context"
@@ -8,17 +8,18 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
-	"github.com/plasmactl/plasma-node/pxe/api"
-	"github.com/plasmactl/plasma-node/pxe/api/repliestest"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
+	"github.com/plasmactl/plasma-node/pxe/idempotency/idempotencytest"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
-// fileHarness runs the suite on api.OpenReplies in temporary folders;
+// fileHarness runs the suite on folder.OpenReplies in temporary folders;
 // wrap, when set, puts a fault in front of each store.
-func fileHarness(tb testing.TB, wrap func(api.Replies) api.Replies) repliestest.Harness {
+func fileHarness(tb testing.TB, wrap func(idempotency.Store) idempotency.Store) idempotencytest.Harness {
 	var mu sync.Mutex
-	dirs := map[api.Replies]string{}
-	open := func(t repliestest.T, dir string) api.Replies {
-		s, err := api.OpenReplies(dir, nil)
+	dirs := map[idempotency.Store]string{}
+	open := func(t idempotencytest.T, dir string) idempotency.Store {
+		s, err := folder.OpenReplies(dir, nil)
 		if err != nil {
 			t.Fatalf("open: %v", err)
 		}
@@ -30,9 +31,9 @@ func fileHarness(tb testing.TB, wrap func(api.Replies) api.Replies) repliestest.
 		mu.Unlock()
 		return s
 	}
-	return repliestest.Harness{
-		New: func(t repliestest.T) api.Replies { return open(t, filepath.Join(tb.TempDir(), "api")) },
-		Reopen: func(t repliestest.T, s api.Replies) api.Replies {
+	return idempotencytest.Harness{
+		New: func(t idempotencytest.T) idempotency.Store { return open(t, filepath.Join(tb.TempDir(), "api")) },
+		Reopen: func(t idempotencytest.T, s idempotency.Store) idempotency.Store {
 			mu.Lock()
 			dir := dirs[s]
 			mu.Unlock()
@@ -41,13 +42,13 @@ func fileHarness(tb testing.TB, wrap func(api.Replies) api.Replies) repliestest.
 	}
 }
 
-func TestFileRepliesConformance(t *testing.T) {
-	repliestest.Run(t, fileHarness(t, nil))
+func TestDirConformance(t *testing.T) {
+	idempotencytest.Run(t, fileHarness(t, nil))
 }
 
 // broken wraps the replies folder with one fault.
 type broken struct {
-	api.Replies
+	idempotency.Store
 	fault string
 }
 
@@ -55,25 +56,25 @@ func (b *broken) Lock(ctx context.Context, key string) func() {
 	if b.fault == "no lock" {
 		return func() {}
 	}
-	return b.Replies.Lock(ctx, key)
+	return b.Store.Lock(ctx, key)
 }
 
-func (b *broken) Get(ctx context.Context, key string) (*api.Reply, error) {
+func (b *broken) Get(ctx context.Context, key string) (*idempotency.Reply, error) {
 	switch b.fault {
 	case "forgets":
 		return nil, nil
 	case "one key":
 		key = "k"
 	case "never expires":
-		r, err := b.Replies.Get(ctx, key+"#kept")
+		r, err := b.Store.Get(ctx, key+"#kept")
 		if r != nil || err != nil {
 			return r, err
 		}
 	}
-	return b.Replies.Get(ctx, key)
+	return b.Store.Get(ctx, key)
 }
 
-func (b *broken) Put(ctx context.Context, key string, r api.Reply) error {
+func (b *broken) Put(ctx context.Context, key string, r idempotency.Reply) error {
 	switch b.fault {
 	case "one key":
 		key = "k"
@@ -86,11 +87,11 @@ func (b *broken) Put(ctx context.Context, key string, r api.Reply) error {
 	case "never expires":
 		r2 := r
 		r2.Time = time.Now().UTC()
-		if err := b.Replies.Put(ctx, key+"#kept", r2); err != nil {
+		if err := b.Store.Put(ctx, key+"#kept", r2); err != nil {
 			return err
 		}
 	}
-	return b.Replies.Put(ctx, key, r)
+	return b.Store.Put(ctx, key, r)
 }
 
 // TestTheSuiteFailsABrokenStore feeds the suite a replies folder with
@@ -106,8 +107,8 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"no lock", "RacingRequests"},
 	} {
 		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			h := fileHarness(t, func(s api.Replies) api.Replies { return &broken{Replies: s, fault: tc.fault} })
-			storetest.Rejects(t, h, repliestest.Checks(), tc.check)
+			h := fileHarness(t, func(s idempotency.Store) idempotency.Store { return &broken{Store: s, fault: tc.fault} })
+			storetest.Rejects(t, h, idempotencytest.Checks(), tc.check)
 		})
 	}
 }

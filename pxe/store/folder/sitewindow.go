@@ -1,4 +1,4 @@
-package window
+package folder
 
 import (
 	"context"
@@ -15,51 +15,53 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 // errBadRecord is wrapped by the error of a record that does not parse;
-// [SiteDir.Open] replaces it.
+// [SiteWindow.Open] replaces it.
 var errBadRecord = errors.New("the record does not parse")
 
-// SiteDir is the site's window of one host's state folder: the record is
-// [FileName] in its folder (a daemon's API folder); the hosts are kept in
-// memory, since one daemon runs on a state folder. Safe for concurrent
-// use; one process writes it.
-type SiteDir struct {
+// maxSiteWindow bounds the record read: 64 KiB.
+const maxSiteWindow = 64 << 10
+
+// SiteWindow is the site's window of one host's state folder: the record
+// is <state-dir>/api/window.json; the hosts are kept in memory, since one
+// daemon runs on a state folder. Safe for concurrent use; one process
+// writes it.
+type SiteWindow struct {
 	path string
 
 	mu      sync.Mutex
-	hosts   map[string]Host
+	hosts   map[string]window.Host
 	waiters []chan struct{}
 }
 
-var _ SiteStore = (*SiteDir)(nil)
+var _ window.SiteStore = (*SiteWindow)(nil)
 
-// OpenSiteDir returns the site window store of the folder dir (created
-// 0700 on the first write). It does no I/O.
-func OpenSiteDir(dir string) *SiteDir {
-	return &SiteDir{path: filepath.Join(dir, FileName), hosts: map[string]Host{}}
+// OpenSiteWindow returns the site's window of the state folder stateDir
+// (its api folder created 0700 on the first write). It does no I/O.
+func OpenSiteWindow(stateDir string) *SiteWindow {
+	return &SiteWindow{path: filepath.Join(stateDir, apitoken.DirName, window.FileName), hosts: map[string]window.Host{}}
 }
 
-// Path returns the record's file.
-func (d *SiteDir) Path() string { return d.path }
-
 // Read returns the recorded window, nil for none.
-func (d *SiteDir) Read(context.Context) (*Site, error) {
+func (d *SiteWindow) Read(context.Context) (*window.Site, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.read()
 }
 
-func (d *SiteDir) read() (*Site, error) {
-	data, err := regularfile.Read(d.path, maxWindowFile)
+func (d *SiteWindow) read() (*window.Site, error) {
+	data, err := regularfile.Read(d.path, maxSiteWindow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("site window record: %w", err)
 	}
-	var w Site
+	var w window.Site
 	if err := json.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("site window record %s: %w: %w", d.path, errBadRecord, err)
 	}
@@ -67,7 +69,7 @@ func (d *SiteDir) read() (*Site, error) {
 }
 
 // Open records w unless a window is open at w.Opened.
-func (d *SiteDir) Open(_ context.Context, w Site) error {
+func (d *SiteWindow) Open(_ context.Context, w window.Site) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, err := d.read()
@@ -75,7 +77,7 @@ func (d *SiteDir) Open(_ context.Context, w Site) error {
 		return err // unreadable; a record that does not parse is replaced
 	}
 	if cur.OpenAt(w.Opened) {
-		return &OpenError{Current: *cur}
+		return &window.OpenError{Current: *cur}
 	}
 	data, err := json.Marshal(w)
 	if err != nil {
@@ -92,7 +94,7 @@ func (d *SiteDir) Open(_ context.Context, w Site) error {
 }
 
 // Close removes the record, reporting whether its window was open.
-func (d *SiteDir) Close(context.Context) (bool, error) {
+func (d *SiteWindow) Close(context.Context) (bool, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, _ := d.read()
@@ -103,7 +105,7 @@ func (d *SiteDir) Close(context.Context) (bool, error) {
 }
 
 // End removes the record if it is still w.
-func (d *SiteDir) End(_ context.Context, w Site) error {
+func (d *SiteWindow) End(_ context.Context, w window.Site) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, err := d.read()
@@ -113,7 +115,7 @@ func (d *SiteDir) End(_ context.Context, w Site) error {
 	return d.remove()
 }
 
-func (d *SiteDir) remove() error {
+func (d *SiteWindow) remove() error {
 	if err := os.Remove(d.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("site window record: %w", err)
 	}
@@ -122,7 +124,7 @@ func (d *SiteDir) remove() error {
 }
 
 // Advertise keeps h in memory.
-func (d *SiteDir) Advertise(_ context.Context, h Host) error {
+func (d *SiteWindow) Advertise(_ context.Context, h window.Host) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.hosts[h.Name] = h
@@ -130,21 +132,21 @@ func (d *SiteDir) Advertise(_ context.Context, h Host) error {
 }
 
 // Hosts returns the hosts seen at or after since, by name.
-func (d *SiteDir) Hosts(_ context.Context, since time.Time) ([]Host, error) {
+func (d *SiteWindow) Hosts(_ context.Context, since time.Time) ([]window.Host, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []Host
+	var out []window.Host
 	for _, h := range d.hosts {
 		if !h.Seen.Before(since) {
 			out = append(out, h)
 		}
 	}
-	slices.SortFunc(out, func(a, b Host) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b window.Host) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // Changes receives after each Open, Close and End through d.
-func (d *SiteDir) Changes(ctx context.Context) <-chan struct{} {
+func (d *SiteWindow) Changes(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	d.mu.Lock()
 	d.waiters = append(d.waiters, ch)
@@ -158,7 +160,7 @@ func (d *SiteDir) Changes(ctx context.Context) <-chan struct{} {
 }
 
 // changed tells the waiters; d.mu is held.
-func (d *SiteDir) changed() {
+func (d *SiteWindow) changed() {
 	for _, ch := range d.waiters {
 		select {
 		case ch <- struct{}{}:

@@ -1,4 +1,4 @@
-package repliestest
+package idempotencytest
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
-	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/idempotency"
 )
 
 // T is what a check needs of a test ([storetest.T]).
@@ -17,7 +18,7 @@ type T = storetest.T
 
 // Harness gives the suite stores of the implementation under test: New
 // is required; a nil Reopen skips the check of a restart.
-type Harness = storetest.Harness[api.Replies]
+type Harness = storetest.Harness[idempotency.Store]
 
 // Check is one conformance check.
 type Check = storetest.Check[Harness]
@@ -37,22 +38,18 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
-
-func reply(req string, status int, body string) api.Reply {
-	return api.Reply{Request: req, Status: status, Body: body, Time: time.Now().UTC().Truncate(time.Millisecond)}
+func reply(req string, status int, body string) idempotency.Reply {
+	return idempotency.Reply{Request: req, Status: status, Body: body, Time: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
-func same(a, b api.Reply) bool {
+func same(a, b idempotency.Reply) bool {
 	return a.Request == b.Request && a.Status == b.Status && a.Body == b.Body && a.Time.Equal(b.Time)
 }
 
 // serve does what the API does with a POST under key whose request hash
 // is req: under the key's lock, a kept reply is the answer (refused when
 // its request is another), else work runs and its reply is kept.
-func serve(t T, s api.Replies, key, req string, work func() api.Reply) (got api.Reply, refused bool) {
+func serve(t T, s idempotency.Store, key, req string, work func() idempotency.Reply) (got idempotency.Reply, refused bool) {
 	ctx := context.Background()
 	t.Helper()
 	unlock := s.Lock(ctx, key)
@@ -60,7 +57,7 @@ func serve(t T, s api.Replies, key, req string, work func() api.Reply) (got api.
 	prev, err := s.Get(ctx, key)
 	if err != nil {
 		t.Errorf("Get %q: %v", key, err)
-		return api.Reply{}, false
+		return idempotency.Reply{}, false
 	}
 	if prev != nil {
 		return *prev, prev.Request != req
@@ -81,7 +78,7 @@ func replay(t T, h Harness) {
 	body := `{"name":"node1","macs":["52:54:00:aa:00:01"]}` + "\n"
 	first := reply("req-1", 201, body)
 	runs := 0
-	work := func() api.Reply { runs++; return first }
+	work := func() idempotency.Reply { runs++; return first }
 	got, refused := serve(t, s, "key-1", "req-1", work)
 	if refused || !same(got, first) {
 		t.Errorf("first request = %+v (refused %v); want its own reply", got, refused)
@@ -95,7 +92,7 @@ func replay(t T, h Harness) {
 	if runs != 1 {
 		t.Errorf("the request ran %d times under one key, want once", runs)
 	}
-	big := reply("req-big", 201, strings.Repeat("b", api.MaxBody))
+	big := reply("req-big", 201, strings.Repeat("b", apitype.MaxBody))
 	if err := s.Put(ctx, "key-big", big); err != nil {
 		t.Fatalf("Put of a reply of MaxBody bytes: %v", err)
 	}
@@ -108,8 +105,8 @@ func anotherBody(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	first := reply("req-first", 201, `{"name":"node1"}`)
-	serve(t, s, "key", "req-first", func() api.Reply { return first })
-	got, refused := serve(t, s, "key", "req-other", func() api.Reply {
+	serve(t, s, "key", "req-first", func() idempotency.Reply { return first })
+	got, refused := serve(t, s, "key", "req-other", func() idempotency.Reply {
 		t.Errorf("a request with another body under a used key ran")
 		return reply("req-other", 201, `{"name":"node2"}`)
 	})
@@ -179,13 +176,13 @@ func pastItsDay(t T, h Harness) {
 func racing(t T, h Harness) {
 	s := h.New(t)
 	const n = 32
-	got := make([]api.Reply, n)
+	got := make([]idempotency.Reply, n)
 	var runs sync.WaitGroup
 	var mu sync.Mutex
 	ran := 0
 	for i := range n {
 		runs.Go(func() {
-			got[i], _ = serve(t, s, "shared", "req", func() api.Reply {
+			got[i], _ = serve(t, s, "shared", "req", func() idempotency.Reply {
 				mu.Lock()
 				ran++
 				mu.Unlock()
