@@ -44,10 +44,6 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
-
 // t0 is the suite's clock's start.
 var t0 = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 

@@ -40,10 +40,6 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
-
 // prefixes compares addresses by value (netip.Prefix has unexported
 // fields).
 func prefixes() cmp.Option { return cmp.Comparer(func(a, b netip.Prefix) bool { return a == b }) }

@@ -55,10 +55,6 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { suite.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { suite.RunCheck(t, h, c) }
-
 // Racers is how many goroutines race to consume one registration.
 const Racers = 1000
 
