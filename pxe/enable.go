@@ -32,31 +32,15 @@ type EnableOptions struct {
 	Command []string
 	// StateDir is where the server writes its window record. Required.
 	StateDir string
-	// PassEnv names environment variables of this process the server
-	// gets (a secret the command must not carry as an argument): a
-	// child inherits them, and systemd-run is given their names only.
-	PassEnv []string
+	// Env are NAME=value pairs the server gets in its environment, never
+	// as arguments (a secret): systemd-run is given their names only and
+	// copies the values from its own environment.
+	Env []string
 	// TTL is the window's length; under systemd it also becomes the unit's
 	// RuntimeMaxSec (plus a minute), a second guard.
 	TTL time.Duration
-	// Systemd selects how to start: nil detects it (systemd runs the
-	// machine when /run/systemd/system exists and systemd-run is on PATH).
-	Systemd *bool
-	// Wait is how long to wait for the server to report its window.
-	// Default: 15 seconds.
-	Wait time.Duration
 	// Logger receives what Enable does; nil discards it.
 	Logger *slog.Logger
-}
-
-// systemdRuns reports whether systemd manages this machine, so that a
-// window can run as a transient unit.
-func systemdRuns() bool {
-	if _, err := os.Stat("/run/systemd/system"); err != nil {
-		return false
-	}
-	_, err := exec.LookPath("systemd-run")
-	return err == nil
 }
 
 // Enable starts the window's server in the background — a transient
@@ -83,20 +67,19 @@ func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 	if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("enable: %w", err)
 	}
-	useSystemd := systemdRuns()
-	if o.Systemd != nil {
-		useSystemd = *o.Systemd
-	}
 	var pid int
-	if useSystemd {
+	_, sysErr := os.Stat("/run/systemd/system") // systemd runs the machine
+	if _, runErr := exec.LookPath("systemd-run"); sysErr == nil && runErr == nil {
 		args := []string{"--unit", unitName, "--collect", "--quiet",
 			"--property", "RuntimeMaxSec=" + strconv.Itoa(int((o.TTL + time.Minute).Seconds())),
 			"--setenv", unitEnv + "=" + unitName}
-		for _, name := range o.PassEnv {
+		for _, kv := range o.Env {
+			name, _, _ := strings.Cut(kv, "=")
 			args = append(args, "--setenv", name) // systemd-run copies its value
 		}
-		args = append(args, o.Command...)
-		if out, err := exec.CommandContext(ctx, "systemd-run", args...).CombinedOutput(); err != nil {
+		run := exec.CommandContext(ctx, "systemd-run", append(args, o.Command...)...)
+		run.Env = append(os.Environ(), o.Env...)
+		if out, err := run.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("enable: systemd-run: %w: %s", err, strings.TrimSpace(string(out)))
 		}
 		log.Info("window started as a transient unit", "unit", unitName)
@@ -107,7 +90,7 @@ func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 		}
 		defer logf.Close()
 		cmd := exec.Command(o.Command[0], o.Command[1:]...)
-		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.Stdout, cmd.Stderr, cmd.Env = logf, logf, append(os.Environ(), o.Env...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("enable: start %s: %w", o.Command[0], err)
@@ -120,21 +103,19 @@ func Enable(ctx context.Context, o EnableOptions) (*window.Record, error) {
 			return nil, err
 		}
 		log.Info("window started as a detached process", "pid", pid, "log", filepath.Join(o.StateDir, "serve.log"))
-		w, err := waitWindow(ctx, o.StateDir, pid, o.Wait, done)
+		w, err := waitWindow(ctx, o.StateDir, pid, done)
 		if err != nil {
 			return nil, err
 		}
 		return w, nil
 	}
-	return waitWindow(ctx, o.StateDir, 0, o.Wait, nil)
+	return waitWindow(ctx, o.StateDir, 0, nil)
 }
 
-// waitWindow waits for the record of an open window (of pid, when pid is
-// set), failing early if the process exits.
-func waitWindow(ctx context.Context, stateDir string, pid int, wait time.Duration, exited <-chan error) (*window.Record, error) {
-	if wait <= 0 {
-		wait = 15 * time.Second
-	}
+// waitWindow waits 15 seconds for the record of an open window (of pid,
+// when pid is set), failing early if the process exits.
+func waitWindow(ctx context.Context, stateDir string, pid int, exited <-chan error) (*window.Record, error) {
+	const wait = 15 * time.Second
 	deadline := time.After(wait)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
-	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/spf13/cobra"
@@ -63,22 +62,10 @@ func (a *app) enableCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			argv := append([]string{exe, "--state-dir", abs(a.stateDir), "--secrets-dir", abs(a.secretsDir), "--log-format", "json", "serve"}, serveArgs(cmd.Flags())...)
-			var pass []string
-			if a.store != "" {
-				// The store's URL may hold a password: the server gets it
-				// in its environment, never as an argument.
-				if err := os.Setenv(registrar.EnvStore, a.store); err != nil {
-					return err
-				}
-				pass = append(pass, registrar.EnvStore)
-				if a.storeKey != "" {
-					argv = append(argv[:1], append([]string{"--store-key", abs(a.storeKey)}, argv[1:]...)...)
-				}
-			}
 			// What the window said as it started: its warnings, or why it
 			// could not (a port taken), in this command's voice.
-			w, said, err := daemon.Enable(cmd.Context(), pxe.EnableOptions{Command: argv, StateDir: a.stateDir, PassEnv: pass, TTL: o.cfg.TTL, Logger: a.log}, "node-provisioner: ")
+			w, said, err := daemon.Enable(cmd.Context(), daemon.Background{Executable: exe, StateDir: a.stateDir, SecretsDir: a.secretsDir,
+				Store: a.store, KeyFile: a.storeKey, ServeArgs: serveArgs(cmd.Flags()), TTL: o.cfg.TTL, Logger: a.log}, "node-provisioner: ")
 			if errors.Is(err, window.ErrOpen) {
 				left := err.Error()
 				if w != nil {
@@ -119,20 +106,13 @@ func serveArgs(f *pflag.FlagSet) []string {
 			vals = sv.GetSlice()
 		}
 		for _, v := range vals {
-			if fl.Name == "ssh-key" {
-				v = abs(v)
+			if a, err := filepath.Abs(v); err == nil && fl.Name == "ssh-key" {
+				v = a
 			}
 			out = append(out, "--"+fl.Name+"="+v)
 		}
 	})
 	return out
-}
-
-func abs(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }
 
 func (a *app) disableCmd() *cobra.Command {

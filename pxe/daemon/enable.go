@@ -6,30 +6,63 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
-// ServeLogName is the log, in the state folder, of a window that
+// serveLogName is the log, in the state folder, of a window that
 // pxe.Enable started as a detached process.
-const ServeLogName = "serve.log"
+const serveLogName = "serve.log"
 
 // maxLogSaid bounds what [Enable] reads of the window's log: 1 MiB.
 const maxLogSaid = 1 << 20
 
-// Enable starts a window on this host in the background (pxe.Enable)
-// and returns it with what it said as it started, from its log
-// ([ServeLogName]) as [LogSaid] reads it: its warnings, or why it could
-// not start (a port taken). The error is pxe.Enable's; an open window
-// wraps window.ErrOpen. voice is the prefix of the window's own
-// error lines, such as "node-provisioner: ".
-func Enable(ctx context.Context, o pxe.EnableOptions, voice string) (*window.Record, []string, error) {
-	path := filepath.Join(o.StateDir, ServeLogName)
+// Background is node-provisioner's serve on a state folder, which
+// [Enable] runs on this host in the background. Folders and key files
+// are made absolute (the window may run in another folder); Store, which
+// may hold a password, reaches the window in its environment
+// (registrar.EnvStore), never as an argument.
+type Background struct {
+	// Executable is node-provisioner's program.
+	Executable string
+	// StateDir, SecretsDir, Store and KeyFile are its global flags.
+	StateDir, SecretsDir, Store, KeyFile string
+	// ServeArgs are serve's flags, key files absolute.
+	ServeArgs []string
+	// TTL is the window's length.
+	TTL time.Duration
+	// Logger receives what Enable does; nil discards it.
+	Logger *slog.Logger
+}
+
+// Enable starts the window b (pxe.Enable) and returns it with what it
+// said as it started, from its log as [readSaid] reads it with voice
+// (such as "node-provisioner: "): its warnings, or why it could not
+// start (a port taken). An open window wraps window.ErrOpen.
+func Enable(ctx context.Context, b Background, voice string) (*window.Record, []string, error) {
+	for _, p := range []*string{&b.StateDir, &b.SecretsDir, &b.KeyFile} {
+		if a, err := filepath.Abs(*p); err == nil && *p != "" {
+			*p = a
+		}
+	}
+	argv := []string{b.Executable, "--state-dir", b.StateDir, "--secrets-dir", b.SecretsDir, "--log-format", "json"}
+	var env []string
+	if b.Store != "" {
+		env = append(env, registrar.EnvStore+"="+b.Store)
+		if b.KeyFile != "" {
+			argv = append(argv, "--store-key", b.KeyFile)
+		}
+	}
+	o := pxe.EnableOptions{Command: append(append(argv, "serve"), b.ServeArgs...), StateDir: b.StateDir, Env: env, TTL: b.TTL, Logger: b.Logger}
+	path := filepath.Join(o.StateDir, serveLogName)
 	var from int64
 	if fi, err := os.Stat(path); err == nil {
 		from = fi.Size()
@@ -43,13 +76,13 @@ func Enable(ctx context.Context, o pxe.EnableOptions, voice string) (*window.Rec
 	if _, ferr := f.Seek(from, io.SeekStart); ferr != nil {
 		return w, nil, err
 	}
-	return w, LogSaid(io.LimitReader(f, maxLogSaid), voice), err
+	return w, readSaid(io.LimitReader(f, maxLogSaid), voice), err
 }
 
-// LogSaid reads a window's log: each warning and error of its JSON
+// readSaid reads a window's log: each warning and error of its JSON
 // lines as "warning: msg (key=value, ...)" or "error: ...", keys in
 // order, and its other lines that start with voice, without it.
-func LogSaid(r io.Reader, voice string) []string {
+func readSaid(r io.Reader, voice string) []string {
 	var out []string
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {

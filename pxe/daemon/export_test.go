@@ -1,0 +1,4 @@
+package daemon
+
+// LogSaid is readSaid, for the external tests.
+var LogSaid = readSaid
