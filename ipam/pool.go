@@ -137,19 +137,6 @@ func Default(cidr string) (*Pool, error) {
 	return New(Config{Name: "networking.private_network", CIDR: cidr, SkipEdges: true})
 }
 
-// Name returns the pool's Config.Name.
-func (p *Pool) Name() string { return p.cfg.Name }
-
-// Prefix returns the pool's network, with host bits cleared.
-func (p *Pool) Prefix() netip.Prefix { return p.prefix }
-
-// Config returns the configuration the pool was built from.
-func (p *Pool) Config() Config {
-	c := p.cfg
-	c.Exclude = slices.Clone(c.Exclude)
-	return c
-}
-
 // String describes the pool, e.g.
 // pool "x" 10.0.0.0/24 range 10.0.0.10-10.0.0.200 gateway 10.0.0.1 exclude 10.0.0.50 skip-edges.
 func (p *Pool) String() string {

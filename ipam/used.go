@@ -45,14 +45,6 @@ func (u *Used) Has(addr netip.Addr) bool {
 	return found
 }
 
-// Len returns the number of addresses in the set.
-func (u *Used) Len() int {
-	if u == nil {
-		return 0
-	}
-	return len(u.addrs)
-}
-
 // sorted returns the set's sorted addresses; nil for a nil set.
 func (u *Used) sorted() []netip.Addr {
 	if u == nil {
