@@ -12,7 +12,7 @@ import (
 // T is what a check needs of a test: testing.TB's reporting, temporary
 // folders and clean-ups. *testing.T has it, and so has [Recorder].
 // Fatalf must end the check (testing's does, with runtime.Goexit); a
-// check calls it from its own goroutine only.
+// check calls it from its own goroutine only, Errorf and Logf from any.
 type T interface {
 	Helper()
 	Logf(format string, args ...any)
@@ -68,6 +68,14 @@ func Failures[H any](h H, c Check[H]) []string {
 	defer r.Close()
 	RunCheck(r, h, c)
 	return r.Failures()
+}
+
+// NoError ends the check when err is not nil, saying what failed.
+func NoError(t T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // Rejects runs the check named of checks on h, a store broken so that

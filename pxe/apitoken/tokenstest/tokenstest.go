@@ -49,10 +49,6 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
-
 func create(t T, s apitoken.Tokens, name string, scope apitoken.Scope) string {
 	t.Helper()
 	tok, err := s.Create(context.Background(), name, scope, time.Time{})
@@ -137,9 +133,7 @@ func refusals(t T, h Harness) {
 		t.Errorf("Revoke of an unknown name = %v, want ErrNotFound", err)
 	}
 	toks, err := s.List(ctx)
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
+	storetest.NoError(t, err, "List")
 	if len(toks) != 1 || toks[0].Name != "ci" || toks[0].Scope != apitoken.ScopeRead {
 		t.Errorf("after refusals List = %+v; want ci (read) only", toks)
 	}
@@ -154,9 +148,7 @@ func expiryKept(t T, h Harness) {
 	s := h.New(t)
 	at := time.Now().Add(90 * time.Minute).UTC().Truncate(time.Second)
 	tok, err := s.Create(ctx, "nightly", apitoken.ScopeRead, at)
-	if err != nil {
-		t.Fatalf("Create with an expiry: %v", err)
-	}
+	storetest.NoError(t, err, "Create with an expiry")
 	plain := create(t, s, "ci", apitoken.ScopeRead)
 	got := authenticates(t, s, tok, "nightly", apitoken.ScopeRead)
 	if !got.Expires.Equal(at) {
@@ -179,9 +171,7 @@ func expiryKept(t T, h Harness) {
 		}
 	}
 	toks, err := s.List(ctx)
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
+	storetest.NoError(t, err, "List")
 	var names []string
 	for _, tk := range toks {
 		names = append(names, tk.Name)
@@ -205,9 +195,7 @@ func listHoldsNoToken(t T, h Harness) {
 		tokens[n] = create(t, s, n, apitoken.ScopeRead)
 	}
 	toks, err := s.List(ctx)
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
+	storetest.NoError(t, err, "List")
 	var names []string
 	for _, tk := range toks {
 		names = append(names, tk.Name)
@@ -235,9 +223,7 @@ func revoked(t T, h Harness) {
 	if got, err := s.Recheck(ctx, held); err != nil || got.Name != "ci" {
 		t.Errorf("Recheck before revoking = %+v, %v; want ci", got, err)
 	}
-	if err := s.Revoke(ctx, "ci"); err != nil {
-		t.Fatalf("Revoke: %v", err)
-	}
+	storetest.NoError(t, s.Revoke(ctx, "ci"), "Revoke")
 	refused(t, s, "a revoked token", a)
 	if got, err := s.Recheck(ctx, held); !errors.Is(err, apitoken.ErrUnknownToken) {
 		t.Errorf("Recheck of a revoked token = %+v, %v; want ErrUnknownToken", got, err)
@@ -249,9 +235,7 @@ func revoked(t T, h Harness) {
 		t.Errorf("Recheck of a revoked token whose name was made again = %+v, %v; want ErrUnknownToken", got, err)
 	}
 	authenticates(t, s, again, "ci", apitoken.ScopeRead)
-	if err := s.Revoke(ctx, "ci"); err != nil {
-		t.Fatalf("Revoke again: %v", err)
-	}
+	storetest.NoError(t, s.Revoke(ctx, "ci"), "Revoke again")
 	if err := s.Revoke(ctx, "ci"); !errors.Is(err, apitoken.ErrNotFound) {
 		t.Errorf("Revoke twice = %v, want ErrNotFound", err)
 	}
@@ -267,9 +251,7 @@ func revokedElsewhere(t T, h Harness) {
 	o := h.Other(t, s)
 	a := create(t, s, "ci", apitoken.ScopeAdmin)
 	held := authenticates(t, o, a, "ci", apitoken.ScopeAdmin)
-	if err := s.Revoke(ctx, "ci"); err != nil {
-		t.Fatalf("Revoke: %v", err)
-	}
+	storetest.NoError(t, s.Revoke(ctx, "ci"), "Revoke")
 	refused(t, o, "a token another process revoked", a)
 	if got, err := o.Recheck(ctx, held); !errors.Is(err, apitoken.ErrUnknownToken) {
 		t.Errorf("Recheck of a token another process revoked = %+v, %v; want ErrUnknownToken", got, err)
@@ -357,9 +339,7 @@ func concurrentCreates(t T, h Harness) {
 		t.Errorf("%d of %d racing Creates of one name won, want 1", winners, same)
 	}
 	list, err := s.List(ctx)
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
+	storetest.NoError(t, err, "List")
 	if len(list) != n+1 {
 		t.Errorf("List after the racers holds %d tokens, want %d", len(list), n+1)
 	}

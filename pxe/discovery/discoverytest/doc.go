@@ -4,7 +4,6 @@
 // an embedder's in the embedder's), in the manner of package
 // pxe/registry/storetest.
 //
-// [Run] runs each check as a subtest of a *testing.T; [RunCheck] runs one
-// on any [T], so that a test can feed the suite a deliberately broken
-// store and see the check fail.
+// [Run] runs each check as a subtest of a *testing.T; [Checks] lists them,
+// so that a test can feed one a deliberately broken store and see it fail.
 package discoverytest

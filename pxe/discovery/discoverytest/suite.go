@@ -73,9 +73,7 @@ func put(t T, s discovery.Store, r discovery.Report, now time.Time) discovery.Re
 func list(t T, s discovery.Store, now time.Time) []discovery.Record {
 	t.Helper()
 	recs, err := s.List(context.Background(), now)
-	if err != nil {
-		t.Fatalf("List: %v", err)
-	}
+	storetest.NoError(t, err, "List")
 	return recs
 }
 
@@ -108,9 +106,7 @@ func putListRemove(t T, h Harness) {
 	if len(got) == 1 && (got[0].Disks[0].Serial != "D1" || got[0].DMI.Serial != "S1" || got[0].MemoryBytes != 2<<30) {
 		t.Errorf("List gives %+v, not the report put", got[0])
 	}
-	if err := s.Remove(ctx, mac(1)); err != nil {
-		t.Fatalf("Remove: %v", err)
-	}
+	storetest.NoError(t, s.Remove(ctx, mac(1)), "Remove")
 	sameIDs(t, "after Remove", list(t, s, t0))
 	if err := s.Remove(ctx, mac(1)); !errors.Is(err, discovery.ErrNotFound) {
 		t.Errorf("Remove of a removed entry: %v, want ErrNotFound", err)

@@ -107,9 +107,7 @@ func appendAndRead(t T, h Harness) {
 		t.Errorf("a new store reads %v, want nothing", nodes(recs))
 	}
 	before := time.Now().Add(-time.Second)
-	if err := s.Append(ctx, ev("a"), ev("b"), ev("c")); err != nil {
-		t.Fatalf("append: %v", err)
-	}
+	storetest.NoError(t, s.Append(ctx, ev("a"), ev("b"), ev("c")), "append")
 	appendAll(t, s, "d", "e")
 	recs := readAll(t, s, "")
 	if got := nodes(recs); !slices.Equal(got, []string{"a", "b", "c", "d", "e"}) {
@@ -177,11 +175,19 @@ type follower struct {
 	stop context.CancelFunc
 }
 
-func follow(s events.Store, after string) *follower {
+// follow follows s after an id: of kinds only when some are given
+// (events.FollowKinds), else of every kind.
+func follow(s events.Store, after string, kinds ...events.Kind) *follower {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &follower{more: make(chan struct{}, 1), err: make(chan error, 1), stop: cancel}
+	run := s.Follow
+	if len(kinds) > 0 {
+		run = func(ctx context.Context, after string, fn func(events.Record) error) error {
+			return events.FollowKinds(ctx, s, after, kinds, fn)
+		}
+	}
 	go func() {
-		f.err <- s.Follow(ctx, after, func(r events.Record) error {
+		f.err <- run(ctx, after, func(r events.Record) error {
 			f.mu.Lock()
 			f.recs = append(f.recs, r)
 			f.mu.Unlock()

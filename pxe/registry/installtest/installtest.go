@@ -72,21 +72,15 @@ func putGetList(t T, h Harness) {
 	}
 	b, a := Sample("pve2"), Sample("pve1")
 	for _, in := range []registry.Install{b, a} {
-		if err := s.Put(ctx, in); err != nil {
-			t.Fatalf("Put %s: %v", in.Name, err)
-		}
+		storetest.NoError(t, s.Put(ctx, in), "Put "+in.Name)
 	}
 	got, err := s.Get(ctx, "pve1")
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	storetest.NoError(t, err, "Get")
 	if diff := cmp.Diff(a, got, prefixes()); diff != "" {
 		t.Errorf("Get (-put +got):\n%s", diff)
 	}
 	l, err := s.List(ctx)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	storetest.NoError(t, err, "List")
 	if diff := cmp.Diff([]registry.Install{a, b}, l, prefixes()); diff != "" {
 		t.Errorf("List (-want +got):\n%s", diff)
 	}
@@ -99,14 +93,10 @@ func putReplaces(t T, h Harness) {
 	second.Report.Management.Address = netip.MustParsePrefix("192.0.2.99/24")
 	second.Report.HostKeys = nil
 	for _, in := range []registry.Install{first, second} {
-		if err := s.Put(ctx, in); err != nil {
-			t.Fatalf("%v", err)
-		}
+		storetest.NoError(t, s.Put(ctx, in), "Put "+in.Name)
 	}
 	got, err := s.Get(ctx, "pve1")
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	storetest.NoError(t, err, "Get")
 	if diff := cmp.Diff(second, got, prefixes()); diff != "" {
 		t.Errorf("Get after a second Put (-second +got):\n%s", diff)
 	}
@@ -157,14 +147,10 @@ func reopen(t T, h Harness) {
 	}
 	ctx := context.Background()
 	s := h.New(t)
-	if err := s.Put(ctx, Sample("pve1")); err != nil {
-		t.Fatalf("%v", err)
-	}
+	storetest.NoError(t, s.Put(ctx, Sample("pve1")), "Put pve1")
 	s = h.Reopen(t, s)
 	got, err := s.Get(ctx, "pve1")
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	storetest.NoError(t, err, "Get")
 	if diff := cmp.Diff(Sample("pve1"), got, prefixes()); diff != "" {
 		t.Errorf("Get after reopening (-put +got):\n%s", diff)
 	}

@@ -3,7 +3,6 @@
 // its tests, a database store in its own, an embedder's store in the
 // embedder's), in the manner of tailscale's ipn/store/storetest.
 //
-// [Run] runs each check as a subtest of a *testing.T. [RunCheck] runs one
-// on any [T], so that a test can feed the suite a deliberately broken
-// store and see the check fail rather than fail itself.
+// [Run] runs each check as a subtest of a *testing.T; [Checks] lists them,
+// so that a test can feed one a deliberately broken store and see it fail.
 package storetest

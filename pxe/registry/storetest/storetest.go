@@ -72,6 +72,18 @@ func names(rs []registry.Registration) []string {
 	return out
 }
 
+func register(t T, s registry.Registrations, r registry.Registration) {
+	t.Helper()
+	_, err := s.Register(context.Background(), r, registry.RegisterOptions{})
+	suite.NoError(t, err, "Register "+r.Name)
+}
+
+func consume(t T, s registry.Registrations, name string, rec registry.ConsumeRecord) {
+	t.Helper()
+	_, err := s.Consume(context.Background(), name, rec)
+	suite.NoError(t, err, "Consume "+name)
+}
+
 func registerGetDelete(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
@@ -79,16 +91,12 @@ func registerGetDelete(t T, h Harness) {
 		t.Errorf("Get of an unknown name = %v, want ErrNotFound", err)
 	}
 	res, err := s.Register(ctx, reg("node1", "52:54:00:AA:00:01"), registry.RegisterOptions{})
-	if err != nil {
-		t.Fatalf("Register: %v", err)
-	}
+	suite.NoError(t, err, "Register")
 	if res.Previous != nil {
 		t.Errorf("Register of a new name: Previous = %+v, want nil", res.Previous)
 	}
 	got, err := s.Get(ctx, "node1")
-	if err != nil {
-		t.Fatalf("Get: %v", err)
-	}
+	suite.NoError(t, err, "Get")
 	if got.Name != "node1" || !slices.Equal(got.MACs, []string{"52:54:00:aa:00:01"}) || got.Created.IsZero() || got.Consumed != nil {
 		t.Errorf("Get = %+v, want node1 pending with its MAC normalised and Created set", got)
 	}
@@ -100,9 +108,7 @@ func registerGetDelete(t T, h Harness) {
 	if err != nil || len(broken) != 0 || !slices.Equal(names(pending), []string{"node1"}) {
 		t.Errorf("Scan = %v, %v, %v; want node1 only", names(pending), broken, err)
 	}
-	if err := s.Delete(ctx, "node1"); err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
+	suite.NoError(t, s.Delete(ctx, "node1"), "Delete")
 	if _, err := s.Get(ctx, "node1"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("Get after Delete = %v, want ErrNotFound", err)
 	}
@@ -132,9 +138,7 @@ func concurrentRegisters(t T, h Harness) {
 		}
 	}
 	pending, _, err := s.Scan(ctx)
-	if err != nil {
-		t.Fatalf("Scan: %v", err)
-	}
+	suite.NoError(t, err, "Scan")
 	var want []string
 	for i := range n {
 		want = append(want, fmt.Sprintf("node%02d", i))
@@ -148,9 +152,7 @@ func pinConflicts(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	m := "52:54:00:00:00:01"
-	if _, err := s.Register(ctx, reg("a", m), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register a: %v", err)
-	}
+	register(t, s, reg("a", m))
 	_, err := s.Register(ctx, reg("b", m), registry.RegisterOptions{})
 	var pt *registry.PinTakenError
 	if !errors.Is(err, registry.ErrPinTaken) || !errors.As(err, &pt) || pt.Holder != "a" {
@@ -160,9 +162,7 @@ func pinConflicts(t T, h Harness) {
 		t.Errorf("refused b was written: Get = %v", err)
 	}
 	res, err := s.Register(ctx, reg("b", m), registry.RegisterOptions{Replace: true})
-	if err != nil {
-		t.Fatalf("Register b replacing: %v", err)
-	}
+	suite.NoError(t, err, "Register b replacing")
 	if len(res.Moved) != 1 || res.Moved[0].From != "a" || !res.Moved[0].Removed || res.Moved[0].Pin.Value != m {
 		t.Errorf("Moved = %+v, want %s from a, a removed", res.Moved, m)
 	}
@@ -194,9 +194,7 @@ func racingPinConflicts(t T, h Harness) {
 		}
 	}
 	pending, _, err := s.Scan(ctx)
-	if err != nil {
-		t.Fatalf("Scan: %v", err)
-	}
+	suite.NoError(t, err, "Scan")
 	if won != 1 || len(pending) != 1 {
 		t.Errorf("%d registers racing for one MAC: %d succeeded and %v are pending, want exactly one", n, won, names(pending))
 	}
@@ -205,9 +203,7 @@ func racingPinConflicts(t T, h Harness) {
 func consumeOnce(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
-	if _, err := s.Register(ctx, reg("node1", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register: %v", err)
-	}
+	register(t, s, reg("node1", "52:54:00:00:00:01"))
 	var wg sync.WaitGroup
 	errs := make([]error, Racers)
 	start := make(chan struct{})
@@ -257,24 +253,14 @@ func undeliveredAndRearm(t T, h Harness) {
 	if err := s.Rearm(ctx, "node1", false); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("Rearm of an unknown name = %v, want ErrNotFound", err)
 	}
-	if _, err := s.Register(ctx, reg("node1", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register: %v", err)
-	}
-	if _, err := s.Consume(ctx, "node1", registry.ConsumeRecord{Undelivered: true}); err != nil {
-		t.Fatalf("Consume: %v", err)
-	}
-	if err := s.Rearm(ctx, "node1", false); err != nil {
-		t.Fatalf("Rearm of an undelivered answer: %v", err)
-	}
+	register(t, s, reg("node1", "52:54:00:00:00:01"))
+	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
+	suite.NoError(t, s.Rearm(ctx, "node1", false), "Rearm of an undelivered answer")
 	if r, err := s.Get(ctx, "node1"); err != nil || r.Consumed != nil {
 		t.Errorf("Get after Rearm = %+v, %v; want pending", r, err)
 	}
-	if _, err := s.Consume(ctx, "node1", registry.ConsumeRecord{Undelivered: true}); err != nil {
-		t.Fatalf("Consume after Rearm: %v", err)
-	}
-	if err := s.MarkDelivered(ctx, "node1"); err != nil {
-		t.Fatalf("MarkDelivered: %v", err)
-	}
+	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
+	suite.NoError(t, s.MarkDelivered(ctx, "node1"), "MarkDelivered")
 	consumed, err := s.Consumed(ctx)
 	if err != nil || len(consumed) != 1 || consumed[0].Consumed == nil || consumed[0].Consumed.Undelivered {
 		t.Errorf("Consumed after MarkDelivered = %+v, %v; want node1 delivered", consumed, err)
@@ -285,18 +271,12 @@ func undeliveredAndRearm(t T, h Harness) {
 	if _, err := s.Get(ctx, "node1"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("a refused Rearm left node1 pending: Get = %v", err)
 	}
-	if err := s.Rearm(ctx, "node1", true); err != nil {
-		t.Fatalf("forced Rearm: %v", err)
-	}
+	suite.NoError(t, s.Rearm(ctx, "node1", true), "forced Rearm")
 	if _, err := s.Get(ctx, "node1"); err != nil {
 		t.Errorf("Get after a forced Rearm = %v, want pending", err)
 	}
-	if _, err := s.Consume(ctx, "node1", registry.ConsumeRecord{Undelivered: true}); err != nil {
-		t.Fatalf("Consume: %v", err)
-	}
-	if _, err := s.Register(ctx, reg("node1", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register again: %v", err)
-	}
+	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
+	register(t, s, reg("node1", "52:54:00:00:00:01"))
 	if err := s.Rearm(ctx, "node1", true); !errors.Is(err, registry.ErrInvalidRegistration) {
 		t.Errorf("Rearm beside a pending registration of the name = %v, want ErrInvalidRegistration", err)
 	}
@@ -312,9 +292,7 @@ func crashBeforeClaim(t T, h Harness) {
 	}
 	ctx := context.Background()
 	s := h.New(t)
-	if _, err := s.Register(ctx, reg("node1", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register: %v", err)
-	}
+	register(t, s, reg("node1", "52:54:00:00:00:01"))
 	if h.CrashConsume != nil {
 		h.CrashConsume(t, s, "node1", false)
 	}
@@ -340,9 +318,7 @@ func crashAfterClaim(t T, h Harness) {
 	}
 	ctx := context.Background()
 	s := h.New(t)
-	if _, err := s.Register(ctx, reg("node1", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register: %v", err)
-	}
+	register(t, s, reg("node1", "52:54:00:00:00:01"))
 	h.CrashConsume(t, s, "node1", true)
 	s = h.Reopen(t, s)
 	if _, err := s.Get(ctx, "node1"); !errors.Is(err, registry.ErrNotFound) {
@@ -376,9 +352,7 @@ func sizeBounds(t T, h Harness) {
 	s := h.New(t)
 	big := reg("big", "52:54:00:00:00:01")
 	big.SSHKeys = sshKeys(registry.MaxRegistrationSize * 9 / 10)
-	if _, err := s.Register(ctx, big, registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register of a registration within the bound: %v", err)
-	}
+	register(t, s, big)
 	got, err := s.Get(ctx, "big")
 	if err != nil || len(got.SSHKeys) != len(big.SSHKeys) {
 		t.Errorf("Get of a registration within the bound: %d keys, %v; want %d", len(got.SSHKeys), err, len(big.SSHKeys))
@@ -406,20 +380,14 @@ func staticNetworkKept(t T, h Harness) {
 	want := registry.Network{CIDR: "10.20.0.11/24", Gateway: "10.20.0.1", DNS: "10.20.0.53", MAC: "52:54:00:aa:00:22"}
 	n := want
 	r.Network = &n
-	if _, err := s.Register(ctx, r, registry.RegisterOptions{}); err != nil {
-		t.Fatalf("Register: %v", err)
-	}
+	register(t, s, r)
 	got, err := s.Get(ctx, "static1")
 	if err != nil || got.Network == nil || *got.Network != want {
 		t.Fatalf("Get = %+v, %v; want its network %+v", got.Network, err, want)
 	}
-	if _, err := s.Consume(ctx, "static1", registry.ConsumeRecord{ClientIP: "192.0.2.21"}); err != nil {
-		t.Fatalf("Consume: %v", err)
-	}
+	consume(t, s, "static1", registry.ConsumeRecord{ClientIP: "192.0.2.21"})
 	consumed, err := s.Consumed(ctx)
-	if err != nil {
-		t.Fatalf("Consumed: %v", err)
-	}
+	suite.NoError(t, err, "Consumed")
 	for _, c := range consumed {
 		if c.Name == "static1" && (c.Network == nil || *c.Network != want) {
 			t.Errorf("the consumed record's network = %+v; want %+v", c.Network, want)

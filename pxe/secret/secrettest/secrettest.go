@@ -57,16 +57,18 @@ func Checks() []Check {
 // Run runs every check as a subtest of t.
 func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
-// calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck(t T, h Harness, c Check) { storetest.RunCheck(t, h, c) }
-
 // quoted reports an error that holds pw.
 func quoted(t T, what string, err error, pw string) {
 	t.Helper()
 	if err != nil && pw != "" && strings.Contains(err.Error(), pw) {
 		t.Errorf("%s: the error quotes the password: %v", what, err)
 	}
+}
+
+func writeBMC(t T, s secret.Store, node, pw string) {
+	t.Helper()
+	_, err := s.WriteBMCPassword(context.Background(), node, pw)
+	storetest.NoError(t, err, "WriteBMCPassword "+node)
 }
 
 func bmcRoundTrip(t T, h Harness) {
@@ -76,27 +78,19 @@ func bmcRoundTrip(t T, h Harness) {
 		t.Errorf("ReadBMCPassword of a node with none = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
 	}
 	where, err := s.WriteBMCPassword(ctx, "node1", "first-Pa55")
-	if err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
+	storetest.NoError(t, err, "WriteBMCPassword")
 	if strings.Contains(where, "first-Pa55") {
 		t.Errorf("WriteBMCPassword says where as %q, which quotes the password", where)
 	}
-	if _, err := s.WriteBMCPassword(ctx, "node2", "other-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword node2: %v", err)
-	}
+	writeBMC(t, s, "node2", "other-Pa55")
 	if pw, err := s.ReadBMCPassword(ctx, "node1"); err != nil || pw != "first-Pa55" {
 		t.Errorf("ReadBMCPassword = %q, %v; want the one written", pw, err)
 	}
-	if _, err := s.WriteBMCPassword(ctx, "node1", "second-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword again: %v", err)
-	}
+	writeBMC(t, s, "node1", "second-Pa55")
 	if pw, err := s.ReadBMCPassword(ctx, "node1"); err != nil || pw != "second-Pa55" {
 		t.Errorf("ReadBMCPassword after a second write = %q, %v; want the second", pw, err)
 	}
-	if err := s.RemoveBMCPassword(ctx, "node1"); err != nil {
-		t.Fatalf("RemoveBMCPassword: %v", err)
-	}
+	storetest.NoError(t, s.RemoveBMCPassword(ctx, "node1"), "RemoveBMCPassword")
 	if pw, err := s.ReadBMCPassword(ctx, "node1"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadBMCPassword after its removal = %q, %v; want an error wrapping fs.ErrNotExist", pw, err)
 	}
@@ -170,33 +164,21 @@ func rootStaged(t T, h Harness) {
 	}
 	s := h.New(t)
 	st, err := s.StageRootPassword(ctx, "node1", "discarded-Pa55")
-	if err != nil {
-		t.Fatalf("StageRootPassword: %v", err)
-	}
+	storetest.NoError(t, err, "StageRootPassword")
 	st.Discard()
 	if w := holding(t, h, s, "discarded-Pa55"); len(w) > 0 {
 		t.Errorf("a discarded root password is kept in %v", w)
 	}
 	st, err = s.StageRootPassword(ctx, "node1", "first-root-Pa55")
-	if err != nil {
-		t.Fatalf("StageRootPassword: %v", err)
-	}
-	if err := st.Commit(ctx); err != nil {
-		t.Fatalf("Commit: %v", err)
-	}
+	storetest.NoError(t, err, "StageRootPassword")
+	storetest.NoError(t, st.Commit(ctx), "Commit")
 	if w := holding(t, h, s, "first-root-Pa55"); len(w) != 1 {
 		t.Errorf("a committed root password is kept in %v, want one place", w)
 	}
-	if _, err := s.WriteBMCPassword(ctx, "node1", "bmc-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
+	writeBMC(t, s, "node1", "bmc-Pa55")
 	st, err = s.StageRootPassword(ctx, "node1", "second-root-Pa55")
-	if err != nil {
-		t.Fatalf("StageRootPassword again: %v", err)
-	}
-	if err := st.Commit(ctx); err != nil {
-		t.Fatalf("Commit again: %v", err)
-	}
+	storetest.NoError(t, err, "StageRootPassword again")
+	storetest.NoError(t, st.Commit(ctx), "Commit again")
 	if w := holding(t, h, s, "first-root-Pa55"); len(w) > 0 {
 		t.Errorf("the replaced root password is still kept in %v", w)
 	}
@@ -215,17 +197,11 @@ func keptPrivately(t T, h Harness) {
 		return
 	}
 	s := h.New(t)
-	if _, err := s.WriteBMCPassword(ctx, "node1", "bmc-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
+	writeBMC(t, s, "node1", "bmc-Pa55")
 	st, err := s.StageRootPassword(ctx, "node1", "root-Pa55")
-	if err != nil {
-		t.Fatalf("StageRootPassword: %v", err)
-	}
+	storetest.NoError(t, err, "StageRootPassword")
 	staged := h.Kept(t, s)
-	if err := st.Commit(ctx); err != nil {
-		t.Fatalf("Commit: %v", err)
-	}
+	storetest.NoError(t, st.Commit(ctx), "Commit")
 	kept := append(staged, h.Kept(t, s)...)
 	if len(kept) == 0 {
 		t.Fatalf("Kept reports nothing after two secrets were kept")
@@ -244,15 +220,9 @@ func removedLeavesNothing(t T, h Harness) {
 		return
 	}
 	s := h.New(t)
-	if _, err := s.WriteBMCPassword(ctx, "node1", "removed-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
-	if _, err := s.WriteBMCPassword(ctx, "node2", "kept-Pa55"); err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
-	if err := s.RemoveBMCPassword(ctx, "node1"); err != nil {
-		t.Fatalf("RemoveBMCPassword: %v", err)
-	}
+	writeBMC(t, s, "node1", "removed-Pa55")
+	writeBMC(t, s, "node2", "kept-Pa55")
+	storetest.NoError(t, s.RemoveBMCPassword(ctx, "node1"), "RemoveBMCPassword")
 	if w := holding(t, h, s, "removed-Pa55"); len(w) > 0 {
 		t.Errorf("a removed BMC password is still kept in %v", w)
 	}
@@ -269,40 +239,26 @@ func concurrentWriters(t T, h Harness) {
 	for i := range n {
 		written[i] = fmt.Sprintf("racer-%02d-%s", i, strings.Repeat("x", 200+i*37))
 	}
-	if _, err := s.WriteBMCPassword(ctx, "shared", written[0]); err != nil {
-		t.Fatalf("WriteBMCPassword: %v", err)
-	}
+	writeBMC(t, s, "shared", written[0])
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var bad []string
 	for i := range n {
 		wg.Go(func() {
 			if _, err := s.WriteBMCPassword(ctx, "shared", written[i]); err != nil {
-				mu.Lock()
-				bad = append(bad, fmt.Sprintf("write %d: %v", i, err))
-				mu.Unlock()
+				t.Errorf("write %d: %v", i, err)
 			}
 		})
 		wg.Go(func() {
 			if _, err := s.WriteBMCPassword(ctx, fmt.Sprintf("node%02d", i), written[i]); err != nil {
-				mu.Lock()
-				bad = append(bad, fmt.Sprintf("write node%02d: %v", i, err))
-				mu.Unlock()
+				t.Errorf("write node%02d: %v", i, err)
 			}
 		})
 		wg.Go(func() {
-			pw, err := s.ReadBMCPassword(ctx, "shared")
-			if err != nil || !slices.Contains(written, pw) {
-				mu.Lock()
-				bad = append(bad, fmt.Sprintf("a read among writers = %.20q (%d bytes), %v; want one whole password written", pw, len(pw), err))
-				mu.Unlock()
+			if pw, err := s.ReadBMCPassword(ctx, "shared"); err != nil || !slices.Contains(written, pw) {
+				t.Errorf("a read among writers = %.20q (%d bytes), %v; want one whole password written", pw, len(pw), err)
 			}
 		})
 	}
 	wg.Wait()
-	for _, b := range bad {
-		t.Errorf("%s", b)
-	}
 	if pw, err := s.ReadBMCPassword(ctx, "shared"); err != nil || !slices.Contains(written, pw) {
 		t.Errorf("after the writers ReadBMCPassword = %.20q, %v; want one of theirs", pw, err)
 	}
