@@ -296,7 +296,7 @@ func checkCrashState(t *testing.T, ctx context.Context, i int, label string, e p
 			}
 		}
 	}
-	all, err := nodes.Open(project, nodes.Options{}).AllNodes(ctx)
+	all, err := allNodes(ctx, nodes.Open(project, nodes.Options{}))
 	if err != nil {
 		t.Errorf("the node files do not load: %v", err)
 		return temps
@@ -476,4 +476,22 @@ func TestCrashDuringConsumption(t *testing.T) {
 		}
 	}
 	t.Logf("%d iterations: %v", iterations, outcomes)
+}
+
+// allNodes loads the nodes of every platform of s, sorted by platform, then
+// hostname.
+func allNodes(ctx context.Context, s *nodes.Store) ([]*nodes.Node, error) {
+	plats, err := s.Platforms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*nodes.Node
+	for _, p := range plats {
+		ns, err := s.Nodes(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ns...)
+	}
+	return out, nil
 }

@@ -406,24 +406,6 @@ func (s *Store) loadNodeFile(platform, path string) (*Node, *document, error) {
 	return n, doc, nil
 }
 
-// AllNodes loads the nodes of every platform, sorted by platform, then
-// hostname.
-func (s *Store) AllNodes(ctx context.Context) ([]*Node, error) {
-	plats, err := s.Platforms(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []*Node
-	for _, p := range plats {
-		ns, err := s.Nodes(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ns...)
-	}
-	return out, nil
-}
-
 // Node loads one node of a platform by hostname: the file <hostname>.yaml,
 // or else the file whose hostname field says so. Not found is an error
 // wrapping [ErrNodeNotFound].

@@ -158,9 +158,6 @@ func NewRunner(bin Binary, wd *Workdir, opts RunnerOptions) (*Runner, error) {
 	return r, nil
 }
 
-// Workdir returns the working directory the Runner runs in.
-func (r *Runner) Workdir() *Workdir { return r.wd }
-
 // InitOptions tune [Runner.Init].
 type InitOptions struct {
 	// Upgrade picks the newest provider versions the constraints allow,
@@ -254,21 +251,6 @@ func (r *Runner) Show(ctx context.Context, plan *SavedPlan) (*tfjson.Plan, error
 	return out, err
 }
 
-// ShowText renders a saved plan for people, as tofu show prints it
-// (sensitive values hidden).
-func (r *Runner) ShowText(ctx context.Context, plan *SavedPlan) (string, error) {
-	if err := checkPlan(plan); err != nil {
-		return "", err
-	}
-	var out string
-	err := r.run(ctx, "show", func() error {
-		var err error
-		out, err = r.quiet.ShowPlanFileRaw(ctx, plan.Path)
-		return err
-	})
-	return out, err
-}
-
 // Apply applies exactly the saved plan.
 //
 // Errors: [ErrStateLocked] when another run holds the state lock; an
@@ -343,21 +325,6 @@ func (r *Runner) State(ctx context.Context) (*tfjson.State, error) {
 		var err error
 		out, err = r.quiet.Show(ctx)
 		return err
-	})
-	return out, err
-}
-
-// Version returns the binary's version, like "1.12.6" (tofu reports
-// itself as Terraform to terraform-exec, with its own version number).
-func (r *Runner) Version(ctx context.Context) (string, error) {
-	var out string
-	err := r.run(ctx, "version", func() error {
-		v, _, err := r.quiet.Version(ctx, true)
-		if err != nil {
-			return err
-		}
-		out = v.String()
-		return nil
 	})
 	return out, err
 }

@@ -430,3 +430,36 @@ func TestBuildEnv(t *testing.T) {
 		})
 	}
 }
+
+// Workdir returns the working directory the Runner runs in.
+func (r *Runner) Workdir() *Workdir { return r.wd }
+
+// ShowText renders a saved plan for people, as tofu show prints it
+// (sensitive values hidden).
+func (r *Runner) ShowText(ctx context.Context, plan *SavedPlan) (string, error) {
+	if err := checkPlan(plan); err != nil {
+		return "", err
+	}
+	var out string
+	err := r.run(ctx, "show", func() error {
+		var err error
+		out, err = r.quiet.ShowPlanFileRaw(ctx, plan.Path)
+		return err
+	})
+	return out, err
+}
+
+// Version returns the binary's version, like "1.12.6" (tofu reports
+// itself as Terraform to terraform-exec, with its own version number).
+func (r *Runner) Version(ctx context.Context) (string, error) {
+	var out string
+	err := r.run(ctx, "version", func() error {
+		v, _, err := r.quiet.Version(ctx, true)
+		if err != nil {
+			return err
+		}
+		out = v.String()
+		return nil
+	})
+	return out, err
+}
