@@ -97,6 +97,24 @@ func Rejects[H any](t T, h H, checks []Check[H], name string) []string {
 	return f
 }
 
+// RejectsFaults is a suite's broken-store self-test: for each of faults,
+// a fault and the check that must find it, it runs that check on
+// broken(t, fault), which it must fail ([Rejects]), and on broken(t, ""),
+// the same store without a fault, which it must pass; each as a subtest
+// of t named fault/check.
+func RejectsFaults[H any](t *testing.T, checks []Check[H], faults [][2]string, broken func(t *testing.T, fault string) H) {
+	t.Helper()
+	for _, f := range faults {
+		t.Run(f[0]+"/"+f[1], func(t *testing.T) {
+			Rejects(t, broken(t, f[0]), checks, f[1])
+			i := slices.IndexFunc(checks, func(c Check[H]) bool { return c.Name == f[1] })
+			if got := Failures(broken(t, ""), checks[i]); len(got) > 0 {
+				t.Errorf("%s failed the store without a fault: %v", f[1], got)
+			}
+		})
+	}
+}
+
 // Recorder is a [T] that records what a check reports instead of failing
 // a test; its Fatalf records and ends the check's goroutine. Its zero
 // value is ready; [Recorder.Close] runs its clean-ups and removes its

@@ -57,6 +57,14 @@ func TestAGoodStorePasses(t *testing.T) {
 	}
 }
 
+// TestRejectsFaults: the self-test runner finds a fault by its check and
+// passes the store without it.
+func TestRejectsFaults(t *testing.T) {
+	storetest.RejectsFaults(t, checks(), [][2]string{{"adds two", "AddRaisesByOne"}}, func(_ *testing.T, fault string) storetest.Harness[*counter] {
+		return harness(fault != "")
+	})
+}
+
 // TestRejects: a broken store fails its check, Fatalf ends the check
 // there, and a check missing from the suite is reported.
 func TestRejects(t *testing.T) {

@@ -148,7 +148,7 @@ func (b *broken) Recheck(ctx context.Context, t apitoken.Token) (apitoken.Token,
 // TestTheSuiteFailsABrokenStore feeds the suite a token file with one
 // fault at a time: each is found by the check named.
 func TestTheSuiteFailsABrokenStore(t *testing.T) {
-	for _, tc := range []struct{ fault, check string }{
+	storetest.RejectsFaults(t, tokenstest.Checks(), [][2]string{
 		{"revoke forgets", "RevokedNoLongerAuthenticates"},
 		{"recheck trusts", "RevokedNoLongerAuthenticates"},
 		{"caches forever", "RevokedInAnotherProcess"},
@@ -157,10 +157,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"loses creates", "ConcurrentCreates"},
 		{"drops the expiry", "ExpiryKept"},
 		{"takes a past expiry", "ExpiryKept"},
-	} {
-		t.Run(tc.fault, func(t *testing.T) {
-			h := fileHarness(t, func(s *folder.Tokens) apitoken.Tokens { return &broken{Tokens: s, fault: tc.fault} })
-			storetest.Rejects(t, h, tokenstest.Checks(), tc.check)
-		})
-	}
+	}, func(t *testing.T, fault string) tokenstest.Harness {
+		return fileHarness(t, func(s *folder.Tokens) apitoken.Tokens { return &broken{Tokens: s, fault: fault} })
+	})
 }

@@ -14,29 +14,26 @@ import (
 
 // memStore is an embedder's store in memory; its faults break a rule.
 type memStore struct {
-	mu     sync.Mutex
-	l      discovery.Limits
-	recs   []discovery.Record
-	faults faults
-}
-
-type faults struct {
-	noBound    bool // keeps every machine
-	appendOnly bool // a re-post adds an entry
-	noExpiry   bool // keeps entries forever
+	mu   sync.Mutex
+	l    discovery.Limits
+	recs []discovery.Record
+	// fault is one of "no bound" (it keeps every machine), "append
+	// only" (a re-post adds an entry), "no expiry" (it keeps entries
+	// forever), or none.
+	fault string
 }
 
 func (m *memStore) Put(_ context.Context, r discovery.Report, now time.Time) (discovery.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.l
-	if m.faults.noBound {
+	if m.fault == "no bound" {
 		l.Max = 1 << 30
 	}
-	if m.faults.noExpiry {
+	if m.fault == "no expiry" {
 		l.TTL = 1 << 62
 	}
-	if m.faults.appendOnly {
+	if m.fault == "append only" {
 		rec := discovery.Record{ID: r.NICs[0].MAC, Report: r, FirstSeen: now, LastSeen: now}
 		m.recs = append(m.recs, rec)
 		return rec, nil
@@ -53,7 +50,7 @@ func (m *memStore) List(_ context.Context, now time.Time) ([]discovery.Record, e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.l
-	if m.faults.noExpiry {
+	if m.fault == "no expiry" {
 		l.TTL = 1 << 62
 	}
 	out := discovery.Live(m.recs, now, l)
@@ -75,32 +72,24 @@ func (m *memStore) Remove(_ context.Context, id string) error {
 	return fmt.Errorf("%w: %s", discovery.ErrNotFound, id)
 }
 
-func harness(f faults) discoverytest.Harness {
+func harness(fault string) discoverytest.Harness {
 	return discoverytest.Harness{New: func(_ discoverytest.T, l discovery.Limits) discovery.Store {
-		return &memStore{l: l.WithDefaults(), faults: f}
+		return &memStore{l: l.WithDefaults(), fault: fault}
 	}}
 }
 
 func TestMemoryStoreConformance(t *testing.T) {
-	discoverytest.Run(t, harness(faults{}))
+	discoverytest.Run(t, harness(""))
 }
 
 // TestTheSuiteRejectsBrokenStores feeds each check a store breaking the
 // rule it checks: the check must fail.
 func TestTheSuiteRejectsBrokenStores(t *testing.T) {
-	cases := map[string]struct {
-		check  string
-		faults faults
-	}{
-		"a store without a bound":         {"Bound", faults{noBound: true}},
-		"a flood into a store unbounded":  {"FloodStaysWithinBound", faults{noBound: true}},
-		"a store adding every re-post":    {"RepostUpdatesLastSeen", faults{appendOnly: true}},
-		"a store merging no DMI serial":   {"SameSerialIsSameMachine", faults{appendOnly: true}},
-		"a store whose entries never end": {"Expiry", faults{noExpiry: true}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			storetest.Rejects(t, harness(tc.faults), discoverytest.Checks(), tc.check)
-		})
-	}
+	storetest.RejectsFaults(t, discoverytest.Checks(), [][2]string{
+		{"no bound", "Bound"},
+		{"no bound", "FloodStaysWithinBound"},
+		{"append only", "RepostUpdatesLastSeen"},
+		{"append only", "SameSerialIsSameMachine"},
+		{"no expiry", "Expiry"},
+	}, func(_ *testing.T, fault string) discoverytest.Harness { return harness(fault) })
 }

@@ -147,44 +147,31 @@ func TestAMemoryStorePasses(t *testing.T) {
 // event, resume from the wrong id, or keep no size bound, and sees the
 // cases that check each fail.
 func TestTheSuiteFailsBrokenStores(t *testing.T) {
-	tests := map[string]struct {
-		broken   func(*memStore)
-		mustFail []string
-	}{
-		"a store that loses every 97th event": {
-			broken:   func(m *memStore) { m.loseEvery = 97 },
-			mustFail: []string{"concurrent appends keep one order and resume from any id", "the size bound holds and keeps the newest events", "a rotation loses no event", "two writers order and rotate without losing an event"},
-		},
-		"a store that resumes at the id's own event": {
-			broken:   func(m *memStore) { m.resumeAt = true },
-			mustFail: []string{"a read resumes after an id", "concurrent appends keep one order and resume from any id", "a rotation loses no event", "two writers order and rotate without losing an event"},
-		},
-		"a store that keeps no size bound": {
-			broken:   func(m *memStore) { m.max = 1 << 40 },
-			mustFail: []string{"the size bound holds and keeps the newest events"},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			h := eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store {
-				m := newMem(max)
-				tc.broken(m)
-				return m
-			}}
-			failed := map[string][]string{}
-			for _, c := range eventstest.Cases {
-				if f := storetest.Failures(h, c); len(f) > 0 {
-					failed[c.Name] = f
-				}
+	const loses, resumes, unbounded = "loses every 97th event", "resumes at the id's own event", "keeps no size bound"
+	storetest.RejectsFaults(t, eventstest.Cases, [][2]string{
+		{loses, "concurrent appends keep one order and resume from any id"},
+		{loses, "the size bound holds and keeps the newest events"},
+		{loses, "a rotation loses no event"},
+		{loses, "two writers order and rotate without losing an event"},
+		{resumes, "a read resumes after an id"},
+		{resumes, "concurrent appends keep one order and resume from any id"},
+		{resumes, "a rotation loses no event"},
+		{resumes, "two writers order and rotate without losing an event"},
+		{unbounded, "the size bound holds and keeps the newest events"},
+	}, func(_ *testing.T, fault string) eventstest.Harness {
+		return eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store {
+			m := newMem(max)
+			switch fault {
+			case loses:
+				m.loseEvery = 97
+			case resumes:
+				m.resumeAt = true
+			case unbounded:
+				m.max = 1 << 40
 			}
-			for _, c := range tc.mustFail {
-				if failed[c] == nil {
-					t.Errorf("case %q passed the broken store", c)
-				}
-			}
-			t.Logf("failed cases: %v", failed)
-		})
-	}
+			return m
+		}}
+	})
 }
 
 // leakyKinds is a store whose own kind filter lets every event through.

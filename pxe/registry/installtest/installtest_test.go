@@ -68,19 +68,20 @@ func TestMemoryStoreConformance(t *testing.T) {
 // TestTheSuiteFailsABrokenStore feeds the suite a store with one fault at
 // a time: each is found by the check named.
 func TestTheSuiteFailsABrokenStore(t *testing.T) {
-	for _, tc := range []struct{ fault, check string }{
+	storetest.RejectsFaults(t, installtest.Checks(), [][2]string{
 		{"drops host keys", "PutGetList"},
 		{"unsorted", "PutGetList"},
 		{"appends", "PutReplaces"},
 		{"any name", "InvalidNameRefused"},
 		{"forgets on reopen", "Reopen"},
-	} {
-		t.Run(tc.fault, func(t *testing.T) {
-			h := installtest.Harness{New: func(installtest.T) registry.Installs { return &memStore{fault: tc.fault} }}
-			if tc.fault == "forgets on reopen" {
-				h.Reopen = func(installtest.T, registry.Installs) registry.Installs { return &memStore{} }
+	}, func(_ *testing.T, fault string) installtest.Harness {
+		h := installtest.Harness{New: func(installtest.T) registry.Installs { return &memStore{fault: fault} }}
+		h.Reopen = func(_ installtest.T, s registry.Installs) registry.Installs {
+			if fault == "forgets on reopen" {
+				return &memStore{}
 			}
-			storetest.Rejects(t, h, installtest.Checks(), tc.check)
-		})
-	}
+			return s
+		}
+		return h
+	})
 }

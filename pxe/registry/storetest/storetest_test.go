@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,10 +84,7 @@ func harness(tb testing.TB, fault string) storetest.Harness {
 // and checks that the check of that fault fails, and that the same store
 // without the fault passes it.
 func TestSuiteFailsBrokenStores(t *testing.T) {
-	tests := []struct {
-		fault string
-		check string
-	}{
+	suite.RejectsFaults(t, storetest.Checks(), [][2]string{
 		{"consumes twice", "ConsumeOnce"},
 		{"steals pins", "PinConflicts"},
 		{"steals pins", "RacingPinConflicts"},
@@ -97,16 +93,7 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 		{"forgets delivery", "UndeliveredAndRearm"},
 		{"no size bound", "SizeBounds"},
 		{"forgets on restart", "CrashBeforeClaim"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			suite.Rejects(t, harness(t, tc.fault), storetest.Checks(), tc.check)
-			i := slices.IndexFunc(storetest.Checks(), func(c storetest.Check) bool { return c.Name == tc.check })
-			if f := suite.Failures(harness(t, ""), storetest.Checks()[i]); len(f) > 0 {
-				t.Errorf("the store without a fault failed %s: %v", tc.check, f)
-			}
-		})
-	}
+	}, func(t *testing.T, fault string) storetest.Harness { return harness(t, fault) })
 }
 
 // TestREADMEShowsTheSuiteAsRun keeps the README's example of an

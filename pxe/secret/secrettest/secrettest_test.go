@@ -136,7 +136,7 @@ func (c commitOnDiscard) Discard() { c.Commit(context.Background()) }
 // TestTheSuiteFailsABrokenStore feeds the suite a folder with one fault
 // at a time: each is found by the check named.
 func TestTheSuiteFailsABrokenStore(t *testing.T) {
-	for _, tc := range []struct{ fault, check string }{
+	storetest.RejectsFaults(t, secrettest.Checks(), [][2]string{
 		{"world-readable", "KeptPrivately"},
 		{"one file for all", "BMCRoundTrip"},
 		{"quotes the password", "BMCRefusals"},
@@ -145,10 +145,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"discard commits", "RootStaged"},
 		{"none is no error", "BMCRoundTrip"},
 		{"one file for all", "ConcurrentWriters"},
-	} {
-		t.Run(tc.fault+"/"+tc.check, func(t *testing.T) {
-			h := folderHarness(t, func(f *folder.Secrets) secret.Store { return &broken{Secrets: f, fault: tc.fault} })
-			storetest.Rejects(t, h, secrettest.Checks(), tc.check)
-		})
-	}
+	}, func(t *testing.T, fault string) secrettest.Harness {
+		return folderHarness(t, func(f *folder.Secrets) secret.Store { return &broken{Secrets: f, fault: fault} })
+	})
 }
