@@ -58,18 +58,18 @@ func (a *app) localDaemon() (daemon.Record, bool, error) {
 	return daemon.Running(a.stateDir)
 }
 
-// daemonClient returns the operator of the daemon r running on the
-// state folder, through its API with the token of TokenEnv; scope names
-// what the token needs. Without a token it fails (exit 1) naming the
-// daemon: the daemon owns the state folder's window, a second one is
+// via is daemon.Via of n with the token of TokenEnv: the daemon running
+// on the state folder, through its API, when one runs. need makes a
+// missing token an error (exit 1) naming the daemon and the scope it
+// needs: the daemon owns the state folder's window, a second one is
 // never served beside it.
-func (a *app) daemonClient(r daemon.Record, scope string) (registrar.Remote, error) {
-	op, err := daemon.Via(a.stateDir, r, os.Getenv(TokenEnv), a.log)
-	var need *daemon.TokenNeededError
-	if errors.As(err, &need) {
-		return op, fmt.Errorf("%v with %s scope in %s (node-provisioner token create NAME --scope %s makes one)", need, scope, TokenEnv, scope)
+func (a *app) via(n registrar.Operator, need bool, scope string) (registrar.Operator, *daemon.Record, error) {
+	op, r, err := daemon.Via(n, os.Getenv(TokenEnv), need, a.log)
+	var tn *daemon.TokenNeededError
+	if errors.As(err, &tn) {
+		return op, r, fmt.Errorf("%v with %s scope in %s (node-provisioner token create NAME --scope %s makes one)", tn, scope, TokenEnv, scope)
 	}
-	return op, err
+	return op, r, err
 }
 
 // printWindow prints the window as status shows it.

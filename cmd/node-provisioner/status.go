@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,20 +51,13 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, running, err := a.localDaemon()
+			// With a token, the daemon's view, with "daemon" on its window.
+			n, d, err := a.via(n, false, "read")
 			if err != nil {
 				return err
 			}
-			if running && os.Getenv(TokenEnv) != "" {
-				// The daemon's view, with "daemon" on its window.
-				c, err := a.daemonClient(r, "read")
-				if err != nil {
-					return err
-				}
-				n = c
-			}
 			w, err := n.Window(ctx)
-			if _, local := n.(daemon.Local); running && local && w.Open && w.PID == r.PID {
+			if _, local := n.(daemon.Local); d != nil && local && w.Open && w.PID == d.PID {
 				w.Daemon = true // read from the state folder, without a token
 			}
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/spf13/cobra"
@@ -52,11 +53,11 @@ func (a *app) enableCmd() *cobra.Command {
 				return a.enableRemote(cmd, c, o.cfg, "with --server")
 			}
 			if running {
-				c, err := a.daemonClient(r, "admin")
+				op, _, err := a.via(daemon.Local{Local: a.localState()}, true, "admin")
 				if err != nil {
 					return err
 				}
-				return a.enableRemote(cmd, c.Client, o.cfg, "")
+				return a.enableRemote(cmd, op.(registrar.Remote).Client, o.cfg, "")
 			}
 			exe, err := os.Executable()
 			if err != nil {
@@ -126,16 +127,8 @@ func (a *app) disableCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, running, err := a.localDaemon()
-			if err != nil {
+			if n, _, err = a.via(n, true, "admin"); err != nil {
 				return err
-			}
-			if running {
-				c, err := a.daemonClient(r, "admin")
-				if err != nil {
-					return err
-				}
-				n = c
 			}
 			closed, err := n.Disable(cmd.Context())
 			if err != nil {

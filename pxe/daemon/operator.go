@@ -120,16 +120,28 @@ func (e *TokenNeededError) Error() string {
 // ErrNoToken is wrapped by a [*TokenNeededError].
 func (e *TokenNeededError) Unwrap() error { return registrar.ErrNoToken }
 
-// Via returns the operator of the daemon r running on state folder dir,
-// through its API on this host ([LocalClient]) with token; an empty
-// token is a [*TokenNeededError].
-func Via(dir string, r Record, token string, log *slog.Logger) (registrar.Remote, error) {
-	if token == "" {
-		return registrar.Remote{}, &TokenNeededError{Dir: dir, Daemon: r}
+// Via returns who a command on op acts through: op, or, when op is the
+// [Local] of a state folder a daemon runs on, that daemon through its
+// API on this host ([LocalClient]) with token, and the daemon's record
+// (nil when none runs). Without a token op is kept, unless need: then it
+// is a [*TokenNeededError].
+func Via(op registrar.Operator, token string, need bool, log *slog.Logger) (registrar.Operator, *Record, error) {
+	l, ok := op.(Local)
+	if !ok {
+		return op, nil, nil
 	}
-	c, err := LocalClient(dir, r, token, log)
+	r, running, err := Running(l.Dir)
+	switch {
+	case err != nil || !running:
+		return op, nil, err
+	case token == "" && need:
+		return op, &r, &TokenNeededError{Dir: l.Dir, Daemon: r}
+	case token == "":
+		return op, &r, nil
+	}
+	c, err := LocalClient(l.Dir, r, token, log)
 	if err != nil {
-		return registrar.Remote{}, err
+		return op, &r, err
 	}
-	return registrar.Remote{Client: c}, nil
+	return registrar.Remote{Client: c}, &r, nil
 }

@@ -3,8 +3,13 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/internal/lockfile"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -44,9 +49,29 @@ func TestOperatorOf(t *testing.T) {
 	if ok, _ := (&registrar.Local{Dir: dir}).Exists(); ok {
 		t.Error("power created the state folder")
 	}
-	_, err = daemon.Via(dir, daemon.Record{PID: 42, Addr: ":8091"}, "", nil)
+	if got, r, err := daemon.Via(op, "", true, nil); got != op || r != nil || err != nil {
+		t.Errorf("no daemon: %v, %v, %v; want the folder's own operator", got, r, err)
+	}
+	// A daemon (this process, holding the daemon lock) runs on the folder.
+	api := filepath.Join(dir, apitoken.DirName)
+	if err := os.MkdirAll(api, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := lockfile.TryLock(filepath.Join(api, daemon.RunningLockName), "test daemon")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	rec := fmt.Sprintf(`{"pid": %d, "addr": ":8091"}`, os.Getpid())
+	if err := os.WriteFile(filepath.Join(api, daemon.RunningName), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, r, err := daemon.Via(op, "", false, nil); got != op || r == nil || r.PID != os.Getpid() || err != nil {
+		t.Errorf("a daemon, no token wanted: %v, %v, %v; want the folder's own operator and the daemon", got, r, err)
+	}
+	_, _, err = daemon.Via(op, "", true, nil)
 	var need *daemon.TokenNeededError
-	if !errors.As(err, &need) || !errors.Is(err, registrar.ErrNoToken) || need.Daemon.PID != 42 {
+	if !errors.As(err, &need) || !errors.Is(err, registrar.ErrNoToken) || need.Daemon.PID != os.Getpid() {
 		t.Errorf("a daemon without a token: %v", err)
 	}
 }
