@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
@@ -16,24 +15,14 @@ import (
 func TestEventsConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	conns := map[events.Store]string{}
-	open := func(t eventstest.T, conn string, maxBytes int64) events.Store {
-		db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		t.Cleanup(db.Close)
-		s := postgres.OpenEvents(db, postgres.EventsOptions{MaxBytes: maxBytes})
-		conns[s] = conn
-		return s
-	}
+	pg := newHandles[events.Store](srv)
 	eventstest.Run(t, eventstest.Harness{
 		New: func(t eventstest.T, maxBytes int64) events.Store {
-			return open(t, srv.NewDatabase(t.(testing.TB)), maxBytes)
+			return pg.open(t, "", func(db *postgres.DB) events.Store {
+				return postgres.OpenEvents(db, postgres.EventsOptions{MaxBytes: maxBytes})
+			})
 		},
-		Writer: func(t eventstest.T, s events.Store) events.Store {
-			return open(t, conns[s], s.(*postgres.Events).MaxBytes())
-		},
+		Writer: pg.again,
 	})
 	t.Run("NotifyWakesAFollowerOnAnotherHost", func(t *testing.T) { notifyWakes(t, srv) })
 }

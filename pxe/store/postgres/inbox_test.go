@@ -15,51 +15,24 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 )
 
-func openInbox(t discoverytest.T, conn string, l discovery.Limits) *postgres.Inbox {
-	db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	if c, ok := t.(interface{ Cleanup(func()) }); ok {
-		c.Cleanup(db.Close)
-	}
-	return postgres.OpenInbox(db, l)
-}
-
 // TestInboxConformance runs the inbox's suite on a real PostgreSQL, a
 // database per check; Reopen is a second pool, as a restarted process or
 // another host opens it.
 func TestInboxConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	type opened struct {
-		conn string
-		l    discovery.Limits
-	}
-	var mu sync.Mutex
-	conns := map[discovery.Store]opened{}
-	keep := func(s discovery.Store, o opened) discovery.Store {
-		mu.Lock()
-		defer mu.Unlock()
-		conns[s] = o
-		return s
+	pg := newHandles[discovery.Store](srv)
+	inbox := func(l discovery.Limits) func(*postgres.DB) discovery.Store {
+		return func(db *postgres.DB) discovery.Store { return postgres.OpenInbox(db, l) }
 	}
 	discoverytest.Run(t, discoverytest.Harness{
-		New: func(t discoverytest.T, l discovery.Limits) discovery.Store {
-			conn := srv.NewDatabase(t.(testing.TB))
-			return keep(openInbox(t, conn, l), opened{conn, l})
-		},
-		Reopen: func(t discoverytest.T, s discovery.Store) discovery.Store {
-			mu.Lock()
-			o := conns[s]
-			mu.Unlock()
-			return keep(openInbox(t, o.conn, o.l), o)
-		},
+		New:    func(t discoverytest.T, l discovery.Limits) discovery.Store { return pg.open(t, "", inbox(l)) },
+		Reopen: pg.again,
 	})
 
 	t.Run("AMachinePostedToOneHostIsListedByAnother", func(t *testing.T) {
 		conn := srv.NewDatabase(t)
-		a, b := openInbox(t, conn, discovery.Limits{}), openInbox(t, conn, discovery.Limits{})
+		a, b := pg.open(t, conn, inbox(discovery.Limits{})), pg.open(t, conn, inbox(discovery.Limits{}))
 		t0 := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
 		put, err := a.Put(context.Background(), discoverytest.Report("52:54:00:aa:00:01", "SRV-1", "DISK-1"), t0)
 		if err != nil {
@@ -87,7 +60,7 @@ func TestInboxConformance(t *testing.T) {
 	t.Run("RacingPostsFromTwoHosts", func(t *testing.T) {
 		conn := srv.NewDatabase(t)
 		const max = 8
-		hosts := []*postgres.Inbox{openInbox(t, conn, discovery.Limits{Max: max}), openInbox(t, conn, discovery.Limits{Max: max})}
+		hosts := []discovery.Store{pg.open(t, conn, inbox(discovery.Limits{Max: max})), pg.open(t, conn, inbox(discovery.Limits{Max: max}))}
 		t0 := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
 		// 20 posters, each posting through both hosts at once, four
 		// times, from either of its two NICs; posters 16..19 hold the

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,46 +11,21 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 )
 
-func openInstalls(t installtest.T, conn string) *postgres.Installs {
-	db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	if c, ok := t.(interface{ Cleanup(func()) }); ok {
-		c.Cleanup(db.Close)
-	}
-	return postgres.OpenInstalls(db)
-}
-
 // TestInstallsConformance runs the install reports' suite on a real
 // PostgreSQL, a database per check; Reopen is a second pool, as a
 // restarted process or another host opens it.
 func TestInstallsConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	var mu sync.Mutex
-	conns := map[registry.Installs]string{}
-	keep := func(s registry.Installs, conn string) registry.Installs {
-		mu.Lock()
-		defer mu.Unlock()
-		conns[s] = conn
-		return s
-	}
+	pg := newHandles[registry.Installs](srv)
+	open := func(db *postgres.DB) registry.Installs { return postgres.OpenInstalls(db) }
 	installtest.Run(t, installtest.Harness{
-		New: func(t installtest.T) registry.Installs {
-			conn := srv.NewDatabase(t.(testing.TB))
-			return keep(openInstalls(t, conn), conn)
-		},
-		Reopen: func(t installtest.T, s registry.Installs) registry.Installs {
-			mu.Lock()
-			conn := conns[s]
-			mu.Unlock()
-			return keep(openInstalls(t, conn), conn)
-		},
+		New:    func(t installtest.T) registry.Installs { return pg.open(t, "", open) },
+		Reopen: pg.again,
 	})
 	t.Run("AReportPostedToOneHostIsSeenByAnother", func(t *testing.T) {
 		conn := srv.NewDatabase(t)
-		a, b := openInstalls(t, conn), openInstalls(t, conn)
+		a, b := pg.open(t, conn, open), pg.open(t, conn, open)
 		in := installtest.Sample("pve1")
 		if err := a.Put(context.Background(), in); err != nil {
 			t.Fatal(err)

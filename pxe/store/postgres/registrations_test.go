@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
@@ -19,26 +18,12 @@ import (
 func TestRegistrationsConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	handles := map[registry.Registrations]string{}
-	open := func(t storetest.T, conn string) registry.Registrations {
-		db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		if c, ok := t.(interface{ Cleanup(func()) }); ok {
-			c.Cleanup(db.Close)
-		}
-		s := postgres.OpenRegistrations(db, nil)
-		handles[s] = conn
-		return s
-	}
+	pg := newHandles[registry.Registrations](srv)
 	storetest.Run(t, storetest.Harness{
-		New: func(st storetest.T) registry.Registrations {
-			return open(st, srv.NewDatabase(st.(testing.TB)))
+		New: func(t storetest.T) registry.Registrations {
+			return pg.open(t, "", func(db *postgres.DB) registry.Registrations { return postgres.OpenRegistrations(db, nil) })
 		},
-		Reopen: func(st storetest.T, s registry.Registrations) registry.Registrations {
-			return open(st, handles[s])
-		},
+		Reopen: pg.again,
 	})
 	t.Run("ConsumeOnceAcrossHosts", func(t *testing.T) { consumeAcrossHosts(t, srv) })
 	t.Run("KilledConsumerLeavesItPending", func(t *testing.T) { killedConsumer(t, srv) })

@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,37 +17,14 @@ import (
 func TestTokensConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	var mu sync.Mutex
-	conns := map[apitoken.Tokens]string{}
-	dbs := map[apitoken.Tokens]*postgres.DB{}
-	open := func(t tokenstest.T, conn string) apitoken.Tokens {
-		db, err := postgres.OpenDB(context.Background(), conn, postgres.DBOptions{})
-		if err != nil {
-			t.Fatalf("open: %v", err)
-		}
-		if c, ok := t.(interface{ Cleanup(func()) }); ok {
-			c.Cleanup(db.Close)
-		}
-		s := postgres.OpenTokens(db, nil)
-		mu.Lock()
-		conns[s], dbs[s] = conn, db
-		mu.Unlock()
-		return s
-	}
-	of := func(s apitoken.Tokens) (string, *postgres.DB) {
-		mu.Lock()
-		defer mu.Unlock()
-		return conns[s], dbs[s]
-	}
+	pg := newHandles[apitoken.Tokens](srv)
 	tokenstest.Run(t, tokenstest.Harness{
-		New: func(t tokenstest.T) apitoken.Tokens { return open(t, srv.NewDatabase(t.(testing.TB))) },
-		Other: func(t tokenstest.T, s apitoken.Tokens) apitoken.Tokens {
-			conn, _ := of(s)
-			return open(t, conn)
+		New: func(t tokenstest.T) apitoken.Tokens {
+			return pg.open(t, "", func(db *postgres.DB) apitoken.Tokens { return postgres.OpenTokens(db, nil) })
 		},
+		Other: pg.again,
 		Stored: func(t tokenstest.T, s apitoken.Tokens) [][]byte {
-			_, db := of(s)
-			rows, err := db.Pool.Query(context.Background(), "SELECT t::text FROM np_tokens t")
+			rows, err := pg.of(s).db.Pool.Query(context.Background(), "SELECT t::text FROM np_tokens t")
 			if err != nil {
 				t.Fatalf("stored: %v", err)
 			}
