@@ -100,19 +100,14 @@ type Timeline struct {
 	macAt  map[string]string // client IP → MAC, from events naming both
 }
 
-// Record adds an event for a machine: its MAC address (any form
+// RecordFrom adds an event for a machine: its MAC address (any form
 // [normalizeMAC] accepts; empty when unknown), its node (empty when
 // unknown), the stage and a detail. A MAC that does not parse or a name
 // that is not valid is kept in the detail instead. Control characters in
-// the detail become spaces and it is cut at maxDetailLen.
-func (t *Timeline) Record(mac, node string, stage events.Kind, detail string) {
-	t.RecordFrom("", mac, node, stage, detail)
-}
-
-// RecordFrom is [Timeline.Record] for a request that came from the
-// machine's own address ip (empty or not an IP address: unknown), such as
-// a TFTP download, which names no MAC: the event joins the timeline of
-// the MAC that IP is linked to, now or once an event links it.
+// the detail become spaces and it is cut at maxDetailLen. A request that
+// came from the machine's own address ip (empty or not an IP address:
+// unknown), such as a TFTP download, which names no MAC, joins the
+// timeline of the MAC that IP is linked to, now or once an event links it.
 func (t *Timeline) RecordFrom(ip, mac, node string, stage events.Kind, detail string) {
 	if t == nil {
 		return
@@ -381,21 +376,6 @@ func (t *Timeline) evict(m map[string][]BootEvent, order *keyList, keep string, 
 			forget(oldest)
 		}
 	}
-}
-
-// For returns a copy of the events of a MAC address (any form
-// [normalizeMAC] accepts) or, if key is not a MAC, of the node of
-// that name, oldest first. It returns nil when there are none.
-func (t *Timeline) For(key string) []BootEvent {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if m, err := normalizeMAC(key); err == nil {
-		return slices.Clone(t.macs[m])
-	}
-	return slices.Clone(t.nodes[key])
 }
 
 // Snapshot returns a copy of every event: by node, by MAC address not

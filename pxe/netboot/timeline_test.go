@@ -1,6 +1,8 @@
 package netboot
 
 import (
+	"slices"
+
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 
@@ -353,4 +355,24 @@ func BenchmarkTimelineStormOfNewMACs(b *testing.B) {
 		tl.Record(macs[i%len(macs)], "", events.DHCPOffer, "x86-64 UEFI")
 		i++
 	}
+}
+
+// Record is RecordFrom for an event from no known address.
+func (t *Timeline) Record(mac, node string, stage events.Kind, detail string) {
+	t.RecordFrom("", mac, node, stage, detail)
+}
+
+// For returns a copy of the events of a MAC address (any form
+// [normalizeMAC] accepts) or, if key is not a MAC, of the node of
+// that name, oldest first. It returns nil when there are none.
+func (t *Timeline) For(key string) []BootEvent {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m, err := normalizeMAC(key); err == nil {
+		return slices.Clone(t.macs[m])
+	}
+	return slices.Clone(t.nodes[key])
 }
