@@ -6,3 +6,18 @@ import "slices"
 // global.timezone, sorted: tzdata's zone.tab zones and "UTC". The slice
 // is a copy.
 func Timezones() []string { return slices.Clone(timezoneList()) }
+
+// Series returns the release without its patch level: 8.3 for 8.3.3.
+func (v Version) Series() Version { return v &^ 0xff }
+
+// Compare returns -1, 0 or +1 as v is older than, the same as, or newer
+// than w.
+func (v Version) Compare(w Version) int {
+	switch {
+	case v < w:
+		return -1
+	case v > w:
+		return 1
+	}
+	return 0
+}

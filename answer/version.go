@@ -123,9 +123,6 @@ func (v Version) Minor() int { return int(v >> 8 & 0xff) }
 // 0 when none was given.
 func (v Version) Patch() int { return int(v & 0xff) }
 
-// Series returns the release without its patch level: 8.3 for 8.3.3.
-func (v Version) Series() Version { return v &^ 0xff }
-
 // String returns the release as MAJOR.MINOR, MAJOR.MINOR.PATCH when it has
 // a patch level, or "unknown" for the zero value.
 func (v Version) String() string {
@@ -137,18 +134,6 @@ func (v Version) String() string {
 		s += "." + strconv.Itoa(v.Patch())
 	}
 	return s
-}
-
-// Compare returns -1, 0 or +1 as v is older than, the same as, or newer
-// than w.
-func (v Version) Compare(w Version) int {
-	switch {
-	case v < w:
-		return -1
-	case v > w:
-		return 1
-	}
-	return 0
 }
 
 // AtLeast reports whether v is w or newer.

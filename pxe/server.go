@@ -298,14 +298,6 @@ func (s *Server) Addr() net.Addr {
 // Ready is closed once the server is listening.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
-// Open reports whether the window is open: the server is listening and
-// its TTL has not run out.
-func (s *Server) Open() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.open
-}
-
 // ServeHTTP routes a request as the running server does; requests after
 // the window closed get 503, plain-HTTP requests for HTTPS-only paths of
 // a TLS window get 403. A boot file asked for with doubled slashes, as

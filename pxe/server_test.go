@@ -178,3 +178,11 @@ func TestASecondWindowOnOneStateFolderIsRefused(t *testing.T) {
 	third.cfg.Listener.Close()
 	<-thirdDone
 }
+
+// Open reports whether the window is open: the server is listening and
+// its TTL has not run out.
+func (s *Server) Open() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open
+}

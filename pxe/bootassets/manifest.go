@@ -79,19 +79,6 @@ type Asset struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Asset returns the asset called name.
-func (r *Release) Asset(name string) (Asset, bool) {
-	for _, a := range r.Assets {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return Asset{}, false
-}
-
-// Path returns the path of the asset called name in the release folder.
-func (r *Release) Path(name string) string { return filepath.Join(r.Dir, name) }
-
 // writeManifest writes rel as dir/manifest.json.
 func writeManifest(dir string, rel *Release) error {
 	b, err := json.MarshalIndent(rel, "", "  ")

@@ -112,3 +112,16 @@ func TestPrepareKeepsReleasesSideBySideAndReplacesOne(t *testing.T) {
 		t.Error("the replaced release does not carry the new URL")
 	}
 }
+
+// Asset returns the asset called name.
+func (r *Release) Asset(name string) (Asset, bool) {
+	for _, a := range r.Assets {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Asset{}, false
+}
+
+// Path returns the path of the asset called name in the release folder.
+func (r *Release) Path(name string) string { return filepath.Join(r.Dir, name) }
