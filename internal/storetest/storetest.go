@@ -78,6 +78,23 @@ func NoError(t T, err error, what string) {
 	}
 }
 
+// Race runs fn(i) for each i below n, each in a goroutine of its own,
+// all let go at once, and returns their errors by i.
+func Race(n int, fn func(i int) error) []error {
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
 // Rejects runs the check named of checks on h, a store broken so that
 // the check must fail it, logs its first failure on t and returns them
 // all. It fails t when the check passes h, or when checks has no check

@@ -1,6 +1,7 @@
 package storetest_test
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,5 +91,20 @@ func TestRejects(t *testing.T) {
 	<-done
 	if f := missing.Failures(); len(f) != 1 || !strings.Contains(f[0], "no check Removed") {
 		t.Errorf("Rejects of a check the suite lacks: %q", f)
+	}
+}
+
+// TestRace: each racer's error comes back at its index.
+func TestRace(t *testing.T) {
+	errs := storetest.Race(5, func(i int) error {
+		if i%2 == 1 {
+			return fmt.Errorf("racer %d", i)
+		}
+		return nil
+	})
+	for i, err := range errs {
+		if (err != nil) != (i%2 == 1) || (err != nil && err.Error() != fmt.Sprintf("racer %d", i)) {
+			t.Errorf("racer %d returned %v", i, err)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -183,26 +182,21 @@ func bound(t T, h Harness) {
 func floodStaysWithinBound(t T, h Harness) {
 	const machines, max = 200, 10
 	s := h.New(t, discovery.Limits{Max: max})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
 	kept, full := 0, 0
 	var other []error
-	for i := range machines {
-		wg.Go(func() {
-			_, err := s.Put(context.Background(), Report(mac(i), fmt.Sprint("F", i), ""), t0)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				kept++
-			case errors.Is(err, discovery.ErrFull):
-				full++
-			default:
-				other = append(other, err)
-			}
-		})
+	for _, err := range storetest.Race(machines, func(i int) error {
+		_, err := s.Put(context.Background(), Report(mac(i), fmt.Sprint("F", i), ""), t0)
+		return err
+	}) {
+		switch {
+		case err == nil:
+			kept++
+		case errors.Is(err, discovery.ErrFull):
+			full++
+		default:
+			other = append(other, err)
+		}
 	}
-	wg.Wait()
 	if kept != max || full != machines-max || len(other) > 0 {
 		t.Errorf("a flood of %d into %d: %d kept, %d full, other errors %v", machines, max, kept, full, other)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,12 +122,7 @@ func invalidName(t T, h Harness) {
 func concurrentPuts(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
-	var wg sync.WaitGroup
-	errs := make([]error, 16)
-	for i := range errs {
-		wg.Go(func() { errs[i] = s.Put(ctx, Sample(fmt.Sprintf("pve%d", i%4))) })
-	}
-	wg.Wait()
+	errs := storetest.Race(16, func(i int) error { return s.Put(ctx, Sample(fmt.Sprintf("pve%d", i%4))) })
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("Put %d: %v", i, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer"
@@ -124,14 +123,10 @@ func concurrentRegisters(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	const n = 50
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			_, errs[i] = s.Register(ctx, reg(fmt.Sprintf("node%02d", i), mac(i)), registry.RegisterOptions{})
-		})
-	}
-	wg.Wait()
+	errs := suite.Race(n, func(i int) error {
+		_, err := s.Register(ctx, reg(fmt.Sprintf("node%02d", i), mac(i)), registry.RegisterOptions{})
+		return err
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("Register node%02d: %v", i, err)
@@ -176,14 +171,10 @@ func racingPinConflicts(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	const n = 20
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() {
-			_, errs[i] = s.Register(ctx, reg(fmt.Sprintf("race%02d", i), "52:54:00:00:00:99"), registry.RegisterOptions{})
-		})
-	}
-	wg.Wait()
+	errs := suite.Race(n, func(i int) error {
+		_, err := s.Register(ctx, reg(fmt.Sprintf("race%02d", i), "52:54:00:00:00:99"), registry.RegisterOptions{})
+		return err
+	})
 	won := 0
 	for i, err := range errs {
 		switch {
@@ -204,17 +195,10 @@ func consumeOnce(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
 	register(t, s, reg("node1", "52:54:00:00:00:01"))
-	var wg sync.WaitGroup
-	errs := make([]error, Racers)
-	start := make(chan struct{})
-	for i := range Racers {
-		wg.Go(func() {
-			<-start
-			_, errs[i] = s.Consume(ctx, "node1", registry.ConsumeRecord{ClientIP: fmt.Sprintf("10.0.%d.%d", i/256, i%256), Undelivered: true})
-		})
-	}
-	close(start)
-	wg.Wait()
+	errs := suite.Race(Racers, func(i int) error {
+		_, err := s.Consume(ctx, "node1", registry.ConsumeRecord{ClientIP: fmt.Sprintf("10.0.%d.%d", i/256, i%256), Undelivered: true})
+		return err
+	})
 	winners := 0
 	winner := ""
 	for i, err := range errs {
