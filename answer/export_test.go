@@ -21,3 +21,14 @@ func (v Version) Compare(w Version) int {
 	}
 	return 0
 }
+
+// rule returns the rule for a canonical path; a path missing from the
+// schema is known to no version.
+func rule(path string) keyRule {
+	for _, r := range keyRules {
+		if r.path == path {
+			return r
+		}
+	}
+	return keyRule{path: path, since: LatestVersion + 1}
+}

@@ -197,17 +197,6 @@ func newKeyRule(path, alias string, typ ValueType, first, last, kebab Version) k
 	return r
 }
 
-// rule returns the rule for a canonical path; a path missing from the
-// schema is known to no version.
-func rule(path string) keyRule {
-	for _, r := range keyRules {
-		if r.path == path {
-			return r
-		}
-	}
-	return keyRule{path: path, since: LatestVersion + 1}
-}
-
 // knownTo reports whether installer v knows the key, in some spelling.
 func (r keyRule) knownTo(v Version) bool {
 	return v >= r.since && (r.until == 0 || v <= r.until)

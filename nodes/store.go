@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -46,8 +45,6 @@ const (
 	lockName     = ".lock"
 	nodeExt      = ".yaml"
 )
-
-var labelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // ValidateHostname reports whether h is an RFC 1123 label: lower-case
 // letters, digits and '-', 1 to 63 characters, not starting or ending

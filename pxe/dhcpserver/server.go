@@ -130,10 +130,6 @@ func (s *Server) start() {
 	s.dropped.Store(0)
 }
 
-// logsDropped returns how many decision log lines were dropped for
-// LogBudget since Serve started.
-func (s *Server) logsDropped() int64 { return s.dropped.Load() }
-
 // logBudget lets through at most per lines in each second.
 type logBudget struct {
 	mu      sync.Mutex

@@ -329,3 +329,7 @@ func (l *lockedLog) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// logsDropped returns how many decision log lines were dropped for
+// LogBudget since Serve started.
+func (s *Server) logsDropped() int64 { return s.dropped.Load() }

@@ -304,11 +304,8 @@ func vendorOption(req *dhcpv4.DHCPv4, on Arrival, d Decision) []byte {
 	return nil
 }
 
-// BOOTP framing, as dhcpv4's ToBytes writes it.
-const (
-	bootpHeaderLen = 236
-	bootpMinLen    = 300
-)
+// bootpMinLen is the shortest BOOTP message, as dhcpv4's ToBytes pads it.
+const bootpMinLen = 300
 
 var magicCookie = [4]byte{99, 130, 83, 99}
 
