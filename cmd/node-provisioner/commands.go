@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 
 	"github.com/spf13/cobra"
 
@@ -177,7 +178,7 @@ func (a *app) nodes(ctx context.Context) ([]backend.Node, error) {
 func (a *app) registrar() (registrar.Registrar, error) { return a.registrarWith(a.log) }
 
 // registrarWith is registrar whose local store logs to log:
-// registrar.Open of --server (with the token of TokenEnv) or of the
+// registrar.Open of --server (with the token of registrar.EnvToken) or of the
 // state folder.
 func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	if a.server != "" {
@@ -185,11 +186,11 @@ func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	} else if a.local != nil {
 		return a.local, nil
 	}
-	r, err := registrar.Open(registrar.Where{Server: a.server, Token: os.Getenv(TokenEnv), Fingerprint: a.fingerprint,
+	r, err := registrar.Open(registrar.Where{Server: a.server, Token: os.Getenv(registrar.EnvToken), Fingerprint: a.fingerprint,
 		Dir: a.stateDir, SecretsDir: a.secretsDir, Store: a.store, KeyFile: a.storeKey, Openers: postgres.Openers(), Logger: log})
 	switch {
 	case errors.Is(err, registrar.ErrNoToken):
-		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, TokenEnv))
+		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, registrar.EnvToken))
 	case err != nil && a.server != "" && strings.Contains(err.Error(), "fingerprint"):
 		return nil, usageError(fmt.Errorf("--fingerprint: %w", err))
 	case err != nil && a.server != "":

@@ -14,9 +14,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
 
-// TokenEnv holds the API token of --server; a token is never a flag.
-const TokenEnv = registrar.EnvToken
-
 // remote returns the client of --server, nil without --server.
 func (a *app) remote() (*client.Client, error) {
 	if a.server == "" {
@@ -58,16 +55,16 @@ func (a *app) localDaemon() (daemon.Record, bool, error) {
 	return daemon.Running(a.stateDir)
 }
 
-// via is daemon.Via of n with the token of TokenEnv: the daemon running
+// via is daemon.Via of n with the token of registrar.EnvToken: the daemon running
 // on the state folder, through its API, when one runs. need makes a
 // missing token an error (exit 1) naming the daemon and the scope it
 // needs: the daemon owns the state folder's window, a second one is
 // never served beside it.
 func (a *app) via(n registrar.Operator, need bool, scope string) (registrar.Operator, *daemon.Record, error) {
-	op, r, err := daemon.Via(n, os.Getenv(TokenEnv), need, a.log)
+	op, r, err := daemon.Via(n, os.Getenv(registrar.EnvToken), need, a.log)
 	var tn *daemon.TokenNeededError
 	if errors.As(err, &tn) {
-		return op, r, fmt.Errorf("%v with %s scope in %s (node-provisioner token create NAME --scope %s makes one)", tn, scope, TokenEnv, scope)
+		return op, r, fmt.Errorf("%v with %s scope in %s (node-provisioner token create NAME --scope %s makes one)", tn, scope, registrar.EnvToken, scope)
 	}
 	return op, r, err
 }

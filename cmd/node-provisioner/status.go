@@ -12,7 +12,6 @@ import (
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 )
@@ -116,64 +115,27 @@ func checkOutput(output string) error {
 	return usageError(fmt.Errorf("--output %q: want table, json or yaml", output))
 }
 
-// watchPoll is how often watch looks whether the window closed.
-const watchPoll = time.Second
-
 // watch prints new events (of --server's event stream, else of the
 // state folder's event log) until ctx ends (Ctrl-C) or, when the window
-// was open as it started, until the window closes; either is a nil
-// error.
+// was open as it started, until the window closes (registrar.Follow);
+// either is a nil error.
 func (a *app) watch(ctx context.Context, n registrar.Provisioner, open bool, output string) error {
 	if output == "table" {
 		// An open window's watch also ends when it closes, with a line
 		// saying so.
 		fmt.Fprintln(a.out, "Events (until interrupted):")
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if open {
-		go a.untilClosed(ctx, n, cancel)
-	}
-	print := func(_ string, e backend.Event) error {
+	closed, err := registrar.Follow(ctx, n, open, func(e backend.Event) error {
 		if output != "table" {
 			return a.writeItem(output, e)
 		}
 		a.printEvent(e)
 		return nil
-	}
-	err := n.Events(ctx, client.FromNow, print)
-	if errors.Is(context.Cause(ctx), errWindowClosed) {
-		if output == "table" {
-			fmt.Fprintln(a.out, "Window closed")
-		}
-		return nil
-	}
-	if errors.Is(err, context.Canceled) {
-		return nil
+	})
+	if closed && output == "table" {
+		fmt.Fprintln(a.out, "Window closed")
 	}
 	return err
-}
-
-// untilClosed cancels ctx with errWindowClosed once the window is no
-// longer open, a poll later than it saw it closed so that the last
-// events are printed.
-func (a *app) untilClosed(ctx context.Context, n registrar.Provisioner, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(watchPoll)
-	defer t.Stop()
-	closed := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if closed {
-			cancel(errWindowClosed)
-			return
-		}
-		w, err := n.Window(ctx)
-		closed = err == nil && !w.Open
-	}
 }
 
 // writeItem writes one item of status --watch's stream: a JSON line, or

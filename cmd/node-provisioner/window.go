@@ -27,7 +27,7 @@ func (a *app) enableCmd() *cobra.Command {
 		Short: "Open the provisioning window in the background (a transient systemd unit, or a detached process)",
 		Long: "Open the provisioning window in the background (a transient systemd unit, or a detached process).\n" +
 			"When a node-provisioner daemon runs on the state folder, the daemon's window is opened through its API instead,\n" +
-			"with the token in " + TokenEnv + " (admin scope) and the daemon's window settings (only --ttl, --secure-boot and --discover are taken).",
+			"with the token in " + registrar.EnvToken + " (admin scope) and the daemon's window settings (only --ttl, --secure-boot and --discover are taken).",
 		Example: `  node-provisioner enable --ttl 2h
   node-provisioner enable --http 127.0.0.1:8090 --ttl 10m`,
 		Args: cobra.NoArgs,

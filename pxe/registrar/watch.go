@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
@@ -123,4 +124,42 @@ func (w *InstallWatch) Wait(ctx context.Context, timeout time.Duration, step fun
 			return res, fmt.Errorf("install of %s: %w", w.name, ctx.Err())
 		}
 	}
+}
+
+// Follow calls fn with each event of p from now until ctx ends or, when
+// untilClosed, until the window is closed, a poll (a second) after it
+// was seen closed so that the last events are passed; closed says the
+// window closed. Either end is a nil error.
+func Follow(ctx context.Context, p Provisioner, untilClosed bool, fn func(backend.Event) error) (closed bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ended atomic.Bool
+	if untilClosed {
+		go func() {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for seen := false; ; {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if seen {
+					ended.Store(true)
+					cancel()
+					return
+				}
+				w, err := p.Window(ctx)
+				seen = err == nil && !w.Open
+			}
+		}()
+	}
+	err = p.Events(ctx, events.FromNow, func(_ string, e backend.Event) error { return fn(e) })
+	if ended.Load() {
+		return true, nil
+	}
+	if errors.Is(err, context.Canceled) {
+		return false, nil
+	}
+	return false, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/pxe/apitype"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -73,5 +74,38 @@ func TestWatchInstall(t *testing.T) {
 				t.Errorf("steps (-want +got):\n%s; %d seen, want %d", d, seen, tc.wantSeen)
 			}
 		})
+	}
+}
+
+// closingProvisioner is a fakeProvisioner whose window is open until
+// closes.
+type closingProvisioner struct {
+	fakeProvisioner
+	closes time.Time
+}
+
+func (c closingProvisioner) Window(context.Context) (apitype.WindowStatus, error) {
+	return apitype.WindowStatus{Open: time.Now().Before(c.closes)}, nil
+}
+
+// TestFollow: Follow passes the events until the window closes, or until
+// its context ends when it does not wait for the close; a failed stream
+// is its error.
+func TestFollow(t *testing.T) {
+	e := backend.Event{Kind: "dhcp-offer", MAC: "52:54:00:00:00:44"}
+	p := closingProvisioner{fakeProvisioner{events: []backend.Event{e}}, time.Now().Add(500 * time.Millisecond)}
+	var got []backend.Event
+	closed, err := registrar.Follow(context.Background(), p, true, func(e backend.Event) error { got = append(got, e); return nil })
+	if !closed || err != nil || len(got) != 1 {
+		t.Errorf("until closed: closed %v, err %v, events %v; want closed, nil, the one event", closed, err, got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer time.AfterFunc(700*time.Millisecond, cancel).Stop()
+	if closed, err := registrar.Follow(ctx, p, false, func(backend.Event) error { return nil }); closed || err != nil {
+		t.Errorf("until interrupted: closed %v, err %v; want neither", closed, err)
+	}
+	failing := closingProvisioner{fakeProvisioner{err: errors.New("stream broke")}, time.Now().Add(time.Hour)}
+	if _, err := registrar.Follow(context.Background(), failing, true, func(backend.Event) error { return nil }); err == nil {
+		t.Error("a failed stream: nil error")
 	}
 }
