@@ -10,11 +10,13 @@
 // context ends.
 //
 // What each machine boots and gets is asked of a [backend.Backend], the
-// seam a program embedding the window owns: node-provisioner's file
-// registry ([regbackend.Backend], the default over [Config].StateDir) is one
+// seam a program embedding the window owns and gives it in [Config].Backend:
+// node-provisioner's registrations (package pxe/backend/regbackend, which
+// pxe/daemon and cmd/node-provisioner wire to their stores) are one
 // implementation, a site inventory another (see examples/embed-pxe).
 // [Enable] and [Disable] run a window in the background; [window.Record] is its
-// record. [Prepare] turns a Proxmox VE installer ISO into boot assets.
+// record. Package bootassets turns a Proxmox VE installer ISO into boot
+// assets.
 //
 // The roles live in subpackages, each usable alone: proxydhcp (the pure
 // reply encoding), dhcpserver (its sockets), tftp, netboot (the HTTP

@@ -136,7 +136,7 @@ func waitWindow(ctx context.Context, stateDir string, pid int, exited <-chan err
 }
 
 // Disable closes the open window: the one holding the state folder's
-// lock ([WindowLockName]), else the one its record names. It stops the
+// lock ([window.LockName]), else the one its record names. It stops the
 // transient unit, or sends the serving process SIGTERM and waits (SIGKILL
 // after timeout, default 10 s). It is idempotent: with no open window it removes a stale record
 // and returns (false, nil).

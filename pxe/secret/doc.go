@@ -1,6 +1,7 @@
-// Package secret keeps the nodes' secrets: the root password each answer
-// generates (staged, then committed once its registration is consumed)
-// and the BMC passwords, behind the [Store] interface; [Folder] is the
-// secrets folder's implementation (0600 files in a 0700 folder). No
-// error and no log line holds a secret.
+// Package secret declares the store of the nodes' secrets, [Store]: the
+// root password each answer generates (staged, then committed once its
+// registration is consumed) and the BMC passwords. Its implementations
+// are package pxe/store/folder's (0600 files in a 0700 folder) and
+// pxe/store/postgres's (sealed with the host's key). No error and no log
+// line holds a secret.
 package secret

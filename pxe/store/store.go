@@ -162,8 +162,8 @@ func stateFolder(setting string) (string, error) {
 	}
 }
 
-// Dir returns the state folder, which also keeps what has no store yet
-// (the event log, the window record, first-boot files, boot assets).
+// Dir returns the state folder, which also keeps what is one host's own
+// (the window record, first-boot files, boot assets, the certificate).
 func (s *Stores) Dir() string { return s.dir }
 
 // Registrations returns the registrations.

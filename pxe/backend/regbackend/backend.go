@@ -78,7 +78,7 @@ type Config struct {
 }
 
 // Backend is node-provisioner's [backend.Backend]: a provisioning window
-// asks it, and it answers from the registrations in a [Registrations] store. It boots
+// asks it, and it answers from the registrations in a [registry.Registrations] store. It boots
 // and answers pending registrations, each once; keeps installed machines
 // on their disks; writes each node's generated root password to the
 // secret store and its first-boot script and webhook token to the state
@@ -191,7 +191,7 @@ var ErrNotWritable = atomicfile.ErrNotWritable
 func (b *Backend) Close() error { return nil }
 
 // Boot chooses what the machine with this MAC boots, with the rules of
-// [Match] and one more that keeps installed nodes installed:
+// [registry.Match] and one more that keeps installed nodes installed:
 //
 //  1. a pending registration that pins the MAC is installed;
 //  2. else a consumed registration that pinned the MAC, or whose
@@ -300,7 +300,7 @@ var bootDiskParamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // matches; its words are what the installer shows.
 var errNoMatch = &backend.Refusal{Status: 404, Reason: "no pending registration matches this machine"}
 
-// Answer matches the request to a pending registration ([Match]) and
+// Answer matches the request to a pending registration ([registry.Match]) and
 // builds its answer with a new root password, changing nothing. Its
 // Claim, which the window calls once the answer rendered, stages the
 // password and the one-shot first-boot files, consumes the registration

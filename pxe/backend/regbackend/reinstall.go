@@ -54,7 +54,7 @@ type Booter struct {
 // once re-armed ([*BootFailedError] when that fails). It returns the
 // registration as it is now pending.
 //
-// Errors: one wrapping [ErrNotFound] when no consumed
+// Errors: one wrapping [registry.ErrNotFound] when no consumed
 // registration has the name (a pending one is already armed).
 func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string, boot *Booter) (registry.Registration, error) {
 	if err := registry.ValidateName(name); err != nil {

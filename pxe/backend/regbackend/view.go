@@ -135,7 +135,7 @@ func registrationKeys(r registry.Registration) []string {
 }
 
 // pinKeys are the index keys a machine posting macs, serial and uuid
-// is looked up by; placeholders are never matched ([Match]).
+// is looked up by; placeholders are never matched ([registry.Match]).
 func pinKeys(macs []string, serial, uuid string) []string {
 	var keys []string
 	for _, m := range macs {
@@ -153,7 +153,7 @@ func pinKeys(macs []string, serial, uuid string) []string {
 }
 
 // pinning returns the registrations of v that pin one of keys, in the
-// view's order. [Match] over them picks what it would pick over all of
+// view's order. [registry.Match] over them picks what it would pick over all of
 // v's registrations when one pins the machine: the others cannot match
 // by a pin.
 func (v *regView) pinning(keys []string) []registry.Registration {
@@ -186,8 +186,8 @@ type pinnedMatch struct {
 // byPin finds the pending registration that pins the machine in a read
 // of the registrations at most viewMaxAge old, without reading them
 // all: found is false when none pins it there (the caller then reads
-// them afresh and applies every rule of [Match]). The registration
-// found is read again from the store ([Registrations.Get]) and must
+// them afresh and applies every rule of [registry.Match]). The registration
+// found is read again from the store ([registry.Registrations.Get]) and must
 // still match the same way, so a view older than a change (a
 // registration consumed, deleted or re-registered since, by this
 // process or another) is never acted on; the registration returned is
@@ -226,7 +226,7 @@ func (b *Backend) recheck(ctx context.Context, name string, reason registry.Matc
 }
 
 // answerMatch picks the pending registration that answers the machine
-// ([Match]), refusing an ambiguous or blocked match. A machine that a
+// ([registry.Match]), refusing an ambiguous or blocked match. A machine that a
 // registration pins is looked up in a shared read of the registrations
 // ([Backend.byPin]); else they are read afresh, and the one matched is
 // read again before it is used. The registration returned shares

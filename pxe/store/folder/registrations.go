@@ -143,14 +143,14 @@ func (g *Registrations) cleanLocked() error {
 
 // Put is [Registrations.Register] without options: it writes a registration,
 // replacing one of the same name (replaced is then true), and refuses a
-// pin another pending registration holds ([ErrPinTaken]).
+// pin another pending registration holds ([registry.ErrPinTaken]).
 func (g *Registrations) Put(ctx context.Context, r registry.Registration) (replaced bool, err error) {
 	res, err := g.Register(ctx, r, registry.RegisterOptions{})
 	return res.Previous != nil, err
 }
 
 // Get returns the pending registration name, or an error wrapping
-// [registry.ErrNotFound] (or [ErrInvalidName] for a bad name).
+// [registry.ErrNotFound] (or [registry.ErrInvalidName] for a bad name).
 func (g *Registrations) Get(ctx context.Context, name string) (registry.Registration, error) {
 	if err := ctx.Err(); err != nil {
 		return registry.Registration{}, fmt.Errorf("get registration %s: %w", name, err)
