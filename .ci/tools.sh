@@ -10,7 +10,7 @@
 #                                   ../shared/vendor by its build-plugins.sh)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
 #   .tools/bin/weed                 SeaweedFS $SEAWEEDFS_VERSION, the S3 server the s3
-#                                   state backend is tested against (internal/s3test)
+#                                   state backend is tested against (e2e/s3_test.go)
 #   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
 #   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
 #                                   modules the netboot test's initrd loads
