@@ -5,5 +5,6 @@
 //
 // It holds no check of its own: each suite (pxe/secret/secrettest,
 // pxe/registry/storetest, …) keeps its checks and its harness type beside
-// the contract it checks.
+// the contract it checks, and takes from here what checks share
+// ([NoError], [Race]) and its broken-store self-test ([RejectsFaults]).
 package storetest

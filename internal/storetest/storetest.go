@@ -50,9 +50,9 @@ func Run[H any](t *testing.T, h H, checks []Check[H]) {
 	}
 }
 
-// RunCheck runs c on t in a goroutine of its own, so that a Fatalf that
+// runCheck runs c on t in a goroutine of its own, so that a Fatalf that
 // calls runtime.Goexit ends the check only, and returns when it ended.
-func RunCheck[H any](t T, h H, c Check[H]) {
+func runCheck[H any](t T, h H, c Check[H]) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -61,12 +61,13 @@ func RunCheck[H any](t T, h H, c Check[H]) {
 	<-done
 }
 
-// Failures runs c on h with a [Recorder] ([RunCheck]), then its
-// clean-ups, and returns what c reported: none when it passed.
+// Failures runs c on h with a [Recorder], in a goroutine of its own so
+// that a Fatalf ends the check only, then its clean-ups, and returns what
+// c and its clean-ups reported: none when it passed.
 func Failures[H any](h H, c Check[H]) []string {
 	r := &Recorder{}
-	defer r.Close()
-	RunCheck(r, h, c)
+	runCheck(r, h, c)
+	r.Close()
 	return r.Failures()
 }
 
@@ -190,9 +191,6 @@ func (r *Recorder) Failures() []string {
 	defer r.mu.Unlock()
 	return slices.Clone(r.failures)
 }
-
-// Failed reports whether anything was reported.
-func (r *Recorder) Failed() bool { return len(r.Failures()) > 0 }
 
 // Close runs the clean-ups, last added first, and removes the temporary
 // folders.
