@@ -52,9 +52,7 @@ func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 func create(t T, s apitoken.Tokens, name string, scope apitoken.Scope) string {
 	t.Helper()
 	tok, err := s.Create(context.Background(), name, scope, time.Time{})
-	if err != nil {
-		t.Fatalf("Create %s: %v", name, err)
-	}
+	storetest.NoError(t, err, "Create "+name)
 	if tok == "" {
 		t.Fatalf("Create %s returned an empty token", name)
 	}

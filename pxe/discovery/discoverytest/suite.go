@@ -63,9 +63,7 @@ func mac(i int) string { return fmt.Sprintf("52:54:00:00:%02x:%02x", i>>8&0xff, 
 func put(t T, s discovery.Store, r discovery.Report, now time.Time) discovery.Record {
 	t.Helper()
 	rec, err := s.Put(context.Background(), r, now)
-	if err != nil {
-		t.Fatalf("Put %s: %v", r.NICs[0].MAC, err)
-	}
+	storetest.NoError(t, err, "Put "+r.NICs[0].MAC)
 	return rec
 }
 

@@ -85,18 +85,14 @@ func wait(h Harness) time.Duration {
 func appendAll(t T, s events.Store, nodes ...string) {
 	t.Helper()
 	for _, n := range nodes {
-		if err := s.Append(context.Background(), ev(n)); err != nil {
-			t.Fatalf("append %s: %v", n, err)
-		}
+		storetest.NoError(t, s.Append(context.Background(), ev(n)), "append "+n)
 	}
 }
 
 func readAll(t T, s events.Store, after string) []events.Record {
 	t.Helper()
 	recs, err := s.Read(context.Background(), after, 0)
-	if err != nil {
-		t.Fatalf("read after %q: %v", after, err)
-	}
+	storetest.NoError(t, err, fmt.Sprintf("read after %q", after))
 	return recs
 }
 
@@ -375,9 +371,7 @@ func readAlong(t T, r events.Store, ws []events.Store, all []string) []string {
 	var got []string
 	last := ""
 	for i, n := range all {
-		if err := ws[i%len(ws)].Append(context.Background(), ev(n)); err != nil {
-			t.Fatalf("append %s: %v", n, err)
-		}
+		storetest.NoError(t, ws[i%len(ws)].Append(context.Background(), ev(n)), "append "+n)
 		for _, rec := range readAll(t, r, last) {
 			got, last = append(got, rec.Event.Node), rec.ID
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/plasmactl/plasma-node/internal/storetest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
@@ -16,16 +17,12 @@ func TestInstallsConformance(t *testing.T) {
 	installtest.Run(t, installtest.Harness{
 		New: func(t installtest.T) registry.Installs {
 			s, err := folder.OpenInstalls(tb.TempDir())
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
+			storetest.NoError(t, err, "open")
 			return s
 		},
 		Reopen: func(t installtest.T, s registry.Installs) registry.Installs {
 			r, err := folder.OpenInstalls(filepath.Dir(s.(*folder.Installs).Dir()))
-			if err != nil {
-				t.Fatalf("%v", err)
-			}
+			storetest.NoError(t, err, "reopen")
 			return r
 		},
 	})
