@@ -92,7 +92,7 @@ func (c closingProvisioner) Window(context.Context) (apitype.WindowStatus, error
 // its context ends when it does not wait for the close; a failed stream
 // is its error.
 func TestFollow(t *testing.T) {
-	e := backend.Event{Kind: "dhcp-offer", MAC: "52:54:00:00:00:44"}
+	e := backend.Event{Kind: events.DHCPOffer, MAC: "52:54:00:00:00:44"}
 	p := closingProvisioner{fakeProvisioner{events: []backend.Event{e}}, time.Now().Add(500 * time.Millisecond)}
 	var got []backend.Event
 	closed, err := registrar.Follow(context.Background(), p, true, func(e backend.Event) error { got = append(got, e); return nil })

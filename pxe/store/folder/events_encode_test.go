@@ -52,7 +52,7 @@ func TestAppendEventIsJSONsBytes(t *testing.T) {
 // FuzzAppendEvent: for any event, appendEvent writes encoding/json's
 // bytes.
 func FuzzAppendEvent(f *testing.F) {
-	f.Add(int64(1764883801), "dhcp-offer", "", "52:54:00:12:34:56", "", "10.0.0.1", 0, "arch 7", "", 0)
+	f.Add(int64(1764883801), string(events.DHCPOffer), "", "52:54:00:12:34:56", "", "10.0.0.1", 0, "arch 7", "", 0)
 	f.Add(int64(-62135596800), "installed", "n<1>", "", "s\"", "", 200, "\u2028", "efi", 2)
 	f.Fuzz(func(t *testing.T, sec int64, kind, node, mac, serial, ip string, status int, detail, mode string, sb int) {
 		e := events.Event{Time: time.Unix(sec, int64(status)).UTC(), Kind: events.Kind(kind), Node: node, MAC: mac, Serial: serial,
