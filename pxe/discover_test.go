@@ -21,7 +21,7 @@ import (
 
 func putRegistration(t *testing.T, dir string, r registry.Registration) {
 	t.Helper()
-	st, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	st, err := store.Open(t.Context(), dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestADiscoveryWindowRefusesToOpenBesideAnUnpinnedRegistration(t *testing.T)
 	dir := t.TempDir()
 	putRegistration(t, dir, registry.Registration{Name: "loose", BootDisk: mustDisk(t, "sda")})
 	putRegistration(t, dir, registry.Registration{Name: "pinned", MACs: []string{"52:54:00:00:00:01"}, BootDisk: mustDisk(t, "sda")})
-	stores, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	stores, err := store.Open(t.Context(), dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestADiscoveryWindowKeepsReportsInTheStateFolder(t *testing.T) {
 	if got := post(token); got != http.StatusOK {
 		t.Errorf("a post with the script's token: %d, want 200", got)
 	}
-	st, _ := store.Open(dir, store.Options{})
+	st, _ := store.Open(t.Context(), dir, store.Options{})
 	inbox, err := st.Discovered()
 	if err != nil {
 		t.Fatal(err)

@@ -125,7 +125,7 @@ func newTFTPFixture(t *testing.T) *tftpFixture {
 // inbox, as node-provisioner serve wires a window; t closes it.
 func nodeProvisioner(t testing.TB, cfg Config, secretsDir string) Config {
 	t.Helper()
-	stores, err := store.Open(cfg.StateDir, store.Options{SecretsDir: secretsDir})
+	stores, err := store.Open(t.Context(), cfg.StateDir, store.Options{SecretsDir: secretsDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func ExampleServer() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	const dir = "/var/lib/node-provisioner"
-	stores, err := store.Open(dir, store.Options{})
+	stores, err := store.Open(ctx, dir, store.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func (s *seenEvents) Append(ctx context.Context, evs ...events.Event) error {
 // the window opening none of its own.
 func TestTheWindowTakesTheProcesssStores(t *testing.T) {
 	dir := t.TempDir()
-	opened, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(t.TempDir(), "secrets")})
+	opened, err := store.Open(t.Context(), dir, store.Options{SecretsDir: filepath.Join(t.TempDir(), "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func run(n, conc, storm int, sysinfoPath string) (*result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	storeURL := os.Getenv(registrar.EnvStore)
-	stores, err := store.Open(state, store.Options{Store: storeURL, Openers: postgres.Openers()})
+	stores, err := store.Open(ctx, state, store.Options{Store: storeURL, Openers: postgres.Openers()})
 	if err != nil {
 		return nil, err
 	}

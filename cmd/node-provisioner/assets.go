@@ -98,7 +98,7 @@ func (a *app) prepareCmd() *cobra.Command {
 				o.DiscoveryAgent = exe
 			}
 			o.PatchAsk = patchAsk
-			if st, err := a.stores(); err == nil {
+			if st, err := a.stores(cmd.Context()); err == nil {
 				ask, err := registry.AsksForBootDisk(cmd.Context(), st.Registrations())
 				o.PatchAsk = o.PatchAsk || (err == nil && ask)
 			}

@@ -55,7 +55,7 @@ func (a *app) rearmCmd() *cobra.Command {
 			if err := registry.ValidateName(args[0]); err != nil {
 				return err
 			}
-			stores, err := a.stores()
+			stores, err := a.stores(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -213,4 +213,4 @@ func (a *app) localState() *registrar.Local {
 
 // stores returns the stores of --state-dir, opened once for the process
 // (creating the folder): its one writer of each.
-func (a *app) stores() (*store.Stores, error) { return a.localState().Stores() }
+func (a *app) stores(ctx context.Context) (*store.Stores, error) { return a.localState().Stores(ctx) }

@@ -19,7 +19,7 @@ import (
 // window's post would.
 func discover(t *testing.T, dir string, r discovery.Report) {
 	t.Helper()
-	st, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	st, err := store.Open(t.Context(), dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestListShowsTheInstall(t *testing.T) {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
 	ctx := context.Background()
-	stores, err := store.Open(dir, store.Options{})
+	stores, err := store.Open(t.Context(), dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestReinstallThroughRedfish(t *testing.T) {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
 	// The machine installed: its registration consumed, its root password kept.
-	stores, err := store.Open(dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
+	stores, err := store.Open(t.Context(), dir, store.Options{SecretsDir: filepath.Join(dir, "secrets")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestReinstallWaits(t *testing.T) {
 	if r := np(t, dir, "register", "pve4", "--mac", "52:54:00:00:00:44", "--boot-disk", "any"); r.code != 0 {
 		t.Fatalf("register: %d %s", r.code, r.err)
 	}
-	stores, err := store.Open(dir, store.Options{SecretsDir: dir + "/secrets"})
+	stores, err := store.Open(t.Context(), dir, store.Options{SecretsDir: dir + "/secrets"})
 	if err != nil {
 		t.Fatal(err)
 	}

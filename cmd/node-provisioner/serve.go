@@ -104,7 +104,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
-	stores, err := a.stores()
+	stores, err := a.stores(ctx)
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ func (a *app) writeItem(output string, v any) error {
 // recentEvents returns the last n events of the state folder, none when
 // they cannot be read; nothing is created.
 func (a *app) recentEvents(ctx context.Context, n int) []backend.Event {
-	evs, err := a.localState().EventStore()
+	evs, err := a.localState().EventStore(ctx)
 	if err != nil {
 		return nil
 	}

@@ -48,7 +48,7 @@ func (a *app) storeCmd() *cobra.Command {
 				}
 			}
 			o := store.Options{SecretsDir: a.secretsDir, Store: to, KeyFile: key, Openers: postgres.Openers(), Logger: a.log}
-			dst, err := store.Open(from, o)
+			dst, err := store.Open(cmd.Context(), from, o)
 			if err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ func TestDiscoveryInboxSharedByTwoHosts(t *testing.T) {
 	conn := srv.NewDatabase(t)
 	t.Setenv(registrar.EnvStore, conn)
 	a, b := t.TempDir(), t.TempDir()
-	st, err := store.Open(a, store.Options{Store: conn, Openers: postgres.Openers()})
+	st, err := store.Open(t.Context(), a, store.Options{Store: conn, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

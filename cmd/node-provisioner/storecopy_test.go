@@ -111,7 +111,7 @@ func TestStoreCopy(t *testing.T) {
 	if r := np(t, host, "--store-key", key, "discovered"); !strings.Contains(r.stdout, "DMI-SER-1") || !strings.Contains(r.stdout, "52:54:00:aa:00:01") {
 		t.Errorf("discovered on the database: %d %q %q; want the folder's machine", r.code, r.stdout, r.err)
 	}
-	st, err := store.Open(host, store.Options{Store: conn, KeyFile: key, Openers: postgres.Openers()})
+	st, err := store.Open(t.Context(), host, store.Options{Store: conn, KeyFile: key, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

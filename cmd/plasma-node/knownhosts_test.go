@@ -21,7 +21,7 @@ import (
 func installed(t *testing.T, dir, name string) registry.Install {
 	t.Helper()
 	ctx := context.Background()
-	stores, err := store.Open(dir, store.Options{})
+	stores, err := store.Open(t.Context(), dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

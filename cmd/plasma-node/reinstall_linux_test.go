@@ -16,7 +16,7 @@ import (
 // folder st gives name: pending, consumed or installed.
 func registrationState(t *testing.T, st, name string) string {
 	t.Helper()
-	stores, err := store.Open(st, store.Options{})
+	stores, err := store.Open(t.Context(), st, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

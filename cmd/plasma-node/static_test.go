@@ -47,7 +47,7 @@ func TestStaticAddressingAgrees(t *testing.T) {
 	if !strings.Contains(string(node), "private_ip: 10.20.0.10\n") {
 		t.Errorf("node file:\n%s", node)
 	}
-	stores, err := store.Open(st, store.Options{})
+	stores, err := store.Open(t.Context(), st, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,7 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 	// The whole window over the state folder, as node-provisioner serve
 	// runs it (here without proxy-DHCP: the demo posts on loopback): the
 	// stores, the backend over them, the window asking it.
-	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: secretsDir})
+	stores, err := pxestore.Open(ctx, state, pxestore.Options{SecretsDir: secretsDir})
 	if err != nil {
 		return err
 	}

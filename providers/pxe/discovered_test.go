@@ -22,7 +22,7 @@ import (
 func TestPlanTakesTheOldestDiscoveredMachines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{})
+	st, err := store.Open(t.Context(), dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			ln.Close()
 		}
 	}()
-	stores, err := store.Open(d.cfg.StateDir, store.Options{SecretsDir: d.cfg.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
+	stores, err := store.Open(ctx, d.cfg.StateDir, store.Options{SecretsDir: d.cfg.SecretsDir, Store: d.cfg.Store, KeyFile: d.cfg.StoreKeyFile, Openers: postgres.Openers(), Logger: d.log})
 	if err != nil {
 		return err
 	}

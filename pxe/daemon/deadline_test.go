@@ -42,7 +42,7 @@ func TestAWindowSlowToStartStopsAtTheSitesDeadline(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	cfg := pxe.Config{StateDir: state, HTTPAddr: "127.0.0.1:0", Logger: slog.New(slowOpen{delay: 700 * time.Millisecond})}
 	w := newWindows(ctx, state, folder.OpenSiteWindow(state), window.Host{Name: "a"}, cfg, log)
-	stores, err := pxestore.Open(state, pxestore.Options{SecretsDir: t.TempDir()})
+	stores, err := pxestore.Open(t.Context(), state, pxestore.Options{SecretsDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func (l Local) request(ctx context.Context, name string) (*bmcs, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("%w named %q", registry.ErrNotFound, name)
 	}
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (l Local) Boot(ctx context.Context, name string) (apitype.BootReply, error)
 // Reinstall re-arms the installed name and, with a BMC, boots it
 // ([power.Reinstall]: refused while the window is closed).
 func (l Local) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return apitype.ReinstallReply{}, err
 	}

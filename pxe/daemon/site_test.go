@@ -68,7 +68,7 @@ func startSiteHost(t *testing.T, name, stateDir, storeURL string) *siteHost {
 		})
 	}}
 	t.Cleanup(r.stop)
-	stores, err := store.Open(stateDir, store.Options{Store: storeURL, Openers: postgres.Openers()})
+	stores, err := store.Open(t.Context(), stateDir, store.Options{Store: storeURL, Openers: postgres.Openers()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -76,9 +76,9 @@ func (l *Local) Window(ctx context.Context) (apitype.WindowStatus, error) {
 // they are open ([Local.Stores]), else one that only reads and creates
 // nothing ([store.Events]), so that following the events of a folder
 // without registrations does not make it.
-func (l *Local) EventStore() (events.Store, error) {
+func (l *Local) EventStore(ctx context.Context) (events.Store, error) {
 	if l.Store != "" {
-		stores, err := l.Stores()
+		stores, err := l.Stores(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (l *Local) EventStore() (events.Store, error) {
 // Events follows the folder's events ([Local.EventStore]); it creates
 // nothing.
 func (l *Local) Events(ctx context.Context, lastID string, fn func(id string, e backend.Event) error) error {
-	evs, err := l.EventStore()
+	evs, err := l.EventStore(ctx)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (l *Local) Tokens(ctx context.Context) ([]apitype.TokenInfo, error) {
 	if _, err := os.Lstat(filepath.Join(l.Dir, apitoken.DirName)); errors.Is(err, fs.ErrNotExist) && l.Store == "" {
 		return out, nil
 	}
-	st, err := l.tokens()
+	st, err := l.tokens(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (l *Local) Tokens(ctx context.Context) ([]apitype.TokenInfo, error) {
 // CreateToken makes an API token in the folder, returned once; ttl 0
 // never expires.
 func (l *Local) CreateToken(ctx context.Context, name, scope string, ttl time.Duration) (string, error) {
-	st, err := l.tokens()
+	st, err := l.tokens(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -143,7 +143,7 @@ func (l *Local) CreateToken(ctx context.Context, name, scope string, ttl time.Du
 
 // RevokeToken revokes an API token of the folder.
 func (l *Local) RevokeToken(ctx context.Context, name string) error {
-	st, err := l.tokens()
+	st, err := l.tokens(ctx)
 	if err != nil {
 		return err
 	}
@@ -151,8 +151,8 @@ func (l *Local) RevokeToken(ctx context.Context, name string) error {
 }
 
 // tokens returns the token store of the folder's stores.
-func (l *Local) tokens() (apitoken.Tokens, error) {
-	stores, err := l.Stores()
+func (l *Local) tokens(ctx context.Context) (apitoken.Tokens, error) {
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func TestLocalProvisioner(t *testing.T) {
 	if diff := cmp.Diff(want, toks[0]); diff != "" || toks[0].Expires.Before(time.Now().Add(59*time.Minute)) {
 		t.Errorf("token listed (-want +got):\n%s (expires %v)", diff, toks[0].Expires)
 	}
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestLocalProvisioner(t *testing.T) {
 		t.Error("a revoked token authenticates")
 	}
 
-	evs, err := l.EventStore()
+	evs, err := l.EventStore(t.Context())
 	if err != nil || evs != stores.Events() {
 		t.Fatalf("EventStore is not the stores' once open: %v", err)
 	}

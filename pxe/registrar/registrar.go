@@ -185,13 +185,13 @@ func (l *Local) Exists() (bool, error) {
 
 // Stores returns the state folder's stores ([store.Open]), opened on the
 // first call and the same ones after: the process's one writer of each.
-func (l *Local) Stores() (*store.Stores, error) {
+func (l *Local) Stores(ctx context.Context) (*store.Stores, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stores != nil {
 		return l.stores, nil
 	}
-	s, err := store.Open(l.Dir, store.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Openers: l.Openers, Logger: l.Logger})
+	s, err := store.Open(ctx, l.Dir, store.Options{SecretsDir: l.SecretsDir, Store: l.Store, KeyFile: l.KeyFile, Openers: l.Openers, Logger: l.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (l *Local) Nodes(ctx context.Context) ([]backend.Node, error) {
 	if ok, err := l.Exists(); !ok || err != nil {
 		return nil, errors.Join(err, ctx.Err())
 	}
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (l *Local) Discovered(ctx context.Context) ([]discovery.Record, error) {
 	if ok, err := l.Exists(); !ok || err != nil {
 		return nil, errors.Join(err, ctx.Err())
 	}
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (l *Local) Register(ctx context.Context, r registry.Registration, opts regi
 // RegisterWithBMCPassword writes r, then its BMC password (0600, in the
 // secrets folder), by [Register].
 func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return registry.RegisterResult{}, err
 	}
@@ -271,7 +271,7 @@ func (l *Local) Unregister(ctx context.Context, name string) error {
 	} else if !ok {
 		return fmt.Errorf("unregister %s: %w", name, registry.ErrNotFound)
 	}
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return err
 	}

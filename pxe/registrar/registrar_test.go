@@ -192,14 +192,14 @@ func TestLocalOpensItsStoresOnce(t *testing.T) {
 	if _, err := l.Register(ctx, r, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	first, err := l.Stores()
+	first, err := l.Stores(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Nodes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := l.Stores(); again != first || err != nil {
+	if again, err := l.Stores(ctx); again != first || err != nil {
 		t.Errorf("Stores opened again: %p then %p (%v)", first, again, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // Reinstall re-arms the consumed registration name of the folder
 // ([regbackend.Reinstall]).
 func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registration, error) {
-	stores, err := l.Stores()
+	stores, err := l.Stores(ctx)
 	if err != nil {
 		return registry.Registration{}, err
 	}

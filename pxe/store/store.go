@@ -89,7 +89,7 @@ var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 // [ErrUnknownScheme]. Errors never hold a URL's password.
 // A process opens its stores once and shares them: each store has one
 // writer per process.
-func Open(setting string, o Options) (*Stores, error) {
+func Open(ctx context.Context, setting string, o Options) (*Stores, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -111,7 +111,7 @@ func Open(setting string, o Options) (*Stores, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
-		r, err := open(context.Background(), o.Store, RemoteOptions{Logger: o.Logger, Discovery: o.Discovery, Timeout: o.Timeout})
+		r, err := open(ctx, o.Store, RemoteOptions{Logger: o.Logger, Discovery: o.Discovery, Timeout: o.Timeout})
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}

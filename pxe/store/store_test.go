@@ -26,7 +26,7 @@ func TestOpenDispatchesTheScheme(t *testing.T) {
 		{setting: "", errHas: "no state folder"},
 	}
 	for _, tc := range tests {
-		s, err := Open(tc.setting, Options{SecretsDir: filepath.Join(dir, "secrets")})
+		s, err := Open(t.Context(), tc.setting, Options{SecretsDir: filepath.Join(dir, "secrets")})
 		if tc.wantDir != "" {
 			if err != nil {
 				t.Errorf("Open(%q): %v", tc.setting, err)
@@ -88,7 +88,7 @@ func TestExistsAndEventsCreateNothing(t *testing.T) {
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Exists or Events created %s: %v", missing, err)
 	}
-	if _, err := Open(dir, Options{}); err != nil {
+	if _, err := Open(t.Context(), dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := Exists(dir); !ok || err != nil {
@@ -120,7 +120,7 @@ func TestOpenAStoreURLNeedsItsOpener(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got = ""
-			_, err := Open(t.TempDir(), Options{Store: url, Openers: tc.openers})
+			_, err := Open(t.Context(), t.TempDir(), Options{Store: url, Openers: tc.openers})
 			if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.errHas) || strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("Open = %v; want %v naming %q, without the password", err, tc.wantErr, tc.errHas)
 			}

@@ -30,7 +30,7 @@ func TestOpenPostgres(t *testing.T) {
 	ctx := context.Background()
 	conn := srv.NewDatabase(t)
 	dirA, dirB := t.TempDir(), t.TempDir()
-	a, err := store.Open(dirA, store.Options{Openers: postgres.Openers(), Store: conn})
+	a, err := store.Open(t.Context(), dirA, store.Options{Openers: postgres.Openers(), Store: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestOpenPostgres(t *testing.T) {
 	}
 
 	// A second host without the key file is refused naming it.
-	b, err := store.Open(dirB, store.Options{Openers: postgres.Openers(), Store: conn})
+	b, err := store.Open(t.Context(), dirB, store.Options{Openers: postgres.Openers(), Store: conn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestOpenPostgres(t *testing.T) {
 	if err := os.WriteFile(keyB, key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b2, err := store.Open(dirB, store.Options{Openers: postgres.Openers(), Store: conn, KeyFile: keyB})
+	b2, err := store.Open(t.Context(), dirB, store.Options{Openers: postgres.Openers(), Store: conn, KeyFile: keyB})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestOpenPostgres(t *testing.T) {
 		{store: fmt.Sprintf("mysql://root:%s@db/x", pgtest.Password), want: store.ErrUnknownScheme},
 	}
 	for _, tc := range bad {
-		_, err := store.Open(t.TempDir(), store.Options{Openers: postgres.Openers(), Store: tc.store, Timeout: 3 * time.Second})
+		_, err := store.Open(t.Context(), t.TempDir(), store.Options{Openers: postgres.Openers(), Store: tc.store, Timeout: 3 * time.Second})
 		if !errors.Is(err, tc.want) || strings.Contains(err.Error(), pgtest.Password) {
 			t.Errorf("Open with store %s = %v; want %v without the password", postgres.Redact(tc.store), err, tc.want)
 		}
