@@ -37,9 +37,9 @@ func (g *givenStores) Registrations() registry.Registrations {
 	return g.Stores.Registrations()
 }
 
-func (g *givenStores) Secrets() (secret.Store, error) {
+func (g *givenStores) Secrets(ctx context.Context) (secret.Store, error) {
 	g.ask("secrets")
-	return g.Stores.Secrets()
+	return g.Stores.Secrets(ctx)
 }
 
 func (g *givenStores) Events() events.Store {

@@ -116,7 +116,7 @@ func TestStoreCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sec, err := st.Secrets()
+	sec, err := st.Secrets(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	win.stores, win.siteSettings = stores, d.cfg.Site
 	defer win.shutdown()
 	pw := &bmcs{stores: stores, events: evs, log: d.log}
-	secrets, err := stores.Secrets()
+	secrets, err := stores.Secrets(ctx)
 	if err != nil {
 		return err
 	}

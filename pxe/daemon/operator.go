@@ -85,7 +85,7 @@ func (l Local) Reinstall(ctx context.Context, name string) (apitype.ReinstallRep
 		return apitype.ReinstallReply{}, err
 	}
 	b := &bmcs{stores: stores, events: stores.Events(), log: l.logger()}
-	req, err := b.req(name)
+	req, err := b.req(ctx, name)
 	if err != nil {
 		return apitype.ReinstallReply{}, err
 	}

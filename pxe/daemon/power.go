@@ -23,8 +23,8 @@ type bmcs struct {
 
 var _ api.Power = (*bmcs)(nil)
 
-func (b *bmcs) req(name string) (power.Request, error) {
-	secrets, err := b.stores.Secrets()
+func (b *bmcs) req(ctx context.Context, name string) (power.Request, error) {
+	secrets, err := b.stores.Secrets(ctx)
 	if err != nil {
 		return power.Request{}, err
 	}
@@ -52,7 +52,7 @@ func (m *marked) Error() string   { return m.err.Error() }
 func (m *marked) Unwrap() []error { return []error{m.kind, m.err} }
 
 func (b *bmcs) Power(ctx context.Context, name, action string) (string, error) {
-	req, err := b.req(name)
+	req, err := b.req(ctx, name)
 	if err != nil {
 		return "", err
 	}
@@ -61,7 +61,7 @@ func (b *bmcs) Power(ctx context.Context, name, action string) (string, error) {
 }
 
 func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
-	req, err := b.req(name)
+	req, err := b.req(ctx, name)
 	if err != nil {
 		return api.BootReply{}, err
 	}

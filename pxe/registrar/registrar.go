@@ -248,7 +248,7 @@ func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registra
 	}
 	var secrets secret.Store
 	if r.BMC != nil {
-		if secrets, err = stores.Secrets(); err != nil {
+		if secrets, err = stores.Secrets(ctx); err != nil {
 			return registry.RegisterResult{}, err
 		}
 	}
@@ -256,7 +256,7 @@ func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registra
 	if names := stale(r.Name, res); err == nil && secrets == nil && len(names) > 0 {
 		// Without a BMC of its own, r opened no secrets folder: one is
 		// opened only when a password may have been left behind.
-		if secrets, err = stores.Secrets(); err == nil {
+		if secrets, err = stores.Secrets(ctx); err == nil {
 			err = forget(ctx, stores.Registrations(), secrets, names)
 		}
 	}
@@ -275,7 +275,7 @@ func (l *Local) Unregister(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	secrets, err := stores.Secrets()
+	secrets, err := stores.Secrets(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func (l *Local) Reinstall(ctx context.Context, name string) (registry.Registrati
 	if err != nil {
 		return registry.Registration{}, err
 	}
-	secrets, err := stores.Secrets()
+	secrets, err := stores.Secrets(ctx)
 	if err != nil {
 		return registry.Registration{}, err
 	}

@@ -170,14 +170,14 @@ func (s *Stores) Dir() string { return s.dir }
 func (s *Stores) Registrations() registry.Registrations { return s.regs }
 
 // Secrets opens the nodes' secrets (the secrets folder, 0700) once.
-func (s *Stores) Secrets() (secret.Store, error) {
+func (s *Stores) Secrets(ctx context.Context) (secret.Store, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.secrets != nil {
 		return s.secrets, nil
 	}
 	if s.remote != nil {
-		sec, err := s.remote.Secrets(context.Background(), s.keyFile())
+		sec, err := s.remote.Secrets(ctx, s.keyFile())
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +206,7 @@ func (s *Stores) Recover(ctx context.Context) error {
 	if s.remote != nil {
 		return nil
 	}
-	if _, err := s.Secrets(); err != nil {
+	if _, err := s.Secrets(ctx); err != nil {
 		return err
 	}
 	return folder.Recover(ctx, s.folderRegs, s.folderSecrets, s.opts.Logger)

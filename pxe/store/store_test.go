@@ -35,7 +35,7 @@ func TestOpenDispatchesTheScheme(t *testing.T) {
 			if s.Dir() != tc.wantDir || s.Registrations() == nil {
 				t.Errorf("Open(%q): dir %q, want %q", tc.setting, s.Dir(), tc.wantDir)
 			}
-			if _, err := s.Secrets(); err != nil {
+			if _, err := s.Secrets(t.Context()); err != nil {
 				t.Errorf("Open(%q).Secrets: %v", tc.setting, err)
 			}
 			if _, err := s.Tokens(); err != nil {

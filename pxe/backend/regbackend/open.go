@@ -20,7 +20,7 @@ type Stores interface {
 	// Registrations returns the registrations.
 	Registrations() registry.Registrations
 	// Secrets returns the nodes' secrets.
-	Secrets() (secret.Store, error)
+	Secrets(ctx context.Context) (secret.Store, error)
 	// Events returns the event store, the same one each time.
 	Events() events.Store
 	// Installs returns the installers' reports.
@@ -63,7 +63,7 @@ func Open(ctx context.Context, stores Stores, o Options) (*Backend, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	store := stores.Registrations()
-	sec, err := stores.Secrets()
+	sec, err := stores.Secrets(ctx)
 	if err != nil {
 		return nil, err
 	}

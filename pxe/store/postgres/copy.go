@@ -121,7 +121,7 @@ func copySecrets(ctx context.Context, _ string, o store.Options, to *store.Store
 	if err != nil {
 		return fmt.Errorf("store: copy secrets: %w", err)
 	}
-	sec, err := to.Secrets()
+	sec, err := to.Secrets(ctx)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestOpenPostgres(t *testing.T) {
 	if _, ok := a.Registrations().(*postgres.Registrations); !ok {
 		t.Fatalf("Registrations = %T, want *Registrations", a.Registrations())
 	}
-	secA, err := a.Secrets()
+	secA, err := a.Secrets(t.Context())
 	if _, ok := secA.(*postgres.Secrets); err != nil || !ok {
 		t.Fatalf("Secrets = %T, %v; want *Secrets", secA, err)
 	}
@@ -87,7 +87,7 @@ func TestOpenPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, err := b.Secrets(); !errors.Is(err, postgres.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, store.KeyFileName)) {
+	if _, err := b.Secrets(t.Context()); !errors.Is(err, postgres.ErrNoKey) || !strings.Contains(err.Error(), filepath.Join(dirB, store.KeyFileName)) {
 		t.Errorf("a second host's Secrets without the key = %v, want ErrNoKey naming its key file", err)
 	}
 	key, _ := os.ReadFile(filepath.Join(dirA, store.KeyFileName))
@@ -103,7 +103,7 @@ func TestOpenPostgres(t *testing.T) {
 	if got, err := registry.Pending(ctx, b2.Registrations()); err != nil || len(got) != 1 {
 		t.Errorf("the second host's pending = %v, %v; want node1", got, err)
 	}
-	if sec, err := b2.Secrets(); err != nil {
+	if sec, err := b2.Secrets(t.Context()); err != nil {
 		t.Errorf("the second host's Secrets with the copied key: %v", err)
 	} else if pw, err := sec.ReadBMCPassword(ctx, "node1"); err != nil || pw != "bmc-Pa55" {
 		t.Errorf("the second host reads %q, %v", pw, err)
