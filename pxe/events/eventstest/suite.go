@@ -33,24 +33,26 @@ type Harness struct {
 	Wait time.Duration
 }
 
-// Case is one property of the suite: its Name says what it checks.
-type Case = storetest.Check[Harness]
+// Check is one property of the suite: its Name says what it checks.
+type Check = storetest.Check[Harness]
 
-// Cases are the suite's cases, in the order Run runs them.
-var Cases = []Case{
-	{Name: "appends are read in order", Run: appendAndRead},
-	{Name: "a read resumes after an id", Run: resume},
-	{Name: "an id the store never gave is refused", Run: badID},
-	{Name: "a follower gets each event as it is appended", Run: followNew},
-	{Name: "a follower of some kinds gets those and no other", Run: followKinds},
-	{Name: "concurrent appends keep one order and resume from any id", Run: concurrent},
-	{Name: "the size bound holds and keeps the newest events", Run: sizeBound},
-	{Name: "a rotation loses no event", Run: rotation},
-	{Name: "two writers order and rotate without losing an event", Run: twoWriters},
+// Checks returns the suite's checks, in the order Run runs them.
+func Checks() []Check {
+	return []Check{
+		{Name: "appends are read in order", Run: appendAndRead},
+		{Name: "a read resumes after an id", Run: resume},
+		{Name: "an id the store never gave is refused", Run: badID},
+		{Name: "a follower gets each event as it is appended", Run: followNew},
+		{Name: "a follower of some kinds gets those and no other", Run: followKinds},
+		{Name: "concurrent appends keep one order and resume from any id", Run: concurrent},
+		{Name: "the size bound holds and keeps the newest events", Run: sizeBound},
+		{Name: "a rotation loses no event", Run: rotation},
+		{Name: "two writers order and rotate without losing an event", Run: twoWriters},
+	}
 }
 
 // Run runs every case as a subtest of t.
-func Run(t *testing.T, h Harness) { storetest.Run(t, h, Cases) }
+func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
 
 // eventSize is about the JSON size of the suite's events.
 const eventSize = 300

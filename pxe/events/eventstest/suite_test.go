@@ -136,7 +136,7 @@ func (m *memStore) Follow(ctx context.Context, after string, fn func(events.Reco
 func TestAMemoryStorePasses(t *testing.T) {
 	h := eventstest.Harness{New: func(_ eventstest.T, max int64) events.Store { return newMem(max) }}
 	eventstest.Run(t, h)
-	for _, c := range eventstest.Cases {
+	for _, c := range eventstest.Checks() {
 		if failures := storetest.Failures(h, c); len(failures) > 0 {
 			t.Errorf("%s: failed on a fake T: %v", c.Name, failures)
 		}
@@ -148,7 +148,7 @@ func TestAMemoryStorePasses(t *testing.T) {
 // cases that check each fail.
 func TestTheSuiteFailsBrokenStores(t *testing.T) {
 	const loses, resumes, unbounded = "loses every 97th event", "resumes at the id's own event", "keeps no size bound"
-	storetest.RejectsFaults(t, eventstest.Cases, [][2]string{
+	storetest.RejectsFaults(t, eventstest.Checks(), [][2]string{
 		{loses, "concurrent appends keep one order and resume from any id"},
 		{loses, "the size bound holds and keeps the newest events"},
 		{loses, "a rotation loses no event"},
@@ -185,7 +185,7 @@ func (l leakyKinds) FollowKinds(ctx context.Context, after string, _ []events.Ki
 // checked too, not only the one FollowKinds falls back to.
 func TestTheSuiteFailsALeakyKindFilter(t *testing.T) {
 	h := eventstest.Harness{Wait: 300 * time.Millisecond, New: func(_ eventstest.T, max int64) events.Store { return leakyKinds{newMem(max)} }}
-	for _, c := range eventstest.Cases {
+	for _, c := range eventstest.Checks() {
 		f := storetest.Failures(h, c)
 		if c.Name == "a follower of some kinds gets those and no other" && len(f) == 0 {
 			t.Errorf("case %q passed a store whose kind filter lets every event through", c.Name)
