@@ -217,7 +217,7 @@ func (r *InstallReport) readInterfaces(b *webhookBody) error {
 		}
 		name, err := word(n.Name)
 		if err != nil {
-			return fmt.Errorf("network-interfaces[%d].name: %v", i, err)
+			return fmt.Errorf("network-interfaces[%d].name: %w", i, err)
 		}
 		r.MACs = append(r.MACs, mac.String())
 		var addr netip.Prefix
@@ -252,10 +252,10 @@ func (r *InstallReport) readDisks(b *webhookBody) error {
 		disk := ReportDisk{Size: d.Size}
 		var err error
 		if disk.Name, err = word(d.Udev["DEVNAME"]); err != nil {
-			return fmt.Errorf("disks[%d] DEVNAME: %v", i, err)
+			return fmt.Errorf("disks[%d] DEVNAME: %w", i, err)
 		}
 		if disk.Serial, err = word(serial); err != nil {
-			return fmt.Errorf("disks[%d] serial: %v", i, err)
+			return fmt.Errorf("disks[%d] serial: %w", i, err)
 		}
 		r.BootDisks = append(r.BootDisks, disk)
 	}

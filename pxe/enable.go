@@ -125,7 +125,7 @@ func waitWindow(ctx context.Context, stateDir string, pid int, exited <-chan err
 		}
 		select {
 		case err := <-exited:
-			return nil, fmt.Errorf("enable: the server exited before opening the window (%v); see %s", err, filepath.Join(stateDir, "serve.log"))
+			return nil, fmt.Errorf("enable: the server exited before opening the window (%w); see %s", err, filepath.Join(stateDir, "serve.log"))
 		case <-deadline:
 			return nil, fmt.Errorf("enable: the server did not open the window within %s; see %s", wait, filepath.Join(stateDir, "serve.log"))
 		case <-ctx.Done():

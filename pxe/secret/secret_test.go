@@ -1,8 +1,10 @@
 package secret
 
 import (
+	"errors"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +38,27 @@ func TestDefaultSecretsDir(t *testing.T) {
 	}
 	if want := filepath.Join(home, ".node-secrets"); got != want {
 		t.Errorf("DefaultDir() = %q, want %q", got, want)
+	}
+}
+
+func TestValidateName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"node-1":                true,
+		"A_b-9":                 true,
+		strings.Repeat("a", 63): true,
+		"":                      false,
+		strings.Repeat("a", 64): false,
+		"../etc":                false,
+		"a b":                   false,
+		"a.b":                   false,
+		"nöde":                  false,
+	} {
+		err := ValidateName(name)
+		if ok := err == nil; ok != want {
+			t.Errorf("ValidateName(%q) = %v, want ok %v", name, err, want)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidName) {
+			t.Errorf("ValidateName(%q) = %v, want ErrInvalidName", name, err)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
@@ -19,15 +18,6 @@ import (
 // [secret.ErrInvalidPassword].
 func invalidf(format string, args ...any) error {
 	return &invalidError{fmt.Sprintf(format, args...), secret.ErrInvalidPassword}
-}
-
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
-
-func validName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%w %q (1 to 63 letters, digits, '-' or '_')", secret.ErrInvalidName, name)
-	}
-	return nil
 }
 
 // missingError is a password that is not kept: it matches both
@@ -76,7 +66,7 @@ func (s *Secrets) PasswordPath(name string) string {
 // atomically, replacing an older one, and returns the path. A bad name
 // gives an error wrapping [secret.ErrInvalidName]. No error includes pw.
 func (s *Secrets) WritePassword(name, pw string) (path string, err error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	if pw == "" || strings.ContainsAny(pw, "\r\n") {
@@ -93,7 +83,7 @@ func (s *Secrets) WritePassword(name, pw string) (path string, err error) {
 // <dir>/<name>.pw (0600); its Commit puts it in place, replacing an older
 // one. No error includes pw.
 func (s *Secrets) StageRootPassword(_ context.Context, name, pw string) (secret.Staged, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if pw == "" || strings.ContainsAny(pw, "\r\n") {
@@ -120,7 +110,7 @@ func (s *Secrets) BMCPasswordPath(name string) string {
 // <dir>/<name>.bmc.pw with mode 0600, atomically, and returns the path.
 // No error includes pw.
 func (s *Secrets) WriteBMCPassword(_ context.Context, name, pw string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	if pw == "" || strings.ContainsAny(pw, "\r\n") {
@@ -137,7 +127,7 @@ func (s *Secrets) WriteBMCPassword(_ context.Context, name, pw string) (string, 
 // or others may read is refused, as is a missing one (an error wrapping
 // both [secret.ErrInvalidPassword] and fs.ErrNotExist).
 func (s *Secrets) ReadBMCPassword(_ context.Context, name string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	path := s.BMCPasswordPath(name)
@@ -162,7 +152,7 @@ func (s *Secrets) ReadBMCPassword(_ context.Context, name string) (string, error
 // RemoveBMCPassword removes node name's BMC password file; a missing one
 // is no error.
 func (s *Secrets) RemoveBMCPassword(_ context.Context, name string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	if err := os.Remove(s.BMCPasswordPath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -27,7 +27,7 @@ func (s *Secrets) PreviousPath(name string) string {
 // (0600, atomically, replacing an older one); without one it does
 // nothing. No error includes the password.
 func (s *Secrets) KeepPrevious(_ context.Context, name string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	data, err := regularfile.Read(s.PasswordPath(name), maxPassword)
@@ -45,7 +45,7 @@ func (s *Secrets) KeepPrevious(_ context.Context, name string) error {
 
 // ForgetPrevious removes name's previous root password, if any.
 func (s *Secrets) ForgetPrevious(_ context.Context, name string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	if err := os.Remove(s.PreviousPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {

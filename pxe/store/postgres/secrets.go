@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -133,15 +132,6 @@ func (s *Secrets) open(kind, name, keyID string, sealed []byte) (string, error) 
 	return string(pw), nil
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
-
-func validName(name string) error {
-	if !nameRE.MatchString(name) {
-		return fmt.Errorf("%w %q (1 to 63 letters, digits, '-' or '_')", secret.ErrInvalidName, name)
-	}
-	return nil
-}
-
 // invalidError says what is wrong and matches [secret.ErrInvalidPassword].
 type invalidError struct{ msg string }
 
@@ -214,7 +204,7 @@ func (st *staged) Discard()                         { st.pw = "" }
 // StageRootPassword holds name's root password, to be kept by its
 // Commit (replacing an older one); until then nothing is kept.
 func (s *Secrets) StageRootPassword(ctx context.Context, name, pw string) (secret.Staged, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return nil, err
 	}
 	if err := checkPassword("stage the root password", name, pw); err != nil {
@@ -226,7 +216,7 @@ func (s *Secrets) StageRootPassword(ctx context.Context, name, pw string) (secre
 // ReadRootPassword returns name's root password, an error wrapping
 // fs.ErrNotExist when none is kept.
 func (s *Secrets) ReadRootPassword(ctx context.Context, name string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	return s.get(ctx, kindRoot, name)
@@ -244,7 +234,7 @@ func (s *Secrets) WriteRootPassword(ctx context.Context, name, pw string) error 
 
 // WriteBMCPassword keeps name's BMC password, sealed, and says where.
 func (s *Secrets) WriteBMCPassword(ctx context.Context, name, pw string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	if err := checkPassword("write BMC password", name, pw); err != nil {
@@ -257,7 +247,7 @@ func (s *Secrets) WriteBMCPassword(ctx context.Context, name, pw string) (string
 // wrapping both [secret.ErrInvalidPassword] and fs.ErrNotExist; one
 // sealed with another key a [*KeyError].
 func (s *Secrets) ReadBMCPassword(ctx context.Context, name string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	return s.get(ctx, kindBMC, name)
@@ -265,7 +255,7 @@ func (s *Secrets) ReadBMCPassword(ctx context.Context, name string) (string, err
 
 // RemoveBMCPassword removes name's BMC password, if any.
 func (s *Secrets) RemoveBMCPassword(ctx context.Context, name string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	return s.remove(ctx, kindBMC, name)
@@ -287,7 +277,7 @@ func (s *Secrets) KeepPrevious(ctx context.Context, name string) error {
 // ReadPreviousPassword returns name's previous root password, an error
 // wrapping fs.ErrNotExist when none is kept.
 func (s *Secrets) ReadPreviousPassword(ctx context.Context, name string) (string, error) {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return "", err
 	}
 	return s.get(ctx, kindPrevious, name)
@@ -296,7 +286,7 @@ func (s *Secrets) ReadPreviousPassword(ctx context.Context, name string) (string
 // WritePreviousPassword keeps name's previous root password, for
 // copying a folder's secrets into the store.
 func (s *Secrets) WritePreviousPassword(ctx context.Context, name, pw string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	if err := checkPassword("keep the previous root password", name, pw); err != nil {
@@ -307,7 +297,7 @@ func (s *Secrets) WritePreviousPassword(ctx context.Context, name, pw string) er
 
 // ForgetPrevious removes name's previous root password, if any.
 func (s *Secrets) ForgetPrevious(ctx context.Context, name string) error {
-	if err := validName(name); err != nil {
+	if err := secret.ValidateName(name); err != nil {
 		return err
 	}
 	return s.remove(ctx, kindPrevious, name)
