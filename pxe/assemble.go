@@ -249,9 +249,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 // they happen, while the window is open: the window records the boot
 // steps itself, not those.
 func (s *Server) followBMC(ctx context.Context, a *assembly, b backend.Backend, h *netboot.Handler) {
-	f, ok := b.(interface {
-		FollowKinds(context.Context, string, []events.Kind, func(events.Record) error) error
-	})
+	f, ok := b.(events.KindFollower)
 	if !ok || h.Timeline() == nil {
 		return
 	}

@@ -122,27 +122,22 @@ const sysInfo = `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE"
 "network_interfaces":[{"link":"enp1s0","mac":"52:54:00:DE:AD:01"}]}`
 
 func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io.Writer, step func(string, ...any)) error {
-	step("node-provisioner list   (the registration plasma-node provision wrote)")
-	reg, err := folder.OpenRegistrations(state, nil)
+	// The whole window over the state folder, as node-provisioner serve
+	// runs it (here without proxy-DHCP: the demo posts on loopback): the
+	// stores, the backend over them, the window asking it.
+	stores, err := pxestore.Open(ctx, state, pxestore.Options{SecretsDir: filepath.Join(state, "secrets")})
 	if err != nil {
 		return err
 	}
-	pending, err := reg.Pending(ctx)
+	step("node-provisioner list   (the registration plasma-node provision wrote)")
+	pending, err := registry.Pending(ctx, stores.Registrations())
 	if err != nil {
 		return err
 	}
 	for _, r := range pending {
 		fmt.Fprintf(out, "    %s pending, MACs %s, boot disk %s\n", r.Name, strings.Join(r.MACs, ","), r.BootDisk)
 	}
-	secretsDir := filepath.Join(state, "secrets")
-	secrets, err := folder.OpenSecrets(secretsDir)
-	if err != nil {
-		return err
-	}
-	// The whole window over the state folder, as node-provisioner serve
-	// runs it (here without proxy-DHCP: the demo posts on loopback): the
-	// stores, the backend over them, the window asking it.
-	stores, err := pxestore.Open(ctx, state, pxestore.Options{SecretsDir: secretsDir})
+	secrets, err := stores.Secrets(ctx)
 	if err != nil {
 		return err
 	}
@@ -185,7 +180,7 @@ func answerDemo(ctx context.Context, p *plasmanode.Project, state string, out io
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
-	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.PasswordPath("metal-control-001"))
+	fmt.Fprintf(out, "    the root password went to %s (mode 0600; gone with the demo folder unless -keep), never to the logs\n", secrets.(*folder.Secrets).PasswordPath("metal-control-001"))
 	step("plasma-node list metal --provisioner-dir %s", filepath.Base(state))
 	env := nodecmd.Env{Dir: p.Store.Dir(), ProvisionerDir: state, Stdout: out}
 	return nodecmd.List(ctx, env, plasmanode.ListOptions{Platform: "metal"}, nodecmd.ListView{Output: "table"})

@@ -25,3 +25,11 @@ type Tokens interface {
 	// error wrapping [ErrUnknownToken] once it was revoked or made again.
 	Recheck(ctx context.Context, t Token) (Token, error)
 }
+
+// Flusher is a [Tokens] that keeps the last-used times in memory and
+// writes them now and then: a daemon calls Flush as it stops, so none
+// is lost.
+type Flusher interface {
+	// Flush writes the last-used times not yet written.
+	Flush()
+}

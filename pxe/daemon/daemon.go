@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
@@ -151,7 +152,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if f, ok := tokens.(interface{ Flush() }); ok {
+	if f, ok := tokens.(apitoken.Flusher); ok {
 		defer f.Flush() // the last-used times kept in memory
 	}
 	lk, err := lockRunning(ctx, d.cfg.StateDir)

@@ -35,7 +35,10 @@ const (
 	usedFlush = 10 * time.Second
 )
 
-var _ apitoken.Tokens = (*Tokens)(nil)
+var (
+	_ apitoken.Tokens  = (*Tokens)(nil)
+	_ apitoken.Flusher = (*Tokens)(nil)
+)
 
 type tokensFile struct {
 	Tokens []apitoken.Token `json:"tokens"`
