@@ -24,11 +24,10 @@ var ErrInvalidName = errors.New("invalid name")
 // ValidateName checks that name can name a secret: 1 to 63 letters,
 // digits, '-' or '_'. Otherwise the error wraps [ErrInvalidName].
 func ValidateName(name string) error {
-	ok := len(name) >= 1 && len(name) <= 63
-	for _, c := range name {
-		ok = ok && (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
+	bad := func(c rune) bool {
+		return !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_')
 	}
-	if !ok {
+	if len(name) < 1 || len(name) > 63 || strings.ContainsFunc(name, bad) {
 		return fmt.Errorf("%w %q (1 to 63 letters, digits, '-' or '_')", ErrInvalidName, name)
 	}
 	return nil

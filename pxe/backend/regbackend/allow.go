@@ -6,14 +6,10 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
-	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
-var (
-	_ backend.SecureBooter = (*Backend)(nil)
-	_ events.KindFollower  = (*Backend)(nil)
-)
+var _ backend.SecureBooter = (*Backend)(nil)
 
 // Allow admits the MACs of pending registrations, and any PXE client
 // while a pending registration pins no MAC, since that one may be whoever

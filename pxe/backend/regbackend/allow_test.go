@@ -8,9 +8,13 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
+
+// The window follows the BMC actions through it.
+var _ events.KindFollower = (*regbackend.Backend)(nil)
 
 // TestBackendAllowReadsNothingOnThePacketPath: with lists older than
 // AllowRefresh, Allow answers at once from the last ones and the re-read

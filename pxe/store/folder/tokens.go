@@ -35,10 +35,7 @@ const (
 	usedFlush = 10 * time.Second
 )
 
-var (
-	_ apitoken.Tokens  = (*Tokens)(nil)
-	_ apitoken.Flusher = (*Tokens)(nil)
-)
+var _ apitoken.Tokens = (*Tokens)(nil)
 
 type tokensFile struct {
 	Tokens []apitoken.Token `json:"tokens"`

@@ -15,6 +15,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
+// The daemon flushes the folder's last-used times as it stops.
+var _ apitoken.Flusher = (*folder.Tokens)(nil)
+
 // TestCreateListRevoke: a token is shown once, stored as its hash in a
 // 0600 file of a 0700 folder, listed without it, and refused once
 // revoked, also by a store that read the file before (a running daemon).
