@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
 
 	"github.com/spf13/cobra"
 
@@ -191,7 +192,7 @@ func (a *app) registrarWith(log *slog.Logger) (registrar.Registrar, error) {
 	switch {
 	case errors.Is(err, registrar.ErrNoToken):
 		return nil, usageError(fmt.Errorf("--server %s needs the API token in %s (node-provisioner token create on the server makes one)", a.server, registrar.EnvToken))
-	case err != nil && a.server != "" && strings.Contains(err.Error(), "fingerprint"):
+	case errors.Is(err, tlscert.ErrInvalidFingerprint):
 		return nil, usageError(fmt.Errorf("--fingerprint: %w", err))
 	case err != nil && a.server != "":
 		return nil, usageError(fmt.Errorf("--server: %w", err))

@@ -71,6 +71,7 @@ func TestRemoteMode(t *testing.T) {
 		{reg, []string{"unregister", "pve2"}, 0, "Unregistered pve2", ""},
 		{"npt_wrong", []string{"list"}, 1, "", "401 Unauthorized"},
 		{reg, []string{"--fingerprint", strings.Repeat("AB:", 31) + "AB", "list"}, 1, "", "server certificate refused"},
+		{reg, []string{"--fingerprint", "AB:CD", "list"}, 2, "", "--fingerprint: invalid certificate fingerprint"},
 		{reg, []string{"token", "list"}, 1, "", "403 Forbidden"},
 		{adm, []string{"token", "create", "remote-ci", "--scope", "read"}, 0, "npt_", ""},
 		{adm, []string{"token", "list"}, 0, "remote-ci     read", ""},
