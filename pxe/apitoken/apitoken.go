@@ -100,10 +100,10 @@ func (t Token) Expired(now time.Time) bool {
 	return !t.Expires.IsZero() && !now.Before(t.Expires)
 }
 
-// CheckExpiry returns an error wrapping [ErrExpired] unless expires is
+// checkExpiry returns an error wrapping [ErrExpired] unless expires is
 // zero (never) or after now: a token must not be made already expired,
 // which a store could read as one that never expires.
-func CheckExpiry(expires, now time.Time) error {
+func checkExpiry(expires, now time.Time) error {
 	if !expires.IsZero() && !expires.After(now) {
 		return fmt.Errorf("%w: %s is not after %s", ErrExpired, expires.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
@@ -118,7 +118,7 @@ func Hash(token string) string {
 
 // Mint makes a token named name with scope, expiring at expires (zero:
 // never), after checking the three ([CheckName], [ParseScope],
-// [CheckExpiry] against now): it returns the token, 32 random bytes
+// and that expires is not past now): it returns the token, 32 random bytes
 // after [Prefix], to be shown once and kept nowhere, and the record a
 // store keeps of it (its [Hash], created now). Every store's Create
 // mints with it.
@@ -129,7 +129,7 @@ func Mint(name string, scope Scope, expires, now time.Time) (string, Token, erro
 	if _, err := ParseScope(string(scope)); err != nil {
 		return "", Token{}, err
 	}
-	if err := CheckExpiry(expires, now); err != nil {
+	if err := checkExpiry(expires, now); err != nil {
 		return "", Token{}, err
 	}
 	if !expires.IsZero() {

@@ -58,8 +58,8 @@ func GeneratePassword() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// DefaultDirName is the secrets folder's name in the home folder.
-const DefaultDirName = ".node-secrets"
+// defaultDirName is the secrets folder's name in the home folder.
+const defaultDirName = ".node-secrets"
 
 // DefaultDir returns ~/.node-secrets, TAPPaaS's place for node
 // passwords.
@@ -68,7 +68,7 @@ func DefaultDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("default secrets folder: %w", err)
 	}
-	return filepath.Join(home, DefaultDirName), nil
+	return filepath.Join(home, defaultDirName), nil
 }
 
 // maxBMCPassword bounds a BMC password file; IPMI allows 20 bytes,
