@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"text/tabwriter"
@@ -18,7 +17,6 @@ import (
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
-	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 func (a *app) daemonCmd() *cobra.Command {
@@ -45,15 +43,6 @@ func (a *app) daemonCmd() *cobra.Command {
 				return err
 			}
 			w, site := o.cfg, o.site.Merge(keys)
-			// Every window the daemon opens answers with these settings:
-			// refuse them now, as serve does, rather than at each open.
-			file, err := registry.LoadSiteIfExists(filepath.Join(a.stateDir, registry.SiteFileName))
-			if err == nil {
-				err = site.Merge(file).Check()
-			}
-			if err != nil {
-				return usageError(fmt.Errorf("site settings (flags and %s): %w", registry.SiteFileName, err))
-			}
 			w.Logger = a.log
 			bi, _ := debug.ReadBuildInfo()
 			if hostName != "" && !hostNameRE.MatchString(hostName) {
@@ -64,7 +53,7 @@ func (a *app) daemonCmd() *cobra.Command {
 			}
 			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, SecretsDir: a.secretsDir, Site: site, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
 			if err != nil {
-				return err
+				return flagError(err)
 			}
 			return d.Run(cmd.Context())
 		},

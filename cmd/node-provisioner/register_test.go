@@ -62,6 +62,7 @@ func TestRegisterRefusesBadInput(t *testing.T) {
 		"a spaced kernel arg":    {[]string{"serve", "--kernel-arg", "console=ttyS0 quiet"}, "--kernel-arg"},
 		"a bad domain":           {[]string{"serve", "--domain", "bad domain"}, "site settings"},
 		"a bad country":          {[]string{"serve", "--country", "Atlantis"}, "site settings"},
+		"a daemon's bad domain":  {[]string{"daemon", "--domain", "bad domain"}, "site settings"},
 		"an upper-case name":     {[]string{"register", "PVE1"}, "host name"},
 		"an underscore name":     {[]string{"register", "pve_1"}, "host name"},
 		"an unknown tls command": {[]string{"tls", "bogus"}, `unknown command "bogus" for "node-provisioner tls"`},

@@ -15,6 +15,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
+	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
@@ -91,6 +92,11 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
+	}
+	// Every window the daemon opens answers with these settings: refused
+	// now, as a window of its own refuses them, rather than at each open.
+	if _, err := regbackend.CheckSite(cfg.StateDir, cfg.Site); err != nil {
+		return nil, err
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -50,6 +50,30 @@ type Options struct {
 // it (the single-unpinned rule). The error names the registrations.
 var ErrUnpinnedPending = errors.New("a pending registration pins no machine")
 
+// siteIn returns given merged with the state folder's site settings
+// file ([registry.SiteFileName]; none when it is missing).
+func siteIn(stateDir string, given registry.Site) (registry.Site, error) {
+	file, err := registry.LoadSiteIfExists(filepath.Join(stateDir, registry.SiteFileName))
+	return given.Merge(file), err
+}
+
+// CheckSite returns the site settings a window on stateDir answers
+// with, given merged with the folder's file, refusing them when they
+// cannot be read or the installer would refuse them in every answer: a
+// [*backend.ConfigError] naming "Site". [Open] checks them; a program
+// that opens windows later (the daemon) checks them at its start.
+func CheckSite(stateDir string, given registry.Site) (registry.Site, error) {
+	site, err := siteIn(stateDir, given)
+	if err != nil {
+		return site, &backend.ConfigError{Field: "Site", Reason: "cannot be read", Err: err}
+	}
+	if err := site.Check(); err != nil {
+		path := filepath.Join(stateDir, registry.SiteFileName)
+		return site, &backend.ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + path + ")", Err: err}
+	}
+	return site, nil
+}
+
 // Open builds the backend a window answers from over stores, refusing
 // what every answer would fail on: site settings (flags and site.json)
 // the installer would refuse, pending registrations their answers would
@@ -67,18 +91,11 @@ func Open(ctx context.Context, stores Stores, o Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	sitePath := filepath.Join(o.StateDir, registry.SiteFileName)
-	site := func() (registry.Site, error) {
-		file, err := registry.LoadSiteIfExists(sitePath)
-		return o.Site.Merge(file), err
-	}
-	probe, err := site()
+	probe, err := CheckSite(o.StateDir, o.Site)
 	if err != nil {
-		return nil, &backend.ConfigError{Field: "Site", Reason: "cannot be read", Err: err}
+		return nil, err
 	}
-	if err := probe.Check(); err != nil {
-		return nil, &backend.ConfigError{Field: "Site", Reason: "every answer would fail on them (flags and " + sitePath + ")", Err: err}
-	}
+	site := func() (registry.Site, error) { return siteIn(o.StateDir, o.Site) }
 	installs, err := stores.Installs()
 	if err != nil {
 		return nil, err
