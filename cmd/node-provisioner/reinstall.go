@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
 func (a *app) reinstallCmd() *cobra.Command {
@@ -65,7 +66,7 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 			switch {
 			case errors.Is(err, registry.ErrNotFound):
 				return usageError(err)
-			case errors.Is(err, regbackend.ErrWindowClosed):
+			case errors.Is(err, window.ErrClosed):
 				return fmt.Errorf("reinstall %s: the provisioning window is closed; open it first (node-provisioner enable), so that the machine its BMC boots is answered", name)
 			case errors.As(err, &failed):
 				return fmt.Errorf("reinstall %s: re-armed, but its BMC's boot failed (node-provisioner boot %s when that is fixed): %w", name, name, failed.Err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
+	"github.com/plasmactl/plasma-node/pxe/window"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -49,7 +50,7 @@ func (h *Handler) postReinstall(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, registry.ErrNotFound):
 		writeError(w, http.StatusNotFound, "reinstall "+name+": no installed or consumed registration of that name", "name")
 		return
-	case errors.Is(err, regbackend.ErrWindowClosed):
+	case errors.Is(err, window.ErrClosed):
 		writeError(w, http.StatusConflict, "reinstall "+name+": the provisioning window is closed; open it first, so that the machine its BMC boots is answered", "")
 		return
 	case failed != nil:

@@ -22,7 +22,8 @@
 // 404 to registry.ErrNotFound, an invalid registration (400, 422) to
 // registry.ErrInvalidRegistration (and the field's own error, such as
 // registry.ErrInvalidMAC), a pin another registration holds (409) to
-// registry.ErrPinTaken, a window already open (409) to window.ErrOpen,
+// registry.ErrPinTaken, a window already open (409) to window.ErrOpen, a
+// reinstall while the window is closed (409) to window.ErrClosed,
 // 401 to [ErrUnauthorized] and 403 to [ErrForbidden]; a token's
 // refusals to apitoken's errors (ErrNotFound, ErrExists, ErrInvalidName,
 // ErrInvalidScope).

@@ -37,6 +37,7 @@ const (
 	opCloseWindow
 	opToken
 	opPower
+	opReinstall
 )
 
 // Error is a refusal of the server.
@@ -54,7 +55,7 @@ type Error struct {
 // BMC's failure) with the status.
 func (e *Error) Error() string {
 	switch {
-	case e.op == opPower && e.Status == http.StatusBadGateway && e.Message != "":
+	case (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusBadGateway && e.Message != "":
 		return e.Message // the BMC's words, as on the server's host
 	case e.Status == http.StatusUnauthorized, e.Status == http.StatusForbidden, e.Status == http.StatusTooManyRequests, e.Status >= 500:
 		return fmt.Sprintf("node-provisioner API: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
@@ -84,7 +85,7 @@ func (e *Error) Is(target error) bool {
 	case ErrRateLimited:
 		return e.Status == http.StatusTooManyRequests
 	case registry.ErrNotFound:
-		return e.Status == http.StatusNotFound && (e.op == opUnregister || e.op == opNode || e.op == opPower)
+		return e.Status == http.StatusNotFound && (e.op == opUnregister || e.op == opNode || e.op == opPower || e.op == opReinstall)
 	case registry.ErrPinTaken:
 		return e.op == opRegister && e.Status == http.StatusConflict
 	case registry.ErrInvalidRegistration:
@@ -100,9 +101,11 @@ func (e *Error) Is(target error) bool {
 	case apitoken.ErrInvalidScope:
 		return e.op == opToken && e.Status == http.StatusUnprocessableEntity && e.Field == "scope"
 	case apitype.ErrPowerRefused:
-		return e.op == opPower && e.Status == http.StatusConflict
+		return (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusConflict
+	case window.ErrClosed:
+		return e.op == opReinstall && e.Status == http.StatusConflict
 	case apitype.ErrBMCFailed:
-		return e.op == opPower && e.Status == http.StatusBadGateway
+		return (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusBadGateway
 	}
 	if e.op == opRegister && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusConflict) {
 		if fe, ok := fieldErrors[e.Field]; ok && fe == target && e.Status != http.StatusConflict {

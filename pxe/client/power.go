@@ -41,6 +41,6 @@ func (c *Client) Boot(ctx context.Context, name string) (BootReply, error) {
 // installed of that name.
 func (c *Client) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
 	var out apitype.ReinstallReply
-	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/reinstall", op: opPower}, &out)
+	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/reinstall", op: opReinstall}, &out)
 	return out, err
 }

@@ -13,7 +13,7 @@ import (
 // new one-shot with a new root password and, when it has a BMC, boots
 // its machine into the installer ([Boot]): regbackend.Reinstall, which
 // refuses it while the window of req.Window is closed
-// (regbackend.ErrWindowClosed) and makes a boot that fails after the
+// (window.ErrClosed) and makes a boot that fails after the
 // re-arm a *regbackend.BootFailedError. An unknown name wraps
 // registry.ErrNotFound. The boot is nil for a registration without a
 // BMC, whose machine the operator boots.

@@ -24,6 +24,11 @@ const FileName = "window.json"
 // open on the same state.
 var ErrOpen = errors.New("a provisioning window is already open")
 
+// ErrClosed is the error of what needs an open window while none is:
+// a reinstall of a machine its BMC would boot, locally or through the
+// API (409).
+var ErrClosed = errors.New("the provisioning window is closed")
+
 // maxWindowFile bounds the window record read: 64 KiB.
 const maxWindowFile = 64 << 10
 

@@ -3,18 +3,13 @@ package regbackend
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/window"
 )
-
-// ErrWindowClosed is wrapped by [Reinstall]'s error for a registration
-// with a BMC while the provisioning window is closed: nothing was
-// written, since the machine its BMC boots would not be answered.
-var ErrWindowClosed = errors.New("the provisioning window is closed")
 
 // BootFailedError is [Reinstall]'s error when the registration was
 // re-armed but its BMC's boot failed: it is pending again, and a later
@@ -50,7 +45,7 @@ type Booter struct {
 // a new root password; the current one is kept as the previous one
 // (when secrets is a [secret.Previous]) until the new install reports
 // in. With boot, a registration with a BMC is refused before anything
-// is written while the window is closed ([ErrWindowClosed]), and booted
+// is written while the window is closed ([window.ErrClosed]), and booted
 // once re-armed ([*BootFailedError] when that fails). It returns the
 // registration as it is now pending.
 //
@@ -72,7 +67,7 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 	r.Consumed = nil
 	if boot = cmp.Or(boot, &Booter{}); r.BMC != nil && boot.Boot != nil {
 		if open, err := boot.WindowOpen(ctx); err != nil || !open {
-			return registry.Registration{}, cmp.Or(err, fmt.Errorf("reinstall %s: %w", name, ErrWindowClosed))
+			return registry.Registration{}, cmp.Or(err, fmt.Errorf("reinstall %s: %w", name, window.ErrClosed))
 		}
 	}
 	prev, keeps := secrets.(secret.Previous)
