@@ -94,7 +94,9 @@ type allowList struct {
 func (b *Backend) loadAllow() *allowList {
 	b.allowMu.Lock()
 	defer b.allowMu.Unlock()
-	ctx := context.Background()
+	// The list serves every request: no one request's context bounds it.
+	ctx, cancel := context.WithTimeout(context.Background(), storeCallTimeout)
+	defer cancel()
 	l := &allowList{read: time.Now()}
 	prev := b.allow.Load()
 	pending, broken, err := b.cfg.Store.Scan(ctx)

@@ -150,7 +150,9 @@ func New(cfg Config) (*Backend, error) {
 		}
 	}
 	b.events = cfg.Events
-	hist, err := b.History(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), storeCallTimeout)
+	defer cancel()
+	hist, err := b.History(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("registry backend: %w", err)
 	}
@@ -385,6 +387,11 @@ func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg re
 	return nil
 }
 
+// storeCallTimeout bounds the store calls the backend makes for no one
+// request: its history read as it is built, the allow list shared by
+// every request, and the delivered mark after a response.
+const storeCallTimeout = 30 * time.Second
+
 // delivered records whether a consumed registration's answer reached its
 // installer: one that did not stays undelivered, to be re-armed.
 func (b *Backend) delivered(name string, err error) {
@@ -392,7 +399,10 @@ func (b *Backend) delivered(name string, err error) {
 		b.log.Warn("answer not delivered: the registration stays consumed and undelivered; re-arm it to answer again", "node", name, "err", err)
 		return
 	}
-	if err := b.cfg.Store.MarkDelivered(context.Background(), name); err != nil {
+	// After the response: no request's context is left to bound it.
+	ctx, cancel := context.WithTimeout(context.Background(), storeCallTimeout)
+	defer cancel()
+	if err := b.cfg.Store.MarkDelivered(ctx, name); err != nil {
 		b.log.Error("cannot record a delivered answer", "node", name, "err", err)
 	}
 }
