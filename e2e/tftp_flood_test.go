@@ -84,11 +84,18 @@ func TestTFTPFloodLeavesHTTPAndDHCPAnswering(t *testing.T) {
 	}
 
 	// The flood's transfers are stalled now: a real download takes the
-	// place of the one stalled longest.
+	// place of the one stalled longest. The server frees a place for a
+	// waiting request at its stall sweep, which a loaded machine may
+	// reach after the client's deadline: a real PXE client asks again,
+	// and so does this one, three times at most.
 	time.Sleep(2500 * time.Millisecond)
 	want, _ := os.ReadFile("/usr/lib/ipxe/snponly.efi")
-	if res := clientSide(t, 3*time.Second); res.TFTPBytes != int64(len(want)) {
-		t.Errorf("TFTP after the flood stalled: %d bytes, want %d", res.TFTPBytes, len(want))
+	var got int64
+	for try := 0; try < 3 && got != int64(len(want)); try++ {
+		got = clientSide(t, 3*time.Second).TFTPBytes
+	}
+	if got != int64(len(want)) {
+		t.Errorf("TFTP after the flood stalled: %d bytes in three tries, want %d", got, len(want))
 	}
 }
 
