@@ -24,8 +24,8 @@
 #   export TF_CLI_CONFIG_FILE="$PWD/.tools/tofurc"
 #
 # Idempotent: a tool already present (tofu at the right version, a plugin at
-# its versioned path) is not rebuilt. tofu, weed and the plugins build at
-# once (their idle moments overlap). `go install module@version` is refused for these modules
+# its versioned path) is not rebuilt. Builds run one at a time (2-core
+# machines). `go install module@version` is refused for these modules
 # (replace directives), so each is built inside its module cache copy.
 #
 # With --go it builds only what Go and the network make (tofu, weed, the
@@ -95,46 +95,23 @@ build() {
   echo "tools: built $out in $((SECONDS - start))s" >&2
 }
 
-# The OVH and Scaleway plugins are not served by the module proxy: they are
-# built from the upstream sources CI provides beside the checkout
-# (../shared/vendor, or $PLASMA_VENDOR), by that folder's build-plugins.sh,
-# which skips a plugin already at its versioned path in the mirror. Each
-# takes about 2 minutes on 2 cores, once.
-vendor=${PLASMA_VENDOR:-"$root/../shared/vendor"}
-if [ -d "$root/.git" ] || [ -f "$root/.git" ]; then
-  # A git worktree's root may sit elsewhere than the main checkout: look
-  # beside the main checkout too.
-  common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
-  if [ ! -x "$vendor/build-plugins.sh" ] && [ -n "$common" ]; then
-    vendor="$(dirname "$common")/../shared/vendor"
-  fi
-fi
-if [ ! -x "$vendor/build-plugins.sh" ]; then
-  echo "tools: no build-plugins.sh in $vendor (set PLASMA_VENDOR to the folder of the OVH and Scaleway plugin sources)" >&2
-  exit 1
-fi
-
 # OpenTofu.
 tofu="$tools/bin/tofu"
-build_tofu() {
-  if [ -x "$tofu" ] && TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/null | head -n1 | grep -qx "OpenTofu v$TOFU_VERSION"; then
-    echo "tools: tofu v$TOFU_VERSION present" >&2
-  else
-    build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
-      "-s -w -X github.com/opentofu/opentofu/version.dev=no"
-  fi
-}
+if [ -x "$tofu" ] && TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/null | head -n1 | grep -qx "OpenTofu v$TOFU_VERSION"; then
+  echo "tools: tofu v$TOFU_VERSION present" >&2
+else
+  build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
+    "-s -w -X github.com/opentofu/opentofu/version.dev=no"
+fi
 
-# SeaweedFS's weed (about 6 minutes on 2 cores, once).
+# SeaweedFS's weed (about 4 minutes on 2 cores, once).
 weed="$tools/bin/weed"
-build_weed() {
-  if [ -x "$weed" ] && [ "$(cat "$weed.version" 2>/dev/null)" = "$SEAWEEDFS_VERSION" ]; then
-    echo "tools: weed $SEAWEEDFS_VERSION present" >&2
-  else
-    build "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" ./weed "$weed"
-    echo "$SEAWEEDFS_VERSION" >"$weed.version"
-  fi
-}
+if [ -x "$weed" ] && [ "$(cat "$weed.version" 2>/dev/null)" = "$SEAWEEDFS_VERSION" ]; then
+  echo "tools: weed $SEAWEEDFS_VERSION present" >&2
+else
+  build "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" ./weed "$weed"
+  echo "$SEAWEEDFS_VERSION" >"$weed.version"
+fi
 
 # plugin NAMESPACE TYPE VERSION MODULE: builds a provider plugin once and
 # links it under both registry hosts of the mirror.
@@ -154,32 +131,30 @@ plugin() {
   fi
 }
 
-build_plugins() {
-  plugin hashicorp local "$LOCAL_VERSION" github.com/hashicorp/terraform-provider-local
-  plugin hetznercloud hcloud "$HCLOUD_VERSION" github.com/hetznercloud/terraform-provider-hcloud
-  local start=$SECONDS
-  "$vendor/build-plugins.sh" "$mirror" ovh scaleway
-  echo "tools: ovh and scaleway plugins ready in $((SECONDS - start))s" >&2
-}
+plugin hashicorp local "$LOCAL_VERSION" github.com/hashicorp/terraform-provider-local
+plugin hetznercloud hcloud "$HCLOUD_VERSION" github.com/hetznercloud/terraform-provider-hcloud
 
-# The three builds run at once: each is one go build after another, whose
-# link and slowest packages leave a core idle, so together they take less
-# than one after the other. Each writes through a temporary file, so a
-# failed one leaves nothing; the first failure fails the script.
-build_tofu &
-tofu_pid=$!
-build_weed &
-weed_pid=$!
-build_plugins &
-plugins_pid=$!
-failed=0
-for pid in "$tofu_pid" "$weed_pid" "$plugins_pid"; do
-  wait "$pid" || failed=1
-done
-if [ "$failed" -ne 0 ]; then
-  echo "tools: a build failed (above)" >&2
+# The OVH and Scaleway plugins are not served by the module proxy: they are
+# built from the upstream sources CI provides beside the checkout
+# (../shared/vendor, or $PLASMA_VENDOR), by that folder's build-plugins.sh,
+# which skips a plugin already at its versioned path in the mirror. Each
+# takes about 2 minutes on 2 cores, once.
+vendor=${PLASMA_VENDOR:-"$root/../shared/vendor"}
+if [ -d "$root/.git" ] || [ -f "$root/.git" ]; then
+  # A git worktree's root may sit elsewhere than the main checkout: look
+  # beside the main checkout too.
+  common=$(git -C "$root" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+  if [ ! -x "$vendor/build-plugins.sh" ] && [ -n "$common" ]; then
+    vendor="$(dirname "$common")/../shared/vendor"
+  fi
+fi
+if [ ! -x "$vendor/build-plugins.sh" ]; then
+  echo "tools: no build-plugins.sh in $vendor (set PLASMA_VENDOR to the folder of the OVH and Scaleway plugin sources)" >&2
   exit 1
 fi
+start=$SECONDS
+"$vendor/build-plugins.sh" "$mirror" ovh scaleway
+echo "tools: ovh and scaleway plugins ready in $((SECONDS - start))s" >&2
 
 # CLI configuration: install providers only from the mirror, never the network.
 rc="$tools/tofurc"
