@@ -97,7 +97,9 @@ build() {
 
 # OpenTofu.
 tofu="$tools/bin/tofu"
-if [ -x "$tofu" ] && TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/null | head -n1 | grep -qx "OpenTofu v$TOFU_VERSION"; then
+# (sed reads all of tofu's output: with pipefail, head's early exit could
+# fail tofu with SIGPIPE and rebuild a tool that is there.)
+if [ -x "$tofu" ] && [ "$(TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/null | sed -n 1p)" = "OpenTofu v$TOFU_VERSION" ]; then
   echo "tools: tofu v$TOFU_VERSION present" >&2
 else
   build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
