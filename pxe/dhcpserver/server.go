@@ -85,8 +85,7 @@ type Server struct {
 	Logger *slog.Logger
 	// LogBudget is how many decisions a second are logged. Past it, lines
 	// are dropped and counted: the count is logged ("DHCP log lines
-	// dropped") when the next second starts, and Server.logsDropped
-	// returns the total. A network full of PXE clients thus cannot make
+	// dropped") when the next second starts. A network full of PXE clients thus cannot make
 	// logging the bottleneck. Default: [DefaultLogBudget]; negative logs
 	// every decision.
 	LogBudget int
