@@ -115,7 +115,7 @@ type Handler struct {
 	streams atomic.Int64 // event streams open
 
 	streamsMu sync.Mutex
-	perToken  map[string]int // event streams open, by token name
+	perToken  map[string]map[*eventStream]struct{} // event streams open, by token name
 }
 
 // New returns the API handler of cfg.

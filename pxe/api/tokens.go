@@ -69,6 +69,7 @@ func (h *Handler) revokeToken(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		h.internal(w, "revoke token", err)
 	default:
+		h.endStreams(name)
 		h.log.Info("api: token revoked", "name", name, "by", tokenOf(r).Name, "client_ip", clientIP(r))
 		w.WriteHeader(http.StatusNoContent)
 	}
