@@ -39,7 +39,9 @@ type ProvisionOptions struct {
 	Prompter Prompter
 	// OnPlan, when set, is given the classified plan before it is
 	// confirmed or applied (on a dry run too), for a front end to show
-	// it before Prompter asks.
+	// it before Prompter asks. An offline plan (a dry run without
+	// credentials or tofu) is not given to it: it is only
+	// ProvisionResult.Plan.
 	OnPlan func(tofu.Summary)
 	// TofuOptions say which tofu runs, with what environment and where
 	// its output goes.
@@ -69,8 +71,13 @@ type ProvisionOptions struct {
 
 // ProvisionResult is what a provision run did.
 type ProvisionResult struct {
-	// Summary is the classified plan.
+	// Summary is the classified plan; empty for an offline plan.
 	Summary tofu.Summary
+	// Plan is the plan for people and programs: tofu's classified plan,
+	// a [providers.Direct] provider's, or on a dry run without the
+	// provider's credentials or tofu, the offline plan derived from the
+	// files ([SourceOffline]).
+	Plan Plan
 	// Pools are the pools the run configured.
 	Pools map[string]nodes.Pool
 	// Applied reports whether the plan was applied.
@@ -140,10 +147,6 @@ func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func
 		return res, err
 	}
 	res.Pools = pools
-	prov, err := p.provider(plat, "provision")
-	if err != nil {
-		return res, err
-	}
 	existingNodes, err := p.Store.Nodes(ctx, o.Platform)
 	if err != nil {
 		return res, err
@@ -154,11 +157,21 @@ func (p *Project) provision(ctx context.Context, o ProvisionOptions, start *func
 	cplat := *plat
 	cplat.Pools = pools
 	in := providers.Input{Platform: &cplat, Pools: pools, Existing: adopt(o.Platform, pools, existingNodes)}
+	prov, err := p.provider(plat, "provision")
+	if err != nil && o.DryRun && isManual(plat) {
+		return p.offline(o, in, plat, existingNodes, res, "provider manual makes no servers, so provision refuses: each server is made and registered as a node by hand", false)
+	}
+	if err != nil {
+		return res, err
+	}
 	if _, ok := prov.(providers.Starter); o.Boot && !ok {
 		return res, fmt.Errorf("platform %s: provider %s: %w: only bare-metal (pxe) machines are booted through their BMCs", o.Platform, prov.Name(), ErrCannotStart)
 	}
 	if d, ok := prov.(providers.Direct); ok {
 		at, err := p.Provisioner(plat, o.ProvisionerDir)
+		if err != nil && o.DryRun && errors.Is(err, providers.ErrNoCredentials) {
+			return p.offline(o, in, plat, existingNodes, res, fmt.Sprintf("the provider's own plan needs its credentials (%v)", err), false)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -205,6 +218,15 @@ func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov pr
 	if err := canAsk(o.Prompter, o.AutoApprove || o.DryRun, "provision"); err != nil {
 		return res, err
 	}
+	if o.DryRun {
+		why, err := p.offlineReason(ctx, plat, prov, o.TofuOptions)
+		if err != nil || why != "" {
+			if err == nil {
+				res, err = p.offline(o, in, plat, existingNodes, res, why, true)
+			}
+			return res, err
+		}
+	}
 	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
@@ -226,6 +248,7 @@ func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov pr
 	// A dry run against a persistent backend does not record the surplus
 	// servers in state: their deletes are listed from the node files.
 	sum.Deletes = append(sum.Deletes, missing...)
+	res.Plan = provisionPlan(SourceTofu, sum, in, plat.Pools, existingNodes, o.DryRun)
 	if ok, err := o.confirm(ctx, sum, run.statePath(), deletes, &res); !ok || err != nil {
 		return res, err
 	}
@@ -235,7 +258,7 @@ func (p *Project) provisionTofu(ctx context.Context, o ProvisionOptions, prov pr
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("apply plan of platform %s: %w", o.Platform, err)
 	}
-	res.Applied = true
+	res.Applied, res.Plan.Applied = true, true
 	servers, err := run.servers(ctx)
 	if err != nil {
 		return res, err
@@ -265,6 +288,7 @@ func (o ProvisionOptions) confirm(ctx context.Context, sum tofu.Summary, statePa
 	ok, err := Gate(ctx, sum, GateOptions{Command: "provision", AutoApprove: o.AutoApprove, AllowDestructive: o.AllowDestructive,
 		Prompter: o.Prompter, StatePath: statePath, Deletes: deletes, AllowDelete: o.AllowDelete})
 	res.Declined = err == nil && !ok
+	res.Plan.Declined = res.Declined
 	return ok, err
 }
 

@@ -123,6 +123,7 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 		return res, fmt.Errorf("plan %s: %w", d.Name(), err)
 	}
 	sum := pl.Summary()
+	res.Plan = provisionPlan(SourceProvider, sum, in.Input, plat.Pools, existingNodes, o.DryRun)
 	if ok, err := o.confirm(ctx, sum, in.Location.String(), nil, &res); !ok || err != nil {
 		return res, err
 	}
@@ -137,6 +138,7 @@ func (p *Project) provisionDirect(ctx context.Context, o ProvisionOptions, d pro
 		return res, fmt.Errorf("apply %s plan of platform %s: %w", d.Name(), o.Platform, err)
 	}
 	res.Applied = !sum.Empty()
+	res.Plan.Applied = res.Applied
 	res.Nodes, err = p.writeServers(ctx, plat, d.Name(), servers, existingNodes)
 	return res, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	tfjson "github.com/hashicorp/terraform-json"
 
@@ -45,10 +44,7 @@ type tofuRun struct {
 }
 
 func (p *Project) startTofu(ctx context.Context, plat *nodes.Platform, prov providers.Provider, o TofuOptions) (*tofuRun, error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	getenv := o.getenv()
 	env, err := prov.Credentials(plat, getenv)
 	if err != nil {
 		return nil, fmt.Errorf("platform %s credentials: %w", plat.Name, err)

@@ -39,6 +39,7 @@ type app struct {
 	logging        cli.Logging
 	provisionerDir string
 	tofuLog        string
+	output         string
 	out            io.Writer
 	log            *slog.Logger
 }
@@ -46,7 +47,7 @@ type app struct {
 // env is what the shared command runner needs from cmd.
 func (a *app) env(cmd *cobra.Command) nodecmd.Env {
 	return nodecmd.Env{Dir: a.dir, ProvisionerDir: a.provisionerDir, Logger: a.log, Stdin: cmd.InOrStdin(), Stdout: a.out, Stderr: cmd.ErrOrStderr(),
-		Verbose: a.logging.Verbose, TofuLog: a.tofuLog}
+		Verbose: a.logging.Verbose, TofuLog: a.tofuLog, Output: a.output}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -11,11 +11,14 @@ import (
 func (a *app) provisionCmd() *cobra.Command {
 	var o plasmanode.ProvisionOptions
 	c := &cobra.Command{
-		Use:   "provision PLATFORM -z ZONE:TYPE:COUNT... [--dry-run] [--auto-approve] [--allow-delete] [--allow-destructive-update] [--tofu PATH]",
+		Use:   "provision PLATFORM -z ZONE:TYPE:COUNT... [--dry-run [-o json]] [--auto-approve] [--allow-delete] [--allow-destructive-update] [--tofu PATH]",
 		Short: "Make the platform's servers match its pools through OpenTofu, and write their node files",
 		Long: `Each -z spec becomes (or updates) a pool named after the zone's last segment.
 Existing nodes are adopted by server id, so a second identical run changes
-nothing. The plan is shown classified; --dry-run stops there.
+nothing. The plan is shown classified; --dry-run stops there, and with
+-o json or yaml prints it as a document (apiVersion plasma-node/v1, kind
+Plan). A dry run without the provider's credentials, or without tofu, shows
+the plan derived offline from the pools and the node files, and says so.
 
 Lowering a pool's count deletes its highest-numbered servers
 (<platform>-<pool>-<NNN>) and removes their node files; those deletes need a
@@ -34,6 +37,7 @@ ipxe, kernel, answer, installed); it exits 0 only when all are installed.
 Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 		Example: `  plasma-node provision demo -z foundation.cluster.control:cx22:3 -z cognition.data:cx32:2
   plasma-node provision demo --dry-run
+  plasma-node provision demo --dry-run -o json
   plasma-node provision demo -z foundation.cluster.control:cx22:2 --auto-approve --allow-delete
   plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --provisioner-dir /var/lib/node-provisioner
   plasma-node provision metal -z foundation.cluster.control:pve:3 --hardware hardware.yaml --auto-approve --boot --timeout 1h`,
@@ -57,6 +61,7 @@ Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 	f.BoolVar(&o.AllowDelete, "allow-delete", false, "with --auto-approve, also delete the servers a lowered count leaves out")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
+	a.outputFlag(c)
 	f.StringVar(&o.HardwareFile, "hardware", "", "provider pxe: YAML or JSON list of the machines new nodes are taken from (machines: [{macs, serial, uuid, boot_disk, data_pools, pool}]), or discovered: node-provisioner's discovery inbox, oldest first")
 	return c
 }
@@ -173,4 +178,9 @@ installs at its next netboot. Ctrl-C stops waiting and powers nothing off.`,
 	f.BoolVar(&o.Wait, "wait", true, "follow the machine until it is installed again, showing its steps (through node-provisioner's API)")
 	cli.DurationVar(f, &o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machine to be installed")
 	return c
+}
+
+// outputFlag adds -o for the commands that print a plan document.
+func (a *app) outputFlag(c *cobra.Command) {
+	c.Flags().StringVarP(&a.output, "output", "o", "table", "output format: table, or json or yaml for the plan as a document (apiVersion plasma-node/v1, kind Plan)")
 }

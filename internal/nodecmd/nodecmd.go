@@ -49,6 +49,28 @@ type Env struct {
 	// TofuLog is a file tofu's own output is appended to (--tofu-log),
 	// Verbose or not; it is created at tofu's first line.
 	TofuLog string
+	// Output is the format add, provision, join, delete and destroy
+	// print their plan in (-o): "table" or empty for people, "json" or
+	// "yaml" for programs (a plasmanode.Plan document; prompts and the
+	// plan for people then go to Prompts).
+	Output string
+}
+
+// document reports whether e prints a plasmanode.Plan document, after
+// checking its Output.
+func (e Env) document() (bool, error) {
+	if e.Output == "" || e.Output == "table" {
+		return false, nil
+	}
+	return true, checkOutput(e.Output)
+}
+
+// promptw is where prompts go: Prompts, else Stderr.
+func (e Env) promptw() io.Writer {
+	if e.Prompts != nil {
+		return e.Prompts
+	}
+	return e.errw()
 }
 
 func (e Env) out() io.Writer {
@@ -69,11 +91,7 @@ func (e Env) prompter() plasmanode.Prompter {
 	if !cli.IsTerminal(e.Stdin) {
 		return nil
 	}
-	w := e.Prompts
-	if w == nil {
-		w = e.errw()
-	}
-	return cli.NewLinePrompter(e.Stdin, w)
+	return cli.NewLinePrompter(e.Stdin, e.promptw())
 }
 
 // tofuStreams returns the writers tofu's own output goes to: the
@@ -276,6 +294,13 @@ func Show(ctx context.Context, e Env, name, output string) (err error) {
 // streams, prompter and plan report come from e.
 func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err error) {
 	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--auto-approve"}) }()
+	doc, err := e.document()
+	if err != nil {
+		return err
+	}
+	if doc && !o.DryRun {
+		return cli.Usage(fmt.Errorf("--output %s needs --dry-run: a provision that applies reports its steps for people", e.Output))
+	}
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
@@ -286,7 +311,9 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
 	defer func() { err = errors.Join(err, closeLog()) }()
 	names := namesOf(ctx, p, o.Platform)
-	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
+	if !doc {
+		o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
+	}
 	prog := newProgress(w)
 	if o.Boot {
 		o.OnProgress = prog.step
@@ -299,7 +326,13 @@ func Provision(ctx context.Context, e Env, o plasmanode.ProvisionOptions) (err e
 	if err != nil && !errors.As(err, &notReady) {
 		return err
 	}
+	if doc {
+		return encode(w, e.Output, res.Plan)
+	}
 	defer prog.summary(res.Started)
+	if res.Plan.Source == plasmanode.SourceOffline {
+		writePlan(w, res.Plan)
+	}
 	switch {
 	case o.DryRun:
 		fmt.Fprintln(w, "Dry run: nothing applied or written")

@@ -31,6 +31,7 @@ func encode(w io.Writer, format string, v any) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		return enc.Encode(v)
 	}
 	enc := yaml.NewEncoder(w)
@@ -253,5 +254,43 @@ func writeDestroyPlan(w io.Writer, p plasmanode.DestroyPlan) {
 		for _, c := range p.Servers {
 			fmt.Fprintf(w, "  %s (id %s)\n", c.Address, c.ImportID)
 		}
+	}
+}
+
+// writePlan writes a plan that is not tofu's for people: its counts,
+// one line per change, then its notes.
+func writePlan(w io.Writer, p plasmanode.Plan) {
+	count := map[plasmanode.Action]int{}
+	for _, c := range p.Changes {
+		if c.Object != plasmanode.ObjectPool {
+			count[c.Action]++
+		}
+	}
+	fmt.Fprintf(w, "Plan (%s): %d to create, %d to adopt, %d to update, %d to delete\n", p.Source,
+		count[plasmanode.ActionCreate], count[plasmanode.ActionAdopt], count[plasmanode.ActionUpdate]+count[plasmanode.ActionDestructiveUpdate], count[plasmanode.ActionDelete])
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range p.Changes {
+		what := c.Node
+		if c.Object != plasmanode.ObjectServer && c.Object != plasmanode.ObjectNode {
+			what = string(c.Object) + " " + c.Pool
+		}
+		var extra []string
+		if c.Object == plasmanode.ObjectServer && c.Pool != "" {
+			extra = append(extra, "pool "+c.Pool)
+		}
+		if c.Machine != "" {
+			extra = append(extra, c.Machine)
+		}
+		if c.ServerID != "" {
+			extra = append(extra, "id "+c.ServerID)
+		}
+		if c.Detail != "" {
+			extra = append(extra, c.Detail)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Action, what, strings.Join(extra, "; "))
+	}
+	tw.Flush()
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
 	}
 }
