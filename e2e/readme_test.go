@@ -1,12 +1,13 @@
 package e2e
 
-// TestREADME runs the README's shell examples, so that every one of them
-// is a passing example. Keep it green when you add README text: the
-// convention is short.
+// TestREADME runs the shell examples of README.md and of every page under
+// docs/, so that every one of them is a passing example. Keep it green
+// when you add documentation: the convention is short.
 //
-//   - Every ```sh block runs, in README order, each command on its own
+//   - Every ```sh block runs, in the file's order, each command on its own
 //     (a line ending in \ continues on the next), through bash -c with
-//     -e and pipefail, and must exit 0. All blocks share one temporary
+//     -e and pipefail, and must exit 0. Each file is a subtest of its
+//     own (TestREADME/docs/cloud.md), and its blocks share one temporary
 //     project folder as the working folder, and one environment: the
 //     built plasma-node and node-provisioner and the real tofu first on
 //     PATH; HOME, NODE_PROVISIONER_STATE_DIR and
@@ -210,21 +211,48 @@ func expand(line string, with []string) []string {
 	return out
 }
 
-// TestREADME runs the README's examples; see the top of this file.
-func TestREADME(t *testing.T) {
-	root := tofutest.ModuleRoot()
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+// docFiles returns the files whose examples run, relative to the module
+// root: README.md, then docs/*.md in name order.
+func docFiles(t *testing.T, root string) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	files := []string{"README.md"}
+	for _, p := range pages {
+		files = append(files, filepath.Join("docs", filepath.Base(p)))
+	}
+	return files
+}
+
+// TestREADME runs the examples of the README and of every page under
+// docs/, each file in a project and an environment of its own; see the
+// top of this file.
+func TestREADME(t *testing.T) {
+	root := tofutest.ModuleRoot()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	for _, file := range docFiles(t, root) {
+		t.Run(filepath.ToSlash(file), func(t *testing.T) {
+			text, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runDocFile(ctx, t, root, file, string(text))
+		})
+	}
+}
+
+// runDocFile runs one file's examples in a new project folder.
+func runDocFile(ctx context.Context, t *testing.T, root, file, text string) {
 	env := readmeEnv(t)
 	project := t.TempDir()
 	t.Cleanup(func() { readmeCleanup(project, env) })
-	blocks := readmeBlocks(string(text))
+	blocks := readmeBlocks(text)
 	ran := 0
 	for i, b := range blocks {
+		at := fmt.Sprintf("%s:%d", file, b.line)
 		if name, ok := strings.CutPrefix(firstLine(b), "# "); ok && b.lang != "sh" && b.lang != "go" && filepath.IsLocal(name) && !strings.Contains(name, " ") {
 			path := filepath.Join(project, name)
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -237,10 +265,7 @@ func TestREADME(t *testing.T) {
 			continue
 		}
 		if reason, ok := b.directive("skip"); ok {
-			if reason == "" {
-				t.Errorf("README.md:%d: skip without a reason", b.line)
-			}
-			t.Logf("README.md:%d: skipped: %s", b.line, reason)
+			t.Logf("%s: skipped: %s", at, reason)
 			continue
 		}
 		dir := project
@@ -251,7 +276,7 @@ func TestREADME(t *testing.T) {
 			for _, f := range strings.Fields(files) {
 				data, err := os.ReadFile(filepath.Join(root, "e2e", "testdata", "readme", f))
 				if err != nil {
-					t.Fatalf("README.md:%d: files: %v", b.line, err)
+					t.Fatalf("%s: files: %v", at, err)
 				}
 				writeFile(t, filepath.Join(project, f), string(data))
 			}
@@ -263,23 +288,24 @@ func TestREADME(t *testing.T) {
 				if cmd == "" {
 					continue
 				}
-				last = runReadme(ctx, t, b.line, dir, env, cmd)
+				last = runReadme(ctx, t, at, dir, env, cmd)
 				ran++
 			}
 		}
 		if i+1 < len(blocks) && blocks[i+1].lang == "text" {
 			want := strings.Join(blocks[i+1].lines, "\n")
 			if got := trimLines(last); got != trimLines(want) {
-				t.Errorf("README.md:%d: the output of the block at line %d's last command:\n%s\nwant (README):\n%s", blocks[i+1].line, b.line, got, want)
+				t.Errorf("%s:%d: the output of the block at line %d's last command:\n%s\nwant (%s):\n%s", file, blocks[i+1].line, b.line, got, file, want)
 			}
 		}
 	}
-	t.Logf("%d README commands ran", ran)
+	t.Logf("%d commands of %s ran", ran, file)
 }
 
 // runReadme runs one command through bash in dir and returns its standard
-// output, failing the test when it exits other than 0.
-func runReadme(ctx context.Context, t *testing.T, line int, dir string, env []string, cmd string) string {
+// output, failing the test when it exits other than 0; at names the block
+// (FILE:LINE).
+func runReadme(ctx context.Context, t *testing.T, at, dir string, env []string, cmd string) string {
 	t.Helper()
 	c := exec.CommandContext(ctx, "bash", "-c", "set -eo pipefail\n"+cmd)
 	c.Dir, c.Env = dir, env
@@ -287,9 +313,9 @@ func runReadme(ctx context.Context, t *testing.T, line int, dir string, env []st
 	c.Stdout, c.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := c.Run()
-	t.Logf("README.md:%d: %s (%s)", line, cmd, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s: %s (%s)", at, cmd, time.Since(start).Round(time.Millisecond))
 	if err != nil {
-		t.Fatalf("README.md:%d: %s: %v\nstdout:\n%s\nstderr:\n%s", line, cmd, err, stdout.String(), stderr.String())
+		t.Fatalf("%s: %s: %v\nstdout:\n%s\nstderr:\n%s", at, cmd, err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
 }
@@ -387,8 +413,43 @@ func trimLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestREADMEConvention checks the expansion of README commands.
+// knownDirectives are the readme-test directives the convention defines.
+var knownDirectives = []string{"skip", "with", "in the checkout", "files"}
+
+// TestREADMEConvention checks the expansion of README commands, and that
+// every directive of README.md and docs/*.md is one the convention
+// defines, a skip says why, and a file the files directive names exists.
 func TestREADMEConvention(t *testing.T) {
+	root := tofutest.ModuleRoot()
+	for _, file := range docFiles(t, root) {
+		text, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range readmeBlocks(string(text)) {
+			for _, d := range b.directives {
+				name, known := "", false
+				for _, k := range knownDirectives {
+					if d == k || strings.HasPrefix(d, k+" ") {
+						name, known = k, true
+					}
+				}
+				if !known {
+					t.Errorf("%s:%d: unknown directive %q; want one of %q", file, b.line, d, knownDirectives)
+				}
+				if reason, ok := b.directive("skip"); name == "skip" && ok && reason == "" {
+					t.Errorf("%s:%d: skip without a reason", file, b.line)
+				}
+			}
+			if files, ok := b.directive("files"); ok {
+				for _, f := range strings.Fields(files) {
+					if _, err := os.Stat(filepath.Join(root, "e2e", "testdata", "readme", f)); err != nil {
+						t.Errorf("%s:%d: files: %v", file, b.line, err)
+					}
+				}
+			}
+		}
+	}
 	tests := []struct {
 		line string
 		with []string

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestREADMEEmbeddingCompiles builds the README's embedding snippet
+// TestREADMEEmbeddingCompiles builds the embedding snippet of docs/sdk.md
 // ("Embedding the window") inside a function of this module, without
 // writing into the source tree (go build -overlay), so the snippet stays
 // true to the API. examples/embed-pxe runs the same shape for real in a
@@ -21,7 +21,7 @@ func TestREADMEEmbeddingCompiles(t *testing.T) {
 		}
 		t.Skip("needs the go command")
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "docs", "sdk.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestREADMEEmbeddingCompiles(t *testing.T) {
 	_, block, ok2 := strings.Cut(section, "```go\n")
 	snippet, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go block under \"## Embedding the window\"")
+		t.Fatal("docs/sdk.md has no Go block under \"## Embedding the window\"")
 	}
 	src := `package main
 
@@ -62,6 +62,6 @@ func main() { _ = embed }
 	}
 	cmd := exec.Command("go", "build", "-overlay", ov, "-o", filepath.Join(dir, "embed"), "./readmecheck")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("the README's snippet does not build: %v\n%s\n%s", err, out, src)
+		t.Fatalf("docs/sdk.md's snippet does not build: %v\n%s\n%s", err, out, src)
 	}
 }

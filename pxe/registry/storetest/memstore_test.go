@@ -183,7 +183,7 @@ func TestBackendOverAnEmbeddersStore(t *testing.T) {
 }
 
 // TestMemoryStoreConformance is how an embedder's store runs the suite
-// (the README's "Bringing your own store" shows it).
+// (docs/sdk.md's "Bringing your own store" shows it).
 func TestMemoryStoreConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		New: func(storetest.T) registry.Registrations { return newMemStore() },

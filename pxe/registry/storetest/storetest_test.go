@@ -96,10 +96,11 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 	}, func(t *testing.T, fault string) storetest.Harness { return harness(t, fault) })
 }
 
-// TestREADMEShowsTheSuiteAsRun keeps the README's example of an
-// embedder's store running the suite the very test that runs it.
+// TestREADMEShowsTheSuiteAsRun keeps the example of an embedder's store
+// (docs/sdk.md, "Bringing your own store") running the suite the very
+// test that runs it.
 func TestREADMEShowsTheSuiteAsRun(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "sdk.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,13 +108,13 @@ func TestREADMEShowsTheSuiteAsRun(t *testing.T) {
 	_, block, ok2 := strings.Cut(section, "```go\n")
 	snippet, _, ok3 := strings.Cut(block, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go block under \"## Bringing your own store\"")
+		t.Fatal("docs/sdk.md has no Go block under \"## Bringing your own store\"")
 	}
 	src, err := os.ReadFile("memstore_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(src), snippet) {
-		t.Errorf("the README's example is not memstore_test.go's test:\n%s", snippet)
+		t.Errorf("docs/sdk.md's example is not memstore_test.go's test:\n%s", snippet)
 	}
 }
