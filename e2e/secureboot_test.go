@@ -119,7 +119,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 	t.Run("FolderChain", func(t *testing.T) {
 		t.Parallel()
 		// Nothing about Proxmox's own EFI boot files could be read here
-		// (README), so the chain folder is the path tested end to end: an
+		// (docs/secure-boot.md), so the chain folder is the path tested end to end: an
 		// ISO without /EFI/BOOT, and prepare --secure-boot-dir naming a
 		// folder with Debian's files under their package names.
 		plain := media.variant(t, func(root string) { os.RemoveAll(filepath.Join(root, "EFI")) })
@@ -217,7 +217,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 		m.wantSerial(t, "probe-done")
 		l.wantNoLog(t, "grub configuration sent")
 		if m.marker != "" {
-			t.Errorf("grub went on past its prompt (update the README and this test): %s %s", m.marker, m.detail)
+			t.Errorf("grub went on past its prompt (update docs/secure-boot.md and this test): %s %s", m.marker, m.detail)
 		}
 	})
 	t.Run("HTTPInstall", func(t *testing.T) {
@@ -275,7 +275,7 @@ func TestNetbootSecureBoot(t *testing.T) {
 		l.wantNoLog(t, "grub/grub.cfg")
 		l.wantNoLog(t, "grub entry")
 		if m.marker != "" {
-			t.Errorf("grub went on without next-server (update the README and this test): %s %s", m.marker, m.detail)
+			t.Errorf("grub went on without next-server (update docs/secure-boot.md and this test): %s %s", m.marker, m.detail)
 		}
 	})
 	t.Run("PrepareRefusesABrokenFolder", func(t *testing.T) {

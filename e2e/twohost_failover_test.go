@@ -14,7 +14,7 @@ import (
 // boot, and the store lists all 30 consumed.
 //
 // A machine whose answer A had consumed but not yet sent when it died
-// is undelivered (list), as the README says, and its next boot exits to
+// is undelivered (list), as docs/two-hosts.md says, and its next boot exits to
 // its disk: kill timing makes that rare here, and should it happen, the
 // test checks that the machine is listed undelivered, re-arms it on B
 // (rearm) and boots it again through B.

@@ -61,7 +61,7 @@ func TestBadInputIsExit2(t *testing.T) {
 
 // TestReadCommandsCreateNothing: every read command (list, status, token
 // list, power status, discovered; tls fingerprint, which makes the certificate it
-// prints, excepted as the README says) on a state folder that does not
+// prints, excepted as docs/bare-metal.md says) on a state folder that does not
 // exist makes none; power status and boot of a name there are not found
 // (exit 2), as on a folder without that name.
 func TestReadCommandsCreateNothing(t *testing.T) {
