@@ -110,6 +110,14 @@ type Config struct {
 //   - GET /timeline the timeline as JSON ([TimelineSnapshot]);
 //   - GET /metrics the [Metrics] in Prometheus' text format.
 //
+// The page, GET /status and GET /timeline are read by anyone who reaches
+// the window: they show every MAC, serial, UUID and address masked to
+// its last characters ("…:ad:02", "….17"), whether of a registration, an
+// install report, a discovered machine or a stranger, in fields and in
+// event details alike. [Handler.FullPage] and [Handler.FullStatus] show
+// them whole, for a caller that authenticates the reader (the daemon's
+// API, for a read token).
+//
 // Any other request gets 404 and is recorded. Every answer-side request
 // is reported to the backend when it is a [backend.Recorder], and to the
 // timeline.
@@ -291,9 +299,16 @@ func (h *Handler) unknown(w http.ResponseWriter, r *http.Request) {
 	reply(w, http.StatusNotFound, "unknown endpoint")
 }
 
-func (h *Handler) timeline(w http.ResponseWriter, _ *http.Request) {
+// timeline serves the timeline masked as the page is.
+func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
+	_, red, err := h.report(r.Context())
+	if err != nil {
+		h.log.Error("timeline failed", "err", err)
+		http.Error(w, "cannot read the registrations; see the server log", http.StatusInternalServerError)
+		return
+	}
 	noStore(w, "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(h.cfg.Timeline.Snapshot())
+	enc.Encode(red.snapshot(h.cfg.Timeline.Snapshot()))
 }

@@ -13,16 +13,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/events"
 )
 
 // StatusReport is what GET /status of a [Handler] replies, as JSON: the
 // window, every registration with its boot timeline, and the events of
-// machines no registration is known for. It holds no secret, and of
-// each registration's pins (MACs, serial, UUID) only their last
-// characters ("…:ee:01"). Each entry
+// machines no registration is known for. It holds no secret, and, as
+// the window's port serves it, of every MAC, serial, UUID and address
+// only the last characters ("…:ee:01"; see [Handler]). Each entry
 // of its "nodes" list has the fields of [backend.Node] and the node's
 // timeline.
 type StatusReport struct {
@@ -31,7 +31,8 @@ type StatusReport struct {
 	// Nodes holds every registration, pending ones first, each sorted by
 	// name (see [backend.Inventory]).
 	Nodes []NodeReport `json:"nodes"`
-	// Unmatched holds the events of MAC addresses no node is known for.
+	// Unmatched holds the events of MAC addresses no node is known for
+	// (pinned or reported): masked, by their masked MAC.
 	Unmatched map[string][]BootEvent `json:"unmatched"`
 	// Other holds events with neither MAC nor node.
 	Other []BootEvent `json:"other"`
@@ -63,43 +64,6 @@ type WindowStatus struct {
 	LeftSeconds *int64 `json:"left_seconds,omitempty"`
 }
 
-// masked returns n with its pins cut to their last characters: the page
-// and GET /status are read by anyone who reaches the window, and a
-// pinned MAC, serial or UUID is what a body sprayed at POST /answer
-// would need. The operator recognises a machine by its last octets; the
-// full pins are in node-provisioner list and the management API.
-func masked(n backend.Node) backend.Node {
-	macs := make([]string, len(n.MACs))
-	for i, m := range n.MACs {
-		macs[i] = maskTail(m, 6)
-	}
-	n.MACs = macs
-	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
-	if n.Install != nil {
-		// The report's address and host keys are for all to see (they
-		// are what an SSH client checks); its MACs, disk serials and
-		// machine-id are masked as the pins are.
-		in := *n.Install
-		in.MACs = make([]string, len(n.Install.MACs))
-		for i, m := range n.Install.MACs {
-			in.MACs[i] = maskTail(m, 6)
-		}
-		if m := in.Management; m != nil {
-			mm := *m
-			mm.MAC = maskTail(mm.MAC, 6)
-			in.Management = &mm
-		}
-		in.BootDisks = make([]answer.ReportDisk, len(n.Install.BootDisks))
-		for i, d := range n.Install.BootDisks {
-			d.Serial = maskTail(d.Serial, 4)
-			in.BootDisks[i] = d
-		}
-		in.MachineID = maskTail(in.MachineID, 4)
-		n.Install = &in
-	}
-	return n
-}
-
 // maskTail keeps the last keep bytes of s behind "…"; "" stays "".
 func maskTail(s string, keep int) string {
 	if s == "" {
@@ -111,16 +75,20 @@ func maskTail(s string, keep int) string {
 	return "…" + s[len(s)-keep:]
 }
 
-// report gathers what GET /status and the page show.
-func (h *Handler) report(ctx context.Context) (StatusReport, error) {
+// report gathers what GET /status and the page show, in full, and the
+// redactor that masks it for the window's port. A machine's events
+// filed under a MAC that a registration pins (or its install report
+// names) are the node's: they join its timeline, whatever linked the
+// MAC or not.
+func (h *Handler) report(ctx context.Context) (StatusReport, redactor, error) {
 	var st []backend.Node
 	if inv, ok := h.cfg.Backend.(backend.Inventory); ok {
 		var err error
 		if st, err = inv.Nodes(ctx); err != nil {
-			return StatusReport{}, err
+			return StatusReport{}, redactor{}, err
 		}
 	}
-	snap := h.cfg.Timeline.Snapshot()
+	snap := attribute(h.cfg.Timeline.Snapshot(), st)
 	rep := StatusReport{Nodes: []NodeReport{}, Unmatched: snap.Unmatched, Other: snap.Other, Time: h.cfg.Now().UTC()}
 	open, deadline, left := h.cfg.Metrics.Window()
 	rep.Window.Open = open
@@ -128,27 +96,76 @@ func (h *Handler) report(ctx context.Context) (StatusReport, error) {
 		s := int64(left / time.Second)
 		rep.Window.Deadline, rep.Window.LeftSeconds = deadline.UTC(), &s
 	}
+	var recs []discovery.Record
 	if d := h.cfg.Discovery; d != nil {
-		recs, err := d.Inbox.List(ctx, h.cfg.Now())
-		if err != nil {
-			return StatusReport{}, err
+		var err error
+		if recs, err = d.Inbox.List(ctx, h.cfg.Now()); err != nil {
+			return StatusReport{}, redactor{}, err
 		}
 		n := len(recs)
 		rep.Discovered = &n
 	}
 	for _, s := range st {
-		s = masked(s)
 		evs := snap.Nodes[s.Name]
 		if evs == nil {
 			evs = []BootEvent{}
 		}
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: s, Timeline: evs})
 	}
-	return rep, nil
+	return rep, newRedactor(st, recs), nil
+}
+
+// attribute moves the unmatched events of every MAC a node pins or
+// reported into that node's timeline, naming the node.
+func attribute(snap TimelineSnapshot, nodes []backend.Node) TimelineSnapshot {
+	for _, n := range nodes {
+		macs := n.MACs
+		if n.Install != nil {
+			macs = append(slices.Clip(macs), n.Install.MACs...)
+		}
+		moved := false
+		for _, m := range macs {
+			m, err := normalizeMAC(m)
+			if err != nil {
+				continue
+			}
+			evs, ok := snap.Unmatched[m]
+			if !ok {
+				continue
+			}
+			delete(snap.Unmatched, m)
+			for _, ev := range evs {
+				ev.Node = n.Name
+				snap.Nodes[n.Name] = append(snap.Nodes[n.Name], ev)
+			}
+			moved = true
+		}
+		if moved {
+			slices.SortStableFunc(snap.Nodes[n.Name], func(a, b BootEvent) int { return a.Time.Compare(b.Time) })
+		}
+	}
+	return snap
+}
+
+// fullReport is GET /status's report in full, for a reader the caller
+// has authenticated.
+func (h *Handler) fullReport(ctx context.Context) (StatusReport, error) {
+	rep, _, err := h.report(ctx)
+	return rep, err
+}
+
+// maskedReport is GET /status's report as the window's port shows it.
+func (h *Handler) maskedReport(ctx context.Context) (StatusReport, error) {
+	rep, r, err := h.report(ctx)
+	return r.report(rep), err
 }
 
 func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
-	rep, err := h.report(r.Context())
+	h.serveStatus(w, r, h.maskedReport)
+}
+
+func (h *Handler) serveStatus(w http.ResponseWriter, r *http.Request, report func(context.Context) (StatusReport, error)) {
+	rep, err := report(r.Context())
 	if err != nil {
 		h.log.Error("status failed", "err", err)
 		http.Error(w, "cannot read the registrations; see the server log", http.StatusInternalServerError)
@@ -444,8 +461,10 @@ func renderPage(rep StatusReport) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	rep, err := h.report(r.Context())
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) { h.servePage(w, r, h.maskedReport) }
+
+func (h *Handler) servePage(w http.ResponseWriter, r *http.Request, report func(context.Context) (StatusReport, error)) {
+	rep, err := report(r.Context())
 	if err != nil {
 		h.log.Error("status page failed", "err", err)
 		http.Error(w, "cannot read the registrations; see the server log", http.StatusInternalServerError)
@@ -462,4 +481,15 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Write(page)
+}
+
+// FullPage serves the status page with every MAC, serial, UUID and
+// address in full, which the window's own GET / masks: mount it only
+// behind authentication (the daemon's API, for a read token).
+func (h *Handler) FullPage(w http.ResponseWriter, r *http.Request) { h.servePage(w, r, h.fullReport) }
+
+// FullStatus serves GET /status's [StatusReport] in full, as FullPage
+// does the page.
+func (h *Handler) FullStatus(w http.ResponseWriter, r *http.Request) {
+	h.serveStatus(w, r, h.fullReport)
 }

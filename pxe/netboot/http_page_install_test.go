@@ -30,9 +30,10 @@ func (inventoryOf) Answer(context.Context, backend.AnswerRequest) (*backend.Answ
 func (n inventoryOf) Nodes(context.Context) ([]backend.Node, error) { return n, nil }
 
 // TestStatusPageShowsTheInstalledAddressAndHostKeys: the page and GET
-// /status show an installed node's address and host key fingerprints,
-// and mask the report's MACs, disk serials and machine-id as they mask
-// the pins.
+// /status show an installed node's host key fingerprints and its
+// address masked, and mask the report's MACs, disk serials and
+// machine-id as they mask the pins; the full page and report
+// ([Handler.FullPage], [Handler.FullStatus]) show the address whole.
 func TestStatusPageShowsTheInstalledAddressAndHostKeys(t *testing.T) {
 	at := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
 	fp := "SHA256:4D27bvzYLJ3EVO25HEFvpoJ1Mums4LxBPaiAL2usvIw"
@@ -45,7 +46,11 @@ func TestStatusPageShowsTheInstalledAddressAndHostKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /full/page", h.FullPage)
+	mux.HandleFunc("GET /full/status", h.FullStatus)
+	mux.Handle("/", h)
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	get := func(path string) string {
 		resp, err := http.Get(srv.URL + path)
@@ -57,7 +62,7 @@ func TestStatusPageShowsTheInstalledAddressAndHostKeys(t *testing.T) {
 		return string(b)
 	}
 	page := get("/")
-	for _, want := range []string{`<td data-address="192.0.2.41/24">192.0.2.41/24</td>`, `<code data-host-key="` + fp + `">` + fp + `</code>`} {
+	for _, want := range []string{`<td data-address="….41">….41</td>`, `<code data-host-key="` + fp + `">` + fp + `</code>`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -68,15 +73,25 @@ func TestStatusPageShowsTheInstalledAddressAndHostKeys(t *testing.T) {
 		t.Fatalf("GET /status: %v\n%s", err, status)
 	}
 	n := rep.Nodes[0]
-	if n.Address != "192.0.2.41/24" || len(n.HostKeyFingerprints) != 1 || n.HostKeyFingerprints[0] != fp {
+	if n.Address != "….41" || len(n.HostKeyFingerprints) != 1 || n.HostKeyFingerprints[0] != fp {
 		t.Errorf("GET /status: address %q, fingerprints %v", n.Address, n.HostKeyFingerprints)
 	}
-	for _, secret := range []string{"52:54:00:ba", "25414A80", "4f3c2b1a"} {
+	for _, secret := range []string{"52:54:00:ba", "25414A80", "4f3c2b1a", "192.0.2.41"} {
 		if strings.Contains(status, secret) || strings.Contains(page, secret) {
 			t.Errorf("the page or GET /status shows %q unmasked", secret)
 		}
 	}
 	if n.Install.Management.MAC != "…:5e:11" || n.Install.BootDisks[0].Serial != "…0205" || n.Install.MachineID != "…6f5e" {
 		t.Errorf("masked report: %+v", n.Install)
+	}
+	full := get("/full/page")
+	for _, want := range []string{`<td data-address="192.0.2.41/24">192.0.2.41/24</td>`, "52:54:00:ba:5e:11"} {
+		if !strings.Contains(full, want) {
+			t.Errorf("full page lacks %q", want)
+		}
+	}
+	if err := json.Unmarshal([]byte(get("/full/status")), &rep); err != nil || len(rep.Nodes) != 1 || rep.Nodes[0].Address != "192.0.2.41/24" ||
+		rep.Nodes[0].Install.Management.Address != netip.MustParsePrefix("192.0.2.41/24") || rep.Nodes[0].Install.MachineID != node.Install.MachineID {
+		t.Errorf("full GET /status: %v %+v", err, rep.Nodes)
 	}
 }

@@ -68,9 +68,9 @@ func TestStatusPageListsNodesWithTimelines(t *testing.T) {
 		"install release 9.1-1 (matched by mac)",
 		"<td>kernel</td>",
 		"installed: installer reported success",
-		"<h3>52:54:00:77:00:99</h3>",
+		"<h3>…:00:99</h3>",
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;",
-		"to 10.77.0.120",
+		"to ….120",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)

@@ -1,0 +1,254 @@
+package netboot
+
+import (
+	"cmp"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/backend"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+)
+
+// A redactor masks what identifies a machine (its MACs, serials, UUIDs
+// and addresses) in what the window's port shows anyone who reaches it:
+// the page, GET /status and GET /timeline. The operator recognises a
+// machine by the last characters; the full values are the management
+// API's, for a reader with a token.
+//
+// Structured fields are masked by kind; free text (an event's detail,
+// which may quote a backend's reason or a client's request) has every
+// identifier of the registrations, their install reports and the
+// discovery inbox masked, and then anything shaped like a MAC, a UUID or
+// an IP address.
+type redactor struct {
+	known *strings.Replacer
+}
+
+var (
+	macShapeRE  = regexp.MustCompile(`(?i)\b[0-9a-f]{2}(?:[:-][0-9a-f]{2}){5}\b`)
+	uuidShapeRE = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	// addrShapeRE finds what may be an IP address: dotted digits, or hex
+	// groups with at least two colons; netip decides.
+	addrShapeRE = regexp.MustCompile(`(?i)\b\d{1,3}(?:\.\d{1,3}){3}\b|[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?:%[0-9a-z]+)?`)
+)
+
+// minKnownLen is the shortest identifier the redactor looks for in free
+// text: a shorter serial would mask parts of ordinary words, and masks
+// to "…" in its own field anyway.
+const minKnownLen = 5
+
+// newRedactor returns the redactor of these nodes (their full values)
+// and discovery records.
+func newRedactor(nodes []backend.Node, recs []discovery.Record) redactor {
+	var ids []string
+	add := func(s ...string) {
+		for _, v := range s {
+			if len(v) >= minKnownLen {
+				ids = append(ids, v)
+			}
+		}
+	}
+	for _, n := range nodes {
+		add(n.MACs...)
+		add(n.Serial, n.UUID, n.InstallIP, n.StaticAddress, n.Address)
+		add(diskSerials(n.BootDisk)...)
+		for _, p := range n.Pools {
+			add(diskSerials(p)...)
+		}
+		if n.Install != nil {
+			add(n.Install.MACs...)
+			add(n.Install.MachineID)
+			for _, d := range n.Install.BootDisks {
+				add(d.Serial)
+			}
+			if m := n.Install.Management; m != nil {
+				add(m.MAC)
+				if m.Address.IsValid() {
+					add(m.Address.String(), m.Address.Addr().String())
+				}
+			}
+		}
+	}
+	for _, r := range recs {
+		add(r.ID, r.DMI.Serial, r.DMI.UUID)
+		for _, n := range r.NICs {
+			add(n.MAC)
+		}
+		for _, d := range r.Disks {
+			add(d.Serial, d.WWN)
+		}
+	}
+	// Longest first, so that an address with its prefix is masked whole
+	// before the address alone.
+	slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	ids = slices.Compact(ids)
+	pairs := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		pairs = append(pairs, id, maskID(id))
+	}
+	return redactor{known: strings.NewReplacer(pairs...)}
+}
+
+// maskID masks an identifier as its kind is masked in its own field.
+func maskID(s string) string {
+	if macShapeRE.MatchString(s) && len(s) == 17 {
+		return maskMAC(s)
+	}
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return maskAddr(s)
+	}
+	if _, err := netip.ParseAddr(s); err == nil {
+		return maskAddr(s)
+	}
+	return maskTail(s, 4)
+}
+
+// text masks every identifier in s.
+func (r redactor) text(s string) string {
+	if r.known != nil {
+		s = r.known.Replace(s)
+	}
+	s = macShapeRE.ReplaceAllStringFunc(s, maskMAC)
+	s = uuidShapeRE.ReplaceAllStringFunc(s, func(u string) string { return maskTail(u, 4) })
+	return addrShapeRE.ReplaceAllStringFunc(s, func(a string) string {
+		if _, err := netip.ParseAddr(a); err != nil {
+			return a
+		}
+		return maskAddr(a)
+	})
+}
+
+// maskMAC masks a MAC to its last two octets ("…:ad:02").
+func maskMAC(m string) string { return maskTail(m, 6) }
+
+// maskAddr masks an IP address, with or without a prefix, to its last
+// group ("….17", "…:1"); "" stays "".
+func maskAddr(s string) string {
+	if s == "" {
+		return ""
+	}
+	a := s
+	if p, err := netip.ParsePrefix(s); err == nil {
+		a = p.Addr().String()
+	}
+	if i := strings.LastIndexAny(a, ".:"); i >= 0 && i < len(a)-1 {
+		return "…" + a[i:]
+	}
+	return "…"
+}
+
+// event masks ev's MAC, address and detail.
+func (r redactor) event(ev BootEvent) BootEvent {
+	ev.MAC, ev.IP, ev.Detail = maskMAC(ev.MAC), maskAddr(ev.IP), r.text(ev.Detail)
+	return ev
+}
+
+func (r redactor) events(evs []BootEvent) []BootEvent {
+	out := make([]BootEvent, len(evs))
+	for i, ev := range evs {
+		out[i] = r.event(ev)
+	}
+	return out
+}
+
+// unmatched masks the keys and events of the machines no node is known
+// for; two machines whose masked MACs are the same share one entry.
+func (r redactor) unmatched(m map[string][]BootEvent) map[string][]BootEvent {
+	out := make(map[string][]BootEvent, len(m))
+	for mac, evs := range m {
+		k := maskMAC(mac)
+		out[k] = append(out[k], r.events(evs)...)
+	}
+	for k, evs := range out {
+		slices.SortStableFunc(evs, func(a, b BootEvent) int { return a.Time.Compare(b.Time) })
+		out[k] = evs
+	}
+	return out
+}
+
+// snapshot masks a timeline snapshot.
+func (r redactor) snapshot(s TimelineSnapshot) TimelineSnapshot {
+	out := TimelineSnapshot{Nodes: make(map[string][]BootEvent, len(s.Nodes)), Unmatched: r.unmatched(s.Unmatched), Other: r.events(s.Other)}
+	for n, evs := range s.Nodes {
+		out.Nodes[n] = r.events(evs)
+	}
+	return out
+}
+
+// report masks a status report: each node's pins, addresses and
+// timeline, the unmatched machines and the other events.
+func (r redactor) report(rep StatusReport) StatusReport {
+	out := rep
+	out.Nodes = make([]NodeReport, len(rep.Nodes))
+	for i, n := range rep.Nodes {
+		out.Nodes[i] = NodeReport{Node: r.node(n.Node), Timeline: r.events(n.Timeline)}
+	}
+	out.Unmatched, out.Other = r.unmatched(rep.Unmatched), r.events(rep.Other)
+	return out
+}
+
+// node returns n with its pins and addresses masked. The report's host
+// keys and name are for all to see (they are what an SSH client
+// checks); its MACs, disk serials, machine-id and address are masked as
+// the pins are.
+func (r redactor) node(n backend.Node) backend.Node {
+	n.MACs = maskAll(n.MACs, maskMAC)
+	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
+	n.InstallIP, n.StaticAddress, n.Address = maskAddr(n.InstallIP), maskAddr(n.StaticAddress), maskAddr(n.Address)
+	n.BootDisk = maskDisks(n.BootDisk)
+	n.Pools = maskAll(n.Pools, maskDisks)
+	n.Problem = r.text(n.Problem)
+	if n.Install != nil {
+		in := *n.Install
+		in.MACs = maskAll(in.MACs, maskMAC)
+		if m := in.Management; m != nil {
+			in.Management = &answer.ReportInterface{Name: m.Name, MAC: maskMAC(m.MAC)}
+		}
+		in.BootDisks = make([]answer.ReportDisk, len(n.Install.BootDisks))
+		for i, d := range n.Install.BootDisks {
+			d.Serial = maskTail(d.Serial, 4)
+			in.BootDisks[i] = d
+		}
+		in.MachineID = maskTail(in.MachineID, 4)
+		n.Install = &in
+	}
+	return n
+}
+
+// diskSerials returns the serials among the disks of a boot disk
+// ("sda", "ask", a serial) or a pool ("NAME=LAYOUT:DISK[,DISK...]").
+func diskSerials(s string) []string {
+	_, disks, _ := strings.Cut(s, ":")
+	if !strings.Contains(s, "=") {
+		disks = s
+	}
+	var out []string
+	for d := range strings.SplitSeq(disks, ",") {
+		if b, err := answer.ParseBootDisk(d); err == nil && b.Kind == answer.BootDiskSerial {
+			out = append(out, b.Value)
+		}
+	}
+	return out
+}
+
+// maskDisks masks the serials of a boot disk or a pool.
+func maskDisks(s string) string {
+	for _, d := range diskSerials(s) {
+		s = strings.Replace(s, d, maskTail(d, 4), 1)
+	}
+	return s
+}
+
+func maskAll(s []string, mask func(string) string) []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = mask(v)
+	}
+	return out
+}
