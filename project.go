@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/plasmactl/plasma-node/internal/usage"
+	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/providers/builtin"
@@ -25,8 +26,9 @@ const topologyFile = "topology.yaml"
 var (
 	// ErrConflict: a platform exists with settings other than those asked.
 	ErrConflict = usage.New("conflicting settings")
-	// ErrInvalidAddress: an IP address that does not parse.
-	ErrInvalidAddress = usage.New("invalid address")
+	// ErrInvalidAddress: an IP address that does not parse; the same
+	// error as [ipam.ErrInvalidAddress].
+	ErrInvalidAddress = ipam.ErrInvalidAddress
 )
 
 // Options configure a Project. The zero value is ready to use.
@@ -161,13 +163,14 @@ func (p *Project) lockPlatform(ctx context.Context, platform, op string, wait bo
 }
 
 // openPlatform is lockPlatform for an operation that changes servers or
-// nodes: it refuses a platform.yaml with unknown keys ([ErrUnknownKey]).
+// nodes: it refuses a platform.yaml with unknown keys ([ErrUnknownKey])
+// or a setting that breaks its rule (checkPlatform).
 func (p *Project) openPlatform(ctx context.Context, platform, op string, wait bool) (*nodes.Platform, func(), error) {
 	plat, unlock, err := p.lockPlatform(ctx, platform, op, wait)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := refuseUnknownKeys(plat); err != nil {
+	if err := errors.Join(refuseUnknownKeys(plat), p.refusePlatform(plat)); err != nil {
 		unlock()
 		return nil, nil, err
 	}

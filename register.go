@@ -114,12 +114,11 @@ func parseAddr(field, s string) (netip.Addr, error) {
 	if s == "" {
 		return netip.Addr{}, nil
 	}
-	a, err := netip.ParseAddr(s)
+	a, err := ipam.ParseAddr(s)
 	if err != nil {
-		return netip.Addr{}, &OptionError{Field: field, Value: s,
-			Err: fmt.Errorf("%w: want an IPv4 or IPv6 address such as 192.168.1.10", ErrInvalidAddress)}
+		return netip.Addr{}, &OptionError{Field: field, Value: s, Err: err}
 	}
-	return a.Unmap(), nil
+	return a, nil
 }
 
 // checkFree refuses a, the address of the options field named field,

@@ -45,6 +45,9 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 	if _, err := p.providers.Get(provider); err != nil {
 		return ScaffoldResult{}, err
 	}
+	if err := nodes.ValidateDomain(o.Domain); err != nil {
+		return ScaffoldResult{}, &OptionError{Field: "Domain", Err: err}
+	}
 	network := o.PrivateNetwork
 	if network == "" {
 		network = ipam.DefaultPrivateNetwork

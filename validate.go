@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/internal/hostname"
+	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
 )
 
@@ -34,73 +37,144 @@ type ValidateCheck struct {
 
 // ValidatedNode is the checks of one node.
 type ValidatedNode struct {
-	// Hostname is the node's name.
+	// Hostname is the node's name; for a broken file, its file name
+	// without ".yaml".
 	Hostname string `json:"hostname" yaml:"hostname"`
 	// Platform is the platform holding it.
 	Platform string `json:"platform" yaml:"platform"`
 	// Valid reports that no check is an error.
 	Valid bool `json:"valid" yaml:"valid"`
+	// Broken reports that its file could not be read: its one check,
+	// named "file", says why.
+	Broken bool `json:"broken,omitempty" yaml:"broken,omitempty"`
 	// Checks are the checks, in a fixed order.
 	Checks []ValidateCheck `json:"checks" yaml:"checks"`
 	// HasErrors reports that a check is an error.
 	HasErrors bool `json:"has_errors" yaml:"has_errors"`
 }
 
-// ValidateResult is plasmactl-node's node:validate result.
+// ValidatedPlatform is the checks of one platform.yaml: one error check
+// per setting at fault, named by its dotted path ("dns.domain"), or a
+// "file" check when the file cannot be read.
+type ValidatedPlatform struct {
+	// Platform is the platform's name.
+	Platform string `json:"platform" yaml:"platform"`
+	// File is its platform.yaml.
+	File string `json:"file" yaml:"file"`
+	// Valid reports that no check is an error.
+	Valid bool `json:"valid" yaml:"valid"`
+	// Broken reports that the file could not be read.
+	Broken bool `json:"broken,omitempty" yaml:"broken,omitempty"`
+	// Checks are the settings at fault; empty when Valid.
+	Checks []ValidateCheck `json:"checks" yaml:"checks"`
+}
+
+// ValidateResult is plasmactl-node's node:validate result, with the
+// platforms checked beside the nodes.
 type ValidateResult struct {
-	// Nodes are the nodes checked, sorted by platform, then hostname;
-	// never nil.
+	// Platforms are the platforms checked, sorted by name; never nil.
+	Platforms []ValidatedPlatform `json:"platforms" yaml:"platforms"`
+	// Nodes are the nodes checked, sorted by platform, then hostname,
+	// broken files among them; never nil.
 	Nodes []ValidatedNode `json:"nodes" yaml:"nodes"`
 	// TotalNodes is len(Nodes).
 	TotalNodes int `json:"total_nodes" yaml:"total_nodes"`
 	// ValidNodes counts the nodes without errors.
 	ValidNodes int `json:"valid_nodes" yaml:"valid_nodes"`
-	// HasErrors reports that a node has an error.
+	// HasErrors reports that a platform or a node has an error.
 	HasErrors bool `json:"has_errors" yaml:"has_errors"`
 	// HasWarnings reports that a node has a warning.
 	HasWarnings bool `json:"has_warnings" yaml:"has_warnings"`
 }
 
-// Validate checks the nodes of the platform name names, or the node it
-// names, or, for "", every node: per node the hostname, the public and
-// private IP (present, valid, unique within the platform), the zones
-// (known to topology.yaml; a warning without one), the provider metadata
-// (the platform's provider) and the private IP inside its pool (a
-// warning, as register allows it). A name that is neither a platform
-// nor a node is an error wrapping [nodes.ErrNodeNotFound].
+// Validate checks the platforms and nodes name selects: the platform it
+// names, or the node it names, or, for "", every platform. Each
+// platform's platform.yaml is checked even with no nodes (dns.domain,
+// the address pools, the provider and its settings); a platform.yaml or
+// node file that cannot be read is a row with why. Per node: the
+// hostname (valid, and the file's name), the public and private IP
+// (present, valid, unique within the platform), the zones (known to
+// topology.yaml; a warning without one), the provider metadata (the
+// platform's provider) and the private IP inside its pool (a warning,
+// as register allows it). A name that is neither a platform nor a node
+// is an error wrapping [nodes.ErrNodeNotFound].
 func (p *Project) Validate(ctx context.Context, name string) (ValidateResult, error) {
 	platforms, only, err := p.validateScope(ctx, name)
 	if err != nil {
 		return ValidateResult{}, err
 	}
 	p.warnUnknownKeys(ctx, platforms...)
-	res := ValidateResult{Nodes: []ValidatedNode{}}
+	res := ValidateResult{Platforms: []ValidatedPlatform{}, Nodes: []ValidatedNode{}}
 	for _, pl := range platforms {
-		plat, err := p.Store.Platform(ctx, pl)
+		plat, vp, err := p.validatePlatform(ctx, pl)
 		if err != nil {
 			return ValidateResult{}, err
 		}
-		ns, err := p.Store.Nodes(ctx, pl)
+		if only == "" {
+			res.Platforms = append(res.Platforms, vp)
+			res.HasErrors = res.HasErrors || !vp.Valid
+		}
+		if plat == nil {
+			continue
+		}
+		ns, broken, err := p.Store.ScanNodes(ctx, pl)
 		if err != nil {
 			return ValidateResult{}, err
 		}
+		var rows []ValidatedNode
 		for _, n := range ns {
 			if only != "" && n.Hostname != only {
 				continue
 			}
 			v := ValidatedNode{Hostname: n.Hostname, Platform: pl, Checks: p.checkNode(plat, n, ns)}
 			v.HasErrors = slices.ContainsFunc(v.Checks, func(c ValidateCheck) bool { return c.Status == CheckError })
-			v.Valid = !v.HasErrors
-			if v.Valid {
+			res.HasWarnings = res.HasWarnings || slices.ContainsFunc(v.Checks, func(c ValidateCheck) bool { return c.Status == CheckWarning })
+			rows = append(rows, v)
+		}
+		for _, b := range broken {
+			host := strings.TrimSuffix(filepath.Base(b.File), ".yaml")
+			if only != "" && host != only {
+				continue
+			}
+			rows = append(rows, ValidatedNode{Hostname: host, Platform: pl, Broken: true, HasErrors: true,
+				Checks: []ValidateCheck{{Name: "file", Status: CheckError, Value: p.Store.Rel(b.File), Message: b.Err.Error()}}})
+		}
+		slices.SortStableFunc(rows, func(a, b ValidatedNode) int { return hostname.Compare(a.Hostname, b.Hostname) })
+		for i := range rows {
+			rows[i].Valid = !rows[i].HasErrors
+			if rows[i].Valid {
 				res.ValidNodes++
 			}
-			res.HasErrors = res.HasErrors || v.HasErrors
-			res.HasWarnings = res.HasWarnings || slices.ContainsFunc(v.Checks, func(c ValidateCheck) bool { return c.Status == CheckWarning })
-			res.Nodes = append(res.Nodes, v)
+			res.HasErrors = res.HasErrors || rows[i].HasErrors
 		}
+		res.Nodes = append(res.Nodes, rows...)
 	}
 	res.TotalNodes = len(res.Nodes)
 	return res, nil
+}
+
+// validatePlatform reads and checks one platform.yaml: its row, and the
+// platform when it could be read (nil when it is broken). Only a
+// cancelled ctx is an error.
+func (p *Project) validatePlatform(ctx context.Context, name string) (*nodes.Platform, ValidatedPlatform, error) {
+	vp := ValidatedPlatform{Platform: name, File: p.Store.Rel(p.Store.PlatformPath(name)), Checks: []ValidateCheck{}}
+	plat, err := p.Store.Platform(ctx, name)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, vp, cerr
+		}
+		vp.Broken = true
+		vp.Checks = append(vp.Checks, ValidateCheck{Name: "file", Status: CheckError, Value: vp.File, Message: err.Error()})
+		return nil, vp, nil
+	}
+	for _, k := range plat.UnknownKeys() {
+		vp.Checks = append(vp.Checks, ValidateCheck{Name: k.Key, Status: CheckError, Message: k.String()})
+	}
+	for _, c := range p.checkPlatform(plat) {
+		vp.Checks = append(vp.Checks, ValidateCheck{Name: c.field, Status: CheckError, Message: c.err.Error()})
+	}
+	vp.Valid = len(vp.Checks) == 0
+	return plat, vp, nil
 }
 
 // validateScope returns the platforms to check and, when name is a
@@ -136,10 +210,14 @@ func (p *Project) checkNode(plat *nodes.Platform, n *nodes.Node, all []*nodes.No
 	return checks
 }
 
+// checkHostname checks n's hostname: valid, and the name of its file
+// (a node is found by its file's name).
 func checkHostname(n *nodes.Node) ValidateCheck {
 	c := ValidateCheck{Name: "hostname", Status: CheckOK, Value: n.Hostname}
 	if err := nodes.ValidateHostname(n.Hostname); err != nil {
 		c.Status, c.Message = CheckError, err.Error()
+	} else if file := strings.TrimSuffix(filepath.Base(n.File()), ".yaml"); n.File() != "" && file != n.Hostname {
+		c.Status, c.Message = CheckWarning, fmt.Sprintf("hostname %q differs from its file's name %s; want the file named %s.yaml, or hostname: %s", n.Hostname, filepath.Base(n.File()), n.Hostname, file)
 	}
 	return c
 }
@@ -152,9 +230,9 @@ func checkAddr(name string, n *nodes.Node, all []*nodes.Node, addr func(*nodes.N
 		c.Status, c.Message = ifMissing, "not set"
 		return c
 	}
-	a, err := netip.ParseAddr(c.Value)
+	a, err := ipam.ParseAddr(c.Value)
 	if err != nil {
-		c.Status, c.Message = CheckError, "not an IP address"
+		c.Status, c.Message = CheckError, fmt.Sprintf("%q: %v", c.Value, err)
 		return c
 	}
 	var others []string

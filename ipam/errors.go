@@ -10,6 +10,11 @@ import (
 var (
 	// ErrInvalidPool means a pool Config is invalid.
 	ErrInvalidPool = usage.New("invalid address pool")
+	// ErrInvalidCIDR means a network in CIDR notation is malformed or
+	// has host bits set ([ParseCIDR]).
+	ErrInvalidCIDR = usage.New("invalid CIDR")
+	// ErrInvalidAddress means an IP address does not parse ([ParseAddr]).
+	ErrInvalidAddress = usage.New("invalid address")
 	// ErrExhausted means the pool has fewer free addresses than asked for.
 	ErrExhausted = errors.New("address pool exhausted")
 	// ErrOutOfPool means an address lies outside the pool's CIDR or range.

@@ -1,6 +1,7 @@
 package ipam
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -21,8 +22,8 @@ type Config struct {
 	// Name names the pool in error messages, e.g. "networking.private_network".
 	// Empty is fine.
 	Name string
-	// CIDR is the pool's network, IPv4 (192.168.0.0/16) or IPv6 (fd00::/64).
-	// Host bits are ignored, as net.ParseCIDR does. Required.
+	// CIDR is the pool's network, IPv4 (192.168.0.0/16) or IPv6 (fd00::/64),
+	// as [ParseCIDR] reads it: host bits set are an error. Required.
 	CIDR string
 	// Range, if set, narrows the pool to first-last (inclusive, both inside
 	// CIDR, e.g. 10.0.0.10-10.0.0.200); a single address is a range of one.
@@ -71,18 +72,11 @@ func New(c Config) (*Pool, error) {
 	p := &Pool{cfg: c}
 	p.cfg.Exclude = slices.Clone(c.Exclude)
 
-	cidr := strings.TrimSpace(c.CIDR)
-	if cidr == "" {
-		return nil, p.invalid("cidr is required, e.g. 192.168.0.0/16 or fd00::/64")
-	}
-	prefix, err := netip.ParsePrefix(cidr)
+	prefix, err := ParseCIDR(c.CIDR)
 	if err != nil {
-		return nil, p.invalid(fmt.Sprintf("cidr %q is not a CIDR, e.g. 192.168.0.0/16 or fd00::/64", c.CIDR))
+		return nil, p.invalid(err.Error())
 	}
-	if prefix.Addr().Is4In6() {
-		return nil, p.invalid(fmt.Sprintf("cidr %q is an IPv4-mapped IPv6 prefix; write it as IPv4", c.CIDR))
-	}
-	p.prefix = prefix.Masked()
+	p.prefix = prefix
 	p.network = p.prefix.Addr()
 	p.first, p.last = p.network, lastAddr(p.prefix)
 	p.skipEdges = c.SkipEdges && p.prefix.Addr().Is4()
@@ -103,6 +97,9 @@ func New(c Config) (*Pool, error) {
 	}
 	if strings.TrimSpace(c.Gateway) != "" {
 		g, err := p.parseAddr(c.Gateway)
+		if err != nil && errors.Is(err, ErrInvalidAddress) {
+			err = fmt.Errorf("is not an IP address; want one inside %s such as %s", p.prefix, p.prefix.Addr().Next())
+		}
 		if err != nil {
 			return nil, p.invalid(fmt.Sprintf("gateway %q %s", c.Gateway, err))
 		}
@@ -311,11 +308,10 @@ func (p *Pool) parseSpan(s string) (span, error) {
 // parseAddr parses one address inside the pool's CIDR. Its error
 // completes a sentence starting with the value.
 func (p *Pool) parseAddr(s string) (netip.Addr, error) {
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
-	if err != nil || a.Zone() != "" {
-		return netip.Addr{}, fmt.Errorf("is not an address or first-last range, e.g. %s", example(p.prefix))
+	a, err := ParseAddr(s)
+	if err != nil {
+		return netip.Addr{}, newError(ErrInvalidAddress, fmt.Sprintf("is not an address or first-last range; want one such as %s", example(p.prefix)))
 	}
-	a = a.Unmap()
 	if !p.prefix.Contains(a) {
 		return netip.Addr{}, fmt.Errorf("is outside %s", p.prefix)
 	}

@@ -97,9 +97,6 @@ func TestDefaultMatchesTheAnchorAllocator(t *testing.T) {
 			cidr: DefaultPrivateNetwork, used: addrs(t, "10.0.0.1", "192.167.255.254", "fd00::1"), n: 1,
 			want: addrs(t, "192.168.0.1"),
 		},
-		"host bits in the CIDR are ignored": {
-			cidr: "192.168.7.9/16", n: 1, want: addrs(t, "192.168.0.1"),
-		},
 		"a sub-/24 network skips its own network and broadcast": {
 			cidr: "10.0.0.64/26", n: 62, want: seq("10.0.0.65", 62),
 		},
@@ -201,12 +198,16 @@ func TestNew(t *testing.T) {
 		},
 		"a single-address range":            {c: Config{CIDR: "10.0.0.0/24", Range: "10.0.0.9"}, want: "pool 10.0.0.0/24 range 10.0.0.9-10.0.0.9"},
 		"SkipEdges has no effect on IPv6":   {c: Config{CIDR: "fd00::/64", SkipEdges: true}, want: "pool fd00::/64"},
-		"a missing CIDR":                    {c: Config{Name: "x"}, wantErr: `pool "x": cidr is required, e.g. 192.168.0.0/16 or fd00::/64`},
-		"a missing CIDR in an unnamed pool": {c: Config{}, wantErr: `pool: cidr is required, e.g. 192.168.0.0/16 or fd00::/64`},
-		"a bad CIDR":                        {c: Config{Name: "x", CIDR: "10.0.0.0"}, wantErr: `pool "x": cidr "10.0.0.0" is not a CIDR, e.g. 192.168.0.0/16 or fd00::/64`},
+		"a missing CIDR":                    {c: Config{Name: "x"}, wantErr: `pool "x": cidr is required; want a network such as 192.168.0.0/16 or fd00::/64`},
+		"a missing CIDR in an unnamed pool": {c: Config{}, wantErr: `pool: cidr is required; want a network such as 192.168.0.0/16 or fd00::/64`},
+		"a bad CIDR":                        {c: Config{Name: "x", CIDR: "10.0.0.0"}, wantErr: `pool "x": cidr "10.0.0.0" is not a CIDR; want a network such as 192.168.0.0/16 or fd00::/64`},
+		"host bits set in the CIDR": {
+			c:       Config{Name: "x", CIDR: "192.168.7.9/16"},
+			wantErr: `pool "x": cidr "192.168.7.9/16" has host bits set; want its network, 192.168.0.0/16 (or a longer prefix length)`,
+		},
 		"an IPv4-mapped CIDR": {
 			c:       Config{Name: "x", CIDR: "::ffff:10.0.0.0/120"},
-			wantErr: `pool "x": cidr "::ffff:10.0.0.0/120" is an IPv4-mapped IPv6 prefix; write it as IPv4`,
+			wantErr: `pool "x": cidr "::ffff:10.0.0.0/120" is an IPv4-mapped IPv6 prefix; want it written as IPv4`,
 		},
 		"a range outside the CIDR": {
 			c:       Config{Name: "x", CIDR: "10.0.0.0/24", Range: "10.0.1.1-10.0.1.9"},
@@ -222,7 +223,7 @@ func TestNew(t *testing.T) {
 		},
 		"a malformed range": {
 			c:       Config{Name: "x", CIDR: "10.0.0.0/24", Range: "10.0.0.1..10.0.0.9"},
-			wantErr: `pool "x": range "10.0.0.1..10.0.0.9" is not an address or first-last range, e.g. 10.0.0.1-10.0.0.10`,
+			wantErr: `pool "x": range "10.0.0.1..10.0.0.9" is not an address or first-last range; want one such as 10.0.0.1-10.0.0.10`,
 		},
 		"an IPv6 range in an IPv4 pool": {
 			c:       Config{Name: "x", CIDR: "10.0.0.0/24", Range: "fd00::1-fd00::9"},
@@ -230,7 +231,7 @@ func TestNew(t *testing.T) {
 		},
 		"a bad exclude": {
 			c:       Config{Name: "x", CIDR: "fd00::/64", Exclude: []string{"fd00::5", "nope"}},
-			wantErr: `pool "x": exclude "nope" is not an address or first-last range, e.g. fd00::1-fd00::a`,
+			wantErr: `pool "x": exclude "nope" is not an address or first-last range; want one such as fd00::1-fd00::a`,
 		},
 		"an exclude outside the CIDR": {
 			c:       Config{Name: "x", CIDR: "10.0.0.0/24", Exclude: []string{"10.0.1.5"}},
@@ -242,7 +243,7 @@ func TestNew(t *testing.T) {
 		},
 		"a gateway with an IPv6 zone": {
 			c:       Config{Name: "x", CIDR: "fe80::/64", Gateway: "fe80::1%eth0"},
-			wantErr: `pool "x": gateway "fe80::1%eth0" is not an address or first-last range, e.g. fe80::1-fe80::a`,
+			wantErr: `pool "x": gateway "fe80::1%eth0" is not an IP address; want one inside fe80::/64 such as fe80::1`,
 		},
 	}
 	for name, tc := range tests {

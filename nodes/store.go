@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/hostname"
@@ -45,29 +46,6 @@ const (
 	lockName     = ".lock"
 	nodeExt      = ".yaml"
 )
-
-// ValidateHostname reports whether h is an RFC 1123 label: lower-case
-// letters, digits and '-', 1 to 63 characters, not starting or ending
-// with '-', and not digits only: such a name reads as an IPv4 address to
-// the resolver's inet_aton ("1234" is 0.0.4.210), and the Proxmox VE
-// installer refuses it as a host name. (plasmactl-node's label check lets
-// digits only through; plasma-node refuses them when a node is made, and
-// validate reports an existing one.) The error wraps [ErrInvalidName].
-func ValidateHostname(h string) error {
-	if !hostname.Valid(h) {
-		return fmt.Errorf("hostname %q: %w: want %s", h, ErrInvalidName, hostname.Rule)
-	}
-	return nil
-}
-
-// ValidatePlatformName reports whether name can name a platform: the
-// rules of [ValidateHostname], since it starts generated hostnames.
-func ValidatePlatformName(name string) error {
-	if !hostname.Valid(name) {
-		return fmt.Errorf("platform %q: %w: want %s", name, ErrInvalidName, hostname.Rule)
-	}
-	return nil
-}
 
 // Options configure a Store. The zero value is ready to use.
 type Options struct {
@@ -101,6 +79,9 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) platformDir(name string) string {
 	return filepath.Join(s.dir, PlatformsDir, name)
 }
+
+// PlatformPath returns the platform.yaml of the platform.
+func (s *Store) PlatformPath(name string) string { return s.platformPath(name) }
 
 func (s *Store) platformPath(name string) string {
 	return filepath.Join(s.platformDir(name), platformFile)
@@ -552,6 +533,10 @@ func fileMode(path string) os.FileMode {
 	}
 	return 0o644
 }
+
+// Rel shortens a path for messages: relative to the project folder when
+// inside it, else as it is.
+func (s *Store) Rel(path string) string { return s.rel(path) }
 
 // rel shortens a path for messages: relative to the project when inside it.
 func (s *Store) rel(path string) string {

@@ -125,14 +125,33 @@ func Validate(ctx context.Context, e Env, name, output string) (err error) {
 		err = printValidation(w, res)
 	}
 	if err == nil && res.HasErrors {
-		err = fmt.Errorf("%d of %d nodes: %w", res.TotalNodes-res.ValidNodes, res.TotalNodes, ErrInvalidNodes)
+		err = fmt.Errorf("%s: %w", invalidCount(res), ErrInvalidNodes)
 	}
 	return err
+}
+
+// invalidCount says how many platforms and nodes have errors.
+func invalidCount(res plasmanode.ValidateResult) string {
+	var parts []string
+	bad := 0
+	for _, p := range res.Platforms {
+		if !p.Valid {
+			bad++
+		}
+	}
+	if bad > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d platforms", bad, len(res.Platforms)))
+	}
+	if n := res.TotalNodes - res.ValidNodes; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d nodes", n, res.TotalNodes))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // printValidation writes one row per node: its worst status and what
 // its failing checks say.
 func printValidation(w io.Writer, res plasmanode.ValidateResult) error {
+	printPlatformChecks(w, res.Platforms)
 	if res.TotalNodes == 0 {
 		fmt.Fprintln(w, "No nodes.")
 		return nil
@@ -140,6 +159,10 @@ func printValidation(w io.Writer, res plasmanode.ValidateResult) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tPLATFORM\tSTATUS\tPROBLEMS")
 	for _, n := range res.Nodes {
+		if n.Broken {
+			fmt.Fprintf(tw, "%s\t%s\tBROKEN\t%s\n", n.Hostname, n.Platform, n.Checks[0].Message)
+			continue
+		}
 		status := plasmanode.CheckOK
 		var problems []string
 		for _, c := range n.Checks {
@@ -162,4 +185,23 @@ func printValidation(w io.Writer, res plasmanode.ValidateResult) error {
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// printPlatformChecks writes one line per platform with a problem, each
+// problem on its own line below it; nothing when every platform is
+// valid.
+func printPlatformChecks(w io.Writer, ps []plasmanode.ValidatedPlatform) {
+	for _, p := range ps {
+		if p.Valid {
+			continue
+		}
+		status := "invalid"
+		if p.Broken {
+			status = "BROKEN"
+		}
+		fmt.Fprintf(w, "platform %s (%s): %s\n", p.Platform, p.File, status)
+		for _, c := range p.Checks {
+			fmt.Fprintf(w, "  %s\n", c.Message)
+		}
+	}
 }

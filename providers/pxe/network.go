@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -38,9 +39,9 @@ func installNetwork(in providers.DirectInput) (*installNet, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s networking.install_network %q: %w: no such networking.ip_pools entry", where, name, providers.ErrInvalidInput)
 	}
-	p, err := netip.ParsePrefix(c.CIDR)
+	p, err := ipam.ParseCIDR(c.CIDR)
 	if err != nil {
-		return nil, fmt.Errorf("%s networking.ip_pools.%s.cidr %q: %w: want a network such as 10.0.0.0/24", where, name, c.CIDR, providers.ErrInvalidInput)
+		return nil, fmt.Errorf("%s networking.ip_pools.%s: %w: %w", where, name, providers.ErrInvalidInput, err)
 	}
 	n := &installNet{name: name, bits: p.Bits(), gateway: c.Gateway, dns: c.DNS}
 	for _, f := range []struct{ key, v string }{{"gateway", c.Gateway}, {"dns", c.DNS}} {
