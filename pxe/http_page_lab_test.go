@@ -69,7 +69,7 @@ type windowLab struct {
 }
 
 // timeline is the window's boot timeline.
-func (l *windowLab) timeline() *netboot.Timeline { return l.srv.netboot().Timeline() }
+func (l *windowLab) timeline() *netboot.Timeline { return l.srv.Netboot().Timeline() }
 
 func newWindowLab(t *testing.T) *windowLab {
 	t.Helper()
@@ -112,7 +112,7 @@ func newWindowLab(t *testing.T) *windowLab {
 				return
 			}
 		}
-		lab.srv.netboot().ServeHTTP(w, r)
+		lab.srv.Netboot().ServeHTTP(w, r)
 	})}
 
 	// Plain loopback sockets: the test's DISCOVER carries ciaddr, so the
@@ -440,11 +440,4 @@ func nodeSection(t *testing.T, page, node string) string {
 		t.Fatalf("the page has no section for %s", node)
 	}
 	return section
-}
-
-// netboot returns the window's HTTP handler once it serves.
-func (s *Server) netboot() *netboot.Handler {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nb
 }

@@ -295,6 +295,17 @@ func (s *Server) Addr() net.Addr {
 	return s.addr
 }
 
+// Netboot returns the window's HTTP handler once Serve serves, else
+// nil. Its FullPage and FullStatus show the status with every MAC,
+// serial, UUID and address whole, which the window's own port masks:
+// serve them only to a reader the caller authenticates (the daemon's
+// API does, for a read token).
+func (s *Server) Netboot() *netboot.Handler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nb
+}
+
 // Ready is closed once the server is listening.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 

@@ -44,6 +44,16 @@ type Windows interface {
 	Close(ctx context.Context) (bool, error)
 }
 
+// Pages serves the window's status in full: every MAC, serial, UUID and
+// address whole, which the window's own port masks (see package
+// pxe/netboot). The daemon implements it over the window it runs.
+type Pages interface {
+	// FullPage serves the status page (HTML).
+	FullPage(w http.ResponseWriter, r *http.Request)
+	// FullStatus serves the same as JSON.
+	FullStatus(w http.ResponseWriter, r *http.Request)
+}
+
 // ErrBadRequest marks an error of a [Windows] method that is the
 // request's fault (400).
 var ErrBadRequest = errors.New("bad request")
@@ -71,6 +81,10 @@ type Config struct {
 	// Window is the window state shown without Windows (pxe/store's
 	// Stores.Window); required without Windows.
 	Window window.Store
+	// Pages serves the window's full status page (GET /api/v1/page) and
+	// report (GET /api/v1/status) to a read token; nil answers both with
+	// 501.
+	Pages Pages
 	// Power runs the machines' BMCs; nil answers the power and boot
 	// endpoints, and a registration with a BMC password, with 501.
 	Power Power
@@ -158,6 +172,8 @@ func New(cfg Config) (*Handler, error) {
 		"PUT " + Prefix + "/window":                          {apitoken.ScopeAdmin, h.openWindow},
 		"DELETE " + Prefix + "/window":                       {apitoken.ScopeAdmin, h.closeWindow},
 		"GET " + Prefix + "/discovered":                      {apitoken.ScopeRead, h.listDiscovered},
+		"GET " + Prefix + "/page":                            {apitoken.ScopeRead, h.page},
+		"GET " + Prefix + "/status":                          {apitoken.ScopeRead, h.status},
 		"GET " + Prefix + "/events":                          {apitoken.ScopeRead, h.events},
 		"GET " + Prefix + "/tokens":                          {apitoken.ScopeAdmin, h.listTokens},
 		"POST " + Prefix + "/tokens":                         {apitoken.ScopeAdmin, h.createToken},
@@ -209,6 +225,26 @@ func (h *Handler) allowed(r *http.Request) string {
 	return strings.Join(out, ", ")
 }
 
+// page serves the window's full status page. The page refreshes itself
+// by fetching its own URL, which a browser does with the credentials it
+// was given (HTTP Basic, see bearer).
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Pages == nil {
+		writeError(w, http.StatusNotImplemented, "this server runs no window: its status page is on the window's own port, masked", "")
+		return
+	}
+	h.cfg.Pages.FullPage(w, r)
+}
+
+// status serves the window's full status report.
+func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Pages == nil {
+		writeError(w, http.StatusNotImplemented, "this server runs no window: its status is on the window's own port, masked", "")
+		return
+	}
+	h.cfg.Pages.FullStatus(w, r)
+}
+
 func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: h.cfg.Version})
 }
@@ -258,6 +294,10 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 				challenge += `, error="invalid_token"`
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
+			if r.URL.Path == Prefix+"/page" {
+				// A browser asks for the token (as the password).
+				w.Header().Add("WWW-Authenticate", `Basic realm="node-provisioner: a read token as the password", charset="UTF-8"`)
+			}
 			writeError(w, http.StatusUnauthorized, reason, "")
 			return
 		}
@@ -270,11 +310,17 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 	})
 }
 
-// bearer returns the request's bearer token, or why it has none.
+// bearer returns the request's bearer token, or why it has none. For
+// the status page (GET /api/v1/page) a browser, which cannot send a
+// bearer token as it loads a page, may send the token as the password
+// of HTTP Basic authentication (any user name).
 func bearer(r *http.Request) (tok, reason string) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
 		return "", "missing bearer token (Authorization: Bearer …)"
+	}
+	if _, pw, ok := r.BasicAuth(); ok && strings.TrimSpace(pw) != "" && r.URL.Path == Prefix+"/page" {
+		return strings.TrimSpace(pw), ""
 	}
 	scheme, tok, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {

@@ -201,7 +201,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
+	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return err
 	}

@@ -2,14 +2,17 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
@@ -178,4 +181,39 @@ func (w *windows) shutdown() {
 	if err := w.site.Advertise(ctx, h); err != nil {
 		w.log.Warn("cannot tell the site this host stops serving", "err", err)
 	}
+}
+
+var _ api.Pages = (*windows)(nil)
+
+// FullPage serves the status page of the window this daemon runs, in
+// full; 503 when it runs none.
+func (w *windows) FullPage(rw http.ResponseWriter, r *http.Request) {
+	if nb := w.netboot(rw); nb != nil {
+		nb.FullPage(rw, r)
+	}
+}
+
+// FullStatus serves the status report of the window this daemon runs,
+// in full; 503 when it runs none.
+func (w *windows) FullStatus(rw http.ResponseWriter, r *http.Request) {
+	if nb := w.netboot(rw); nb != nil {
+		nb.FullStatus(rw, r)
+	}
+}
+
+// netboot returns the HTTP handler of the window this daemon serves, or
+// replies 503 and returns nil.
+func (w *windows) netboot(rw http.ResponseWriter) *netboot.Handler {
+	w.mu.Lock()
+	cur := w.cur
+	w.mu.Unlock()
+	if cur != nil {
+		if nb := cur.srv.Netboot(); nb != nil {
+			return nb
+		}
+	}
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusServiceUnavailable)
+	json.NewEncoder(rw).Encode(api.Error{Error: "no window serves on this host's daemon now: open one (PUT /api/v1/window), or read the page of the process that serves it"})
+	return nil
 }
