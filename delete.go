@@ -25,16 +25,19 @@ type DeleteOptions struct {
 	// KeepServer only forgets the node: its file goes and its pool's
 	// count is lowered by one, its server stays as it is, untouched.
 	KeepServer bool
-	// Force skips the typed "yes" confirmation before a server is
-	// destroyed.
+	// Force skips the typed "yes" confirmation, asked as
+	// [Project.Destroy] asks, whether a server is destroyed or only the
+	// node file goes.
 	Force bool
-	// Prompter asks for confirmation; nil without Force refuses, before
-	// tofu runs, with [ErrNoPrompter]. Removing a node without a server
-	// asks nothing.
+	// DryRun stops at the plan: OnPlan is given it, nothing is asked,
+	// run or changed, and DeleteResult.Plan holds it.
+	DryRun bool
+	// Prompter asks for confirmation; nil without Force (or DryRun)
+	// refuses, before anything is read from a provider, with
+	// [ErrNoPrompter].
 	Prompter Prompter
 	// OnPlan, when set, is given what is about to go before Prompter
-	// asks, as [DestroyOptions.OnPlan]; not called when only the node
-	// file goes.
+	// asks, as [DestroyOptions.OnPlan].
 	OnPlan func(DestroyPlan)
 	// TofuOptions say which tofu runs, with what environment and where
 	// its output goes.
@@ -60,6 +63,8 @@ type DeleteResult struct {
 	// Pool is the pool whose count was lowered by one; empty when none
 	// was.
 	Pool string
+	// Plan is what goes, for people and programs.
+	Plan Plan
 }
 
 // Delete removes one node. When it has a server of one of the
@@ -70,6 +75,7 @@ type DeleteResult struct {
 // provision does not make it again. Then the node file goes. A node
 // without a server and a node of a manual platform only lose their file;
 // under KeepServer the server stays and its pool's count is lowered.
+// Either way the typed "yes" is asked first, unless Force.
 //
 // Errors: [nodes.ErrNodeNotFound] and [nodes.ErrAmbiguousNode] (through
 // the store), [nodes.ErrLocked], [ErrNoPrompter], [ErrNoPool], and those
@@ -91,15 +97,12 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 	if err != nil {
 		return res, err
 	}
-	res.ServerID = n.ProviderMetadata.ServerID
-	if res.ServerID == "" || isManual(plat) {
-		return res, p.forget(ctx, &res)
+	if err := canAsk(o.Prompter, o.Force || o.DryRun, "delete"); err != nil {
+		return res, err
 	}
-	if o.KeepServer {
-		// The server stays, outside the inventory: the pool counts one
-		// server fewer, or the next provision would make a second one
-		// under the same hostname.
-		return res, p.keepServer(ctx, plat, &res)
+	res.ServerID = n.ProviderMetadata.ServerID
+	if res.ServerID == "" || isManual(plat) || o.KeepServer {
+		return res, p.deleteFile(ctx, o, plat, &res)
 	}
 	if err := refuseUnknownKeys(plat); err != nil {
 		return res, err
@@ -125,33 +128,31 @@ func (p *Project) Delete(ctx context.Context, o DeleteOptions) (DeleteResult, er
 	if len(existing) == 0 {
 		return res, fmt.Errorf("delete node %s@%s with server %s: %w (pools: %v)", o.Hostname, res.Platform, res.ServerID, ErrNoPool, poolNames(pools))
 	}
-	do := DestroyOptions{Platform: res.Platform, Force: o.Force, Prompter: o.Prompter, OnPlan: o.OnPlan,
-		TofuOptions: o.TofuOptions, ProvisionerDir: o.ProvisionerDir, KeepNodes: true}
+	do := o.destroyOptions(res.Platform)
 	in := providers.Input{Platform: plat, Pools: pools, Existing: existing, ImportOnly: true}
 	hosts := []string{o.Hostname}
 	var dr DestroyResult
 	if d, ok := prov.(providers.Direct); ok {
-		at, err := p.Provisioner(plat, o.ProvisionerDir)
-		if err != nil {
+		var at providers.Location
+		if at, err = p.Provisioner(plat, o.ProvisionerDir); err != nil {
 			return res, err
 		}
 		dr, err = p.withdraw(ctx, do, d, providers.DirectInput{Input: in, Location: at, Logger: p.log}, hosts, DestroyResult{})
-		if err != nil || dr.Declined {
-			res.Declined = dr.Declined
-			return res, err
-		}
-		res.Withdrawn = true
 	} else {
 		dr, err = p.destroyServers(ctx, do, prov, in, hosts, DestroyResult{})
-		if err != nil || dr.Declined {
-			res.Declined = dr.Declined
-			return res, err
-		}
 	}
+	res.Plan = dr.Plan
+	res.Plan.Changes = append([]PlanChange{lowerPool(plat, res.Pool)}, res.Plan.Changes...)
+	if err != nil || dr.Declined || o.DryRun {
+		res.Declined = dr.Declined
+		return res, err
+	}
+	_, res.Withdrawn = prov.(providers.Direct)
 	res.Destroyed = dr.Destroyed
 	if err := p.lowerCount(ctx, res.Platform, res.Pool); err != nil {
 		return res, err
 	}
+	res.Plan.Applied = true
 	p.log.Info("server deleted", "node", o.Hostname, "platform", res.Platform, "server_id", res.ServerID, "pool", res.Pool)
 	return res, p.forget(ctx, &res)
 }
@@ -187,23 +188,48 @@ func poolNames(pools map[string]nodes.Pool) []string {
 	return slices.Sorted(maps.Keys(pools))
 }
 
-// keepServer is Delete under KeepServer of a node with a server: its
-// pool's count is lowered by one (when its server is one of a pool's
-// slots) and its node file goes.
-func (p *Project) keepServer(ctx context.Context, plat *nodes.Platform, res *DeleteResult) error {
-	ns, err := p.Store.Nodes(ctx, res.Platform)
-	if err != nil {
-		return err
-	}
-	for _, e := range adopt(res.Platform, maps.Clone(plat.Pools), ns) {
-		if e.ServerID == res.ServerID {
-			res.Pool = e.Pool
+// destroyOptions are the options of the destroy of the node's server
+// on platform.
+func (o DeleteOptions) destroyOptions(platform string) DestroyOptions {
+	return DestroyOptions{Platform: platform, Force: o.Force, DryRun: o.DryRun, Prompter: o.Prompter, OnPlan: o.OnPlan,
+		TofuOptions: o.TofuOptions, ProvisionerDir: o.ProvisionerDir, KeepNodes: true, op: OpDelete}
+}
+
+// deleteFile is Delete of a node whose server, if it has one, stays: a
+// manual platform's, one without a server id, or under KeepServer. After
+// the typed "yes" (unless Force), the pool of a kept server counts one
+// fewer (when its server is one of a pool's slots: the server stays,
+// outside the inventory, and the next provision must not make a second
+// one under the same hostname), and the node file goes.
+func (p *Project) deleteFile(ctx context.Context, o DeleteOptions, plat *nodes.Platform, res *DeleteResult) error {
+	action := DestroyForget
+	if isManual(plat) {
+		action = DestroyNodeFiles
+	} else if res.ServerID != "" {
+		ns, err := p.Store.Nodes(ctx, res.Platform)
+		if err != nil {
+			return err
 		}
+		for _, e := range adopt(res.Platform, maps.Clone(plat.Pools), ns) {
+			if e.ServerID == res.ServerID {
+				res.Pool = e.Pool
+			}
+		}
+	}
+	var dr DestroyResult
+	ok, err := o.destroyOptions(res.Platform).confirm(ctx, plat, DestroyPlan{Platform: res.Platform, Action: action, Nodes: []string{res.Hostname}}, nil, &dr)
+	res.Plan, res.Declined = dr.Plan, dr.Declined
+	if res.Pool != "" {
+		res.Plan.Changes = append([]PlanChange{lowerPool(plat, res.Pool)}, res.Plan.Changes...)
+	}
+	if err != nil || !ok {
+		return err
 	}
 	if res.Pool != "" {
 		if err := p.lowerCount(ctx, res.Platform, res.Pool); err != nil {
 			return err
 		}
 	}
+	res.Plan.Applied = true
 	return p.forget(ctx, res)
 }

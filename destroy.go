@@ -16,6 +16,10 @@ type DestroyOptions struct {
 	Platform string
 	// Force skips the typed "yes" confirmation.
 	Force bool
+	// DryRun stops at the plan: OnPlan is given it, nothing is asked,
+	// run or changed, and DestroyResult.Plan holds it. tofu does not
+	// run: the servers are named from the node files.
+	DryRun bool
 	// KeepNodes keeps the node files of the destroyed servers.
 	KeepNodes bool
 	// Prompter asks for confirmation; nil without Force refuses, before
@@ -31,12 +35,18 @@ type DestroyOptions struct {
 	// ProvisionerDir is node-provisioner's state folder of a pxe
 	// platform. Empty: [Project.ProvisionerDir]'s choice.
 	ProvisionerDir string
+	// op is the operation for the plan document: destroy, or delete
+	// when [Project.Delete] destroys one server.
+	op Operation
 }
 
 // DestroyResult is what a destroy run did.
 type DestroyResult struct {
 	// Summary is the classified destroy plan (empty for manual and pxe).
 	Summary tofu.Summary
+	// Plan is what goes, for people and programs; its Applied, Declined
+	// and DryRun say what became of it. Empty when nothing was to go.
+	Plan Plan
 	// Destroyed reports whether servers were destroyed.
 	Destroyed bool
 	// Declined reports that the person declined.
@@ -62,6 +72,9 @@ const (
 	DestroyWithdraw DestroyAction = "withdraw"
 	// DestroyServers: the servers are adopted and destroyed by tofu.
 	DestroyServers DestroyAction = "destroy"
+	// DestroyForget: only the node files go; no server is destroyed
+	// ([Project.Delete] of a node without a server, or keeping it).
+	DestroyForget DestroyAction = "forget"
 )
 
 // DestroyPlan is what [Project.Destroy] is about to do, given to
@@ -106,8 +119,11 @@ func (p *Project) Destroy(ctx context.Context, o DestroyOptions) (DestroyResult,
 	if err != nil {
 		return res, err
 	}
+	// Nothing to go until a plan says otherwise.
+	res.Plan = newPlan(OpDestroy, plat, SourceFiles)
+	res.Plan.DryRun = o.DryRun
 	if isManual(plat) {
-		return p.destroyNodeFiles(ctx, o, ns)
+		return p.destroyNodeFiles(ctx, o, plat, ns, res)
 	}
 	prov, err := p.provider(plat, "destroy")
 	if err != nil {
@@ -159,21 +175,28 @@ func (p *Project) adoptedHosts(ns []*nodes.Node, existing []providers.Existing, 
 	return hosts
 }
 
-// confirm reports plan to OnPlan, then asks for a typed "yes" unless
-// Force.
-func (o DestroyOptions) confirm(ctx context.Context, plan DestroyPlan) (bool, error) {
+// confirm puts plan into res.Plan and reports it to OnPlan, then asks
+// for a typed "yes" unless Force; a dry run stops there, not
+// confirmed. existing are the servers adopted, naming their nodes.
+func (o DestroyOptions) confirm(ctx context.Context, plat *nodes.Platform, plan DestroyPlan, existing []providers.Existing, res *DestroyResult) (bool, error) {
+	res.Plan = plan.document(o, plat, existing)
 	if o.OnPlan != nil {
 		o.OnPlan(plan)
+	}
+	if o.DryRun {
+		return false, nil
 	}
 	if o.Force {
 		return true, nil
 	}
-	return ask(ctx, o.Prompter, PromptDestroy, "yes")
+	ok, err := ask(ctx, o.Prompter, PromptDestroy, "yes")
+	res.Declined = err == nil && !ok
+	res.Plan.Declined = res.Declined
+	return ok, err
 }
 
 // destroyNodeFiles is Destroy of a manual platform: its node files go.
-func (p *Project) destroyNodeFiles(ctx context.Context, o DestroyOptions, ns []*nodes.Node) (DestroyResult, error) {
-	var res DestroyResult
+func (p *Project) destroyNodeFiles(ctx context.Context, o DestroyOptions, plat *nodes.Platform, ns []*nodes.Node, res DestroyResult) (DestroyResult, error) {
 	if o.KeepNodes || len(ns) == 0 {
 		return res, nil
 	}
@@ -181,11 +204,11 @@ func (p *Project) destroyNodeFiles(ctx context.Context, o DestroyOptions, ns []*
 	for _, n := range ns {
 		names = append(names, n.Hostname)
 	}
-	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyNodeFiles, Nodes: names})
+	ok, err := o.confirm(ctx, plat, DestroyPlan{Platform: o.Platform, Action: DestroyNodeFiles, Nodes: names}, nil, &res)
 	if err != nil || !ok {
-		res.Declined = !ok
 		return res, err
 	}
+	res.Plan.Applied = true
 	return res, p.removeNodes(ctx, o.Platform, names, &res)
 }
 
@@ -194,15 +217,14 @@ func (p *Project) withdraw(ctx context.Context, o DestroyOptions, d providers.Di
 	if err := reachable(ctx, o.Platform, d, in.Location, hosts); err != nil {
 		return res, err
 	}
-	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyWithdraw, Nodes: hosts})
+	ok, err := o.confirm(ctx, in.Platform, DestroyPlan{Platform: o.Platform, Action: DestroyWithdraw, Nodes: hosts}, in.Existing, &res)
 	if err != nil || !ok {
-		res.Declined = !ok
 		return res, err
 	}
 	if _, err := d.Remove(ctx, in); err != nil {
 		return res, fmt.Errorf("withdraw servers of platform %s: %w", o.Platform, err)
 	}
-	res.Destroyed = true
+	res.Destroyed, res.Plan.Applied = true, true
 	if o.KeepNodes {
 		return res, nil
 	}
@@ -212,12 +234,20 @@ func (p *Project) withdraw(ctx context.Context, o DestroyOptions, d providers.Di
 // destroyServers is Destroy through tofu: an import-only plan adopts the
 // servers of in, confirmed, then a destroy plan removes them.
 func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov providers.Provider, in providers.Input, hosts []string, res DestroyResult) (DestroyResult, error) {
-	if err := canAsk(o.Prompter, o.Force, "destroy"); err != nil {
+	if err := canAsk(o.Prompter, o.Force || o.DryRun, "destroy"); err != nil {
 		return res, err
 	}
 	cfg, err := prov.Configure(in)
 	if err != nil {
 		return res, fmt.Errorf("configure %s: %w", prov.Name(), err)
+	}
+	if o.DryRun {
+		var servers []tofu.Change
+		for _, im := range cfg.Imports {
+			servers = append(servers, tofu.Change{Address: im.To, ImportID: im.ID})
+		}
+		_, err := o.confirm(ctx, in.Platform, DestroyPlan{Platform: o.Platform, Action: DestroyServers, Nodes: hosts, Servers: servers}, in.Existing, &res)
+		return res, err
 	}
 	run, err := p.startTofu(ctx, in.Platform, prov, o.TofuOptions)
 	if err != nil {
@@ -231,9 +261,8 @@ func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov pro
 	if len(sum.Creates)+len(sum.Deletes)+len(sum.Replacements) > 0 {
 		return res, fmt.Errorf("adopt servers of platform %s: import plan is not import only (%s): %w", o.Platform, sum, ErrDestructivePlan)
 	}
-	ok, err := o.confirm(ctx, DestroyPlan{Platform: o.Platform, Action: DestroyServers, Nodes: hosts, Servers: sum.Imports})
+	ok, err := o.confirm(ctx, in.Platform, DestroyPlan{Platform: o.Platform, Action: DestroyServers, Nodes: hosts, Servers: sum.Imports}, in.Existing, &res)
 	if err != nil || !ok {
-		res.Declined = !ok
 		return res, err
 	}
 	if err := run.r.Apply(ctx, sp); err != nil {
@@ -247,7 +276,7 @@ func (p *Project) destroyServers(ctx context.Context, o DestroyOptions, prov pro
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("destroy servers of platform %s: %w", o.Platform, err)
 	}
-	res.Destroyed = true
+	res.Destroyed, res.Plan.Applied = true, true
 	if o.KeepNodes {
 		return res, nil
 	}

@@ -56,6 +56,9 @@ type JoinResult struct {
 	Hostname string
 	// Summary is the classified import plan.
 	Summary tofu.Summary
+	// Plan is the plan for people and programs: the server adopted, the
+	// pool's count raised.
+	Plan Plan
 	// Applied reports whether the plan was applied.
 	Applied bool
 	// Declined reports that the person declined the plan.
@@ -152,9 +155,14 @@ func (p *Project) joinManual(ctx context.Context, o JoinOptions, plat *nodes.Pla
 		return res, err
 	}
 	res.Hostname = h
+	res.Plan = newPlan(OpJoin, plat, SourceFiles)
+	res.Plan.DryRun = o.DryRun
+	res.Plan.Changes = append(res.Plan.Changes, raisePool(plat, o.Pool),
+		PlanChange{Action: ActionCreate, Object: ObjectNode, Node: h, Pool: o.Pool, Machine: pool.Machine, ServerID: o.ServerID})
 	if o.DryRun {
 		return res, nil
 	}
+	res.Plan.Applied = true
 	n, err := p.writeServers(ctx, plat, "manual", []providers.Server{{Hostname: h, ServerID: o.ServerID, Machine: pool.Machine, Pool: o.Pool}}, ns)
 	if err != nil {
 		return res, err
@@ -180,10 +188,12 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 		return res, err
 	}
 	defer run.close()
-	planFor := func(hostname string) (*tofu.SavedPlan, tofu.Summary, error) {
-		in := providers.Input{Platform: plat, Pools: plat.Pools, ImportOnly: true,
+	input := func(hostname string) providers.Input {
+		return providers.Input{Platform: plat, Pools: plat.Pools, ImportOnly: true,
 			Existing: append(slices.Clone(existing), providers.Existing{Pool: o.Pool, Index: idx, Hostname: hostname, ServerID: o.ServerID})}
-		cfg, err := prov.Configure(in)
+	}
+	planFor := func(hostname string) (*tofu.SavedPlan, tofu.Summary, error) {
+		cfg, err := prov.Configure(input(hostname))
 		if err != nil {
 			return nil, tofu.Summary{}, fmt.Errorf("configure %s: %w", prov.Name(), err)
 		}
@@ -197,6 +207,9 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 		return res, err
 	}
 	res.Summary = sum
+	res.Plan = summaryPlan(OpJoin, SourceTofu, sum, input(res.Hostname), ns)
+	res.Plan.DryRun = o.DryRun
+	res.Plan.Changes = append([]PlanChange{raisePool(plat, o.Pool)}, res.Plan.Changes...)
 	if o.OnPlan != nil {
 		o.OnPlan(sum)
 	}
@@ -210,12 +223,13 @@ func (p *Project) joinServer(ctx context.Context, o JoinOptions, plat *nodes.Pla
 		Prompter: o.Prompter, StatePath: run.statePath()})
 	if err != nil || !ok {
 		res.Declined = err == nil
+		res.Plan.Declined = res.Declined
 		return res, err
 	}
 	if err := run.r.Apply(ctx, sp); err != nil {
 		return res, fmt.Errorf("apply join plan of platform %s: %w", o.Platform, err)
 	}
-	res.Applied = true
+	res.Applied, res.Plan.Applied = true, true
 	if res.Node, err = p.writeJoined(ctx, run, plat, o.ServerID, ns); err != nil {
 		return res, err
 	}

@@ -100,54 +100,54 @@ const (
 // add from theirs.
 type Plan struct {
 	// APIVersion is [PlanAPIVersion].
-	APIVersion string `json:"apiVersion"`
+	APIVersion string `json:"apiVersion" yaml:"apiVersion"`
 	// Kind is [PlanKind].
-	Kind string `json:"kind"`
+	Kind string `json:"kind" yaml:"kind"`
 	// Operation is the operation planned.
-	Operation Operation `json:"operation"`
+	Operation Operation `json:"operation" yaml:"operation"`
 	// Platform is the platform's name.
-	Platform string `json:"platform"`
+	Platform string `json:"platform" yaml:"platform"`
 	// Provider is the platform's infrastructure.metal_provider.
-	Provider string `json:"provider"`
+	Provider string `json:"provider" yaml:"provider"`
 	// Source says where the changes come from.
-	Source PlanSource `json:"source"`
+	Source PlanSource `json:"source" yaml:"source"`
 	// DryRun reports that the operation stopped at the plan.
-	DryRun bool `json:"dryRun"`
+	DryRun bool `json:"dryRun" yaml:"dryRun"`
 	// Applied reports that the changes were made.
-	Applied bool `json:"applied"`
+	Applied bool `json:"applied" yaml:"applied"`
 	// Declined reports that the person declined; nothing changed.
-	Declined bool `json:"declined"`
+	Declined bool `json:"declined" yaml:"declined"`
 	// Notes say what the plan does not show and why (tofu's own plan
 	// needs credentials, a state kept in a backend was not read), one
 	// sentence each.
-	Notes []string `json:"notes"`
+	Notes []string `json:"notes" yaml:"notes"`
 	// Changes are the changes, pools first, then servers and nodes by
 	// hostname; none when nothing changes.
-	Changes []PlanChange `json:"changes"`
+	Changes []PlanChange `json:"changes" yaml:"changes"`
 }
 
 // PlanChange is one change of a [Plan].
 type PlanChange struct {
 	// Action is what happens.
-	Action Action `json:"action"`
+	Action Action `json:"action" yaml:"action"`
 	// Object is what it happens to.
-	Object Object `json:"object"`
+	Object Object `json:"object" yaml:"object"`
 	// Node is the node's hostname; empty for a pool or platform.
-	Node string `json:"node,omitempty"`
+	Node string `json:"node,omitempty" yaml:"node,omitempty"`
 	// Pool is the pool the server or node is of, or the pool changed.
-	Pool string `json:"pool,omitempty"`
+	Pool string `json:"pool,omitempty" yaml:"pool,omitempty"`
 	// Machine is the machine type (the pool's for a new server).
-	Machine string `json:"machine,omitempty"`
+	Machine string `json:"machine,omitempty" yaml:"machine,omitempty"`
 	// ServerID is the provider's id of an existing server.
-	ServerID string `json:"serverId,omitempty"`
+	ServerID string `json:"serverId,omitempty" yaml:"serverId,omitempty"`
 	// Resource is tofu's resource address; tofu plans only.
-	Resource string `json:"resource,omitempty"`
+	Resource string `json:"resource,omitempty" yaml:"resource,omitempty"`
 	// Attributes are the attributes changed by an update or
 	// replacement; for a destructive update, those that destroy.
-	Attributes []string `json:"attributes,omitempty"`
+	Attributes []string `json:"attributes,omitempty" yaml:"attributes,omitempty"`
 	// Detail says more, for people: old and new values, a machine's
 	// pins, why.
-	Detail string `json:"detail,omitempty"`
+	Detail string `json:"detail,omitempty" yaml:"detail,omitempty"`
 }
 
 // newPlan returns an empty plan of op for plat.
@@ -309,4 +309,45 @@ func resourceName(address string) (name, note string) {
 		name = name[:i]
 	}
 	return name[strings.LastIndexByte(name, '.')+1:], note
+}
+
+// hostOf is the hostname of an adopted server: its node's, or the
+// generated one of its slot.
+func hostOf(platform string, e providers.Existing) string {
+	if e.Hostname != "" {
+		return e.Hostname
+	}
+	return providers.Hostname(platform, e.Pool, e.Index)
+}
+
+// lowerPool is the change of the pool whose count [Project.Delete]
+// lowers by one.
+func lowerPool(plat *nodes.Platform, pool string) PlanChange {
+	n := plat.Pools[pool].Count
+	return PlanChange{Action: ActionUpdate, Object: ObjectPool, Pool: pool, Machine: plat.Pools[pool].Machine,
+		Attributes: []string{"count"}, Detail: fmt.Sprintf("count %d -> %d", n, max(n-1, 0))}
+}
+
+// raisePool is the change of the pool whose count [Project.Join] raises
+// by one.
+func raisePool(plat *nodes.Platform, pool string) PlanChange {
+	n := plat.Pools[pool].Count
+	return PlanChange{Action: ActionUpdate, Object: ObjectPool, Pool: pool, Machine: plat.Pools[pool].Machine,
+		Attributes: []string{"count"}, Detail: fmt.Sprintf("count %d -> %d", n, n+1)}
+}
+
+// AddPlan is what add did as a [Plan]: plat's platform.yaml created
+// (created), node n registered into plat (n not nil), or nothing (the
+// platform existed with these settings).
+func AddPlan(plat *nodes.Platform, created bool, n *nodes.Node) Plan {
+	pl := newPlan(OpAdd, plat, SourceFiles)
+	pl.Applied = created || n != nil
+	switch {
+	case n != nil:
+		pl.Changes = append(pl.Changes, PlanChange{Action: ActionCreate, Object: ObjectNode, Node: n.Hostname,
+			Detail: "private IP " + n.Network.PrivateIP})
+	case created:
+		pl.Changes = append(pl.Changes, PlanChange{Action: ActionCreate, Object: ObjectPlatform})
+	}
+	return pl
 }

@@ -119,7 +119,7 @@ func TestDeleteKeepServerLowersThePool(t *testing.T) {
 	f := newFlow(t, fake, token, nodes.State{})
 	ctx := context.Background()
 	f.ok(ctx, "provision", "demo", "-z", "web:cx22:2", "--auto-approve")
-	out := f.ok(ctx, "delete", "demo-web-002", "--keep-server")
+	out := f.ok(ctx, "delete", "demo-web-002", "--keep-server", "--force")
 	if !strings.Contains(out, "Kept server") || !strings.Contains(out, "count lowered by one") {
 		t.Errorf("delete --keep-server: %q", out)
 	}

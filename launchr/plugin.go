@@ -109,11 +109,11 @@ var runs = map[string]run{
 		return nodecmd.Validate(ctx, e, arg(in, "name"), opt(in, "output"))
 	},
 	"destroy": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
-		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), KeepNodes: flag(in, "keep-nodes"), TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")}}
+		o := plasmanode.DestroyOptions{Platform: arg(in, "platform"), Force: flag(in, "force"), DryRun: flag(in, "dry-run"), KeepNodes: flag(in, "keep-nodes"), TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")}}
 		return nodecmd.Destroy(ctx, e, o)
 	},
 	"delete": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
-		o := plasmanode.DeleteOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"),
+		o := plasmanode.DeleteOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"), DryRun: flag(in, "dry-run"),
 			KeepServer: flag(in, "keep-server"), TofuOptions: plasmanode.TofuOptions{TofuPath: opt(in, "tofu")}}
 		return nodecmd.Delete(ctx, e, o)
 	},
@@ -160,7 +160,7 @@ func (p *Plugin) DiscoverActions(context.Context) ([]*action.Action, error) {
 func env(a *action.Action) nodecmd.Env {
 	in := a.Input()
 	streams := in.Streams()
-	e := nodecmd.Env{Dir: opt(in, "dir"), ProvisionerDir: opt(in, "provisioner-dir"), TofuLog: opt(in, "tofu-log"),
+	e := nodecmd.Env{Dir: opt(in, "dir"), ProvisionerDir: opt(in, "provisioner-dir"), TofuLog: opt(in, "tofu-log"), Output: opt(in, "output"),
 		Stdin: streams.In(), Stdout: streams.Out(), Stderr: streams.Err()}
 	// Launchr's streams mask secrets and so hold back a line until its
 	// newline: a question waiting for its answer on the same line would

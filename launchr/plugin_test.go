@@ -315,8 +315,8 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra", "--dry-run"}},
 		{args: []string{"node:join", "demo", "--server-id", "4712", "--pool", "web", "--hostname", "extra"}},
 		{args: []string{"node:list", "demo"}},
-		{args: []string{"node:delete", "extra", "--keep-server"}},
-		{args: []string{"node:delete", "node004", "-e", "demo"}},
+		{args: []string{"node:delete", "extra", "--keep-server", "--force"}},
+		{args: []string{"node:delete", "node004", "-e", "demo", "--force"}},
 
 		// Bad input: exit 2, the same message, nothing written.
 		{args: []string{"node:add", "demo", "--hostname", "n4", "-z", "Foundation.x"}, code: 2},
@@ -353,7 +353,10 @@ func TestActionsMatchPlasmaNode(t *testing.T) {
 
 		// Failures: exit 1.
 		{args: []string{"node:provision", "demo", "-z", "web:cx22:1"}, code: 1},
-		{args: []string{"node:provision", "demo", "--dry-run"}, code: 1},
+		// A manual platform's dry run shows the offline plan, saying
+		// that provision refuses.
+		{args: []string{"node:provision", "demo", "--dry-run"}},
+		{args: []string{"node:provision", "demo", "--dry-run", "-o", "json"}},
 
 		// Destroy asks for a typed "yes" on a terminal only: with stdin
 		// not a terminal it refuses, naming --force, and removes nothing.

@@ -34,6 +34,7 @@ func (a *app) addCmd() *cobra.Command {
 	f.StringVar(&ro.PrivateIP, "private-ip", "", "the node's private IP (default: the lowest free address of the pool)")
 	f.StringArrayVarP(&ro.Zones, "zone", "z", nil, "zone to allocate the node to (repeatable)")
 	f.StringVar(&ro.IPPool, "ip-pool", "", "networking.ip_pools entry to allocate the private IP from")
+	a.outputFlag(c)
 	return c
 }
 

@@ -22,8 +22,9 @@ import (
 // refuses at once naming --force, a "no" is Cancelled, --force destroys
 // the one server, lowers its pool's count (the next provision changes
 // nothing) and removes the node file; --keep-server (as node:delete)
-// removes the file and lowers the pool's count, leaving the server; a node without a server only loses its file, asking
-// nothing; an unknown node is exit 2.
+// removes the file and lowers the pool's count, leaving the server; a node
+// without a server only loses its file, after the same confirmation; an
+// unknown node is exit 2.
 func TestDeleteOneNode(t *testing.T) {
 	bin := tofutest.Binary(t)
 	t.Setenv("TF_CLI_CONFIG_FILE", tofutest.CLIConfig(t, tofutest.Mirror(t, tofutest.Hcloud)))
@@ -99,9 +100,9 @@ func TestDeleteOneNode(t *testing.T) {
 		t.Errorf("provision after delete is not converged:\n%s", out)
 	}
 
-	out = mustRun(t, dir, "node:delete", "demo-web-003", "--keep-server")
+	out = mustRun(t, dir, "node:delete", "demo-web-003", "--keep-server", "--force")
 	id3 := ids["demo-web-003"]
-	if want := "Kept server " + id3 + " of node demo-web-003@demo: it is no longer in the project (pool web: count lowered by one)\nRemoved node demo-web-003@demo\n"; out != want {
+	if want := "Node files of platform demo to remove (no server is destroyed): demo-web-003\nKept server " + id3 + " of node demo-web-003@demo: it is no longer in the project (pool web: count lowered by one)\nRemoved node demo-web-003@demo\n"; out != want {
 		t.Errorf("delete --keep-server output %q, want %q", out, want)
 	}
 	if len(fake.Servers()) != 2 {
@@ -115,7 +116,10 @@ func TestDeleteOneNode(t *testing.T) {
 	if out := mustRun(t, dir, "provision", "demo", "--dry-run", "--tofu", bin); !strings.Contains(out, "1 to import, 0 to create") {
 		t.Errorf("provision after delete --keep-server would create a server:\n%s", out)
 	}
-	if out := mustRun(t, dir, "delete", "byhand"); out != "Removed node byhand@demo\n" {
+	if r := plasma(t, dir, "delete", "byhand"); r.code != 1 || !strings.Contains(r.err, "pass --force or run on a terminal") {
+		t.Errorf("delete of a node without a server, without a terminal: exit %d, stderr %q; want 1 naming --force", r.code, r.err)
+	}
+	if out := mustRun(t, dir, "delete", "byhand", "--force"); out != "Node files of platform demo to remove (no server is destroyed): byhand\nRemoved node byhand@demo\n" {
 		t.Errorf("delete of a node without a server: %q", out)
 	}
 	var left []string

@@ -122,3 +122,43 @@ func TestProvisionDryRunOffline(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanDocuments: add, delete --dry-run and destroy --dry-run print
+// their plans as Plan documents (-o json), with no credentials and no
+// network: destroy and delete name the servers from the node files.
+// Nothing but add changes a file.
+func TestPlanDocuments(t *testing.T) {
+	offline(t)
+	dir := planProject(t, "hetzner")
+	before := snapshot(t, dir)
+	for name, args := range map[string][]string{
+		"destroy-hetzner.json":    {"destroy", "demo", "--dry-run", "-o", "json"},
+		"delete-hetzner.json":     {"delete", "demo-web-001", "--dry-run", "-o", "json"},
+		"delete-keep-server.json": {"delete", "demo-db-002", "--keep-server", "--dry-run", "-o", "json"},
+		"destroy-keep-nodes.yaml": {"destroy", "demo", "--dry-run", "--keep-nodes", "-o", "yaml"},
+	} {
+		r := plasma(t, dir, args...)
+		if r.code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.err)
+			continue
+		}
+		golden(t, "plan/"+name, r.stdout)
+	}
+	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+		t.Errorf("a dry run changed files:\n%s", diff)
+	}
+	if r := plasma(t, dir, "delete", "demo-web-001", "--dry-run"); r.code != 0 ||
+		r.stdout != "Servers of platform demo to destroy:\n  hcloud_server.demo_web_001 (id 1)\nDry run: nothing changed\n" {
+		t.Errorf("delete --dry-run for people: exit %d, %q%s", r.code, r.stdout, r.err)
+	}
+	if r := plasma(t, dir, "provision", "demo", "-o", "json"); r.code != 2 || !strings.Contains(r.err, "--output json needs --dry-run") {
+		t.Errorf("provision -o json without --dry-run: exit %d, %s", r.code, r.err)
+	}
+
+	dir = t.TempDir()
+	golden(t, "plan/add-platform.json", mustRun(t, dir, "add", "demo", "--provider", "manual", "-o", "json"))
+	golden(t, "plan/add-node.json", mustRun(t, dir, "add", "demo", "--hostname", "node001", "-z", "web", "-o", "json"))
+	if r := plasma(t, dir, "add", "demo", "-o", "xml"); r.code != 2 {
+		t.Errorf("add -o xml: exit %d, want 2", r.code)
+	}
+}

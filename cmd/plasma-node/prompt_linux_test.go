@@ -103,3 +103,46 @@ func TestPromptsOnATerminalOnly(t *testing.T) {
 		t.Errorf("confirmed destroy: exit %d\n%s%s", r.code, r.stdout, r.err)
 	}
 }
+
+// TestDeleteAsksAsDestroyDoes: delete of a node that only loses its file
+// (a manual platform's) asks exactly as destroy does: without a terminal
+// it refuses naming --force, a "no" is Cancelled and exit 1, and
+// neither changes anything; --dry-run shows the plan and changes
+// nothing; "yes" or --force removes the file.
+func TestDeleteAsksAsDestroyDoes(t *testing.T) {
+	dir := setup(t)
+	before := snapshot(t, dir)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	r := runAs(t, null, "--dir", dir, "delete", "node001")
+	if r.code != 1 || !strings.Contains(r.err, "pass --force or run on a terminal") {
+		t.Errorf("delete without a terminal: exit %d, stderr %q; want 1 naming --force", r.code, r.err)
+	}
+	typing, term := openPTY(t)
+	if _, err := typing.WriteString("no\n"); err != nil {
+		t.Fatal(err)
+	}
+	r = runAs(t, term, "--dir", dir, "delete", "node001")
+	if r.code != 1 || r.err != plasmanode.PromptDestroy+"Cancelled\n" || !strings.Contains(r.stdout, "only its node files go: node001") {
+		t.Errorf("declined delete: exit %d, stdout %q, stderr %q; want 1, the plan and Cancelled", r.code, r.stdout, r.err)
+	}
+	if r := plasma(t, dir, "delete", "node001", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "only its node files go: node001") {
+		t.Errorf("delete --dry-run: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+	if diff := cmp.Diff(before, snapshot(t, dir)); diff != "" {
+		t.Errorf("files changed:\n%s", diff)
+	}
+	typing, term = openPTY(t)
+	if _, err := typing.WriteString("yes\n"); err != nil {
+		t.Fatal(err)
+	}
+	if r := runAs(t, term, "--dir", dir, "delete", "node001"); r.code != 0 || !strings.Contains(r.stdout, "Removed node node001@demo") {
+		t.Errorf("confirmed delete: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+	if r := plasma(t, dir, "delete", "node002", "--force"); r.code != 0 || !strings.Contains(r.stdout, "Removed node node002@demo") {
+		t.Errorf("delete --force: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+}

@@ -69,13 +69,16 @@ Ctrl-C stops waiting, says what is still pending and powers nothing off.`,
 func (a *app) destroyCmd() *cobra.Command {
 	var o plasmanode.DestroyOptions
 	c := &cobra.Command{
-		Use:   "destroy PLATFORM [--force] [--keep-nodes] [--tofu PATH]",
+		Use:   "destroy PLATFORM [--force] [--dry-run] [-o json] [--keep-nodes] [--tofu PATH]",
 		Short: "Destroy the platform's servers and remove their node files",
 		Long: `Every node with a server id is adopted and destroyed, after a typed "yes"
 unless --force; its node file is then removed unless --keep-nodes. For a
-manual platform only the node files are removed.`,
+manual platform only the node files are removed. --dry-run shows what would
+go, named from the node files (tofu does not run), and changes nothing; -o
+json or yaml prints it as a document (apiVersion plasma-node/v1, kind Plan).`,
 		Example: `  plasma-node destroy demo
-  plasma-node destroy demo --force --keep-nodes`,
+  plasma-node destroy demo --force --keep-nodes
+  plasma-node destroy demo --dry-run -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Platform = args[0]
@@ -85,6 +88,8 @@ manual platform only the node files are removed.`,
 	f := c.Flags()
 	f.BoolVar(&o.Force, "force", false, `destroy without the typed "yes"`)
 	f.BoolVar(&o.KeepNodes, "keep-nodes", false, "keep the node files")
+	f.BoolVar(&o.DryRun, "dry-run", false, "show what would go and stop: nothing asked, nothing changed")
+	a.outputFlag(c)
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
 	return c
@@ -93,17 +98,21 @@ manual platform only the node files are removed.`,
 func (a *app) deleteCmd() *cobra.Command {
 	var o plasmanode.DeleteOptions
 	c := &cobra.Command{
-		Use:   "delete NODE [-e PLATFORM] [--force] [--keep-server] [--tofu PATH]",
+		Use:   "delete NODE [-e PLATFORM] [--force] [--dry-run] [-o json] [--keep-server] [--tofu PATH]",
 		Short: "Delete one node: destroy its server, if it has one, and remove its node file",
 		Long: `A node with a server of one of the platform's pools has it adopted and
 destroyed through tofu (a pxe platform's pending registration is withdrawn),
 after a typed "yes" unless --force, and the pool's count in platform.yaml is
 lowered by one; then its node file is removed. A node without a server only
 loses its file. --keep-server only forgets the node: its file goes, its
-server stays untouched.`,
+server stays untouched. Either way the typed "yes" is asked first, as
+destroy asks, unless --force. --dry-run shows what would go and changes
+nothing; -o json or yaml prints it as a document (apiVersion
+plasma-node/v1, kind Plan).`,
 		Example: `  plasma-node delete demo-web-003
   plasma-node delete demo-web-003 -e demo --force
-  plasma-node delete server1 --keep-server`,
+  plasma-node delete server1 --keep-server --force
+  plasma-node delete demo-web-003 --dry-run -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Hostname = args[0]
@@ -112,7 +121,9 @@ server stays untouched.`,
 	}
 	f := c.Flags()
 	f.StringVarP(&o.Platform, "env", "e", "", "platform of the node (default: the one platform that has it)")
-	f.BoolVar(&o.Force, "force", false, `destroy the server without the typed "yes"`)
+	f.BoolVar(&o.Force, "force", false, `delete without the typed "yes"`)
+	f.BoolVar(&o.DryRun, "dry-run", false, "show what would go and stop: nothing asked, nothing changed")
+	a.outputFlag(c)
 	f.BoolVar(&o.KeepServer, "keep-server", false, "only forget the node: remove its file, leave its server")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
@@ -122,7 +133,7 @@ server stays untouched.`,
 func (a *app) joinCmd() *cobra.Command {
 	var o plasmanode.JoinOptions
 	c := &cobra.Command{
-		Use:   "join PLATFORM --server-id ID --pool POOL [--hostname H] [--dry-run] [--auto-approve] [--allow-destructive-update] [--tofu PATH]",
+		Use:   "join PLATFORM --server-id ID --pool POOL [--hostname H] [--dry-run [-o json]] [--auto-approve] [--allow-destructive-update] [--tofu PATH]",
 		Short: "Adopt an existing server into a pool and write its node file",
 		Long: `The server is imported with an import-only plan, shown classified and
 confirmed, then applied exactly. The hostname is --hostname (written back to
@@ -147,6 +158,7 @@ or a failure.`,
 	f.BoolVar(&o.AllowDestructive, "allow-destructive-update", false, "with --auto-approve, also apply updates that reinstall or wipe servers")
 	f.StringVar(&o.TofuPath, "tofu", "", "tofu or terraform binary (default: tofu, then terraform, on PATH)")
 	f.StringVar(&a.tofuLog, "tofu-log", "", "append tofu's own output to this file (default: shown with -v only)")
+	a.outputFlag(c)
 	return c
 }
 

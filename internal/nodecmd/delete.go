@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
@@ -14,6 +15,10 @@ import (
 // then the server and the node file.
 func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) {
 	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--force"}) }()
+	doc, err := e.document()
+	if err != nil {
+		return err
+	}
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
@@ -23,7 +28,7 @@ func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) 
 	var closeLog func() error
 	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
 	defer func() { err = errors.Join(err, closeLog()) }()
-	o.OnPlan = func(pl plasmanode.DestroyPlan) { writeDestroyPlan(w, pl) }
+	o.OnPlan = func(pl plasmanode.DestroyPlan) { writeDestroyPlan(e.planw(doc), pl) }
 	res, err := p.Delete(ctx, o)
 	if errors.Is(err, plasmanode.ErrNoPool) {
 		return fmt.Errorf("%w; --keep-server removes the node file and leaves the server", err)
@@ -33,6 +38,13 @@ func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) 
 	}
 	if res.Declined {
 		return cli.ErrCancelled
+	}
+	if doc {
+		return encode(w, e.Output, res.Plan)
+	}
+	if o.DryRun {
+		fmt.Fprintln(w, "Dry run: nothing changed")
+		return nil
 	}
 	node := res.Hostname + "@" + res.Platform
 	switch {
@@ -49,4 +61,13 @@ func Delete(ctx context.Context, e Env, o plasmanode.DeleteOptions) (err error) 
 		fmt.Fprintf(w, "Removed node %s\n", node)
 	}
 	return nil
+}
+
+// planw is where the plan for people goes: Stdout, or the prompts'
+// writer when Stdout carries a document.
+func (e Env) planw(doc bool) io.Writer {
+	if doc {
+		return e.promptw()
+	}
+	return e.out()
 }

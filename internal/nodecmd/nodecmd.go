@@ -198,6 +198,10 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 			}
 		}
 	}
+	doc, err := e.document()
+	if err != nil {
+		return err
+	}
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
@@ -208,6 +212,9 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 		res, err := p.Scaffold(ctx, so)
 		if err != nil {
 			return err
+		}
+		if doc {
+			return encode(w, e.Output, plasmanode.AddPlan(res.Platform, res.Created, nil))
 		}
 		if res.Created {
 			fmt.Fprintf(w, "Created platform %s (provider %s) in %s\n", so.Platform, res.Platform.Infrastructure.MetalProvider, res.Platform.File())
@@ -220,6 +227,13 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 	n, err := p.Register(ctx, ro)
 	if err != nil {
 		return err
+	}
+	if doc {
+		plat, err := p.Store.Platform(ctx, platform)
+		if err != nil {
+			return err
+		}
+		return encode(w, e.Output, plasmanode.AddPlan(plat, false, n))
 	}
 	fmt.Fprintf(w, "Registered node %s (private IP %s) in %s\n", n, n.Network.PrivateIP, n.File())
 	return nil
@@ -365,6 +379,13 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 			return cli.Usage(fmt.Errorf("--%s is required", f))
 		}
 	}
+	doc, err := e.document()
+	if err != nil {
+		return err
+	}
+	if doc && !o.DryRun {
+		return cli.Usage(fmt.Errorf("--output %s needs --dry-run: a join that applies reports its steps for people", e.Output))
+	}
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
@@ -375,13 +396,18 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 	o.Stdout, o.Stderr, closeLog = e.tofuStreams()
 	defer func() { err = errors.Join(err, closeLog()) }()
 	names := namesOf(ctx, p, o.Platform)
-	o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
+	if !doc {
+		o.OnPlan = func(s tofu.Summary) { writeSummary(w, s, names) }
+	}
 	res, err := p.Join(ctx, o)
 	if errors.Is(err, plasmanode.ErrUnknownPool) || errors.Is(err, providers.ErrInvalidServerID) {
 		return cli.Usage(err)
 	}
 	if err != nil {
 		return err
+	}
+	if doc {
+		return encode(w, e.Output, res.Plan)
 	}
 	switch {
 	case o.DryRun:
@@ -399,6 +425,10 @@ func Join(ctx context.Context, e Env, o plasmanode.JoinOptions, changed Changed)
 // asks, and what it removed.
 func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error) {
 	defer func() { err = withHints(err, command{platform: o.Platform, approve: "--force"}) }()
+	doc, err := e.document()
+	if err != nil {
+		return err
+	}
 	p, err := e.Project(ctx)
 	if err != nil {
 		return err
@@ -412,7 +442,7 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error
 	planned := false
 	o.OnPlan = func(pl plasmanode.DestroyPlan) {
 		planned = true
-		writeDestroyPlan(w, pl)
+		writeDestroyPlan(e.planw(doc), pl)
 	}
 	res, err := p.Destroy(ctx, o)
 	if err != nil {
@@ -420,6 +450,13 @@ func Destroy(ctx context.Context, e Env, o plasmanode.DestroyOptions) (err error
 	}
 	if res.Declined {
 		return cli.ErrCancelled
+	}
+	if doc {
+		return encode(w, e.Output, res.Plan)
+	}
+	if o.DryRun && planned {
+		fmt.Fprintln(w, "Dry run: nothing changed")
+		return nil
 	}
 	if !planned {
 		fmt.Fprintf(w, "Platform %s has no servers to destroy\n", o.Platform)

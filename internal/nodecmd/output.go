@@ -246,6 +246,8 @@ func writeDestroyPlan(w io.Writer, p plasmanode.DestroyPlan) {
 	switch p.Action {
 	case plasmanode.DestroyNodeFiles:
 		fmt.Fprintf(w, "Platform %s is manual: only its node files go: %s\n", p.Platform, strings.Join(p.Nodes, ", "))
+	case plasmanode.DestroyForget:
+		fmt.Fprintf(w, "Node files of platform %s to remove (no server is destroyed): %s\n", p.Platform, strings.Join(p.Nodes, ", "))
 	case plasmanode.DestroyWithdraw:
 		fmt.Fprintf(w, "Nodes of platform %s to withdraw (pending registrations are removed; installed machines are not wiped):\n  %s\n",
 			p.Platform, strings.Join(p.Nodes, "\n  "))
