@@ -3,7 +3,16 @@
 GO ?= go
 FUZZTIME ?= 5s
 
-.PHONY: test test-launchr vet fmt fuzz bench
+.PHONY: build test test-launchr vet fmt fuzz bench
+
+# Both binaries into $(BINDIR), stamped with the checkout's version (its
+# tag, else Go's pseudo-version of the commit, +dirty with uncommitted
+# changes), the commit and the commit's date: `version -o json` and the
+# API's health show them. -buildvcs=true wins over a GOFLAGS that turns
+# stamping off (.ci/run's does).
+BINDIR ?= bin
+build:
+	$(GO) build -buildvcs=true -o $(BINDIR)/ ./cmd/plasma-node ./cmd/node-provisioner
 
 test: fmt vet
 	$(GO) test -count=1 -timeout 45m ./...

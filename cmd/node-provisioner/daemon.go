@@ -51,7 +51,7 @@ func (a *app) daemonCmd() *cobra.Command {
 			if (tlsCert == "") != (tlsKey == "") {
 				return usageError(errors.New("--tls-cert and --tls-key go together: the site's certificate and its private key"))
 			}
-			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, SecretsDir: a.secretsDir, Site: site, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Version: cli.ModuleVersion(bi, cli.Module), Logger: a.log})
+			d, err := daemon.New(daemon.Config{StateDir: a.stateDir, SecretsDir: a.secretsDir, Site: site, Store: a.store, StoreKeyFile: a.storeKey, Addr: addr, Window: w, TLSCert: tlsCert, TLSKey: tlsKey, Host: hostName, Build: cli.ReadBuild(bi, cli.Module), Logger: a.log})
 			if err != nil {
 				return flagError(err)
 			}

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"bytes"
 	"errors"
-	"github.com/google/go-cmp/cmp"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/spf13/cobra"
 )
@@ -52,28 +52,6 @@ func TestSetupMarksArgumentErrors(t *testing.T) {
 	}
 	if _, err := (&Logging{Format: "xml"}).Logger(&bytes.Buffer{}, slog.LevelWarn); !IsUsage(err) {
 		t.Errorf("bad --log-format: %v", err)
-	}
-}
-
-func TestModuleVersion(t *testing.T) {
-	const mod = "github.com/plasmactl/plasma-node"
-	tests := map[string]struct {
-		bi   *debug.BuildInfo
-		want string
-	}{
-		"no build information is devel":          {nil, "(devel)"},
-		"the main module's version is printed":   {&debug.BuildInfo{Main: debug.Module{Path: mod, Version: "v1.2.3"}}, "v1.2.3"},
-		"a main module without version is devel": {&debug.BuildInfo{Main: debug.Module{Path: mod}}, "(devel)"},
-		"a dependency's version is printed": {&debug.BuildInfo{Main: debug.Module{Path: "example.com/site", Version: "v9.9.9"},
-			Deps: []*debug.Module{{Path: "other", Version: "v0.1.0"}, {Path: mod, Version: "v0.4.0", Replace: &debug.Module{Path: "../plasma-node"}}}}, "v0.4.0"},
-		"a program without the module is devel": {&debug.BuildInfo{Main: debug.Module{Path: "example.com/site", Version: "v9.9.9"}}, "(devel)"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := ModuleVersion(tc.bi, mod); got != tc.want {
-				t.Errorf("ModuleVersion = %q, want %q", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -262,6 +262,24 @@ func TestRegistrationLifecycle(t *testing.T) {
 	}
 }
 
+// TestHealthShowsTheBuild: a daemon built by make build reports its
+// version, commit and the commit's date, without a token.
+func TestHealthShowsTheBuild(t *testing.T) {
+	b := api.Build{Version: "v0.0.0-20261205230338-004a729271e1", Commit: "004a729271e13544e58bb8a3384dfe7e1ae34cd5", Date: "2026-12-05T23:03:38Z"}
+	e := newEnv(t, func(c *api.Config) { c.Build = b })
+	r := e.do(t, "GET", "/api/v1/health", "", "")
+	var got api.Health
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil || r.status != 200 {
+		t.Fatalf("health: %d %q (%v)", r.status, r.body, err)
+	}
+	if diff := cmp.Diff(api.Health{Status: "ok", Build: b}, got); diff != "" {
+		t.Errorf("health (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(r.body, `"commit":"004a729271e13544e58bb8a3384dfe7e1ae34cd5"`) {
+		t.Errorf("health has no flat commit key: %s", r.body)
+	}
+}
+
 // TestIdempotencyKey: a repeat with the same key and body gets the first
 // reply, also from a new handler on the same folder (a restart); the key
 // with another body is refused.

@@ -91,8 +91,9 @@ type Config struct {
 	// Secrets keeps the BMC passwords (written once a registration is
 	// accepted, removed with it); nil refuses a BMC password (501).
 	Secrets secret.Store
-	// Version is reported by the health endpoint. Default "devel".
-	Version string
+	// Build is reported by the health endpoint. Version defaults to
+	// "devel".
+	Build Build
 	// MaxAuthFailures is how many failed authentications an address may
 	// have within AuthFailureWindow before it is refused with 429 until
 	// the window has passed. Defaults: 10 and one minute.
@@ -140,8 +141,8 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Windows == nil && cfg.Window == nil {
 		return nil, errors.New("api: Windows or a Window store is required")
 	}
-	if cfg.Version == "" {
-		cfg.Version = "devel"
+	if cfg.Build.Version == "" {
+		cfg.Build.Version = "devel"
 	}
 	if cfg.MaxAuthFailures <= 0 {
 		cfg.MaxAuthFailures = 10
@@ -246,7 +247,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: h.cfg.Version})
+	writeJSON(w, http.StatusOK, Health{Status: "ok", Build: h.cfg.Build})
 }
 
 type tokenKey struct{}

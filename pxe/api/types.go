@@ -31,6 +31,8 @@ type (
 	Error = apitype.Error
 	// Health is [apitype.Health].
 	Health = apitype.Health
+	// Build is [apitype.Build].
+	Build = apitype.Build
 	// RegisterResponse is [apitype.RegisterResponse].
 	RegisterResponse = apitype.RegisterResponse
 	// PinMove is [apitype.PinMove].

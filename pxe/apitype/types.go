@@ -32,8 +32,24 @@ type Error struct {
 type Health struct {
 	// Status is "ok".
 	Status string `json:"status"`
-	// Version is the server's version.
+	// Build identifies the server's binary.
+	Build
+}
+
+// Build identifies a binary: the SDK's module version it was built from
+// and, for a build from a checkout (make build), the commit and its time.
+type Build struct {
+	// Version is the module version: a release tag (v1.2.3), a Go
+	// pseudo-version of the commit (v0.0.0-20261205230338-004a729271e1),
+	// or "(devel)" for a build that recorded none (go run, tests, a
+	// build with -buildvcs=false).
 	Version string `json:"version"`
+	// Commit is the full commit hash, when the build recorded it.
+	Commit string `json:"commit,omitempty"`
+	// Date is the commit's time (RFC 3339, UTC), when recorded.
+	Date string `json:"date,omitempty"`
+	// Modified reports a build from a checkout with uncommitted changes.
+	Modified bool `json:"modified,omitempty"`
 }
 
 // RegisterResponse is the body of a created registration.

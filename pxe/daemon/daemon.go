@@ -68,8 +68,8 @@ type Config struct {
 	// Host names this provisioner host to the site's other hosts
 	// (status lists them); default the hostname.
 	Host string
-	// Version is reported by the API's health endpoint.
-	Version string
+	// Build is reported by the API's health endpoint.
+	Build api.Build
 	// Logger receives the daemon's events; nil discards them.
 	Logger *slog.Logger
 }
@@ -201,7 +201,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Version: d.cfg.Version, Logger: d.log})
+	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Build: d.cfg.Build, Logger: d.log})
 	if err != nil {
 		return err
 	}
