@@ -81,7 +81,9 @@ type Config struct {
 	Listener net.Listener
 	// TTL closes the window this long after Serve starts. Default:
 	// [DefaultTTL]; [NoTTL] means no limit. Any other negative TTL (a
-	// deadline already passed) is refused: the window never opens.
+	// deadline already passed) is refused: the window never opens; so is
+	// one over [window.MaxTTL]. (A TTL under [window.MinTTL] is served:
+	// a window restarted near its deadline has less left.)
 	TTL time.Duration
 	// BaseURL is the URL installers reach the window at, for first-boot
 	// and webhook URLs in answers and, without a DHCP interface, for boot
@@ -234,6 +236,9 @@ func New(cfg Config) (*Server, error) {
 func (c *Config) check() error {
 	if c.TTL < 0 && c.TTL != NoTTL {
 		return &ConfigError{Field: "TTL", Value: c.TTL.String(), Reason: "the window would close before it opens; want a TTL in the future"}
+	}
+	if c.TTL > window.MaxTTL {
+		return &ConfigError{Field: "TTL", Value: c.TTL.String(), Reason: window.TTLRule, Err: window.ErrInvalidTTL}
 	}
 	if err := checkListenAddr(c.HTTPAddr); err != nil {
 		return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: "want HOST:PORT such as :8090 or 10.0.0.2:8090", Err: err}

@@ -40,6 +40,9 @@ func (a *app) registerCmd() *cobra.Command {
 			}
 			for _, m := range macs {
 				n, err := registry.NormalizeMAC(m)
+				if err != nil && fromDiscovered != "" {
+					return fmt.Errorf("--from-discovered %s: a NIC the machine reported cannot be pinned: %w", fromDiscovered, err)
+				}
 				if err != nil {
 					return fmt.Errorf("--mac: %w", err)
 				}

@@ -69,8 +69,8 @@ func (o *serveOptions) check() (*pxe.Server, error) {
 
 // parse parses what the flags hold beyond pflag's types.
 func (o *serveOptions) parse() error {
-	if o.cfg.TTL <= 0 {
-		return usageError(fmt.Errorf("--ttl %s: want a positive duration such as 2h or 30m", o.cfg.TTL))
+	if err := window.CheckTTL(o.cfg.TTL); err != nil {
+		return usageError(fmt.Errorf("--ttl %s: %s", o.cfg.TTL, window.TTLRule))
 	}
 	if o.serverIP != "" {
 		ip, err := netip.ParseAddr(o.serverIP)
@@ -99,6 +99,10 @@ func (a *app) serveCmd() *cobra.Command {
 // serve runs one window (daemon.Serve: node-provisioner's backend over
 // the stores), printing where it serves and why it closed.
 func (a *app) serve(ctx context.Context, o serveOptions) error {
+	// Bad flags first: a usage error comes before any warning.
+	if err := o.parse(); err != nil {
+		return err
+	}
 	keys, err := a.siteKeys(o.keys)
 	if err != nil {
 		return err
@@ -106,9 +110,6 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
 	stores, err := a.stores(ctx)
 	if err != nil {
-		return err
-	}
-	if err := o.parse(); err != nil {
 		return err
 	}
 	o.cfg.RecordBootSteps = true // status --watch follows the boot in the event log, as with the daemon

@@ -141,7 +141,7 @@ func TestRefusals(t *testing.T) {
 		{"consumed field", "POST", "/api/v1/registrations", "register", `{"name":"pve1","install_ip":"1.2.3.4"}`, 400, `unknown field "install_ip"`, "install_ip"},
 		{"not JSON", "POST", "/api/v1/registrations", "register", `{"name":`, 400, "malformed request", ""},
 		{"replace not bool", "POST", "/api/v1/registrations", "register", `{"name":"pve1","replace":"yes"}`, 400, "replace: want true or false", "replace"},
-		{"bad MAC", "POST", "/api/v1/registrations", "register", `{"name":"pve1","macs":["zz"]}`, 422, `invalid MAC address: "zz" (want six hex pairs such as aa:bb:cc:dd:ee:ff)`, "macs"},
+		{"bad MAC", "POST", "/api/v1/registrations", "register", `{"name":"pve1","macs":["zz"]}`, 422, `invalid MAC address: "zz" (want a NIC's own address: six hex pairs such as 52:54:00:12:34:56, not broadcast, multicast or all zero)`, "macs"},
 		{"numeric name", "POST", "/api/v1/registrations", "register", `{"name":"123","macs":["52:54:00:00:00:09"]}`, 422, "not digits only", "name"},
 		{"bad boot disk", "POST", "/api/v1/registrations", "register", `{"name":"pve1","boot_disk":"/dev/sda"}`, 422, "invalid boot disk", "boot_disk"},
 		{"window ttl", "PUT", "/api/v1/window", "admin", `{"ttl":"forever"}`, 422, `ttl "forever"`, "ttl"},

@@ -9,6 +9,9 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 )
 
+// minTokenTTL is the shortest token lifetime the API gives: a second.
+const minTokenTTL = time.Second
+
 func (h *Handler) listTokens(w http.ResponseWriter, r *http.Request) {
 	toks, err := h.cfg.Tokens.List(r.Context())
 	if err != nil {
@@ -35,8 +38,8 @@ func (h *Handler) createToken(w http.ResponseWriter, r *http.Request) {
 	var expires time.Time
 	if req.TTL != "" {
 		ttl, err := time.ParseDuration(req.TTL)
-		if err != nil || ttl < MinTTL {
-			writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a duration of %s or more, such as 720h, or no ttl for a token that does not expire", req.TTL, MinTTL), "ttl")
+		if err != nil || ttl < minTokenTTL {
+			writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a duration of %s or more, such as 720h, or no ttl for a token that does not expire", req.TTL, minTokenTTL), "ttl")
 			return
 		}
 		expires = time.Now().Add(ttl).Truncate(time.Second)

@@ -11,13 +11,6 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
-// MaxTTL is the longest window the API opens: a week.
-const MaxTTL = 7 * 24 * time.Hour
-
-// MinTTL is the shortest window the API opens: a second; a shorter one
-// would end before it served.
-const MinTTL = time.Second
-
 func (h *Handler) windowStatus(ctx context.Context) (WindowStatus, error) {
 	if h.cfg.Windows != nil {
 		return h.cfg.Windows.Status(ctx)
@@ -40,8 +33,11 @@ func (h *Handler) openWindow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ttl, err := time.ParseDuration(req.TTL)
-	if err != nil || ttl < MinTTL || ttl > MaxTTL {
-		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: want a duration from %s to %s, such as 2h or 30m", req.TTL, MinTTL, MaxTTL), "ttl")
+	if err == nil {
+		err = window.CheckTTL(ttl)
+	}
+	if err != nil {
+		writeError(w, http.StatusUnprocessableEntity, fmt.Sprintf("ttl %q: %s", req.TTL, window.TTLRule), "ttl")
 		return
 	}
 	if h.cfg.Windows == nil {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // ErrNoMatch is returned (wrapped) by [Match] when no pending registration
@@ -34,7 +36,7 @@ const (
 // pure function.
 //
 //  1. A registration that pins one of the posted MACs (compared without
-//     case, after [NormalizeMAC]; unparsable ones are ignored), the posted
+//     case, after [answer.CanonicalMAC]; unparsable ones are ignored), the posted
 //     serial (without case) or the posted UUID (without case) answers; of
 //     several, the first in name order. The reason is the first pin that
 //     matched, in the order MAC, serial, UUID.
@@ -52,7 +54,7 @@ const (
 func Match(pending []Registration, macs []string, serial, uuid string) (Registration, MatchReason, error) {
 	posted := make([]string, 0, len(macs))
 	for _, m := range macs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, ok := answer.CanonicalMAC(m); ok {
 			posted = append(posted, n)
 		}
 	}
@@ -69,7 +71,7 @@ func Match(pending []Registration, macs []string, serial, uuid string) (Registra
 	sort.SliceStable(byName, func(i, j int) bool { return byName[i].Name < byName[j].Name })
 	for _, r := range byName {
 		for _, m := range r.MACs {
-			if n, err := NormalizeMAC(m); err == nil && slices.Contains(posted, n) {
+			if n, ok := answer.CanonicalMAC(m); ok && slices.Contains(posted, n) {
 				return r, MatchMAC, nil
 			}
 		}

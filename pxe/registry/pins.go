@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // ErrPinTaken is wrapped (with [ErrInvalidRegistration]) by the error of
@@ -40,7 +42,7 @@ func (p Pin) same(q Pin) bool {
 func (r Registration) Pins() []Pin {
 	var out []Pin
 	for _, m := range r.MACs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, ok := answer.CanonicalMAC(m); ok {
 			out = append(out, Pin{PinMAC, n})
 		}
 	}
@@ -117,7 +119,7 @@ func Collisions(pending []Registration) []Collision {
 func MatchingAll(pending []Registration, macs []string, serial, uuid string) []string {
 	var posted []Pin
 	for _, m := range macs {
-		if n, err := NormalizeMAC(m); err == nil {
+		if n, ok := answer.CanonicalMAC(m); ok {
 			posted = append(posted, Pin{PinMAC, n})
 		}
 	}

@@ -26,7 +26,8 @@ var (
 	// ErrInvalidName: a node name that is not 1 to 63 letters, digits, '-'
 	// or '_'.
 	ErrInvalidName = errors.New("invalid name")
-	// ErrInvalidMAC: a MAC address that is not six hex pairs.
+	// ErrInvalidMAC: a MAC address that is not six hex pairs, or is not a
+	// NIC's own (broadcast, multicast, all zero): see [NormalizeMAC].
 	ErrInvalidMAC = errors.New("invalid MAC address")
 	// ErrInvalidBootDisk: a boot disk that is neither ask, any, a kernel
 	// name nor a serial.
@@ -90,14 +91,32 @@ func ValidateHostname(name string) error {
 	return nil
 }
 
-// NormalizeMAC returns a MAC address in the form registrations store it,
-// as TAPPaaS does: surrounding space stripped, lower case, '-' turned into
-// ':', and then it must be six hex pairs (aa:bb:cc:dd:ee:ff). The error
-// wraps [ErrInvalidMAC].
+// MACRule is what an operator may give as a machine's MAC, as every
+// refusal states it.
+const MACRule = "a NIC's own address: six hex pairs such as 52:54:00:12:34:56, not broadcast, multicast or all zero"
+
+// NormalizeMAC is the rule for a MAC given as a machine's identity (a
+// registration's pins and management MAC, the pxe provider's hardware
+// list): it returns the MAC in the form registrations store it, as TAPPaaS
+// does (surrounding space stripped, lower case, '-' turned into ':'), and
+// refuses what is not six hex pairs and what no machine's NIC has as its
+// own: the broadcast address, multicast addresses (the first byte odd)
+// and the all-zero address. The error states [MACRule] and wraps
+// [ErrInvalidMAC].
+//
+// What an installer or a discovery report says about a NIC is read with
+// the lenient [answer.CanonicalMAC] instead: it is matched, not pinned.
 func NormalizeMAC(s string) (string, error) {
 	m, ok := answer.CanonicalMAC(s)
-	if !ok {
-		return "", invalid(ErrInvalidMAC, "invalid MAC address: %q (want six hex pairs such as aa:bb:cc:dd:ee:ff)", s)
+	switch {
+	case !ok:
+		return "", invalid(ErrInvalidMAC, "invalid MAC address: %q (want %s)", s, MACRule)
+	case m == "ff:ff:ff:ff:ff:ff":
+		return "", invalid(ErrInvalidMAC, "invalid MAC address: %s is the broadcast address (want %s)", m, MACRule)
+	case m == "00:00:00:00:00:00":
+		return "", invalid(ErrInvalidMAC, "invalid MAC address: %s is all zero (want %s)", m, MACRule)
+	case strings.IndexByte("13579bdf", m[1]) >= 0:
+		return "", invalid(ErrInvalidMAC, "invalid MAC address: %s is a multicast address, its first byte odd (want %s)", m, MACRule)
 	}
 	return m, nil
 }
@@ -166,7 +185,7 @@ func (r Registration) KnownMACs() []string {
 	}
 	var out []string
 	for _, m := range all {
-		if n, err := NormalizeMAC(m); err == nil && !slices.Contains(out, n) {
+		if n, ok := answer.CanonicalMAC(m); ok && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}

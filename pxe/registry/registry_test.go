@@ -64,7 +64,7 @@ func TestNormalizeMAC(t *testing.T) {
 
 func TestNormalizeMACErrorText(t *testing.T) {
 	_, err := NormalizeMAC("nonsense")
-	want := `invalid MAC address: "nonsense" (want six hex pairs such as aa:bb:cc:dd:ee:ff)`
+	want := `invalid MAC address: "nonsense" (want a NIC's own address: six hex pairs such as 52:54:00:12:34:56, not broadcast, multicast or all zero)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %q", err, want)
 	}

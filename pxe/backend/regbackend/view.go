@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -121,7 +122,7 @@ func (b *Backend) readView(ctx context.Context, started time.Time) (*regView, er
 func registrationKeys(r registry.Registration) []string {
 	var keys []string
 	for _, m := range r.MACs {
-		if n, err := registry.NormalizeMAC(m); err == nil {
+		if n, ok := answer.CanonicalMAC(m); ok {
 			keys = append(keys, "m"+n)
 		}
 	}
@@ -139,7 +140,7 @@ func registrationKeys(r registry.Registration) []string {
 func pinKeys(macs []string, serial, uuid string) []string {
 	var keys []string
 	for _, m := range macs {
-		if n, err := registry.NormalizeMAC(m); err == nil {
+		if n, ok := answer.CanonicalMAC(m); ok {
 			keys = append(keys, "m"+n)
 		}
 	}
