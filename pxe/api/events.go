@@ -71,7 +71,7 @@ func (h *Handler) endStreams(name string) {
 }
 
 // tokenHolds reports whether the stream s of tok may write what it has
-// read, and if not why: its token revoked in this process
+// read, and if not why ("" when the stream ends anyway): its token revoked in this process
 // ([Handler.endStreams]), or, as the store holds it now, revoked
 // elsewhere (another process, another host), expired, or no longer
 // allowed to read. It is asked after the events to write were read, so
@@ -83,6 +83,9 @@ func (h *Handler) tokenHolds(ctx context.Context, s *eventStream, tok apitoken.T
 		return false, "revoked"
 	}
 	now, err := h.cfg.Tokens.Recheck(ctx, tok)
+	if ctx.Err() != nil {
+		return false, "" // the stream ends anyway
+	}
 	if err != nil || !now.Scope.Allows(apitoken.ScopeRead) {
 		return false, "revoked"
 	}
@@ -154,6 +157,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	end := func(ok bool, why string) bool {
 		if ok {
 			return false
+		}
+		if why == "" {
+			return true
 		}
 		h.log.Warn("api: event stream ended: its token was "+why, "client_ip", clientIP(r), "token", tok.Name)
 		fmt.Fprintf(w, ": token %s\n\n", why)
