@@ -34,6 +34,10 @@ var (
 	ErrAmbiguous = usage.New("ambiguous")
 	// ErrInvalidName: a platform name or hostname is not an RFC 1123 label.
 	ErrInvalidName = usage.New("invalid name")
+	// ErrNotRegularFile: a platform.yaml or node file that a write would
+	// replace is a symbolic link, a FIFO or a folder; it also wraps
+	// regularfile's error saying which.
+	ErrNotRegularFile = usage.New("not a regular file")
 	// ErrLocked: another operation holds the platform's lock.
 	ErrLocked = lockfile.ErrLocked
 )
@@ -99,7 +103,10 @@ func (s *Store) NodePath(platform, hostname string) string {
 // Lock takes the platform's lock, recording who holds it. With wait it
 // retries until ctx ends; otherwise it fails at once. Either way a failure
 // wraps [ErrLocked] and names the holder. Holding the lock, it removes
-// temporary files a killed writer left behind.
+// temporary files a killed writer left behind, and refuses, with an
+// error wrapping [ErrNotRegularFile], a platform whose platform.yaml or
+// a node file is a symbolic link, a FIFO or a folder: every writer
+// takes the lock first, so nothing is written.
 func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*Lock, error) {
 	dir := s.platformDir(platform)
 	if _, err := os.Stat(dir); err != nil {
@@ -134,6 +141,10 @@ func (s *Store) Lock(ctx context.Context, platform, who string, wait bool) (*Loc
 		if err := atomicfile.CleanTemp(d); err != nil {
 			s.log.Warn("cannot remove leftover temporary files", "dir", d, "err", err)
 		}
+	}
+	if err := s.checkReplaceable(platform); err != nil {
+		l.Unlock()
+		return nil, err
 	}
 	return &Lock{l: l}, nil
 }

@@ -5,8 +5,9 @@
 // only (not a FIFO, a device such as /dev/zero, a socket or a folder),
 // and reads through a size limit.
 //
-// It reads; it does not lock, write or follow anything but the path's
-// own symbolic links.
+// It reads, and checks a file a writer is about to replace
+// ([CheckReplaceable]); it does not lock, write or follow anything but
+// the path's own symbolic links.
 package regularfile
 
 import (
@@ -90,6 +91,33 @@ func Read(path string, limit int64) ([]byte, error) {
 		}
 	}
 	return data, nil
+}
+
+// CheckReplaceable reports whether path, a file a writer is about to
+// replace (by renaming a new file over it) or remove, is a regular file
+// itself: not a symbolic link, whose target the rename would leave as it
+// was while the link silently became a regular file, nor a FIFO, a
+// device, a socket or a folder. The error wraps [ErrNotRegular] and says
+// what path is; a missing path is nil (there is nothing to replace).
+func CheckReplaceable(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().IsRegular() {
+		return nil
+	}
+	what := kind(fi.Mode())
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		what = "a symbolic link"
+		if target, err := os.Readlink(path); err == nil {
+			what += " to " + target
+		}
+	}
+	return &fs.PathError{Op: "replace", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, what)}
 }
 
 // ignoringEINTR retries f while it is interrupted.

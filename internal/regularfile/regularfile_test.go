@@ -67,3 +67,47 @@ func TestReadRefusesWhatCouldHangOrExhaust(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckReplaceableRefusesAllButARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ok.yaml")
+	if err := os.WriteFile(file, []byte("name: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "dir.yaml")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct {
+		path string
+		text string // "" for nil
+	}{
+		"a regular file can be replaced": {file, ""},
+		"a missing file can be created":  {filepath.Join(dir, "nope.yaml"), ""},
+		"a symbolic link is refused":     {link, "a symbolic link to " + file},
+		"a FIFO is refused":              {fifo, "a FIFO"},
+		"a folder is refused":            {sub, "a folder"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := CheckReplaceable(tc.path)
+			if tc.text == "" {
+				if err != nil {
+					t.Errorf("CheckReplaceable = %v, want nil", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.text) || !strings.Contains(err.Error(), tc.path) {
+				t.Errorf("CheckReplaceable = %v, want ErrNotRegular naming %q and the path", err, tc.text)
+			}
+		})
+	}
+}
