@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/plasmactl/plasma-node/nodes"
@@ -33,8 +34,11 @@ type ListOptions struct {
 // (its address, its host keys) is warned about: [Project.Refresh]
 // writes the report; List writes nothing.
 //
-// Node files that cannot be read do not stop it: the other nodes are
-// returned with a [*BrokenNodesError] naming them.
+// Node files that cannot be read do not stop it, nor, over all
+// platforms, a platform.yaml that cannot be read: the other nodes are
+// returned with a [*BrokenNodesError] naming them. Over all platforms,
+// a project folder without platforms/ is an error wrapping
+// [nodes.ErrNoPlatformsDir].
 func (p *Project) List(ctx context.Context, o ListOptions) ([]*nodes.Node, error) {
 	ns, err := p.list(ctx, o)
 	var broken *BrokenNodesError
@@ -66,6 +70,11 @@ func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 		if plats, err = p.Store.Platforms(ctx); err != nil {
 			return nil, err
 		}
+		if len(plats) == 0 {
+			if err := p.Store.CheckPlatformsDir(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p.warnUnknownKeys(ctx, plats...)
 	var (
@@ -74,6 +83,10 @@ func (p *Project) list(ctx context.Context, o ListOptions) ([]*nodes.Node, error
 	)
 	for _, pl := range plats {
 		ns, b, err := p.Store.ScanNodes(ctx, pl)
+		if err != nil && o.Platform == "" && ctx.Err() == nil {
+			// One broken platform.yaml is a row, as a broken node file is.
+			b, err = []nodes.BrokenFile{{Platform: pl, File: p.Store.PlatformPath(pl), Err: err}}, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -177,6 +190,9 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 	}
 	n, err := p.Store.FindNode(ctx, name)
 	if errors.Is(err, nodes.ErrNodeNotFound) {
+		if b := p.brokenNodeFile(ctx, name); b != nil {
+			return Shown{}, fmt.Errorf("node %q: its file %s cannot be read: %w", name, p.Store.Rel(b.File), b.Err)
+		}
 		return Shown{}, fmt.Errorf("%q is neither a platform nor a node: %w", name, nodes.ErrNodeNotFound)
 	}
 	if err != nil {
@@ -187,4 +203,22 @@ func (p *Project) Show(ctx context.Context, name string) (Shown, error) {
 		p.warnStale(ctx, []*nodes.Node{n}, "")
 	}
 	return Shown{Node: n}, err
+}
+
+// brokenNodeFile returns the node file named hostname.yaml, in any
+// platform, that cannot be read; nil when there is none.
+func (p *Project) brokenNodeFile(ctx context.Context, hostname string) *nodes.BrokenFile {
+	plats, _ := p.Store.Platforms(ctx)
+	for _, pl := range plats {
+		_, broken, err := p.Store.ScanNodes(ctx, pl)
+		if err != nil {
+			continue
+		}
+		for _, b := range broken {
+			if filepath.Base(b.File) == hostname+".yaml" {
+				return &b
+			}
+		}
+	}
+	return nil
 }

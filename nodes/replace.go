@@ -38,3 +38,24 @@ func (s *Store) checkReplaceable(platform string) error {
 	}
 	return fmt.Errorf("platform %s: %w: %w; replace it with a regular file (plasma-node writes its files by renaming a new one over them)", platform, ErrNotRegularFile, errors.Join(errs...))
 }
+
+// ErrNoPlatformsDir: the project folder has no platforms/ folder, so it
+// is not a project (yet).
+var ErrNoPlatformsDir = errors.New("no platforms folder")
+
+// CheckPlatformsDir reports whether the project folder has its
+// platforms/ folder: an error wrapping [ErrNoPlatformsDir] that names
+// the folder when it does not.
+func (s *Store) CheckPlatformsDir() error {
+	dir := filepath.Join(s.dir, PlatformsDir)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: %w: %s is not a project folder, or has no platform yet", dir, ErrNoPlatformsDir, s.dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s: %w: it is not a folder", dir, ErrNoPlatformsDir)
+	}
+	return nil
+}

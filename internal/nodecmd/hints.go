@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	plasmanode "github.com/plasmactl/plasma-node"
+	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 )
 
@@ -85,6 +86,8 @@ func withHints(err error, c command) error {
 		msg += "; register machines with plasma-node add " + c.platform + " --hostname H"
 	case errors.Is(err, providers.ErrDirect):
 		msg += "; raise a pool's count with plasma-node provision and give the machines with --hardware"
+	case errors.Is(err, nodes.ErrNoPlatformsDir):
+		msg += "; create a platform with plasma-node add NAME, or name the project folder with --dir"
 	case errors.Is(err, plasmanode.ErrNoPools) && c.platform != "":
 		msg += " (run: plasma-node provision " + c.platform + " -z zone:type:count)"
 	}

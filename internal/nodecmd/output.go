@@ -90,7 +90,11 @@ func printNodes(w io.Writer, format string, ns []*nodes.Node, broken ...nodes.Br
 	}
 	for _, f := range broken {
 		msg, _, _ := strings.Cut(f.Err.Error(), "\n")
-		fmt.Fprintf(tw, "%s\t%s\t-\t-\tBROKEN: %s\n", f.Platform, strings.TrimSuffix(filepath.Base(f.File), ".yaml"), msg)
+		name := strings.TrimSuffix(filepath.Base(f.File), ".yaml")
+		if filepath.Base(f.File) == "platform.yaml" {
+			name = "(platform.yaml)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t-\t-\tBROKEN: %s\n", f.Platform, name, msg)
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidateAndListAreTotal: a broken node file or platform.yaml is a
+// row with why, not the end of the run; validate exits 1 for it.
+func TestValidateAndListAreTotal(t *testing.T) {
+	dir := setup(t)
+	mustRun(t, dir, "add", "other", "--domain", "example.org")
+	write := func(rel, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("platforms/demo/nodes/n9.yaml", "hostname: n9\nnetwork: [\n")
+
+	r := plasma(t, dir, "validate")
+	if r.code != 1 || !strings.Contains(r.stdout, "n9") || !strings.Contains(r.stdout, "BROKEN") || !strings.Contains(r.stdout, "n9.yaml") {
+		t.Errorf("validate with a broken node file: exit %d, want 1 and a BROKEN row\n%s%s", r.code, r.stdout, r.err)
+	}
+	r = plasma(t, dir, "validate", "demo", "-o", "json")
+	var v struct {
+		Nodes []struct {
+			Hostname string `json:"hostname"`
+			Broken   bool   `json:"broken"`
+			Valid    bool   `json:"valid"`
+		} `json:"nodes"`
+		HasErrors bool `json:"has_errors"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || r.code != 1 || !v.HasErrors {
+		t.Fatalf("validate -o json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.err)
+	}
+	if n := v.Nodes[0]; n.Hostname != "n9" || !n.Broken || n.Valid {
+		t.Errorf("validate -o json: the broken file's row is %+v, want n9's first", n)
+	}
+
+	r = plasma(t, dir, "show", "n9")
+	if r.code == 0 || strings.Contains(r.err, "neither a platform nor a node") || !strings.Contains(r.err, "platforms/demo/nodes/n9.yaml cannot be read") {
+		t.Errorf("show n9 of a broken file: exit %d, stderr %q; want it to say the file is broken and why", r.code, r.err)
+	}
+
+	// A broken platform.yaml is a row of list over all platforms.
+	write("platforms/other/platform.yaml", "name: other\ninfrastructure: [\n")
+	r = plasma(t, dir, "list")
+	if r.code != 1 || !strings.Contains(r.stdout, "node001") || !strings.Contains(r.stdout, "other     (platform.yaml)") || !strings.Contains(r.stdout, "BROKEN") {
+		t.Errorf("list with a broken platform.yaml: exit %d, want 1 with the other platforms' nodes and a BROKEN row\n%s%s", r.code, r.stdout, r.err)
+	}
+	r = plasma(t, dir, "validate")
+	if r.code != 1 || !strings.Contains(r.stdout, "platform other (platforms/other/platform.yaml): BROKEN") {
+		t.Errorf("validate with a broken platform.yaml: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+}
+
+// TestValidateReportsAHostnameThatIsNotItsFileName: the node is found by
+// its file's name, so a different hostname: is reported.
+func TestValidateReportsAHostnameThatIsNotItsFileName(t *testing.T) {
+	dir := setup(t)
+	f := filepath.Join(dir, "platforms/demo/nodes/node002.yaml")
+	b, _ := os.ReadFile(f)
+	os.WriteFile(f, []byte(strings.Replace(string(b), "hostname: node002", "hostname: node007", 1)), 0o644)
+	r := plasma(t, dir, "validate")
+	if !strings.Contains(r.stdout, `hostname: hostname "node007" differs from its file's name node002.yaml`) {
+		t.Errorf("validate of a renamed node: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+}
+
+// TestListOfAFolderThatIsNoProject: --dir /etc has no platforms/: list
+// says so and exits 1, rather than "No nodes.".
+func TestListOfAFolderThatIsNoProject(t *testing.T) {
+	dir := t.TempDir()
+	r := plasma(t, dir, "list")
+	if r.code != 1 || strings.Contains(r.stdout, "No nodes.") || !strings.Contains(r.err, filepath.Join(dir, "platforms")) || !strings.Contains(r.err, "not a project folder") || !strings.Contains(r.err, "plasma-node add NAME") {
+		t.Errorf("list of a folder without platforms/: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+}
