@@ -25,6 +25,9 @@ type ProvisionOptions struct {
 	// None means the platform's pools as they are.
 	Specs []string
 	// DryRun stops after the plan: nothing is written, nothing applied.
+	// Without the provider's credentials (or the state backend's, or
+	// tofu) the plan is derived offline from the pools and the node
+	// files ([SourceOffline]), with no tofu run and no network.
 	DryRun bool
 	// AutoApprove applies a plan that destroys nothing without asking.
 	AutoApprove bool

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,6 +116,28 @@ func TestDeleteOneNode(t *testing.T) {
 	}
 	if out := mustRun(t, dir, "provision", "demo", "--dry-run", "--tofu", bin); !strings.Contains(out, "1 to import, 0 to create") {
 		t.Errorf("provision after delete --keep-server would create a server:\n%s", out)
+	}
+	// With credentials, -o json is tofu's classified plan: the kept
+	// server joins back as an adoption, raising the pool's count; nothing
+	// is written.
+	var joined plasmanode.Plan
+	if err := json.Unmarshal([]byte(mustRun(t, dir, "join", "demo", "--server-id", id3, "--pool", "web", "--hostname", "back", "--dry-run", "-o", "json", "--tofu", bin)), &joined); err != nil {
+		t.Fatal(err)
+	}
+	wantJoin := []plasmanode.PlanChange{
+		{Action: plasmanode.ActionUpdate, Object: plasmanode.ObjectPool, Pool: "web", Machine: "cx22", Attributes: []string{"count"}, Detail: "count 1 -> 2"},
+		{Action: plasmanode.ActionAdopt, Object: plasmanode.ObjectServer, Node: "back", Pool: "web", Machine: "cx22", ServerID: id3, Resource: "hcloud_server.demo_web_002"},
+		// Its name becomes the hostname given (and the provider's
+		// attributes that are not in state yet get their defaults).
+		{Action: plasmanode.ActionUpdate, Object: plasmanode.ObjectServer, Node: "back", Pool: "web", Machine: "cx22", ServerID: id3, Resource: "hcloud_server.demo_web_002",
+			Attributes: []string{"allow_deprecated_images", "ignore_remote_firewall_ids", "keep_disk", "name", "shutdown_before_deletion"}},
+		{Action: plasmanode.ActionAdopt, Object: plasmanode.ObjectServer, Node: "demo-web-001", Pool: "web", Machine: "cx22", ServerID: ids["demo-web-001"], Resource: "hcloud_server.demo_web_001"},
+	}
+	if joined.Source != plasmanode.SourceTofu || joined.Operation != plasmanode.OpJoin || !joined.DryRun {
+		t.Errorf("join --dry-run -o json: %+v", joined)
+	}
+	if diff := cmp.Diff(wantJoin, joined.Changes); diff != "" {
+		t.Errorf("join --dry-run -o json changes (-want +got):\n%s", diff)
 	}
 	if r := plasma(t, dir, "delete", "byhand"); r.code != 1 || !strings.Contains(r.err, "pass --force or run on a terminal") {
 		t.Errorf("delete of a node without a server, without a terminal: exit %d, stderr %q; want 1 naming --force", r.code, r.err)
