@@ -2,6 +2,7 @@ package plasmanode_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"unicode"
 
 	"github.com/google/go-cmp/cmp"
+
+	answerfmt "github.com/plasmactl/plasma-node/answer"
 )
 
 // readmeMaxLines is the README's bound: what it is, the two commands, a
@@ -197,5 +200,31 @@ func TestDocsPagesSayWhatTheyTeach(t *testing.T) {
 		if name := filepath.Base(page); name != "README.md" && !strings.Contains(string(index), "]("+name+")") {
 			t.Errorf("docs/README.md's contents do not link %s", name)
 		}
+	}
+}
+
+// TestDocsSecurityStatesTheRounds keeps the security model's sentence on
+// password hashing true to the code: the rounds of a generated root
+// password's hash (answer.HashGeneratedPassword, what every answer
+// carries) are the ones docs/security.md names.
+func TestDocsSecurityStatesTheRounds(t *testing.T) {
+	hash, err := answerfmt.HashGeneratedPassword("a generated password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := answerfmt.DefaultCryptRounds
+	if rest, ok := strings.CutPrefix(hash, "$6$rounds="); ok {
+		n, _, _ := strings.Cut(rest, "$")
+		if rounds, err = strconv.Atoi(n); err != nil {
+			t.Fatalf("hash %q: %v", hash, err)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join("docs", "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("The hash of a generated root password uses %d rounds", rounds)
+	if !strings.Contains(strings.Join(strings.Fields(string(page)), " "), want) {
+		t.Errorf("docs/security.md does not say %q (the hash is %.20s…)", want, hash)
 	}
 }
