@@ -28,8 +28,8 @@ type redactor struct {
 }
 
 var (
-	macShapeRE  = regexp.MustCompile(`(?i)\b[0-9a-f]{2}(?:[:-][0-9a-f]{2}){5}\b`)
-	uuidShapeRE = regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
+	macShapeRE  = regexp.MustCompile(`(?i)[0-9a-f]{2}(?:[:-][0-9a-f]{2}){5}`)
+	uuidShapeRE = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	// addrShapeRE finds what may be an IP address: dotted digits, or hex
 	// groups with at least two colons; netip decides.
 	addrShapeRE = regexp.MustCompile(`(?i)\b\d{1,3}(?:\.\d{1,3}){3}\b|[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}(?:%[0-9a-z]+)?`)
@@ -94,7 +94,7 @@ func newRedactor(nodes []backend.Node, recs []discovery.Record) redactor {
 
 // maskID masks an identifier as its kind is masked in its own field.
 func maskID(s string) string {
-	if macShapeRE.MatchString(s) && len(s) == 17 {
+	if len(s) == 17 && macShapeRE.MatchString(s) {
 		return maskMAC(s)
 	}
 	if _, err := netip.ParsePrefix(s); err == nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -129,5 +130,28 @@ func TestARefusalFromARegisteredMACIsOnThatNodesTimeline(t *testing.T) {
 	}
 	if strings.Contains(page, "Other machines") {
 		t.Errorf("the page lists the registered machine among the others:\n%s", page)
+	}
+}
+
+// TestRedactorMasksIdentifiersInText: an event's detail keeps its words
+// and loses every identifier: a known serial, MACs in any spelling,
+// UUIDs and IPv4 and IPv6 addresses (with a port or a prefix); times
+// and versions are no addresses.
+func TestRedactorMasksIdentifiersInText(t *testing.T) {
+	r := newRedactor([]backend.Node{{Name: "pve1", Serial: "SRV-PIN-000417", MACs: []string{testMAC1}}}, nil)
+	for in, want := range map[string]string{
+		"boot disk of SRV-PIN-000417 not found":                 "boot disk of …0417 not found",
+		"no pending registration matches MAC 52:54:00:77:00:10": "no pending registration matches MAC …:00:10",
+		"unparsable MAC \"52-54-00-DE-AD-02x\"":                 "unparsable MAC \"…-AD-02x\"",
+		"macs 52-54-00-DE-AD-02, 52:54:00:de:ad:03":             "macs …-AD-02, …:ad:03",
+		"uuid BCF43DDF-6D92-4ACE-B93F-76F71FFE4495":             "uuid …4495",
+		"ipxe.efi to 10.77.0.120:1234":                          "ipxe.efi to ….120:1234",
+		"from fe80::5054:ff:fe12:3456 and [2001:db8::7]:80":     "from …:3456 and […:7]:80",
+		"address 192.0.2.41/24":                                 "address ….41/24",
+		"installer 9.2 at 03:00:30, release 9.1-1":              "installer 9.2 at 03:00:30, release 9.1-1",
+	} {
+		if diff := cmp.Diff(want, r.text(in)); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", in, diff)
+		}
 	}
 }
