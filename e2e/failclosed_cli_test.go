@@ -161,7 +161,7 @@ func TestTheCLIsVoiceAndExitCodes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--ttl", "7200", "--http", "nonsense"}, `--http "nonsense": want HOST:PORT`},
+		{[]string{"serve", "--ttl", "7200", "--http", "nonsense"}, `--http "nonsense": invalid listen address: no port (want HOST:PORT`},
 		{[]string{"serve", "--ttl", "2x", "--http", "127.0.0.1:0"}, "or a number of seconds such as 7200"},
 		{[]string{"register", "pve1", "--mac", "52:54:00:fe:01:03", "--boot-disk", ""}, "--boot-disk: empty value"},
 	} {

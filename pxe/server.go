@@ -11,13 +11,13 @@ import (
 	"net/netip"
 	"os"
 	gopath "path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/internal/lockfile"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
@@ -240,12 +240,12 @@ func (c *Config) check() error {
 	if c.TTL > window.MaxTTL {
 		return &ConfigError{Field: "TTL", Value: c.TTL.String(), Reason: window.TTLRule, Err: window.ErrInvalidTTL}
 	}
-	if err := checkListenAddr(c.HTTPAddr); err != nil {
-		return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: "want HOST:PORT such as :8090 or 10.0.0.2:8090", Err: err}
+	if err := hostport.CheckListen(c.HTTPAddr); err != nil {
+		return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: "invalid listen address", Err: err}
 	}
 	if c.TFTPAddr != "" {
-		if err := checkListenAddr(c.TFTPAddr); err != nil {
-			return &ConfigError{Field: "TFTPAddr", Value: c.TFTPAddr, Reason: "want HOST:PORT such as 10.0.0.2:69", Err: err}
+		if err := hostport.CheckListen(c.TFTPAddr); err != nil {
+			return &ConfigError{Field: "TFTPAddr", Value: c.TFTPAddr, Reason: "invalid listen address", Err: err}
 		}
 	}
 	if c.BootFile != "snponly.efi" && c.BootFile != "ipxe.efi" {
@@ -273,22 +273,6 @@ func (c *Config) check() error {
 	}
 	if c.Backend == nil && c.StateDir == "" && c.DHCPInterface != "" {
 		return &ConfigError{Field: "Backend", Reason: "network boot needs a backend or a state folder of registrations"}
-	}
-	return nil
-}
-
-// checkListenAddr checks the form of a listen address, HOST:PORT with a
-// port from 0 to 65535, without resolving or listening.
-func checkListenAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
-	}
-	if strings.ContainsAny(host, " /\\") {
-		return fmt.Errorf("host %q is not an address or a name", host)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,4 +90,59 @@ func npWithin(t *testing.T, d time.Duration, state string, args ...string) resul
 	full := append([]string{"--state-dir", state, "--secrets-dir", filepath.Join(state, "secrets")}, args...)
 	code := run(ctx, full, &out, &errb)
 	return result{code, out.String(), errb.String()}
+}
+
+// TestBadAddressesAreRefusedByEveryCommand runs the bad listen address
+// table through --http (serve, enable, daemon), --tftp and the daemon's
+// --api, and its hosts and ports through --server: exit 2 naming the
+// flag, before any warning, with no DNS lookup.
+func TestBadAddressesAreRefusedByEveryCommand(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("NODE_PROVISIONER_TOKEN", "npt_x")
+	entries := map[string]func(addr string) []string{
+		"serve --http":  func(addr string) []string { return []string{"serve", "--http", addr} },
+		"enable --http": func(addr string) []string { return []string{"enable", "--http", addr} },
+		"serve --tftp":  func(addr string) []string { return []string{"serve", "--tftp", addr, "--dhcp-interface", "lo"} },
+		"daemon --api":  func(addr string) []string { return []string{"daemon", "--api", addr} },
+		"daemon --http": func(addr string) []string { return []string{"daemon", "--http", addr} },
+	}
+	for _, bad := range badinput.ListenAddrs() {
+		for entry, args := range entries {
+			t.Run(bad.Name+"/"+entry, func(t *testing.T) {
+				r := npWithin(t, 10*time.Second, t.TempDir(), args(bad.Value)...)
+				flag := strings.Fields(entry)[1]
+				if r.code != 2 || !strings.Contains(r.err, flag) || !strings.Contains(r.err, bad.Want) || strings.Contains(r.err, "lookup") {
+					t.Errorf("%s %s: exit %d, stderr %q; want 2 naming %s and saying %q", entry, bad.Value, r.code, r.err, flag, bad.Want)
+				}
+				if strings.Contains(strings.ToLower(r.err), "warn") {
+					t.Errorf("%s %s warned before the usage error: %q", entry, bad.Value, r.err)
+				}
+			})
+		}
+	}
+	for _, server := range []string{"https://999.0.0.1:8091", "https://prov.example:99999", "https://my host:8091"} {
+		t.Run("--server "+server, func(t *testing.T) {
+			r := npWithin(t, 10*time.Second, t.TempDir(), "--server", server, "list")
+			if r.code != 2 || !strings.Contains(r.err, "--server") || strings.Contains(r.err, "lookup") {
+				t.Errorf("--server %s: exit %d, stderr %q; want 2 naming --server, no lookup", server, r.code, r.err)
+			}
+		})
+	}
+}
+
+// TestBadNamesAreRefusedByRegister runs the bad name table through
+// register: exit 2, the one rule in the same words for every breach.
+func TestBadNamesAreRefusedByRegister(t *testing.T) {
+	for _, bad := range badinput.Names() {
+		t.Run(bad.Name, func(t *testing.T) {
+			state := t.TempDir()
+			r := np(t, state, "register", "--mac", "52:54:00:12:34:56", "--", bad.Value)
+			if r.code != 2 || !strings.Contains(r.err, bad.Want) || !strings.Contains(r.err, fmt.Sprintf("invalid name %q", bad.Value)) {
+				t.Errorf("register %q: exit %d, stderr %q; want 2 saying %q", bad.Value, r.code, r.err, bad.Want)
+			}
+			if f := files(t, filepath.Join(state, "registrations")); len(f) != 0 {
+				t.Errorf("files written: %v", f)
+			}
+		})
+	}
 }

@@ -38,6 +38,9 @@ func (a *app) daemonCmd() *cobra.Command {
 			if _, err := o.check(); err != nil {
 				return err
 			}
+			if err := daemon.CheckAddr(addr); err != nil {
+				return usageError(fmt.Errorf("--api: %w", err))
+			}
 			keys, err := a.siteKeys(o.keys)
 			if err != nil {
 				return err

@@ -43,7 +43,7 @@ func TestBadInputIsExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--ttl", "7200", "--http", "nonsense"}, `--http "nonsense": want HOST:PORT`},
+		{[]string{"serve", "--ttl", "7200", "--http", "nonsense"}, `--http "nonsense": invalid listen address: no port (want HOST:PORT`},
 		{[]string{"serve", "--ttl", "2x"}, "want a duration with its unit, such as 2h, 30m or 90s, or a number of seconds such as 7200"},
 		{[]string{"serve", "--http", "127.0.0.1:99999"}, "port \"99999\" is not a number from 0 to 65535"},
 		{[]string{"register", "pve1", "--mac", "52:54:00:00:00:01", "--boot-disk", ""}, "--boot-disk: empty value"},

@@ -35,7 +35,9 @@ func (a *app) registerCmd() *cobra.Command {
 				}
 			}
 			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, SecureBoot: secureBoot, Created: time.Now().UTC()}
-			if err := registry.ValidateName(r.Name); err != nil {
+			// A new registration's name is its host name: the one rule
+			// (the looser ValidateName is for TAPPaaS's files).
+			if err := registry.ValidateHostname(r.Name); err != nil {
 				return err
 			}
 			for _, m := range macs {

@@ -100,14 +100,14 @@ func (a *app) serveCmd() *cobra.Command {
 // the stores), printing where it serves and why it closed.
 func (a *app) serve(ctx context.Context, o serveOptions) error {
 	// Bad flags first: a usage error comes before any warning.
-	if err := o.parse(); err != nil {
+	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
+	if _, err := o.check(); err != nil {
 		return err
 	}
 	keys, err := a.siteKeys(o.keys)
 	if err != nil {
 		return err
 	}
-	o.cfg.StateDir, o.cfg.Logger = a.stateDir, a.log
 	stores, err := a.stores(ctx)
 	if err != nil {
 		return err

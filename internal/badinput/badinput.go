@@ -1,5 +1,7 @@
 package badinput
 
+import "strings"
+
 // Value is one bad value of an input and the words every entry point's
 // refusal must contain.
 type Value struct {
@@ -35,5 +37,36 @@ func TTLs() []Value {
 		{"under a second", "500ms", rule},
 		{"ten years", "87600h", rule},
 		{"a week and an hour", "169h", rule},
+	}
+}
+
+// ListenAddrs are listen addresses (--http, --tftp, --api) that are not
+// HOST:PORT with a port from 0 to 65535 and a host that is an IP address
+// or a name; none may be looked up in DNS.
+func ListenAddrs() []Value {
+	return []Value{
+		{"an IPv4 literal out of range", "999.0.0.1:8190", "999.0.0.1 is not an IP address"},
+		{"a short IPv4 literal", "10.0.1:8190", "10.0.1 is not an IP address"},
+		{"a port out of range", "127.0.0.1:99999", `port "99999" is not a number`},
+		{"a named port", "127.0.0.1:http", `port "http" is not a number`},
+		{"no port", "127.0.0.1", "no port"},
+		{"a space in the host", "my host:8090", "neither an IP address nor a host name"},
+		{"a bad IPv6 literal", "[::g]:8090", "::g is not an IP address"},
+	}
+}
+
+// Names are new registration names that cannot be a node's host name:
+// each refusal states the one rule (hostname.Rule) in the same words.
+func Names() []Value {
+	const rule = "want a-z, 0-9 and '-', 1 to 63 characters, no leading or trailing '-', not digits only"
+	return []Value{
+		{"a space", "my node", rule},
+		{"an underscore", "pve_1", rule},
+		{"upper case", "PVE1", rule},
+		{"a leading dash", "-pve1", rule},
+		{"digits only", "123", rule},
+		{"64 characters", strings.Repeat("a", 64), rule},
+		{"a dot", "pve1.example", rule},
+		{"punctuation", "bad name!", rule},
 	}
 }

@@ -45,3 +45,17 @@ func TestBadTTLsAreRefusedByTheAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestBadNamesAreRefusedByTheAPI runs the bad name table through the
+// registration body's name: 422 on name, the one rule in the same words.
+func TestBadNamesAreRefusedByTheAPI(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, bad := range badinput.Names() {
+		t.Run(bad.Name, func(t *testing.T) {
+			r := e.do(t, http.MethodPost, "/api/v1/registrations", e.tokens["register"], fmt.Sprintf(`{"name":%q,"macs":["52:54:00:12:34:56"],"boot_disk":"sda"}`, bad.Value))
+			if r.status != http.StatusUnprocessableEntity || !strings.Contains(r.err.Error, bad.Want) || r.err.Field != "name" {
+				t.Errorf("POST name %q: %d %s; want 422 on name saying %q", bad.Value, r.status, r.body, bad.Want)
+			}
+		})
+	}
+}

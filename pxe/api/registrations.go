@@ -248,6 +248,15 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 		writeError(w, http.StatusUnprocessableEntity, "name is required", "name")
 		return
 	}
+	// A new registration's name is its host name: the one rule, stated
+	// before the looser rule of files could word it otherwise.
+	var name string
+	if json.Unmarshal(raw["name"], &name) == nil {
+		if err := registry.ValidateHostname(name); err != nil {
+			writeError(w, http.StatusUnprocessableEntity, err.Error(), "name")
+			return
+		}
+	}
 	if _, ok := raw["boot_disk"]; !ok {
 		raw["boot_disk"] = json.RawMessage(`"ask"`) // as register without --boot-disk
 	}

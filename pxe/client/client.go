@@ -10,13 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/plasmactl/plasma-node/internal/hostport"
+	"github.com/plasmactl/plasma-node/pxe/discovery"
 
 	"github.com/plasmactl/plasma-node/pxe/apitype"
 	"github.com/plasmactl/plasma-node/pxe/backend"
@@ -79,6 +81,9 @@ func New(opts Options) (*Client, error) {
 	u, err := url.Parse(strings.TrimSuffix(opts.URL, "/"))
 	if err != nil || u.Host == "" || u.Scheme != "https" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("server URL %q: want https://HOST[:PORT]", opts.URL)
+	}
+	if err := hostport.CheckURLHost(u.Host); err != nil {
+		return nil, fmt.Errorf("server URL %q: %w", opts.URL, err)
 	}
 	if strings.ContainsFunc(opts.Token, func(c rune) bool { return c <= ' ' || c > '~' }) {
 		return nil, errors.New("the API token holds spaces or characters that are not printable ASCII")

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
@@ -85,6 +86,15 @@ type Daemon struct {
 	fp    string
 }
 
+// CheckAddr checks the API's listen address as [New] does: HOST:PORT,
+// without looking the host up. The error wraps a bad-input sentinel.
+func CheckAddr(addr string) error {
+	if err := hostport.CheckListen(addr); err != nil {
+		return fmt.Errorf("API address %q: %w", addr, err)
+	}
+	return nil
+}
+
 // New returns a daemon for cfg; it does no I/O.
 func New(cfg Config) (*Daemon, error) {
 	if cfg.StateDir == "" {
@@ -92,6 +102,9 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
+	}
+	if err := CheckAddr(cfg.Addr); err != nil {
+		return nil, err
 	}
 	// Every window the daemon opens answers with these settings: refused
 	// now, as a window of its own refuses them, rather than at each open.
