@@ -103,17 +103,37 @@ func zonesToRemove(have, want []string, recursive bool) ([]string, error) {
 			}
 		}
 		if !found {
-			what := "is not allocated to the node"
-			if !recursive && slices.ContainsFunc(have, func(h string) bool { return zones.Contains(w, h) }) {
-				what = "is not allocated to the node itself, only zones below it"
-			}
-			held := "it has none"
-			if len(have) > 0 {
-				held = "it has " + strings.Join(have, ", ")
-			}
-			return nil, fmt.Errorf("zone %q %s; %s: %w", w, what, held, zones.ErrNotAllocated)
+			below := !recursive && slices.ContainsFunc(have, func(h string) bool { return zones.Contains(w, h) })
+			return nil, &ZoneNotHeldError{Zone: w, Held: slices.Clone(have), Below: below}
 		}
 	}
 	slices.Sort(gone)
 	return slices.Compact(gone), nil
 }
+
+// ZoneNotHeldError is [Project.Deallocate]'s refusal of a zone the node
+// does not hold. It wraps [zones.ErrNotAllocated].
+type ZoneNotHeldError struct {
+	// Zone is the zone asked for, normalised.
+	Zone string
+	// Held are the node's zones.
+	Held []string
+	// Below reports that the node holds zones below Zone, which a
+	// recursive deallocate ([DeallocateOptions.Recursive]) would remove.
+	Below bool
+}
+
+// Error says which zone the node does not hold and which it has.
+func (e *ZoneNotHeldError) Error() string {
+	held := "it has no zones"
+	if len(e.Held) > 0 {
+		held = "it has " + strings.Join(e.Held, ", ")
+	}
+	if e.Below {
+		return fmt.Sprintf("zone %q is not allocated to the node itself, only zones below it (%s)", e.Zone, held)
+	}
+	return fmt.Sprintf("zone %q is not allocated to the node (%s)", e.Zone, held)
+}
+
+// Unwrap returns [zones.ErrNotAllocated].
+func (e *ZoneNotHeldError) Unwrap() error { return zones.ErrNotAllocated }

@@ -87,7 +87,7 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 		}
 		priv = got[0]
 	} else if !pool.Contains(priv) {
-		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.String())
+		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.Name(), "network", pool.Span())
 	} else if err := pool.Check(priv, nil); err != nil {
 		return nil, &OptionError{Field: "PrivateIP", Err: err}
 	}

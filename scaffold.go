@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
 )
 
 // ScaffoldOptions describe a platform to create.
@@ -28,6 +29,9 @@ type ScaffoldResult struct {
 	// Created is false when the platform already existed with the same
 	// settings.
 	Created bool
+	// Missing are the settings of platform.yaml the provider needs to
+	// create servers that the platform lacks (aws: infrastructure.image).
+	Missing []providers.Required
 }
 
 // Scaffold creates platforms/<Platform>/platform.yaml and nodes/. A
@@ -42,7 +46,8 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 	if provider == "" {
 		provider = "manual"
 	}
-	if _, err := p.providers.Get(provider); err != nil {
+	prov, err := p.providers.Get(provider)
+	if err != nil {
 		return ScaffoldResult{}, err
 	}
 	if err := nodes.ValidateDomain(o.Domain); err != nil {
@@ -80,7 +85,7 @@ func (p *Project) Scaffold(ctx context.Context, o ScaffoldOptions) (ScaffoldResu
 		return ScaffoldResult{}, err
 	}
 	p.log.Info("platform created", "platform", o.Platform, "provider", provider)
-	return ScaffoldResult{Platform: plat, Created: true}, nil
+	return ScaffoldResult{Platform: plat, Created: true, Missing: providers.MissingSettings(prov, plat)}, nil
 }
 
 // agree refuses each setting of o that differs from the existing

@@ -13,6 +13,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/ipam"
 	"github.com/plasmactl/plasma-node/nodes"
+	"github.com/plasmactl/plasma-node/providers"
 )
 
 // Check statuses of a [ValidateCheck].
@@ -113,6 +114,7 @@ func (p *Project) Validate(ctx context.Context, name string) (ValidateResult, er
 		if only == "" {
 			res.Platforms = append(res.Platforms, vp)
 			res.HasErrors = res.HasErrors || !vp.Valid
+			res.HasWarnings = res.HasWarnings || slices.ContainsFunc(vp.Checks, func(c ValidateCheck) bool { return c.Status == CheckWarning })
 		}
 		if plat == nil {
 			continue
@@ -174,6 +176,12 @@ func (p *Project) validatePlatform(ctx context.Context, name string) (*nodes.Pla
 		vp.Checks = append(vp.Checks, ValidateCheck{Name: c.field, Status: CheckError, Message: c.err.Error()})
 	}
 	vp.Valid = len(vp.Checks) == 0
+	if prov, err := p.providers.Get(plat.Infrastructure.MetalProvider); err == nil && !isManual(plat) {
+		for _, m := range providers.MissingSettings(prov, plat) {
+			vp.Checks = append(vp.Checks, ValidateCheck{Name: m.Field, Status: CheckWarning,
+				Message: fmt.Sprintf("%s: %s is not set: servers cannot be created without it; want %s", p.Store.Rel(plat.File()), m.Field, m.Want)})
+		}
+	}
 	return plat, vp, nil
 }
 

@@ -159,6 +159,14 @@ func (p *Pool) String() string {
 	return b.String()
 }
 
+// Name returns the name the pool was configured with ([Config.Name]);
+// empty for an unnamed pool.
+func (p *Pool) Name() string { return p.cfg.Name }
+
+// Span returns the addresses the pool hands out from, as people write
+// them: its CIDR, followed by " range first-last" when one narrows it.
+func (p *Pool) Span() string { return p.spanText() }
+
 // spanText is the CIDR, followed by the range when one narrows it.
 func (p *Pool) spanText() string {
 	s := p.prefix.String()

@@ -74,3 +74,30 @@ func ValidatePlatform(prov Provider, p *nodes.Platform) error {
 	}
 	return nil
 }
+
+// Required is a platform.yaml setting a provider needs before it can
+// create a server: its dotted path and what would be valid.
+type Required struct {
+	// Field is the setting's dotted path ("infrastructure.image").
+	Field string
+	// Want says what would be valid.
+	Want string
+}
+
+// RequiredSettings is implemented by providers that need settings of
+// platform.yaml to create servers (an image with no default), so that
+// a new platform and validate can name them before any plan.
+type RequiredSettings interface {
+	// Required returns the settings p lacks that creating a server
+	// needs; none when p has them all.
+	Required(p *nodes.Platform) []Required
+}
+
+// MissingSettings returns the settings p lacks that prov needs to
+// create servers, when prov is a [RequiredSettings]; none otherwise.
+func MissingSettings(prov Provider, p *nodes.Platform) []Required {
+	if r, ok := prov.(RequiredSettings); ok {
+		return r.Required(p)
+	}
+	return nil
+}

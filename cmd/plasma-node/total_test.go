@@ -80,3 +80,53 @@ func TestListOfAFolderThatIsNoProject(t *testing.T) {
 		t.Errorf("list of a folder without platforms/: exit %d\n%s%s", r.code, r.stdout, r.err)
 	}
 }
+
+// TestOutOfPoolWarningReadsPlainly: the warning names the pool and its
+// network as values, not an escaped internal string, on a line of its
+// own before the result.
+func TestOutOfPoolWarningReadsPlainly(t *testing.T) {
+	dir := setup(t)
+	r := plasma(t, dir, "add", "demo", "--hostname", "node009", "--private-ip", "10.0.0.5")
+	want := "plasma-node: warning: private IP is outside the platform's pool (node=node009, ip=10.0.0.5, pool=networking.private_network, network=192.168.0.0/16)\n"
+	if r.code != 0 || r.err != want {
+		t.Errorf("add outside the pool: exit %d, stderr %q; want %q", r.code, r.err, want)
+	}
+}
+
+// TestDeallocateOfAZoneNotHeldSaysSoOnce: the refusal names the zone
+// and the node's zones once, and hints --recursive only where it would
+// help (a zone above the node's).
+func TestDeallocateOfAZoneNotHeldSaysSoOnce(t *testing.T) {
+	dir := setup(t)
+	r := plasma(t, dir, "deallocate", "node001", "platform.cognition.data")
+	want := `plasma-node: node node001@demo: zone "platform.cognition.data" is not allocated to the node (it has platform.foundation.cluster.control)` + "\n"
+	if r.code != 2 || r.err != want {
+		t.Errorf("deallocate of a zone not held: exit %d, stderr %q; want 2 and %q", r.code, r.err, want)
+	}
+	r = plasma(t, dir, "deallocate", "node001", "platform.foundation")
+	if r.code != 2 || strings.Count(r.err, "not allocated") != 1 || !strings.HasSuffix(r.err, "; --recursive removes the zones below it too\n") {
+		t.Errorf("deallocate of a zone above: exit %d, stderr %q", r.code, r.err)
+	}
+}
+
+// TestAWSImageIsNamedEarly: add --provider aws says the image must be
+// set, validate warns of it, and a dry run that would create a server
+// without one is bad input (exit 2) naming the setting.
+func TestAWSImageIsNamedEarly(t *testing.T) {
+	dir := t.TempDir()
+	out := mustRun(t, dir, "add", "cloud", "--provider", "aws")
+	if !strings.Contains(out, "Before provisioning, set infrastructure.image there: an AMI id") {
+		t.Errorf("add --provider aws does not mention the image:\n%s", out)
+	}
+	r := plasma(t, dir, "validate")
+	if r.code != 0 || !strings.Contains(r.stdout, "infrastructure.image is not set") {
+		t.Errorf("validate of an aws platform without an image: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+	t.Setenv("AWS_REGION", "eu-west-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "example")
+	r = plasma(t, dir, "provision", "cloud", "-z", "foundation.cluster.control:t3.small:1", "--dry-run")
+	if r.code != 2 || !strings.Contains(r.err, `infrastructure.image "": invalid setting: want an AMI id`) {
+		t.Errorf("aws dry run without an image: exit %d, stderr %q; want 2 naming infrastructure.image", r.code, r.err)
+	}
+}

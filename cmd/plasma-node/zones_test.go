@@ -28,7 +28,7 @@ func TestRegisterDeallocateQueryValidate(t *testing.T) {
 		"register without --hostname":    {[]string{"node:register", "demo", "--public-ip", "51.159.0.4"}, "--hostname is required"},
 		"register a taken public IP":     {[]string{"register", "demo", "--hostname", "node004", "--public-ip", "51.159.0.1"}, "--public-ip: 51.159.0.1 is already used by node node001"},
 		"deallocate a zone not held":     {[]string{"deallocate", "node001", "platform.interaction"}, `zone "platform.interaction" is not allocated to the node`},
-		"deallocate a zone above":        {[]string{"deallocate", "node001", "foundation"}, "--recursive also removes the zones below a zone"},
+		"deallocate a zone above":        {[]string{"deallocate", "node001", "foundation"}, "only zones below it (it has platform.cognition.data, platform.foundation.cluster.control); --recursive removes the zones below it too"},
 		"deallocate without a zone":      {[]string{"deallocate", "node001"}, "usage: plasma-node deallocate"},
 		"query a malformed zone":         {[]string{"query", "Foundation"}, `zone "Foundation"`},
 		"validate an unknown name":       {[]string{"validate", "nope"}, `"nope" is neither a platform nor a node`},

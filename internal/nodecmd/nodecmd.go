@@ -218,6 +218,9 @@ func Add(ctx context.Context, e Env, platform string, so plasmanode.ScaffoldOpti
 		}
 		if res.Created {
 			fmt.Fprintf(w, "Created platform %s (provider %s) in %s\n", so.Platform, res.Platform.Infrastructure.MetalProvider, res.Platform.File())
+			for _, m := range res.Missing {
+				fmt.Fprintf(w, "Before provisioning, set %s there: %s\n", m.Field, m.Want)
+			}
 		} else {
 			fmt.Fprintf(w, "Platform %s already exists with these settings\n", so.Platform)
 		}

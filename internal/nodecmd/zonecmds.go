@@ -10,7 +10,6 @@ import (
 
 	plasmanode "github.com/plasmactl/plasma-node"
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/zones"
 )
 
 // ErrInvalidNodes is the error of a validate that found errors: exit 1,
@@ -47,8 +46,9 @@ func Deallocate(ctx context.Context, e Env, o plasmanode.DeallocateOptions, outp
 		return err
 	}
 	res, err := p.Deallocate(ctx, o)
-	if errors.Is(err, zones.ErrNotAllocated) && !o.Recursive {
-		return &hinted{msg: err.Error() + "; --recursive also removes the zones below a zone", err: err}
+	var notHeld *plasmanode.ZoneNotHeldError
+	if errors.As(err, &notHeld) && notHeld.Below {
+		return &hinted{msg: err.Error() + "; --recursive removes the zones below it too", err: err}
 	}
 	if err != nil {
 		return err
@@ -192,10 +192,13 @@ func printValidation(w io.Writer, res plasmanode.ValidateResult) error {
 // valid.
 func printPlatformChecks(w io.Writer, ps []plasmanode.ValidatedPlatform) {
 	for _, p := range ps {
-		if p.Valid {
+		if len(p.Checks) == 0 {
 			continue
 		}
 		status := "invalid"
+		if p.Valid {
+			status = "warning"
+		}
 		if p.Broken {
 			status = "BROKEN"
 		}

@@ -52,8 +52,8 @@ func (cloud) Cloud() providers.Cloud {
 // it; its Name tag stays managed. The provider block sets region and,
 // from infrastructure.api.uri, endpoints { ec2 }.
 //
-// Errors: [providers.ErrInvalidInput], also when a server is to be
-// created without infrastructure.image (an AMI id).
+// Errors: [providers.ErrInvalidInput]; a [*providers.SettingError] when
+// a server is to be created without infrastructure.image (an AMI id).
 func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	slots, cfg, err := p.Start(in)
 	if err != nil {
@@ -68,7 +68,7 @@ func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
 	}
 	for _, s := range slots {
 		if !s.Adopted() && inf.Image == "" {
-			return nil, fmt.Errorf("configure: pool %q: %w: infrastructure.image is empty: want an AMI id like ami-0123456789abcdef0", s.Pool, providers.ErrInvalidInput)
+			return nil, fmt.Errorf("pool %q: %w", s.Pool, providers.NewSettingError(in.Platform, imageField, "", imageWant))
 		}
 		attrs := map[string]any{
 			"instance_type": s.Machine,
@@ -105,6 +105,22 @@ func (p *Provider) Configure(in providers.Input) (*tofu.Config, error) {
 		}
 	})}
 	return cfg, nil
+}
+
+const (
+	imageField = "infrastructure.image"
+	imageWant  = "an AMI id like ami-0123456789abcdef0, to create servers from"
+)
+
+var _ providers.RequiredSettings = (*Provider)(nil)
+
+// Required names infrastructure.image when it is empty: an instance is
+// created from an AMI, and there is no default one.
+func (*Provider) Required(p *nodes.Platform) []providers.Required {
+	if p == nil || p.Infrastructure.Image != "" {
+		return nil
+	}
+	return []providers.Required{{Field: imageField, Want: imageWant}}
 }
 
 // Destructive names ami, user_data and user_data_base64 of aws_instance.
