@@ -39,6 +39,7 @@ func ovhFlow(t *testing.T, ctx context.Context, creds fakeovh.Credentials, pools
 // records the public and vRack MACs and the disks, as the anchor's join
 // does. A provision afterwards is converged, and nothing is reinstalled.
 func TestOVHJoinFlow(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	creds := fakeovh.Credentials{AppKey: "e2eappkey", AppSecret: "e2e-app-secret-value", ConsumerKey: "e2econsumerkey"}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -108,6 +109,7 @@ func TestOVHJoinFlow(t *testing.T) {
 // asks whether an order is delivered, so each run that orders takes over
 // a minute.
 func TestOVHProvisionFlow(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	creds := fakeovh.Credentials{AppKey: "e2eappkey2", AppSecret: "e2e-app-secret-value-2", ConsumerKey: "e2econsumerkey2"}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()

@@ -25,6 +25,7 @@ import (
 // first's apply is in progress is refused by tofu's lock object
 // (use_lockfile), naming its holder, with the state intact after.
 func TestProvisionJoinDestroyFlowS3(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	s3 := startS3(t)
 	token := strings.Repeat("f", 64)
 	fake := fakehcloud.Start(token)

@@ -202,6 +202,7 @@ func (f *flow) run(ctx context.Context, dropState func(), between func()) {
 // TestProvisionJoinDestroyFlow runs the flow with the default local
 // backend, whose state is transient: no state file is left after a run.
 func TestProvisionJoinDestroyFlow(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	token := strings.Repeat("f", 64)
 	fake := fakehcloud.Start(token)
 	defer fake.Close()
@@ -224,6 +225,7 @@ func TestProvisionJoinDestroyFlow(t *testing.T) {
 // of the project while the first one's apply is in progress is refused
 // by tofu's state lock.
 func TestProvisionJoinDestroyFlowPG(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	pg := pgtest.Start(t)
 	token := strings.Repeat("f", 64)
 	fake := fakehcloud.Start(token)

@@ -37,6 +37,7 @@ func scalewayFlow(t *testing.T, ctx context.Context, secret string, set func(*no
 // as its name). A provision afterwards is converged and nothing is
 // reinstalled.
 func TestScalewayJoinFlow(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	const secret = "3f1b0c2e-6a4d-4c5e-9f8a-7b6c5d4e3f2a"
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -92,6 +93,7 @@ func TestScalewayJoinFlow(t *testing.T) {
 // deletes the last server only with --allow-delete, destroy leaves no
 // server and no node file.
 func TestScalewayProvisionFlow(t *testing.T) {
+	t.Parallel() // mostly waiting on tofu and the plugin: beside the boots (TestMain)
 	const secret = "4e2d1c0b-6a4d-4c5e-9f8a-7b6c5d4e3f2a"
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
