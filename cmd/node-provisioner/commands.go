@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -95,6 +96,9 @@ func (a *app) listCmd() *cobra.Command {
 			// as the store's warnings.
 			regs, err := a.registrarWith(a.logging.Reported(a.log))
 			if err != nil {
+				return err
+			}
+			if err := a.stateDirExists(regs); err != nil {
 				return err
 			}
 			st, err := regs.Nodes(cmd.Context())
@@ -215,3 +219,17 @@ func (a *app) localState() *registrar.Local {
 // stores returns the stores of --state-dir, opened once for the process
 // (creating the folder): its one writer of each.
 func (a *app) stores(ctx context.Context) (*store.Stores, error) { return a.localState().Stores(ctx) }
+
+// stateDirExists refuses a state folder that does not exist when regs
+// reads it, so that a mistyped --state-dir is not read as "no
+// registrations".
+func (a *app) stateDirExists(regs registrar.Registrar) error {
+	l, ok := regs.(*registrar.Local)
+	if !ok || l.Store != "" {
+		return nil
+	}
+	if _, err := os.Stat(a.stateDir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the state folder %s does not exist: nothing is registered there (register creates it; --state-dir or $%s names another)", a.stateDir, "NODE_PROVISIONER_STATE_DIR")
+	}
+	return nil
+}

@@ -78,7 +78,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.dir, "dir", "", "project folder holding platforms/ (env PLASMA_NODE_DIR; default: the nearest folder upward that holds platforms/, else the current one)")
-	a.logging.AddFlags(root.PersistentFlags())
+	a.logging.AddFlags(root.PersistentFlags(), "tofu's own output")
 	root.PersistentFlags().StringVar(&a.provisionerDir, "provisioner-dir", "", "pxe platforms: node-provisioner's state folder (default: env "+plasmanode.EnvProvisionerDir+
 		", else platform.yaml infrastructure.provisioner_dir, else "+plasmanode.DefaultProvisionerDir+")")
 	root.AddCommand(a.addCmd(), a.allocateCmd(), a.listCmd(), a.showCmd(), a.provisionCmd(), a.joinCmd(), a.destroyCmd(), a.deleteCmd(),

@@ -18,7 +18,8 @@ type Logging struct {
 	// Level is --log-level: debug, info, warn or error; empty: the
 	// command's default, or info with Verbose.
 	Level string
-	// Verbose is -v/--verbose: the info log, and tofu's own output.
+	// Verbose is -v/--verbose: the info log, and what else the binary
+	// shows with it (plasma-node: tofu's own output).
 	Verbose bool
 	// Voice, when set, is the binary's name: a command whose default
 	// level is warn, run without -v, --log-level or --log-format json,
@@ -32,11 +33,16 @@ func (l *Logging) Structured() bool {
 	return l.Verbose || l.Level != "" || l.Format != "text"
 }
 
-// AddFlags adds --log-format, --log-level and -v/--verbose to fs.
-func (l *Logging) AddFlags(fs *pflag.FlagSet) {
+// AddFlags adds --log-format, --log-level and -v/--verbose to fs;
+// verboseAlso, when not empty, is what else -v shows, for its help.
+func (l *Logging) AddFlags(fs *pflag.FlagSet, verboseAlso string) {
+	verbose := "log what the command does (info level)"
+	if verboseAlso != "" {
+		verbose += " and show " + verboseAlso
+	}
 	fs.StringVar(&l.Format, "log-format", "text", "log format on stderr: text or json")
 	fs.StringVar(&l.Level, "log-level", "", "log level on stderr: debug, info, warn or error (default warn; info with -v)")
-	fs.BoolVarP(&l.Verbose, "verbose", "v", false, "log what the command does (info level) and show tofu's own output")
+	fs.BoolVarP(&l.Verbose, "verbose", "v", false, verbose)
 }
 
 // Logger returns the logger the flags ask for, writing to w; def is the

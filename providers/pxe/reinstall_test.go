@@ -114,7 +114,7 @@ func TestReinstallLocal(t *testing.T) {
 		t.Errorf("second reinstall: %v; want ErrNotFound", err)
 	}
 	want := []string{"started: re-armed for one install with a new root password; netboot its machine",
-		"failed: reinstall metal-control-001: no pending registration: no installed or consumed registration of that name"}
+		"failed: reinstall metal-control-001: registration metal-control-001 is still pending: its machine gets its answer when it boots; nothing to reinstall"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps (-want +got):\n%s", diff)
 	}

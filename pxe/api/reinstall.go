@@ -48,7 +48,7 @@ func (h *Handler) postReinstall(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		writeError(w, http.StatusNotFound, "reinstall "+name+": no installed or consumed registration of that name", "name")
+		writeError(w, http.StatusNotFound, err.Error(), "name")
 		return
 	case errors.Is(err, window.ErrClosed):
 		writeError(w, http.StatusConflict, "reinstall "+name+": the provisioning window is closed; open it first, so that the machine its BMC boots is answered", "")

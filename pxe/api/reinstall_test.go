@@ -49,12 +49,12 @@ func TestReinstall(t *testing.T) {
 	}{
 		{"a read token", "/api/v1/registrations/pve1/reinstall", e.tokens["read"], false, 403, "needs register"},
 		{"with a BMC, the window closed", "/api/v1/registrations/pve1/reinstall", tok, false, 409, "window is closed"},
-		{"a pending one", "/api/v1/registrations/pve3/reinstall", tok, false, 404, "no installed or consumed registration"},
-		{"an unknown one", "/api/v1/registrations/nosuch/reinstall", tok, false, 404, "no installed or consumed registration"},
+		{"a pending one", "/api/v1/registrations/pve3/reinstall", tok, false, 404, "pve3 is still pending"},
+		{"an unknown one", "/api/v1/registrations/nosuch/reinstall", tok, false, 404, `no registration named "nosuch"`},
 		{"a bad name", "/api/v1/registrations/a.b/reinstall", tok, false, 400, "name"},
 		{"without a BMC", "/api/v1/registrations/pve2/reinstall", tok, false, 200, `{"name":"pve2","boot":null}`},
 		{"with a BMC, the window open", "/api/v1/registrations/pve1/reinstall", tok, true, 200, `"boot":{"protocol":"ipmi"`},
-		{"again, now pending", "/api/v1/registrations/pve1/reinstall", tok, true, 404, "no installed or consumed registration"},
+		{"again, now pending", "/api/v1/registrations/pve1/reinstall", tok, true, 404, "pve1 is still pending"},
 	}
 	for _, s := range steps {
 		if s.open {

@@ -116,3 +116,20 @@ type Installs interface {
 	// List returns the reports sorted by name.
 	List(ctx context.Context) ([]Install, error)
 }
+
+// notFoundError is an [ErrNotFound] in its own words.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+func (e *notFoundError) Unwrap() error { return ErrNotFound }
+
+// NotConsumed is the error of an operation (op: "re-arm", "reinstall")
+// on a consumed registration name that none is: pending says a pending
+// registration has the name, which is then still armed. It wraps
+// [ErrNotFound].
+func NotConsumed(name string, pending bool, op string) error {
+	if pending {
+		return &notFoundError{fmt.Sprintf("registration %s is still pending: its machine gets its answer when it boots; nothing to %s", name, op)}
+	}
+	return &notFoundError{fmt.Sprintf("no registration named %q", name)}
+}

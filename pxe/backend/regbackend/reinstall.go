@@ -61,7 +61,8 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 	}
 	i := slices.IndexFunc(consumed, func(r registry.Registration) bool { return r.Name == name })
 	if i < 0 {
-		return registry.Registration{}, fmt.Errorf("reinstall %s: %w: no installed or consumed registration of that name", name, registry.ErrNotFound)
+		_, gerr := regs.Get(ctx, name)
+		return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, registry.NotConsumed(name, gerr == nil, "reinstall"))
 	}
 	r := consumed[i]
 	r.Consumed = nil

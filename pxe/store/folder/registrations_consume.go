@@ -217,7 +217,8 @@ func (g *Registrations) Rearm(ctx context.Context, name string, force bool) erro
 	defer unlock()
 	r, err := g.readFile(g.consumedPath(name), name)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("rearm %s: %w named %q was consumed", name, registry.ErrNotFound, name)
+		_, perr := os.Lstat(g.pendingPath(name))
+		return fmt.Errorf("rearm %s: %w", name, registry.NotConsumed(name, perr == nil, "re-arm"))
 	}
 	if err != nil {
 		return fmt.Errorf("rearm %s: %w", name, err)

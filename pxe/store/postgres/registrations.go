@@ -237,7 +237,7 @@ func (s *Registrations) MarkDelivered(ctx context.Context, name string) error {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, s.db.Pool, func(tx pgx.Tx) error {
-		r, err := lockConsumed(ctx, tx, name)
+		r, err := lockConsumed(ctx, tx, name, "mark delivered")
 		if err != nil {
 			return err
 		}
@@ -255,11 +255,13 @@ func (s *Registrations) MarkDelivered(ctx context.Context, name string) error {
 	return nil
 }
 
-func lockConsumed(ctx context.Context, tx pgx.Tx, name string) (registry.Registration, error) {
+func lockConsumed(ctx context.Context, tx pgx.Tx, name, op string) (registry.Registration, error) {
 	var data string
 	err := tx.QueryRow(ctx, "SELECT data FROM np_registrations_consumed WHERE name = $1 FOR UPDATE", name).Scan(&data)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return registry.Registration{}, fmt.Errorf("%w named %q was consumed", registry.ErrNotFound, name)
+		var one int
+		perr := tx.QueryRow(ctx, "SELECT 1 FROM np_registrations_pending WHERE name = $1", name).Scan(&one)
+		return registry.Registration{}, registry.NotConsumed(name, perr == nil, op)
 	}
 	if err != nil {
 		return registry.Registration{}, err
@@ -287,7 +289,7 @@ func (s *Registrations) Rearm(ctx context.Context, name string, force bool) erro
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('np-registration:' || $1, 0))", name); err != nil {
 			return err
 		}
-		r, err := lockConsumed(ctx, tx, name)
+		r, err := lockConsumed(ctx, tx, name, "re-arm")
 		if err != nil {
 			return err
 		}
