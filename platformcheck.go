@@ -41,6 +41,11 @@ func (p *Project) checkPlatform(plat *nodes.Platform) []platformProblem {
 			bad("networking.ip_pools."+name, err)
 		}
 	}
+	if u := plat.Infrastructure.ProvisionerURL; u != "" {
+		if err := checkProvisionerURL(p.where(plat, "infrastructure.provisioner_url"), u); err != nil {
+			bad("infrastructure.provisioner_url", err)
+		}
+	}
 	if !isManual(plat) {
 		prov, err := p.providers.Get(plat.Infrastructure.MetalProvider)
 		if err == nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/nodes"
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
@@ -74,9 +75,8 @@ func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.
 		}
 		return local, nil
 	}
-	u, err := url.Parse(inf.ProvisionerURL)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return providers.Location{}, fmt.Errorf("%s: infrastructure.provisioner_url %q: %w: want https://HOST[:PORT] (node-provisioner daemon's API)", where, inf.ProvisionerURL, ErrInvalidProvisioner)
+	if err := checkProvisionerURL(where, inf.ProvisionerURL); err != nil {
+		return providers.Location{}, err
 	}
 	fp := inf.ProvisionerFingerprint
 	if fp == "" {
@@ -88,6 +88,21 @@ func (p *Project) Provisioner(plat *nodes.Platform, explicit string) (providers.
 			plat.Name, inf.ProvisionerURL, providers.ErrNoCredentials, envProvisionerToken)
 	}
 	return providers.Location{Remote: &providers.Remote{URL: inf.ProvisionerURL, Fingerprint: fp, Token: token}}, nil
+}
+
+// checkProvisionerURL checks infrastructure.provisioner_url, read from
+// the file where: https://HOST[:PORT], HOST an address literal that
+// parses or a host name, never looked up here (hostport's rule).
+func checkProvisionerURL(where, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("%s: infrastructure.provisioner_url %q: %w: %w", where, raw, ErrInvalidProvisioner,
+			&hostport.Error{Why: "not an https URL of node-provisioner daemon's API (no user, query or fragment)", Rule: hostport.URLRule})
+	}
+	if err := hostport.CheckURLHost(u.Host); err != nil {
+		return fmt.Errorf("%s: infrastructure.provisioner_url %q: %w: %w", where, raw, ErrInvalidProvisioner, err)
+	}
+	return nil
 }
 
 // ProvisionerDir returns the node-provisioner state folder of a

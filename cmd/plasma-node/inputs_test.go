@@ -170,3 +170,33 @@ func TestAddressRuleAtEveryEntryPoint(t *testing.T) {
 		}, names: "gateway", code: 1},
 	})
 }
+
+func TestProvisionerURLRuleAtEveryEntryPoint(t *testing.T) {
+	bad := map[string]string{
+		"an octet over 255": "https://999.0.0.1:8091",
+		"a port over 65535": "https://prov.example:99999",
+		"port 0":            "https://10.0.0.1:0",
+		"plain http":        "http://prov.example:8091",
+		"a user in the URL": "https://admin@prov.example:8091",
+	}
+	pxe := func(t *testing.T, v string) string {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "platforms", "p1", "nodes"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := "name: p1\ninfrastructure:\n  metal_provider: pxe\n  provisioner_url: " + strconv.Quote(v) + "\n"
+		if err := os.WriteFile(filepath.Join(dir, "platforms", "p1", "platform.yaml"), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	runInputTable(t, bad, map[string]inputEntry{
+		"platform.yaml provisioner_url, validate": {run: func(t *testing.T, _, v string) result {
+			return plasma(t, pxe(t, v), "validate")
+		}, names: "infrastructure.provisioner_url", code: 1},
+		"platform.yaml provisioner_url, provision --dry-run": {run: func(t *testing.T, _, v string) result {
+			t.Setenv("NODE_PROVISIONER_TOKEN", "example-token")
+			return plasma(t, pxe(t, v), "provision", "p1", "-z", "foundation.cluster.control:any:1", "--dry-run")
+		}, names: "infrastructure.provisioner_url", code: 2},
+	})
+}

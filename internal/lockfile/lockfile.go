@@ -166,8 +166,19 @@ func (l *Lock) Relabel(who string) error {
 // process held the lock in between.
 func (l *Lock) Previous() string { return l.prev }
 
-// Record returns the record this holder wrote into the file.
-func (l *Lock) Record() string { return l.mine }
+// Record returns the record this holder leaves in the file once it has
+// released the lock: the one it wrote, marked released ("WHO (pid N,
+// since TIME, released)"). A holder that was killed leaves its record
+// unmarked.
+func (l *Lock) Record() string { return released(l.mine) }
+
+// released marks a holder record as released.
+func released(record string) string {
+	return strings.TrimSuffix(record, ")\n") + releasedMark + ")\n"
+}
+
+// releasedMark ends the record of a holder that released the lock.
+const releasedMark = ", released"
 
 func (l *Lock) record(who string) error {
 	if err := l.f.Truncate(0); err != nil {
@@ -198,17 +209,31 @@ func readHolder(f *os.File) *HeldError {
 		return &HeldError{Who: line}
 	}
 	pid, since, _ := strings.Cut(line[i+len(" (pid "):len(line)-1], ", since ")
+	if strings.HasSuffix(since, releasedMark) {
+		// The last holder's record, released: the new holder has not
+		// written its own yet.
+		return &HeldError{}
+	}
 	e := &HeldError{Who: line[:i]}
 	e.PID, _ = strconv.Atoi(pid)
 	e.Since, _ = time.Parse(time.RFC3339, since)
 	return e
 }
 
-// Unlock releases the lock. The file stays, so that the next holder locks
+// Unlock marks the holder's record released (so that a file left
+// behind does not name a process that no longer holds it as if it did)
+// and releases the lock. The file stays, so that the next holder locks
 // the same inode.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.mine != "" {
+		// Best effort: on a full or read-only file system the record
+		// stays unmarked, as a killed holder's does.
+		if l.f.Truncate(0) == nil {
+			l.f.WriteAt([]byte(released(l.mine)), 0)
+		}
 	}
 	err := l.f.Close()
 	l.f = nil

@@ -78,3 +78,31 @@ func TestAcquireWaitsAndGivesUp(t *testing.T) {
 	}
 	l2.Unlock()
 }
+
+// TestUnlockMarksTheRecordReleased: a released lock's file does not
+// name its last holder as if it held it still; a killed holder's record
+// (never released) stays as it was written.
+func TestUnlockMarksTheRecordReleased(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	l, err := TryLock(path, "plasma-node provision")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, _ := os.ReadFile(path)
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(path)
+	want := strings.TrimSuffix(string(held), ")\n") + ", released)\n"
+	if string(after) != want {
+		t.Errorf("the file after Unlock = %q, want %q", after, want)
+	}
+	l2, err := TryLock(path, "plasma-node allocate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Unlock()
+	if l2.Previous() != l.Record() {
+		t.Errorf("Previous = %q, want the last holder's Record %q", l2.Previous(), l.Record())
+	}
+}
