@@ -77,7 +77,7 @@ func TestBareMetalProvision(t *testing.T) {
 	if code, out, _ := provision("2"); code != 0 || !strings.Contains(out, "No changes.") {
 		t.Errorf("provision 2 again: %d\n%s", code, out)
 	}
-	if code, out, errs := provision("3"); code != 0 || !strings.Contains(out, "metal-control-003 (serial cz2d1a0bc3;") {
+	if code, out, errs := provision("3"); code != 0 || !strings.Contains(out, "metal-control-003 (serial CZ2D1A0BC3;") {
 		t.Errorf("provision 3: %d\n%s%s", code, out, errs)
 	}
 	code, _, errs := provision("2")

@@ -198,8 +198,25 @@ func distinct(hs []Hardware) error {
 	return nil
 }
 
-// pins returns the machine's identities: "mac aa:..", "serial S",
-// "uuid U".
+// pinLabels returns the machine's identities as the files write them,
+// for people: "mac aa:..", "serial S", "uuid U".
+func pinLabels(m nodes.Machine) []string {
+	var out []string
+	for _, mac := range m.MACs {
+		out = append(out, "mac "+mac)
+	}
+	if m.Serial != "" {
+		out = append(out, "serial "+m.Serial)
+	}
+	if m.UUID != "" {
+		out = append(out, "uuid "+m.UUID)
+	}
+	return out
+}
+
+// pins returns the machine's identities as keys that compare: "mac
+// aa:..", "serial s" (in lower case: serials compare without case),
+// "uuid u".
 func pins(m nodes.Machine) []string {
 	var out []string
 	for _, mac := range m.MACs {

@@ -171,7 +171,7 @@ func (pv *Provider) Plan(ctx context.Context, in providers.DirectInput) (provide
 		}
 	}
 	if len(l.need) > 0 {
-		return nil, notEnough(l.need, in.HardwareFile)
+		return nil, notEnough(l.need, l.takenNotes(), in.HardwareFile)
 	}
 	for _, e := range in.Existing {
 		if !l.kept[e.ServerID] {
@@ -204,16 +204,40 @@ type layout struct {
 
 // free reports whether machine h is neither a node's nor pinned by a
 // registration.
-func (l *layout) free(h Hardware) bool {
-	if _, ok := l.taken["id "+MachineID(h.Machine)]; ok {
-		return false
+func (l *layout) free(h Hardware) bool { return l.holder(h) == "" }
+
+// holder says who has machine h ("node pxe-control-001", "registration
+// pve1"); "" when it is free.
+func (l *layout) holder(h Hardware) string {
+	if who, ok := l.taken["id "+MachineID(h.Machine)]; ok {
+		return who
 	}
 	for _, k := range pins(h.Machine) {
-		if _, ok := l.taken[k]; ok {
-			return false
+		if who, ok := l.taken[k]; ok {
+			return who
 		}
 	}
-	return true
+	return ""
+}
+
+// plannedHolder starts the holder of a machine this plan gives a new node.
+const plannedHolder = "new node "
+
+// takenNotes says, for each pool that lacks machines, which of the
+// machines it could take are had already and by whom.
+func (l *layout) takenNotes() map[string][]string {
+	out := map[string][]string{}
+	for pool := range l.need {
+		for _, h := range l.hw {
+			if h.Pool != "" && h.Pool != pool {
+				continue
+			}
+			if who := l.holder(h); who != "" && !strings.HasPrefix(who, plannedHolder) {
+				out[pool] = append(out[pool], fmt.Sprintf("%s (%s) is %s's", h.Where, strings.Join(pinLabels(h.Machine), ", "), who))
+			}
+		}
+	}
+	return out
 }
 
 // place lays out slot s: an adopted server as it is, a new one on the
@@ -246,7 +270,7 @@ func (l *layout) place(s providers.Slot) error {
 		}
 		h := l.hw[i]
 		for _, k := range append(pins(h.Machine), "id "+MachineID(h.Machine)) {
-			l.taken[k] = "node " + s.Hostname
+			l.taken[k] = plannedHolder + s.Hostname
 		}
 		var err error
 		if r, err = registration(s.Hostname, h.Machine); err != nil {
@@ -290,10 +314,14 @@ func (l *layout) place(s providers.Slot) error {
 
 // notEnough is the error of pools that need more machines than the
 // hardware lists give.
-func notEnough(need map[string]int, hardwareFile string) error {
+func notEnough(need map[string]int, taken map[string][]string, hardwareFile string) error {
 	var parts []string
 	for _, name := range sortedKeys(need) {
-		parts = append(parts, fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name]))
+		part := fmt.Sprintf("pool %s needs %d more machine(s)", name, need[name])
+		if t := taken[name]; len(t) > 0 {
+			part += " (already taken: " + strings.Join(t, "; ") + ")"
+		}
+		parts = append(parts, part)
 	}
 	src := "pools.<pool>.hardware in platform.yaml"
 	switch hardwareFile {
@@ -307,7 +335,7 @@ func notEnough(need map[string]int, hardwareFile string) error {
 }
 
 func change(host string, m nodes.Machine, note string) tofu.Change {
-	return tofu.Change{Address: fmt.Sprintf("%s.%s (%s; %s)", ResourceType, host, strings.Join(pins(m), ", "), note), Type: ResourceType}
+	return tofu.Change{Address: fmt.Sprintf("%s.%s (%s; %s)", ResourceType, host, strings.Join(pinLabels(m), ", "), note), Type: ResourceType}
 }
 
 func hostOf(platform string, e providers.Existing) string {

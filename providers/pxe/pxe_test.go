@@ -209,6 +209,10 @@ func TestPlanRefusals(t *testing.T) {
 			ErrNoHardware, "pool control needs 1 more"},
 		"a machine kept for another pool is not taken": {func(in *providers.DirectInput) { c := in.Pools["control"]; c.Count = 3; in.Pools["control"] = c },
 			ErrNoHardware, "pool control needs 1 more machine(s): not enough machines: add machines (each with macs, serial or uuid) to /"},
+		"a machine another node has is named": {func(in *providers.DirectInput) {
+			in.Pools["web"] = nodes.Pool{Zones: []string{"platform.interaction.web"}, Machine: "pve", Count: 1}
+			in.Existing = []providers.Existing{{Pool: "web", Hostname: "old1", ServerID: MachineID(nodes.Machine{MACs: []string{"52:54:00:00:00:01"}})}}
+		}, ErrNoHardware, "(mac 52:54:00:00:00:01) is node old1's): not enough machines"},
 		"a missing hardware file": {func(in *providers.DirectInput) { in.HardwareFile = filepath.Join(t.TempDir(), "none.yaml") },
 			ErrInvalidHardware, "hardware file: invalid hardware list: open "},
 		"a bad machine in platform.yaml": {func(in *providers.DirectInput) {
@@ -267,5 +271,20 @@ func TestRemoveKeepsConsumedRegistrations(t *testing.T) {
 	st, _ := (&Provider{}).States(ctx, providers.Location{Dir: dir})
 	if diff := cmp.Diff(map[string]string{"metal-control-001": "consumed"}, st); diff != "" {
 		t.Errorf("states (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlanShowsSerialsAsWritten: the plan names a machine by its serial
+// as the hardware list writes it, the case the files keep.
+func TestPlanShowsSerialsAsWritten(t *testing.T) {
+	in := input(t, t.TempDir(), 0)
+	in.Pools["data"] = nodes.Pool{Zones: []string{"platform.cognition.data"}, Machine: "pve", Count: 3}
+	p, err := (&Provider{}).Plan(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := summarize(t, p, false).Creates
+	if len(got) != 3 || !strings.Contains(got[2], "serial CZ2D1A0BC3") {
+		t.Errorf("creates = %q, want the serial CZ2D1A0BC3 as written", got)
 	}
 }
