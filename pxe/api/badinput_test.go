@@ -59,3 +59,29 @@ func TestBadNamesAreRefusedByTheAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONEndpointsRefuseOtherMediaTypes: every endpoint that reads a
+// JSON body answers 415 to a body declared as something else (power
+// reads it the same way, behind its BMC check); a body
+// without Content-Type, or application/json with a charset, is read.
+func TestJSONEndpointsRefuseOtherMediaTypes(t *testing.T) {
+	e := newEnv(t, nil)
+	endpoints := map[string]struct{ method, path, body string }{
+		"registrations": {http.MethodPost, "/api/v1/registrations", `{"name":"a3","macs":["52:54:00:12:34:56"],"boot_disk":"sda"}`},
+		"window":        {http.MethodPut, "/api/v1/window", `{"ttl":"2h"}`},
+		"tokens":        {http.MethodPost, "/api/v1/tokens", `{"name":"x1","scope":"read"}`},
+	}
+	for name, ep := range endpoints {
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "text/json"} {
+			t.Run(name+"/"+ct, func(t *testing.T) {
+				r := e.do(t, ep.method, ep.path, e.tokens["admin"], ep.body, "Content-Type", ct)
+				if r.status != http.StatusUnsupportedMediaType || !strings.Contains(r.err.Error, "application/json") {
+					t.Errorf("%s %s as %s: %d %s; want 415 naming application/json", ep.method, ep.path, ct, r.status, r.body)
+				}
+			})
+		}
+	}
+	if r := e.do(t, http.MethodPost, "/api/v1/registrations", e.tokens["register"], endpoints["registrations"].body, "Content-Type", "application/json; charset=utf-8"); r.status != http.StatusCreated {
+		t.Errorf("application/json with a charset: %d %s", r.status, r.body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net"
 	"net/http"
 	"reflect"
@@ -359,6 +360,12 @@ func writeError(w http.ResponseWriter, status int, msg, field string) {
 // readBody reads the bounded body; a refusal is written and false
 // returned when it cannot.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, fmt.Sprintf("Content-Type %q: the API reads application/json", ct), "")
+			return nil, false
+		}
+	}
 	data, err := io.ReadAll(r.Body)
 	var tooBig *http.MaxBytesError
 	switch {
