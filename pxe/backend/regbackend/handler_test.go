@@ -268,9 +268,9 @@ func TestAnswerRefusals(t *testing.T) {
 		"a body that is not an object gets 400": {
 			regs: []registry.Registration{{Name: "a"}}, body: []byte(`["not","an","object"]`), wantStatus: 400, wantBody: "invalid system-info JSON", stayPending: true,
 		},
-		"a body over 1 MiB gets 400": {
+		"a body over 1 MiB gets 413": {
 			regs: []registry.Registration{{Name: "a"}}, body: append([]byte(`{"x":"`), append(bytes.Repeat([]byte("a"), netboot.MaxBodySize), '"', '}')...),
-			wantStatus: 400, wantBody: "over 1048576 bytes", stayPending: true,
+			wantStatus: 413, wantBody: "over 1048576 bytes", stayPending: true,
 		},
 		"GET gets 405": {
 			regs: []registry.Registration{{Name: "a"}}, method: "GET", wantStatus: 405, stayPending: true,
