@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +54,21 @@ func TestReinstallAndRearmSayWhatTheNameIs(t *testing.T) {
 				t.Errorf("%v: exit %d, stderr %q; want a failure saying %q, not %q", tc.args, r.code, r.err, tc.want, tc.not)
 			}
 		})
+	}
+}
+
+// TestUntrustedServerCertificateSaysHowToPinIt: --server of a daemon
+// with its own certificate, without --fingerprint, says how to get the
+// fingerprint and which flag takes it.
+func TestUntrustedServerCertificateSaysHowToPinIt(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	defer ts.Close()
+	t.Setenv("NODE_PROVISIONER_TOKEN", "npt_x")
+	r := np(t, t.TempDir(), "--server", ts.URL, "list")
+	if r.code != 1 || !strings.Contains(r.err, "--fingerprint") || !strings.Contains(r.err, "tls fingerprint") {
+		t.Errorf("--server %s without --fingerprint: exit %d, stderr %q; want 1 with the hint", ts.URL, r.code, r.err)
+	}
+	if strings.Count(strings.TrimSpace(r.err), "\n") > 1 {
+		t.Errorf("stderr %q: want the error and its hint, no more", r.err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 
@@ -67,7 +68,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	a.logging.Voice = "node-provisioner"
 	root := newRoot(a, stdout, stderr)
 	root.SetArgs(args)
-	return cli.Exit(stderr, "node-provisioner", root.ExecuteContext(ctx), func(err error) bool {
+	err := root.ExecuteContext(ctx)
+	if errors.Is(err, client.ErrCertificate) && a.fingerprint == "" {
+		err = fmt.Errorf("%w\nhint: a daemon's own certificate is pinned by its fingerprint: run node-provisioner tls fingerprint on the server and pass it as --fingerprint (or NODE_PROVISIONER_FINGERPRINT)", err)
+	}
+	return cli.Exit(stderr, "node-provisioner", err, func(err error) bool {
 		return errors.Is(err, registry.ErrInvalidRegistration) || errors.Is(err, registry.ErrInvalidSSHKey)
 	})
 }
