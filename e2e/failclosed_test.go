@@ -357,8 +357,18 @@ func TestEnableOnAnOpenWindowAndItsWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	// Without an SSH key the window warns as it starts, then fails.
+	if err := os.Remove(filepath.Join(e.home, ".ssh", "id_ed25519.pub")); err != nil {
+		t.Fatal(err)
+	}
 	code, out = e.npExit(t, "enable", "--http", ln.Addr().String(), "--ttl", "5m")
 	if code != 1 || !strings.Contains(out, "cannot listen") {
 		t.Errorf("enable on a taken port: exit %d\n%s\nwant 1 with the window's reason", code, out)
+	}
+	// Its warnings stay on their own lines, apart from the error.
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.Contains(l, "warning") && !strings.HasPrefix(l, "node-provisioner: warning: ") || strings.Contains(l, "cannot listen") && strings.Contains(l, "warning") {
+			t.Errorf("enable on a taken port: line %q glues a warning to other text:\n%s", l, out)
+		}
 	}
 }

@@ -81,8 +81,17 @@ func (a *app) enableCmd() *cobra.Command {
 				return nil
 			}
 			if err != nil {
-				if len(said) > 0 {
-					return fmt.Errorf("the window did not open: %s", strings.Join(said, "; "))
+				// Its warnings on their own lines; the rest is why.
+				var why []string
+				for _, l := range said {
+					if strings.HasPrefix(l, "warning: ") {
+						fmt.Fprintln(a.errw, "node-provisioner: "+l)
+					} else {
+						why = append(why, l)
+					}
+				}
+				if len(why) > 0 {
+					return fmt.Errorf("the window did not open: %s", strings.Join(why, "; "))
 				}
 				return err
 			}
