@@ -150,11 +150,11 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		return backend.AnswerRequest{}, status, msg
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodySize))
-	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-		// As discovery and the API say it.
-		return backend.AnswerRequest{}, http.StatusRequestEntityTooLarge, fmt.Sprintf("system-info body over %d bytes", MaxBodySize)
-	}
 	if err != nil {
+		if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+			// As discovery and the API say it.
+			return backend.AnswerRequest{}, http.StatusRequestEntityTooLarge, fmt.Sprintf("system-info body over %d bytes", MaxBodySize)
+		}
 		return backend.AnswerRequest{}, http.StatusBadRequest, fmt.Sprintf("system-info body unreadable: %v", err)
 	}
 	si, err := answer.ParseSystemInfo(body, r.Header.Get("Content-Type"))
