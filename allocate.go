@@ -70,7 +70,9 @@ func (p *Project) Allocate(ctx context.Context, o AllocateOptions) (AllocateResu
 			added = append(added, op.New)
 		}
 	}
-	p.warnNewZones(ctx, platform, added)
+	// Zones new to the platform are warned of once the change is made:
+	// a refused one fails with its error alone.
+	warnNew := p.newZoneWarnings(ctx, platform, added)
 	if len(ops) == 0 {
 		n, err := p.Store.Node(ctx, platform, o.Hostname)
 		if err != nil {
@@ -100,6 +102,7 @@ func (p *Project) Allocate(ctx context.Context, o AllocateOptions) (AllocateResu
 		return AllocateResult{}, err
 	}
 	if changed {
+		warnNew()
 		p.log.Info("zones allocated", "node", n.String(), "zones", n.Zones)
 	}
 	return AllocateResult{Hostname: n.Hostname, Platform: platform, Zones: nonNil(n.Zones), Modified: changed}, nil
@@ -117,12 +120,18 @@ func nonNil(s []string) []string {
 // has: a misspelt zone would otherwise pass unnoticed. The warning names
 // the zones the platform already uses.
 func (p *Project) warnNewZones(ctx context.Context, platform string, added []string) {
+	p.newZoneWarnings(ctx, platform, added)()
+}
+
+// newZoneWarnings is warnNewZones as of now, to be logged later by the
+// returned func (after a change that adds the zones).
+func (p *Project) newZoneWarnings(ctx context.Context, platform string, added []string) func() {
 	if p.Topology != nil || len(added) == 0 {
-		return
+		return func() {}
 	}
 	ns, _, err := p.Store.ScanNodes(ctx, platform)
 	if err != nil {
-		return
+		return func() {}
 	}
 	var used []string
 	for _, n := range ns {
@@ -131,12 +140,14 @@ func (p *Project) warnNewZones(ctx context.Context, platform string, added []str
 	slices.Sort(used)
 	used = slices.Compact(used)
 	if len(used) == 0 {
-		return // a platform's first zones: nothing to compare with
+		return func() {} // a platform's first zones: nothing to compare with
 	}
-	for _, z := range added {
-		if !slices.Contains(used, z) {
-			p.log.Warn("zone is new to the platform and there is no "+topologyFile+" to check it", "zone", z, "platform", platform,
-				"zones_in_use", strings.Join(used, ", "))
+	return func() {
+		for _, z := range added {
+			if !slices.Contains(used, z) {
+				p.log.Warn("zone is new to the platform and there is no "+topologyFile+" to check it", "zone", z, "platform", platform,
+					"zones_in_use", strings.Join(used, ", "))
+			}
 		}
 	}
 }

@@ -64,7 +64,6 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err != nil {
 		return nil, err
 	}
-	p.warnNewZones(ctx, o.Platform, zs)
 	for _, n := range existing {
 		if n.Hostname == o.Hostname {
 			return nil, fmt.Errorf("node %s in platform %s: %w (%s)", o.Hostname, o.Platform, nodes.ErrExists, p.Store.NodePath(o.Platform, o.Hostname))
@@ -80,6 +79,14 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 	if err != nil {
 		return nil, err
 	}
+	if priv.IsValid() && pool.Contains(priv) {
+		if err := pool.Check(priv, nil); err != nil {
+			return nil, &OptionError{Field: "PrivateIP", Err: err}
+		}
+	}
+	// Warnings only once the input is known to be good: bad input
+	// fails with its error alone.
+	p.warnNewZones(ctx, o.Platform, zs)
 	if !priv.IsValid() {
 		got, err := pool.Allocate(usedPrivateIPs(existing), 1)
 		if err != nil {
@@ -88,8 +95,6 @@ func (p *Project) Register(ctx context.Context, o RegisterOptions) (*nodes.Node,
 		priv = got[0]
 	} else if !pool.Contains(priv) {
 		p.log.Warn("private IP is outside the platform's pool", "node", o.Hostname, "ip", priv, "pool", pool.Name(), "network", pool.Span())
-	} else if err := pool.Check(priv, nil); err != nil {
-		return nil, &OptionError{Field: "PrivateIP", Err: err}
 	}
 	n := &nodes.Node{
 		Hostname: o.Hostname,

@@ -130,3 +130,24 @@ func TestAWSImageIsNamedEarly(t *testing.T) {
 		t.Errorf("aws dry run without an image: exit %d, stderr %q; want 2 naming infrastructure.image", r.code, r.err)
 	}
 }
+
+// TestBadInputBeforeAnyWarning: add with a zone new to the platform
+// (a warning) and a taken address (bad input) fails with the error
+// alone, exit 2.
+func TestBadInputBeforeAnyWarning(t *testing.T) {
+	dir := setup(t)
+	r := plasma(t, dir, "add", "demo", "--hostname", "node009", "--public-ip", "51.159.0.1", "-z", "platform.interaction.web")
+	if r.code != 2 || strings.Contains(r.err, "warning") || strings.Count(r.err, "\n") != 1 || !strings.Contains(r.err, "--public-ip: 51.159.0.1 is already used by node node001") {
+		t.Errorf("add with a new zone and a taken address: exit %d, stderr %q; want 2 and the error alone", r.code, r.err)
+	}
+}
+
+// TestAllocateRefusalPrintsNoWarning: a replace of a zone the node does
+// not hold, to a zone new to the platform, fails with its error alone.
+func TestAllocateRefusalPrintsNoWarning(t *testing.T) {
+	dir := setup(t)
+	r := plasma(t, dir, "allocate", "node001", "platform.nope/platform.interaction.web")
+	if r.code != 2 || strings.Contains(r.err, "warning") {
+		t.Errorf("allocate of a refused replace: exit %d, stderr %q; want 2 and no warning", r.code, r.err)
+	}
+}
