@@ -205,10 +205,10 @@ func TestDocsPagesSayWhatTheyTeach(t *testing.T) {
 
 // TestDocsSecurityStatesTheRounds keeps the security model's sentence on
 // password hashing true to the code: the rounds of a generated root
-// password's hash (answer.HashGeneratedPassword, what every answer
+// password's hash (answer.HashPassword, what every answer
 // carries) are the ones docs/security.md names.
 func TestDocsSecurityStatesTheRounds(t *testing.T) {
-	hash, err := answerfmt.HashGeneratedPassword("a generated password")
+	hash, err := answerfmt.HashPassword("a generated password")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,17 +41,6 @@ func HashPassword(password string) (string, error) {
 	return hashPassword(password, cryptPrefix)
 }
 
-// HashGeneratedPassword is [HashPassword] for a password drawn from a
-// random source with at least 128 bits of entropy (such as the window's
-// generated root passwords, 192 bits): the hash has the fewest rounds the
-// method allows, "$6$rounds=1000$salt$hash" (minCryptRounds). Rounds
-// slow down a guess at a password a person chose; against 2^128
-// candidates the default 5000 add about two bits, and cost every answer
-// of a boot storm 2.5 ms of a CPU.
-func HashGeneratedPassword(password string) (string, error) {
-	return hashPassword(password, cryptPrefix+roundsPrefix+strconv.Itoa(minCryptRounds)+"$")
-}
-
 // hashPassword hashes password with a new random salt after prefix
 // ("$6$" or "$6$rounds=N$").
 func hashPassword(password, prefix string) (string, error) {

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/plasmactl/plasma-node/answer"
-	"github.com/plasmactl/plasma-node/internal/netnstest"
 )
 
 func TestCryptSHA512MatchesTheSpecificationsVectors(t *testing.T) {
@@ -169,46 +168,6 @@ func BenchmarkHashPassword(b *testing.B) {
 		if _, err := answer.HashPassword("correct horse battery staple"); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func BenchmarkHashGeneratedPassword(b *testing.B) {
-	for b.Loop() {
-		if _, err := answer.HashGeneratedPassword("xJ3k9Qm2Lp7Vw4Zr8Tn6Yb1Hc5Fd0Gs"); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// A generated password's hash has the fewest rounds and is checked as
-// any other; glibc's crypt(3) (openssl passwd) gives the same for its
-// salt and rounds.
-func TestHashGeneratedPasswordHasTheFewestRounds(t *testing.T) {
-	const pw = "xJ3k9Qm2Lp7Vw4Zr8Tn6Yb1Hc5Fd0Gs"
-	h, err := answer.HashGeneratedPassword(pw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(h, "$6$rounds=1000$") || len(h) != len("$6$rounds=1000$")+16+1+86 {
-		t.Errorf("HashGeneratedPassword = %q, want $6$rounds=1000$<16-character salt>$<86-character hash>", h)
-	}
-	if !answer.CheckPassword(h, pw) || answer.CheckPassword(h, pw+"x") {
-		t.Errorf("CheckPassword does not tell the password from another for %q", h)
-	}
-	again, err := answer.CryptSHA512(pw, h)
-	if err != nil || again != h {
-		t.Errorf("CryptSHA512(pw, hash) = %q, %v; want the hash back", again, err)
-	}
-	if _, err := exec.LookPath("openssl"); err != nil {
-		netnstest.Missing(t, "openssl not installed: the cross-check with its passwd -6 is skipped")
-	}
-	salt := strings.Split(h, "$")[3]
-	out, err := exec.Command("openssl", "passwd", "-6", "-salt", "rounds=1000$"+salt, pw).Output()
-	if err != nil {
-		netnstest.Missing(t, "openssl passwd -6 with rounds failed: %v", err)
-	}
-	if got := strings.TrimSpace(string(out)); got != h {
-		t.Errorf("openssl passwd = %s, HashGeneratedPassword = %s", got, h)
 	}
 }
 

@@ -416,7 +416,9 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 	if err != nil {
 		return nil, nil, "", err
 	}
-	hash, err := answer.HashGeneratedPassword(pw)
+	// SHA-512 crypt's default 5000 rounds, as the installer's chpasswd
+	// and openssl passwd -6 hash a password.
+	hash, err := answer.HashPassword(pw)
 	if err != nil {
 		return nil, nil, "", err
 	}

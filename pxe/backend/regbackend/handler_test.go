@@ -147,6 +147,11 @@ func TestAnswerForPVE92UpperCaseMACs(t *testing.T) {
 	if len(password) < 24 || !answer.CheckPassword(a.Global.RootPasswordHashed, password) {
 		t.Errorf("the hashed password does not match the secret file (len %d)", len(password))
 	}
+	// The installer's own default rounds: SHA-512 crypt's 5000, which
+	// chpasswd and openssl passwd -6 write without a rounds= field.
+	if h := a.Global.RootPasswordHashed; !strings.HasPrefix(h, "$6$") || strings.Contains(h, "rounds=") {
+		t.Errorf("root-password-hashed %.16s…: want SHA-512 crypt with the default 5000 rounds ($6$salt$hash)", h)
+	}
 	if a.Global.RootPassword != "" || strings.Contains(got, password) {
 		t.Error("a 9.2 answer carries the plain password")
 	}
