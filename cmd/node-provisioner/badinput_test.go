@@ -146,3 +146,21 @@ func TestBadNamesAreRefusedByRegister(t *testing.T) {
 		})
 	}
 }
+
+// TestTAPPaaSNamesStillLoadFromFiles: the one rule is for new names; a
+// TAPPaaS registration file with an underscore or upper case still loads.
+func TestTAPPaaSNamesStillLoadFromFiles(t *testing.T) {
+	state := t.TempDir()
+	if r := np(t, state, "register", "a1", "--mac", "52:54:00:12:34:56"); r.code != 0 {
+		t.Fatalf("register: %d %s", r.code, r.err)
+	}
+	for _, name := range []string{"pve_1", "TapPaaS3"} {
+		if err := os.WriteFile(filepath.Join(state, "registrations", name+".json"), []byte(`{"name":"`+name+`","macs":[]}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := np(t, state, "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "pve_1") || !strings.Contains(r.stdout, "TapPaaS3") || strings.Contains(r.stdout+r.err, "invalid name") {
+		t.Errorf("list: exit %d, stdout %q, stderr %q; want both TAPPaaS names listed", r.code, r.stdout, r.err)
+	}
+}
