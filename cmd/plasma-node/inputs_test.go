@@ -200,3 +200,35 @@ func TestProvisionerURLRuleAtEveryEntryPoint(t *testing.T) {
 		}, names: "infrastructure.provisioner_url", code: 2},
 	})
 }
+
+func TestHostnameRuleAtEveryEntryPoint(t *testing.T) {
+	bad := map[string]string{
+		"a space":            "my node",
+		"an underscore":      "pve_1",
+		"upper case":         "Node1",
+		"a leading '-'":      "-node",
+		"digits only":        "1234",
+		"64 characters":      strings.Repeat("a", 64),
+		"a dot":              "node.example",
+		"a non-ASCII letter": "nöde",
+	}
+	runInputTable(t, bad, map[string]inputEntry{
+		"add --hostname": {run: func(t *testing.T, _, v string) result {
+			return plasma(t, platformWith(t, ""), "add", "p1", "--hostname", v)
+		}, names: "hostname", code: 2},
+		"add PLATFORM": {run: func(t *testing.T, dir, v string) result {
+			return plasma(t, dir, "add", "--", v)
+		}, names: "platform", code: 2},
+		"join --hostname": {run: func(t *testing.T, _, v string) result {
+			return plasma(t, platformWith(t, ""), "join", "p1", "--server-id", "x1", "--pool", "p", "--hostname", v)
+		}, names: "hostname", code: 2},
+		"node file hostname, validate": {run: func(t *testing.T, _, v string) result {
+			dir := platformWith(t, "")
+			data := "hostname: " + strconv.Quote(v) + "\nnetwork:\n  public_ip: 51.159.0.1\n  private_ip: 192.168.0.1\n"
+			if err := os.WriteFile(filepath.Join(dir, "platforms", "p1", "nodes", "n1.yaml"), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return plasma(t, dir, "validate")
+		}, names: "hostname", code: 1},
+	})
+}
