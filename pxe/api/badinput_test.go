@@ -15,7 +15,7 @@ import (
 func TestBadMACsAreRefusedByTheAPI(t *testing.T) {
 	e := newEnv(t, nil)
 	bodies := map[string]string{
-		"macs":        `{"name":"a3","macs":[%q],"boot_disk":"sda"}`,
+		"macs": `{"name":"a3","macs":[%q],"boot_disk":"sda"}`,
 	}
 	for _, bad := range badinput.MACs() {
 		for field, body := range bodies {
