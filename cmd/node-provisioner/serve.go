@@ -72,6 +72,9 @@ func (o *serveOptions) parse() error {
 	if err := window.CheckTTL(o.cfg.TTL); err != nil {
 		return usageError(fmt.Errorf("--ttl %s: %s", o.cfg.TTL, window.TTLRule))
 	}
+	if err := registry.ValidateDomain(o.site.Domain); err != nil {
+		return usageError(fmt.Errorf("--domain: %w", err))
+	}
 	if o.serverIP != "" {
 		ip, err := netip.ParseAddr(o.serverIP)
 		if err != nil || !ip.Is4() {

@@ -7,21 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/internal/badinput"
 )
 
 // The bad values of each input, one table per input, which every entry
 // point below is run against: an entry point added later joins the
 // list, so that it cannot forget the input's rule.
 var (
-	badDomains = map[string]string{
-		"a space and an empty label": "exa mple..com",
-		"304 characters":             strings.Repeat("a.", 151) + "aa",
-		"a non-ASCII letter":         "bücher.example",
-		"upper case":                 "Example.com",
-		"a label starting with '-'":  "-x.example.com",
-		"a trailing dot":             "example.com.",
-		"a 64-character label":       strings.Repeat("a", 64) + ".example",
-	}
 	badCIDRs = map[string]string{
 		"host bits set":           "10.0.0.1/8",
 		"IPv6 host bits set":      "fd00::1/64",
@@ -39,6 +32,16 @@ var (
 		"a CIDR, not an addr": "10.0.0.1/24",
 	}
 )
+
+// badDomains is the shared table of bad domains (internal/badinput),
+// which node-provisioner's site domain is run against too.
+func badDomains() map[string]string {
+	m := map[string]string{}
+	for _, v := range badinput.Domains() {
+		m[v.Name] = v.Value
+	}
+	return m
+}
 
 // inputEntry is one way a value reaches plasma-node: it runs the
 // command in dir with value and returns its result, and what the result
@@ -90,7 +93,7 @@ func runInputTable(t *testing.T, values map[string]string, entries map[string]in
 }
 
 func TestDomainRuleAtEveryEntryPoint(t *testing.T) {
-	runInputTable(t, badDomains, map[string]inputEntry{
+	runInputTable(t, badDomains(), map[string]inputEntry{
 		"add --domain": {run: func(t *testing.T, dir, v string) result {
 			r := plasma(t, dir, "add", "p1", "--domain", v)
 			if _, err := os.Stat(filepath.Join(dir, "platforms")); err == nil {

@@ -70,3 +70,19 @@ func Names() []Value {
 		{"punctuation", "bad name!", rule},
 	}
 }
+
+// Domains are domains (a platform's dns.domain, node-provisioner's site
+// domain) that are not DNS domains by the one rule, hostname.DomainRule:
+// each refusal states it.
+func Domains() []Value {
+	const rule = "want dot-separated labels of a-z, 0-9 and '-'"
+	return []Value{
+		{"a space and an empty label", "exa mple..com", rule},
+		{"304 characters", strings.Repeat("a.", 151) + "aa", rule},
+		{"a non-ASCII letter", "bücher.example", rule},
+		{"upper case", "Example.com", rule},
+		{"a label starting with '-'", "-x.example.com", rule},
+		{"a trailing dot", "example.com.", rule},
+		{"a 64-character label", strings.Repeat("a", 64) + ".example", rule},
+	}
+}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
 
 	"encoding/json"
@@ -132,11 +133,36 @@ func appendUnique(dst []string, vs ...string) []string {
 	return dst
 }
 
-// Check refuses settings every answer would fail on: it builds a probe
-// answer with them and validates it with the rules of the newest
-// installer.
+// Check refuses settings every answer would fail on: a domain that is
+// not a DNS domain by the one rule plasma-node's platform domains follow
+// too ([ValidateDomain]), and anything else the newest installer would
+// refuse in a probe answer built with them.
 func (s Site) Check() error {
+	if err := ValidateDomain(s.Domain); err != nil {
+		return err
+	}
 	return s.CheckRegistration(Registration{Name: "probe", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}})
+}
+
+// ErrInvalidDomain: a site domain that is not a DNS domain by
+// [hostname.DomainRule].
+var ErrInvalidDomain = errors.New("invalid domain")
+
+// ValidateDomain reports whether d can be the site's domain, which node
+// names join into FQDNs: RFC 1123 labels of lower-case ASCII letters,
+// digits and '-', each 1 to 63 characters, 253 characters in all, the
+// rule of plasma-node's platform domains. The error wraps
+// [ErrInvalidDomain] (and [ErrInvalidRegistration]), names the label at
+// fault and says what would be valid. An empty domain is valid: the
+// default applies.
+func ValidateDomain(d string) error {
+	if d == "" {
+		return nil
+	}
+	if err := hostname.CheckDomain(d); err != nil {
+		return invalid(ErrInvalidDomain, "domain %q: %v; want %s", d, err, hostname.DomainRule)
+	}
+	return nil
 }
 
 // CheckRegistration refuses a registration whose answer, built with s,
