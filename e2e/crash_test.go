@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"errors"
+	"io/fs"
+
 	"github.com/plasmactl/plasma-node/pxe/registry"
 
 	"bytes"
@@ -342,9 +345,15 @@ func checkCrashState(t *testing.T, ctx context.Context, i int, label string, e p
 	}
 
 	// The next commands run and list what is on disk.
-	out, err := e.cmd(ctx, "list", "-o", "json").Output()
+	out, err := e.cmd(ctx, "list", "-o", "json").CombinedOutput()
 	var list []listEntry
-	if err != nil || json.Unmarshal(out, &list) != nil {
+	if _, serr := os.Stat(e.state); errors.Is(serr, fs.ErrNotExist) {
+		// A first command killed before it made the state folder: list
+		// says the folder does not exist (exit 1) rather than "none".
+		if err == nil || !strings.Contains(string(out), "does not exist") {
+			t.Errorf("node-provisioner list -o json of a state folder never made: %v\n%s; want exit 1 saying it does not exist", err, out)
+		}
+	} else if err != nil || json.Unmarshal(out, &list) != nil {
 		t.Errorf("node-provisioner list -o json: %v\n%s", err, out)
 	}
 	if len(list) != len(onDisk) {
