@@ -301,7 +301,7 @@ func (h *Handler) unknown(w http.ResponseWriter, r *http.Request) {
 
 // timeline serves the timeline masked as the page is.
 func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
-	_, red, err := h.report(r.Context())
+	nodes, recs, err := h.identified(r.Context())
 	if err != nil {
 		h.log.Error("timeline failed", "err", err)
 		http.Error(w, "cannot read the registrations; see the server log", http.StatusInternalServerError)
@@ -310,5 +310,5 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request) {
 	noStore(w, "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	enc.Encode(red.snapshot(h.cfg.Timeline.Snapshot()))
+	enc.Encode(newRedactor(nodes, recs).snapshot(h.cfg.Timeline.Snapshot()))
 }

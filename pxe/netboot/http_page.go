@@ -81,12 +81,9 @@ func maskTail(s string, keep int) string {
 // names) are the node's: they join its timeline, whatever linked the
 // MAC or not.
 func (h *Handler) report(ctx context.Context) (StatusReport, redactor, error) {
-	var st []backend.Node
-	if inv, ok := h.cfg.Backend.(backend.Inventory); ok {
-		var err error
-		if st, err = inv.Nodes(ctx); err != nil {
-			return StatusReport{}, redactor{}, err
-		}
+	st, recs, err := h.identified(ctx)
+	if err != nil {
+		return StatusReport{}, redactor{}, err
 	}
 	snap := attribute(h.cfg.Timeline.Snapshot(), st)
 	rep := StatusReport{Nodes: []NodeReport{}, Unmatched: snap.Unmatched, Other: snap.Other, Time: h.cfg.Now().UTC()}
@@ -96,12 +93,7 @@ func (h *Handler) report(ctx context.Context) (StatusReport, redactor, error) {
 		s := int64(left / time.Second)
 		rep.Window.Deadline, rep.Window.LeftSeconds = deadline.UTC(), &s
 	}
-	var recs []discovery.Record
-	if d := h.cfg.Discovery; d != nil {
-		var err error
-		if recs, err = d.Inbox.List(ctx, h.cfg.Now()); err != nil {
-			return StatusReport{}, redactor{}, err
-		}
+	if h.cfg.Discovery != nil {
 		n := len(recs)
 		rep.Discovered = &n
 	}
@@ -113,6 +105,27 @@ func (h *Handler) report(ctx context.Context) (StatusReport, redactor, error) {
 		rep.Nodes = append(rep.Nodes, NodeReport{Node: s, Timeline: evs})
 	}
 	return rep, newRedactor(st, recs), nil
+}
+
+// identified reads what identifies machines, which the redactor masks:
+// the backend's nodes (none without an inventory) and the discovery
+// inbox (none without discovery).
+func (h *Handler) identified(ctx context.Context) ([]backend.Node, []discovery.Record, error) {
+	var nodes []backend.Node
+	if inv, ok := h.cfg.Backend.(backend.Inventory); ok {
+		var err error
+		if nodes, err = inv.Nodes(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	var recs []discovery.Record
+	if d := h.cfg.Discovery; d != nil {
+		var err error
+		if recs, err = d.Inbox.List(ctx, h.cfg.Now()); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nodes, recs, nil
 }
 
 // attribute moves the unmatched events of every MAC a node pins or
