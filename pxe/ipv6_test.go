@@ -1,0 +1,138 @@
+package pxe
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
+	"github.com/plasmactl/plasma-node/pxe/tlscert"
+	"github.com/plasmactl/plasma-node/pxe/window"
+)
+
+// needIPv6 skips a test (fails it under PLASMA_E2E=1) when the host has
+// no IPv6 loopback.
+func needIPv6(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		skipOrFail(t, "no IPv6 loopback: %v", err)
+		return
+	}
+	ln.Close()
+}
+
+// TestTheWindowServesOverIPv6: a TLS window listening on an IPv6
+// address, or on every address (":0", as the default :8090 does), serves
+// iPXE's plain script and the installer's HTTPS answer over IPv6, with
+// URLs whose IPv6 host is in brackets; the every-address window serves
+// IPv4 as before.
+func TestTheWindowServesOverIPv6(t *testing.T) {
+	needIPv6(t)
+	tests := map[string]struct {
+		listen string
+		// dial are the hosts the test reaches the window at.
+		dial []string
+	}{
+		"an IPv6 listen address":              {"[::1]:0", []string{"::1"}},
+		"every address, IPv4 and IPv6 at once": {":0", []string{"::1", "127.0.0.1"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			state := t.TempDir()
+			reg, err := folder.OpenRegistrations(state, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			labRelease(t, state, "9.1-1")
+			cfg := nodeProvisioner(t, Config{StateDir: state, HTTPAddr: tc.listen, TLS: true, TTL: time.Minute}, filepath.Join(t.TempDir(), "secrets"))
+			srv, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(t.Context())
+			errc := make(chan error, 1)
+			go func() { errc <- srv.Serve(ctx) }()
+			t.Cleanup(func() { cancel(); <-errc })
+			select {
+			case <-srv.Ready():
+			case err := <-errc:
+				t.Fatal(err)
+			}
+			_, port, _ := net.SplitHostPort(srv.Addr().String())
+			w, err := window.Read(state)
+			for end := time.Now().Add(5 * time.Second); err != nil && time.Now().Before(end); w, err = window.Read(state) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pinned, err := tlscert.PinnedTLSConfig(w.CertFingerprint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			secure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: pinned}}
+			sysinfo, err := os.ReadFile(filepath.Join("..", "answer", "testdata", "sysinfo", "pve-9.2-synthetic.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, host := range tc.dial {
+				name := "v6node" + string(rune('a'+i))
+				if _, err := reg.Put(t.Context(), labReg(t, name, "sda", labMAC)); err != nil {
+					t.Fatal(err)
+				}
+				hp := net.JoinHostPort(host, port)
+				code, script := fetch(t, http.DefaultClient, "GET", "http://"+hp+"/boot.ipxe?mac="+labMAC+"&platform=efi", "")
+				if code != http.StatusOK || !strings.Contains(script, "kernel ") {
+					t.Fatalf("script over %s: %d %s", host, code, script)
+				}
+				if tc.listen == "[::1]:0" && !strings.Contains(script, "http://"+hp+"/assets/9.1-1/") {
+					t.Errorf("script over %s names its assets elsewhere than http://%s:\n%s", host, hp, script)
+				}
+				code, toml := fetch(t, secure, "POST", "https://"+hp+"/answer", string(sysinfo))
+				if code != http.StatusOK {
+					t.Fatalf("answer over %s: %d %s", host, code, toml)
+				}
+				a, err := answer.Decode([]byte(toml), answer.Version92)
+				if err != nil {
+					t.Fatalf("answer over %s: %v\n%s", host, err, toml)
+				}
+				if a.PostInstallationWebhook == nil || !strings.HasPrefix(a.PostInstallationWebhook.URL, "https://"+hp+"/webhook/") {
+					t.Errorf("answer over %s: webhook %+v, want it at https://%s", host, a.PostInstallationWebhook, hp)
+				}
+				if _, err := reg.Get(t.Context(), name); err == nil {
+					t.Errorf("%s still pending after its answer over %s", name, host)
+				}
+			}
+			if tc.listen == "[::1]:0" && w.URL != "https://[::1]:"+port+"/answer" {
+				t.Errorf("window record URL %q, want https://[::1]:%s/answer", w.URL, port)
+			}
+		})
+	}
+}
+
+// fetch sends one request with c and returns its status and body.
+func fetch(t *testing.T, c *http.Client, method, url, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
