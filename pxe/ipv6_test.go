@@ -41,7 +41,7 @@ func TestTheWindowServesOverIPv6(t *testing.T) {
 		// dial are the hosts the test reaches the window at.
 		dial []string
 	}{
-		"an IPv6 listen address":              {"[::1]:0", []string{"::1"}},
+		"an IPv6 listen address":               {"[::1]:0", []string{"::1"}},
 		"every address, IPv4 and IPv6 at once": {":0", []string{"::1", "127.0.0.1"}},
 	}
 	for name, tc := range tests {
