@@ -53,14 +53,18 @@ func (a *app) prepareCmd() *cobra.Command {
 	var o bootassets.PrepareOptions
 	var patchAsk, discover bool
 	c := &cobra.Command{
-		Use:   "prepare --iso FILE [--answer-url URL] [--cert-fingerprint FP|auto] [--answer-auth-token NAME:SECRET|auto] [--release NAME]",
+		Use:   "prepare --iso FILE [--answer-url URL | --generic] [--cert-fingerprint FP|auto] [--answer-auth-token NAME:SECRET|auto] [--release NAME]",
 		Short: "Stage a Proxmox VE installer ISO as boot assets (no root, no loop mount)",
 		Example: `  node-provisioner prepare --iso proxmox-ve_9.2-1.iso
-  node-provisioner prepare --iso proxmox-ve_9.2-1.iso --answer-url https://10.0.0.2:8090/answer --cert-fingerprint auto`,
+  node-provisioner prepare --iso proxmox-ve_9.2-1.iso --answer-url https://10.0.0.2:8090/answer --cert-fingerprint auto
+  node-provisioner prepare --iso proxmox-ve_9.2-1.iso --generic`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.ISO == "" {
 				return usageError(errors.New("--iso is required: the Proxmox VE installer ISO to stage"))
+			}
+			if o.Generic && (o.AnswerURL != "" || o.CertFingerprint != "") {
+				return usageError(errors.New("--generic with --answer-url or --cert-fingerprint: a generic ISO takes both from the site's DHCP options 250 and 251 or DNS TXT records, and one baked in would win over them; give --generic alone"))
 			}
 			if _, err := os.Stat(o.ISO); err != nil {
 				return usageError(fmt.Errorf("--iso: %w", err))
@@ -123,6 +127,9 @@ func (a *app) prepareCmd() *cobra.Command {
 			if discover {
 				fmt.Fprint(a.out, ", discovery initrd built")
 			}
+			if rel.Generic() {
+				fmt.Fprint(a.out, ", generic: the installer takes its answer URL from the site's DHCP option 250 or DNS (node-provisioner publish prints them)")
+			}
 			if rel.AnswerAuth {
 				fmt.Fprint(a.out, ", answer requests need the ISO's token")
 			}
@@ -138,6 +145,7 @@ func (a *app) prepareCmd() *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&o.ISO, "iso", "", "the Proxmox VE installer ISO (auto-install capable, 8.2 or later)")
+	f.BoolVar(&o.Generic, "generic", false, "stage a generic ISO, as prepare-iso --fetch-from http without --url does (needs xorriso): the installer finds the answer URL by the site's DHCP option 250 or DNS TXT record (see publish); the release is <release>-generic, beside a baked one")
 	f.StringVar(&o.AnswerURL, "answer-url", "", "bake this answer URL into a copy of the ISO, as prepare-iso --fetch-from http does (needs xorriso)")
 	f.StringVar(&o.CertFingerprint, "cert-fingerprint", "", "TLS fingerprint the installer pins for the answer URL, or auto for serve --tls's certificate")
 	f.StringVar(&o.AnswerAuthToken, "answer-auth-token", "", "bake this answer token (NAME:SECRET) into the ISO, or auto to generate one, as prepare-iso --answer-auth-token does (9.2 ISOs); serve then refuses answer requests without it")

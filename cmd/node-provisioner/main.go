@@ -19,6 +19,7 @@ import (
 	"github.com/plasmactl/plasma-node/internal/cli"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
+	"github.com/plasmactl/plasma-node/pxe/sitepublish"
 	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
@@ -61,6 +62,9 @@ type app struct {
 	// local is the state folder on this host, once a command asked for
 	// it: its stores are opened once for the process (see stores).
 	local *registrar.Local
+	// resolver looks up the site's TXT records for status (nil:
+	// net.DefaultResolver); tests set it.
+	resolver sitepublish.TXTResolver
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -111,7 +115,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf, "")
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.publishCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	a.addCompletion(root)
 	cli.Setup(root)
 	return root

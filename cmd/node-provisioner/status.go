@@ -29,8 +29,9 @@ type statusData struct {
 
 func (a *app) statusCmd() *cobra.Command {
 	var (
-		watch  bool
-		output string
+		watch        bool
+		output       string
+		searchDomain string
 	)
 	c := &cobra.Command{
 		Use:   "status [--watch] [-o table|json|yaml]",
@@ -92,6 +93,9 @@ func (a *app) statusCmd() *cobra.Command {
 					}
 				}
 			}
+			// A generic ISO finds the window by the site's TXT records:
+			// warn where they point elsewhere.
+			a.checkSiteRecords(ctx, w, searchDomain)
 			if watch {
 				return a.watch(ctx, n, w.Open, output)
 			}
@@ -102,6 +106,7 @@ func (a *app) statusCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVarP(&watch, "watch", "w", false, "then print events as they happen (the boot steps and answers) until the window closes, or until interrupted when none is open")
+	c.Flags().StringVar(&searchDomain, "search-domain", "", "check the DNS TXT records a generic ISO reads under this search domain (default: checked under site.json's domain when a generic release is staged)")
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml (with --watch: one JSON line or YAML document per event)")
 	return c
 }

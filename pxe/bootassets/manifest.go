@@ -69,6 +69,16 @@ type Release struct {
 	Dir string `json:"-"`
 }
 
+// genericSuffix ends the default name of a release prepared with
+// [PrepareOptions.Generic].
+const genericSuffix = "-generic"
+
+// Generic reports whether the release's ISO fetches its answer over HTTP
+// without a URL of its own, from the site's DHCP option 250 or DNS TXT
+// record ([PrepareOptions.Generic], or an ISO prepared so by
+// proxmox-auto-install-assistant).
+func (r *Release) Generic() bool { return r.FetchMode == "http" && r.AnswerURL == "" }
+
 // Asset is one file of a release folder.
 type Asset struct {
 	// Name is the file's base name, for example [AssetKernel].

@@ -29,8 +29,9 @@ type modeFile struct {
 // renderModeFile returns the mode file prepare-iso --fetch-from http
 // writes, in the shape of its toml::to_string_pretty output. ISOs of
 // Proxmox VE 8.2 refuse the partition_label key (it came with 8.3), so it
-// is left out for them. fp and token may be empty; older ISOs ignore the
-// token (their [http] table takes unknown keys).
+// is left out for them. answerURL, fp and token may be empty (a generic
+// ISO has no URL); older ISOs ignore the token (their [http] table takes
+// unknown keys).
 func renderModeFile(version, answerURL, fp, token string) []byte {
 	var b bytes.Buffer
 	b.WriteString("mode = \"http\"\n")
@@ -39,7 +40,9 @@ func renderModeFile(version, answerURL, fp, token string) []byte {
 	}
 	b.WriteString("\n[http]\n")
 	// Both values are checked to need no TOML escaping.
-	b.WriteString("url = \"" + answerURL + "\"\n")
+	if answerURL != "" {
+		b.WriteString("url = \"" + answerURL + "\"\n")
+	}
 	if fp != "" {
 		b.WriteString("cert_fingerprint = \"" + fp + "\"\n")
 	}
@@ -218,7 +221,7 @@ func (p *preparer) bakeModeFile(ctx context.Context, src *isoImage, dir, isoPath
 	if !bytes.Equal(got, want) {
 		return fmt.Errorf("read back %s: xorriso wrote %q, want %q", isoModeFile, got, want)
 	}
-	p.log.Info("answer URL baked into the ISO", "url", p.opts.AnswerURL, "fingerprint", p.fp != "", "token", p.token != "", "volume_uuid", uuid)
+	p.log.Info("mode file baked into the ISO", "url", p.opts.AnswerURL, "generic", p.opts.Generic, "fingerprint", p.fp != "", "token", p.token != "", "volume_uuid", uuid)
 	return nil
 }
 

@@ -109,6 +109,15 @@ type PrepareOptions struct {
 	// http but no --url, the installer takes the URL from DHCP option 250
 	// or DNS).
 	AnswerURL string
+	// Generic bakes a mode file with mode "http" and no URL or
+	// fingerprint, as "prepare-iso --fetch-from http" without --url
+	// writes it (needs xorriso): the installer then takes its answer URL
+	// from the site's DHCP option 250, else from the DNS TXT record
+	// proxmox-auto-installer.<search-domain> (see pxe/sitepublish), so one
+	// ISO serves every window and every site. The release is named
+	// "<release>-generic" unless Release is set, beside a baked one. Not
+	// with AnswerURL or CertFingerprint.
+	Generic bool
 	// CertFingerprint pins the answer server's TLS certificate: its
 	// SHA-256 as hex, colons optional, any case (written as "AA:BB:…").
 	// [CertFingerprintAuto] takes it from FingerprintFunc. Needs AnswerURL.
@@ -215,6 +224,12 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 			return nil, fmt.Errorf("prepare: %w", err)
 		}
 	}
+	if opts.Generic && opts.AnswerURL != "" {
+		return nil, errors.New("prepare: a generic ISO has no answer URL: give one or the other")
+	}
+	if opts.Generic && opts.CertFingerprint != "" {
+		return nil, errors.New("prepare: a generic ISO takes the certificate fingerprint from the site's DHCP option 251 or DNS record; one baked in would win over them")
+	}
 	if opts.CertFingerprint != "" {
 		if opts.AnswerURL == "" {
 			return nil, errors.New("prepare: a certificate fingerprint needs an answer URL to pin")
@@ -239,7 +254,7 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 	if opts.AnswerAuthToken == AnswerAuthTokenNone {
 		p.noToken = true
 	} else if opts.AnswerAuthToken != "" {
-		if opts.AnswerURL == "" {
+		if opts.AnswerURL == "" && !opts.Generic {
 			return nil, errors.New("prepare: an answer token needs an answer URL to bake it with")
 		}
 		p.token = opts.AnswerAuthToken
@@ -256,7 +271,7 @@ func newPreparer(opts PrepareOptions) (*preparer, error) {
 	if opts.Release != "" && !releaseNameRE.MatchString(opts.Release) {
 		return nil, fmt.Errorf("prepare: release name %q: want letters, digits, '.', '-', '_' or '+', such as 9.2-1", opts.Release)
 	}
-	if opts.AnswerURL != "" {
+	if opts.AnswerURL != "" || opts.Generic {
 		path, err := exec.LookPath("xorriso")
 		if err != nil {
 			return nil, fmt.Errorf("prepare: baking the answer URL into the ISO: %w: %w", ErrXorrisoMissing, err)
@@ -332,6 +347,9 @@ func (p *preparer) inspect(ctx context.Context, src *os.File) (*isoImage, int64,
 		p.warn(w)
 	}
 	name := info.Release
+	if p.opts.Generic {
+		name += genericSuffix
+	}
 	if p.opts.Release != "" {
 		name = p.opts.Release
 	}
@@ -426,7 +444,7 @@ func (p *preparer) build(ctx context.Context, im *isoImage, src *os.File, srcSiz
 		return err
 	}
 	p.rel.SourceSHA256 = a.SHA256
-	if p.opts.AnswerURL != "" {
+	if p.opts.AnswerURL != "" || p.opts.Generic {
 		if err := p.bakeModeFile(ctx, im, dir, isoPath); err != nil {
 			return err
 		}

@@ -207,6 +207,17 @@ func ParseFingerprint(s string) ([sha256.Size]byte, error) {
 	return out, nil
 }
 
+// NormalizeFingerprint returns a SHA-256 fingerprint read as
+// [ParseFingerprint] reads it, written as [Fingerprint] writes one:
+// upper-case hex pairs joined by ':'. Errors wrap [ErrInvalidFingerprint].
+func NormalizeFingerprint(s string) (string, error) {
+	sum, err := ParseFingerprint(s)
+	if err != nil {
+		return "", err
+	}
+	return formatFingerprint(sum), nil
+}
+
 // ServerTLSConfig returns the configuration every server of the project
 // listens with: TLS 1.2 or later, and under 1.2 only the ECDHE suites
 // with AEAD ciphers (AES-GCM, ChaCha20-Poly1305); TLS 1.3's suites are
