@@ -9,10 +9,11 @@
 // registrations are package pxe/registry's, secrets pxe/secret's, the
 // HTTP side package pxe/netboot's.
 //
-// The entry points are [Render] (an [Answer] to TOML for a [Version]),
-// [Validate] (the installer's rules), [Decode] (TOML back to an Answer, as a
-// given installer reads it), [ParseSystemInfo] (the request body) and
-// [HashPassword].
+// The entry points are [Render] (an [Answer] to TOML for a [Version], or
+// to JSON, [FormatJSON], for installers from 9.2), [Validate] (the
+// installer's rules), [Decode] and [DecodeJSON] (TOML or JSON back to an
+// Answer, as a given installer reads it), [ParseSystemInfo] (the request
+// body) and [HashPassword].
 //
 // The answer file is declared once, as a schema of one table per TOML
 // table (listed by [Schema]): each key's name, type, first and last

@@ -1,6 +1,31 @@
 package answer
 
-import "slices"
+import (
+	"flag"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// CheckGolden compares got with the golden file at path, after writing
+// got there under -update.
+func CheckGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("Render differs from %s (-want +got):\n%s", path, diff)
+	}
+}
 
 // Timezones returns the time zone names the installer accepts for
 // global.timezone, sorted: tzdata's zone.tab zones and "UTC". The slice

@@ -32,6 +32,11 @@ type RenderOptions struct {
 	// Logger receives a warning for every key DropUnsupported leaves out
 	// (key names and versions, never values). Nil discards.
 	Logger *slog.Logger
+	// Format is the file format: [FormatTOML] (the zero value) or
+	// [FormatJSON], which only installers from 9.2 read (see
+	// [Version.TakesJSON]); a JSON answer has no Header, JSON having no
+	// comments.
+	Format Format
 }
 
 // Render writes a as answer.toml for installer v: keys in snake_case
@@ -42,9 +47,16 @@ type RenderOptions struct {
 // post-installation-webhook, first-boot; options tables (disk-setup.zfs,
 // udev filters) become sub-tables. The output is deterministic.
 //
+// With opts.Format [FormatJSON] it writes the same keys as one JSON object
+// instead (see [FormatJSON]).
+//
 // Render validates first: errors wrap [ErrInvalid] or [ErrUnsupported]
-// (an [*UnsupportedError] for a key too new for v).
+// (an [*UnsupportedError] for a key too new for v, or JSON for an
+// installer before 9.2).
 func Render(a *Answer, v Version, opts RenderOptions) ([]byte, error) {
+	if opts.Format == FormatJSON {
+		return renderJSON(a, v, opts)
+	}
 	var header []byte
 	if opts.Header != "" {
 		h, err := commentLines(opts.Header)
@@ -155,6 +167,12 @@ func Decode(data []byte, v Version) (*Answer, error) {
 	if err := toml.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("decode answer for installer %s: %w: %w", v, ErrInvalid, err)
 	}
+	return decodeMap(m, v)
+}
+
+// decodeMap reads the parsed file m (TOML's types: string, bool, int64,
+// float64, []any, map[string]any) as installer v does, then validates it.
+func decodeMap(m map[string]any, v Version) (*Answer, error) {
 	d := &decoder{v: v}
 	a := &Answer{}
 	answerTable.decode(a, answerTable.reader(d, m))
@@ -223,6 +241,8 @@ func typeName(x any) string {
 		return "an array"
 	case map[string]any:
 		return "a table"
+	case nil:
+		return "null"
 	}
 	return "a date or time"
 }

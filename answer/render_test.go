@@ -138,19 +138,7 @@ func TestRenderMatchesGoldenFiles(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Render: %v", err)
 				}
-				golden := filepath.Join("testdata", "golden", fmt.Sprintf("%s-%s.toml", name, v))
-				if updating() {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("read golden file (run go test -update to create it): %v", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("Render differs from %s (-want +got):\n%s", golden, diff)
-				}
+				answer.CheckGolden(t, filepath.Join("testdata", "golden", fmt.Sprintf("%s-%s.toml", name, v)), got)
 
 				// What was rendered is what installer v reads back.
 				back, err := answer.Decode(got, v)

@@ -2,7 +2,6 @@ package answer
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -533,7 +532,6 @@ var optionAnswers = map[string]func() *Answer{
 var optionGoldens = map[string][]Version{"lvm": {Version84, Version92}, "btrfs": {Version83, Version92}}
 
 func TestRenderMatchesOptionGoldens(t *testing.T) {
-	update := flag.Lookup("update")
 	for name, versions := range optionGoldens {
 		for _, v := range versions {
 			t.Run(fmt.Sprintf("%s for %s", name, v), func(t *testing.T) {
@@ -541,19 +539,7 @@ func TestRenderMatchesOptionGoldens(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Render: %v", err)
 				}
-				golden := filepath.Join("testdata", "golden", fmt.Sprintf("%s-%s.toml", name, v))
-				if update != nil && update.Value.String() == "true" {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("read golden file (run go test -update to create it): %v", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("Render differs from %s (-want +got):\n%s", golden, diff)
-				}
+				CheckGolden(t, filepath.Join("testdata", "golden", fmt.Sprintf("%s-%s.toml", name, v)), got)
 				back, err := Decode(got, v)
 				if err != nil {
 					t.Fatalf("Decode(Render()): %v", err)

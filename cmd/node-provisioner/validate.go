@@ -14,14 +14,18 @@ import (
 // validateAnswerCmd says what the installer of a version would say about
 // an answer file, as proxmox-auto-install-assistant validate-answer does:
 // exit 0 and its success line, or the problems and exit 1 (deprecated
-// snake_case keys count as problems from 9.0, as they do there).
+// snake_case keys count as problems from 9.0, as they do there). A file
+// starting with "{" is read as a JSON answer (9.2+), whatever its name.
 func (a *app) validateAnswerCmd() *cobra.Command {
 	var version string
 	c := &cobra.Command{
 		Use:   "validate-answer FILE [--version V]",
 		Short: "Check an answer file as the Proxmox installer of a version reads it",
+		Long: "Check an answer file as the Proxmox installer of a version reads it. The format is told by content:\n" +
+			"a file starting with { is a JSON answer (installers from 9.2), any other TOML.",
 		Example: `  node-provisioner validate-answer answer.toml
-  node-provisioner validate-answer answer.toml --version 8.3.3`,
+  node-provisioner validate-answer answer.toml --version 8.3.3
+  node-provisioner validate-answer answer.json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
@@ -46,7 +50,11 @@ func (a *app) validateAnswerCmd() *cobra.Command {
 			if err != nil || len(check.Deprecated) > 0 {
 				return fmt.Errorf("found issues in the answer file for installer %s", check.Version)
 			}
-			fmt.Fprintf(a.out, "The answer file was parsed successfully, no errors found! (installer %s)\n", check.Version)
+			format := ""
+			if check.JSON {
+				format = ", JSON"
+			}
+			fmt.Fprintf(a.out, "The answer file was parsed successfully, no errors found! (installer %s%s)\n", check.Version, format)
 			return nil
 		},
 	}

@@ -24,6 +24,11 @@ func TestValidateAnswer(t *testing.T) {
 	tail := "\n[network]\nsource = \"from-dhcp\"\n\n[disk-setup]\nfilesystem = \"zfs\"\nzfs.raid = \"RAIDZ-1\"\n"
 	upper := write("upper.toml", head+"root-password = \"correct-horse\"\n"+tail+"disk-list = [\"sda\", \"sdb\", \"sdc\"]\n")
 	snake := write("snake.toml", head+"root_password = \"correct-horse\"\n"+tail+"disk_list = [\"sda\", \"sdb\", \"sdc\"]\n")
+	jsonAnswer := `{"global":{"keyboard":"de","country":"at","fqdn":"node1.lab.example","mailto":"ops@lab.example","timezone":"UTC",
+"root-password":"correct-horse"},"network":{"source":"from-dhcp"},"disk-setup":{"filesystem":"ext4","disk-list":["sda"]}}`
+	// The format is told by content, whatever the file's name.
+	asJSON := write("answer.toml", jsonAnswer)
+	badJSON := write("bad.json", strings.Replace(jsonAnswer, `"disk-list"`, `"disk-lits"`, 1))
 	tests := map[string]struct {
 		args           []string
 		code           int
@@ -42,6 +47,10 @@ func TestValidateAnswer(t *testing.T) {
 		"8.3.3 reads upper-case RAID": {args: []string{snake, "--version", "8.3.3"}, code: 0, stdout: "(installer 8.3.3)"},
 		"a bad version is usage":      {args: []string{upper, "--version", "nine"}, code: 2, stderr: "--version"},
 		"a version before 8.2":        {args: []string{upper, "--version", "8.1"}, code: 2, stderr: "no automated installer"},
+		"a JSON answer is read by content": {args: []string{asJSON}, code: 0, stdout: "no errors found! (installer 9.2, JSON)"},
+		"a JSON answer is checked by the same rules": {args: []string{badJSON}, code: 1, stderr: "disk-setup.disk-lits: unknown key"},
+		"a JSON answer for 9.1, which reads TOML only": {args: []string{asJSON, "--version", "9.1"}, code: 1,
+			stderr: "JSON answers need installer 9.2 or later"},
 		"a missing file is usage":     {args: []string{filepath.Join(state, "none.toml")}, code: 2, stderr: "none.toml"},
 	}
 	for name, tc := range tests {

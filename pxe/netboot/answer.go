@@ -48,8 +48,10 @@ const ContentTypeTOML = "application/toml"
 // not, and for a product other than productPVE), takes the
 // installer's version from it ([answer.DefaultVersion] when it has none;
 // 400 below [answer.MinVersion]), asks the backend, and replies 200 with
-// the answer rendered for that version ([answer.Render], keys the version
-// does not know left out and logged), content type [ContentTypeTOML]. A
+// the answer rendered once for that version ([answer.Render], keys the
+// version does not know left out and logged): as JSON (application/json)
+// when the request's Accept prefers it and the version reads it (see
+// answerFormat), else as TOML ([ContentTypeTOML]), with "Vary: Accept". A
 // refusal gets its status and reason; a failure gets 500 and no detail.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ip := hostOf(r.RemoteAddr)
@@ -96,10 +98,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	if err == nil && (res == nil || res.Answer == nil) {
 		err = errors.New("the backend returned no answer and no error")
 	}
-	var toml []byte
+	var body []byte
+	format := answerFormat(strings.Join(r.Header.Values("Accept"), ","), v)
 	if err == nil {
 		ev.Node = res.Node
-		toml, err = h.render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log})
+		body, err = h.render(res.Answer, v, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: h.log, Format: format})
 		if err == nil && res.Claim != nil {
 			if err = res.Claim(ctx); refusedBy(err, &ev, refuse) {
 				delivered(res, err)
@@ -112,9 +115,10 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		delivered(res, err)
 		return
 	}
-	w.Header().Set("Content-Type", ContentTypeTOML)
+	w.Header().Set("Content-Type", format.ContentType())
+	w.Header().Add("Vary", "Accept")
 	w.WriteHeader(http.StatusOK)
-	_, werr := w.Write(toml)
+	_, werr := w.Write(body)
 	if werr == nil {
 		werr = http.NewResponseController(w).Flush()
 	}
@@ -130,7 +134,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ev.Kind, ev.Status, ev.Detail = events.Answer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
 	h.cfg.Metrics.answerServed()
-	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "client_ip", ip)
+	h.log.Info("answer served", "node", res.Node, "detail", res.Detail, "installer", v.String(), "format", format.String(), "client_ip", ip)
 }
 
 // request reads an answer request: its method, body, system info,

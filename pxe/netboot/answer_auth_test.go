@@ -171,12 +171,12 @@ func minimalAnswer() *answer.Answer {
 	}
 }
 
-// TestAnswerIsTOMLWhateverTheAccept: 9.2 asks "Accept: application/json,
-// application/toml;q=0.5" and parses a reply whose Content-Type starts
-// with application/json as JSON, anything else as TOML
-// (proxmox-fetch-answer/src/fetch_plugins/http.rs); the window answers
-// TOML, which every installer reads.
-func TestAnswerIsTOMLWhateverTheAccept(t *testing.T) {
+// TestAnswerIsJSONWhenThe92InstallerAsks: 9.2 asks "Accept:
+// application/json, application/toml;q=0.5" and parses a reply whose
+// Content-Type starts with application/json as JSON, anything else as TOML
+// (proxmox-fetch-answer/src/fetch_plugins/http.rs); the window answers it
+// JSON (issue 36; before, TOML whatever the Accept).
+func TestAnswerIsJSONWhenThe92InstallerAsks(t *testing.T) {
 	pve92, err := os.ReadFile("../../answer/testdata/sysinfo/pve-9.2-synthetic.json")
 	if err != nil {
 		t.Fatal(err)
@@ -191,10 +191,10 @@ func TestAnswerIsTOMLWhateverTheAccept(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != ContentTypeTOML {
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	if _, err := answer.Decode(body, answer.Version92); err != nil {
+	if _, err := answer.DecodeJSON(body, answer.Version92); err != nil {
 		t.Errorf("the reply is no 9.2 answer: %v\n%s", err, body)
 	}
 }

@@ -16,6 +16,9 @@ var ErrInvalidVersion = errors.New("invalid installer version")
 type AnswerCheck struct {
 	// Version is the installer release the file was checked against.
 	Version string
+	// JSON is whether the file is a JSON answer, told by its content
+	// ([answer.SniffFormat]: it starts with "{"); else it is TOML.
+	JSON bool
 	// Deprecated are the snake_case keys the assistant of that release
 	// warns about (9.0 and later; see [answer.DeprecatedKeys]). It counts
 	// them as issues; the installer itself reads them.
@@ -26,7 +29,10 @@ type AnswerCheck struct {
 // ("8.3", "9.2-1", or a package version such as "8.3.3"; empty means the
 // newest release this package knows), the way the assistant's
 // validate-answer does: the keys and spellings that release accepts, its
-// value rules and the rules across keys. It is here, beside the site
+// value rules and the rules across keys. A JSON answer (told by content,
+// [answer.SniffFormat]) is read as installers from 9.2 read one
+// ([answer.DecodeJSON]); the assistant reads no JSON, so it has no
+// deprecated keys (the installer turns it into kebab-case TOML). It is here, beside the site
 // settings and the answers built from registrations, as node-provisioner's
 // one entry to the answer format.
 //
@@ -44,7 +50,11 @@ func CheckAnswer(data []byte, version string) (AnswerCheck, error) {
 			return AnswerCheck{}, fmt.Errorf("%w: installer %s has no automated installer (want %s or later)", ErrInvalidVersion, v, answer.MinVersion)
 		}
 	}
-	check := AnswerCheck{Version: v.String()}
+	check := AnswerCheck{Version: v.String(), JSON: answer.SniffFormat(data) == answer.FormatJSON}
+	if check.JSON {
+		_, err := answer.DecodeJSON(data, v)
+		return check, err
+	}
 	if _, err := answer.Decode(data, v); err != nil {
 		return check, err
 	}
