@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"regexp"
 
 	"github.com/plasmactl/plasma-node/answer"
@@ -102,6 +103,18 @@ func (rep *Report) check() error {
 	}
 	if rep.DMI.UUID != "" && !uuidRE.MatchString(rep.DMI.UUID) {
 		return invalidf("dmi.uuid %q is not a UUID", rep.DMI.UUID)
+	}
+	if rep.BootMAC != "" {
+		mac, ok := answer.CanonicalMAC(rep.BootMAC)
+		if !ok || !seen[mac] {
+			return invalidf("boot_mac %q is not one of the NICs' MACs", rep.BootMAC)
+		}
+		rep.BootMAC = mac
+	}
+	if rep.BMCAddress != "" {
+		if a, err := netip.ParseAddr(rep.BMCAddress); err != nil || a.Zone() != "" || a.IsUnspecified() {
+			return invalidf("bmc_address %q is not an IP address", rep.BMCAddress)
+		}
 	}
 	return rep.checkDisks()
 }

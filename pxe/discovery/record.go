@@ -19,6 +19,12 @@ type Report struct {
 	// Disks are the machine's whole disks (no partitions, no loop,
 	// RAM or optical devices).
 	Disks []Disk `json:"disks"`
+	// BootMAC is the MAC of the NIC the machine booted from (one of
+	// NICs), empty when the agent could not tell.
+	BootMAC string `json:"boot_mac,omitempty"`
+	// BMCAddress is the LAN address of the machine's BMC as the agent
+	// read it in-band, empty when it has none or could not tell.
+	BMCAddress string `json:"bmc_address,omitempty"`
 }
 
 // NIC is one network interface.

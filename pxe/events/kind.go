@@ -52,6 +52,12 @@ const (
 	// Discovered: a discovery window kept a machine's report in its
 	// inbox (a refused report is [Refused]).
 	Discovered Kind = "discovered"
+	// Enrolled: an enrolment rule registered a discovered machine;
+	// Detail says "enrolled by rule R (mode)".
+	Enrolled Kind = "enrolled"
+	// Unenrolled: no enrolment rule took a discovered machine, or its
+	// enrolment was refused; Detail says why.
+	Unenrolled Kind = "unenrolled"
 	// BMC: node-provisioner acted through the machine's BMC; Detail says
 	// what ("power on via ipmi", "next boot PXE via redfish") and, on
 	// failure, the BMC's words. Never a password.

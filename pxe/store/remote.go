@@ -9,6 +9,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -41,6 +42,8 @@ type Remote interface {
 	Discovered() discovery.Store
 	// SiteWindow returns the site's window.
 	SiteWindow() window.SiteStore
+	// Rules returns the enrolment rules.
+	Rules() enrol.Store
 	// Close closes the store's connections.
 	Close()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -78,6 +79,7 @@ type Stores struct {
 	installs registry.Installs
 	inbox    discovery.Store
 	site     window.SiteStore
+	rules    enrol.Store
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -340,6 +342,22 @@ func (s *Stores) Discovered() (discovery.Store, error) {
 	}
 	s.inbox = in
 	return in, nil
+}
+
+// Rules returns the enrolment rules (the state folder's rules.json, or
+// the PostgreSQL store's), the same store each time. It opens nothing
+// until used.
+func (s *Stores) Rules() enrol.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.rules != nil:
+	case s.remote != nil:
+		s.rules = s.remote.Rules()
+	default:
+		s.rules = folder.OpenRules(s.dir)
+	}
+	return s.rules
 }
 
 // KeyFileName is the secrets key's file in the state folder when

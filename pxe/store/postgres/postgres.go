@@ -6,6 +6,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -95,6 +96,9 @@ func (s *Stores) Discovered() discovery.Store { return OpenInbox(s.db, s.lim) }
 
 // SiteWindow returns the site's window.
 func (s *Stores) SiteWindow() window.SiteStore { return OpenSiteWindow(s.db) }
+
+// Rules returns the enrolment rules.
+func (s *Stores) Rules() enrol.Store { return OpenRules(s.db) }
 
 // Close closes the pool.
 func (s *Stores) Close() { s.db.Close() }
