@@ -27,6 +27,15 @@ type labOptions struct {
 	// next-server (siaddr) in its leases, with no boot file, as a site
 	// does for a boot loader that reads only the lease (Debian's grub).
 	siteNextServer bool
+	// generic prepares a generic ISO (prepare --generic) instead of
+	// baking the answer URL in.
+	generic bool
+	// siteConf, when set, returns more configuration for the site's
+	// dnsmasq; it is called once the lab's state folder exists.
+	siteConf func(t *testing.T, l *bootLab) string
+	// siteDNS makes the site's dnsmasq the segment's resolver as well,
+	// for the search domain e2e.test, which its DHCP hands out.
+	siteDNS bool
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -83,6 +92,7 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 	if opts.siteNextServer {
 		d.Args = append(d.Args, "--dhcp-boot=,,"+l.serverIP())
 	}
+	l.siteOptions(t, d)
 	d.Stdout, d.Stderr = l.dnsmasqLog, l.dnsmasqLog
 	if err := d.Start(); err != nil {
 		t.Fatal(err)
@@ -130,7 +140,11 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 		scheme = "https"
 		prep = append(prep, "--cert-fingerprint", "auto")
 	}
-	prep = append(prep, "--answer-url", scheme+"://"+l.serverIP()+":8090/answer")
+	if l.opts.generic {
+		prep = []string{"prepare", "--iso", media.iso, "--generic"}
+	} else {
+		prep = append(prep, "--answer-url", scheme+"://"+l.serverIP()+":8090/answer")
+	}
 	if l.opts.token {
 		prep = append(prep, "--answer-auth-token", "auto")
 	}

@@ -131,8 +131,13 @@ func run() error {
 		return err
 	}
 	step("mode %s, answer URL %s, fingerprint %q", mode.Mode, mode.HTTP.URL, mode.HTTP.CertFingerprint)
-	if mode.Mode != "http" || mode.HTTP.URL == "" {
-		return fmt.Errorf("/proxmox.iso: auto-installer-mode.toml says mode %q url %q; want http with a URL", mode.Mode, mode.HTTP.URL)
+	if mode.Mode != "http" {
+		return fmt.Errorf("/proxmox.iso: auto-installer-mode.toml says mode %q; want http", mode.Mode)
+	}
+	if mode.HTTP.URL == "" { // a generic ISO (fetchanswer.go)
+		if err := findAnswerURL(&mode); err != nil {
+			return err
+		}
 	}
 	info, err := sysInfo()
 	if err != nil {
@@ -291,9 +296,12 @@ func lease(nic string) (net.IP, net.IPMask, error) {
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	l, err := c.Request(ctx)
+	l, err := c.Request(ctx, leaseModifiers()...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("DHCP on %s: %w", nic, err)
+	}
+	if err := keepLease(nic, l.ACK); err != nil {
+		return nil, nil, fmt.Errorf("keep the lease of %s: %w", nic, err)
 	}
 	ip := l.ACK.YourIPAddr.To4()
 	mask := net.IP(l.ACK.SubnetMask()).To4()
