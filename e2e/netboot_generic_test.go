@@ -31,6 +31,23 @@ func (l *bootLab) siteOptions(t *testing.T, d *exec.Cmd) {
 	}
 }
 
+// startDnsmasq starts d, a dnsmasq kept in the foreground, logging to
+// log, and stops it when the test ends, showing the log if it failed.
+func startDnsmasq(t *testing.T, d *exec.Cmd, log *lockedBuffer) {
+	t.Helper()
+	d.Stdout, d.Stderr = log, log
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		d.Process.Kill()
+		d.Wait()
+		if t.Failed() {
+			t.Logf("dnsmasq log:\n%s", log.String())
+		}
+	})
+}
+
 // genericSite returns the site's dnsmasq lines node-provisioner publish
 // prints for the lab's window (https, the state folder's certificate), in
 // format.

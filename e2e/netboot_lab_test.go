@@ -93,17 +93,7 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 		d.Args = append(d.Args, "--dhcp-boot=,,"+l.serverIP())
 	}
 	l.siteOptions(t, d)
-	d.Stdout, d.Stderr = l.dnsmasqLog, l.dnsmasqLog
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.Process.Kill()
-		d.Wait()
-		if t.Failed() {
-			t.Logf("dnsmasq log:\n%s", l.dnsmasqLog.String())
-		}
-	})
+	startDnsmasq(t, d, l.dnsmasqLog)
 	return l
 }
 

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os"
@@ -56,19 +55,8 @@ func TestPublishedLinesWorkInDnsmasq(t *testing.T) {
 	if out, err := exec.Command("dnsmasq", "--test", "--conf-file="+conf).CombinedOutput(); err != nil || !strings.Contains(string(out), "syntax check OK") {
 		t.Fatalf("dnsmasq --test: %v\n%s", err, out)
 	}
-	var log bytes.Buffer
 	d := exec.Command("ip", "netns", "exec", spSite, "dnsmasq", "--keep-in-foreground", "--conf-file="+conf, "--pid-file=", "--log-dhcp", "--log-queries", "--log-facility=-", "--user=root")
-	d.Stdout, d.Stderr = &log, &log
-	if err := d.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.Process.Kill()
-		d.Wait()
-		if t.Failed() {
-			t.Logf("dnsmasq:\n%s", log.String())
-		}
-	})
+	startDnsmasq(t, d, &lockedBuffer{})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
