@@ -167,6 +167,9 @@ type Config struct {
 	Discover bool
 	// Inbox keeps a discovery window's reports; required with Discover.
 	Inbox discovery.Store
+	// Enrol, with Discover, enrols each machine the inbox keeps by the
+	// site's rules ([netboot.Discovery].Enrol); nil enrols none.
+	Enrol func(ctx context.Context, rec discovery.Record) netboot.Enrolment
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
 	OnOpen func(*window.Record)

@@ -31,7 +31,8 @@ func Serve(ctx context.Context, stores *store.Stores, cfg pxe.Config, site regis
 }
 
 // withBackend gives cfg node-provisioner's backend over stores (with
-// site over site.json's) and, for a discovery window, their inbox: the
+// site over site.json's) and, for a discovery window, their inbox and
+// the enrolment by the site's rules: the
 // wiring of every window this package runs. The caller closes the
 // backend.
 func withBackend(ctx context.Context, stores *store.Stores, cfg pxe.Config, site registry.Site, log *slog.Logger) (pxe.Config, *regbackend.Backend, error) {
@@ -41,7 +42,10 @@ func withBackend(ctx context.Context, stores *store.Stores, cfg pxe.Config, site
 	}
 	cfg.Backend = b
 	if cfg.Discover {
-		if cfg.Inbox, err = stores.Discovered(); err != nil {
+		if cfg.Inbox, err = stores.Discovered(); err == nil {
+			cfg.Enrol, err = enroller(ctx, stores, cfg.StateDir, site, log)
+		}
+		if err != nil {
 			b.Close()
 			return cfg, nil, err
 		}

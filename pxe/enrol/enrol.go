@@ -53,8 +53,6 @@ type Enroller struct {
 	// Events receives "enrolled by rule R" and the refusals; nil
 	// records none.
 	Events events.Store
-	// Metrics counts enrolments per rule; nil counts none.
-	Metrics *Metrics
 	// Logger receives the enrolments' logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
@@ -130,7 +128,7 @@ func (e *Enroller) Enrol(ctx context.Context, rec discovery.Record) (Decision, e
 // done records the decision's event, log and count, and returns its
 // error.
 func (e *Enroller) done(ctx context.Context, log *slog.Logger, rec discovery.Record, d Decision) error {
-	ev := events.Event{Kind: events.Enrolled, Node: d.Name, MAC: rec.ID, Serial: rec.DMI.Serial}
+	ev := events.Event{Kind: events.Enrolled, Node: d.Name, MAC: rec.ID}
 	switch {
 	case d.Err == nil:
 		ev.Detail = EnrolledDetail(d.Rule, d.Mode)
@@ -142,7 +140,6 @@ func (e *Enroller) done(ctx context.Context, log *slog.Logger, rec discovery.Rec
 		ev.Kind, ev.Detail = events.Unenrolled, "enrolment refused: "+d.Reason
 		log.Warn("enrolment refused", "machine", rec.ID, "rule", d.Rule, "reason", d.Reason)
 	}
-	e.Metrics.count(d)
 	if e.Events != nil {
 		if err := e.Events.Append(context.WithoutCancel(ctx), ev); err != nil {
 			log.Warn("enrolment event not recorded", "err", err)

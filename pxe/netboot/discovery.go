@@ -26,10 +26,38 @@ type Discovery struct {
 	Token string
 	// Inbox keeps the reports. Required.
 	Inbox discovery.Store
+	// Enrol, when set, is called with each report the inbox kept, to
+	// enrol the machine by the site's rules (node-provisioner's calls
+	// package pxe/enrol's Enroller); what it says is logged and counted
+	// in [Metrics]. A report is kept, and its post answered, whatever it
+	// says.
+	Enrol func(ctx context.Context, rec discovery.Record) Enrolment
 	// ReadTimeout bounds the time a report may take to arrive in full.
 	// Zero: [WebhookReadTimeout].
 	ReadTimeout time.Duration
 }
+
+// Enrolment is what the enrolment rules made of a discovered machine.
+type Enrolment struct {
+	// Outcome is [EnrolEnrolled], [EnrolRefused] or [EnrolNoRule].
+	Outcome string
+	// Rule is the rule that took the machine, empty for none.
+	Rule string
+	// Node is the registration made, empty for none.
+	Node string
+	// Install says the rule's mode is install: the machine goes on to
+	// install rather than waiting to be booted again.
+	Install bool
+	// Reason says why the machine was not enrolled.
+	Reason string
+}
+
+// Outcomes of an [Enrolment], as /metrics labels them.
+const (
+	EnrolEnrolled = "enrolled"
+	EnrolRefused  = "refused"
+	EnrolNoRule   = "no_rule"
+)
 
 // minTokenLen is the least length of a window's discovery token.
 const minTokenLen = 32
@@ -140,5 +168,10 @@ func (h *Handler) discoveryPost(w http.ResponseWriter, r *http.Request) {
 	ev.Detail = fmt.Sprintf("discovered: %d NICs, %d disks", len(rec.NICs), len(rec.Disks))
 	h.record(ctx, ev)
 	h.log.Info("machine discovered", "mac", rec.ID, "serial", rec.DMI.Serial, "disks", len(rec.Disks))
+	if d.Enrol != nil {
+		en := d.Enrol(ctx, rec)
+		h.cfg.Metrics.enrolment(en.Rule, en.Outcome)
+		h.log.Info("enrolment", "mac", rec.ID, "outcome", en.Outcome, "rule", en.Rule, "node", en.Node, "install", en.Install, "reason", en.Reason)
+	}
 	reply(w, http.StatusOK, "ok")
 }

@@ -206,3 +206,36 @@ func TestThePageCountsDiscoveredMachinesOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestAKeptReportIsEnrolledAndCounted: the window hands each kept report
+// to the enrolment hook, counts its outcome by rule on /metrics, and
+// answers the post whatever the hook says; a refused report reaches no
+// hook.
+func TestAKeptReportIsEnrolledAndCounted(t *testing.T) {
+	e, _ := newDiscoveryEnv(t, 10)
+	var got []string
+	e.h.cfg.Discovery.Enrol = func(_ context.Context, rec discovery.Record) Enrolment {
+		got = append(got, rec.ID)
+		if rec.DMI.Serial == "S1" {
+			return Enrolment{Outcome: EnrolEnrolled, Rule: "ssd-boot", Node: "pve-01"}
+		}
+		return Enrolment{Outcome: EnrolNoRule, Reason: "disk size 4 GB below 200 GB of rule ssd-boot"}
+	}
+	for _, p := range []struct{ token, body string }{
+		{testDiscoveryToken, reportJSON("52:54:00:99:00:01", "S1")},
+		{testDiscoveryToken, reportJSON("52:54:00:99:00:02", "S2")},
+		{"", reportJSON("52:54:00:99:00:03", "S3")},
+	} {
+		e.post(t, discovery.PostPath, p.token, p.body)
+	}
+	if strings.Join(got, " ") != "52:54:00:99:00:01 52:54:00:99:00:02" {
+		t.Errorf("enrolled %v, want the two kept reports", got)
+	}
+	var m strings.Builder
+	e.h.Metrics().WriteTo(&m)
+	for _, l := range []string{`plasma_pxe_enrolments_total{rule="ssd-boot",outcome="enrolled"} 1`, `plasma_pxe_enrolments_total{rule="",outcome="no_rule"} 1`} {
+		if !strings.Contains(m.String(), l) {
+			t.Errorf("/metrics lacks %s:\n%s", l, m.String())
+		}
+	}
+}

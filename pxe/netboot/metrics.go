@@ -2,12 +2,16 @@ package netboot
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -30,8 +34,38 @@ type Metrics struct {
 	answersUnauthorized                atomic.Int64
 	eventsDropped                      atomic.Int64
 	windowOpen                         atomic.Bool
-	windowDeadline                     atomic.Int64 // Unix nanoseconds; 0: no limit
+	enrolMu                            sync.Mutex
+	enrolments                         map[[2]string]int64 // {rule, outcome}
+	windowDeadline                     atomic.Int64        // Unix nanoseconds; 0: no limit
 	now                                func() time.Time
+}
+
+// enrolment counts a discovered machine's enrolment by rule and
+// outcome ([Enrolment]).
+func (m *Metrics) enrolment(rule, outcome string) {
+	if m == nil {
+		return
+	}
+	m.enrolMu.Lock()
+	defer m.enrolMu.Unlock()
+	if m.enrolments == nil {
+		m.enrolments = map[[2]string]int64{}
+	}
+	m.enrolments[[2]string{rule, outcome}]++
+}
+
+// enrolmentSamples returns the enrolment counts, by rule and outcome.
+func (m *Metrics) enrolmentSamples() []sample {
+	m.enrolMu.Lock()
+	defer m.enrolMu.Unlock()
+	keys := slices.SortedFunc(maps.Keys(m.enrolments), func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	out := make([]sample, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, sample{fmt.Sprintf(`{rule=%q,outcome=%q}`, k[0], k[1]), float64(m.enrolments[k])})
+	}
+	return out
 }
 
 // dhcpOffer counts a proxy-DHCP offer or acknowledgement sent.
@@ -203,6 +237,7 @@ func (m *Metrics) metrics() []metric {
 		{"plasma_pxe_answers_refused_total", "Answer requests refused.", "counter", c(&m.answersRefused)},
 		{"plasma_pxe_answers_unauthorized_total", "Answer requests refused for a missing or wrong bearer token.", "counter", c(&m.answersUnauthorized)},
 		{"plasma_pxe_boot_events_dropped_total", "Boot steps (proxy-DHCP, TFTP) served but not recorded in the event log, its writer being behind.", "counter", c(&m.eventsDropped)},
+		{"plasma_pxe_enrolments_total", "Discovered machines by enrolment rule and outcome (enrolled, refused, no_rule).", "counter", m.enrolmentSamples()},
 		{"plasma_pxe_window_open", "1 while the provisioning window is open.", "gauge", []sample{{"", openV}}},
 		{"plasma_pxe_window_seconds_left", "Seconds until the provisioning window closes (+Inf: no limit).", "gauge", []sample{{"", leftV}}},
 	}

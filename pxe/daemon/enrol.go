@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/store"
+)
+
+// enroller returns a discovery window's enrolment: the rules of stores
+// make registrations there (a BMC's password kept as register keeps
+// it), with the site's settings (site over stateDir's site.json), and
+// say what they did as a [netboot.Enrolment].
+func enroller(ctx context.Context, stores *store.Stores, stateDir string, site registry.Site, log *slog.Logger) (func(context.Context, discovery.Record) netboot.Enrolment, error) {
+	secrets, err := stores.Secrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	file, err := registry.LoadSiteIfExists(filepath.Join(stateDir, registry.SiteFileName))
+	if err != nil {
+		return nil, err
+	}
+	regs := stores.Registrations()
+	e := &enrol.Enroller{
+		Rules:         stores.Rules(),
+		Registrations: regs,
+		Register: func(ctx context.Context, r registry.Registration, password string) error {
+			_, err := registrar.Register(ctx, regs, secrets, r, registry.RegisterOptions{}, password)
+			return err
+		},
+		Site:   site.Merge(file),
+		Events: stores.Events(),
+		Logger: log,
+	}
+	return func(ctx context.Context, rec discovery.Record) netboot.Enrolment {
+		d, err := e.Enrol(ctx, rec)
+		return enrolment(d, err)
+	}, nil
+}
+
+// enrolment is what an enrolment's decision and error say to the window.
+func enrolment(d enrol.Decision, err error) netboot.Enrolment {
+	en := netboot.Enrolment{Outcome: netboot.EnrolEnrolled, Rule: d.Rule, Node: d.Name, Install: d.Mode == enrol.ModeInstall}
+	switch {
+	case err == nil:
+		return en
+	case errors.Is(err, enrol.ErrNoRule):
+		en.Outcome = netboot.EnrolNoRule
+	default:
+		en.Outcome = netboot.EnrolRefused
+	}
+	en.Node, en.Install, en.Reason = "", false, err.Error()
+	return en
+}
