@@ -162,11 +162,21 @@ list)
 	echo "cannot open '$5': no such pool" >&2
 	exit 1 ;;
 create) exit "${ZPOOL_CREATE_RC:-0}" ;;
+import)
+	for a in "$@"; do last=$a; done
+	for p in ${ZPOOL_IMPORTABLE:-}; do
+		if [ "$p" = "$last" ]; then exit 0; fi
+	done
+	echo "cannot import '$last': no such pool available" >&2
+	exit 1 ;;
 esac
 exit 2
 `,
 	"lsblk": stubRecord + `for d in ${LSBLK_IN_USE:-}; do
 	if [ "$d" = "$4" ]; then echo 'FSTYPE="LVM2_member" MOUNTPOINT=""'; exit 0; fi
+done
+for d in ${LSBLK_ZFS:-}; do
+	if [ "$d" = "$4" ]; then echo 'FSTYPE="" MOUNTPOINT=""'; echo 'FSTYPE="zfs_member" MOUNTPOINT=""'; exit 0; fi
 done
 echo 'FSTYPE="" MOUNTPOINT=""'
 `,
@@ -297,6 +307,7 @@ func TestFirstBootScriptRuns(t *testing.T) {
 	)
 	tests := map[string]struct {
 		pools     []string
+		wipe      bool
 		uefi      bool
 		efi       string
 		links     map[string]string
@@ -336,6 +347,18 @@ func TestFirstBootScriptRuns(t *testing.T) {
 			pools: []string{single}, env: []string{"ZPOOL_CREATE_RC=1"}, wantCode: 1,
 			wantInOut: []string{"pool tanka1: zpool create failed"},
 		},
+		"a-pool-on-the-disks-is-imported-not-created": {
+			pools: []string{mirror, single}, env: []string{"ZPOOL_IMPORTABLE=tankb1", "LSBLK_ZFS=$ROOT/dev/disk/by-id/nvme-Samsung_SSD_970_EVO_1TB_S4EWNX0N123456 $ROOT/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC4E1234567"},
+			wantInOut: []string{"pool tankb1 found on its disks and imported; its data is kept", "pool tanka1 created: $ROOT/dev/sdd"},
+		},
+		"a-foreign-pool-on-the-disks-creates-nothing-and-fails": {
+			pools: []string{single, mirror}, env: []string{"LSBLK_ZFS=$ROOT/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC4E1234567"}, wantCode: 1,
+			wantInOut: []string{"pool tankb1: disk WD-WCC4E1234567 ($ROOT/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC4E1234567) holds a ZFS pool that is not an importable tankb1; not creating over it (reinstall wiping the data pools recreates it)", "no pool created"},
+		},
+		"wipe-data-creates-over-an-existing-pool": {
+			pools: []string{mirror}, wipe: true, env: []string{"ZPOOL_IMPORTABLE=tankb1", "LSBLK_ZFS=$ROOT/dev/disk/by-id/ata-WDC_WD40EFRX-68N32N0_WD-WCC4E1234567"},
+			wantInOut: []string{"wiping data: pools are created anew over what their disks hold", "pool tankb1 created: mirror"},
+		},
 		"uefi-without-a-boot-order-changes-nothing": {
 			uefi: true, efi: "BootCurrent: 0001\n",
 			wantInOut: []string{"efibootmgr shows no boot order; nothing changed"},
@@ -347,7 +370,9 @@ func TestFirstBootScriptRuns(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			script, err := FirstBootScript(testNode(t, tc.pools...))
+			r := testNode(t, tc.pools...)
+			r.WipeData = tc.wipe
+			script, err := FirstBootScript(r)
 			if err != nil {
 				t.Fatal(err)
 			}

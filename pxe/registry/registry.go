@@ -161,6 +161,12 @@ type Registration struct {
 	// Network is the node's static addressing, written into its answer
 	// as from-answer; nil leaves the address to the site's DHCP server.
 	Network *Network
+	// WipeData makes its install's first-boot script create the data
+	// pools anew over whatever their disks hold. False (the default)
+	// keeps data: a pool found on its disks is imported, and a pool is
+	// created only on disks that hold none ([FirstBootScript]). A
+	// reinstall that wipes data sets it; any other re-arm clears it.
+	WipeData bool
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord
