@@ -17,7 +17,10 @@ import (
 var ErrCannotReinstall = errors.New("provider cannot reinstall its servers")
 
 // PromptReinstall is the question reinstall asks.
-const PromptReinstall = `Reinstall this machine? It installs again over its boot disk. Type "yes" to confirm, anything else to abort: `
+const PromptReinstall = `Reinstall this machine? It installs again over its boot disk; its data pools are kept. Type "yes" to confirm, anything else to abort: `
+
+// PromptReinstallWipe is the question reinstall asks with WipeData.
+const PromptReinstallWipe = `Reinstall this machine and WIPE its data pools? It installs again over its boot disk, and its data pools are created anew, destroying what they hold. Type "yes" to confirm, anything else to abort: `
 
 // ReinstallOptions describe the reinstall of one node's machine.
 type ReinstallOptions struct {
@@ -28,6 +31,10 @@ type ReinstallOptions struct {
 	Platform string
 	// Force skips the typed "yes" confirmation.
 	Force bool
+	// WipeData has the install create the node's data pools anew over
+	// what their disks hold. False (the default) keeps them: the new
+	// install's first-boot script imports the pools it finds.
+	WipeData bool
 	// Prompter asks for confirmation; nil without Force refuses, before
 	// anything changes, with [ErrNoPrompter].
 	Prompter Prompter
@@ -110,7 +117,11 @@ func (p *Project) Reinstall(ctx context.Context, o ReinstallOptions) (ReinstallR
 		o.OnConfirm(node, n.ProviderMetadata.ServerID)
 	}
 	if !o.Force {
-		ok, err := ask(ctx, o.Prompter, PromptReinstall, "yes")
+		q := PromptReinstall
+		if o.WipeData {
+			q = PromptReinstallWipe
+		}
+		ok, err := ask(ctx, o.Prompter, q, "yes")
 		if err != nil || !ok {
 			res.Declined = !ok
 			return res, err
@@ -138,7 +149,7 @@ func (p *Project) reinstall(ctx context.Context, o ReinstallOptions, ri provider
 			o.OnProgress(pr)
 		}
 	}
-	notReady, err := ri.Reinstall(wctx, at, []string{o.Hostname}, wait, fn)
+	notReady, err := ri.Reinstall(wctx, at, []string{o.Hostname}, providers.ReinstallOptions{Wait: wait, WipeData: o.WipeData}, fn)
 	if !res.Started && len(failed) == 0 && err != nil {
 		return res, err // refused before the machine was re-armed
 	}

@@ -31,10 +31,20 @@ type Reinstaller interface {
 	Direct
 
 	// Reinstall re-arms each of hostnames at a location and starts those
-	// it can, and with wait follows them as [Starter.Start] does, calling
-	// fn with every step. It returns the hostnames not installed again
-	// (all of them when not waiting) and an error joining each server's.
-	Reinstall(ctx context.Context, at Location, hostnames []string, wait bool, fn func(Progress)) (notReady []string, err error)
+	// it can, and with o.Wait follows them as [Starter.Start] does,
+	// calling fn with every step. It returns the hostnames not installed
+	// again (all of them when not waiting) and an error joining each
+	// server's.
+	Reinstall(ctx context.Context, at Location, hostnames []string, o ReinstallOptions, fn func(Progress)) (notReady []string, err error)
+}
+
+// ReinstallOptions say how [Reinstaller.Reinstall] installs servers again.
+type ReinstallOptions struct {
+	// Wait follows the servers until they are installed again.
+	Wait bool
+	// WipeData has each install create the server's data pools anew
+	// over what their disks hold; false (the default) keeps them.
+	WipeData bool
 }
 
 // Progress is one step of one server started by a [Starter].

@@ -61,7 +61,7 @@ func (a *app) rearmCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			err = stores.Registrations().Rearm(cmd.Context(), args[0], force)
+			err = stores.Registrations().Rearm(cmd.Context(), args[0], registry.RearmOptions{Force: force})
 			if errors.Is(err, registry.ErrDelivered) {
 				return usageError(fmt.Errorf("%w (--force re-arms it anyway)", err))
 			}

@@ -165,7 +165,7 @@ or a failure.`,
 func (a *app) reinstallCmd() *cobra.Command {
 	var o plasmanode.ReinstallOptions
 	c := &cobra.Command{
-		Use:   "reinstall NODE [-e PLATFORM] [--force] [--wait=false] [--timeout D]",
+		Use:   "reinstall NODE [-e PLATFORM] [--wipe-data] [--force] [--wait=false] [--timeout D]",
 		Short: "Install a bare-metal node's machine again, with a new root password",
 		Long: `The node's installed registration is re-armed as a new one-shot with a new
 root password, after a typed "yes" unless --force (without a terminal it
@@ -175,7 +175,9 @@ installer, PXE once and a power cycle, and (--wait, the default) its steps
 are printed as provision --boot prints them until it is installed again;
 then its node file is refreshed with the installed address and host keys.
 With a local state folder the registration is re-armed and the machine
-installs at its next netboot. Ctrl-C stops waiting and powers nothing off.`,
+installs at its next netboot. Ctrl-C stops waiting and powers nothing off.
+Its data pools are kept (the new install imports the pools it finds on
+their disks); --wipe-data creates them anew, destroying what they hold.`,
 		Example: `  plasma-node reinstall metal-control-001
   plasma-node reinstall metal-control-001 -e metal --force --timeout 1h`,
 		Args: cobra.ExactArgs(1),
@@ -187,6 +189,7 @@ installs at its next netboot. Ctrl-C stops waiting and powers nothing off.`,
 	f := c.Flags()
 	f.StringVarP(&o.Platform, "env", "e", "", "platform of the node (default: the one platform that has it)")
 	f.BoolVar(&o.Force, "force", false, `reinstall without the typed "yes" (needed where there is no terminal)`)
+	f.BoolVar(&o.WipeData, "wipe-data", false, "create the node's data pools anew, destroying what they hold (default: keep them)")
 	f.BoolVar(&o.Wait, "wait", true, "follow the machine until it is installed again, showing its steps (through node-provisioner's API)")
 	cli.DurationVar(f, &o.WaitTimeout, "timeout", plasmanode.DefaultWaitTimeout, "with --wait, how long to wait for the machine to be installed")
 	return c

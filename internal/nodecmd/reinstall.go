@@ -24,8 +24,12 @@ func Reinstall(ctx context.Context, e Env, o plasmanode.ReinstallOptions) (err e
 	w := e.out()
 	o.Prompter = e.prompter()
 	o.ProvisionerDir = e.ProvisionerDir
+	data := "its data pools kept"
+	if o.WipeData {
+		data = "its data pools WIPED (created anew)"
+	}
 	o.OnConfirm = func(node, serverID string) {
-		fmt.Fprintf(w, "Reinstall %s: machine %s installs again over its boot disk, with a new root password\n", node, serverID)
+		fmt.Fprintf(w, "Reinstall %s: machine %s installs again over its boot disk, with a new root password, %s\n", node, serverID, data)
 	}
 	prog := newProgress(w)
 	o.OnProgress = prog.step

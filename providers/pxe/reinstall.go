@@ -8,43 +8,51 @@ import (
 
 	"github.com/plasmactl/plasma-node/providers"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/client"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
-var _ providers.Reinstaller = (*Provider)(nil)
+var (
+	_ providers.Reinstaller = (*Provider)(nil)
+	_ remoteReinstaller     = (*client.Client)(nil)
+	_ localReinstaller      = (*registrar.Local)(nil)
+)
 
 // remoteReinstaller is a [Booter] that re-arms an installed registration
 // and boots its machine in one call: node-provisioner's API.
 type remoteReinstaller interface {
 	Booter
-	Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error)
+	Reinstall(ctx context.Context, name string, req apitype.ReinstallRequest) (apitype.ReinstallReply, error)
 }
 
 // localReinstaller re-arms an installed registration of a state folder
 // ([LocalRegistry]).
 type localReinstaller interface {
-	Reinstall(ctx context.Context, name string) (registry.Registration, error)
+	Reinstall(ctx context.Context, name string, req apitype.ReinstallRequest) (registry.Registration, error)
 }
 
 // Reinstall re-arms each of hosts' installed registrations as a new
-// one-shot with a new root password. Through node-provisioner's API a
+// one-shot with a new root password, keeping their data pools unless
+// o.WipeData. Through node-provisioner's API a
 // machine with a BMC is booted too (PXE once, power cycle), and with
-// wait the window's events are followed, as [Provider.Start] does, until
+// o.Wait the window's events are followed, as [Provider.Start] does, until
 // each is installed again or ctx ends. A local state folder's
 // registrations are re-armed only: their machines install at their next
 // netboot (node-provisioner boot NAME drives a BMC from the site's host),
 // and there are no events to follow.
 //
-// Errors: [ErrNoBootControl] for wait on a local state folder (before
+// Errors: [ErrNoBootControl] for o.Wait on a local state folder (before
 // anything is re-armed); a host with no installed registration wraps
 // registry.ErrNotFound.
-func (pv *Provider) Reinstall(ctx context.Context, at providers.Location, hosts []string, wait bool, fn func(providers.Progress)) ([]string, error) {
+func (pv *Provider) Reinstall(ctx context.Context, at providers.Location, hosts []string, o providers.ReinstallOptions, fn func(providers.Progress)) ([]string, error) {
+	req := apitype.ReinstallRequest{WipeData: o.WipeData}
 	if at.Remote == nil {
-		if wait {
+		if o.Wait {
 			return hosts, fmt.Errorf("%w: following a reinstall needs node-provisioner's API (infrastructure.provisioner_url), whose window reports the install", ErrNoBootControl)
 		}
-		return pv.reinstallLocal(ctx, at, hosts, fn)
+		return pv.reinstallLocal(ctx, at, hosts, req, fn)
 	}
 	b, err := pv.booter(ctx, at)
 	if err != nil {
@@ -54,8 +62,8 @@ func (pv *Provider) Reinstall(ctx context.Context, at providers.Location, hosts 
 	if !ok {
 		return hosts, fmt.Errorf("%w: the registry of %s cannot reinstall machines", ErrNoBootControl, at)
 	}
-	return run(ctx, b, hosts, wait, fn, func(ctx context.Context, h string) (string, error) {
-		res, err := rb.Reinstall(ctx, h)
+	return run(ctx, b, hosts, o.Wait, fn, func(ctx context.Context, h string) (string, error) {
+		res, err := rb.Reinstall(ctx, h, req)
 		if err != nil {
 			return "", err
 		}
@@ -69,7 +77,7 @@ func (pv *Provider) Reinstall(ctx context.Context, at providers.Location, hosts 
 const reArmed = "re-armed for one install with a new root password"
 
 // reinstallLocal re-arms hosts in a state folder.
-func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, hosts []string, fn func(providers.Progress)) ([]string, error) {
+func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, hosts []string, req apitype.ReinstallRequest, fn func(providers.Progress)) ([]string, error) {
 	reg, err := pv.open(ctx, at, nil)
 	if err != nil {
 		return hosts, err
@@ -80,7 +88,7 @@ func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, h
 	}
 	var errs []error
 	for _, h := range hosts {
-		r, err := lr.Reinstall(ctx, h)
+		r, err := lr.Reinstall(ctx, h, req)
 		if err != nil {
 			errs = append(errs, err)
 			fn(providers.Progress{Hostname: h, Step: events.Failed, Time: time.Now(), Err: err})

@@ -24,8 +24,8 @@ import (
 // then sends the window's events of an install.
 type reinstallLab struct{ *bootLab }
 
-func (r reinstallLab) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
-	if _, err := r.LocalRegistry.Reinstall(ctx, name); err != nil {
+func (r reinstallLab) Reinstall(ctx context.Context, name string, req apitype.ReinstallRequest) (apitype.ReinstallReply, error) {
+	if _, err := r.LocalRegistry.Reinstall(ctx, name, req); err != nil {
 		return apitype.ReinstallReply{}, err
 	}
 	b, err := r.Boot(ctx, name)
@@ -61,7 +61,7 @@ func TestReinstallFollowsTheMachine(t *testing.T) {
 	var started string
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	notReady, err := pv.Reinstall(ctx, at, []string{"metal-control-001"}, true, func(p providers.Progress) {
+	notReady, err := pv.Reinstall(ctx, at, []string{"metal-control-001"}, providers.ReinstallOptions{Wait: true}, func(p providers.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		steps = append(steps, p.Step)
@@ -95,7 +95,7 @@ func TestReinstallLocal(t *testing.T) {
 	ctx := context.Background()
 	at := providers.Location{Dir: dir}
 	g, _ := folder.OpenRegistrations(dir, nil)
-	if _, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, true, func(providers.Progress) {}); !errors.Is(err, ErrNoBootControl) {
+	if _, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, providers.ReinstallOptions{Wait: true}, func(providers.Progress) {}); !errors.Is(err, ErrNoBootControl) {
 		t.Errorf("wait on a local folder: %v; want ErrNoBootControl", err)
 	}
 	if _, err := g.Get(ctx, "metal-control-001"); !errors.Is(err, registry.ErrNotFound) {
@@ -103,13 +103,13 @@ func TestReinstallLocal(t *testing.T) {
 	}
 	var got []string
 	fn := func(p providers.Progress) { got = append(got, string(p.Step)+": "+p.Detail+errText(p.Err)) }
-	if _, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, false, fn); err != nil {
+	if _, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, providers.ReinstallOptions{}, fn); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := g.Get(ctx, "metal-control-001"); err != nil {
 		t.Errorf("not re-armed: %v", err)
 	}
-	_, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, false, fn)
+	_, err := (&Provider{}).Reinstall(ctx, at, []string{"metal-control-001"}, providers.ReinstallOptions{}, fn)
 	if !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("second reinstall: %v; want ErrNotFound", err)
 	}

@@ -82,3 +82,50 @@ func TestReinstall(t *testing.T) {
 		t.Errorf("pending after the reinstalls (-want +got):\n%s", diff)
 	}
 }
+
+// TestReinstallWipeData: the body's wipe_data has the install create the
+// data pools anew; no body keeps them, and an unknown field is 400 with
+// nothing re-armed.
+func TestReinstallWipeData(t *testing.T) {
+	secrets := &fakeSecrets{passwords: map[string]string{}}
+	var regs registry.Registrations
+	e := newEnv(t, func(c *api.Config) { c.Secrets, regs = secrets, c.Registry })
+	ctx := context.Background()
+	r := registry.Registration{Name: "pve4", MACs: []string{"52:54:00:00:00:04"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
+		Pools: []registry.DataPool{{Name: "tank", Layout: registry.LayoutSingle, Disks: []string{"sdb"}}}}
+	if _, err := regs.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok := e.tokens["register"]
+	for _, s := range []struct {
+		name, body string
+		status     int
+		has        string
+		wipe       bool
+	}{
+		{"an unknown field", `{"wipe":true}`, 400, "wipe", false},
+		{"wipe_data", `{"wipe_data":true}`, 200, `"name":"pve4"`, true},
+		{"no body", ``, 200, `"name":"pve4"`, false},
+	} {
+		if _, err := regs.Consume(ctx, "pve4", registry.ConsumeRecord{Time: time.Now()}); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		res := e.do(t, "POST", "/api/v1/registrations/pve4/reinstall", tok, s.body)
+		if res.status != s.status || !strings.Contains(res.body, s.has) {
+			t.Errorf("%s: %d %s; want %d with %q", s.name, res.status, res.body, s.status, s.has)
+		}
+		p, err := regs.Get(ctx, "pve4")
+		if s.status != 200 {
+			if err == nil {
+				t.Errorf("%s: refused, yet pve4 is pending", s.name)
+			}
+			if err := regs.Rearm(ctx, "pve4", registry.RearmOptions{Force: true}); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err != nil || p.WipeData != s.wipe {
+			t.Errorf("%s: pending = %+v, %v; want WipeData %t", s.name, p, err, s.wipe)
+		}
+	}
+}

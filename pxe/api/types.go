@@ -49,6 +49,8 @@ type (
 	PowerReply = apitype.PowerReply
 	// BootReply is [apitype.BootReply].
 	BootReply = apitype.BootReply
+	// ReinstallRequest is [apitype.ReinstallRequest].
+	ReinstallRequest = apitype.ReinstallRequest
 	// ReinstallReply is [apitype.ReinstallReply].
 	ReinstallReply = apitype.ReinstallReply
 	// TokenInfo is [apitype.TokenInfo].

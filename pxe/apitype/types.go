@@ -218,6 +218,15 @@ type CreatedToken struct {
 	Expires time.Time `json:"expires,omitzero"`
 }
 
+// ReinstallRequest is the optional body of POST
+// /api/v1/registrations/{name}/reinstall; no body is the zero value.
+type ReinstallRequest struct {
+	// WipeData has the install create the node's data pools anew over
+	// what their disks hold. False (the default) keeps them: the
+	// first-boot script imports the pools it finds on their disks.
+	WipeData bool `json:"wipe_data,omitempty"`
+}
+
 // ReinstallReply answers POST /api/v1/registrations/{name}/reinstall: the
 // registration is pending again, and Boot says how its BMC booted it
 // into the installer (nil for a registration without a BMC, whose

@@ -35,12 +35,13 @@ func (c *Client) Boot(ctx context.Context, name string) (BootReply, error) {
 	return out, err
 }
 
-// Reinstall re-arms the installed registration name as a new one-shot
-// and, when it has a BMC, boots its machine into the installer. It is
+// Reinstall re-arms the installed registration name as a new one-shot,
+// keeping its data pools unless req.WipeData, and, when it has a BMC,
+// boots its machine into the installer. It is
 // not retried: a second call after the first re-armed finds nothing
 // installed of that name.
-func (c *Client) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
+func (c *Client) Reinstall(ctx context.Context, name string, req apitype.ReinstallRequest) (apitype.ReinstallReply, error) {
 	var out apitype.ReinstallReply
-	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/reinstall", op: opReinstall}, &out)
+	err := c.do(ctx, request{method: "POST", path: "/registrations/" + url.PathEscape(name) + "/reinstall", body: req, op: opReinstall}, &out)
 	return out, err
 }

@@ -114,11 +114,11 @@ func TestAReinstallWhileClosedIsWindowClosed(t *testing.T) {
 	if _, err := reg.Consume(ctx, "pve1", registry.ConsumeRecord{Time: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Reinstall(ctx, "pve1")
+	_, err := c.Reinstall(ctx, "pve1", apitype.ReinstallRequest{})
 	if !errors.Is(err, window.ErrClosed) || !errors.Is(err, apitype.ErrPowerRefused) || errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("reinstall with the window closed: %v; want window.ErrClosed", err)
 	}
-	_, err = c.Reinstall(ctx, "nosuch")
+	_, err = c.Reinstall(ctx, "nosuch", apitype.ReinstallRequest{})
 	if !errors.Is(err, registry.ErrNotFound) || errors.Is(err, window.ErrClosed) {
 		t.Errorf("reinstall of an unknown name: %v; want registry.ErrNotFound alone", err)
 	}

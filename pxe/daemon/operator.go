@@ -77,9 +77,10 @@ func (l Local) Boot(ctx context.Context, name string) (apitype.BootReply, error)
 	return b.Boot(ctx, name)
 }
 
-// Reinstall re-arms the installed name and, with a BMC, boots it
-// ([power.Reinstall]: refused while the window is closed).
-func (l Local) Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error) {
+// Reinstall re-arms the installed name, keeping its data pools unless
+// ro.WipeData, and, with a BMC, boots it ([power.Reinstall]: refused
+// while the window is closed).
+func (l Local) Reinstall(ctx context.Context, name string, ro apitype.ReinstallRequest) (apitype.ReinstallReply, error) {
 	stores, err := l.Stores(ctx)
 	if err != nil {
 		return apitype.ReinstallReply{}, err
@@ -89,7 +90,7 @@ func (l Local) Reinstall(ctx context.Context, name string) (apitype.ReinstallRep
 	if err != nil {
 		return apitype.ReinstallReply{}, err
 	}
-	boot, err := power.Reinstall(ctx, req)
+	boot, err := power.Reinstall(ctx, req, ro.WipeData)
 	reply := apitype.ReinstallReply{Name: name}
 	if err == nil && boot != nil {
 		reply.Boot = &apitype.BootReply{Protocol: boot.Protocol, Mode: string(boot.Mode), Was: string(boot.Was), Cycled: boot.Cycled}

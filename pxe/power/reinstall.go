@@ -10,14 +10,15 @@ import (
 )
 
 // Reinstall re-arms the consumed (installed) registration req.Name as a
-// new one-shot with a new root password and, when it has a BMC, boots
+// new one-shot with a new root password, keeping its data pools unless
+// wipeData, and, when it has a BMC, boots
 // its machine into the installer ([Boot]): regbackend.Reinstall, which
 // refuses it while the window of req.Window is closed
 // (window.ErrClosed) and makes a boot that fails after the
 // re-arm a *regbackend.BootFailedError. An unknown name wraps
 // registry.ErrNotFound. The boot is nil for a registration without a
 // BMC, whose machine the operator boots.
-func Reinstall(ctx context.Context, req Request) (*BootResult, error) {
+func Reinstall(ctx context.Context, req Request, wipeData bool) (*BootResult, error) {
 	regs, err := req.registrations()
 	if err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func Reinstall(ctx context.Context, req Request) (*BootResult, error) {
 		return nil, err
 	}
 	var res *BootResult
-	_, err = regbackend.Reinstall(ctx, regs, secrets, req.Name, &regbackend.Booter{
+	_, err = regbackend.Reinstall(ctx, regs, secrets, req.Name, regbackend.ReinstallOptions{WipeData: wipeData, Boot: &regbackend.Booter{
 		WindowOpen: func(ctx context.Context) (bool, error) {
 			if req.Window == nil {
 				return false, fmt.Errorf("reinstall %s: %w: the window state", req.Name, ErrNoStore)
@@ -40,7 +41,7 @@ func Reinstall(ctx context.Context, req Request) (*BootResult, error) {
 			res = &b
 			return err
 		},
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}

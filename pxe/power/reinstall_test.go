@@ -72,7 +72,7 @@ func TestReinstall(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(filepath.Dir(hook), "power"), []byte("0\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := power.Reinstall(ctx, power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1"})
+			got, err := power.Reinstall(ctx, power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1"}, false)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err %v, want %v", err, tc.wantErr)
 			}

@@ -20,8 +20,9 @@ type Operator interface {
 	// Boot boots name into the installer through its BMC: the next
 	// boot PXE, once, then power on (or cycle).
 	Boot(ctx context.Context, name string) (apitype.BootReply, error)
-	// Reinstall re-arms the installed name and, with a BMC, boots it.
-	Reinstall(ctx context.Context, name string) (apitype.ReinstallReply, error)
+	// Reinstall re-arms the installed name, keeping its data pools
+	// unless req.WipeData, and, with a BMC, boots it.
+	Reinstall(ctx context.Context, name string, req apitype.ReinstallRequest) (apitype.ReinstallReply, error)
 	// Disable closes the window; closed says one was open.
 	Disable(ctx context.Context) (closed bool, err error)
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 
 	"github.com/plasmactl/plasma-node/answer"
@@ -90,7 +92,7 @@ func TestReinstall(t *testing.T) {
 		t.Fatalf("an installed machine boots %+v, want the exit", bt)
 	}
 
-	got, err := regbackend.Reinstall(ctx, regs, secrets, "pve1", nil)
+	got, err := regbackend.Reinstall(ctx, regs, secrets, "pve1", regbackend.ReinstallOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,14 +144,113 @@ func TestReinstallRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"pve2", "nosuch"} {
-		if _, err := regbackend.Reinstall(ctx, regs, secrets, name, nil); !errors.Is(err, registry.ErrNotFound) {
+		if _, err := regbackend.Reinstall(ctx, regs, secrets, name, regbackend.ReinstallOptions{}); !errors.Is(err, registry.ErrNotFound) {
 			t.Errorf("reinstall %s = %v, want ErrNotFound", name, err)
 		}
 		if _, err := os.Stat(secrets.PreviousPath(name)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("reinstall %s left a previous password: %v", name, err)
 		}
 	}
-	if _, err := regbackend.Reinstall(ctx, regs, secrets, "../x", nil); !errors.Is(err, registry.ErrInvalidName) {
+	if _, err := regbackend.Reinstall(ctx, regs, secrets, "../x", regbackend.ReinstallOptions{}); !errors.Is(err, registry.ErrInvalidName) {
 		t.Errorf("reinstall ../x = %v, want ErrInvalidName", err)
+	}
+}
+
+// TestReinstallKeepsDataUnlessAsked: a reinstall keeps the node's data
+// pools (its answer's disk filter selects the boot disk alone, and its
+// first-boot script imports the pools it finds), one asked to wipe data
+// has the script create them anew, and the next plain reinstall keeps
+// them again.
+func TestReinstallKeepsDataUnlessAsked(t *testing.T) {
+	ctx := context.Background()
+	state, secretsDir := t.TempDir(), t.TempDir()
+	regs, err := folder.OpenRegistrations(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := folder.OpenSecrets(secretsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
+		Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const mac = "52:54:00:00:00:07"
+	pool, err := registry.ParsePoolSpec("tank=mirror:S4EWNX0N123456,WD-WCC4E1234567")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := registry.Registration{Name: "pve7", MACs: []string{mac}, BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "25414A800205"}, Pools: []registry.DataPool{pool}}
+	if _, err := regs.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	install := func() (filter map[string]string, script string) {
+		t.Helper()
+		si, err := answer.ParseSystemInfo([]byte(`{"iso":{"release":"9.2"},"network_interfaces":[{"link":"eth0","mac":"`+mac+`"}]}`), "application/json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"})
+		if err != nil {
+			t.Fatalf("answer: %v", err)
+		}
+		if err := res.Claim(ctx); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		res.Delivered(nil)
+		scripts, _ := filepath.Glob(filepath.Join(state, regbackend.FirstBootDirName, "*.sh"))
+		for _, p := range scripts {
+			if !seen[p] {
+				seen[p] = true
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				script = string(data)
+			}
+		}
+		return res.Answer.DiskSetup.Filter, script
+	}
+	wantWipe := func(what, script string, wipe bool) {
+		t.Helper()
+		want := "\nWIPE_DATA=0\n"
+		if wipe {
+			want = "\nWIPE_DATA=1\n"
+		}
+		if !strings.Contains(script, want) {
+			t.Errorf("%s: the first-boot script lacks %q:\n%.400s", what, strings.TrimSpace(want), script)
+		}
+	}
+	_, script := install()
+	wantWipe("first install", script, false)
+
+	for _, step := range []struct {
+		what string
+		wipe bool
+	}{{"reinstall", false}, {"reinstall wiping data", true}, {"reinstall after one that wiped", false}} {
+		got, err := regbackend.Reinstall(ctx, regs, secrets, "pve7", regbackend.ReinstallOptions{WipeData: step.wipe})
+		if err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		if got.WipeData != step.wipe {
+			t.Errorf("%s: the re-armed registration's WipeData = %t, want %t", step.what, got.WipeData, step.wipe)
+		}
+		if p, err := regs.Get(ctx, "pve7"); err != nil || p.WipeData != step.wipe {
+			t.Errorf("%s: pending = %+v, %v; want WipeData %t", step.what, p, err, step.wipe)
+		}
+		filter, script := install()
+		if diff := cmp.Diff(map[string]string{"ID_SERIAL": "*25414A800205*"}, filter); diff != "" {
+			t.Errorf("%s: the answer's disk filter (-want +got):\n%s", step.what, diff)
+		}
+		for _, d := range pool.Disks {
+			if m, _ := path.Match(filter["ID_SERIAL"], d); m {
+				t.Errorf("%s: the boot disk filter also selects data disk %s", step.what, d)
+			}
+		}
+		wantWipe(step.what, script, step.wipe)
 	}
 }

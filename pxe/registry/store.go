@@ -74,8 +74,19 @@ type Registrations interface {
 	// MarkDelivered clears the consumed registration's Undelivered.
 	MarkDelivered(ctx context.Context, name string) error
 	// Rearm puts a consumed, undelivered registration back to pending
-	// (any consumed one with force).
-	Rearm(ctx context.Context, name string, force bool) error
+	// (any consumed one with o.Force), its WipeData set to o.WipeData.
+	Rearm(ctx context.Context, name string, o RearmOptions) error
+}
+
+// RearmOptions say how [Registrations.Rearm] re-arms a registration.
+type RearmOptions struct {
+	// Force re-arms one whose answer was seen delivered (a reinstall);
+	// without it that is refused with [ErrDelivered].
+	Force bool
+	// WipeData is the pending registration's [Registration.WipeData]:
+	// false clears what the consumed one had, so that only the re-arm
+	// that asks for it wipes data.
+	WipeData bool
 }
 
 // Pending returns the pending registrations of s sorted by name, without

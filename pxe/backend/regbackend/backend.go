@@ -329,6 +329,14 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
 			Reason: "registration expects a console-chosen boot disk (re-enable provisioning and reboot the node)"}
 	}
+	if override != (answer.BootDisk{}) {
+		// The console's disk must not be one its data pools keep.
+		chosen := reg
+		chosen.BootDisk = override
+		if err := chosen.Validate(); err != nil {
+			return nil, &backend.Refusal{Status: 409, Node: reg.Name, Reason: "the console-chosen boot disk " + req.BootDisk + " is refused: " + err.Error()}
+		}
+	}
 	site, err := b.cfg.Site()
 	if err != nil {
 		return nil, fmt.Errorf("read site settings: %w", err)
@@ -379,7 +387,7 @@ func (b *Backend) consume(ctx context.Context, req backend.AnswerRequest, reg re
 	// request ends now, or the node installs with a password nobody has.
 	if err := staged.commit(context.WithoutCancel(ctx), b.dir); err != nil {
 		b.forgetView()
-		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, true); rerr != nil {
+		if rerr := b.cfg.Store.Rearm(context.WithoutCancel(ctx), reg.Name, registry.RearmOptions{Force: true, WipeData: reg.WipeData}); rerr != nil {
 			b.log.Error("cannot restore a registration after a failed answer; re-arm it", "node", reg.Name, "err", rerr)
 		}
 		return fmt.Errorf("write the answer files of %s: %w", reg.Name, err)

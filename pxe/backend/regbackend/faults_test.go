@@ -141,10 +141,10 @@ func TestUndeliveredAnswersCanBeRearmed(t *testing.T) {
 	if states["lost"] != "undelivered" || states["kept"] != "consumed" {
 		t.Fatalf("states %v, want lost undelivered and kept consumed", states)
 	}
-	if err := e.reg.Rearm(ctx, "kept", false); !errors.Is(err, registry.ErrDelivered) {
+	if err := e.reg.Rearm(ctx, "kept", registry.RearmOptions{}); !errors.Is(err, registry.ErrDelivered) {
 		t.Errorf("Rearm of a delivered answer = %v, want ErrDelivered", err)
 	}
-	if err := e.reg.Rearm(ctx, "lost", false); err != nil {
+	if err := e.reg.Rearm(ctx, "lost", registry.RearmOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.reg.Get(ctx, "lost"); err != nil {

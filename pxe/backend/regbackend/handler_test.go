@@ -292,6 +292,18 @@ func TestAnswerRefusals(t *testing.T) {
 			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk}}}, query: "?bootdisk=nvme1n1", body: body("9.2"),
 			wantStatus: 200, wantBody: `disk-list = ['nvme1n1']`,
 		},
+		"a console-chosen disk of a data pool gets 409 and stays pending": {
+			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk},
+				Pools: []registry.DataPool{{Name: "tank", Layout: registry.LayoutMirror, Disks: []string{"S4EWNX0N123456", "WD-WCC4E1234567"}}}}},
+			query: "?bootdisk=WD-WCC4E1234567", body: body("9.2"),
+			wantStatus: 409, wantBody: "pool tank", stayPending: true,
+		},
+		"a console-chosen serial whose filter matches a data pool disk gets 409 and stays pending": {
+			regs: []registry.Registration{{Name: "a", BootDisk: answer.BootDisk{Kind: answer.BootDiskAsk},
+				Pools: []registry.DataPool{{Name: "tank", Layout: registry.LayoutSingle, Disks: []string{"S4EWNX0N123456"}}}}},
+			query: "?bootdisk=S4EWNX", body: body("9.2"),
+			wantStatus: 409, wantBody: "would also match disk", stayPending: true,
+		},
 		"an unsupported installer gets 400": {
 			regs: []registry.Registration{{Name: "a"}}, body: body("7.4"), wantStatus: 400, wantBody: "not supported", stayPending: true,
 		},

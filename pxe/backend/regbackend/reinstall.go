@@ -38,20 +38,36 @@ type Booter struct {
 	Boot func(ctx context.Context, name string) error
 }
 
+// ReinstallOptions say how [Reinstall] re-arms a registration.
+type ReinstallOptions struct {
+	// WipeData has the install create the data pools anew over what
+	// their disks hold ([registry.Registration.WipeData]). False (the
+	// default) keeps them: the first-boot script imports the pools it
+	// finds on their disks.
+	WipeData bool
+	// Boot boots a re-armed registration that has a BMC; nil boots none.
+	Boot *Booter
+}
+
 // Reinstall re-arms the consumed registration name as a new one-shot:
 // pending again, with its pins and its BMC, so that its machine is
 // answered once more (and its script is the installer's again, not the
-// installed machine's exit, for that one install). The new answer makes
-// a new root password; the current one is kept as the previous one
-// (when secrets is a [secret.Previous]) until the new install reports
-// in. With boot, a registration with a BMC is refused before anything
-// is written while the window is closed ([window.ErrClosed]), and booted
-// once re-armed ([*BootFailedError] when that fails). It returns the
-// registration as it is now pending.
+// installed machine's exit, for that one install). Its data pools are
+// kept unless o.WipeData. The new answer makes a new root password; the
+// current one is kept as the previous one (when secrets is a
+// [secret.Previous]) until the new install reports in. With o.Boot, a
+// registration with a BMC is refused before anything is written while
+// the window is closed ([window.ErrClosed]), and booted once re-armed
+// ([*BootFailedError] when that fails). It returns the registration as
+// it is now pending.
 //
 // Errors: one wrapping [registry.ErrNotFound] when no consumed
-// registration has the name (a pending one is already armed).
-func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string, boot *Booter) (registry.Registration, error) {
+// registration has the name (a pending one is already armed); one
+// wrapping [registry.ErrInvalidRegistration] (such as
+// [registry.ErrInvalidPool] for a data-pool disk that the boot disk's
+// filter would also match) when the registration is not one to install,
+// before anything is written.
+func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.Store, name string, o ReinstallOptions) (registry.Registration, error) {
 	if err := registry.ValidateName(name); err != nil {
 		return registry.Registration{}, err
 	}
@@ -66,7 +82,12 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 	}
 	r := consumed[i]
 	r.Consumed = nil
-	if boot = cmp.Or(boot, &Booter{}); r.BMC != nil && boot.Boot != nil {
+	r.WipeData = o.WipeData
+	if err := r.Validate(); err != nil {
+		return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
+	}
+	boot := cmp.Or(o.Boot, &Booter{})
+	if r.BMC != nil && boot.Boot != nil {
 		if open, err := boot.WindowOpen(ctx); err != nil || !open {
 			return registry.Registration{}, cmp.Or(err, fmt.Errorf("reinstall %s: %w", name, window.ErrClosed))
 		}
@@ -77,7 +98,7 @@ func Reinstall(ctx context.Context, regs registry.Registrations, secrets secret.
 			return registry.Registration{}, fmt.Errorf("reinstall %s: %w", name, err)
 		}
 	}
-	if err := regs.Rearm(ctx, name, true); err != nil {
+	if err := regs.Rearm(ctx, name, registry.RearmOptions{Force: true, WipeData: o.WipeData}); err != nil {
 		if keeps {
 			_ = prev.ForgetPrevious(context.WithoutCancel(ctx), name) // nothing re-armed: the current password stands, even if the request ended
 		}

@@ -136,20 +136,21 @@ func (s *memStore) MarkDelivered(_ context.Context, name string) error {
 	return nil
 }
 
-func (s *memStore) Rearm(_ context.Context, name string, force bool) error {
+func (s *memStore) Rearm(_ context.Context, name string, o registry.RearmOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.consumed[name]
 	switch {
 	case !ok:
 		return fmt.Errorf("rearm %s: %w", name, registry.ErrNotFound)
-	case !r.Consumed.Undelivered && !force:
+	case !r.Consumed.Undelivered && !o.Force:
 		return fmt.Errorf("rearm %s: %w", name, registry.ErrDelivered)
 	}
 	if _, ok := s.pending[name]; ok {
 		return fmt.Errorf("rearm %s: %w: a pending registration of that name exists", name, registry.ErrInvalidRegistration)
 	}
 	r.Consumed = nil
+	r.WipeData = o.WipeData
 	s.pending[name] = r
 	delete(s.consumed, name)
 	return nil

@@ -234,14 +234,19 @@ func consumeOnce(t T, h Harness) {
 func undeliveredAndRearm(t T, h Harness) {
 	ctx := context.Background()
 	s := h.New(t)
-	if err := s.Rearm(ctx, "node1", false); !errors.Is(err, registry.ErrNotFound) {
+	if err := s.Rearm(ctx, "node1", registry.RearmOptions{}); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("Rearm of an unknown name = %v, want ErrNotFound", err)
 	}
 	register(t, s, reg("node1", "52:54:00:00:00:01"))
 	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
-	suite.NoError(t, s.Rearm(ctx, "node1", false), "Rearm of an undelivered answer")
-	if r, err := s.Get(ctx, "node1"); err != nil || r.Consumed != nil {
-		t.Errorf("Get after Rearm = %+v, %v; want pending", r, err)
+	suite.NoError(t, s.Rearm(ctx, "node1", registry.RearmOptions{WipeData: true}), "Rearm of an undelivered answer, wiping data")
+	if r, err := s.Get(ctx, "node1"); err != nil || r.Consumed != nil || !r.WipeData {
+		t.Errorf("Get after Rearm wiping data = %+v, %v; want pending with WipeData", r, err)
+	}
+	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
+	suite.NoError(t, s.Rearm(ctx, "node1", registry.RearmOptions{}), "Rearm of an undelivered answer")
+	if r, err := s.Get(ctx, "node1"); err != nil || r.Consumed != nil || r.WipeData {
+		t.Errorf("Get after Rearm = %+v, %v; want pending, keeping data", r, err)
 	}
 	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
 	suite.NoError(t, s.MarkDelivered(ctx, "node1"), "MarkDelivered")
@@ -249,19 +254,19 @@ func undeliveredAndRearm(t T, h Harness) {
 	if err != nil || len(consumed) != 1 || consumed[0].Consumed == nil || consumed[0].Consumed.Undelivered {
 		t.Errorf("Consumed after MarkDelivered = %+v, %v; want node1 delivered", consumed, err)
 	}
-	if err := s.Rearm(ctx, "node1", false); !errors.Is(err, registry.ErrDelivered) {
+	if err := s.Rearm(ctx, "node1", registry.RearmOptions{}); !errors.Is(err, registry.ErrDelivered) {
 		t.Errorf("Rearm of a delivered answer = %v, want ErrDelivered", err)
 	}
 	if _, err := s.Get(ctx, "node1"); !errors.Is(err, registry.ErrNotFound) {
 		t.Errorf("a refused Rearm left node1 pending: Get = %v", err)
 	}
-	suite.NoError(t, s.Rearm(ctx, "node1", true), "forced Rearm")
+	suite.NoError(t, s.Rearm(ctx, "node1", registry.RearmOptions{Force: true}), "forced Rearm")
 	if _, err := s.Get(ctx, "node1"); err != nil {
 		t.Errorf("Get after a forced Rearm = %v, want pending", err)
 	}
 	consume(t, s, "node1", registry.ConsumeRecord{Undelivered: true})
 	register(t, s, reg("node1", "52:54:00:00:00:01"))
-	if err := s.Rearm(ctx, "node1", true); !errors.Is(err, registry.ErrInvalidRegistration) {
+	if err := s.Rearm(ctx, "node1", registry.RearmOptions{Force: true}); !errors.Is(err, registry.ErrInvalidRegistration) {
 		t.Errorf("Rearm beside a pending registration of the name = %v, want ErrInvalidRegistration", err)
 	}
 }
@@ -315,7 +320,7 @@ func crashAfterClaim(t T, h Harness) {
 	if err != nil || len(consumed) != 1 || consumed[0].Consumed == nil || !consumed[0].Consumed.Undelivered {
 		t.Fatalf("Consumed = %+v, %v; want node1 undelivered", consumed, err)
 	}
-	if err := s.Rearm(ctx, "node1", false); err != nil {
+	if err := s.Rearm(ctx, "node1", registry.RearmOptions{}); err != nil {
 		t.Errorf("Rearm after the crash: %v", err)
 	}
 }

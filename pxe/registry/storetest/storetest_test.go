@@ -46,8 +46,12 @@ func (b *broken) Register(ctx context.Context, r registry.Registration, opts reg
 	return b.Registrations.Register(ctx, r, opts)
 }
 
-func (b *broken) Rearm(ctx context.Context, name string, force bool) error {
-	return b.Registrations.Rearm(ctx, name, force || b.fault == "re-arms delivered")
+func (b *broken) Rearm(ctx context.Context, name string, o registry.RearmOptions) error {
+	o.Force = o.Force || b.fault == "re-arms delivered"
+	if b.fault == "keeps no wipe-data" {
+		o.WipeData = false
+	}
+	return b.Registrations.Rearm(ctx, name, o)
 }
 
 func (b *broken) MarkDelivered(ctx context.Context, name string) error {
@@ -91,6 +95,7 @@ func TestSuiteFailsBrokenStores(t *testing.T) {
 		{"loses registers", "ConcurrentRegisters"},
 		{"re-arms delivered", "UndeliveredAndRearm"},
 		{"forgets delivery", "UndeliveredAndRearm"},
+		{"keeps no wipe-data", "UndeliveredAndRearm"},
 		{"no size bound", "SizeBounds"},
 		{"forgets on restart", "CrashBeforeClaim"},
 	}, func(t *testing.T, fault string) storetest.Harness { return harness(t, fault) })

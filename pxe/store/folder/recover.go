@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // Recover is the registrations' and secrets' part in a window's start,
@@ -43,7 +44,7 @@ func Recover(ctx context.Context, regs *Registrations, sec *Secrets, log *slog.L
 		if _, err := os.Lstat(sec.PasswordPath(r.Name)); !errors.Is(err, fs.ErrNotExist) {
 			continue // its password is there (or cannot be told): the answer may have left
 		}
-		if err := regs.Rearm(ctx, r.Name, false); err != nil {
+		if err := regs.Rearm(ctx, r.Name, registry.RearmOptions{WipeData: r.WipeData}); err != nil {
 			log.Warn("cannot re-arm a registration whose answer never left; re-arm it", "node", r.Name, "err", err)
 			continue
 		}

@@ -203,10 +203,11 @@ func (g *Registrations) MarkDelivered(ctx context.Context, name string) error {
 
 // Rearm puts the consumed registration name back to pending, so that its
 // machine is answered again: only when its answer was not seen delivered,
-// else with an error wrapping [registry.ErrDelivered], unless force. A pending
+// else with an error wrapping [registry.ErrDelivered], unless o.Force, and
+// with o.WipeData as its WipeData. A pending
 // registration of the same name gives an error wrapping
 // [registry.ErrInvalidRegistration]; an unknown name one wrapping [registry.ErrNotFound].
-func (g *Registrations) Rearm(ctx context.Context, name string, force bool) error {
+func (g *Registrations) Rearm(ctx context.Context, name string, o registry.RearmOptions) error {
 	if err := registry.ValidateName(name); err != nil {
 		return err
 	}
@@ -223,13 +224,14 @@ func (g *Registrations) Rearm(ctx context.Context, name string, force bool) erro
 	if err != nil {
 		return fmt.Errorf("rearm %s: %w", name, err)
 	}
-	if r.Consumed != nil && !r.Consumed.Undelivered && !force {
+	if r.Consumed != nil && !r.Consumed.Undelivered && !o.Force {
 		return fmt.Errorf("rearm %s: %w at %s; register it again to reinstall", name, registry.ErrDelivered, r.Consumed.Time.UTC().Format(time.RFC3339))
 	}
 	if _, err := os.Lstat(g.pendingPath(name)); err == nil {
 		return invalid("rearm %s: a pending registration of that name exists", name)
 	}
 	r.Consumed = nil
+	r.WipeData = o.WipeData
 	data, err := registry.EncodeRegistration(r)
 	if err == nil {
 		err = atomicfile.CreateExclusive(g.pendingPath(name), data, 0o600)

@@ -278,10 +278,11 @@ func lockConsumed(ctx context.Context, tx pgx.Tx, name, op string) (registry.Reg
 
 // Rearm puts the consumed registration name back to pending: only when
 // its answer was not seen delivered (else an error wrapping
-// [registry.ErrDelivered]), unless force. A pending registration of the
+// [registry.ErrDelivered]), unless o.Force, and with o.WipeData as its
+// WipeData. A pending registration of the
 // name is refused ([registry.ErrInvalidRegistration]), and so is a pin
 // another pending registration took meanwhile ([*registry.PinTakenError]).
-func (s *Registrations) Rearm(ctx context.Context, name string, force bool) error {
+func (s *Registrations) Rearm(ctx context.Context, name string, o registry.RearmOptions) error {
 	if err := registry.ValidateName(name); err != nil {
 		return err
 	}
@@ -293,10 +294,11 @@ func (s *Registrations) Rearm(ctx context.Context, name string, force bool) erro
 		if err != nil {
 			return err
 		}
-		if !r.Consumed.Undelivered && !force {
+		if !r.Consumed.Undelivered && !o.Force {
 			return fmt.Errorf("%w at %s; register it again to reinstall", registry.ErrDelivered, r.Consumed.Time.UTC().Format(time.RFC3339))
 		}
 		r.Consumed = nil
+		r.WipeData = o.WipeData
 		enc, err := encodeRegistration(r)
 		if err != nil {
 			return err
