@@ -81,6 +81,20 @@ func TestReinstallThroughTheBinary(t *testing.T) {
 	if r := plasma(t, dir, "--provisioner-dir", st, "reinstall", "metal-control-001", "--force", "-e", "metal"); r.code != 0 || registrationState(t, st, "metal-control-001") != "pending" {
 		t.Errorf("reinstall --force: exit %d\n%s%s", r.code, r.stdout, r.err)
 	}
+	// Data is kept unless --wipe-data, which says so and asks its own question.
+	pendingFile := filepath.Join(st, "registrations", "metal-control-001.json")
+	if data, err := os.ReadFile(pendingFile); err != nil || strings.Contains(string(data), "wipe_data") {
+		t.Errorf("a plain reinstall's registration wipes data (or is unreadable: %v):\n%s", err, data)
+	}
+	installed(t, st, "metal-control-001")
+	typing.WriteString("yes\n")
+	r = runAs(t, term, "--dir", dir, "--provisioner-dir", st, "reinstall", "metal-control-001", "--wipe-data")
+	if r.code != 0 || !strings.Contains(r.err, plasmanode.PromptReinstallWipe) || !strings.Contains(r.stdout, "its data pools WIPED (created anew)") {
+		t.Errorf("reinstall --wipe-data: exit %d\n%s%s", r.code, r.stdout, r.err)
+	}
+	if data, err := os.ReadFile(pendingFile); err != nil || !strings.Contains(string(data), `"wipe_data": true`) {
+		t.Errorf("reinstall --wipe-data's registration does not wipe data (%v):\n%s", err, data)
+	}
 
 	mustRun(t, dir, "add", "demo", "--domain", "demo.example")
 	mustRun(t, dir, "add", "demo", "--hostname", "server1", "--public-ip", "51.159.0.10")
