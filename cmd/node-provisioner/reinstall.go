@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/backend/regbackend"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -68,7 +68,7 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 				}
 				defer watch.Stop()
 			}
-			res, err := n.Reinstall(cmd.Context(), name, apitype.ReinstallRequest{WipeData: wipe})
+			res, err := n.Reinstall(cmd.Context(), name, api.ReinstallRequest{WipeData: wipe})
 			var failed *regbackend.BootFailedError
 			switch {
 			case errors.Is(err, registry.ErrNotFound), errors.Is(err, registry.ErrInvalidRegistration):
