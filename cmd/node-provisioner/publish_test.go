@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/internal/badinput"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -145,5 +146,21 @@ func TestStatusChecksTheSiteRecords(t *testing.T) {
 				t.Errorf("stderr %q; want a warning with %q (stdout %q)", r.err, tc.want, r.stdout)
 			}
 		})
+	}
+}
+
+// TestBadSearchDomainsAreRefused runs the bad domain table through
+// publish's and status's --search-domain: exit 2 naming the flag, before
+// any output.
+func TestBadSearchDomainsAreRefused(t *testing.T) {
+	for _, bad := range badinput.Domains() {
+		for _, cmd := range [][]string{{"publish", "--answer-url", "http://10.0.0.2:8090/answer"}, {"status"}} {
+			t.Run(bad.Name+"/"+cmd[0], func(t *testing.T) {
+				r := np(t, t.TempDir(), append(cmd, "--search-domain", bad.Value)...)
+				if r.code != 2 || !strings.Contains(r.err, "--search-domain") || !strings.Contains(r.err, bad.Want) || r.stdout != "" {
+					t.Errorf("%s --search-domain %q: exit %d, stdout %q, stderr %q; want 2 naming the flag and saying %q", cmd[0], bad.Value, r.code, r.stdout, r.err, bad.Want)
+				}
+			})
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/daemon"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
 // errWindowClosed makes status exit 1 while no window is open.
@@ -45,6 +46,9 @@ func (a *app) statusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
 				return err
+			}
+			if err := registry.ValidateDomain(searchDomain); err != nil {
+				return usageError(fmt.Errorf("--search-domain: %w", err))
 			}
 			ctx, now := cmd.Context(), time.Now()
 			n, err := a.node()
