@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/internal/source"
 )
 
 // Limits on the window's HTTP connections, the defaults of [HTTPLimits].
@@ -33,7 +35,7 @@ const (
 	// writeChunk bytes in 30 seconds (about 2 KiB/s) gets everything.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxConnsPerClient is how many connections one client
-	// address may hold at once: 64. iPXE and the installer use one, a
+	// (an IPv4 address, an IPv6 /64) may hold at once: 64. iPXE and the installer use one, a
 	// browser six; an address may front several (a NAT, a jump host, a
 	// load test such as wrk -c20), while a client hoarding idle
 	// connections holds no more than 64 descriptors. A further
@@ -45,7 +47,7 @@ const (
 	// is served in turn, while a client hoarding idle connections gets
 	// no more than its cap served; the rest are closed unserved.
 	DefaultQueueWait = 10 * time.Second
-	// clientQueue is how many connections of one client address may wait
+	// clientQueue is how many connections of one client may wait
 	// for a place beyond its cap; further ones are closed at once.
 	clientQueue = 1024
 	// writeChunk is the most a response write sends under one write
@@ -66,8 +68,9 @@ type HTTPLimits struct {
 	// WriteTimeout ends a response when one write of at most
 	// writeChunk bytes takes this long. Default: [DefaultWriteTimeout].
 	WriteTimeout time.Duration
-	// MaxConnsPerClient caps the connections of one client address.
-	// Default: [DefaultMaxConnsPerClient].
+	// MaxConnsPerClient caps the connections of one client: an IPv4
+	// address or an IPv6 /64, whose machines (a site's IPv6 segment is
+	// one /64) share it. Default: [DefaultMaxConnsPerClient].
 	MaxConnsPerClient int
 	// QueueWait is how long a connection over its client's cap waits
 	// for a place. Default: [DefaultQueueWait].
@@ -204,20 +207,21 @@ func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // writerOnly hides a writer's ReadFrom from io.Copy.
 type writerOnly struct{ io.Writer }
 
-// clientLimitListener holds a client address to max connections at
-// once: a further one waits up to wait for one of them to close (a burst
-// of short requests is served in turn), at most maxWaiting of them; the
-// rest, and those that waited too long, are closed unserved.
+// clientLimitListener holds a client to max connections at once: a
+// further one waits up to wait for one of them to close (a burst of
+// short requests is served in turn), at most maxWaiting of them; the
+// rest, and those that waited too long, are closed unserved. A client is
+// a source ([source.Of]): an IPv4 address, or an IPv6 address's /64.
 type clientLimitListener struct {
 	handoff
 	max, maxWaiting int
 	wait            time.Duration
 	refused         func(netip.Addr) // called for each connection closed unserved; may be nil
 	placesMu        sync.Mutex
-	places          map[netip.Addr]*clientPlaces
+	places          map[netip.Prefix]*clientPlaces
 }
 
-// clientPlaces are one address's places: a semaphore of max, refs, the
+// clientPlaces are one source's places: a semaphore of max, refs, the
 // connections holding or waiting for one, and conns, those holding one.
 type clientPlaces struct {
 	slots chan struct{}
@@ -230,13 +234,13 @@ func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refuse
 		return ln
 	}
 	l := &clientLimitListener{handoff: newHandoff(ln), max: max, maxWaiting: clientQueue, wait: wait, refused: refused,
-		places: map[netip.Addr]*clientPlaces{}}
+		places: map[netip.Prefix]*clientPlaces{}}
 	go l.acceptLoop(l.vet)
 	return l
 }
 
 // vet passes c on when it is no IP connection, refuses it when its
-// address has all its places taken and its queue full, else admits it.
+// source has all its places taken and its queue full, else admits it.
 func (l *clientLimitListener) vet(c net.Conn) {
 	ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
 	if perr != nil {
@@ -244,11 +248,12 @@ func (l *clientLimitListener) vet(c net.Conn) {
 		return
 	}
 	addr := ap.Addr().Unmap()
+	src := source.Of(addr)
 	l.placesMu.Lock()
-	p := l.places[addr]
+	p := l.places[src]
 	if p == nil {
 		p = &clientPlaces{slots: make(chan struct{}, l.max), conns: map[*countedConn]struct{}{}}
-		l.places[addr] = p
+		l.places[src] = p
 	}
 	full := p.refs >= l.max+l.maxWaiting
 	if !full {
@@ -259,17 +264,17 @@ func (l *clientLimitListener) vet(c net.Conn) {
 		l.refuse(c, addr)
 		return
 	}
-	go l.admit(c, addr, p)
+	go l.admit(c, addr, src, p)
 }
 
-// admit waits for a place of addr, then passes c on. At the bound, the
-// address's connection idle longest (a keep-alive connection between
+// admit waits for a place of addr's source src, then passes c on. At
+// the bound, the source's connection idle longest (a keep-alive connection between
 // requests) is closed to make way: behind a NAT, many machines share an
 // address, and idle connections must not keep the next machine waiting.
-func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces) {
+func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, src netip.Prefix, p *clientPlaces) {
 	select {
 	case p.slots <- struct{}{}:
-		l.deliver(l.counted(c, addr, p))
+		l.deliver(l.counted(c, src, p))
 		return
 	default:
 		l.closeIdle(p)
@@ -278,25 +283,25 @@ func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, p *clientPlaces
 	defer t.Stop()
 	select {
 	case p.slots <- struct{}{}:
-		l.deliver(l.counted(c, addr, p))
+		l.deliver(l.counted(c, src, p))
 	case <-t.C:
-		l.unref(addr, p)
+		l.unref(src, p)
 		l.refuse(c, addr)
 	case <-l.done:
-		l.unref(addr, p)
+		l.unref(src, p)
 		c.Close()
 	}
 }
 
 // counted is c holding one of p's places.
-func (l *clientLimitListener) counted(c net.Conn, addr netip.Addr, p *clientPlaces) *countedConn {
+func (l *clientLimitListener) counted(c net.Conn, src netip.Prefix, p *clientPlaces) *countedConn {
 	cc := &countedConn{Conn: c}
 	cc.release = func() {
 		l.placesMu.Lock()
 		delete(p.conns, cc)
 		l.placesMu.Unlock()
 		<-p.slots
-		l.unref(addr, p)
+		l.unref(src, p)
 	}
 	l.placesMu.Lock()
 	p.conns[cc] = struct{}{}
@@ -359,11 +364,11 @@ func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
 	}
 }
 
-func (l *clientLimitListener) unref(addr netip.Addr, p *clientPlaces) {
+func (l *clientLimitListener) unref(src netip.Prefix, p *clientPlaces) {
 	l.placesMu.Lock()
 	defer l.placesMu.Unlock()
 	if p.refs--; p.refs == 0 {
-		delete(l.places, addr)
+		delete(l.places, src)
 	}
 }
 

@@ -42,7 +42,8 @@ const (
 	// ([tftp.DefaultMaxTransfers]).
 	DefaultTFTPMaxTransfers = tftp.DefaultMaxTransfers
 	// DefaultTFTPMaxTransfersPerClient is how many TFTP transfers one
-	// client address runs at once ([tftp.DefaultMaxTransfersPerClient]).
+	// client (an IPv4 address, an IPv6 /64) runs at once
+	// ([tftp.DefaultMaxTransfersPerClient]).
 	DefaultTFTPMaxTransfersPerClient = tftp.DefaultMaxTransfersPerClient
 	// DefaultIPXEDir is where Debian's ipxe package puts the iPXE
 	// binaries.
@@ -108,7 +109,8 @@ type Config struct {
 	// TFTPAddr is the TFTP listen address. Default: <ServerIP>:69.
 	TFTPAddr string
 	// TFTPMaxTransfers and TFTPMaxTransfersPerClient bound the TFTP
-	// transfers running at once, in all and per client address.
+	// transfers running at once, in all and per client (an IPv4
+	// address, an IPv6 /64).
 	// Default: [tftp.DefaultMaxTransfers] and
 	// [tftp.DefaultMaxTransfersPerClient].
 	TFTPMaxTransfers, TFTPMaxTransfersPerClient int

@@ -48,7 +48,7 @@ func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
 	f.StringVar(&c.TFTPAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.IntVar(&c.TFTPMaxTransfers, "tftp-max-transfers", pxe.DefaultTFTPMaxTransfers, "TFTP transfers running at once; at the bound a new request replaces the transfer stalled longest, or waits for a place")
-	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client address runs at once; more wait for a place")
+	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client (an IPv4 address, an IPv6 /64) runs at once; more wait for a place")
 	f.StringVar(&c.Release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
 	f.BoolVar(&c.TLS, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
 	f.StringArrayVar(&c.KernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")

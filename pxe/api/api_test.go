@@ -43,6 +43,7 @@ func (s *syncBuffer) String() string {
 
 type env struct {
 	state  string
+	h      *api.Handler
 	ts     *httptest.Server
 	tokens map[string]string // by scope, plus "revoked"
 	store  *folder.Tokens
@@ -80,7 +81,7 @@ func newEnv(t *testing.T, tweak func(*api.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.ts = httptest.NewTLSServer(h)
+	e.h, e.ts = h, httptest.NewTLSServer(h)
 	t.Cleanup(e.ts.Close)
 	return e
 }

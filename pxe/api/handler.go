@@ -20,6 +20,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/idempotency"
+	"github.com/plasmactl/plasma-node/pxe/internal/source"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/events"
@@ -257,6 +258,9 @@ type tokenKey struct{}
 func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r)
+		// The failures count for the source: an IPv6 client's /64, so
+		// that rotating addresses within it is no escape.
+		src, _ := source.OfRemote(r.RemoteAddr)
 		tok, reason := bearer(r)
 		var t apitoken.Token
 		if reason == "" {
@@ -282,14 +286,14 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 			// valid token from it never is (a neighbour behind the same
 			// NAT, or a client misconfigured beside it, must not lock it
 			// out), and tokens are too long to guess.
-			if wait := h.limiter.blocked(ip, time.Now()); wait > 0 {
-				h.limiter.fail(ip, time.Now())
+			if wait := h.limiter.blocked(src, time.Now()); wait > 0 {
+				h.limiter.fail(src, time.Now())
 				h.log.Warn("api: request refused: too many failed authentications from this address", "client_ip", ip, "path", r.URL.Path)
 				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 				writeError(w, http.StatusTooManyRequests, "too many failed authentications from this address; try again later", "")
 				return
 			}
-			h.limiter.fail(ip, time.Now())
+			h.limiter.fail(src, time.Now())
 			h.log.Warn("api: authentication failed", "client_ip", ip, "method", r.Method, "path", r.URL.Path, "reason", reason)
 			challenge := `Bearer realm="node-provisioner"`
 			if tok != "" {

@@ -1,22 +1,24 @@
 package api
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 )
 
-// maxTracked bounds the addresses the limiter follows, so that a flood
+// maxTracked bounds the sources the limiter follows, so that a flood
 // of addresses cannot grow it.
 const maxTracked = 10000
 
-// limiter counts failed authentications per client address: an address
-// with max failures within window is refused until the window that
-// began with its first failure has passed.
+// limiter counts failed authentications per source (an IPv4 address or
+// an IPv6 /64, [source.OfRemote]): a source with max failures within window
+// is refused until the window that began with its first failure has
+// passed.
 type limiter struct {
 	mu     sync.Mutex
 	max    int
 	window time.Duration
-	seen   map[string]*failures
+	seen   map[netip.Prefix]*failures
 }
 
 type failures struct {
@@ -25,20 +27,21 @@ type failures struct {
 }
 
 func newLimiter(max int, window time.Duration) *limiter {
-	return &limiter{max: max, window: window, seen: map[string]*failures{}}
+	return &limiter{max: max, window: window, seen: map[netip.Prefix]*failures{}}
 }
 
-// blocked returns how long ip is still refused, 0 when it is not.
-func (l *limiter) blocked(ip string, now time.Time) time.Duration {
+// blocked returns how long the source src is still refused, 0 when it
+// is not.
+func (l *limiter) blocked(src netip.Prefix, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f := l.seen[ip]
+	f := l.seen[src]
 	if f == nil {
 		return 0
 	}
 	end := f.first.Add(l.window)
 	if !now.Before(end) {
-		delete(l.seen, ip)
+		delete(l.seen, src)
 		return 0
 	}
 	if f.n < l.max {
@@ -47,32 +50,32 @@ func (l *limiter) blocked(ip string, now time.Time) time.Duration {
 	return end.Sub(now)
 }
 
-// fail counts a failed authentication of ip.
-func (l *limiter) fail(ip string, now time.Time) {
+// fail counts a failed authentication of the source src.
+func (l *limiter) fail(src netip.Prefix, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f := l.seen[ip]
+	f := l.seen[src]
 	if f == nil || !now.Before(f.first.Add(l.window)) {
 		if len(l.seen) >= maxTracked {
 			l.prune(now)
 		}
 		f = &failures{first: now}
-		l.seen[ip] = f
+		l.seen[src] = f
 	}
 	f.n++
 }
 
-// prune forgets expired addresses, and others if still full.
+// prune forgets expired sources, and others if still full.
 func (l *limiter) prune(now time.Time) {
-	for ip, f := range l.seen {
+	for src, f := range l.seen {
 		if !now.Before(f.first.Add(l.window)) {
-			delete(l.seen, ip)
+			delete(l.seen, src)
 		}
 	}
-	for ip := range l.seen {
+	for src := range l.seen {
 		if len(l.seen) < maxTracked {
 			break
 		}
-		delete(l.seen, ip)
+		delete(l.seen, src)
 	}
 }

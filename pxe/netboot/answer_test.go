@@ -1,9 +1,10 @@
 package netboot
 
 import (
-	"github.com/plasmactl/plasma-node/pxe/backend"
 	"net/http/httptest"
 	"sync"
+
+	"github.com/plasmactl/plasma-node/pxe/backend"
 
 	"context"
 	"errors"

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/internal/source"
 )
 
 // Bounds on the transfers a [Server] runs at once.
@@ -23,8 +25,8 @@ const (
 	// serves them all at once. Each costs two descriptors and about
 	// 12 KiB; more wait, holding neither.
 	DefaultMaxTransfers = 1024
-	// DefaultMaxTransfersPerClient is how many transfers one client
-	// address runs at once: 4. Firmware fetches one file at a time; a
+	// DefaultMaxTransfersPerClient is how many transfers one client (an
+	// IPv4 address, an IPv6 /64: [source.Of]) runs at once: 4. Firmware fetches one file at a time; a
 	// retry may overlap the attempt it replaces.
 	DefaultMaxTransfersPerClient = 4
 	// stallTime is how long a transfer may wait for its client's
@@ -34,7 +36,7 @@ const (
 	// On a LAN a block is acknowledged within milliseconds.
 	stallTime = 2 * time.Second
 	// maxWaiting bounds the requests waiting for a place, and
-	// maxWaitingPerClient those of one address; a request beyond them
+	// maxWaitingPerClient those of one client; a request beyond them
 	// is not answered, and its client's retransmission asks again.
 	// Waiting requests hold no descriptor, only their few bytes.
 	maxWaiting          = 8192
@@ -50,6 +52,8 @@ var errDropped = errors.New("transfer dropped: stalled while the server was at i
 // transfer is one running download.
 type transfer struct {
 	peer netip.Addr
+	// src is the client peer counts as, for the per-client bound.
+	src netip.Prefix
 	// last is when the client last acknowledged a block (UnixNano).
 	last    atomic.Int64
 	dropped atomic.Bool
@@ -81,17 +85,19 @@ type transfers struct {
 	max, maxPerClient int
 	mu                sync.Mutex
 	running           map[*transfer]struct{}
-	perClient         map[netip.Addr]int
+	// perClient and queuedBy count by client: an IPv4 address, an IPv6
+	// /64 ([source.Of]).
+	perClient map[netip.Prefix]int
 	// ids are the client transfer ids (address and port) running (nil)
 	// or waiting: a retransmitted request is not a second transfer.
 	ids      map[netip.AddrPort]*waiting
 	queue    []*waiting
-	queuedBy map[netip.Addr]int
+	queuedBy map[netip.Prefix]int
 }
 
 func newTransfers(max, maxPerClient int) *transfers {
 	return &transfers{max: max, maxPerClient: maxPerClient, running: map[*transfer]struct{}{},
-		perClient: map[netip.Addr]int{}, ids: map[netip.AddrPort]*waiting{}, queuedBy: map[netip.Addr]int{}}
+		perClient: map[netip.Prefix]int{}, ids: map[netip.AddrPort]*waiting{}, queuedBy: map[netip.Prefix]int{}}
 }
 
 // Outcomes of [transfers.request].
@@ -122,13 +128,13 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 	}
 	t, dropped := ts.admit(from.Addr(), now)
 	if t == nil {
-		if len(ts.queue) >= maxWaiting || ts.queuedBy[from.Addr()] >= maxWaitingPerClient {
+		if len(ts.queue) >= maxWaiting || ts.queuedBy[source.Of(from.Addr())] >= maxWaitingPerClient {
 			ts.mu.Unlock()
 			return full, dropped
 		}
 		w := &waiting{from: from, arrived: now, start: start}
 		ts.queue = append(ts.queue, w)
-		ts.queuedBy[from.Addr()]++
+		ts.queuedBy[source.Of(from.Addr())]++
 		ts.ids[from] = w
 		ts.mu.Unlock()
 		return queued, dropped
@@ -143,34 +149,36 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 // stalled longest when the server or the client is at its bound, or
 // returns nil when there is none. ts.mu is held.
 func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer) {
-	if ts.perClient[peer] >= ts.maxPerClient {
-		if dropped = ts.stalledLongest(now, peer); dropped == nil {
+	src := source.Of(peer)
+	if ts.perClient[src] >= ts.maxPerClient {
+		if dropped = ts.stalledLongest(now, src); dropped == nil {
 			return nil, nil
 		}
 		ts.drop(dropped)
 	}
 	if len(ts.running) >= ts.max {
 		var d *transfer
-		if d = ts.stalledLongest(now, netip.Addr{}); d == nil {
+		if d = ts.stalledLongest(now, netip.Prefix{}); d == nil {
 			return nil, dropped
 		}
 		ts.drop(d)
 		dropped = d
 	}
-	t = &transfer{peer: peer}
+	t = &transfer{peer: peer, src: src}
 	t.last.Store(now.UnixNano())
 	ts.running[t] = struct{}{}
-	ts.perClient[peer]++
+	ts.perClient[src]++
 	return t, dropped
 }
 
-// stalledLongest returns the running transfer (of peer, when valid)
-// that has waited longest for an acknowledgement, at least stallTime.
-func (ts *transfers) stalledLongest(now time.Time, peer netip.Addr) *transfer {
+// stalledLongest returns the running transfer (of the client src, when
+// valid) that has waited longest for an acknowledgement, at least
+// stallTime.
+func (ts *transfers) stalledLongest(now time.Time, src netip.Prefix) *transfer {
 	var oldest *transfer
 	limit := now.Add(-stallTime).UnixNano()
 	for t := range ts.running {
-		if peer.IsValid() && t.peer != peer {
+		if src.IsValid() && t.src != src {
 			continue
 		}
 		if l := t.last.Load(); l <= limit && (oldest == nil || l < oldest.last.Load()) {
@@ -193,8 +201,8 @@ func (ts *transfers) remove(t *transfer) {
 		return
 	}
 	delete(ts.running, t)
-	if ts.perClient[t.peer]--; ts.perClient[t.peer] <= 0 {
-		delete(ts.perClient, t.peer)
+	if ts.perClient[t.src]--; ts.perClient[t.src] <= 0 {
+		delete(ts.perClient, t.src)
 	}
 }
 
@@ -253,16 +261,16 @@ func (ts *transfers) droppedFor(now time.Time) []*transfer {
 		if now.Sub(w.arrived) > maxWait {
 			continue // next() forgets it
 		}
-		peer := w.from.Addr()
-		clientFull := ts.perClient[peer] >= ts.maxPerClient
+		src := source.Of(w.from.Addr())
+		clientFull := ts.perClient[src] >= ts.maxPerClient
 		if !clientFull && len(ts.running) < ts.max {
 			break // next() admits it
 		}
 		var d *transfer
 		if clientFull {
-			d = ts.stalledLongest(now, peer)
+			d = ts.stalledLongest(now, src)
 		} else {
-			d = ts.stalledLongest(now, netip.Addr{})
+			d = ts.stalledLongest(now, netip.Prefix{})
 		}
 		if d == nil {
 			if clientFull {
@@ -304,11 +312,11 @@ func (ts *transfers) next(now time.Time) []admitted {
 		w := ts.queue[i]
 		switch {
 		case now.Sub(w.arrived) > maxWait:
-		case len(ts.running) < ts.max && ts.perClient[w.from.Addr()] < ts.maxPerClient:
-			t := &transfer{peer: w.from.Addr()}
+		case len(ts.running) < ts.max && ts.perClient[source.Of(w.from.Addr())] < ts.maxPerClient:
+			t := &transfer{peer: w.from.Addr(), src: source.Of(w.from.Addr())}
 			t.last.Store(now.UnixNano())
 			ts.running[t] = struct{}{}
-			ts.perClient[t.peer]++
+			ts.perClient[t.src]++
 			ts.ids[w.from] = nil
 			out = append(out, admitted{w, t})
 		default:
@@ -328,8 +336,9 @@ func (ts *transfers) next(now time.Time) []admitted {
 }
 
 func (ts *transfers) unqueue(w *waiting) {
-	if ts.queuedBy[w.from.Addr()]--; ts.queuedBy[w.from.Addr()] <= 0 {
-		delete(ts.queuedBy, w.from.Addr())
+	src := source.Of(w.from.Addr())
+	if ts.queuedBy[src]--; ts.queuedBy[src] <= 0 {
+		delete(ts.queuedBy, src)
 	}
 }
 
@@ -350,7 +359,7 @@ func (ts *transfers) stopAll() {
 	for _, w := range ts.queue {
 		delete(ts.ids, w.from)
 	}
-	ts.queue, ts.queuedBy = nil, map[netip.Addr]int{}
+	ts.queue, ts.queuedBy = nil, map[netip.Prefix]int{}
 }
 
 // descriptorBudget is the descriptors TFTP may hold: a quarter of the
