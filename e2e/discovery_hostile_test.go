@@ -19,8 +19,15 @@ import (
 // another one (401), and a flood of 5 000 reports of fake MACs with the
 // token the window's boot script hands strangers. The inbox keeps its
 // bound of 256 and refuses the rest (503); nothing is kept from a post
-// without the token, and each refusal is a refused event.
+// without the token, and each refusal is a refused event. It runs over
+// IPv4 and IPv6.
 func TestDiscoveryRefusesHostilePosts(t *testing.T) {
+	for _, listen := range loopbacks {
+		t.Run(listen, func(t *testing.T) { discoveryRefusesHostilePosts(t, listen) })
+	}
+}
+
+func discoveryRefusesHostilePosts(t *testing.T, listen string) {
 	e := newProvisionerEnv(t)
 	e.run(t, "register", "pve8", "--mac", "52:54:00:ba:5e:18", "--boot-disk", "any")
 	rel := filepath.Join(e.state, "assets", "9.2-1")
@@ -30,7 +37,7 @@ func TestDiscoveryRefusesHostilePosts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url, _ := e.serve(t, "--discover")
+	url, _ := e.serve(t, "--discover", "--http", listen)
 	base := strings.TrimSuffix(url, "/answer")
 	client := &http.Client{Timeout: 30 * time.Second}
 	post := func(token, body string) int {

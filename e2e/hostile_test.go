@@ -15,14 +15,24 @@ import (
 	"time"
 )
 
+// loopbacks are the listen addresses the hostile probes run over: IPv4
+// and IPv6.
+var loopbacks = []string{"127.0.0.1:0", "[::1]:0"}
+
 // TestServeRefusesHostileBodies posts answer bodies of wrong types, deep
-// nesting and one byte over 1 MiB to node-provisioner serve: each gets
-// 400 (the one over 1 MiB 413), and the server answers the real installer
-// afterwards.
+// nesting and one byte over 1 MiB to node-provisioner serve, over IPv4
+// and IPv6: each gets 400 (the one over 1 MiB 413), and the server
+// answers the real installer afterwards.
 func TestServeRefusesHostileBodies(t *testing.T) {
+	for _, listen := range loopbacks {
+		t.Run(listen, func(t *testing.T) { serveRefusesHostileBodies(t, listen) })
+	}
+}
+
+func serveRefusesHostileBodies(t *testing.T, listen string) {
 	e := newProvisionerEnv(t)
 	e.run(t, "register", "pve7", "--mac", "52:54:00:ba:5e:11", "--boot-disk", "nvme0n1")
-	url, _ := e.serve(t)
+	url, _ := e.serve(t, "--http", listen)
 	real, err := os.ReadFile("../answer/testdata/sysinfo/pve-9.2-synthetic.json")
 	if err != nil {
 		t.Fatal(err)
@@ -68,8 +78,15 @@ func TestServeRefusesHostileBodies(t *testing.T) {
 
 // TestServeRefusesHostilePaths sends traversal, encoded traversal, NUL
 // bytes, over-long names and a symlink leaving the assets folder to
-// serve's HTTP port: nothing from outside is ever served.
+// serve's HTTP port, over IPv4 and IPv6: nothing from outside is ever
+// served.
 func TestServeRefusesHostilePaths(t *testing.T) {
+	for _, listen := range loopbacks {
+		t.Run(listen, func(t *testing.T) { serveRefusesHostilePaths(t, listen) })
+	}
+}
+
+func serveRefusesHostilePaths(t *testing.T, listen string) {
 	e := newProvisionerEnv(t)
 	const outside = "content-from-outside-the-roots"
 	if err := os.MkdirAll(filepath.Join(e.state, "assets", "rel1"), 0o755); err != nil {
@@ -89,7 +106,7 @@ func TestServeRefusesHostilePaths(t *testing.T) {
 	if err := os.Symlink("../../outside.txt", filepath.Join(e.state, "assets", "rel1", "rel-link")); err != nil {
 		t.Fatal(err)
 	}
-	url, _ := e.serve(t)
+	url, _ := e.serve(t, "--http", listen)
 	base := strings.TrimSuffix(url, "/answer")
 	host := strings.TrimPrefix(base, "http://")
 	long := strings.Repeat("a", 10_000)

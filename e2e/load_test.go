@@ -18,9 +18,11 @@ import (
 const testSSHKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGzx6HqSm1mQ3VcLaZ3r0ZKtgtF5wVbUEjS0Xv5R5N5g op@e2e\n"
 
 // provisionerEnv is a state folder, a secrets folder and a home for
-// node-provisioner runs of one test.
+// node-provisioner runs of one test, run in the network namespace netns
+// when it is set.
 type provisionerEnv struct {
 	state, secrets, home string
+	netns                string
 }
 
 func newProvisionerEnv(t *testing.T) provisionerEnv {
@@ -37,7 +39,11 @@ func newProvisionerEnv(t *testing.T) provisionerEnv {
 }
 
 func (e provisionerEnv) cmd(ctx context.Context, args ...string) *exec.Cmd {
-	c := exec.CommandContext(ctx, filepath.Join(bin, "node-provisioner"), append([]string{"--state-dir", e.state, "--secrets-dir", e.secrets}, args...)...)
+	args = append([]string{filepath.Join(bin, "node-provisioner"), "--state-dir", e.state, "--secrets-dir", e.secrets}, args...)
+	if e.netns != "" {
+		args = append([]string{"ip", "netns", "exec", e.netns}, args...)
+	}
+	c := exec.CommandContext(ctx, args[0], args[1:]...)
 	c.Env = append(os.Environ(), "HOME="+e.home)
 	return c
 }

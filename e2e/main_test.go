@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 		fmt.Println(tftpFlood(count))
 		os.Exit(0)
 	}
+	if port := os.Getenv("PN_E2E_V6FLOOD"); port != "" {
+		os.Exit(runV6Flood(port))
+	}
 	if c := os.Getenv("PN_E2E_STORM"); c != "" {
 		os.Exit(runStorm(c))
 	}
