@@ -13,9 +13,10 @@
 // POSTs a system-info body in the shape of Proxmox VE 9.2's (the machine's
 // DMI and NICs, upper-case MACs, $schema) to the answer URL, pinning the
 // mode file's certificate fingerprint for https and sending its answer
-// token as a bearer (unless emu.notoken is on the kernel command line),
-// and validates the answer
-// with the installer's rules. A from-answer network is brought up as the
+// token as a bearer (unless emu.notoken is on the kernel command line)
+// and the installer's Accept, and reads and validates the answer, JSON or
+// TOML by its Content-Type, with the installer's rules
+// (e2e/internal/answerclient). A from-answer network is brought up as the
 // installer does: network.cidr on the NIC network.filter selects, in
 // place of the lease. When the answer has a first-boot URL it fetches the
 // script; it then POSTs the post-installation webhook, reporting the
@@ -59,6 +60,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/e2e/internal/answerclient"
 )
 
 // Marker is the prefix of the line the test looks for on the serial log.
@@ -144,46 +146,27 @@ func run() error {
 		return err
 	}
 	body, _ := json.Marshal(info)
-	hc := client(mode.HTTP.CertFingerprint)
-	req, err := http.NewRequest(http.MethodPost, mode.HTTP.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("Accept", "application/json, application/toml;q=0.5")
-	token := "none"
+	token, bearer := "none", ""
 	if mode.HTTP.Token != "" {
 		// emu.notoken on the kernel command line plays an installer that
 		// sends no header (one older than 9.2).
 		if cmdline, _ := os.ReadFile("/proc/cmdline"); !strings.Contains(string(cmdline), "emu.notoken") {
-			req.Header.Set("Authorization", "Bearer "+mode.HTTP.Token)
-			token = "sent"
+			bearer, token = mode.HTTP.Token, "sent"
 		} else {
 			token = "withheld"
 		}
 	}
 	step("answer token %s", token)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("POST %s: %w", mode.HTTP.URL, err)
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return &refusal{resp.StatusCode, strings.TrimSpace(string(raw))}
-	}
 	v, _ := answer.ParseVersion(isoRelease)
-	var strict map[string]any
-	if err := toml.Unmarshal(raw, &strict); err != nil {
-		return fmt.Errorf("answer is not TOML: %w", err)
+	reply, err := answerclient.Fetch(context.Background(), client(mode.HTTP.CertFingerprint), mode.HTTP.URL, v, body, bearer)
+	if se := (*answerclient.StatusError)(nil); errors.As(err, &se) {
+		return &refusal{se.Status, se.Body}
 	}
-	a, err := answer.Decode(raw, v)
 	if err != nil {
-		return fmt.Errorf("answer refused by the %s parser: %w", isoRelease, err)
+		return err
 	}
-	if err := answer.Validate(a, v); err != nil {
-		return fmt.Errorf("answer invalid for %s: %w", isoRelease, err)
-	}
+	a, raw := reply.Answer, reply.Raw
+	step("answer as %s", reply.ContentType)
 	fqdn := a.Global.FQDN.Name
 	step("answer for %s (%d bytes)", fqdn, len(raw))
 	// The disk the installer would format, by the answer's disk-list or
