@@ -60,6 +60,10 @@ type InstallReport struct {
 	HostKeys []string `json:"host_keys,omitempty"`
 	// BootDisks are the disks the system was installed on.
 	BootDisks []ReportDisk `json:"boot_disks,omitempty"`
+	// Token is the body's "token" (9.2+), the answer's
+	// post-installation-webhook.auth-token sent back; "" when not sent.
+	// It is a secret: it is never kept (no JSON), logged or shown.
+	Token string `json:"-"`
 }
 
 // ReportInterface is a reported network interface.
@@ -99,6 +103,7 @@ type webhookBody struct {
 	} `json:"boot-info"`
 	FQDN      string `json:"fqdn"`
 	MachineID string `json:"machine-id"`
+	Token     string `json:"token"`
 	Disks     []struct {
 		Size       uint64            `json:"size"`
 		IsBootDisk bool              `json:"is-bootdisk"`
@@ -170,6 +175,10 @@ func ParseInstallReport(body []byte) (*InstallReport, error) {
 		}
 		*f.dst = v
 	}
+	if len(b.Token) > maxReportString {
+		return nil, bad("token: %d bytes, at most %d", len(b.Token), maxReportString)
+	}
+	r.Token = b.Token
 	if r.MachineID != "" && !machineIDRE.MatchString(r.MachineID) {
 		return nil, bad("machine-id: want 32 lowercase hex digits")
 	}

@@ -56,9 +56,14 @@ func TestParseInstallReportOfA92Body(t *testing.T) {
 		MACs:       []string{"52:54:00:ba:5e:11", "52:54:00:ba:5e:12"},
 		HostKeys:   []string{k["ed25519"], k["ecdsa"], k["rsa"]},
 		BootDisks:  []answer.ReportDisk{{Name: "/dev/nvme0n1", Serial: "25414A800205", Size: 512110190592}},
+		Token:      "np1:notasecret",
 	}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("ParseInstallReport (-want +got):\n%s", diff)
+	}
+	// The token is a secret: what is kept of the report never holds it.
+	if kept, _ := json.Marshal(got); strings.Contains(string(kept), "notasecret") {
+		t.Errorf("the kept report holds the webhook token: %s", kept)
 	}
 	// ssh-keygen -lf of the three generated keys (testdata/webhook/README.md).
 	wantFP := []string{"SHA256:4D27bvzYLJ3EVO25HEFvpoJ1Mums4LxBPaiAL2usvIw", "SHA256:Fa94RwW/dF1vJz8ppwnU+F8I7IFSWRCGcpmh1D+mioQ", "SHA256:bc5/XRtdwepUs1scqSF6DxJKIX+DJj82wF6C05yZzBE"}

@@ -85,7 +85,9 @@ func TestNoUnauthenticatedPathShowsAnIdentifier(t *testing.T) {
 	if err != nil || a.PostInstallationWebhook == nil {
 		t.Fatalf("pve9's answer: %v\n%s", err, body)
 	}
-	if s, b := do("POST", a.PostInstallationWebhook.URL, "", read("webhook/pve-9.2-synthetic.json")); s != 200 {
+	// The installer sends the answer's webhook auth-token back as "token".
+	hook := strings.Replace(read("webhook/pve-9.2-synthetic.json"), `"np1:notasecret"`, `"`+a.PostInstallationWebhook.AuthToken+`"`, 1)
+	if s, b := do("POST", a.PostInstallationWebhook.URL, "", hook); s != 200 {
 		t.Fatalf("pve9's webhook: %d %s", s, b)
 	}
 	// A stranger boots into discovery and reports.

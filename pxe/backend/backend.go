@@ -237,7 +237,10 @@ type OneShot interface {
 	// Installed takes an installer's report of success for token, once,
 	// with what it tells of the installed system (report, parsed and
 	// checked), and returns the node it names. A report is kept only
-	// with the token it came with: a spent token changes nothing.
+	// with the token it came with: a spent token changes nothing. A
+	// report carrying a Token (9.2+: the answer's webhook auth-token sent
+	// back) other than the one its node's answer had is refused the same
+	// way, with [ErrNoAnswer], and spends nothing.
 	Installed(ctx context.Context, token, clientIP string, report *answer.InstallReport) (node string, err error)
 }
 

@@ -26,6 +26,9 @@ type BuildOptions struct {
 	// WebhookURL receives the installer's post-installation report
 	// (8.3+); empty leaves it out.
 	WebhookURL string
+	// WebhookAuthToken is the webhook's auth-token (9.2+), which the
+	// installer sends back as the report's "token"; empty leaves it out.
+	WebhookAuthToken string
 	// CertFingerprint is the SHA-256 fingerprint of the server's TLS
 	// certificate; an https first-boot or webhook URL pins it
 	// (cert-fingerprint), as the installer otherwise verifies them against
@@ -66,7 +69,7 @@ func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 		a.FirstBoot = &answer.FirstBoot{Source: answer.FirstBootFromURL, URL: o.FirstBootURL, Ordering: answer.OrderingFullyUp, CertFingerprint: pin(o.FirstBootURL, o.CertFingerprint)}
 	}
 	if o.WebhookURL != "" {
-		a.PostInstallationWebhook = &answer.Webhook{URL: o.WebhookURL, CertFingerprint: pin(o.WebhookURL, o.CertFingerprint)}
+		a.PostInstallationWebhook = &answer.Webhook{URL: o.WebhookURL, CertFingerprint: pin(o.WebhookURL, o.CertFingerprint), AuthToken: o.WebhookAuthToken}
 	}
 	return a, nil
 }

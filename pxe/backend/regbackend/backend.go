@@ -447,10 +447,19 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 			return nil, nil, "", err
 		}
 		files[fb+".sh"] = script
-		files[hook+".webhook"] = []byte(reg.Name + "\n")
 		o.FirstBootURL = base + "/first-boot/" + fb
 		o.WebhookURL = base + "/webhook/" + hook
 		o.CertFingerprint = req.CertFingerprint
+		var auth string
+		if req.Version.AtLeast(answer.Version92) {
+			// The installer sends it back in the report: Installed
+			// compares it.
+			if auth, err = newToken(); err != nil {
+				return nil, nil, "", err
+			}
+			o.WebhookAuthToken = auth
+		}
+		files[hook+".webhook"] = webhookFile(reg.Name, auth)
 	}
 	a, err := registry.Build(reg, o)
 	if err != nil {

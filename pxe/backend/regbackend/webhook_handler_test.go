@@ -27,27 +27,35 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
-// webhookBody is testdata/webhook's 9.2 body, edited by edit.
+// webhookBody is testdata/webhook's 9.2 body without its "token" (the
+// answer's auth-token, new for each answer: TestWebhookChecksTheToken
+// sends it), edited by edit.
 func webhookBody(t *testing.T, edit func(m map[string]any)) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "answer", "testdata", "webhook", "pve-9.2-synthetic.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if edit == nil {
-		return raw
-	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	edit(m)
+	delete(m, "token")
+	if edit != nil {
+		edit(m)
+	}
 	out, _ := json.Marshal(m)
 	return out
 }
 
 // answeredWebhook answers pve1 and returns its webhook URL.
 func answeredWebhook(t *testing.T, e *handlerEnv) string {
+	t.Helper()
+	return answeredHook(t, e).URL
+}
+
+// answeredHook answers pve1 for 9.2 and returns its webhook section.
+func answeredHook(t *testing.T, e *handlerEnv) *answer.Webhook {
 	t.Helper()
 	status, got, _ := e.post(t, "", "application/json", sysinfo(t, "pve-9.2-synthetic.json"))
 	if status != 200 {
@@ -57,7 +65,7 @@ func answeredWebhook(t *testing.T, e *handlerEnv) string {
 	if err != nil || a.PostInstallationWebhook == nil {
 		t.Fatalf("answer without a webhook: %v\n%s", err, got)
 	}
-	return a.PostInstallationWebhook.URL
+	return a.PostInstallationWebhook
 }
 
 func postHook(t *testing.T, url string, body io.Reader) (int, string) {
