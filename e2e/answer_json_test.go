@@ -43,20 +43,7 @@ func TestAnswerJSONForThe92Installer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	serve := npc(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "e2e.test")
-	var logs bytes.Buffer
-	serve.Stderr = &logs
-	stdout, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	url := waitForURL(t, stdout)
+	url, _ := startServe(t, serve)
 	sysinfo := func(release, mac string) []byte {
 		return fmt.Appendf(nil, `{"$schema":{"version":"1.0"},"product":{"fullname":"Proxmox VE","product":"pve","enable_btrfs":true},`+
 			`"iso":{"release":%q,"isorelease":"1"},"dmi":{"system":{"uuid":"bcf43ddf-6d92-4ace-b93f-76f71ffe4495"}},`+

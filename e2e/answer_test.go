@@ -37,20 +37,7 @@ func TestAnswerServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	serve := npc(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "e2e.test", "--timezone", "Europe/Vienna")
-	var logs bytes.Buffer
-	serve.Stderr = &logs
-	stdout, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	url := waitForURL(t, stdout)
+	url, logs := startServe(t, serve)
 
 	body, _ := os.ReadFile("../answer/testdata/sysinfo/pve-9.2-synthetic.json")
 	post := func() (int, string) {
@@ -87,6 +74,27 @@ func TestAnswerServer(t *testing.T) {
 	if strings.Contains(logs.String(), strings.TrimSpace(string(pw))) {
 		t.Error("the password appears in the server log")
 	}
+}
+
+// startServe starts node-provisioner serve, stops it with an interrupt
+// at the end of the test (logging its stderr if the test failed) and
+// returns its answer URL and its stderr.
+func startServe(t *testing.T, serve *exec.Cmd) (string, *bytes.Buffer) {
+	t.Helper()
+	logs := &bytes.Buffer{}
+	serve.Stderr = logs
+	stdout, _ := serve.StdoutPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs.String())
+		}
+	})
+	return waitForURL(t, stdout), logs
 }
 
 var servingRE = regexp.MustCompile(`Serving answers on (http://\S+/answer)`)

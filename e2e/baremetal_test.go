@@ -114,20 +114,7 @@ func TestBareMetalProvision(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	serve := np(ctx, "serve", "--http", "127.0.0.1:0", "--ttl", "1m", "--domain", "lab.example")
-	var logs bytes.Buffer
-	serve.Stderr = &logs
-	stdout, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs.String())
-		}
-	})
-	url := waitForURL(t, stdout)
+	url, _ := startServe(t, serve)
 	body, _ := os.ReadFile("../answer/testdata/sysinfo/pve-9.2-synthetic.json")
 	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 	if err != nil {
