@@ -48,6 +48,32 @@ func startDnsmasq(t *testing.T, d *exec.Cmd, log *lockedBuffer) {
 	})
 }
 
+// statusVia runs status --search-domain domain in the window's namespace,
+// with the site's dnsmasq as its resolver (ip netns exec mounts
+// /etc/netns/<ns>/resolv.conf over /etc/resolv.conf), and returns its
+// output.
+func (l *bootLab) statusVia(t *testing.T, domain string) string {
+	t.Helper()
+	etc := filepath.Join("/etc/netns", l.prov)
+	if err := os.MkdirAll(etc, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		os.RemoveAll(etc)
+		os.Remove("/etc/netns") // only when no other namespace has files there
+	})
+	if err := os.WriteFile(filepath.Join(etc, "resolv.conf"), []byte("nameserver "+l.subnet+".1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command("ip", "netns", "exec", l.prov, filepath.Join(bin, "node-provisioner"), "--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "status", "--search-domain", domain)
+	c.Env = l.env
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Errorf("status --search-domain %s: %v\n%s", domain, err, out)
+	}
+	return string(out)
+}
+
 // genericSite returns the site's dnsmasq lines node-provisioner publish
 // prints for the lab's window (https, the state folder's certificate), in
 // format.
@@ -97,6 +123,14 @@ func TestNetbootGenericISO(t *testing.T) {
 		l.wantEvent(t, "installed", "gen2")
 		if !strings.Contains(l.dnsmasqLog.String(), "proxmox-auto-installer.e2e.test") {
 			t.Errorf("the site's dnsmasq logged no query for proxmox-auto-installer.e2e.test")
+		}
+		// status on the window's host, dnsmasq its resolver: the records
+		// match under e2e.test, and are missing under another domain.
+		if out := l.statusVia(t, "e2e.test"); strings.Contains(out, "DNS TXT") {
+			t.Errorf("status warns of records that match the window:\n%s", out)
+		}
+		if out := l.statusVia(t, "other.e2e.test"); !strings.Contains(out, "warning: DNS TXT proxmox-auto-installer.other.e2e.test: no record") {
+			t.Errorf("status does not warn of the missing record under other.e2e.test:\n%s", out)
 		}
 	})
 }
