@@ -181,7 +181,7 @@ func TestNodeProvisionerImportsTheWindowOnly(t *testing.T) {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
 	const mod = "github.com/plasmactl/plasma-node/"
-	allowed := []string{mod + "pxe", mod + "pxe/api", mod + "pxe/apitoken", mod + "pxe/backend", mod + "pxe/backend/regbackend", mod + "pxe/bmc", mod + "pxe/power", mod + "pxe/client", mod + "pxe/daemon", mod + "pxe/events", mod + "pxe/store", mod + "pxe/store/postgres", mod + "pxe/registrar", mod + "pxe/secret", mod + "pxe/tlscert", mod + "pxe/sitepublish", mod + "pxe/bootassets", mod + "pxe/sbchain", mod + "pxe/window", mod + "pxe/discovery", mod + "pxe/discovery/agent", mod + "pxe/registry", mod + "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}
+	allowed := []string{mod + "pxe", mod + "pxe/api", mod + "pxe/apitoken", mod + "pxe/backend", mod + "pxe/backend/regbackend", mod + "pxe/bmc", mod + "pxe/power", mod + "pxe/client", mod + "pxe/daemon", mod + "pxe/events", mod + "pxe/store", mod + "pxe/store/postgres", mod + "pxe/registrar", mod + "pxe/secret", mod + "pxe/tlscert", mod + "pxe/sitepublish", mod + "pxe/bootassets", mod + "pxe/sbchain", mod + "pxe/window", mod + "pxe/discovery", mod + "pxe/discovery/agent", mod + "pxe/registry", mod + "pxe/enrol", mod + "internal/cli", "github.com/spf13/cobra", "github.com/spf13/pflag"}
 	for _, imp := range strings.Fields(string(out)) {
 		std := !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".")
 		if !std && !slices.Contains(allowed, imp) {

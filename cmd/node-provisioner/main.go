@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/plasmactl/plasma-node/pxe/client"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store/postgres"
 
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("%w\nhint: a daemon's own certificate is pinned by its fingerprint: run node-provisioner tls fingerprint on the server and pass it as --fingerprint (or NODE_PROVISIONER_FINGERPRINT)", err)
 	}
 	return cli.Exit(stderr, "node-provisioner", err, func(err error) bool {
-		return errors.Is(err, registry.ErrInvalidRegistration) || errors.Is(err, registry.ErrInvalidSSHKey)
+		return errors.Is(err, registry.ErrInvalidRegistration) || errors.Is(err, registry.ErrInvalidSSHKey) || errors.Is(err, enrol.ErrInvalidRule)
 	})
 }
 
@@ -115,7 +116,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf, "")
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.publishCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.ruleCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.publishCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	a.addCompletion(root)
 	cli.Setup(root)
 	return root

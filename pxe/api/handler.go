@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/idempotency"
 	"github.com/plasmactl/plasma-node/pxe/internal/source"
 
@@ -112,6 +113,12 @@ type Config struct {
 	// Inbox is the discovery inbox GET /api/v1/discovered lists; nil
 	// answers it with 501.
 	Inbox discovery.Store
+	// Rules are the enrolment rules the /rules endpoints manage (admin);
+	// nil answers them with 501.
+	Rules enrol.Store
+	// Site is the site's settings a rule is checked with and its names
+	// made with.
+	Site registry.Site
 	// MaxStreams bounds the event streams open at once (each holds a
 	// file and a connection); more get 503. Default 64.
 	MaxStreams int
@@ -175,6 +182,11 @@ func New(cfg Config) (*Handler, error) {
 		"PUT " + Prefix + "/window":                          {apitoken.ScopeAdmin, h.openWindow},
 		"DELETE " + Prefix + "/window":                       {apitoken.ScopeAdmin, h.closeWindow},
 		"GET " + Prefix + "/discovered":                      {apitoken.ScopeRead, h.listDiscovered},
+		"GET " + Prefix + "/rules":                           {apitoken.ScopeAdmin, h.listRules},
+		"POST " + Prefix + "/rules":                          {apitoken.ScopeAdmin, h.addRule},
+		"PUT " + Prefix + "/rules":                           {apitoken.ScopeAdmin, h.applyRules},
+		"DELETE " + Prefix + "/rules/{name}":                 {apitoken.ScopeAdmin, h.removeRule},
+		"GET " + Prefix + "/rules/preview":                   {apitoken.ScopeAdmin, h.previewRules},
 		"GET " + Prefix + "/page":                            {apitoken.ScopeRead, h.page},
 		"GET " + Prefix + "/status":                          {apitoken.ScopeRead, h.status},
 		"GET " + Prefix + "/events":                          {apitoken.ScopeRead, h.events},

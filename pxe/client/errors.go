@@ -7,6 +7,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
+	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -38,6 +39,7 @@ const (
 	opToken
 	opPower
 	opReinstall
+	opRule
 )
 
 // Error is a refusal of the server.
@@ -73,7 +75,9 @@ var fieldErrors = map[string]error{
 
 // UsageError reports whether the refusal is bad input, as the local
 // registry.ErrInvalidRegistration it matches is.
-func (e *Error) UsageError() bool { return e.Is(registry.ErrInvalidRegistration) }
+func (e *Error) UsageError() bool {
+	return e.Is(registry.ErrInvalidRegistration) || e.Is(enrol.ErrInvalidRule)
+}
 
 // Is maps the refusal to the domain's errors (see the package comment).
 func (e *Error) Is(target error) bool {
@@ -104,6 +108,14 @@ func (e *Error) Is(target error) bool {
 		return (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusConflict
 	case window.ErrClosed:
 		return e.op == opReinstall && e.Status == http.StatusConflict
+	case enrol.ErrInvalidRule:
+		return e.op == opRule && (e.Status == http.StatusUnprocessableEntity || e.Status == http.StatusBadRequest)
+	case enrol.ErrPriorityTaken:
+		return e.op == opRule && e.Status == http.StatusConflict && e.Field == "priority"
+	case enrol.ErrExists:
+		return e.op == opRule && e.Status == http.StatusConflict && e.Field == "name"
+	case enrol.ErrNotFound:
+		return e.op == opRule && e.Status == http.StatusNotFound
 	case apitype.ErrBMCFailed:
 		return (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusBadGateway
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -214,7 +215,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox, Build: d.cfg.Build, Logger: d.log})
+	site, err := registry.LoadSiteIfExists(filepath.Join(d.cfg.StateDir, registry.SiteFileName))
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox,
+		Rules: stores.Rules(), Site: d.cfg.Site.Merge(site), Build: d.cfg.Build, Logger: d.log})
 	if err != nil {
 		return err
 	}

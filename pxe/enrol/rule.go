@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/plasmactl/plasma-node/internal/usage"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
 
@@ -17,7 +18,8 @@ import (
 // accepted: a field of a wrong form, an empty match, a name template
 // the installer would refuse, answer settings its version refuses, a
 // priority another rule holds.
-var ErrInvalidRule = errors.New("invalid enrolment rule")
+// It is a usage error (package internal/usage): bad input.
+var ErrInvalidRule = usage.New("invalid enrolment rule")
 
 // Mode says what an enrolment does besides registering the machine.
 type Mode string

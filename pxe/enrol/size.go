@@ -53,8 +53,14 @@ func (s Size) String() string {
 	return strconv.FormatUint(uint64(s), 10) + " B"
 }
 
-// MarshalJSON writes the size as its exact number of bytes.
-func (s Size) MarshalJSON() ([]byte, error) { return json.Marshal(uint64(s)) }
+// MarshalJSON writes the size as a whole number of GB ("200GB") when
+// it is one, else as its number of bytes: exact either way.
+func (s Size) MarshalJSON() ([]byte, error) {
+	if s > 0 && s%1e9 == 0 {
+		return json.Marshal(strconv.FormatUint(uint64(s/1e9), 10) + "GB")
+	}
+	return json.Marshal(uint64(s))
+}
 
 // UnmarshalJSON reads a number of bytes or a string [ParseSize] takes.
 func (s *Size) UnmarshalJSON(data []byte) error {
