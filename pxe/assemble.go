@@ -38,6 +38,10 @@ type assembly struct {
 	netboot *netboot.Handler
 	dhcp    *dhcpserver.Server
 	tftp    *tftp.Server
+	// dhcp6 and tftp6 boot machines over IPv6, when the DHCP interface
+	// has a global or unique-local IPv6 address.
+	dhcp6 *dhcpserver.Server6
+	tftp6 *tftp.Server
 	// scriptBase is the URL of boot scripts; answerURL where installers
 	// post.
 	scriptBase, answerURL string
@@ -57,6 +61,10 @@ func (a *assembly) services() map[string]interface{ Serve(context.Context) error
 	}
 	if a.tftp != nil {
 		out["tftp"] = a.tftp
+	}
+	if a.dhcp6 != nil {
+		out["dhcpv6"] = a.dhcp6
+		out["tftp6"] = a.tftp6
 	}
 	return out
 }
@@ -149,13 +157,22 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 	var ipxeDir string
 	if cfg.DHCPInterface != "" {
 		ip := cfg.ServerIP
+		var err4 error
 		if !ip.IsValid() {
-			var err error
-			if ip, err = dhcpserver.InterfaceIPv4(cfg.DHCPInterface); err != nil {
-				return &ConfigError{Field: "ServerIP", Reason: "give this server's IPv4 address on the clients' network", Err: err}
-			}
+			ip, err4 = dhcpserver.InterfaceIPv4(cfg.DHCPInterface)
 		}
-		base = "http://" + net.JoinHostPort(ip.String(), port)
+		// An IPv6-only segment's window has no IPv4 address there: it
+		// boots over DHCPv6 alone.
+		ip6, mac6, err6 := dhcpserver.InterfaceIPv6(cfg.DHCPInterface)
+		host := ip
+		switch {
+		case err4 == nil:
+		case err6 == nil:
+			host = ip6
+		default:
+			return &ConfigError{Field: "ServerIP", Reason: "give this server's IPv4 address on the clients' network, or give the interface a global or unique-local IPv6 address", Err: err4}
+		}
+		base = "http://" + net.JoinHostPort(host.String(), port)
 		if cfg.BaseURL != "" {
 			base = strings.TrimSuffix(cfg.BaseURL, "/")
 		}
@@ -172,27 +189,34 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		if _, err := s.stageSecureBoot(ctx, ipxeDir); err != nil {
 			return err
 		}
-		proxy := proxydhcp.Config{ServerIP: ip, Boot: proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe",
-			SecureBoot: cfg.SecureBoot}}
+		boot := proxydhcp.BootConfig{UEFIBinary: cfg.BootFile, HTTPBase: base + "/ipxe", ScriptURL: base + "/boot.ipxe", SecureBoot: cfg.SecureBoot}
 		if sb, ok := b.(backend.SecureBooter); ok && !cfg.SecureBoot {
-			proxy.Boot.SecureBootFor = sb.SecureBoot
-		}
-		if err := proxy.Validate(); err != nil {
-			return &ConfigError{Field: "DHCPInterface", Value: cfg.DHCPInterface, Reason: "cannot offer boot files", Err: err}
-		}
-		tftpAddr := cfg.TFTPAddr
-		if tftpAddr == "" {
-			tftpAddr = net.JoinHostPort(ip.String(), "69")
+			boot.SecureBootFor = sb.SecureBoot
 		}
 		allow := b.Allow
 		if cfg.Discover {
 			allow = allowEveryMachine
 		}
-		a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
-		a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log,
-			MaxTransfers: cfg.TFTPMaxTransfers, MaxTransfersPerClient: cfg.TFTPMaxTransfersPerClient}
-		if s.tweakDHCP != nil {
-			s.tweakDHCP(a.dhcp)
+		if err4 == nil {
+			proxy := proxydhcp.Config{ServerIP: ip, Boot: boot}
+			if err := proxy.Validate(); err != nil {
+				return &ConfigError{Field: "DHCPInterface", Value: cfg.DHCPInterface, Reason: "cannot offer boot files", Err: err}
+			}
+			tftpAddr := cfg.TFTPAddr
+			if tftpAddr == "" {
+				tftpAddr = net.JoinHostPort(ip.String(), "69")
+			}
+			a.dhcp = &dhcpserver.Server{Proxy: proxy, Allow: allow, Interface: cfg.DHCPInterface, DHCPConn: cfg.DHCPConn, PXEConn: cfg.PXEConn, Logger: s.log}
+			a.tftp = &tftp.Server{Root: ipxeDir, Addr: tftpAddr, Conn: cfg.TFTPConn, Logger: s.log,
+				MaxTransfers: cfg.TFTPMaxTransfers, MaxTransfersPerClient: cfg.TFTPMaxTransfersPerClient}
+			if s.tweakDHCP != nil {
+				s.tweakDHCP(a.dhcp)
+			}
+		}
+		if err6 == nil {
+			if err := s.setupDHCPv6(a, ip6, mac6, port, boot, allow, ipxeDir); err != nil {
+				return err
+			}
 		}
 	} else {
 		if port == "0" || port == "" {
@@ -238,8 +262,15 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 	a.netboot = h
 	if a.dhcp != nil {
 		a.dhcp.OnEvent = func(e dhcpserver.Event) { h.Net(dhcpEvent(e)) }
-		a.tftp.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
-		a.tftp.Files = h.TFTPFile
+	}
+	if a.dhcp6 != nil {
+		a.dhcp6.OnEvent = func(e dhcpserver.Event) { h.Net(dhcpEvent(e)) }
+	}
+	for _, t := range []*tftp.Server{a.tftp, a.tftp6} {
+		if t != nil {
+			t.OnEvent = func(e tftp.Event) { h.Net(tftpEvent(e)) }
+			t.Files = h.TFTPFile
+		}
 	}
 	return nil
 }

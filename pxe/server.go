@@ -387,7 +387,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	close(s.ready)
 	s.log.Info("provisioning window open", "http", ln.Addr().String(), "ttl", s.cfg.TTL.String())
 
-	errc := make(chan error, 3)
+	// One slot for the HTTP server and one for each service: a failing
+	// one never blocks.
+	errc := make(chan error, 1+len(a.services()))
 	go func() { errc <- fmt.Errorf("http server: %w", hs.Serve(ln)) }()
 	// The network-boot services share a context that ends with the window.
 	svcCtx, stopServices := context.WithCancel(ctx)

@@ -1,0 +1,89 @@
+package dhcpserver
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/insomniacslk/dhcp/dhcpv6"
+	"github.com/insomniacslk/dhcp/iana"
+
+	"github.com/plasmactl/plasma-node/pxe/proxydhcp"
+)
+
+// TestServer6 runs the DHCPv6 boot server on two loopback sockets: a
+// PXE Solicit on the DHCPv6 socket gets an Advertise and a Request on the
+// PXE socket a Reply, both with the tftp:// URL, to the sender's port; a
+// machine not allowed gets nothing and an ignored event.
+func TestServer6(t *testing.T) {
+	listen := func() (net.PacketConn, *net.UDPAddr) {
+		c, err := net.ListenPacket("udp6", "[::1]:0")
+		if err != nil {
+			skipOrFail(t, "no IPv6 loopback: %v", err)
+		}
+		return c, c.LocalAddr().(*net.UDPAddr)
+	}
+	dc, daddr := listen()
+	pc, paddr := listen()
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0x77, 0x60, 0x10}
+	var evs eventLog
+	s := &Server6{Proxy: proxydhcp.Config6{ServerIP: netip.MustParseAddr("fd77::2"), ServerID: proxydhcp.ServerDUID(mac),
+		Boot: proxydhcp.BootConfig{UEFIBinary: proxydhcp.SNPOnlyBinary}},
+		Allow: func(m net.HardwareAddr) bool { return m.String() == mac.String() }, Conn: dc, PXEConn: pc, OnEvent: evs.add}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	client, err := net.ListenPacket("udp6", "[::1]:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ask := func(typ dhcpv6.MessageType, m net.HardwareAddr, to *net.UDPAddr) string {
+		req := &dhcpv6.Message{MessageType: typ, TransactionID: dhcpv6.TransactionID{7, 7, byte(typ)}}
+		req.AddOption(dhcpv6.OptClientID(&dhcpv6.DUIDLL{HWType: iana.HWTypeEthernet, LinkLayerAddr: m}))
+		req.AddOption(dhcpv6.OptClientArchType(iana.EFI_X86_64))
+		req.AddOption(&dhcpv6.OptVendorClass{EnterpriseNumber: proxydhcp.EnterprisePXE, Data: [][]byte{[]byte("PXEClient:Arch:00007:UNDI:003000")}})
+		if _, err := client.WriteTo(req.ToBytes(), to); err != nil {
+			t.Fatal(err)
+		}
+		client.SetReadDeadline(time.Now().Add(time.Second))
+		buf := make([]byte, 1500)
+		n, _, err := client.ReadFrom(buf)
+		if err != nil {
+			return "no reply"
+		}
+		resp, err := dhcpv6.MessageFromBytes(buf[:n])
+		if err != nil || resp.TransactionID != req.TransactionID {
+			return "bad reply"
+		}
+		return resp.MessageType.String() + " " + resp.Options.BootFileURL()
+	}
+	got := []string{
+		ask(dhcpv6.MessageTypeSolicit, mac, daddr),
+		ask(dhcpv6.MessageTypeRequest, mac, paddr),
+		ask(dhcpv6.MessageTypeSolicit, net.HardwareAddr{0x52, 0x54, 0, 0, 0, 1}, daddr),
+	}
+	want := []string{"ADVERTISE tftp://[fd77::2]/snponly.efi", "REPLY tftp://[fd77::2]/snponly.efi", "no reply"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replies (-want +got):\n%s", diff)
+	}
+	wantEv := []string{"dhcp-offer 52:54:00:77:60:10 tftp://[fd77::2]/snponly.efi", "dhcp-ack 52:54:00:77:60:10 tftp://[fd77::2]/snponly.efi", "dhcp-ignored 52:54:00:00:00:01 "}
+	if diff := cmp.Diff(wantEv, evs.kinds()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Serve: %v; want context.Canceled", err)
+	}
+}
+
+func TestServer6RefusesBadConfig(t *testing.T) {
+	s := &Server6{Proxy: proxydhcp.Config6{ServerIP: netip.MustParseAddr("fe80::1")}}
+	if err := s.Serve(t.Context()); !errors.Is(err, proxydhcp.ErrInvalidConfig) {
+		t.Errorf("Serve: %v; want ErrInvalidConfig", err)
+	}
+}
