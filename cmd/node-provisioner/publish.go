@@ -19,17 +19,21 @@ import (
 )
 
 func (a *app) publishCmd() *cobra.Command {
-	var answerURL, fp, domain, format string
+	var answerURL, fp, domain, format, ipv6Boot string
 	c := &cobra.Command{
-		Use:   "publish [--answer-url URL] [--cert-fingerprint FP|none] [--search-domain D] [--format all|dnsmasq|kea|opnsense|zone|dnsmasq-txt]",
+		Use:   "publish [--answer-url URL] [--cert-fingerprint FP|none] [--search-domain D] [--format all|dnsmasq|kea|opnsense|zone|dnsmasq-txt] [--ipv6-boot WINDOW-URL]",
 		Short: "Print what the site's DHCP server or DNS publishes so that a generic ISO (prepare --generic) finds the window",
 		Long: "Print the DHCP options 250 (answer URL) and 251 (certificate fingerprint) for dnsmasq, ISC Kea and OPNsense,\n" +
 			"and the DNS TXT records proxmox-auto-installer.<search-domain> and proxmox-auto-installer-cert-fingerprint.<search-domain>.\n" +
 			"The installer reads them from its own DHCP lease, which the site's DHCP server gives: the proxy-DHCP does not.",
 		Example: `  node-provisioner publish
-  node-provisioner publish --answer-url https://10.0.0.2:8090/answer --search-domain site.example --format dnsmasq`,
+  node-provisioner publish --answer-url https://10.0.0.2:8090/answer --search-domain site.example --format dnsmasq
+  node-provisioner publish --ipv6-boot http://[2001:db8::2]:8090 --format kea`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("ipv6-boot") {
+				return a.printIPv6Boot(ipv6Boot, format)
+			}
 			f := sitepublish.Format("")
 			if format != "all" {
 				var err error
@@ -59,6 +63,7 @@ func (a *app) publishCmd() *cobra.Command {
 	fl.StringVar(&fp, "cert-fingerprint", "", "the answer server's certificate fingerprint to publish, or none (default: the open window's, else for https the state folder's certificate)")
 	fl.StringVar(&domain, "search-domain", "", "the search domain the site's DHCP server hands out, under which the TXT records live (default: site.json's domain, else "+registry.DefaultDomain+")")
 	fl.StringVar(&format, "format", "all", "all, or one of "+formatNames())
+	fl.StringVar(&ipv6Boot, "ipv6-boot", "", "print instead what the site's DHCPv6 server gives iPXE on an IPv6 segment: the window's base URL there, such as http://[2001:db8::2]:8090")
 	return c
 }
 
@@ -165,4 +170,30 @@ func (a *app) checkSiteRecords(ctx context.Context, w api.WindowStatus, searchDo
 	for _, f := range sitepublish.CheckDNS(ctx, res, want, sitepublish.CheckOptions{Required: required}) {
 		fmt.Fprintf(a.errw, "node-provisioner: warning: %s\n", f)
 	}
+}
+
+// printIPv6Boot prints the IPv6 boot lines of window in format (all: the
+// three DHCP servers').
+func (a *app) printIPv6Boot(window, format string) error {
+	formats := []sitepublish.Format{sitepublish.FormatDnsmasq, sitepublish.FormatKea, sitepublish.FormatOPNsense}
+	if format != "all" {
+		f, err := sitepublish.ParseFormat(format)
+		if err != nil {
+			return usageError(fmt.Errorf("--format: %w", err))
+		}
+		formats = []sitepublish.Format{f}
+	}
+	var parts []string
+	for _, f := range formats {
+		text, err := sitepublish.IPv6Boot(f, window)
+		if errors.Is(err, sitepublish.ErrWindowURL) {
+			return usageError(fmt.Errorf("--ipv6-boot: %w", err))
+		}
+		if err != nil {
+			return usageError(fmt.Errorf("--format: %w", err))
+		}
+		parts = append(parts, text)
+	}
+	fmt.Fprint(a.out, strings.Join(parts, "\n"))
+	return nil
 }

@@ -31,14 +31,16 @@ func TestInterfaceIPv4(t *testing.T) {
 }
 
 func TestFirstIPv6(t *testing.T) {
-	ipnet := func(s string, bits int) net.Addr { return &net.IPNet{IP: net.ParseIP(s), Mask: net.CIDRMask(bits, 8*len(net.ParseIP(s)))} }
+	ipnet := func(s string, bits int) net.Addr {
+		return &net.IPNet{IP: net.ParseIP(s), Mask: net.CIDRMask(bits, 8*len(net.ParseIP(s)))}
+	}
 	for name, tc := range map[string]struct {
 		addrs []net.Addr
 		want  string
 	}{
 		"a link-local and an IPv4 address are not offered": {[]net.Addr{ipnet("fe80::1", 64), ipnet("192.0.2.10", 24)}, ""},
-		"the unique-local address after the link-local":     {[]net.Addr{ipnet("fe80::1", 64), ipnet("fd77::2", 64), ipnet("2001:db8::2", 64)}, "fd77::2"},
-		"a global address":                                  {[]net.Addr{ipnet("2001:db8::2", 64)}, "2001:db8::2"},
+		"the unique-local address after the link-local":    {[]net.Addr{ipnet("fe80::1", 64), ipnet("fd77::2", 64), ipnet("2001:db8::2", 64)}, "fd77::2"},
+		"a global address": {[]net.Addr{ipnet("2001:db8::2", 64)}, "2001:db8::2"},
 	} {
 		got, err := firstIPv6("eth0", tc.addrs)
 		if tc.want == "" {
