@@ -35,7 +35,12 @@ func TestPublishPrintsTheSiteLines(t *testing.T) {
 		"an unknown format":                                     {args: []string{"--answer-url", "http://10.0.0.2:8090/answer", "--format", "bind"}, code: 2, want: "--format: unknown site configuration format \"bind\": want one of dnsmasq"},
 		"a bad search domain":                                   {args: []string{"--answer-url", "http://10.0.0.2:8090/answer", "--search-domain", "a_b"}, code: 2, want: "--search-domain: search domain cannot be published: \"a_b\""},
 		"a fingerprint for http":                                {args: []string{"--answer-url", "http://10.0.0.2:8090/answer", "--cert-fingerprint", pubFP}, code: 2, want: "--cert-fingerprint: certificate fingerprint cannot be published"},
-		"a comma in the answer URL":                             {args: []string{"--answer-url", "http://10.0.0.2:8090/a,b"}, code: 2, want: "--answer-url: answer URL cannot be published"},
+		"--ipv6-boot: dnsmasq's lines for iPXE": {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090", "--format", "dnsmasq"},
+			want: "dhcp-userclass=set:ipxe6,iPXE\ndhcp-option=tag:ipxe6,option6:bootfile-url,http://[2001:db8::2]:8090/boot.ipxe\n", wantNone: "250"},
+		"--ipv6-boot: the three servers' by default": {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090"}, want: "Bootfile URL http://[2001:db8::2]:8090/boot.ipxe"},
+		"--ipv6-boot: a link-local window":           {args: []string{"--ipv6-boot", "http://[fe80::2]:8090"}, code: 2, want: "--ipv6-boot: window URL cannot be published: \"http://[fe80::2]:8090\": a link-local address"},
+		"--ipv6-boot: a DNS format":                  {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090", "--format", "zone"}, code: 2, want: "--format: unknown site configuration format \"zone\": IPv6 boot lines are written for dnsmasq, kea and opnsense"},
+		"a comma in the answer URL":                  {args: []string{"--answer-url", "http://10.0.0.2:8090/a,b"}, code: 2, want: "--answer-url: answer URL cannot be published"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -198,16 +198,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if err := s.Proxy.Validate(); err != nil {
 		return fmt.Errorf("dhcp server: %w", err)
 	}
-	type listener struct {
-		conn net.PacketConn
-		on   proxydhcp.Arrival
-	}
-	var ls []listener
-	closeAll := func() {
-		for _, l := range ls {
-			l.conn.Close()
-		}
-	}
+	var ls listeners
 	dc := s.DHCPConn
 	if dc == nil {
 		c, err := Listen(s.Interface, orDefault(s.Port, proxydhcp.DHCPPort))
@@ -221,7 +212,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if pc == nil && s.PXEPort >= 0 {
 		c, err := Listen(s.Interface, orDefault(s.PXEPort, proxydhcp.PXEPort))
 		if err != nil {
-			closeAll()
+			ls.close()
 			return fmt.Errorf("dhcp server: %w", err)
 		}
 		pc = c
@@ -245,6 +236,18 @@ func (s *Server) Serve(ctx context.Context) error {
 		log.Info("proxy-DHCP listening", "addr", l.conn.LocalAddr().String(), "interface", s.Interface, "server_ip", s.Proxy.ServerIP.String(), "readers", readers)
 	}
 
+	err := ls.serve(ctx, readers, func(ctx context.Context, l listener) error { return s.loop(ctx, log, l.conn, l.on) })
+	if n := s.budget.flush(); n > 0 {
+		s.dropped.Add(n)
+		log.Info("DHCP log lines dropped", "dropped", n, "budget_per_second", s.budget.per)
+	}
+	return err
+}
+
+// serve runs loop readers times on each socket until ctx ends or a loop
+// fails, closes the sockets, waits for the loops and returns the first
+// loop's error, else ctx's.
+func (ls listeners) serve(ctx context.Context, readers int, loop func(context.Context, listener) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, len(ls)*readers)
@@ -252,7 +255,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	for _, l := range ls {
 		for range readers {
 			wg.Go(func() {
-				if err := s.loop(ctx, log, l.conn, l.on); err != nil {
+				if err := loop(ctx, l); err != nil {
 					errc <- err
 					cancel()
 				}
@@ -260,18 +263,30 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 	<-ctx.Done()
-	closeAll()
+	ls.close()
 	wg.Wait()
-	if n := s.budget.flush(); n > 0 {
-		s.dropped.Add(n)
-		log.Info("DHCP log lines dropped", "dropped", n, "budget_per_second", s.budget.per)
-	}
 	select {
 	case err := <-errc:
 		return err
 	default:
 	}
 	return context.Cause(ctx)
+}
+
+// listener is one socket of a server and the port it stands for.
+type listener struct {
+	conn net.PacketConn
+	on   proxydhcp.Arrival
+}
+
+// listeners are a server's sockets.
+type listeners []listener
+
+// close closes every socket.
+func (ls listeners) close() {
+	for _, l := range ls {
+		l.conn.Close()
+	}
 }
 
 // reader is the buffers of one reading goroutine.

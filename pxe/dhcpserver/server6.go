@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"sync"
 	"syscall"
 	"time"
 
@@ -93,16 +92,7 @@ func (s *Server6) Serve(ctx context.Context) error {
 	if err := s.Proxy.Validate(); err != nil {
 		return fmt.Errorf("dhcpv6 server: %w", err)
 	}
-	type listener struct {
-		conn net.PacketConn
-		on   proxydhcp.Arrival
-	}
-	var ls []listener
-	closeAll := func() {
-		for _, l := range ls {
-			l.conn.Close()
-		}
-	}
+	var ls listeners
 	open := func(c net.PacketConn, port int, group bool, on proxydhcp.Arrival) error {
 		if c == nil {
 			var err error
@@ -118,7 +108,7 @@ func (s *Server6) Serve(ctx context.Context) error {
 	}
 	if s.PXEConn != nil || s.PXEPort >= 0 {
 		if err := open(s.PXEConn, orDefault(s.PXEPort, proxydhcp.PXEPort), false, proxydhcp.OnPXEPort); err != nil {
-			closeAll()
+			ls.close()
 			return err
 		}
 	}
@@ -129,27 +119,7 @@ func (s *Server6) Serve(ctx context.Context) error {
 	for _, l := range ls {
 		log.Info("DHCPv6 boot server listening", "addr", l.conn.LocalAddr().String(), "interface", s.Interface, "server_ip", s.Proxy.ServerIP.String())
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errc := make(chan error, len(ls))
-	var wg sync.WaitGroup
-	for _, l := range ls {
-		wg.Go(func() {
-			if err := s.loop(ctx, log, l.conn, l.on); err != nil {
-				errc <- err
-				cancel()
-			}
-		})
-	}
-	<-ctx.Done()
-	closeAll()
-	wg.Wait()
-	select {
-	case err := <-errc:
-		return err
-	default:
-	}
-	return context.Cause(ctx)
+	return ls.serve(ctx, 1, func(ctx context.Context, l listener) error { return s.loop(ctx, log, l.conn, l.on) })
 }
 
 func (s *Server6) loop(ctx context.Context, log *slog.Logger, conn net.PacketConn, on proxydhcp.Arrival) error {

@@ -1,14 +1,12 @@
 package sitepublish
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,20 +15,6 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/netnstest"
 )
-
-// lockedBuffer is dnsmasq's output, written by its process and read by
-// the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // TestIPv6BootDnsmasq runs dnsmasq as a site's DHCPv6 server with the
 // lines IPv6Boot writes, in a namespace lab, and solicits it as iPXE
@@ -53,7 +37,7 @@ func TestIPv6BootDnsmasq(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var log lockedBuffer
+	var log netnstest.Output
 	d := exec.Command("ip", "netns", "exec", lab.Server, "dnsmasq", "--keep-in-foreground", "--conf-file="+conf, "--port=0",
 		"--bind-interfaces", "--interface="+lab.VethB, "--dhcp-range=fd7e::100,fd7e::1ff,64,1h", "--enable-ra",
 		"--dhcp-leasefile="+filepath.Join(dir, "leases"), "--pid-file=", "--log-dhcp", "--log-facility=-", "--user=root")
