@@ -52,8 +52,11 @@ func TestIPv6BootDnsmasq(t *testing.T) {
 			t.Logf("dnsmasq log:\n%s", log.String())
 		}
 	})
-	conn, err := netnstest.ListenPacketIn(lab.Client, lab.VethA, "udp6", "[::]:546")
-	if err != nil {
+	var conn net.PacketConn
+	if err := netnstest.In(lab.Client, func() (err error) {
+		conn, err = net.ListenPacket("udp6", "[::]:546")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
