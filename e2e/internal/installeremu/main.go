@@ -5,12 +5,14 @@
 // It mounts /proc, /sys and /dev, loads the NIC driver modules found in
 // /modules (in the order of /modules/order), brings up the first Ethernet
 // NIC and gets a lease by DHCP from the site's DHCP server, as the
-// installer's dhclient does. It then opens /proxmox.iso (which
-// node-provisioner prepare appends to the initrd), reads the firmware's
-// SecureBoot variable from efivarfs (as the installer's boot-info does),
-// reads
-// /auto-installer-mode.toml from it (which prepare --answer-url bakes),
-// POSTs a system-info body in the shape of Proxmox VE 9.2's (the machine's
+// installer's dhclient does (asking for options 250 and 251 too, and
+// keeping the lease file and resolv.conf dhclient would). It then opens
+// /proxmox.iso (which node-provisioner prepare appends to the initrd),
+// reads the firmware's SecureBoot variable from efivarfs (as the
+// installer's boot-info does), reads /auto-installer-mode.toml from it
+// (which prepare --answer-url bakes; a generic ISO's names no URL, and the
+// emulator then finds it in the lease's option 250 or the search domain's
+// DNS TXT record as proxmox-fetch-answer does, fetchanswer.go), POSTs a system-info body in the shape of Proxmox VE 9.2's (the machine's
 // DMI and NICs, upper-case MACs, $schema) to the answer URL, pinning the
 // mode file's certificate fingerprint for https and sending its answer
 // token as a bearer (unless emu.notoken is on the kernel command line)
