@@ -135,8 +135,7 @@ func (r Rule) checkAnswer(t Template, site registry.Site) error {
 		}
 		reg.Network = r.Address.network(addrs[0], probe.MACs()[0])
 	}
-	s := r.site(site)
-	a, err := registry.Build(r.registration(reg), registry.BuildOptions{Site: s, RootPassword: "probe-password"})
+	a, err := registry.Build(r.registration(reg), registry.BuildOptions{Site: site, RootPassword: "probe-password"})
 	if err == nil {
 		err = answer.Validate(a, v)
 	}
@@ -146,19 +145,16 @@ func (r Rule) checkAnswer(t Template, site registry.Site) error {
 	return nil
 }
 
-// site returns the site's settings with the rule's overrides.
-func (r Rule) site(site registry.Site) registry.Site {
-	if r.Answer == nil {
-		return site
-	}
-	a := r.Answer
-	return registry.Site{Keyboard: a.Keyboard, Country: a.Country, Timezone: a.Timezone, Mailto: a.Mailto, Domain: site.Domain}.Merge(site)
-}
-
-// registration returns reg with what the rule adds to each: its SSH keys.
+// registration returns reg with what the rule adds to each: its SSH
+// keys, and its answer settings over the site's.
 func (r Rule) registration(reg registry.Registration) registry.Registration {
-	if r.Answer != nil {
-		reg.SSHKeys = append(reg.SSHKeys, r.Answer.SSHKeys...)
+	a := r.Answer
+	if a == nil {
+		return reg
+	}
+	reg.SSHKeys = append(reg.SSHKeys, a.SSHKeys...)
+	if a.Keyboard+a.Country+a.Timezone+a.Mailto != "" {
+		reg.Settings = &registry.Site{Keyboard: a.Keyboard, Country: a.Country, Timezone: a.Timezone, Mailto: a.Mailto}
 	}
 	return reg
 }

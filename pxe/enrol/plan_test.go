@@ -133,13 +133,13 @@ func TestDecideMakesTheRegistrationRegisterFromDiscoveredWould(t *testing.T) {
 	rec := machine(1, disk("sda", "SSD", 240e9, false), disk("sdb", "H1", 4e12, true), disk("sdc", "H2", 4e12, true))
 	rec.DMI.UUID = "6f1c2a3b-1111-2222-3333-444455556666"
 	r := withPool(ssdBoot)
-	r.Answer = &enrol.Answer{SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBm9fCw2LT2Z0b3dsmBIf3P0BNqjzSNmRR0cEyOaOa6x rules"}}
+	r.Answer = &enrol.Answer{Keyboard: "de", Timezone: "Europe/Vienna", SSHKeys: []string{"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBm9fCw2LT2Z0b3dsmBIf3P0BNqjzSNmRR0cEyOaOa6x rules"}}
 	d, _ := enrol.Decide(state(t, r), rec, enrol.Inputs{Now: now})
 	want := registry.Registration{Name: "pve-01", MACs: []string{"52:54:00:00:00:01"}, Serial: "SRV-1", UUID: "6f1c2a3b-1111-2222-3333-444455556666",
 		BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "SSD"},
 		Pools:    []registry.DataPool{{Name: "tank", Layout: registry.LayoutMirror, Disks: []string{"H1", "H2"}}},
 		Network:  &registry.Network{CIDR: "10.0.0.100/24", Gateway: "10.0.0.1", DNS: "10.0.0.1", MAC: "52:54:00:00:00:01"},
-		SSHKeys:  r.Answer.SSHKeys, Created: now}
+		SSHKeys:  r.Answer.SSHKeys, Settings: &registry.Site{Keyboard: "de", Timezone: "Europe/Vienna"}, Created: now}
 	if d.Err != nil {
 		t.Fatal(d.Err)
 	}

@@ -43,7 +43,11 @@ type BuildOptions struct {
 // and SSH keys. The
 // boot disk must not be "ask": resolve it first.
 func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
-	site := o.Site.withDefaults()
+	site := o.Site
+	if r.Settings != nil {
+		site = r.Settings.Merge(site)
+	}
+	site = site.withDefaults()
 	disk := r.BootDisk
 	if o.BootDisk != (answer.BootDisk{}) {
 		disk = o.BootDisk

@@ -45,6 +45,7 @@ type registrationJSON struct {
 	SecureBoot     bool       `json:"secure_boot,omitempty"`
 	Network        *Network   `json:"network,omitempty"`
 	WipeData       bool       `json:"wipe_data,omitempty"`
+	Settings       *Site      `json:"answer_settings,omitempty"`
 	ConsumedAt     string     `json:"consumed_at,omitempty"`
 	InstallIP      *string    `json:"install_ip,omitempty"`
 	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
@@ -54,7 +55,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "wipe_data",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "wipe_data", "answer_settings",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -75,6 +76,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		SecureBoot: r.SecureBoot,
 		Network:    r.Network,
 		WipeData:   r.WipeData,
+		Settings:   r.Settings,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -151,7 +153,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, WipeData: w.WipeData}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, WipeData: w.WipeData, Settings: w.Settings}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

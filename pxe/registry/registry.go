@@ -125,7 +125,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, ssh_keys, bmc, secure_boot, network, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, network, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -167,6 +167,10 @@ type Registration struct {
 	// created only on disks that hold none ([FirstBootScript]). A
 	// reinstall that wipes data sets it; any other re-arm clears it.
 	WipeData bool
+	// Settings holds site settings this registration's answer overrides
+	// (an enrolment rule's answer settings), each over the site's; nil
+	// for none.
+	Settings *Site
 	// Consumed is nil while the registration is pending, and records the
 	// request that was answered once it is consumed.
 	Consumed *ConsumeRecord
