@@ -2,6 +2,7 @@ package pxe
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -135,4 +137,33 @@ func fetch(t *testing.T, c *http.Client, method, url, body string) (int, string)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// TestNewRefusesALinkLocalAdvertisedAddress: New refuses a link-local
+// IPv6 address (with or without a zone) where machines would be told to
+// dial it, naming the setting and what would do: the base URL, or the
+// listen address when boot scripts would name it (no base URL, no DHCP
+// interface). Listening on one behind a base URL is fine.
+func TestNewRefusesALinkLocalAdvertisedAddress(t *testing.T) {
+	tests := map[string]struct {
+		cfg          Config
+		field, value string
+	}{
+		"a link-local base URL":                  {Config{BaseURL: "http://[fe80::2]:8090"}, "BaseURL", "http://[fe80::2]:8090"},
+		"a link-local base URL with a zone":      {Config{BaseURL: "http://[fe80::2%25eth0]:8090"}, "BaseURL", "http://[fe80::2%25eth0]:8090"},
+		"a link-local listen address advertised": {Config{HTTPAddr: "[fe80::2%eth0]:8090"}, "HTTPAddr", "[fe80::2%eth0]:8090"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tc.field || ce.Value != tc.value || !strings.Contains(err.Error(), "link-local") ||
+				!strings.Contains(err.Error(), hostport.AdvertiseRule) {
+				t.Errorf("New = %v; want a %s ConfigError for %s saying link-local and what would do", err, tc.field, tc.value)
+			}
+		})
+	}
+	if _, err := New(Config{HTTPAddr: "[fe80::2%eth0]:8090", BaseURL: "http://[2001:db8::2]:8090"}); err != nil {
+		t.Errorf("a link-local listen address behind a global base URL: %v", err)
+	}
 }

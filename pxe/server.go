@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	gopath "path"
 	"strings"
@@ -248,6 +249,9 @@ func (c *Config) check() error {
 	if err := hostport.CheckListen(c.HTTPAddr); err != nil {
 		return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: "invalid listen address", Err: err}
 	}
+	if err := c.checkAdvertised(); err != nil {
+		return err
+	}
 	if c.TFTPAddr != "" {
 		if err := hostport.CheckListen(c.TFTPAddr); err != nil {
 			return &ConfigError{Field: "TFTPAddr", Value: c.TFTPAddr, Reason: "invalid listen address", Err: err}
@@ -278,6 +282,25 @@ func (c *Config) check() error {
 	}
 	if c.Backend == nil && c.StateDir == "" && c.DHCPInterface != "" {
 		return &ConfigError{Field: "Backend", Reason: "network boot needs a backend or a state folder of registrations"}
+	}
+	return nil
+}
+
+// checkAdvertised refuses a link-local IPv6 address where machines would
+// be told to dial it ([hostport.CheckAdvertised]): the base URL, or the
+// listen address when boot scripts and answer URLs would name it (no
+// base URL, no DHCP interface).
+func (c *Config) checkAdvertised() error {
+	const reason = "machines cannot be told to dial it"
+	if u, err := url.Parse(c.BaseURL); c.BaseURL != "" && err == nil {
+		if err := hostport.CheckAdvertised(u.Hostname()); err != nil {
+			return &ConfigError{Field: "BaseURL", Value: c.BaseURL, Reason: reason, Err: err}
+		}
+	}
+	if host, _, err := net.SplitHostPort(c.HTTPAddr); err == nil && c.BaseURL == "" && c.DHCPInterface == "" {
+		if err := hostport.CheckAdvertised(host); err != nil {
+			return &ConfigError{Field: "HTTPAddr", Value: c.HTTPAddr, Reason: reason + " (boot scripts and answers name the listen address without a base URL); give a base URL with an address they reach", Err: err}
+		}
 	}
 	return nil
 }

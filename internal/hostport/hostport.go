@@ -16,6 +16,10 @@ const ListenRule = "want HOST:PORT or :PORT, HOST an IP address or a host name a
 // URLRule is what a server URL's host may be, as every refusal states it.
 const URLRule = "want https://HOST[:PORT], HOST an IP address or a host name and PORT a number from 1 to 65535, such as https://prov.example:8091"
 
+// AdvertiseRule is what an address the window tells machines to dial may
+// be, as every refusal of [CheckAdvertised] states it.
+const AdvertiseRule = "want an address a machine reaches from its own link: an IPv4 address, a global or unique-local IPv6 address (2001:db8::2, fd00::2) or a host name; a link-local IPv6 address (fe80::/10) works only with the dialling machine's own interface as its zone, which no boot script or answer can know"
+
 // ErrInvalid is wrapped by every refusal of this package ([Error]). It
 // means bad input.
 var ErrInvalid = usage.New("invalid address")
@@ -25,7 +29,7 @@ var ErrInvalid = usage.New("invalid address")
 type Error struct {
 	// Why says what is wrong, such as "999.0.0.1 is not an IP address".
 	Why string
-	// Rule is [ListenRule] or [URLRule].
+	// Rule is [ListenRule], [URLRule] or [AdvertiseRule].
 	Rule string
 }
 
@@ -69,6 +73,25 @@ func CheckURLHost(hostport string) error {
 	}
 	if why := badHost(host); why != "" {
 		return &Error{why, URLRule}
+	}
+	return nil
+}
+
+// CheckAdvertised checks the host of an address the window tells
+// machines to dial (its base URL, the answer URL baked into an ISO):
+// HOST without a port, an IP address (an IPv6 one with or without its
+// zone) or a host name. It refuses a link-local IPv6 address
+// (fe80::/10), with or without a zone: the zone names an interface of
+// the host that wrote it, not of the machine that dials. The error wraps
+// [ErrInvalid] and states [AdvertiseRule]; the form of host is
+// [CheckURLHost]'s to check.
+func CheckAdvertised(host string) error {
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if err != nil {
+		return nil
+	}
+	if a.Is6() && !a.Is4In6() && a.IsLinkLocalUnicast() {
+		return &Error{fmt.Sprintf("%s is a link-local address", host), AdvertiseRule}
 	}
 	return nil
 }

@@ -34,3 +34,17 @@ func TestCheckURLHost(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckAdvertised(t *testing.T) {
+	for _, good := range []string{"10.0.0.2", "169.254.0.2", "2001:db8::2", "fd00::2", "prov.example", "::ffff:10.0.0.2"} {
+		if err := CheckAdvertised(good); err != nil {
+			t.Errorf("CheckAdvertised(%q) = %v", good, err)
+		}
+	}
+	for _, bad := range []string{"fe80::1", "fe80::1%eth0", "FE80::AB:1%25eth0", "febf:ffff::1"} {
+		err := CheckAdvertised(bad)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "link-local") || !strings.HasSuffix(err.Error(), "("+AdvertiseRule+")") {
+			t.Errorf("CheckAdvertised(%q) = %v; want ErrInvalid saying link-local and the rule", bad, err)
+		}
+	}
+}

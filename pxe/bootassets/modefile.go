@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
+	"github.com/plasmactl/plasma-node/internal/hostport"
 )
 
 // modeFile is /auto-installer-mode.toml (reference §3.2).
@@ -100,7 +101,8 @@ func readModeFile(im *isoImage) (modeFile, error) {
 }
 
 // checkAnswerURL accepts an absolute http or https URL of printable ASCII
-// that can be written into a TOML string and a shell line without escaping.
+// that can be written into a TOML string and a shell line without escaping,
+// whose host is no link-local IPv6 address ([hostport.CheckAdvertised]).
 func checkAnswerURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -108,6 +110,9 @@ func checkAnswerURL(s string) error {
 	}
 	if i := strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r >= 0x7f || r == '"' || r == '\\' || r == '`' || r == '$' }); i >= 0 {
 		return fmt.Errorf("answer URL %q: character %q at %d must be percent-encoded", s, s[i], i)
+	}
+	if err := hostport.CheckAdvertised(u.Hostname()); err != nil {
+		return fmt.Errorf("answer URL %q: %w", s, err)
 	}
 	return nil
 }

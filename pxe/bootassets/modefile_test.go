@@ -84,6 +84,8 @@ func TestCheckAnswerURL(t *testing.T) {
 		"a newline":             {"http://h/a\nb", false},
 		"no host":               {"http:///answer", false},
 		"percent-encoded blank": {"http://h/an%20swer", true},
+		"a link-local IPv6":     {"http://[fe80::1]:8090/answer", false},
+		"a link-local and zone": {"http://[fe80::1%25eth0]:8090/answer", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -77,6 +77,17 @@ func TestGrubScript(t *testing.T) {
 	}
 }
 
+// TestGrubConfigurationOfAnIPv6Window: grub's http device names an IPv6
+// window in brackets, its port after them ("(http,[2001:db8::2]:8090)"),
+// in the machine's entry and in the loader served over HTTP.
+func TestGrubConfigurationOfAnIPv6Window(t *testing.T) {
+	goldenHTTP(t, "install-ipv6.grub", GrubScript(BootScript{Node: "pve1", Release: "9.2-1", BaseURL: testBase6, MAC: "52:54:00:AA:BB:CC"}))
+	goldenHTTP(t, "loader-ipv6.grub", grubLoaderConfigHTTP(testBase6))
+	if got := GrubDevice("https://[2001:db8:77::2]:8443"); got != "(http,[2001:db8:77::2]:8443)" {
+		t.Errorf("GrubDevice of an https IPv6 base = %s", got)
+	}
+}
+
 func TestGrubLoaderConfig(t *testing.T) {
 	want := "# plasma-node: this machine's entry comes from the window, by its MAC.\n" +
 		"set timeout=0\n" +

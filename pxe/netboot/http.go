@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 
 	"github.com/plasmactl/plasma-node/pxe/backend"
@@ -212,6 +213,9 @@ func checkBaseURL(s string) (string, error) {
 	host := u.Hostname()
 	if ip := net.ParseIP(host); (ip != nil && ip.IsUnspecified()) || host == "" {
 		return "", fmt.Errorf("netboot: base URL %q names no address a machine can reach: %s", s, want)
+	}
+	if err := hostport.CheckAdvertised(host); err != nil {
+		return "", fmt.Errorf("netboot: base URL %q: %w", s, err)
 	}
 	return strings.TrimSuffix(s, "/"), nil
 }

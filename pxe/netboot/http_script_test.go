@@ -35,6 +35,9 @@ func goldenHTTP(t *testing.T, name, got string) {
 
 const testBase = "http://10.77.0.2:8090"
 
+// testBase6 is an IPv6 window's base URL.
+const testBase6 = "http://[2001:db8:77::2]:8090"
+
 func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 	install := BootScript{Node: "pve1", BaseURL: testBase, Release: "9.1-1", MAC: "52:54:00:77:00:10"}
 	with := func(f func(*BootScript)) BootScript { s := install; f(&s); return s }
@@ -50,9 +53,10 @@ func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 			s.Platform = PlatformBIOS
 			s.KernelArgs = defaultKernelArgs + " " + bootassets.AskDiskKernelArg + " console=ttyS0,115200"
 		}), "install-args.ipxe"},
-		"a consumed node exits with the reason": {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
-		"an unknown machine exits":              {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},
-		"an exit without reason says so":        {BootScript{}, "exit-no-reason.ipxe"},
+		"a consumed node exits with the reason":     {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
+		"an unknown machine exits":                  {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},
+		"an exit without reason says so":            {BootScript{}, "exit-no-reason.ipxe"},
+		"an IPv6 window's URLs name it in brackets": {with(func(s *BootScript) { s.BaseURL, s.Platform = testBase6, PlatformEFI }), "install-efi-ipv6.ipxe"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) { goldenHTTP(t, tc.file, IPXEScript(tc.in)) })
@@ -88,6 +92,7 @@ func TestIPXEScriptLinesAreIPXECommands(t *testing.T) {
 
 func TestRechainScriptAsksWithMACAndPlatform(t *testing.T) {
 	goldenHTTP(t, "rechain.ipxe", rechainScript(testBase+"/"))
+	goldenHTTP(t, "rechain-ipv6.ipxe", rechainScript(testBase6+"/"))
 }
 
 func ExampleIPXEScript() {

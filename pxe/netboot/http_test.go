@@ -303,6 +303,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		"a base URL with next-server":     {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: "http://${next-server}:8090"}, "concrete URL"},
 		"an unspecified address":          {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: "http://0.0.0.0:8090"}, "names no address"},
 		"a tftp URL":                      {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: "tftp://10.0.0.2"}, "want the concrete URL"},
+		"a link-local IPv6 address":       {Config{Backend: testBackend(t, state, r, nil), BaseURL: "http://[fe80::2]:8090"}, `base URL "http://[fe80::2]:8090": fe80::2 is a link-local address (want an address a machine reaches from its own link`},
+		"a link-local address and zone":   {Config{Backend: testBackend(t, state, r, nil), BaseURL: "http://[fe80::2%25eth0]:8090"}, "fe80::2%eth0 is a link-local address"},
 		"a release with a slash":          {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: testBase, Release: "../x"}, `release "../x"`},
 		"a kernel argument with a space":  {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: testBase, ExtraKernelArgs: []string{"a b"}}, `kernel argument "a b"`},
 		"a kernel argument with a return": {Config{Backend: testBackend(t, state, r, nil), AssetsDir: filepath.Join(state, "assets"), BaseURL: testBase, ExtraKernelArgs: []string{"quiet\nshell"}}, "kernel argument"},
