@@ -75,6 +75,23 @@ func TestParseInstallReportOfA92Body(t *testing.T) {
 	}
 }
 
+// TestParseInstallReportOfAnIPv6Management: an installer on an
+// IPv6-only segment reports its management address as IPv6 with its
+// prefix; it is kept as reported.
+func TestParseInstallReportOfAnIPv6Management(t *testing.T) {
+	m := webhookSample(t)
+	ifs := m["network-interfaces"].([]any)
+	ifs[0].(map[string]any)["address"] = "2001:db8:5::41/64"
+	raw, _ := json.Marshal(m)
+	got, err := answer.ParseInstallReport(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Management == nil || got.Management.Address != netip.MustParsePrefix("2001:db8:5::41/64") {
+		t.Errorf("management %+v, want 2001:db8:5::41/64", got.Management)
+	}
+}
+
 // TestParseInstallReportRefusals: malformed known fields are refused,
 // naming the field; what a newer minor schema adds, and what the
 // installer could not read ("unknown"), is not.
