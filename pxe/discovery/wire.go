@@ -13,4 +13,11 @@ const (
 	// InitrdName is the discovery initrd in a release folder of the
 	// boot assets, beside the installer's kernel.
 	InitrdName = "discovery.img"
+	// ReplyKept is the body (with a newline) of the window's 200 reply
+	// to a report it kept: the agent powers the machine off.
+	ReplyKept = "ok"
+	// ReplyInstall is the body (with a newline) of the window's 200
+	// reply to a report whose machine an install-mode rule enrolled: the
+	// agent reboots it, and its next netboot is served the install.
+	ReplyInstall = "install"
 )

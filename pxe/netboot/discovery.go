@@ -46,7 +46,8 @@ type Enrolment struct {
 	// Node is the registration made, empty for none.
 	Node string
 	// Install says the rule's mode is install: the machine goes on to
-	// install rather than waiting to be booted again.
+	// install rather than waiting to be booted again (the post is
+	// answered [discovery.ReplyInstall]).
 	Install bool
 	// Reason says why the machine was not enrolled.
 	Reason string
@@ -110,7 +111,11 @@ func (h *Handler) discoveryStaged(release string) error {
 // timeout, must be a report [discovery.Decode] takes (else 413, 408 or
 // 400); a new machine while the inbox is full gets 503. Each refusal is
 // a [events.Refused] event and keeps nothing; a kept report is a
-// [events.Discovered] event. The window serves no answer for it.
+// [events.Discovered] event, answered [discovery.ReplyKept], or
+// [discovery.ReplyInstall] when an install-mode rule enrolled the
+// machine ([Discovery.Enrol]): its agent reboots it, and its next
+// netboot finds the pending registration and is served the install,
+// consumed only when the installer asks.
 func (h *Handler) discoveryPost(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ev := backend.Event{Kind: events.Discovered, ClientIP: hostOf(r.RemoteAddr)}
@@ -168,10 +173,14 @@ func (h *Handler) discoveryPost(w http.ResponseWriter, r *http.Request) {
 	ev.Detail = fmt.Sprintf("discovered: %d NICs, %d disks", len(rec.NICs), len(rec.Disks))
 	h.record(ctx, ev)
 	h.log.Info("machine discovered", "mac", rec.ID, "serial", rec.DMI.Serial, "disks", len(rec.Disks))
+	say := discovery.ReplyKept
 	if d.Enrol != nil {
 		en := d.Enrol(ctx, rec)
 		h.cfg.Metrics.enrolment(en.Rule, en.Outcome)
 		h.log.Info("enrolment", "mac", rec.ID, "outcome", en.Outcome, "rule", en.Rule, "node", en.Node, "install", en.Install, "reason", en.Reason)
+		if en.Outcome == EnrolEnrolled && en.Install {
+			say = discovery.ReplyInstall
+		}
 	}
-	reply(w, http.StatusOK, "ok")
+	reply(w, http.StatusOK, say)
 }

@@ -239,3 +239,33 @@ func TestAKeptReportIsEnrolledAndCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestAnInstallModeEnrolmentRepliesInstall: the post of a machine an
+// install-mode rule enrolled is answered "install", so that its agent
+// reboots it into the install; every other kept report is answered "ok"
+// (the agent powers the machine off).
+func TestAnInstallModeEnrolmentRepliesInstall(t *testing.T) {
+	e, _ := newDiscoveryEnv(t, 10)
+	e.h.cfg.Discovery.Enrol = func(_ context.Context, rec discovery.Record) Enrolment {
+		switch rec.DMI.Serial {
+		case "S1":
+			return Enrolment{Outcome: EnrolEnrolled, Rule: "a", Node: "pve-01", Install: true}
+		case "S2":
+			return Enrolment{Outcome: EnrolEnrolled, Rule: "b", Node: "pve-02"}
+		}
+		return Enrolment{Outcome: EnrolNoRule, Reason: "no rule matches"}
+	}
+	tests := map[string]struct{ mac, serial, want string }{
+		"an install-mode enrolment is told to install": {"52:54:00:99:01:01", "S1", discovery.ReplyInstall + "\n"},
+		"a register-mode enrolment is told ok":         {"52:54:00:99:01:02", "S2", discovery.ReplyKept + "\n"},
+		"a machine no rule took is told ok":            {"52:54:00:99:01:03", "S3", discovery.ReplyKept + "\n"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			status, body := e.post(t, discovery.PostPath, testDiscoveryToken, reportJSON(tc.mac, tc.serial))
+			if status != http.StatusOK || body != tc.want {
+				t.Errorf("post = %d %q, want 200 %q", status, body, tc.want)
+			}
+		})
+	}
+}

@@ -41,9 +41,29 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Next is what the window asked of the machine once it kept its report.
+type Next int
+
+const (
+	// NextPowerOff: the machine waits to be booted again ([PowerOff]).
+	NextPowerOff Next = iota
+	// NextInstall: an install-mode rule enrolled the machine; reboot it
+	// ([Reboot]) and its next netboot is served the install.
+	NextInstall
+)
+
+// String names n.
+func (n Next) String() string {
+	if n == NextInstall {
+		return "install"
+	}
+	return "power off"
+}
+
 // Run discovers the machine and posts its report once to the window the
-// kernel command line names. It writes no disk.
-func Run(ctx context.Context, o Options) error {
+// kernel command line names, and returns what the window asked of it
+// next ([discovery.ReplyInstall] is [NextInstall]). It writes no disk.
+func Run(ctx context.Context, o Options) (Next, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -57,23 +77,23 @@ func Run(ctx context.Context, o Options) error {
 		for _, m := range []struct{ src, dst, fs string }{{"proc", "/proc", "proc"}, {"sysfs", "/sys", "sysfs"}, {"devtmpfs", "/dev", "devtmpfs"}} {
 			os.MkdirAll(m.dst, 0o755)
 			if err := unix.Mount(m.src, m.dst, m.fs, unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil && !errors.Is(err, unix.EBUSY) {
-				return fmt.Errorf("mount %s: %w", m.dst, err)
+				return NextPowerOff, fmt.Errorf("mount %s: %w", m.dst, err)
 			}
 		}
 	}
 	cmdline, err := os.ReadFile(o.Paths.proc("cmdline"))
 	if err != nil {
-		return err
+		return NextPowerOff, err
 	}
 	target, err := parseCmdline(string(cmdline))
 	if err != nil {
-		return err
+		return NextPowerOff, err
 	}
 	loadModules(ctx, log, o)
 	settle(ctx, o.Paths)
 	ip, nic, err := lease(ctx, log, o.Paths)
 	if err != nil {
-		return err
+		return NextPowerOff, err
 	}
 	log.Info("address from DHCP", "nic", nic, "ip", ip)
 	rep := Collect(o.Paths)
@@ -85,6 +105,13 @@ func Run(ctx context.Context, o Options) error {
 func PowerOff() error {
 	unix.Sync()
 	return unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+}
+
+// Reboot syncs and restarts the machine, whose firmware then boots it
+// from the network again; it returns only on failure.
+func Reboot() error {
+	unix.Sync()
+	return unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART)
 }
 
 // moduleCompressed is finit_module's MODULE_INIT_COMPRESSED_FILE: the
@@ -254,17 +281,21 @@ func dhcp(ctx context.Context, nic string) (net.IP, net.IP, error) {
 }
 
 // post sends the report with the window's token, again on a failure to
-// connect or a 5xx other than a full inbox, until ctx ends.
-func post(ctx context.Context, log *slog.Logger, t Target, rep discovery.Report) error {
+// connect or a 5xx other than a full inbox, until ctx ends, and returns
+// what the window's reply asks next.
+func post(ctx context.Context, log *slog.Logger, t Target, rep discovery.Report) (Next, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	body, err := json.Marshal(rep)
 	if err != nil {
-		return err
+		return NextPowerOff, err
 	}
 	hc := &http.Client{Timeout: 30 * time.Second}
 	for attempt := 1; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(body))
 		if err != nil {
-			return err
+			return NextPowerOff, err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+t.Token)
@@ -274,17 +305,21 @@ func post(ctx context.Context, log *slog.Logger, t Target, rep discovery.Report)
 			resp.Body.Close()
 			switch {
 			case resp.StatusCode == http.StatusOK:
-				log.Info("report posted", "url", t.URL)
-				return nil
+				next := NextPowerOff
+				if strings.TrimSpace(string(msg)) == discovery.ReplyInstall {
+					next = NextInstall
+				}
+				log.Info("report posted", "url", t.URL, "next", next.String())
+				return next, nil
 			case resp.StatusCode < 500 || resp.StatusCode == http.StatusServiceUnavailable:
-				return fmt.Errorf("the window refused the report: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+				return NextPowerOff, fmt.Errorf("the window refused the report: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 			}
 			err = fmt.Errorf("%s", resp.Status)
 		}
 		log.Info("post failed; trying again", "attempt", attempt, "err", err)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("post the report: %w (last: %w)", ctx.Err(), err)
+			return NextPowerOff, fmt.Errorf("post the report: %w (last: %w)", ctx.Err(), err)
 		case <-time.After(2 * time.Second):
 		}
 	}
