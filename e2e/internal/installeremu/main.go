@@ -21,7 +21,8 @@
 // (e2e/internal/answerclient). A from-answer network is brought up as the
 // installer does: network.cidr on the NIC network.filter selects, in
 // place of the lease. When the answer has a first-boot URL it fetches the
-// script; it then POSTs the post-installation webhook, reporting the
+// script and acts out its data-pool decisions on the machine's disks
+// (pools.go: import, refuse or create, by its WIPE_DATA); it then POSTs the post-installation webhook, reporting the
 // management address.
 //
 // It ends with one marker line on the console and powers the machine off
@@ -184,7 +185,7 @@ func run() error {
 		chosen = slices.IndexFunc(disks, func(x emuDisk) bool { return x.name == d.name })
 	}
 	step("boot disk %s of %d", disk, len(disks))
-	firstBoot := "none"
+	firstBoot, pools := "none", "none"
 	if fb := a.FirstBoot; fb != nil && fb.URL != "" {
 		script, err := get(fb.URL, fb.CertFingerprint)
 		if err != nil {
@@ -194,6 +195,9 @@ func run() error {
 			return fmt.Errorf("first-boot script from %s has no #! line", fb.URL)
 		}
 		firstBoot = fmt.Sprintf("%dB", len(script))
+		if pools, err = actPools(script, disks); err != nil {
+			return fmt.Errorf("first-boot: %w", err)
+		}
 	}
 	address, err := applyNetwork(a.Network, prefixOf(ip, mask))
 	if err != nil {
@@ -205,8 +209,8 @@ func run() error {
 			return err
 		}
 	}
-	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s disk=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP, disk)
+	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s disk=%s pools=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
+		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP, disk, pools)
 	return nil
 }
 
