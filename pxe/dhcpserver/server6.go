@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 
@@ -52,6 +53,45 @@ type Server6 struct {
 	// ignored boot client, as [Server.OnEvent] is; an event's XID holds
 	// the DHCPv6 transaction id in its last three bytes.
 	OnEvent func(Event)
+
+	clients linkLocals
+}
+
+// maxLinkLocals bounds the link-local addresses a [Server6] remembers.
+const maxLinkLocals = 4096
+
+// linkLocals remembers the link-local address each client (by DUID)
+// solicited from. EDK2's PXE client sends its Request on the PXE port
+// from its leased address, with a DUID-UUID: its MAC is then known only
+// from the EUI-64 link-local address its Solicit came from.
+type linkLocals struct {
+	mu   sync.Mutex
+	addr map[string]netip.Addr
+}
+
+// source is the address Reply6 should read the client's MAC from: a
+// Solicit's link-local source is remembered by its DUID; a request on
+// the PXE port from another address gets its DUID's remembered one.
+func (l *linkLocals) source(req *dhcpv6.Message, from netip.Addr, on proxydhcp.Arrival) netip.Addr {
+	id := req.Options.ClientID()
+	if id == nil {
+		return from
+	}
+	key := string(id.ToBytes())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case from.IsLinkLocalUnicast() && req.MessageType == dhcpv6.MessageTypeSolicit:
+		if l.addr == nil || len(l.addr) >= maxLinkLocals {
+			l.addr = map[string]netip.Addr{}
+		}
+		l.addr[key] = from
+	case on == proxydhcp.OnPXEPort && !from.IsLinkLocalUnicast():
+		if a, ok := l.addr[key]; ok {
+			return a
+		}
+	}
+	return from
 }
 
 // Listen6 opens a UDP socket on port of every IPv6 address of interface
@@ -145,7 +185,7 @@ func (s *Server6) handle(log *slog.Logger, conn net.PacketConn, on proxydhcp.Arr
 		return // relayed and malformed messages are not boot requests
 	}
 	from := addrPort(peer)
-	resp, d := proxydhcp.Reply6(req, from.Addr().WithZone(""), on, s.Proxy, s.Allow)
+	resp, d := proxydhcp.Reply6(req, s.clients.source(req, from.Addr().WithZone(""), on), on, s.Proxy, s.Allow)
 	e := Event{Time: time.Now(), MAC: d.Client.MAC, Arch: d.Client.ArchName(), Peer: from, File: d.Boot.File, Reason: d.Reason}
 	copy(e.XID[1:], d.XID[:])
 	attrs := []any{"mac", macString(d.Client.MAC), "type", req.MessageType.String(), "port", on.String(), "peer", from.String(), "arch", e.Arch, "reason", d.Reason}

@@ -87,3 +87,26 @@ func TestServer6RefusesBadConfig(t *testing.T) {
 		t.Errorf("Serve: %v; want ErrInvalidConfig", err)
 	}
 }
+
+// TestServer6KnowsEDK2ByItsSolicit: EDK2 solicits from its EUI-64
+// link-local address with a DUID-UUID and asks again on the PXE port
+// from its leased address; the second request is read as from the first
+// address, so its MAC is known. Another DUID is not.
+func TestServer6KnowsEDK2ByItsSolicit(t *testing.T) {
+	msg := func(typ dhcpv6.MessageType, uuid byte) *dhcpv6.Message {
+		m := &dhcpv6.Message{MessageType: typ}
+		m.AddOption(dhcpv6.OptClientID(&dhcpv6.DUIDUUID{UUID: [16]byte{uuid}}))
+		return m
+	}
+	ll, leased := netip.MustParseAddr("fe80::5054:ff:fe77:6010"), netip.MustParseAddr("fd77::123")
+	var l linkLocals
+	got := []netip.Addr{
+		l.source(msg(dhcpv6.MessageTypeSolicit, 1), ll, proxydhcp.OnDHCPPort),
+		l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnPXEPort),
+		l.source(msg(dhcpv6.MessageTypeRequest, 2), leased, proxydhcp.OnPXEPort),
+		l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnDHCPPort),
+	}
+	if diff := cmp.Diff([]netip.Addr{ll, ll, leased, leased}, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
+		t.Errorf("sources (-want +got):\n%s", diff)
+	}
+}
