@@ -50,7 +50,7 @@ func TestServer6(t *testing.T) {
 		if _, err := client.WriteTo(req.ToBytes(), to); err != nil {
 			t.Fatal(err)
 		}
-		client.SetReadDeadline(time.Now().Add(time.Second))
+		client.SetReadDeadline(time.Now().Add(3 * time.Second))
 		buf := make([]byte, 1500)
 		n, _, err := client.ReadFrom(buf)
 		if err != nil {
