@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,10 @@ type labOptions struct {
 	// siteDNS makes the site's dnsmasq the segment's resolver as well,
 	// for the search domain e2e.test, which its DHCP hands out.
 	siteDNS bool
+	// ipv6Only builds a segment with no IPv4 at all: the bridge and the
+	// window have fd77:N::1 and ::2, and the site's dnsmasq leases
+	// fd77:N::100-1ff by DHCPv6 and advertises the prefix for SLAAC too.
+	ipv6Only bool
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -74,12 +80,20 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 	run(t, "ip", "-n", l.site, "link", "set", "lo", "up")
 	run(t, "ip", "-n", l.prov, "link", "set", "lo", "up")
 	run(t, "ip", "-n", l.site, "link", "add", "br0", "type", "bridge")
-	run(t, "ip", "-n", l.site, "addr", "add", l.subnet+".1/24", "dev", "br0")
-	run(t, "ip", "-n", l.site, "addr", "add", fmt.Sprintf("fd77:%d::1/64", n), "dev", "br0")
+	if !opts.ipv6Only {
+		run(t, "ip", "-n", l.site, "addr", "add", l.subnet+".1/24", "dev", "br0")
+	}
+	run(t, "ip", "-n", l.site, "addr", "add", fmt.Sprintf("fd77:%d::1/64", n), "dev", "br0", "nodad")
 	run(t, "ip", "-n", l.site, "link", "set", "br0", "up")
 	run(t, "ip", "link", "add", veth+"s", "netns", l.site, "type", "veth", "peer", "name", veth+"p", "netns", l.prov)
 	run(t, "ip", "-n", l.site, "link", "set", veth+"s", "master", "br0", "up")
-	run(t, "ip", "-n", l.prov, "addr", "add", l.serverIP()+"/24", "dev", veth+"p")
+	if opts.ipv6Only {
+		// The window keeps its one address (no SLAAC address beside it).
+		run(t, "ip", "netns", "exec", l.prov, "sysctl", "-qw", "net.ipv6.conf."+veth+"p.accept_ra=0")
+		run(t, "ip", "-n", l.prov, "addr", "add", l.serverIP()+"/64", "dev", veth+"p", "nodad")
+	} else {
+		run(t, "ip", "-n", l.prov, "addr", "add", l.serverIP()+"/24", "dev", veth+"p")
+	}
 	run(t, "ip", "-n", l.prov, "link", "set", veth+"p", "up")
 
 	// The site's ordinary DHCP server: addresses only. --no-ping, or a
@@ -92,12 +106,24 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 	if opts.siteNextServer {
 		d.Args = append(d.Args, "--dhcp-boot=,,"+l.serverIP())
 	}
+	if opts.ipv6Only {
+		d.Args = slices.DeleteFunc(d.Args, func(a string) bool { return strings.HasPrefix(a, "--dhcp-range=") })
+		d.Args = append(d.Args, fmt.Sprintf("--dhcp-range=fd77:%d::100,fd77:%d::1ff,slaac,64,1h", n, n))
+	}
 	l.siteOptions(t, d)
 	startDnsmasq(t, d, l.dnsmasqLog)
 	return l
 }
 
-func (l *bootLab) serverIP() string { return l.subnet + ".2" }
+func (l *bootLab) serverIP() string {
+	if l.opts.ipv6Only {
+		return fmt.Sprintf("fd77:%d::2", l.n)
+	}
+	return l.subnet + ".2"
+}
+
+// window is the window's host and port, bracketed for IPv6.
+func (l *bootLab) window() string { return net.JoinHostPort(l.serverIP(), "8090") }
 
 func (l *bootLab) np(t *testing.T, args ...string) string {
 	t.Helper()
@@ -133,13 +159,13 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	if l.opts.generic {
 		prep = []string{"prepare", "--iso", media.iso, "--generic"}
 	} else {
-		prep = append(prep, "--answer-url", scheme+"://"+l.serverIP()+":8090/answer")
+		prep = append(prep, "--answer-url", scheme+"://"+l.window()+"/answer")
 	}
 	if l.opts.token {
 		prep = append(prep, "--answer-auth-token", "auto")
 	}
 	l.np(t, append(prep, l.opts.prepareArgs...)...)
-	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.serverIP() + ":8090", "--ttl", "15m",
+	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.window(), "--ttl", "15m",
 		"--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
 	if l.opts.tls {
 		args = append(args, "--tls")

@@ -124,12 +124,22 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	step("NIC %s %s; asking for a lease", nic, mac)
-	ip, mask, err := lease(nic)
-	if err != nil {
-		return err
+	var ip net.IP
+	var mask net.IPMask
+	if cmdline, _ := os.ReadFile("/proc/cmdline"); strings.Contains(string(cmdline), "emu.ipv6") {
+		// An IPv6-only segment: the address the router advertises.
+		step("NIC %s %s; waiting for a SLAAC address", nic, mac)
+		if ip, mask, err = slaac(nic, 30*time.Second); err != nil {
+			return err
+		}
+		step("SLAAC address %s", prefixOf(ip, mask))
+	} else {
+		step("NIC %s %s; asking for a lease", nic, mac)
+		if ip, mask, err = lease(nic); err != nil {
+			return err
+		}
+		step("lease %s from the site DHCP server", ip)
 	}
-	step("lease %s from the site DHCP server", ip)
 
 	mode, err := readMode("/proxmox.iso")
 	if err != nil {
@@ -268,15 +278,8 @@ func lease(nic string) (net.IP, net.IPMask, error) {
 		return nil, nil, err
 	}
 	defer unix.Close(fd)
-	for _, name := range []string{"lo", nic} {
-		ifr, _ := unix.NewIfreq(name)
-		if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-			return nil, nil, fmt.Errorf("%s flags: %w", name, err)
-		}
-		ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-		if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-			return nil, nil, fmt.Errorf("%s up: %w", name, err)
-		}
+	if err := linkUp(nic); err != nil {
+		return nil, nil, err
 	}
 	c, err := nclient4.New(nic, nclient4.WithTimeout(2*time.Second), nclient4.WithRetry(10))
 	if err != nil {

@@ -56,8 +56,18 @@ func applyNetwork(n answer.Network, lease string) (string, error) {
 		return "", fmt.Errorf("network.filter %v matches no NIC", n.Filter)
 	}
 	p, err := netip.ParsePrefix(n.CIDR)
-	if err != nil || !p.Addr().Is4() {
-		return "", fmt.Errorf("network.cidr %q: the emulator takes IPv4 only", n.CIDR)
+	if err != nil {
+		return "", fmt.Errorf("network.cidr %q: %w", n.CIDR, err)
+	}
+	if p.Addr().Is6() {
+		if gw, err := netip.ParseAddr(n.Gateway); err != nil || !(p.Masked().Contains(gw) || gw.IsLinkLocalUnicast()) {
+			return "", errors.New("network.gateway is neither on network.cidr's network nor link-local")
+		}
+		if err := addIPv6(nic, p); err != nil {
+			return "", err
+		}
+		step("static address %s on %s (filter %v)", p, nic, n.Filter)
+		return p.String(), nil
 	}
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
 	if err != nil {
