@@ -28,6 +28,10 @@ type vmOptions struct {
 	// opt/org.tianocore/IPv4PXESupport and IPv6Support), so that the
 	// NIC's first boot option is UEFI HTTP boot over IPv4.
 	httpBoot bool
+	// ipv6PXE (with uefi) turns OVMF's PXE over IPv4 off (fw_cfg
+	// opt/org.tianocore/IPv4PXESupport), as a machine set to boot over
+	// IPv6 only: its first boot option is then PXE over IPv6.
+	ipv6PXE bool
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
 	rom bool
@@ -93,6 +97,9 @@ func (l *bootLab) bootAll(t *testing.T, opts ...vmOptions) []*machine {
 		}
 		if m.opts.httpBoot {
 			how += " HTTP"
+		}
+		if m.opts.ipv6PXE {
+			how += " IPv6"
 		}
 		if m.opts.direct {
 			how += " direct kernel"
@@ -166,6 +173,9 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 		args = append(args, "-machine", "q35", "-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+ovmfCode, "-drive", "if=pflash,format=raw,unit=1,file="+vars)
 	default:
 		args = append(args, "-machine", "pc")
+	}
+	if o.uefi && o.ipv6PXE {
+		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n")
 	}
 	if o.uefi && o.httpBoot {
 		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=n")
