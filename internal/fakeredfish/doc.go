@@ -13,4 +13,10 @@
 // "HOOK set power 1", "HOOK set boot pxe", "HOOK set reset 1"), so a
 // Redfish power-on starts the same QEMU machine an IPMI one would.
 // Without a hook the fake keeps the power state itself.
+//
+// With [MediaConfig] it has VirtualMedia, under the Manager (actions) or
+// under the System (PATCH only), and behaves as a BMC does with an
+// image: it HEADs it and refuses, with a Redfish error, one it cannot
+// fetch; then downloads it in parallel Range requests, bounded in size
+// and time, and reports Inserted, Image and ConnectedVia.
 package fakeredfish

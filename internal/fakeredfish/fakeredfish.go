@@ -22,7 +22,7 @@ type Hook interface {
 	// Power reports whether the machine is on.
 	Power(ctx context.Context) (bool, error)
 	// Set runs one chassis control: "power" "1"|"0", "reset" "1",
-	// "shutdown" "1" or "boot" "pxe"|"none".
+	// "shutdown" "1" or "boot" "pxe"|"cd"|"none" ("cd": the virtual CD).
 	Set(ctx context.Context, what, value string) error
 }
 
@@ -105,6 +105,8 @@ type Config struct {
 	// which answers 202 PatchTaskPolls times, then the new boot
 	// override is set and the monitor answers 200, Completed.
 	PatchTaskPolls int
+	// Media gives the BMC virtual media; the zero value: none.
+	Media MediaConfig
 }
 
 // bootOverride is the system's Boot override.
@@ -124,6 +126,7 @@ type Server struct {
 	busy     int  // requests still to answer 503
 	log      []string
 	tasks    map[string]*task
+	media    []*medium
 }
 
 // New returns a server for cfg.
@@ -137,7 +140,7 @@ func New(cfg Config) *Server {
 	if cfg.Hook == nil {
 		cfg.Hook = &memoryHook{}
 	}
-	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}, tasks: map[string]*task{}}
+	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}, tasks: map[string]*task{}, media: newMedia(cfg.Media.Style, cfg.SystemIDs[0])}
 	s.override.enabled, s.override.target, s.override.mode = "Disabled", "None", "UEFI"
 	return s
 }
@@ -239,7 +242,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.json(w, http.StatusOK, map[string]any{"@odata.id": root, "@odata.type": "#ServiceRoot.v1_5_0.ServiceRoot", "Id": "RootService", "RedfishVersion": "1.6.0",
-			"Systems": map[string]string{"@odata.id": systemsURI}, "SessionService": map[string]string{"@odata.id": "/redfish/v1/SessionService"},
+			"Systems": map[string]string{"@odata.id": systemsURI}, "Managers": map[string]string{"@odata.id": "/redfish/v1/Managers"}, "SessionService": map[string]string{"@odata.id": "/redfish/v1/SessionService"},
 			"Links": map[string]any{"Sessions": map[string]string{"@odata.id": sessionsURI}}})
 		return
 	}
@@ -261,6 +264,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.json(w, http.StatusOK, map[string]any{"@odata.id": systemsURI, "@odata.type": "#ComputerSystemCollection.ComputerSystemCollection", "Name": "Computer System Collection", "Members@odata.count": len(members), "Members": members})
 	case strings.HasPrefix(p, sessionsURI+"/") && r.Method == http.MethodDelete:
 		s.logout(w, r, strings.TrimPrefix(p, sessionsURI+"/"))
+	case p == "/redfish/v1/Managers" || strings.HasPrefix(p, "/redfish/v1/Managers/"):
+		s.serveManagers(w, r, p)
 	case strings.HasPrefix(p, tasksURI+"/") && r.Method == http.MethodGet:
 		s.monitor(w, r, strings.TrimPrefix(p, tasksURI+"/"))
 	case strings.HasPrefix(p, systemsURI+"/"):
@@ -271,6 +276,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		switch {
+		case s.cfg.Media.Style == MediaUnderSystem && id == s.cfg.SystemIDs[0] && strings.HasPrefix(action, "VirtualMedia"):
+			s.serveMedia(w, r, p)
 		case action == "" && r.Method == http.MethodGet:
 			s.getSystem(w, r, id)
 		case action == "" && r.Method == http.MethodPatch:
@@ -373,6 +380,7 @@ func (s *Server) getSystem(w http.ResponseWriter, r *http.Request, id string) {
 		"Boot": map[string]any{"BootSourceOverrideEnabled": s.override.enabled, "BootSourceOverrideTarget": s.override.target, "BootSourceOverrideMode": s.override.mode,
 			"BootSourceOverrideTarget@Redfish.AllowableValues": bootTargets},
 		"Actions": map[string]any{"#ComputerSystem.Reset": map[string]any{"target": uri + "/Actions/ComputerSystem.Reset", "ResetType@Redfish.AllowableValues": s.cfg.ResetTypes}}}
+	s.mediaLinks(id, body)
 	s.mu.Unlock()
 	if !s.cfg.NoETag {
 		w.Header().Set("ETag", etag)
@@ -486,8 +494,8 @@ func (s *Server) apply(ctx context.Context, t string, on bool) error {
 			s.etag++
 		}
 		s.mu.Unlock()
-		if o.enabled != "Disabled" && o.target == "Pxe" {
-			if err := s.cfg.Hook.Set(ctx, "boot", "pxe"); err != nil {
+		if o.enabled != "Disabled" && (o.target == "Pxe" || o.target == "Cd") {
+			if err := s.cfg.Hook.Set(ctx, "boot", strings.ToLower(o.target)); err != nil {
 				return err
 			}
 		}

@@ -50,6 +50,8 @@ type redfishSystem struct {
 	resetTypes  []string // AllowableValues; empty when not given
 	targets     []string // BootSourceOverrideTarget AllowableValues
 	hasMode     bool     // exposes BootSourceOverrideMode
+	media       string   // its VirtualMedia collection, if any
+	managedBy   string   // its first Links.ManagedBy manager, if any
 }
 
 // NewRedfish returns the Redfish driver for e. It does not contact the
@@ -290,8 +292,12 @@ func (d *redfishController) system(ctx context.Context, op string) (*redfishSyst
 		}
 	}
 	var cs struct {
-		PowerState string `json:"PowerState"`
-		Boot       struct {
+		PowerState   string  `json:"PowerState"`
+		VirtualMedia odataID `json:"VirtualMedia"`
+		Links        struct {
+			ManagedBy []odataID `json:"ManagedBy"`
+		} `json:"Links"`
+		Boot struct {
 			Targets []string `json:"BootSourceOverrideTarget@Redfish.AllowableValues"`
 			Mode    *string  `json:"BootSourceOverrideMode"`
 		} `json:"Boot"`
@@ -307,7 +313,10 @@ func (d *redfishController) system(ctx context.Context, op string) (*redfishSyst
 		return nil, err
 	}
 	s := &redfishSystem{uri: uri, etag: r.header.Get("ETag"), power: cs.PowerState, resetTarget: cs.Actions.Reset.Target,
-		resetTypes: cs.Actions.Reset.Allowed, targets: cs.Boot.Targets, hasMode: cs.Boot.Mode != nil}
+		resetTypes: cs.Actions.Reset.Allowed, targets: cs.Boot.Targets, hasMode: cs.Boot.Mode != nil, media: cs.VirtualMedia.ID}
+	if len(cs.Links.ManagedBy) > 0 {
+		s.managedBy = cs.Links.ManagedBy[0].ID
+	}
 	if s.resetTarget == "" {
 		s.resetTarget = strings.TrimSuffix(uri, "/") + "/Actions/ComputerSystem.Reset"
 	}
@@ -481,22 +490,29 @@ func (d *redfishController) PowerCycle(ctx context.Context) error {
 	})
 }
 
-// SetNextBootPXE PATCHes Boot with a one-time Pxe override, sending the
-// ETag as If-Match when the system has one; on 412 (the system changed
-// since it was read) it reads it again and retries once. A 202 with a
-// task monitor is followed until the task is done, as a reset's is.
+// SetNextBootPXE PATCHes Boot with a one-time Pxe override (see
+// setNextBoot).
 func (d *redfishController) SetNextBootPXE(ctx context.Context, mode BootMode) error {
-	const op = "set next boot PXE"
+	return d.setNextBoot(ctx, "set next boot PXE", "Pxe", mode)
+}
+
+// setNextBoot PATCHes Boot with a one-time override to target, sending
+// the ETag as If-Match when the system has one; on 412 (the system
+// changed since it was read) it reads it again and retries once. A 202
+// with a task monitor is followed until the task is done, as a reset's
+// is. The mode is sent only where the system exposes
+// BootSourceOverrideMode.
+func (d *redfishController) setNextBoot(ctx context.Context, op, target string, mode BootMode) error {
 	return d.call(ctx, op, func(ctx context.Context) error {
 		for try := 0; ; try++ {
 			s, err := d.system(ctx, op)
 			if err != nil {
 				return err
 			}
-			if len(s.targets) > 0 && !slices.Contains(s.targets, "Pxe") {
-				return &Error{Op: op, Kind: ErrBMC, Said: "the system does not offer Pxe as BootSourceOverrideTarget (AllowableValues: " + strings.Join(s.targets, ", ") + ")"}
+			if len(s.targets) > 0 && !slices.Contains(s.targets, target) {
+				return &Error{Op: op, Kind: ErrBMC, Said: "the system does not offer " + target + " as BootSourceOverrideTarget (AllowableValues: " + strings.Join(s.targets, ", ") + ")"}
 			}
-			boot := map[string]string{"BootSourceOverrideEnabled": "Once", "BootSourceOverrideTarget": "Pxe"}
+			boot := map[string]string{"BootSourceOverrideEnabled": "Once", "BootSourceOverrideTarget": target}
 			if s.hasMode {
 				boot["BootSourceOverrideMode"] = map[BootMode]string{BootUEFI: "UEFI", BootLegacy: "Legacy"}[mode]
 			}
