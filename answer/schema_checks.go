@@ -162,10 +162,10 @@ func pinnedNames(c *checker, path string, mapping map[string]string) {
 		}
 		lower := strings.ToLower(name)
 		switch {
-		case len(name) > 15:
+		case len(name) > maxIfaceName:
 			c.bad(p, "interface name '%s' for '%s' cannot be longer than 15 characters", name, m)
 		case !ifaceNameRe.MatchString(name):
-			c.bad(p, "interface name %q: want a letter, then letters, digits or _, optionally :N or .N, such as \"lan0\"", name)
+			c.bad(p, "interface name %q: %s", name, ifaceNameRule)
 		case names[lower] != "":
 			c.bad(p, "interface name %q is also given to %s", name, names[lower])
 		}
@@ -200,4 +200,26 @@ func size(positive bool) func(c *checker, path string, p *float64) {
 			c.bad(path, "%g: want a size of 0 GiB or more", *p)
 		}
 	}
+}
+
+// maxIfaceName is the longest interface name the installer pins (its
+// MAX_IFNAME_LEN, the kernel's IFNAMSIZ less one); ifaceNameRe sets the
+// shortest, 2.
+const maxIfaceName = 15
+
+// ifaceNameRule says what ifaceNameRe wants.
+const ifaceNameRule = `want a letter, then letters, digits or _, optionally :N or .N, such as "lan0"`
+
+// CheckInterfaceName checks an interface name as the installer checks
+// those of network.interface-name-pinning.mapping (pve-iface's rule): 2 to
+// 15 characters, a letter, then letters, digits or _, optionally :N or .N;
+// without case. The error wraps [ErrInvalid].
+func CheckInterfaceName(name string) error {
+	switch {
+	case len(name) > maxIfaceName:
+		return fmt.Errorf("%w: interface name %q: at most %d characters", ErrInvalid, name, maxIfaceName)
+	case !ifaceNameRe.MatchString(name):
+		return fmt.Errorf("%w: interface name %q: %s", ErrInvalid, name, ifaceNameRule)
+	}
+	return nil
 }

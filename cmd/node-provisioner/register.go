@@ -19,9 +19,10 @@ func (a *app) registerCmd() *cobra.Command {
 		replace, secureBoot bool
 		bf                  bmcFlags
 		sf                  staticFlags
+		nf                  nicFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--secure-boot] [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--pin-nic-names] [--nic-name MAC=NAME]... [--secure-boot] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
@@ -70,6 +71,9 @@ func (a *app) registerCmd() *cobra.Command {
 			if r.Network, err = sf.network(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := nf.apply(&r); err != nil {
+				return err
+			}
 			bmcPassword := ""
 			if r.BMC, bmcPassword, err = bf.registration(cmd.Flags()); err != nil {
 				return err
@@ -106,6 +110,7 @@ func (a *app) registerCmd() *cobra.Command {
 			if r.Network != nil {
 				fmt.Fprintf(a.out, "; static address %s on %s", r.Network.CIDR, r.ManagementMAC())
 			}
+			fmt.Fprint(a.out, nicNames(r))
 			if len(r.MACs) == 0 && r.Serial == "" && r.UUID == "" {
 				fmt.Fprint(a.out, "; pins nothing, so it only answers while it is the only pending registration")
 			}
@@ -123,6 +128,7 @@ func (a *app) registerCmd() *cobra.Command {
 	f.StringArrayVar(&keys, "ssh-key", nil, "public key file for root's authorized_keys on this node (repeatable)")
 	bf.bind(f)
 	sf.bind(f)
+	nf.bind(f)
 	f.BoolVar(&secureBoot, "secure-boot", false, "boot this machine through the Secure Boot chain (signed shim, grub and kernel) even when the window offers others iPXE: its firmware has Secure Boot on")
 	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c

@@ -12,6 +12,11 @@ import (
 type BuildOptions struct {
 	// Site is the shared settings, defaults applied by Build.
 	Site Site
+	// Installer is the release the answer is for; zero means the newest
+	// ([answer.LatestVersion]). Pinned NIC names are written for 9.1 and
+	// later only: older installers have no interface-name-pinning, so
+	// their answers leave the names to the installer.
+	Installer answer.Version
 	// BootDisk overrides the registration's boot disk (the installer's
 	// ?bootdisk= choice). Zero means the registration's.
 	BootDisk answer.BootDisk
@@ -40,7 +45,8 @@ type BuildOptions struct {
 // name as disk-list, by serial as an ID_SERIAL udev filter), the site's
 // settings, the network (from-answer with the registration's static
 // address on its management MAC, else from-dhcp), and the node's password
-// and SSH keys. The
+// and SSH keys, and its pinned NIC names (the registration's, or with the
+// site's PinNICNames nic0, nic1…; 9.1 and later). The
 // boot disk must not be "ask": resolve it first.
 func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 	site := o.Site
@@ -69,6 +75,7 @@ func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 		Network:   answerNetwork(r),
 		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: disk.DiskList(), Filter: disk.UdevFilter()},
 	}
+	a.Network.InterfaceNamePinning = nicPinning(r, site, o.Installer)
 	if o.FirstBootURL != "" {
 		a.FirstBoot = &answer.FirstBoot{Source: answer.FirstBootFromURL, URL: o.FirstBootURL, Ordering: answer.OrderingFullyUp, CertFingerprint: pin(o.FirstBootURL, o.CertFingerprint)}
 	}

@@ -33,29 +33,30 @@ func parseTime(key, s string) (time.Time, error) {
 
 // registrationJSON is the file format; field order is key order.
 type registrationJSON struct {
-	Name           string     `json:"name"`
-	MACs           []string   `json:"macs"`
-	BootDisk       *string    `json:"boot_disk,omitempty"`
-	Pools          []DataPool `json:"pools"`
-	Created        string     `json:"created"`
-	Serial         string     `json:"serial,omitempty"`
-	UUID           string     `json:"uuid,omitempty"`
-	SSHKeys        []string   `json:"ssh_keys,omitempty"`
-	BMC            *BMC       `json:"bmc,omitempty"`
-	SecureBoot     bool       `json:"secure_boot,omitempty"`
-	Network        *Network   `json:"network,omitempty"`
-	WipeData       bool       `json:"wipe_data,omitempty"`
-	Settings       *Site      `json:"answer_settings,omitempty"`
-	ConsumedAt     string     `json:"consumed_at,omitempty"`
-	InstallIP      *string    `json:"install_ip,omitempty"`
-	ConsumedMACs   []string   `json:"consumed_macs,omitempty"`
-	ConsumedSerial string     `json:"consumed_serial,omitempty"`
-	ConsumedUUID   string     `json:"consumed_uuid,omitempty"`
-	Undelivered    bool       `json:"undelivered,omitempty"`
+	Name           string            `json:"name"`
+	MACs           []string          `json:"macs"`
+	BootDisk       *string           `json:"boot_disk,omitempty"`
+	Pools          []DataPool        `json:"pools"`
+	Created        string            `json:"created"`
+	Serial         string            `json:"serial,omitempty"`
+	UUID           string            `json:"uuid,omitempty"`
+	SSHKeys        []string          `json:"ssh_keys,omitempty"`
+	BMC            *BMC              `json:"bmc,omitempty"`
+	SecureBoot     bool              `json:"secure_boot,omitempty"`
+	Network        *Network          `json:"network,omitempty"`
+	NICNames       map[string]string `json:"nic_names,omitempty"`
+	WipeData       bool              `json:"wipe_data,omitempty"`
+	Settings       *Site             `json:"answer_settings,omitempty"`
+	ConsumedAt     string            `json:"consumed_at,omitempty"`
+	InstallIP      *string           `json:"install_ip,omitempty"`
+	ConsumedMACs   []string          `json:"consumed_macs,omitempty"`
+	ConsumedSerial string            `json:"consumed_serial,omitempty"`
+	ConsumedUUID   string            `json:"consumed_uuid,omitempty"`
+	Undelivered    bool              `json:"undelivered,omitempty"`
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "wipe_data", "answer_settings",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "nic_names", "wipe_data", "answer_settings",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -75,6 +76,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		BMC:        r.BMC,
 		SecureBoot: r.SecureBoot,
 		Network:    r.Network,
+		NICNames:   r.NICNames,
 		WipeData:   r.WipeData,
 		Settings:   r.Settings,
 	}
@@ -153,7 +155,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, WipeData: w.WipeData, Settings: w.Settings}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, Settings: w.Settings}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

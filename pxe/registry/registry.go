@@ -125,7 +125,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, ssh_keys, bmc, secure_boot, network, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, network, nic_names, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -161,6 +161,11 @@ type Registration struct {
 	// Network is the node's static addressing, written into its answer
 	// as from-answer; nil leaves the address to the site's DHCP server.
 	Network *Network
+	// NICNames pins its NICs' names: MAC (one of MACs) to interface
+	// name ("nic0", "lan0"), written into its answer as
+	// network.interface-name-pinning for installers from 9.1 (see
+	// [Build]). Empty pins none (unless the site's PinNICNames does).
+	NICNames map[string]string
 	// WipeData makes its install's first-boot script create the data
 	// pools anew over whatever their disks hold. False (the default)
 	// keeps data: a pool found on its disks is imported, and a pool is
@@ -269,7 +274,7 @@ func (r Registration) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return r.validateNICNames()
 }
 
 // normalize returns r with its MACs normalised and deduplicated, its
@@ -298,6 +303,19 @@ func (r Registration) normalize() (Registration, error) {
 			return r, err
 		}
 		r.Network = &n
+	}
+	if len(r.NICNames) > 0 {
+		names := make(map[string]string, len(r.NICNames))
+		for m, name := range r.NICNames {
+			n, err := NormalizeMAC(m)
+			if err != nil {
+				return r, err
+			}
+			names[n] = name
+		}
+		r.NICNames = names
+	} else {
+		r.NICNames = nil
 	}
 	return r, nil
 }

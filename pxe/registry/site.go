@@ -39,6 +39,11 @@ type Site struct {
 	Domain string `json:"domain,omitempty"`
 	// SSHKeys are public keys put in every node's root authorized_keys.
 	SSHKeys []string `json:"ssh_keys,omitempty"`
+	// PinNICNames pins the NIC names of every node whose registration
+	// names none: its MACs, in order, become nic0, nic1… (see
+	// [PinNICNames]) in its answer's network.interface-name-pinning, for
+	// installers from 9.1. A registration's own NIC names win.
+	PinNICNames bool `json:"pin_nic_names,omitempty"`
 }
 
 // siteFile is site.json: our keys at the top level, and TAPPaaS's
@@ -95,6 +100,7 @@ func (s Site) Merge(other Site) Site {
 	s.Mailto = first(s.Mailto, other.Mailto)
 	s.Domain = first(s.Domain, other.Domain)
 	s.SSHKeys = appendUnique(s.SSHKeys, other.SSHKeys...)
+	s.PinNICNames = s.PinNICNames || other.PinNICNames
 	return s
 }
 

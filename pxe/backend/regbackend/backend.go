@@ -430,7 +430,10 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 	if err != nil {
 		return nil, nil, "", err
 	}
-	o := registry.BuildOptions{Site: site, BootDisk: override, RootPassword: pw, RootPasswordHash: hash}
+	o := registry.BuildOptions{Site: site, BootDisk: override, RootPassword: pw, RootPasswordHash: hash, Installer: req.Version}
+	if !req.Version.AtLeast(answer.Version91) && (len(reg.NICNames) > 0 || site.PinNICNames) {
+		b.log.Warn("NIC names not pinned: the installer has no interface-name-pinning before 9.1; it names the NICs itself", "node", reg.Name, "installer", req.Version.String())
+	}
 	files := map[string][]byte{}
 	if req.Version.AtLeast(answer.Version83) && req.BaseURL != "" {
 		base := strings.TrimSuffix(req.BaseURL, "/")
