@@ -71,13 +71,27 @@ func (r Registration) validateNetwork() error {
 	case !p.Masked().Contains(gw) || gw == p.Addr():
 		return invalid(ErrInvalidNetwork, "registration %s: gateway %s is not another address of %s's network %s", r.Name, gw, n.CIDR, p.Masked())
 	}
-	if dns, err := netip.ParseAddr(n.DNS); err != nil || dns.Zone() != "" {
+	dns, err := netip.ParseAddr(n.DNS)
+	switch {
+	case err != nil || dns.Zone() != "":
 		return invalid(ErrInvalidNetwork, "registration %s: DNS server %q: want one IP address such as 10.0.0.1", r.Name, n.DNS)
+	case dns.Unmap().Is4() != p.Addr().Is4():
+		// The installer's own rule (its network form): "host and DNS IP
+		// address version must not differ".
+		return invalid(ErrInvalidNetwork, "registration %s: DNS server %s is not an %s address as %s is", r.Name, n.DNS, ipFamily(p.Addr()), n.CIDR)
 	}
 	if n.MAC != "" && !slices.Contains(r.MACs, n.MAC) {
 		return invalid(ErrInvalidNetwork, "registration %s: management MAC %s is not one of its MACs (%s)", r.Name, n.MAC, strings.Join(r.MACs, ", "))
 	}
 	return nil
+}
+
+// ipFamily is "IPv4" or "IPv6".
+func ipFamily(a netip.Addr) string {
+	if a.Is4() {
+		return "IPv4"
+	}
+	return "IPv6"
 }
 
 // lastOf is the last address of p's network (IPv4's broadcast).

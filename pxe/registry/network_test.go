@@ -32,6 +32,8 @@ func TestBuildStaticNetwork(t *testing.T) {
 	named.Network.MAC = "a0:36:9f:0a:b3:82"
 	dhcp := staticReg()
 	dhcp.Network = nil
+	v6 := staticReg()
+	v6.Network = &Network{CIDR: "2001:db8:20::11/64", Gateway: "2001:db8:20::1", DNS: "2001:db8:20::53"}
 	tests := map[string]struct {
 		reg  Registration
 		want answer.Network
@@ -41,6 +43,8 @@ func TestBuildStaticNetwork(t *testing.T) {
 		"static-named-mac": {named, answer.Network{Source: answer.NetworkFromAnswer, CIDR: "10.20.0.11/24", Gateway: "10.20.0.1", DNS: "10.20.0.53",
 			Filter: map[string]string{"ID_NET_NAME_MAC": "*a0369f0ab382"}}},
 		"dhcp": {dhcp, answer.Network{Source: answer.NetworkFromDHCP}},
+		"static-ipv6": {v6, answer.Network{Source: answer.NetworkFromAnswer, CIDR: "2001:db8:20::11/64", Gateway: "2001:db8:20::1", DNS: "2001:db8:20::53",
+			Filter: map[string]string{"ID_NET_NAME_MAC": "*525400123456"}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -115,16 +119,26 @@ func TestStaticNetworkRefusals(t *testing.T) {
 		edit func(r *Registration)
 		want string
 	}{
-		"no MAC pin":              {func(r *Registration) { r.MACs = nil; r.Serial = "CZ2D1A0BC3" }, "registration pve1: static addressing needs a MAC pin"},
-		"no prefix":               {func(r *Registration) { r.Network.CIDR = "10.20.0.11" }, `static address "10.20.0.11": want an address with its prefix length`},
-		"network address":         {func(r *Registration) { r.Network.CIDR = "10.20.0.0/24" }, "10.20.0.0/24 is its network's own or broadcast address"},
-		"broadcast address":       {func(r *Registration) { r.Network.CIDR = "10.20.0.255/24" }, "10.20.0.255/24 is its network's own or broadcast address"},
-		"gateway elsewhere":       {func(r *Registration) { r.Network.Gateway = "10.30.0.1" }, "gateway 10.30.0.1 is not another address of 10.20.0.11/24's network 10.20.0.0/24"},
-		"gateway is the node":     {func(r *Registration) { r.Network.Gateway = "10.20.0.11" }, "gateway 10.20.0.11 is not another address"},
-		"bad gateway":             {func(r *Registration) { r.Network.Gateway = "router" }, `gateway "router": want an IP address`},
-		"two DNS servers":         {func(r *Registration) { r.Network.DNS = "10.20.0.53,1.1.1.1" }, `DNS server "10.20.0.53,1.1.1.1": want one IP address`},
-		"no DNS":                  {func(r *Registration) { r.Network.DNS = "" }, `DNS server "": want one IP address`},
-		"management MAC unpinned": {func(r *Registration) { r.Network.MAC = "52:54:00:99:99:99" }, "management MAC 52:54:00:99:99:99 is not one of its MACs"},
+		"no MAC pin":                  {func(r *Registration) { r.MACs = nil; r.Serial = "CZ2D1A0BC3" }, "registration pve1: static addressing needs a MAC pin"},
+		"no prefix":                   {func(r *Registration) { r.Network.CIDR = "10.20.0.11" }, `static address "10.20.0.11": want an address with its prefix length`},
+		"network address":             {func(r *Registration) { r.Network.CIDR = "10.20.0.0/24" }, "10.20.0.0/24 is its network's own or broadcast address"},
+		"broadcast address":           {func(r *Registration) { r.Network.CIDR = "10.20.0.255/24" }, "10.20.0.255/24 is its network's own or broadcast address"},
+		"gateway elsewhere":           {func(r *Registration) { r.Network.Gateway = "10.30.0.1" }, "gateway 10.30.0.1 is not another address of 10.20.0.11/24's network 10.20.0.0/24"},
+		"gateway is the node":         {func(r *Registration) { r.Network.Gateway = "10.20.0.11" }, "gateway 10.20.0.11 is not another address"},
+		"bad gateway":                 {func(r *Registration) { r.Network.Gateway = "router" }, `gateway "router": want an IP address`},
+		"two DNS servers":             {func(r *Registration) { r.Network.DNS = "10.20.0.53,1.1.1.1" }, `DNS server "10.20.0.53,1.1.1.1": want one IP address`},
+		"no DNS":                      {func(r *Registration) { r.Network.DNS = "" }, `DNS server "": want one IP address`},
+		"management MAC unpinned":     {func(r *Registration) { r.Network.MAC = "52:54:00:99:99:99" }, "management MAC 52:54:00:99:99:99 is not one of its MACs"},
+		"an IPv6 DNS server for IPv4": {func(r *Registration) { r.Network.DNS = "2001:db8::53" }, "DNS server 2001:db8::53 is not an IPv4 address as 10.20.0.11/24 is"},
+		"an IPv4 DNS server for IPv6": {func(r *Registration) {
+			r.Network.CIDR, r.Network.Gateway, r.Network.DNS = "2001:db8:20::11/64", "2001:db8:20::1", "10.20.0.53"
+		}, "DNS server 10.20.0.53 is not an IPv6 address as 2001:db8:20::11/64 is"},
+		"the IPv6 network's own address": {func(r *Registration) {
+			r.Network.CIDR, r.Network.Gateway, r.Network.DNS = "2001:db8:20::/64", "2001:db8:20::1", "2001:db8:20::53"
+		}, "2001:db8:20::/64 is its network's own or broadcast address"},
+		"an IPv6 gateway outside the /64": {func(r *Registration) {
+			r.Network.CIDR, r.Network.Gateway, r.Network.DNS = "2001:db8:20::11/64", "2001:db8:21::1", "2001:db8:20::53"
+		}, "gateway 2001:db8:21::1 is not another address of 2001:db8:20::11/64's network 2001:db8:20::/64"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
