@@ -49,6 +49,10 @@ type MediaConfig struct {
 	RangeBytes int64
 	// Timeout bounds a whole download; 0 means 10 minutes.
 	Timeout time.Duration
+	// ImageOnly makes InsertMedia refuse any parameter but Image
+	// (Inserted and WriteProtected included) with 400
+	// ActionParameterUnknown, as Supermicro X11 and X12 BMCs do.
+	ImageOnly bool
 	// Client fetches images (an https one must verify); nil: a client
 	// trusting the system's roots, no proxy.
 	Client *http.Client
@@ -255,8 +259,12 @@ func (s *Server) insertAction(w http.ResponseWriter, r *http.Request, m *medium)
 	if !s.decode(w, r, &req) {
 		return
 	}
+	known := []string{"Image", "Inserted", "WriteProtected", "TransferProtocolType", "TransferMethod", "UserName", "Password"}
+	if s.cfg.Media.ImageOnly {
+		known = known[:1]
+	}
 	for k := range req {
-		if !slices.Contains([]string{"Image", "Inserted", "WriteProtected", "TransferProtocolType", "TransferMethod", "UserName", "Password"}, k) {
+		if !slices.Contains(known, k) {
 			s.fail(w, http.StatusBadRequest, "Base.1.0.ActionParameterUnknown", fmt.Sprintf("The action VirtualMedia.InsertMedia was submitted with the invalid parameter %s.", k))
 			return
 		}

@@ -205,13 +205,21 @@ func (d *redfishController) InsertMedia(ctx context.Context, image string, o Ins
 	return got, d.inBMC(err)
 }
 
-// insertOne inserts image into m.
+// insertOne inserts image into m: the action with Image, Inserted and
+// WriteProtected, again with Image alone where the BMC refuses the
+// other two by name; or a PATCH of the three.
 func (d *redfishController) insertOne(ctx context.Context, op string, m redfishMedium, image string) error {
 	body := map[string]any{"Image": image, "Inserted": true, "WriteProtected": true}
 	var r *redfishReply
 	var err error
 	if m.insert != "" {
 		r, err = d.do(ctx, op, http.MethodPost, m.insert, body, nil)
+		if r != nil && r.status == http.StatusBadRequest && (strings.Contains(err.Error(), "Inserted") || strings.Contains(err.Error(), "WriteProtected")) {
+			// Some BMCs (Supermicro X11, X12) take Image alone; the
+			// others default to Inserted and write-protected.
+			d.o.Logger.Debug("the BMC refused Inserted or WriteProtected; inserting with Image alone", "bmc", d.e.String())
+			r, err = d.do(ctx, op, http.MethodPost, m.insert, map[string]any{"Image": image}, nil)
+		}
 	} else {
 		r, err = d.patchMedium(ctx, op, m, body)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 )
@@ -80,5 +82,28 @@ func TestRedfishVirtualMediaFollowsATaskMonitor(t *testing.T) {
 	checkVMError(t, err, bmc.ErrImageRefused, "insert virtual media")
 	if !strings.Contains(err.Error(), "Exception: Unable to mount the image.") {
 		t.Errorf("%v; want the task's words", err)
+	}
+}
+
+// TestRedfishVirtualMediaImageOnlyInsert: a BMC whose InsertMedia takes
+// Image alone (400 naming Inserted, as Supermicro X11 answers) gets the
+// action again with Image alone, and the medium is inserted.
+func TestRedfishVirtualMediaImageOnlyInsert(t *testing.T) {
+	ctx := context.Background()
+	image, _ := imageServer(t, make([]byte, 4096))
+	_, rec, vm := mediaLab(t, fakeredfish.MediaUnderManager, fakeredfish.MediaConfig{ImageOnly: true}, image)
+	m, err := vm.InsertMedia(ctx, image, bmc.InsertOptions{})
+	if err != nil || !m.Inserted || m.Image != image {
+		t.Fatalf("%+v %v", m, err)
+	}
+	var posts []string
+	for _, l := range rec.lines {
+		if strings.HasPrefix(l, "POST ") {
+			posts = append(posts, strings.TrimPrefix(l, "POST /redfish/v1/Managers/1/VirtualMedia/CD/Actions/VirtualMedia.InsertMedia "))
+		}
+	}
+	want := []string{`{"Image":"http://IMAGE/media/tok-s3cr3t/node.iso","Inserted":true,"WriteProtected":true}`, `{"Image":"http://IMAGE/media/tok-s3cr3t/node.iso"}`}
+	if diff := cmp.Diff(want, posts); diff != "" {
+		t.Errorf("InsertMedia bodies (-want +got):\n%s", diff)
 	}
 }
