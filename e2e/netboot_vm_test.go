@@ -50,6 +50,9 @@ type vmOptions struct {
 	limit        time.Duration
 	// qemuArgs are more arguments of QEMU (disks).
 	qemuArgs []string
+	// reboot lets the machine reboot (QEMU without -no-reboot), as a
+	// discovery boot whose agent reboots it into the install needs.
+	reboot bool
 }
 
 // machine is a finished QEMU run.
@@ -144,9 +147,12 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	os.MkdirAll(dir, 0o755)
 	serial := filepath.Join(dir, "serial.log")
 	args := []string{"netns", "exec", l.site, "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "512", "-smp", "1", "-nographic", "-monitor", "none",
-		"-no-reboot", "-smbios", "type=1,serial=E2E-" + strings.ToUpper(o.name),
+		"-smbios", "type=1,serial=E2E-" + strings.ToUpper(o.name),
 		"-uuid", "e2e00000-0000-4000-8000-" + strings.ReplaceAll(o.mac, ":", ""),
 		"-netdev", "tap,id=n0,ifname=" + tap + ",script=no,downscript=no"}
+	if !o.reboot {
+		args = append(args, "-no-reboot")
+	}
 	sock := filepath.Join(dir, "serial.sock")
 	if o.keys != "" {
 		args = append(args, "-chardev", "socket,id=s0,server=on,wait=off,path="+sock+",logfile="+serial, "-serial", "chardev:s0")

@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEnrolAndInstallOnOnePowerOn: three QEMU machines that differ in
+// their disks are powered on once each on an empty registry with two
+// install-mode rules: A (a disk of at least 150 MB) and B (an NVMe
+// disk). Each boots the discovery agent, whose report the window enrols
+// by the rules; A's and B's posts are answered "install", their agents
+// reboot them, and their next netboot installs them with the templated
+// names, the boot disks the rules chose and static addresses from the
+// rules' pools. The third matches neither: its agent powers it off, it
+// stays in the inbox, and rule test says why.
+func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
+	t.Parallel()
+	media := netbootPrereqs(t)
+	if _, err := exec.LookPath("unsquashfs"); err != nil {
+		skipOrFail(t, "prepare --discovery needs unsquashfs (Debian package squashfs-tools)")
+	}
+	l := newLab(t, 48, labOptions{serveArgs: []string{"--discover"}, prepareArgs: []string{"--discovery"}})
+	rules := fmt.Sprintf(`rules:
+- name: rule-a
+  priority: 10
+  mode: install
+  hostname: a-{n:02}
+  match:
+    disks: {min_size: 150MB}
+  disks:
+    boot: {min_size: 150MB}
+  address: {pool: lab-a, cidr: %[1]s.0/24, range: %[1]s.200-%[1]s.204, gateway: %[2]s, dns: %[2]s}
+- name: rule-b
+  priority: 20
+  mode: install
+  hostname: b-{n:02}
+  match:
+    disks: {transport: nvme}
+  disks:
+    boot: {transport: nvme}
+  address: {pool: lab-b, cidr: %[1]s.0/24, range: %[1]s.210-%[1]s.214, gateway: %[2]s, dns: %[2]s}
+`, l.subnet, l.serverIP())
+	rulesFile := filepath.Join(t.TempDir(), "rules.yaml")
+	os.WriteFile(rulesFile, []byte(rules), 0o600)
+	l.np(t, "rule", "apply", "-f", rulesFile)
+	l.serve(t, media)
+
+	dir := t.TempDir()
+	disk := func(name, size, dev string) []string {
+		img := filepath.Join(dir, name+".img")
+		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, size).CombinedOutput(); err != nil {
+			t.Fatalf("qemu-img: %v\n%s", err, out)
+		}
+		return []string{"-drive", "if=none,id=" + name + ",format=raw,file=" + img, "-device", dev + ",drive=" + name}
+	}
+	a := vmOptions{name: "enra", mac: "52:54:00:77:48:0a", uefi: true, reboot: true, limit: 300 * time.Second,
+		qemuArgs: append(disk("a1", "64M", "virtio-blk-pci,serial=E2E-A-SMALL"), disk("a2", "200M", "virtio-blk-pci,serial=E2E-A-BIG")...)}
+	b := vmOptions{name: "enrb", mac: "52:54:00:77:48:0b", uefi: true, reboot: true, limit: 300 * time.Second,
+		qemuArgs: disk("b1", "128M", "nvme,serial=E2E-B-NVME")}
+	c := vmOptions{name: "enrc", mac: "52:54:00:77:48:0c", uefi: true, reboot: true, limit: 300 * time.Second,
+		qemuArgs: disk("c1", "64M", "virtio-blk-pci,serial=E2E-C-SMALL")}
+
+	start := time.Now()
+	ms := l.bootAll(t, a, b)
+	mc := l.boot(t, c)
+	for _, tc := range []struct {
+		m          *machine
+		node, disk string
+		address    string
+	}{{ms[0], "a-01", "disk=vdb", l.subnet + ".200"}, {ms[1], "b-01", "disk=nvme0n1", l.subnet + ".210"}} {
+		line := fmt.Sprintf("enrol %s: %s, one power-on to installed %s", t.Name(), tc.node, tc.m.took.Round(100*time.Millisecond))
+		t.Log(line)
+		recordTime(line)
+		tc.m.wantSerial(t, "PLASMA-DISCOVERY: OK install")
+		tc.m.wantOK(t, tc.node+".")
+		tc.m.wantDetail(t, tc.disk, "network=from-answer", "address="+tc.address)
+		l.wantEvent(t, "installed", tc.node)
+	}
+	t.Logf("three machines powered on once, all done in %s", time.Since(start).Round(100*time.Millisecond))
+	if !strings.Contains(mc.serial, "PLASMA-DISCOVERY: OK") || strings.Contains(mc.serial, "PLASMA-DISCOVERY: OK install") || strings.Contains(mc.serial, "PLASMA-EMU:") {
+		t.Errorf("the machine no rule takes: want its agent's OK, powered off, no install; serial:\n%s", mc.serial)
+	}
+	list := l.np(t, "list")
+	for _, want := range []string{"a-01", "b-01"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("list lacks %s:\n%s", want, list)
+		}
+	}
+	if strings.Contains(list, "enrc") || strings.Contains(list, "E2E-C") {
+		t.Errorf("list has the third machine:\n%s", list)
+	}
+	inbox := l.np(t, "discovered")
+	if !strings.Contains(strings.ToLower(inbox), "52:54:00:77:48:0c") {
+		t.Errorf("the third machine is not in the inbox:\n%s", inbox)
+	}
+	test := l.np(t, "rule", "test")
+	t.Logf("rule test:\n%s", test)
+	if !strings.Contains(strings.ToLower(test), "52:54:00:77:48:0c") || !strings.Contains(test, "below 150 MB of rule rule-a") {
+		t.Errorf("rule test does not show the third machine and why rule-a does not take it:\n%s", test)
+	}
+}
