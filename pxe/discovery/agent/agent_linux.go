@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,11 +92,19 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	}
 	loadModules(ctx, log, o)
 	settle(ctx, o.Paths)
-	ip, nic, err := lease(ctx, log, o.Paths)
-	if err != nil {
-		return NextPowerOff, err
+	if wantsIPv6(target) {
+		a, nic, err := slaac(ctx, o.Paths)
+		if err != nil {
+			return NextPowerOff, err
+		}
+		log.Info("IPv6 address from the segment's router advertisement", "nic", nic, "ip", a.String())
+	} else {
+		ip, nic, err := lease(ctx, log, o.Paths)
+		if err != nil {
+			return NextPowerOff, err
+		}
+		log.Info("address from DHCP", "nic", nic, "ip", ip)
 	}
-	log.Info("address from DHCP", "nic", nic, "ip", ip)
 	rep := Collect(o.Paths)
 	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial)
 	return post(ctx, log, target, rep)
@@ -321,6 +330,39 @@ func post(ctx context.Context, log *slog.Logger, t Target, rep discovery.Report)
 		case <-ctx.Done():
 			return NextPowerOff, fmt.Errorf("post the report: %w (last: %w)", ctx.Err(), err)
 		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// slaac brings the NICs up and waits until the kernel has a global IPv6
+// address on one of them, from the segment's router advertisement
+// (SLAAC): the window's URL is an IPv6 one.
+func slaac(ctx context.Context, p Paths) (netip.Addr, string, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return netip.Addr{}, "", err
+	}
+	defer unix.Close(fd)
+	setUp(fd, "lo")
+	for _, n := range Collect(Paths{Sys: p.Sys}).NICs {
+		if name := nicName(p, n.MAC); name != "" {
+			setUp(fd, name)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		if f, err := os.Open(p.proc("net", "if_inet6")); err == nil {
+			a, nic, ok := globalIPv6(f)
+			f.Close()
+			if ok {
+				return a, nic, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return netip.Addr{}, "", errors.New("no global IPv6 address within 30 s: no router advertisement on the segment")
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
