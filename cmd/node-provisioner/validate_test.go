@@ -44,14 +44,14 @@ func TestValidateAnswer(t *testing.T) {
 			stderr: "global.root-password needs installer 8.4 or later, not 8.3.3"},
 		"8.3.2 refuses upper-case RAID": {args: []string{snake, "--version", "8.3.2"}, code: 1,
 			stderr: `disk-setup.zfs.raid: "RAIDZ-1": write it in lower case`},
-		"8.3.3 reads upper-case RAID": {args: []string{snake, "--version", "8.3.3"}, code: 0, stdout: "(installer 8.3.3)"},
-		"a bad version is usage":      {args: []string{upper, "--version", "nine"}, code: 2, stderr: "--version"},
-		"a version before 8.2":        {args: []string{upper, "--version", "8.1"}, code: 2, stderr: "no automated installer"},
-		"a JSON answer is read by content": {args: []string{asJSON}, code: 0, stdout: "no errors found! (installer 9.2, JSON)"},
+		"8.3.3 reads upper-case RAID":                {args: []string{snake, "--version", "8.3.3"}, code: 0, stdout: "(installer 8.3.3)"},
+		"a bad version is usage":                     {args: []string{upper, "--version", "nine"}, code: 2, stderr: "--version"},
+		"a version before 8.2":                       {args: []string{upper, "--version", "8.1"}, code: 2, stderr: "no automated installer"},
+		"a JSON answer is read by content":           {args: []string{asJSON}, code: 0, stdout: "no errors found! (installer 9.2, JSON)"},
 		"a JSON answer is checked by the same rules": {args: []string{badJSON}, code: 1, stderr: "disk-setup.disk-lits: unknown key"},
 		"a JSON answer for 9.1, which reads TOML only": {args: []string{asJSON, "--version", "9.1"}, code: 1,
 			stderr: "JSON answers need installer 9.2 or later"},
-		"a missing file is usage":     {args: []string{filepath.Join(state, "none.toml")}, code: 2, stderr: "none.toml"},
+		"a missing file is usage": {args: []string{filepath.Join(state, "none.toml")}, code: 2, stderr: "none.toml"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
