@@ -38,11 +38,12 @@ func (a *app) discoveredCmd() *cobra.Command {
 				fmt.Fprintln(a.out, "No discovered machines.")
 				return nil
 			}
+			rules := a.ruleOutcomes(cmd.Context())
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "MAC\tFIRST SEEN\tLAST SEEN\tSERIAL\tPRODUCT\tDISKS")
+			fmt.Fprintln(tw, "MAC\tFIRST SEEN\tLAST SEEN\tSERIAL\tPRODUCT\tDISKS\tRULE")
 			for _, r := range recs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(r.MACs(), ","), r.FirstSeen.Local().Format(time.DateTime),
-					r.LastSeen.Local().Format(time.DateTime), dash(r.DMI.Serial), dash(r.DMI.Product), dash(disksOf(r.Report)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", strings.Join(r.MACs(), ","), r.FirstSeen.Local().Format(time.DateTime),
+					r.LastSeen.Local().Format(time.DateTime), dash(r.DMI.Serial), dash(r.DMI.Product), dash(disksOf(r.Report)), dash(rules[r.ID]))
 			}
 			return tw.Flush()
 		},
@@ -109,4 +110,26 @@ func (a *app) discoveredPins(ctx context.Context, key, bootDisk string, flagPins
 	}
 	macs, serial, uuid = rec.Pins()
 	return macs, serial, uuid, nil
+}
+
+// ruleOutcomes says, by inbox entry, the rule that takes each machine
+// and its name, or why none does ([enrol.PreviewInbox]); none when the
+// rules cannot be read (a token without the admin scope).
+func (a *app) ruleOutcomes(ctx context.Context) map[string]string {
+	out := map[string]string{}
+	rs, err := a.rules()
+	if err != nil {
+		return out
+	}
+	ds, err := rs.PreviewRules(ctx)
+	if err != nil {
+		return out
+	}
+	for _, d := range ds {
+		out[d.Machine] = d.Reason
+		if d.Reason == "" {
+			out[d.Machine] = d.Rule + ": " + d.Name
+		}
+	}
+	return out
 }

@@ -60,6 +60,9 @@ func TestRuleCommands(t *testing.T) {
 		!strings.Contains(r.stdout, "disk vda: size 4 GB below 8 GB of rule big-disk") {
 		t.Errorf("rule test: %d %q %q", r.code, r.stdout, r.err)
 	}
+	if r := np(t, state, "discovered"); !strings.Contains(r.stdout, "big-disk: pve-01") || !strings.Contains(r.stdout, "disk vda: size 4 GB below 8 GB of rule big-disk") {
+		t.Errorf("discovered does not show each machine's rule or why none takes it:\n%s", r.stdout)
+	}
 	if r := np(t, state, "list"); strings.Contains(r.stdout, "pve-01") {
 		t.Errorf("rule test registered something:\n%s", r.stdout)
 	}
