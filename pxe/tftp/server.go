@@ -196,7 +196,7 @@ const requestReadBuffer = 4 << 20
 // interface: a transfer answers from the address its request came to,
 // with blocks as large as the interface's MTU allows.
 func Listen(ctx context.Context, addr string) (*net.UDPConn, error) {
-	var lc net.ListenConfig
+	lc := net.ListenConfig{Control: freebind}
 	pc, err := lc.ListenPacket(ctx, "udp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on udp %s: %w", addr, err)
