@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,7 +75,17 @@ func TestNetboot(t *testing.T) {
 		l := newLab(t, 1, labOptions{bootFile: "ipxe.efi"})
 		l.register(t, "uefi1", "52:54:00:77:01:10", "--pool", "tank=mirror:QM00002,QM00003")
 		l.serve(t, media)
-		m := l.boot(t, vmOptions{name: "uefi1", mac: "52:54:00:77:01:10", uefi: true, rom: false, limit: 150 * time.Second})
+		// The pool's two disks: the installer emulator acts out the
+		// first-boot hook's pool decisions on the disks it finds.
+		var disks []string
+		for _, serial := range []string{"QM00002", "QM00003"} {
+			img := filepath.Join(t.TempDir(), serial+".img")
+			if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, "16M").CombinedOutput(); err != nil {
+				t.Fatalf("qemu-img: %v\n%s", err, out)
+			}
+			disks = append(disks, "-drive", "if=none,id="+serial+",format=raw,file="+img, "-device", "virtio-blk-pci,serial="+serial+",drive="+serial)
+		}
+		m := l.boot(t, vmOptions{name: "uefi1", mac: "52:54:00:77:01:10", uefi: true, rom: false, limit: 150 * time.Second, qemuArgs: disks})
 		m.wantOK(t, "uefi1.")
 		m.wantSerial(t, "Start PXE over IPv4")
 		l.wantLog(t, "file=ipxe.efi")
