@@ -43,6 +43,7 @@ type registrationJSON struct {
 	SSHKeys        []string          `json:"ssh_keys,omitempty"`
 	BMC            *BMC              `json:"bmc,omitempty"`
 	SecureBoot     bool              `json:"secure_boot,omitempty"`
+	BootMethod     BootMethod        `json:"boot_method,omitempty"`
 	Network        *Network          `json:"network,omitempty"`
 	NICNames       map[string]string `json:"nic_names,omitempty"`
 	WipeData       bool              `json:"wipe_data,omitempty"`
@@ -56,7 +57,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "nic_names", "wipe_data", "answer_settings",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "boot_method", "network", "nic_names", "wipe_data", "answer_settings",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -75,6 +76,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		SSHKeys:    r.SSHKeys,
 		BMC:        r.BMC,
 		SecureBoot: r.SecureBoot,
+		BootMethod: r.BootMethod,
 		Network:    r.Network,
 		NICNames:   r.NICNames,
 		WipeData:   r.WipeData,
@@ -155,7 +157,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, Settings: w.Settings}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, BootMethod: w.BootMethod, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, Settings: w.Settings}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

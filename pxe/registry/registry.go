@@ -125,7 +125,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, ssh_keys, bmc, secure_boot, network, nic_names, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, boot_method, network, nic_names, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -158,6 +158,9 @@ type Registration struct {
 	// (shim, signed grub, signed kernel) instead of iPXE, also when the
 	// window offers iPXE to others: its firmware has Secure Boot on.
 	SecureBoot bool
+	// BootMethod is how the machine reaches the installer; "" is
+	// [BootNetwork] (see [Registration.Method]).
+	BootMethod BootMethod
 	// Network is the node's static addressing, written into its answer
 	// as from-answer; nil leaves the address to the site's DHCP server.
 	Network *Network
@@ -227,6 +230,9 @@ func (r Registration) Validate() error {
 		if slices.Contains(r.MACs[:i], m) {
 			return invalid(ErrInvalidMAC, "MAC address %s is listed twice", m)
 		}
+	}
+	if _, err := ParseBootMethod(string(r.BootMethod)); err != nil {
+		return err
 	}
 	if err := r.BootDisk.Validate(); err != nil {
 		return invalid(ErrInvalidBootDisk, "%s", err.Error())
