@@ -27,21 +27,8 @@ import (
 // password, while the old one is kept until the new install reports in.
 func TestReinstall(t *testing.T) {
 	ctx := context.Background()
-	state, secretsDir := t.TempDir(), t.TempDir()
-	regs, err := folder.OpenRegistrations(state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets, err := folder.OpenSecrets(secretsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
-		Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	rig := newReinstallRig(t)
+	state, regs, secrets, b := rig.state, rig.regs, rig.secrets, rig.b
 	const mac = "52:54:00:00:00:01"
 	r := withBMC("pve1", mac)
 	if _, err := registrar.Register(ctx, regs, secrets, r, registry.RegisterOptions{}, "bmc-secret"); err != nil {
@@ -49,18 +36,7 @@ func TestReinstall(t *testing.T) {
 	}
 	answerOnce := func() string {
 		t.Helper()
-		si, err := answer.ParseSystemInfo([]byte(`{"iso":{"release":"9.2"},"network_interfaces":[{"link":"eth0","mac":"`+mac+`"}]}`), "application/json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"})
-		if err != nil {
-			t.Fatalf("answer: %v", err)
-		}
-		if err := res.Claim(ctx); err != nil { // the window's claim step
-			t.Fatalf("claim: %v", err)
-		}
-		res.Delivered(nil)
+		rig.answer(t, mac)
 		pw, err := os.ReadFile(secrets.PasswordPath("pve1"))
 		if err != nil {
 			t.Fatal(err)
@@ -131,15 +107,8 @@ func TestReinstall(t *testing.T) {
 // reinstalled, and nothing is written.
 func TestReinstallRefusals(t *testing.T) {
 	ctx := context.Background()
-	state, secretsDir := t.TempDir(), t.TempDir()
-	regs, err := folder.OpenRegistrations(state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets, err := folder.OpenSecrets(secretsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rig := newReinstallRig(t)
+	regs, secrets := rig.regs, rig.secrets
 	if _, err := regs.Register(ctx, registry.Registration{Name: "pve2", MACs: []string{"52:54:00:00:00:02"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}}, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,21 +132,8 @@ func TestReinstallRefusals(t *testing.T) {
 // them again.
 func TestReinstallKeepsDataUnlessAsked(t *testing.T) {
 	ctx := context.Background()
-	state, secretsDir := t.TempDir(), t.TempDir()
-	regs, err := folder.OpenRegistrations(state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets, err := folder.OpenSecrets(secretsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
-		Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	rig := newReinstallRig(t)
+	state, regs, secrets := rig.state, rig.regs, rig.secrets
 	const mac = "52:54:00:00:00:07"
 	pool, err := registry.ParsePoolSpec("tank=mirror:S4EWNX0N123456,WD-WCC4E1234567")
 	if err != nil {
@@ -190,18 +146,7 @@ func TestReinstallKeepsDataUnlessAsked(t *testing.T) {
 	seen := map[string]bool{}
 	install := func() (filter map[string]string, script string) {
 		t.Helper()
-		si, err := answer.ParseSystemInfo([]byte(`{"iso":{"release":"9.2"},"network_interfaces":[{"link":"eth0","mac":"`+mac+`"}]}`), "application/json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"})
-		if err != nil {
-			t.Fatalf("answer: %v", err)
-		}
-		if err := res.Claim(ctx); err != nil {
-			t.Fatalf("claim: %v", err)
-		}
-		res.Delivered(nil)
+		res := rig.answer(t, mac)
 		scripts, _ := filepath.Glob(filepath.Join(state, regbackend.FirstBootDirName, "*.sh"))
 		for _, p := range scripts {
 			if !seen[p] {
@@ -253,4 +198,53 @@ func TestReinstallKeepsDataUnlessAsked(t *testing.T) {
 		}
 		wantWipe(step.what, script, step.wipe)
 	}
+}
+
+// reinstallRig is a state folder's registrations and secrets with a
+// registrations backend serving them, as the window has them.
+type reinstallRig struct {
+	state   string
+	regs    *folder.Registrations
+	secrets *folder.Secrets
+	b       *regbackend.Backend
+}
+
+func newReinstallRig(t *testing.T) *reinstallRig {
+	t.Helper()
+	state := t.TempDir()
+	regs, err := folder.OpenRegistrations(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := folder.OpenSecrets(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := regbackend.New(regbackend.Config{Store: regs, Secrets: secrets, StateDir: state,
+		Events: folder.OpenEvents(folder.EventsPath(state), folder.EventsOptions{}), AllowRefresh: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return &reinstallRig{state: state, regs: regs, secrets: secrets, b: b}
+}
+
+// answer has the backend answer the 9.2 installer of the machine with
+// NIC mac, claims and delivers the answer, as the window does.
+func (r *reinstallRig) answer(t *testing.T, mac string) *backend.Answer {
+	t.Helper()
+	ctx := context.Background()
+	si, err := answer.ParseSystemInfo([]byte(`{"iso":{"release":"9.2"},"network_interfaces":[{"link":"eth0","mac":"`+mac+`"}]}`), "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.b.Answer(ctx, backend.AnswerRequest{Info: si, Version: answer.Version92, ClientIP: "192.0.2.9", BaseURL: "http://192.0.2.1:8090"})
+	if err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	if err := res.Claim(ctx); err != nil { // the window's claim step
+		t.Fatalf("claim: %v", err)
+	}
+	res.Delivered(nil)
+	return res
 }
