@@ -118,7 +118,7 @@ var runs = map[string]run{
 		return nodecmd.Delete(ctx, e, o)
 	},
 	"reinstall": func(ctx context.Context, e nodecmd.Env, in *action.Input) error {
-		o := plasmanode.ReinstallOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"), Wait: flag(in, "wait")}
+		o := plasmanode.ReinstallOptions{Hostname: arg(in, "hostname"), Platform: opt(in, "env"), Force: flag(in, "force"), WipeData: flag(in, "wipe-data"), Wait: flag(in, "wait")}
 		timeout, err := time.ParseDuration(opt(in, "timeout"))
 		if err != nil {
 			return cli.Usage(fmt.Errorf("--timeout %q: want a duration such as 45m", opt(in, "timeout")))

@@ -403,7 +403,7 @@ func TestActionsHaveTheirHelp(t *testing.T) {
 	dir := t.TempDir()
 	top := run(t, plasmactlNode, dir, "", "--help")
 	flagRE := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z-]+)`)
-	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy", "register", "deallocate", "query", "validate", "delete"} {
+	for _, name := range []string{"add", "allocate", "list", "show", "provision", "join", "destroy", "register", "deallocate", "query", "validate", "delete", "reinstall"} {
 		if !strings.Contains(top.Stdout, "node:"+name) {
 			t.Errorf("plasmactl-node --help does not list node:%s:\n%s", name, top.Stdout)
 		}
