@@ -30,6 +30,9 @@ type Remote interface {
 	// Secrets opens the nodes' secrets, sealed with the host's key in
 	// keyFile (made 0600 by the store's first host).
 	Secrets(ctx context.Context, keyFile string) (secret.Store, error)
+	// SiteSecrets opens the site's named secrets, sealed with the host's
+	// key in keyFile as Secrets' are.
+	SiteSecrets(ctx context.Context, keyFile string) (secret.Site, error)
 	// Events returns the event store.
 	Events() events.Store
 	// Installs returns the installers' reports.

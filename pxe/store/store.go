@@ -71,15 +71,16 @@ type Stores struct {
 	folderRegs    *folder.Registrations // the state folder's, for Recover
 	folderSecrets *folder.Secrets
 
-	mu       sync.Mutex
-	secrets  secret.Store
-	tokens   apitoken.Tokens
-	replies  idempotency.Store
-	events   events.Store
-	installs registry.Installs
-	inbox    discovery.Store
-	site     window.SiteStore
-	rules    enrol.Store
+	mu          sync.Mutex
+	secrets     secret.Store
+	tokens      apitoken.Tokens
+	replies     idempotency.Store
+	events      events.Store
+	installs    registry.Installs
+	inbox       discovery.Store
+	site        window.SiteStore
+	rules       enrol.Store
+	siteSecrets secret.Site
 }
 
 var schemeRE = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -199,6 +200,26 @@ func (s *Stores) Secrets(ctx context.Context) (secret.Store, error) {
 	}
 	s.secrets, s.folderSecrets = sec, sec
 	return sec, nil
+}
+
+// SiteSecrets opens the site's named secrets once: the state folder's
+// site-secrets/ (0600 files in a 0700 folder), or the store URL's,
+// sealed with the host's key as the nodes' secrets are.
+func (s *Stores) SiteSecrets(ctx context.Context) (secret.Site, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.siteSecrets != nil:
+	case s.remote != nil:
+		sec, err := s.remote.SiteSecrets(ctx, s.keyFile())
+		if err != nil {
+			return nil, err
+		}
+		s.siteSecrets = sec
+	default:
+		s.siteSecrets = folder.OpenSiteSecrets(s.dir)
+	}
+	return s.siteSecrets, nil
 }
 
 // Recover is the stores' part in a window's start, under the state

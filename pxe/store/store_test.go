@@ -130,3 +130,25 @@ func TestOpenAStoreURLNeedsItsOpener(t *testing.T) {
 		})
 	}
 }
+
+// TestSiteSecretsLiveInTheStateFolder: the state folder's site secrets
+// are its site-secrets/ files, 0600 in a 0700 folder.
+func TestSiteSecretsLiveInTheStateFolder(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(t.Context(), dir, Options{SecretsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site, err := s.SiteSecrets(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := site.SetSiteSecret(t.Context(), "bmc-admin", "Pa55"); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{filepath.Join(dir, "site-secrets"): 0o700, filepath.Join(dir, "site-secrets", "bmc-admin.secret"): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v, %v; want mode %v", path, fi, err, want)
+		}
+	}
+}

@@ -79,6 +79,12 @@ func (s *Stores) Secrets(ctx context.Context, keyFile string) (secret.Store, err
 	return OpenSecrets(ctx, s.db, keyFile, SecretsOptions{Create: true})
 }
 
+// SiteSecrets opens the site's named secrets, sealed with the host's
+// key in keyFile; the store's first host makes the key file.
+func (s *Stores) SiteSecrets(ctx context.Context, keyFile string) (secret.Site, error) {
+	return OpenSecrets(ctx, s.db, keyFile, SecretsOptions{Create: true})
+}
+
 // Events returns the event log.
 func (s *Stores) Events() events.Store { return OpenEvents(s.db, EventsOptions{}) }
 
