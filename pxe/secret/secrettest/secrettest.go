@@ -232,39 +232,50 @@ func removedLeavesNothing(t T, h Harness) {
 }
 
 func concurrentWriters(t T, h Harness) {
-	ctx := context.Background()
 	s := h.New(t)
+	raceWriters(t, "node", func(ctx context.Context, name, pw string) error {
+		_, err := s.WriteBMCPassword(ctx, name, pw)
+		return err
+	}, s.ReadBMCPassword)
+}
+
+// raceWriters writes, from 20 goroutines at once, 20 values of one name
+// and one value of each of 20 names (prefix and a number), reading the
+// shared one among them: each read must be one whole value written, and
+// each name must end with its own.
+func raceWriters(t T, prefix string, write func(ctx context.Context, name, value string) error, read func(ctx context.Context, name string) (string, error)) {
+	ctx := context.Background()
 	const n = 20
 	written := make([]string, n)
 	for i := range n {
 		written[i] = fmt.Sprintf("racer-%02d-%s", i, strings.Repeat("x", 200+i*37))
 	}
-	writeBMC(t, s, "shared", written[0])
+	storetest.NoError(t, write(ctx, "shared", written[0]), "write shared")
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if _, err := s.WriteBMCPassword(ctx, "shared", written[i]); err != nil {
+			if err := write(ctx, "shared", written[i]); err != nil {
 				t.Errorf("write %d: %v", i, err)
 			}
 		})
 		wg.Go(func() {
-			if _, err := s.WriteBMCPassword(ctx, fmt.Sprintf("node%02d", i), written[i]); err != nil {
-				t.Errorf("write node%02d: %v", i, err)
+			if err := write(ctx, fmt.Sprintf("%s%02d", prefix, i), written[i]); err != nil {
+				t.Errorf("write %s%02d: %v", prefix, i, err)
 			}
 		})
 		wg.Go(func() {
-			if pw, err := s.ReadBMCPassword(ctx, "shared"); err != nil || !slices.Contains(written, pw) {
-				t.Errorf("a read among writers = %.20q (%d bytes), %v; want one whole password written", pw, len(pw), err)
+			if v, err := read(ctx, "shared"); err != nil || !slices.Contains(written, v) {
+				t.Errorf("a read among writers = %.20q (%d bytes), %v; want one whole value written", v, len(v), err)
 			}
 		})
 	}
 	wg.Wait()
-	if pw, err := s.ReadBMCPassword(ctx, "shared"); err != nil || !slices.Contains(written, pw) {
-		t.Errorf("after the writers ReadBMCPassword = %.20q, %v; want one of theirs", pw, err)
+	if v, err := read(ctx, "shared"); err != nil || !slices.Contains(written, v) {
+		t.Errorf("after the writers the shared one = %.20q, %v; want one of theirs", v, err)
 	}
 	for i := range n {
-		if pw, err := s.ReadBMCPassword(ctx, fmt.Sprintf("node%02d", i)); err != nil || pw != written[i] {
-			t.Errorf("node%02d's BMC password = %.20q, %v; want its own", i, pw, err)
+		if v, err := read(ctx, fmt.Sprintf("%s%02d", prefix, i)); err != nil || v != written[i] {
+			t.Errorf("%s%02d = %.20q, %v; want its own", prefix, i, v, err)
 		}
 	}
 }

@@ -3,10 +3,7 @@ package secrettest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,36 +147,6 @@ func siteKeptPrivately(t T, h SiteHarness) {
 }
 
 func siteConcurrentWriters(t T, h SiteHarness) {
-	ctx := context.Background()
 	s := h.New(t)
-	const n = 20
-	written := make([]string, n)
-	for i := range n {
-		written[i] = fmt.Sprintf("racer-%02d-%s", i, strings.Repeat("x", 200+i*37))
-	}
-	setSite(t, s, "shared", written[0])
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			if err := s.SetSiteSecret(ctx, "shared", written[i]); err != nil {
-				t.Errorf("set %d: %v", i, err)
-			}
-		})
-		wg.Go(func() {
-			if err := s.SetSiteSecret(ctx, fmt.Sprintf("own%02d", i), written[i]); err != nil {
-				t.Errorf("set own%02d: %v", i, err)
-			}
-		})
-		wg.Go(func() {
-			if v, err := s.ReadSiteSecret(ctx, "shared"); err != nil || !slices.Contains(written, v) {
-				t.Errorf("a read among writers = %.20q (%d bytes), %v; want one whole value written", v, len(v), err)
-			}
-		})
-	}
-	wg.Wait()
-	for i := range n {
-		if v, err := s.ReadSiteSecret(ctx, fmt.Sprintf("own%02d", i)); err != nil || v != written[i] {
-			t.Errorf("own%02d = %.20q, %v; want its own", i, v, err)
-		}
-	}
+	raceWriters(t, "own", s.SetSiteSecret, s.ReadSiteSecret)
 }
