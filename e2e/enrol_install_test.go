@@ -52,12 +52,9 @@ func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 	l.serve(t, media)
 
 	dir := t.TempDir()
-	disk := func(name, size, dev string) []string {
-		img := filepath.Join(dir, name+".img")
-		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, size).CombinedOutput(); err != nil {
-			t.Fatalf("qemu-img: %v\n%s", err, out)
-		}
-		return []string{"-drive", "if=none,id=" + name + ",format=raw,file=" + img, "-device", dev + ",drive=" + name}
+	disk := func(id, size, device string) []string {
+		_, args := vmDisk(t, dir, id, size, device)
+		return args
 	}
 	a := vmOptions{name: "enra", mac: "52:54:00:77:48:0a", uefi: true, reboot: true, limit: 300 * time.Second,
 		qemuArgs: append(disk("a1", "64M", "virtio-blk-pci,serial=E2E-A-SMALL"), disk("a2", "200M", "virtio-blk-pci,serial=E2E-A-BIG")...)}

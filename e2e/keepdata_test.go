@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -26,16 +24,9 @@ func TestReinstallKeepsDataPool(t *testing.T) {
 	l := newLab(t, 47, labOptions{})
 	l.serve(t, media)
 	dir := t.TempDir()
-	bootImg, dataImg := filepath.Join(dir, "boot.img"), filepath.Join(dir, "data.img")
-	for _, img := range []string{bootImg, dataImg} {
-		if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, "64M").CombinedOutput(); err != nil {
-			t.Fatalf("qemu-img: %v\n%s", err, out)
-		}
-	}
-	vm := vmOptions{name: "keep", mac: mac, uefi: true, limit: 180 * time.Second, qemuArgs: []string{
-		"-drive", "if=none,id=b,format=raw,file=" + bootImg, "-device", "virtio-blk-pci,serial=E2E-KEEP-BOOT,drive=b",
-		"-drive", "if=none,id=d,format=raw,file=" + dataImg, "-device", "virtio-blk-pci,serial=E2E-KEEP-DATA,drive=d",
-	}}
+	_, bootArgs := vmDisk(t, dir, "boot", "64M", "virtio-blk-pci,serial=E2E-KEEP-BOOT")
+	dataImg, dataArgs := vmDisk(t, dir, "data", "64M", "virtio-blk-pci,serial=E2E-KEEP-DATA")
+	vm := vmOptions{name: "keep", mac: mac, uefi: true, limit: 180 * time.Second, qemuArgs: append(bootArgs, dataArgs...)}
 	l.np(t, "register", "keep", "--mac", mac, "--boot-disk", "E2E-KEEP-BOOT", "--pool", "tank=single:E2E-KEEP-DATA")
 
 	const label, userData, at = "PLASMA-EMU-ZPOOL tank\n", "E2E-USER-DATA kept across reinstalls", 64 << 10

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -79,11 +78,8 @@ func TestNetboot(t *testing.T) {
 		// first-boot hook's pool decisions on the disks it finds.
 		var disks []string
 		for _, serial := range []string{"QM00002", "QM00003"} {
-			img := filepath.Join(t.TempDir(), serial+".img")
-			if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, "16M").CombinedOutput(); err != nil {
-				t.Fatalf("qemu-img: %v\n%s", err, out)
-			}
-			disks = append(disks, "-drive", "if=none,id="+serial+",format=raw,file="+img, "-device", "virtio-blk-pci,serial="+serial+",drive="+serial)
+			_, args := vmDisk(t, t.TempDir(), serial, "16M", "virtio-blk-pci,serial="+serial)
+			disks = append(disks, args...)
 		}
 		m := l.boot(t, vmOptions{name: "uefi1", mac: "52:54:00:77:01:10", uefi: true, rom: false, limit: 150 * time.Second, qemuArgs: disks})
 		m.wantOK(t, "uefi1.")

@@ -119,6 +119,19 @@ func (l *bootLab) bootAll(t *testing.T, opts ...vmOptions) []*machine {
 	return out
 }
 
+// vmDisk makes a raw disk image of size (qemu-img's units: 64M) named
+// id.img in dir and returns its path and the QEMU arguments that attach it
+// as device, a QEMU device with its properties ("virtio-blk-pci,serial=S",
+// "nvme,serial=S").
+func vmDisk(t *testing.T, dir, id, size, device string) (img string, qemuArgs []string) {
+	t.Helper()
+	img = filepath.Join(dir, id+".img")
+	if out, err := exec.Command("qemu-img", "create", "-q", "-f", "raw", img, size).CombinedOutput(); err != nil {
+		t.Fatalf("qemu-img: %v\n%s", err, out)
+	}
+	return img, []string{"-drive", "if=none,id=" + id + ",format=raw,file=" + img, "-device", device + ",drive=" + id}
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "no marker"
