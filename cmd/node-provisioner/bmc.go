@@ -135,7 +135,7 @@ pending, so an installed machine is never reinstalled by accident.`,
 			if res.Cycled {
 				how = "power-cycled"
 			}
-			fmt.Fprintf(a.out, "%s: next boot PXE (%s, once) and %s via %s\n", args[0], res.Mode, how, res.Protocol)
+			fmt.Fprintf(a.out, "%s: next boot %s (%s, once) and %s via %s\n", args[0], res.Next(), res.Mode, how, res.Protocol)
 			return nil
 		},
 	}

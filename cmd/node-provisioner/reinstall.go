@@ -91,7 +91,7 @@ plasma-node provision --boot does) until it is installed again; Ctrl-C or
 				if res.Boot.Cycled {
 					how = "power-cycled"
 				}
-				fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password%s; next boot PXE (%s, once) and %s via %s\n", name, data, res.Boot.Mode, how, res.Boot.Protocol)
+				fmt.Fprintf(a.out, "%s: re-armed for one install with a new root password%s; next boot %s (%s, once) and %s via %s\n", name, data, res.Boot.Next(), res.Boot.Mode, how, res.Boot.Protocol)
 			}
 			if watch == nil {
 				return nil

@@ -86,7 +86,7 @@ func bootDetail(res client.BootReply) string {
 	if res.Cycled {
 		how = "power cycle"
 	}
-	return fmt.Sprintf("next boot PXE once (%s), %s via %s", res.Mode, how, res.Protocol)
+	return fmt.Sprintf("next boot %s once (%s), %s via %s", res.Next(), res.Mode, how, res.Protocol)
 }
 
 // run starts each of hosts with kick (which returns what it did) and,

@@ -187,6 +187,19 @@ type BootReply struct {
 	// was power-cycled.
 	Was    string `json:"was"`
 	Cycled bool   `json:"cycled"`
+	// Device is what the machine boots once: "pxe", or "cd" (the BMC's
+	// virtual CD holding the installer's medium, for a virtual-media
+	// registration); "" (an older daemon) is "pxe".
+	Device string `json:"device,omitempty"`
+}
+
+// Next is what the machine boots once, in words: "PXE" or "the virtual
+// CD".
+func (b BootReply) Next() string {
+	if b.Device == "cd" {
+		return "the virtual CD"
+	}
+	return "PXE"
 }
 
 // TokenInfo is a token as GET /api/v1/tokens lists it: never the token.

@@ -93,7 +93,8 @@ func (l Local) Reinstall(ctx context.Context, name string, ro apitype.ReinstallR
 	boot, err := power.Reinstall(ctx, req, ro.WipeData)
 	reply := apitype.ReinstallReply{Name: name}
 	if err == nil && boot != nil {
-		reply.Boot = &apitype.BootReply{Protocol: boot.Protocol, Mode: string(boot.Mode), Was: string(boot.Was), Cycled: boot.Cycled}
+		b := bootReply(*boot)
+		reply.Boot = &b
 	}
 	return reply, err
 }

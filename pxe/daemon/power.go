@@ -69,5 +69,10 @@ func (b *bmcs) Boot(ctx context.Context, name string) (api.BootReply, error) {
 	if err != nil {
 		return api.BootReply{}, classify(err)
 	}
-	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled}, nil
+	return bootReply(res), nil
+}
+
+// bootReply is res as the API says it.
+func bootReply(res power.BootResult) api.BootReply {
+	return api.BootReply{Protocol: res.Protocol, Mode: string(res.Mode), Was: string(res.Was), Cycled: res.Cycled, Device: res.Device}
 }

@@ -68,6 +68,10 @@ type Request struct {
 	// a consumed one: the process's one event store of the state folder
 	// (pxe/store's Events). Nil records nothing.
 	Events events.Store
+	// Media serves the installer's media to BMCs, for registrations
+	// whose boot method is virtual media; nil: such a boot is refused
+	// ([ErrNoMedia]).
+	Media Media
 	// Logger gets what was done; nil discards it.
 	Logger *slog.Logger
 }
@@ -119,10 +123,16 @@ type BootResult struct {
 	// was power-cycled rather than powered on.
 	Was    bmc.Power
 	Cycled bool
+	// Device is what the machine boots once: [DevicePXE] or, for a
+	// virtual-media registration, [DeviceCD].
+	Device string
 }
 
 // Boot boots node name into the installer: it sets the next boot to
-// PXE, once, and powers the machine on, or cycles it when it is on. It
+// PXE, once, and powers the machine on, or cycles it when it is on. A
+// registration whose boot method is virtual media gets its medium
+// from req.Media inserted in its BMC's virtual CD and boots that once
+// instead ([Eject] takes it back). It
 // refuses ([ErrBootRefused]) unless the provisioning window is open and
 // the registration is pending. Each step is an event on the timeline.
 func Boot(ctx context.Context, req Request) (BootResult, error) {
@@ -164,21 +174,30 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 		record(req, "power status via "+c.Protocol(), err)
 		return res, fmt.Errorf("%s: %w", req.Name, err)
 	}
+	if r.Method() == registry.BootVirtualMedia {
+		return res, bootFromMedia(ctx, req, r, c, mode, &res)
+	}
 	err = c.SetNextBootPXE(ctx, mode)
 	record(req, fmt.Sprintf("next boot PXE (%s, once) via %s", mode, c.Protocol()), err)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", req.Name, err)
 	}
+	res.Device = DevicePXE
+	if err := powerUp(ctx, req, c, &res); err != nil {
+		return res, fmt.Errorf("%s: %w", req.Name, err)
+	}
+	return res, nil
+}
+
+// powerUp powers the machine on, or cycles it when res.Was is not off.
+func powerUp(ctx context.Context, req Request, c bmc.Controller, res *BootResult) error {
 	what, power := "power on", c.PowerOn
 	if res.Was != bmc.PowerOff {
 		what, power, res.Cycled = "power cycle", c.PowerCycle, true
 	}
-	err = power(ctx)
+	err := power(ctx)
 	record(req, what+" via "+c.Protocol(), err)
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", req.Name, err)
-	}
-	return res, nil
+	return err
 }
 
 // findRegistration returns node name's registration, pending or else

@@ -38,7 +38,7 @@ func TestReinstall(t *testing.T) {
 		"an unknown name is not found":                          {wantErr: registry.ErrNotFound},
 		"a machine without a BMC is re-armed, for its operator": {consume: true, pending: true},
 		"a closed window re-arms nothing":                       {bmc: true, password: "pw-123", consume: true, wantErr: window.ErrClosed},
-		"an open window re-arms and boots":                      {bmc: true, password: "pw-123", consume: true, open: true, pending: true, want: &power.BootResult{Protocol: "ipmi", Mode: bmc.BootUEFI, Was: bmc.PowerOff}},
+		"an open window re-arms and boots":                      {bmc: true, password: "pw-123", consume: true, open: true, pending: true, want: &power.BootResult{Protocol: "ipmi", Mode: bmc.BootUEFI, Was: bmc.PowerOff, Device: power.DevicePXE}},
 		"a failed boot leaves it re-armed":                      {bmc: true, password: "wrong", consume: true, open: true, pending: true, wantErr: bmc.ErrAuthRefused},
 	} {
 		t.Run(name, func(t *testing.T) {

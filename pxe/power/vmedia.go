@@ -1,0 +1,140 @@
+package power
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/registry"
+)
+
+// Media is where a virtual-media boot gets its medium: the window's
+// per-node images (package vmedia over the state folder). It is called
+// only for a registration whose boot method is
+// [registry.BootVirtualMedia].
+type Media interface {
+	// Arm makes r's medium servable and returns the one-time URL its
+	// BMC fetches it from; a URL armed before for r dies.
+	Arm(ctx context.Context, r registry.Registration) (string, error)
+	// Disarm kills node name's URL; nothing armed is not an error.
+	Disarm(ctx context.Context, name string) error
+	// Ours says image is a URL of one of the window's media, which a
+	// boot may eject (a stale one) where another image is never touched.
+	Ours(image string) bool
+}
+
+// ErrNoMedia: a virtual-media boot was asked of a process that serves
+// no media (its [Request] has no Media).
+var ErrNoMedia = errors.New("no virtual media served here")
+
+// Devices a boot boots from ([BootResult.Device]).
+const (
+	DevicePXE = "pxe"
+	DeviceCD  = "cd"
+)
+
+// bootFromMedia lends the machine its medium and boots it once from it:
+// insert (replacing only a stale image of ours), one-time CD boot in
+// mode, then power on or cycle, as [Boot] does for PXE. A failure after
+// the insertion ejects the medium and kills its URL, so the machine
+// never boots an answer nobody waits for.
+func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c bmc.Controller, mode bmc.BootMode, res *BootResult) error {
+	vm, ok := c.(bmc.VirtualMedia)
+	if !ok {
+		return fmt.Errorf("%s: BMC %s: %w: the %s protocol has no virtual media; use the network boot method", req.Name, r.BMC.URL, bmc.ErrNoVirtualMedia, c.Protocol())
+	}
+	if req.Media == nil {
+		return fmt.Errorf("boot %s: %w (the window serves the media: boot it through the node-provisioner that runs the window)", req.Name, ErrNoMedia)
+	}
+	media, err := vm.Media(ctx)
+	record(req, "read virtual media via "+c.Protocol(), err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", req.Name, err)
+	}
+	stale := false
+	for _, m := range media {
+		if m.Inserted && m.Image != "" && req.Media.Ours(m.Image) {
+			stale = true
+		}
+	}
+	url, err := req.Media.Arm(ctx, r)
+	if err != nil {
+		return fmt.Errorf("boot %s: the medium: %w", req.Name, err)
+	}
+	_, err = vm.InsertMedia(ctx, url, bmc.InsertOptions{Replace: stale})
+	what := "insert the installer's medium via " + c.Protocol()
+	if stale {
+		what = "replace a stale medium of ours with the installer's via " + c.Protocol()
+	}
+	record(req, what, err)
+	if err != nil {
+		req.Media.Disarm(context.WithoutCancel(ctx), req.Name)
+		return fmt.Errorf("%s: %w", req.Name, err)
+	}
+	fail := func(err error) error {
+		ejectMedium(context.WithoutCancel(ctx), req, vm, url)
+		return fmt.Errorf("%s: %w", req.Name, err)
+	}
+	err = vm.SetNextBootCD(ctx, mode)
+	record(req, fmt.Sprintf("next boot CD (%s, once) via %s", mode, c.Protocol()), err)
+	if err != nil {
+		return fail(err)
+	}
+	res.Device = DeviceCD
+	if err := powerUp(ctx, req, c, res); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// ejectMedium ejects url from vm and kills it, recording both.
+func ejectMedium(ctx context.Context, req Request, vm bmc.VirtualMedia, url string) error {
+	err := vm.EjectMedia(ctx, url)
+	record(req, "eject the installer's medium via "+vm.Protocol(), err)
+	if derr := req.Media.Disarm(ctx, req.Name); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// Eject takes node req.Name's medium back: every CD or DVD of its BMC
+// that holds one of our images ([Media.Ours]) is ejected, and its URL
+// dies, so the machine never boots an old answer again. Call it when
+// the node reports installed, when its boot fails, when it is re-armed
+// and when the window closes. A registration whose boot method is not
+// virtual media, or without a BMC, has nothing to eject: nil.
+func Eject(ctx context.Context, req Request) error {
+	if req.Media == nil {
+		return fmt.Errorf("eject %s: %w", req.Name, ErrNoMedia)
+	}
+	r, _, err := findRegistration(ctx, req)
+	if errors.Is(err, ErrNoBMC) || (err == nil && r.Method() != registry.BootVirtualMedia) {
+		return req.Media.Disarm(ctx, req.Name)
+	}
+	if err != nil {
+		return err
+	}
+	c, err := openBMC(ctx, req, r)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	vm, ok := c.(bmc.VirtualMedia)
+	if !ok {
+		return req.Media.Disarm(ctx, req.Name)
+	}
+	media, err := vm.Media(ctx)
+	if err != nil {
+		record(req, "read virtual media via "+c.Protocol(), err)
+		return fmt.Errorf("eject %s: %w", req.Name, err)
+	}
+	for _, m := range media {
+		if m.Inserted && m.Image != "" && req.Media.Ours(m.Image) {
+			if err := ejectMedium(ctx, req, vm, m.Image); err != nil {
+				return fmt.Errorf("eject %s: %w", req.Name, err)
+			}
+		}
+	}
+	return req.Media.Disarm(ctx, req.Name)
+}
