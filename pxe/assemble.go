@@ -1,6 +1,7 @@
 package pxe
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -42,10 +43,10 @@ type assembly struct {
 	// has a global or unique-local IPv6 address.
 	dhcp6 *dhcpserver.Server6
 	tftp6 *tftp.Server
-	// scriptBase is the URL of boot scripts; answerURL where installers
-	// post.
-	scriptBase, answerURL string
-	closers               []func() error
+	// scriptBase is the URL of boot scripts, scriptBase6 that for IPv6
+	// clients on a dual-stack segment; answerURL where installers post.
+	scriptBase, scriptBase6, answerURL string
+	closers                            []func() error
 }
 
 func (a *assembly) close() {
@@ -164,18 +165,19 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		// An IPv6-only segment's window has no IPv4 address there: it
 		// boots over DHCPv6 alone.
 		ip6, mac6, err6 := dhcpserver.InterfaceIPv6(cfg.DHCPInterface)
-		host := ip
-		switch {
-		case err4 == nil:
-		case err6 == nil:
-			host = ip6
-		default:
+		if cfg.ServerIP6.IsValid() {
+			ip6, err6 = cfg.ServerIP6, nil
+		}
+		if err4 != nil && err6 != nil {
 			return &ConfigError{Field: "ServerIP", Reason: "give this server's IPv4 address on the clients' network, or give the interface a global or unique-local IPv6 address", Err: err4}
 		}
-		base = "http://" + net.JoinHostPort(host.String(), port)
-		if cfg.BaseURL != "" {
-			base = strings.TrimSuffix(cfg.BaseURL, "/")
+		if err4 != nil {
+			ip = netip.Addr{}
 		}
+		if err6 != nil {
+			ip6 = netip.Addr{}
+		}
+		base, a.scriptBase6 = scriptBases(cfg.BaseURL, ip, ip6, port)
 		if cfg.StateDir == "" {
 			return &ConfigError{Field: "StateDir", Reason: "network boot stages the iPXE binaries in the state folder; give one"}
 		}
@@ -214,7 +216,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 			}
 		}
 		if err6 == nil {
-			if err := s.setupDHCPv6(a, ip6, mac6, port, boot, allow, ipxeDir); err != nil {
+			if err := s.setupDHCPv6(a, ip6, mac6, cmp.Or(a.scriptBase6, base), boot, allow, ipxeDir); err != nil {
 				return err
 			}
 		}
@@ -248,7 +250,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		}
 	}
 	h, err := netboot.New(netboot.Config{
-		Discovery: disc, Backend: b, BaseURL: a.scriptBase, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		Discovery: disc, Backend: b, BaseURL: a.scriptBase, BaseURL6: a.scriptBase6, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
 		AnswerTokens: s.answerTokens, Metrics: metrics, Record: record,
 	})

@@ -6,12 +6,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
@@ -152,6 +154,7 @@ func TestNewRefusesALinkLocalAdvertisedAddress(t *testing.T) {
 		"a link-local base URL":                  {Config{BaseURL: "http://[fe80::2]:8090"}, "BaseURL", "http://[fe80::2]:8090"},
 		"a link-local base URL with a zone":      {Config{BaseURL: "http://[fe80::2%25eth0]:8090"}, "BaseURL", "http://[fe80::2%25eth0]:8090"},
 		"a link-local listen address advertised": {Config{HTTPAddr: "[fe80::2%eth0]:8090"}, "HTTPAddr", "[fe80::2%eth0]:8090"},
+		"a link-local IPv6 server address":       {Config{DHCPInterface: "eth0", StateDir: "/nonexistent", ServerIP6: netip.MustParseAddr("fe80::2")}, "ServerIP6", "fe80::2"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -165,5 +168,49 @@ func TestNewRefusesALinkLocalAdvertisedAddress(t *testing.T) {
 	}
 	if _, err := New(Config{HTTPAddr: "[fe80::2%eth0]:8090", BaseURL: "http://[2001:db8::2]:8090"}); err != nil {
 		t.Errorf("a link-local listen address behind a global base URL: %v", err)
+	}
+}
+
+// TestScriptBases: on a dual-stack DHCP interface boot scripts name the
+// IPv4 address for IPv4 clients and the IPv6 address for IPv6 ones; a
+// one-family segment and a base URL have one base for all.
+func TestScriptBases(t *testing.T) {
+	v4, v6 := netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("2001:db8::2")
+	tests := map[string]struct {
+		baseURL         string
+		ip4, ip6        netip.Addr
+		wantBase, want6 string
+	}{
+		"a dual-stack segment has a base per family": {"", v4, v6, "http://10.0.0.2:8090", "http://[2001:db8::2]:8090"},
+		"an IPv4-only segment has one":               {"", v4, netip.Addr{}, "http://10.0.0.2:8090", ""},
+		"an IPv6-only segment has one":               {"", netip.Addr{}, v6, "http://[2001:db8::2]:8090", ""},
+		"a base URL names the window for both":       {"http://prov.example:8090/", v4, v6, "http://prov.example:8090", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			base, base6 := scriptBases(tc.baseURL, tc.ip4, tc.ip6, "8090")
+			if diff := cmp.Diff([]string{tc.wantBase, tc.want6}, []string{base, base6}); diff != "" {
+				t.Errorf("scriptBases (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestNewRefusesABadIPv6ServerAddress: the window's IPv6 address must be
+// a global or unique-local IPv6 address, on a DHCP interface.
+func TestNewRefusesABadIPv6ServerAddress(t *testing.T) {
+	tests := map[string]Config{
+		"an IPv4 address":        {DHCPInterface: "eth0", StateDir: "/nonexistent", ServerIP6: netip.MustParseAddr("10.0.0.2")},
+		"an IPv4-mapped address": {DHCPInterface: "eth0", StateDir: "/nonexistent", ServerIP6: netip.MustParseAddr("::ffff:10.0.0.2")},
+		"no DHCP interface":      {StateDir: "/nonexistent", ServerIP6: netip.MustParseAddr("2001:db8::2")},
+	}
+	for name, cfg := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(cfg)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || (ce.Field != "ServerIP6" && ce.Field != "DHCPInterface") {
+				t.Errorf("New = %v; want a ServerIP6 or DHCPInterface ConfigError", err)
+			}
+		})
 	}
 }

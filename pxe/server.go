@@ -107,6 +107,13 @@ type Config struct {
 	// ServerIP is this server's IPv4 address on the clients' network.
 	// Default: the first IPv4 address of DHCPInterface.
 	ServerIP netip.Addr
+	// ServerIP6 is this server's IPv6 address on the clients' network: the
+	// DHCPv6 boot answer's and the IPv6 boot URLs' address, where TFTP
+	// over IPv6 listens. A global or unique-local address; a link-local
+	// one is refused (no boot file URL can carry the client's zone).
+	// Default: the first global or unique-local IPv6 address of
+	// DHCPInterface.
+	ServerIP6 netip.Addr
 	// TFTPAddr is the TFTP listen address. Default: <ServerIP>:69.
 	TFTPAddr string
 	// TFTPMaxTransfers and TFTPMaxTransfersPerClient bound the TFTP
@@ -268,8 +275,11 @@ func (c *Config) check() error {
 	if c.SecureBoot && c.DHCPInterface == "" {
 		return &ConfigError{Field: "SecureBoot", Reason: "the Secure Boot chain is offered by proxy-DHCP and served by TFTP: give a DHCP interface"}
 	}
-	if c.DHCPInterface == "" && (c.ServerIP.IsValid() || c.TFTPAddr != "") {
+	if c.DHCPInterface == "" && (c.ServerIP.IsValid() || c.ServerIP6.IsValid() || c.TFTPAddr != "") {
 		return &ConfigError{Field: "DHCPInterface", Reason: "a server IP or TFTP address needs a DHCP interface"}
+	}
+	if c.ServerIP6.IsValid() && (!c.ServerIP6.Is6() || c.ServerIP6.Is4In6() || c.ServerIP6.Zone() != "") {
+		return &ConfigError{Field: "ServerIP6", Value: c.ServerIP6.String(), Reason: "want this server's global or unique-local IPv6 address, such as 2001:db8::2"}
 	}
 	if c.ServerIP.IsValid() && !c.ServerIP.Is4() {
 		return &ConfigError{Field: "ServerIP", Value: c.ServerIP.String(), Reason: "want this server's IPv4 address"}
@@ -295,6 +305,11 @@ func (c *Config) checkAdvertised() error {
 	if u, err := url.Parse(c.BaseURL); c.BaseURL != "" && err == nil {
 		if err := hostport.CheckAdvertised(u.Hostname()); err != nil {
 			return &ConfigError{Field: "BaseURL", Value: c.BaseURL, Reason: reason, Err: err}
+		}
+	}
+	if c.ServerIP6.IsValid() {
+		if err := hostport.CheckAdvertised(c.ServerIP6.String()); err != nil {
+			return &ConfigError{Field: "ServerIP6", Value: c.ServerIP6.String(), Reason: reason, Err: err}
 		}
 	}
 	if host, _, err := net.SplitHostPort(c.HTTPAddr); err == nil && c.BaseURL == "" && c.DHCPInterface == "" {

@@ -9,7 +9,7 @@ import (
 
 // flagNames are the flags of the window's configuration fields.
 var flagNames = map[string]string{
-	"HTTPAddr": "--http", "ServerIP": "--server-ip", "DHCPInterface": "--dhcp-interface", "TFTPAddr": "--tftp",
+	"HTTPAddr": "--http", "ServerIP": "--server-ip", "ServerIP6": "--server-ip6", "DHCPInterface": "--dhcp-interface", "TFTPAddr": "--tftp",
 	"StateDir": "--state-dir", "BootFile": "--bootfile", "KernelArgs": "--kernel-arg", "BaseURL": "--base-url", "TLS": "--tls", "Release": "--release", "SecureBoot": "--secure-boot", "Discover": "--discover", "Inbox": "--state-dir",
 }
 

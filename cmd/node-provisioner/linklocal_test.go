@@ -19,6 +19,8 @@ func TestALinkLocalAdvertisedAddressIsAUsageError(t *testing.T) {
 		"enable --base-url":           {"enable", "--http", "127.0.0.1:0", "--base-url", "http://[fe80::2]:8090"},
 		"daemon --base-url":           {"daemon", "--api", "127.0.0.1:0", "--http", "127.0.0.1:0", "--base-url", "http://[fe80::2]:8090"},
 		"serve --http without a base": {"serve", "--http", "[fe80::2%lo]:0"},
+		"serve --server-ip6":          {"serve", "--http", "127.0.0.1:0", "--dhcp-interface", "lo", "--server-ip6", "fe80::2"},
+		"publish --answer-url":        {"publish", "--answer-url", "http://[fe80::2]:8090/answer", "--search-domain", "site.example"},
 	}
 	for name, args := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func TestPublishPrintsTheSiteLines(t *testing.T) {
 		"--ipv6-boot: dnsmasq's lines for iPXE": {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090", "--format", "dnsmasq"},
 			want: "dhcp-userclass=set:ipxe6,iPXE\ndhcp-option=tag:ipxe6,option6:bootfile-url,http://[2001:db8::2]:8090/boot.ipxe\n", wantNone: "250"},
 		"--ipv6-boot: the three servers' by default": {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090"}, want: "Bootfile URL http://[2001:db8::2]:8090/boot.ipxe"},
-		"--ipv6-boot: a link-local window":           {args: []string{"--ipv6-boot", "http://[fe80::2]:8090"}, code: 2, want: "--ipv6-boot: window URL cannot be published: \"http://[fe80::2]:8090\": a link-local address"},
+		"--ipv6-boot: a link-local window":           {args: []string{"--ipv6-boot", "http://[fe80::2]:8090"}, code: 2, want: "--ipv6-boot: window URL cannot be published: \"http://[fe80::2]:8090\": fe80::2 is a link-local address"},
 		"--ipv6-boot: a DNS format":                  {args: []string{"--ipv6-boot", "http://[2001:db8::2]:8090", "--format", "zone"}, code: 2, want: "--format: unknown site configuration format \"zone\": IPv6 boot lines are written for dnsmasq, kea and opnsense"},
 		"a comma in the answer URL":                  {args: []string{"--answer-url", "http://10.0.0.2:8090/a,b"}, code: 2, want: "--answer-url: answer URL cannot be published"},
 	}

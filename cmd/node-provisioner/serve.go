@@ -19,10 +19,10 @@ import (
 
 // serveOptions are the flags serve takes, and enable passes on to it.
 type serveOptions struct {
-	cfg      pxe.Config
-	site     registry.Site // over site.json's, for every answer
-	serverIP string
-	keys     []string
+	cfg                 pxe.Config
+	site                registry.Site // over site.json's, for every answer
+	serverIP, serverIP6 string
+	keys                []string
 }
 
 func (o *serveOptions) bind(f *pflag.FlagSet) {
@@ -46,6 +46,7 @@ func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 	f.StringVar(&c.BootFile, "bootfile", pxe.DefaultBootFile, "UEFI iPXE binary offered to UEFI clients: snponly.efi or ipxe.efi")
 	f.StringVar(&c.DHCPInterface, "dhcp-interface", "", "answer PXE clients with proxy-DHCP on this interface (UDP 67 and 4011) and serve TFTP; the site's DHCP server is left alone")
 	f.StringVar(&o.serverIP, "server-ip", "", "this server's IPv4 address on the clients' network (default: the first IPv4 of --dhcp-interface)")
+	f.StringVar(&o.serverIP6, "server-ip6", "", "this server's global or unique-local IPv6 address on the clients' network, for DHCPv6 boot answers and IPv6 boot URLs (default: the first such address of --dhcp-interface)")
 	f.StringVar(&c.TFTPAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.IntVar(&c.TFTPMaxTransfers, "tftp-max-transfers", pxe.DefaultTFTPMaxTransfers, "TFTP transfers running at once; at the bound a new request replaces the transfer stalled longest, or waits for a place")
 	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client (an IPv4 address, an IPv6 /64) runs at once; more wait for a place")
@@ -81,6 +82,13 @@ func (o *serveOptions) parse() error {
 			return usageError(fmt.Errorf("--server-ip %q: want this server's IPv4 address", o.serverIP))
 		}
 		o.cfg.ServerIP = ip
+	}
+	if o.serverIP6 != "" {
+		ip, err := netip.ParseAddr(o.serverIP6)
+		if err != nil || !ip.Is6() || ip.Is4In6() {
+			return usageError(fmt.Errorf("--server-ip6 %q: want this server's global or unique-local IPv6 address, such as 2001:db8::2", o.serverIP6))
+		}
+		o.cfg.ServerIP6 = ip
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func (h *Handler) discoveryScript(ctx context.Context, s BootScript) BootScript 
 		s.Reason = fmt.Sprintf("%s; discovery cannot boot it: %v", s.Reason, err)
 		return s
 	}
-	post := h.cfg.BaseURL + discovery.PostPath
+	post := s.BaseURL + discovery.PostPath
 	args := []string{discovery.ArgURL + "=" + post, discovery.ArgToken + "=" + h.cfg.Discovery.Token, "quiet"}
 	s.Discovery, s.Release, s.Reason = true, release, "discovery: "+s.Reason
 	s.KernelArgs = strings.Join(append(args, h.cfg.ExtraKernelArgs...), " ")

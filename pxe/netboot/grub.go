@@ -146,7 +146,7 @@ func grubQuote(s string) string {
 func (h *Handler) grubConfig(w http.ResponseWriter, r *http.Request) {
 	h.log.Info("grub configuration sent", "file", GrubConfigName, "client", hostOf(r.RemoteAddr))
 	noStore(w, contentTypeIPXE)
-	io.WriteString(w, grubLoaderConfigHTTP(h.cfg.BaseURL))
+	io.WriteString(w, grubLoaderConfigHTTP(h.baseFor(hostOf(r.RemoteAddr))))
 }
 
 // grubScript serves GET /boot.grub?mac=: the machine's grub entry, chosen
@@ -182,7 +182,7 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 			h.log.Error("cannot choose a grub entry", "err", err)
 			return nil, nil, true, errors.New("cannot decide the boot entry; see the server log")
 		}
-		s.GrubDevice = h.entryDevice(ctx, s.Release)
+		s.GrubDevice = h.entryDevice(ctx, s.BaseURL, s.Release)
 		return []byte(GrubScript(s)), nil, true, nil
 	}
 	rest, found := strings.CutPrefix(name, assetsPath+"/")
@@ -213,11 +213,10 @@ func (h *Handler) TFTPFile(ctx context.Context, name string, peer netip.AddrPort
 
 // grubEntry chooses a machine's grub entry and records it.
 func (h *Handler) grubEntry(ctx context.Context, ip, rawMAC string) (BootScript, error) {
-	s, err := h.choose(ctx, rawMAC)
+	s, err := h.choose(ctx, h.baseFor(ip), rawMAC)
 	if err != nil {
 		return s, err
 	}
-	s.BaseURL = h.cfg.BaseURL
 	install := s.Node != ""
 	h.cfg.Metrics.scriptServed(install)
 	detail := "grub exit: " + s.Reason
@@ -235,8 +234,9 @@ func (h *Handler) grubEntry(ctx context.Context, ip, rawMAC string) (BootScript,
 // entryDevice is where the entry a grub read by TFTP fetches the
 // release's kernel and initrd from: the window's HTTP server through
 // grub's http module when the release's manifest says its grub carries
-// it, else "(tftp)", the server grub was loaded from.
-func (h *Handler) entryDevice(ctx context.Context, release string) string {
+// it (the window at base), else "(tftp)", the server grub was loaded
+// from.
+func (h *Handler) entryDevice(ctx context.Context, base, release string) string {
 	if release == "" || h.cfg.AssetsDir == "" || !assetNameRE.MatchString(release) {
 		return "(tftp)"
 	}
@@ -244,5 +244,5 @@ func (h *Handler) entryDevice(ctx context.Context, release string) string {
 	if err != nil || rel.SecureBoot == nil || !rel.SecureBoot.GrubHTTP {
 		return "(tftp)"
 	}
-	return GrubDevice(h.cfg.BaseURL)
+	return GrubDevice(base)
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -44,6 +45,12 @@ type Config struct {
 	// unspecified address and never ${next-server} (anchors B.7). Keep it
 	// http unless the machines' iPXE trusts the server's certificate.
 	BaseURL string
+	// BaseURL6, on a dual-stack segment, is this server's URL for the
+	// machines that reach it over IPv6, such as "http://[2001:db8::2]:8090":
+	// a request that came over IPv6 (not IPv4-mapped) gets scripts naming
+	// it, so that a client on IPv6 alone is never sent to an IPv4 URL.
+	// Empty: BaseURL for every request.
+	BaseURL6 string
 	// AnswerBaseURL is the URL installers reach this server at, for the
 	// first-boot and webhook URLs in answers. Empty: taken from each
 	// answer request (its scheme and Host).
@@ -150,6 +157,11 @@ func New(cfg Config) (*Handler, error) {
 		return nil, err
 	}
 	cfg.BaseURL = base
+	if cfg.BaseURL6 != "" {
+		if cfg.BaseURL6, err = checkBaseURL6(cfg.BaseURL6); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Release != "" && !assetNameRE.MatchString(cfg.Release) {
 		return nil, fmt.Errorf("netboot: release %q: want a folder name of letters, digits, '.', '_', '+' or '-'", cfg.Release)
 	}
@@ -218,6 +230,33 @@ func checkBaseURL(s string) (string, error) {
 		return "", fmt.Errorf("netboot: base URL %q: %w", s, err)
 	}
 	return strings.TrimSuffix(s, "/"), nil
+}
+
+// checkBaseURL6 checks an IPv6 base URL as [checkBaseURL] does, and that
+// it names an IPv6 address.
+func checkBaseURL6(s string) (string, error) {
+	base, err := checkBaseURL(s)
+	if err != nil {
+		return "", err
+	}
+	u, _ := url.Parse(base)
+	if ip, err := netip.ParseAddr(u.Hostname()); err != nil || !ip.Is6() || ip.Is4In6() {
+		return "", fmt.Errorf("netboot: IPv6 base URL %q: want the URL of this server's IPv6 address, such as http://[2001:db8::2]:8090", s)
+	}
+	return base, nil
+}
+
+// baseFor is the base URL for a request from the client at ip (an
+// address without port): BaseURL6 for an IPv6 client when there is one,
+// else BaseURL.
+func (h *Handler) baseFor(ip string) string {
+	if h.cfg.BaseURL6 == "" {
+		return h.cfg.BaseURL
+	}
+	if a, err := netip.ParseAddr(ip); err == nil && a.Is6() && !a.Is4In6() {
+		return h.cfg.BaseURL6
+	}
+	return h.cfg.BaseURL
 }
 
 // Timeline returns the timeline the handler records to.

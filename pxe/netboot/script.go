@@ -21,20 +21,20 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 	if !q.Has("mac") {
 		h.cfg.Metrics.scriptRechain()
 		h.log.Info("boot script without a MAC: asking iPXE again with its MAC", "client_ip", hostOf(r.RemoteAddr))
-		io.WriteString(w, rechainScript(h.cfg.BaseURL))
+		io.WriteString(w, rechainScript(h.baseFor(hostOf(r.RemoteAddr))))
 		return
 	}
 	platform := q.Get("platform")
 	if platform != PlatformBIOS && platform != PlatformEFI {
 		platform = PlatformAny
 	}
-	s, err := h.choose(r.Context(), q.Get("mac"))
+	s, err := h.choose(r.Context(), h.baseFor(hostOf(r.RemoteAddr)), q.Get("mac"))
 	if err != nil {
 		h.log.Error("cannot choose a boot script", "err", err)
 		http.Error(w, "cannot decide the boot script; see the server log", http.StatusInternalServerError)
 		return
 	}
-	s.BaseURL, s.Platform = h.cfg.BaseURL, platform
+	s.Platform = platform
 	install := s.Node != "" || s.Discovery
 	if r.Method == http.MethodGet {
 		h.cfg.Metrics.scriptServed(install)
@@ -64,14 +64,14 @@ func (h *Handler) script(w http.ResponseWriter, r *http.Request) {
 }
 
 // choose asks the backend and checks the release. The returned script
-// has Node set to install it, and Reason saying why (the backend's
-// reason, or why not).
-func (h *Handler) choose(ctx context.Context, rawMAC string) (BootScript, error) {
+// names base, has Node set to install it, and Reason saying why (the
+// backend's reason, or why not).
+func (h *Handler) choose(ctx context.Context, base, rawMAC string) (BootScript, error) {
 	mac, err := normalizeMAC(rawMAC)
 	if err != nil {
-		return BootScript{Reason: "the mac parameter is not a MAC address"}, nil
+		return BootScript{BaseURL: base, Reason: "the mac parameter is not a MAC address"}, nil
 	}
-	s := BootScript{MAC: mac}
+	s := BootScript{MAC: mac, BaseURL: base}
 	d, err := h.cfg.Backend.Boot(ctx, mac)
 	if err != nil {
 		return s, err

@@ -3,9 +3,10 @@ package sitepublish
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/internal/hostport"
 )
 
 // UserClassIPXE is the user class (DHCPv6 option 15) iPXE sends; the
@@ -79,8 +80,8 @@ func scriptURL(window string) (string, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("%w: %q: want the window's absolute http:// or https:// URL, such as http://[2001:db8::2]:8090", ErrWindowURL, window)
 	}
-	if a, err := netip.ParseAddr(u.Hostname()); err == nil && (a.IsLinkLocalUnicast() || a.Zone() != "") {
-		return "", fmt.Errorf("%w: %q: a link-local address needs a zone no firmware takes; give the window's global or unique-local address", ErrWindowURL, window)
+	if err := hostport.CheckAdvertised(u.Hostname()); err != nil {
+		return "", fmt.Errorf("%w: %q: %w", ErrWindowURL, window, err)
 	}
 	return strings.TrimSuffix(u.String(), "/") + "/boot.ipxe", nil
 }

@@ -3,6 +3,8 @@ package sitepublish
 import (
 	"errors"
 	"testing"
+
+	"github.com/plasmactl/plasma-node/internal/hostport"
 )
 
 func TestIPv6BootGolden(t *testing.T) {
@@ -23,7 +25,7 @@ func TestIPv6BootRefusals(t *testing.T) {
 		msg    string
 	}{
 		"a link-local window is refused": {FormatDnsmasq, "http://[fe80::2]:8090", ErrWindowURL,
-			`window URL cannot be published: "http://[fe80::2]:8090": a link-local address needs a zone no firmware takes; give the window's global or unique-local address`},
+			`window URL cannot be published: "http://[fe80::2]:8090": fe80::2 is a link-local address (` + hostport.AdvertiseRule + ")"},
 		"a zoned window is refused": {FormatDnsmasq, "http://[fe80::2%25eth0]:8090", ErrWindowURL, ""},
 		"a window without a scheme is refused": {FormatKea, "[2001:db8::2]:8090", ErrWindowURL,
 			`window URL cannot be published: "[2001:db8::2]:8090": want the window's absolute http:// or https:// URL, such as http://[2001:db8::2]:8090`},

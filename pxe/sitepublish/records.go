@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plasmactl/plasma-node/internal/hostname"
+	"github.com/plasmactl/plasma-node/internal/hostport"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 )
 
@@ -63,13 +64,17 @@ type Records struct {
 // absolute http:// or https:// answer URL of at most 255 printable ASCII
 // characters that no DHCP or DNS configuration needs to escape (no
 // blank, quote, backslash or comma), a SHA-256 fingerprint (any case,
-// colons optional) or none, only with https://, and a DNS domain.
+// colons optional) or none, only with https://, and a DNS domain. The
+// URL's host is no link-local IPv6 address ([hostport.CheckAdvertised]).
 // Errors wrap [ErrAnswerURL], [ErrFingerprint] or [ErrDomain].
 func New(answerURL, fingerprint, domain string) (Records, error) {
 	var r Records
 	u, err := url.Parse(answerURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return r, fmt.Errorf("%w: %q: want an absolute http:// or https:// URL such as https://192.0.2.10:8090/answer", ErrAnswerURL, answerURL)
+	}
+	if err := hostport.CheckAdvertised(u.Hostname()); err != nil {
+		return r, fmt.Errorf("%w: %q: %w", ErrAnswerURL, answerURL, err)
 	}
 	if i := strings.IndexFunc(answerURL, func(c rune) bool {
 		return c <= ' ' || c >= 0x7f || c == '"' || c == '\\' || c == ',' || c == '\''

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plasmactl/plasma-node/internal/hostport"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -40,6 +41,9 @@ func TestNew(t *testing.T) {
 		"a domain with an underscore":       {url: testURL, domain: "my_site.example", wantErr: ErrDomain},
 		"a domain with a trailing dot":      {url: testURL, domain: "site.example.", wantErr: ErrDomain},
 		"a domain in upper case is refused": {url: testURL, domain: "Site.Example", wantErr: ErrDomain},
+		"a link-local IPv6 answer URL":      {url: "http://[fe80::2]:8090/answer", domain: "e2e.test", wantErr: hostport.ErrInvalid},
+		"a global IPv6 answer URL": {url: "http://[2001:db8::2]:8090/answer", domain: "e2e.test",
+			want: Records{AnswerURL: "http://[2001:db8::2]:8090/answer", Domain: "e2e.test"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
