@@ -22,8 +22,8 @@ type emuDisk struct {
 // machineDisks waits for the disks to settle and returns them in the
 // order of the installer's udev index, each with the udev properties
 // udev's persistent-storage rules give it (ID_SERIAL, ID_SERIAL_SHORT,
-// ID_MODEL, DEVNAME).
-func machineDisks() []emuDisk {
+// ID_MODEL, DEVNAME), leaving out skip (the installer's own medium).
+func machineDisks(skip string) []emuDisk {
 	last := -1
 	for i := 0; i < 20; i++ {
 		n, _ := filepath.Glob("/sys/block/*")
@@ -35,6 +35,9 @@ func machineDisks() []emuDisk {
 	}
 	var out []emuDisk
 	for _, d := range agent.Collect(agent.Paths{}).Disks {
+		if d.Name == skip {
+			continue
+		}
 		u := map[string]string{"DEVNAME": "/dev/" + d.Name}
 		if d.Serial != "" {
 			u["ID_SERIAL_SHORT"] = d.Serial

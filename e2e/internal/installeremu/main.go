@@ -8,6 +8,9 @@
 // installer's dhclient does (asking for options 250 and 251 too, and
 // keeping the lease file and resolv.conf dhclient would). It then opens
 // /proxmox.iso (which node-provisioner prepare appends to the initrd),
+// or, booted from a BMC's virtual CD, the block device holding the ISO
+// (cdrom.go: in the mode file's iso mode it takes no lease and reads the
+// answer from the medium's /answer.toml, as proxmox-fetch-answer does),
 // reads the firmware's SecureBoot variable from efivarfs (as the
 // installer's boot-info does), reads /auto-installer-mode.toml from it
 // (which prepare --answer-url bakes; a generic ISO's names no URL, and the
@@ -124,9 +127,27 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	// The installer's medium: /proxmox.iso in the initrd (a network
+	// boot), else the CD it was booted from (cdrom.go).
+	medium, err := findMedium()
+	if err != nil {
+		return err
+	}
+	mode, err := readMode(medium)
+	if err != nil {
+		return err
+	}
+	step("medium %s: mode %s, answer URL %s, fingerprint %q", medium, mode.Mode, mode.HTTP.URL, mode.HTTP.CertFingerprint)
+	if mode.Mode != "http" && mode.Mode != "iso" {
+		return fmt.Errorf("%s: auto-installer-mode.toml says mode %q; want http or iso", medium, mode.Mode)
+	}
 	var ip net.IP
 	var mask net.IPMask
-	if cmdline, _ := os.ReadFile("/proc/cmdline"); strings.Contains(string(cmdline), "emu.ipv6") {
+	if mode.Mode == "iso" {
+		// The answer is on the medium and names the address: no DHCP
+		// (proxmox-fetch-answer's iso plugin reads /cdrom/answer.toml).
+		step("NIC %s %s; the answer is on the medium, no lease", nic, mac)
+	} else if cmdline, _ := os.ReadFile("/proc/cmdline"); strings.Contains(string(cmdline), "emu.ipv6") {
 		// An IPv6-only segment: the address the router advertises.
 		step("NIC %s %s; waiting for a SLAAC address", nic, mac)
 		if ip, mask, err = slaac(nic, 30*time.Second); err != nil {
@@ -140,16 +161,7 @@ func run() error {
 		}
 		step("lease %s from the site DHCP server", ip)
 	}
-
-	mode, err := readMode("/proxmox.iso")
-	if err != nil {
-		return err
-	}
-	step("mode %s, answer URL %s, fingerprint %q", mode.Mode, mode.HTTP.URL, mode.HTTP.CertFingerprint)
-	if mode.Mode != "http" {
-		return fmt.Errorf("/proxmox.iso: auto-installer-mode.toml says mode %q; want http", mode.Mode)
-	}
-	if mode.HTTP.URL == "" { // a generic ISO (fetchanswer.go)
+	if mode.Mode == "http" && mode.HTTP.URL == "" { // a generic ISO (fetchanswer.go)
 		if err := findAnswerURL(&mode); err != nil {
 			return err
 		}
@@ -160,23 +172,30 @@ func run() error {
 	}
 	body, _ := json.Marshal(info)
 	token, bearer := "none", ""
-	if mode.HTTP.Token != "" {
-		// emu.notoken on the kernel command line plays an installer that
-		// sends no header (one older than 9.2).
-		if cmdline, _ := os.ReadFile("/proc/cmdline"); !strings.Contains(string(cmdline), "emu.notoken") {
-			bearer, token = mode.HTTP.Token, "sent"
-		} else {
-			token = "withheld"
-		}
-	}
-	step("answer token %s", token)
 	v, _ := answer.ParseVersion(isoRelease)
-	reply, err := answerclient.Fetch(context.Background(), client(mode.HTTP.CertFingerprint), mode.HTTP.URL, v, body, bearer)
-	if se := (*answerclient.StatusError)(nil); errors.As(err, &se) {
-		return &refusal{se.Status, se.Body}
-	}
-	if err != nil {
-		return err
+	var reply *answerclient.Reply
+	if mode.Mode == "iso" {
+		if reply, err = answerFromMedium(medium, v); err != nil {
+			return err
+		}
+	} else {
+		if mode.HTTP.Token != "" {
+			// emu.notoken on the kernel command line plays an installer that
+			// sends no header (one older than 9.2).
+			if cmdline, _ := os.ReadFile("/proc/cmdline"); !strings.Contains(string(cmdline), "emu.notoken") {
+				bearer, token = mode.HTTP.Token, "sent"
+			} else {
+				token = "withheld"
+			}
+		}
+		step("answer token %s", token)
+		reply, err = answerclient.Fetch(context.Background(), client(mode.HTTP.CertFingerprint), mode.HTTP.URL, v, body, bearer)
+		if se := (*answerclient.StatusError)(nil); errors.As(err, &se) {
+			return &refusal{se.Status, se.Body}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	a, raw := reply.Answer, reply.Raw
 	step("answer as %s", reply.ContentType)
@@ -184,7 +203,7 @@ func run() error {
 	step("answer for %s (%d bytes)", fqdn, len(raw))
 	// The disk the installer would format, by the answer's disk-list or
 	// filter; the labs' machines without disks are not checked.
-	disks, disk := machineDisks(), "none"
+	disks, disk := machineDisks(mediumDisk(medium)), "none"
 	chosen := -1
 	if len(disks) > 0 {
 		d, err := chooseDisk(a.DiskSetup, disks)
@@ -220,7 +239,7 @@ func run() error {
 		}
 	}
 	fmt.Printf("%s OK fqdn=%s mac=%s ip=%s scheme=%s first-boot=%s webhook=%s token=%s secureboot=%t network=%s address=%s hostkey=%s disk=%s pools=%s\n", Marker, fqdn, strings.ToUpper(mac), ip,
-		strings.SplitN(mode.HTTP.URL, ":", 2)[0], firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP, disk, pools)
+		scheme(mode), firstBoot, hook, token, sb == "on", a.Network.Source, address, keyFP, disk, pools)
 	return nil
 }
 
