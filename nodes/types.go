@@ -355,6 +355,11 @@ type Machine struct {
 	// ManagementMAC is the NIC a static address goes on (the platform's
 	// install network), one of MACs; empty means the first of them.
 	ManagementMAC string `yaml:"management_mac,omitempty" json:"management_mac,omitempty"`
+	// BootMethod is how the machine reaches the installer: "network"
+	// (PXE on the provisioner's segment) or "virtual-media" (its Redfish
+	// BMC lends it the installer as a virtual CD); empty leaves it to the
+	// provisioner's site setting.
+	BootMethod string `yaml:"boot_method,omitempty" json:"boot_method,omitempty"`
 }
 
 // Defaults are platform-wide defaults.

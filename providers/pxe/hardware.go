@@ -39,7 +39,7 @@ type Hardware struct {
 	Where string
 }
 
-var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "management_mac", "bmc"}
+var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "management_mac", "bmc", "boot_method"}
 
 // ParseHardware reads a hardware file, YAML or JSON (JSON is YAML):
 //
@@ -51,6 +51,7 @@ var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_
 //	    data_pools: ["tank=mirror:S1,S2"]
 //	    management_mac: 52:54:00:00:00:01  # the NIC of a static address (the install network); default: the first of macs
 //	    pool: control                 # optional: only for this pool
+//	    boot_method: virtual-media    # optional: network or virtual-media (needs a Redfish bmc); default: the site's
 //	    bmc:                          # optional: see HardwareBMC
 //	      url: ipmi://10.0.0.51
 //	      user: admin
@@ -135,6 +136,9 @@ func ParseHardware(name string, data []byte) ([]Hardware, error) {
 		if err := check(&h); err != nil {
 			return nil, err
 		}
+		if err := checkBootMethod(h); err != nil {
+			return nil, err
+		}
 		out = append(out, h)
 	}
 	if err := distinct(out); err != nil {
@@ -182,6 +186,28 @@ func check(h *Hardware) error {
 	h.UUID = strings.ToLower(strings.TrimSpace(h.UUID))
 	h.Serial = strings.TrimSpace(h.Serial)
 	return nil
+}
+
+// checkBootMethod checks h's boot_method: a known one, and virtual
+// media only behind a Redfish BMC.
+func checkBootMethod(h Hardware) error {
+	m, err := registry.ParseBootMethod(h.BootMethod)
+	if err != nil {
+		return fmt.Errorf("%s: %w: boot_method: %w", h.Where, ErrInvalidHardware, err)
+	}
+	if m != registry.BootVirtualMedia {
+		return nil
+	}
+	why := ""
+	switch {
+	case h.BMC == nil:
+		why = "this machine has no bmc"
+	case !strings.HasPrefix(h.BMC.URL, "redfish://"):
+		why = "IPMI has no virtual media"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s: %w: boot_method virtual-media needs a Redfish BMC (bmc.url redfish://…), which lends the machine the installer's medium; %s", h.Where, ErrInvalidHardware, why)
 }
 
 // distinct refuses a MAC, serial or UUID given to two machines.

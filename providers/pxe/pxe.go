@@ -283,6 +283,9 @@ func (l *layout) place(s providers.Slot) error {
 			}
 			l.p.bmcPasswords[r.Name] = pw
 		}
+		if r.BootMethod, err = registry.ParseBootMethod(h.BootMethod); err != nil || h.BootMethod == "" {
+			r.BootMethod = "" // the site's
+		}
 		if l.net != nil {
 			addr, err := l.in.Allocate(l.net.name)
 			if err != nil {
