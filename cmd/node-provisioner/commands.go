@@ -125,13 +125,13 @@ func (a *app) listCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tMACS\tBOOT DISK\tPOOLS")
+			fmt.Fprintln(tw, "NAME\tSTATE\tMACS\tBOOT DISK\tPOOLS\tBOOT")
 			for _, s := range st {
 				if s.Problem != "" {
 					fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.State, s.Problem)
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(strings.Join(s.MACs, ",")), s.BootDisk, dash(strings.Join(s.Pools, " ")))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.State, dash(strings.Join(s.MACs, ",")), s.BootDisk, dash(strings.Join(s.Pools, " ")), bootColumn(s))
 			}
 			if err := tw.Flush(); err != nil || broken == nil {
 				return err
@@ -232,4 +232,16 @@ func (a *app) stateDirExists(regs registrar.Registrar) error {
 		return fmt.Errorf("the state folder %s does not exist: nothing is registered there (register creates it; --state-dir or $%s names another)", a.stateDir, "NODE_PROVISIONER_STATE_DIR")
 	}
 	return nil
+}
+
+// bootColumn is list's BOOT: the registration's boot method (with the
+// media answer of virtual media), "site" when it names none.
+func bootColumn(n backend.Node) string {
+	switch {
+	case n.BootMethod == "":
+		return "site"
+	case n.MediaAnswer != "":
+		return n.BootMethod + "/" + n.MediaAnswer
+	}
+	return n.BootMethod
 }

@@ -16,13 +16,14 @@ func (a *app) registerCmd() *cobra.Command {
 		macs, pools, keys   []string
 		serial, uuid, disk  string
 		fromDiscovered      string
+		bootMethod, media   string
 		replace, secureBoot bool
 		bf                  bmcFlags
 		sf                  staticFlags
 		nf                  nicFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--pin-nic-names] [--nic-name MAC=NAME]... [--secure-boot] [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--pin-nic-names] [--nic-name MAC=NAME]... [--secure-boot] [--boot-method network|virtual-media [--media-answer iso|http]] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
@@ -78,6 +79,12 @@ func (a *app) registerCmd() *cobra.Command {
 			if r.BMC, bmcPassword, err = bf.registration(cmd.Flags()); err != nil {
 				return err
 			}
+			if r.BootMethod, err = registry.ParseBootMethod(bootMethod); err != nil {
+				return fmt.Errorf("--boot-method: %w", err)
+			}
+			if r.MediaAnswer, err = registry.ParseMediaAnswer(media); err != nil {
+				return fmt.Errorf("--media-answer: %w", err)
+			}
 			if err := r.Validate(); err != nil {
 				return err
 			}
@@ -130,6 +137,8 @@ func (a *app) registerCmd() *cobra.Command {
 	sf.bind(f)
 	nf.bind(f)
 	f.BoolVar(&secureBoot, "secure-boot", false, "boot this machine through the Secure Boot chain (signed shim, grub and kernel) even when the window offers others iPXE: its firmware has Secure Boot on")
+	f.StringVar(&bootMethod, "boot-method", "", "how the machine reaches the installer: network (PXE) or virtual-media (a CD through its Redfish BMC, no PXE needed); omitted: the site's (site.json boot_method), else network")
+	f.StringVar(&media, "media-answer", "", "with virtual-media, how the installer gets its answer: iso (on the node's own medium, no DHCP needed) or http (fetched from the window; needs DHCP); omitted: the site's, else iso")
 	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c
 }

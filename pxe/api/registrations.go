@@ -24,7 +24,7 @@ import (
 )
 
 // createKeys are the keys a posted registration may have.
-var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "replace"}
+var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "boot_method", "media_answer", "replace"}
 
 // registrationBody is a posted registration's shape, down to the keys of
 // bmc and of each pool, for checkKeys: every key at every level spelt
@@ -41,6 +41,8 @@ type registrationBody struct {
 	SSHKeys     []string            `json:"ssh_keys"`
 	BMC         *registry.BMC       `json:"bmc"`
 	BMCPassword string              `json:"bmc_password"`
+	BootMethod  string              `json:"boot_method"`
+	MediaAnswer string              `json:"media_answer"`
 	Replace     bool                `json:"replace"`
 }
 
@@ -66,6 +68,8 @@ func fieldOf(err error) string {
 		return "ssh_keys"
 	case errors.Is(err, registry.ErrInvalidBMC):
 		return "bmc"
+	case errors.Is(err, registry.ErrInvalidBootMethod):
+		return "boot_method"
 	}
 	return ""
 }
@@ -278,6 +282,11 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request, body []byte) 
 			writeError(w, http.StatusUnprocessableEntity, "bmc needs bmc_password (it is kept beside the node secrets, never in the registration)", "bmc_password")
 			return
 		}
+	}
+	// The site's boot method applies to a registration naming none.
+	if err := registry.CheckBootMethod(reg, h.cfg.Site); err != nil {
+		writeError(w, http.StatusUnprocessableEntity, err.Error(), fieldOf(err))
+		return
 	}
 	// The password is kept once the registration is accepted.
 	res, err := registrar.Register(r.Context(), h.cfg.Registry, h.cfg.Secrets, reg, opts, bmcPassword)

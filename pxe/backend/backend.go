@@ -191,6 +191,12 @@ type Node struct {
 	// the node's answer gives it (from-answer); "" when its address comes
 	// from the site's DHCP server.
 	StaticAddress string `json:"static_address,omitempty"`
+	// BootMethod is its registration's boot method ("network" or
+	// "virtual-media"), "" when it names none and the site's applies;
+	// MediaAnswer is how a virtual-media installer gets its answer
+	// ("iso" or "http"), "" for the site's.
+	BootMethod  string `json:"boot_method,omitempty"`
+	MediaAnswer string `json:"media_answer,omitempty"`
 	// Created is when the node was registered.
 	Created time.Time `json:"created"`
 	// ConsumedAt and InstallIP are set once an answer was served.

@@ -31,6 +31,9 @@ type protocol struct {
 	settings func(o Options) error
 	// open opens the controller.
 	open func(d Drivers, e Endpoint, c Credentials, o Options) (Controller, error)
+	// media says its controllers can mount virtual media
+	// ([VirtualMedia]).
+	media bool
 }
 
 // protocolOf is the one place a BMC protocol is chosen: by name, what
@@ -89,9 +92,17 @@ func protocolOf(name string) (protocol, bool) {
 			open: func(_ Drivers, e Endpoint, c Credentials, o Options) (Controller, error) {
 				return NewRedfish(e, c, o)
 			},
+			media: true,
 		}, true
 	}
 	return protocol{}, false
+}
+
+// HasVirtualMedia reports whether the controllers of e's protocol can
+// mount virtual media ([VirtualMedia]): Redfish can, IPMI has none.
+func HasVirtualMedia(e Endpoint) bool {
+	p, ok := protocolOf(e.Protocol)
+	return ok && p.media
 }
 
 // CheckSettings checks the options that apply to e's protocol (an IPMI

@@ -329,7 +329,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <ol class="steps">{{range steps .Timeline .InstalledAt}}<li data-step="{{.Stage}}"{{if .Seen}} class="seen{{if .Failed}} failed{{end}}" title="{{when .Time}}: {{.Detail}}"{{end}}>{{.Label}}</li>{{end}}</ol>
 <table>
 <tr><th>MACs</th><td>{{with .MACs}}{{join .}}{{else}}none pinned{{end}}</td></tr>
-<tr><th>Boot disk</th><td>{{.BootDisk}}</td></tr>
+<tr><th>Boot disk</th><td>{{.BootDisk}}</td></tr>{{if .BootMethod}}<tr><th>Boot method</th><td data-boot-method="{{.BootMethod}}">{{.BootMethod}}{{with .MediaAnswer}}, answer {{.}}{{end}}</td></tr>{{end}}
 {{with .Pools}}<tr><th>Pools</th><td>{{join .}}</td></tr>{{end}}
 <tr><th>Registered</th><td>{{when .Created}}</td></tr>
 {{if .ConsumedAt}}<tr><th>Answered</th><td>{{when .ConsumedAt}}{{with .InstallIP}} to {{.}}{{end}}</td></tr>{{end}}

@@ -242,6 +242,14 @@ func (l *Local) Register(ctx context.Context, r registry.Registration, opts regi
 // RegisterWithBMCPassword writes r, then its BMC password (0600, in the
 // secrets folder), by [Register].
 func (l *Local) RegisterWithBMCPassword(ctx context.Context, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	site, err := l.site()
+	if err != nil {
+		return registry.RegisterResult{}, err
+	}
+	// The site's boot method applies to a registration naming none.
+	if err := registry.CheckBootMethod(r, site); err != nil {
+		return registry.RegisterResult{}, err
+	}
 	stores, err := l.Stores(ctx)
 	if err != nil {
 		return registry.RegisterResult{}, err

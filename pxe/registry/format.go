@@ -43,10 +43,11 @@ type registrationJSON struct {
 	SSHKeys        []string          `json:"ssh_keys,omitempty"`
 	BMC            *BMC              `json:"bmc,omitempty"`
 	SecureBoot     bool              `json:"secure_boot,omitempty"`
-	BootMethod     BootMethod        `json:"boot_method,omitempty"`
 	Network        *Network          `json:"network,omitempty"`
 	NICNames       map[string]string `json:"nic_names,omitempty"`
 	WipeData       bool              `json:"wipe_data,omitempty"`
+	BootMethod     BootMethod        `json:"boot_method,omitempty"`
+	MediaAnswer    MediaAnswer       `json:"media_answer,omitempty"`
 	Settings       *Site             `json:"answer_settings,omitempty"`
 	ConsumedAt     string            `json:"consumed_at,omitempty"`
 	InstallIP      *string           `json:"install_ip,omitempty"`
@@ -57,7 +58,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "boot_method", "network", "nic_names", "wipe_data", "answer_settings",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "nic_names", "wipe_data", "boot_method", "media_answer", "answer_settings",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -66,21 +67,22 @@ var knownKeys = []string{
 func (r Registration) MarshalJSON() ([]byte, error) {
 	bd := r.BootDisk.String()
 	w := registrationJSON{
-		Name:       r.Name,
-		MACs:       r.MACs,
-		BootDisk:   &bd,
-		Pools:      r.Pools,
-		Created:    formatTime(r.Created),
-		Serial:     r.Serial,
-		UUID:       r.UUID,
-		SSHKeys:    r.SSHKeys,
-		BMC:        r.BMC,
-		SecureBoot: r.SecureBoot,
-		BootMethod: r.BootMethod,
-		Network:    r.Network,
-		NICNames:   r.NICNames,
-		WipeData:   r.WipeData,
-		Settings:   r.Settings,
+		Name:        r.Name,
+		MACs:        r.MACs,
+		BootDisk:    &bd,
+		Pools:       r.Pools,
+		Created:     formatTime(r.Created),
+		Serial:      r.Serial,
+		UUID:        r.UUID,
+		SSHKeys:     r.SSHKeys,
+		BMC:         r.BMC,
+		SecureBoot:  r.SecureBoot,
+		Network:     r.Network,
+		NICNames:    r.NICNames,
+		WipeData:    r.WipeData,
+		BootMethod:  r.BootMethod,
+		MediaAnswer: r.MediaAnswer,
+		Settings:    r.Settings,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -157,7 +159,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, BootMethod: w.BootMethod, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, Settings: w.Settings}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, BootMethod: w.BootMethod, MediaAnswer: w.MediaAnswer, Settings: w.Settings}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

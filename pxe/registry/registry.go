@@ -125,7 +125,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, ssh_keys, bmc, secure_boot, boot_method, network, nic_names, wipe_data, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, network, nic_names, wipe_data, boot_method, media_answer, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -158,9 +158,6 @@ type Registration struct {
 	// (shim, signed grub, signed kernel) instead of iPXE, also when the
 	// window offers iPXE to others: its firmware has Secure Boot on.
 	SecureBoot bool
-	// BootMethod is how the machine reaches the installer; "" is
-	// [BootNetwork] (see [Registration.Method]).
-	BootMethod BootMethod
 	// Network is the node's static addressing, written into its answer
 	// as from-answer; nil leaves the address to the site's DHCP server.
 	Network *Network
@@ -175,6 +172,15 @@ type Registration struct {
 	// created only on disks that hold none ([FirstBootScript]). A
 	// reinstall that wipes data sets it; any other re-arm clears it.
 	WipeData bool
+	// BootMethod is how its machine reaches the installer: over the
+	// network or from virtual media through its BMC; "" is the site's
+	// ([Site.BootOf]). Virtual media needs a Redfish BMC
+	// ([CheckBootMethod]).
+	BootMethod BootMethod
+	// MediaAnswer is how an installer booted from virtual media gets
+	// the answer: on its medium or over HTTP from the window; "" is the
+	// site's, else on its medium.
+	MediaAnswer MediaAnswer
 	// Settings holds site settings this registration's answer overrides
 	// (an enrolment rule's answer settings), each over the site's; nil
 	// for none.
@@ -231,9 +237,6 @@ func (r Registration) Validate() error {
 			return invalid(ErrInvalidMAC, "MAC address %s is listed twice", m)
 		}
 	}
-	if _, err := ParseBootMethod(string(r.BootMethod)); err != nil {
-		return err
-	}
 	if err := r.BootDisk.Validate(); err != nil {
 		return invalid(ErrInvalidBootDisk, "%s", err.Error())
 	}
@@ -279,6 +282,9 @@ func (r Registration) Validate() error {
 		if err := r.validateNetwork(); err != nil {
 			return err
 		}
+	}
+	if err := r.validateBoot(); err != nil {
+		return err
 	}
 	return r.validateNICNames()
 }

@@ -44,6 +44,14 @@ type Site struct {
 	// [PinNICNames]) in its answer's network.interface-name-pinning, for
 	// installers from 9.1. A registration's own NIC names win.
 	PinNICNames bool `json:"pin_nic_names,omitempty"`
+	// BootMethod is how the machines of registrations that name none
+	// reach the installer ([Registration.BootMethod]). Default:
+	// [BootNetwork].
+	BootMethod BootMethod `json:"boot_method,omitempty"`
+	// MediaAnswer is how installers booted from virtual media get their
+	// answers when their registrations name none. Default:
+	// [MediaAnswerISO].
+	MediaAnswer MediaAnswer `json:"media_answer,omitempty"`
 }
 
 // siteFile is site.json: our keys at the top level, and TAPPaaS's
@@ -101,6 +109,8 @@ func (s Site) Merge(other Site) Site {
 	s.Domain = first(s.Domain, other.Domain)
 	s.SSHKeys = appendUnique(s.SSHKeys, other.SSHKeys...)
 	s.PinNICNames = s.PinNICNames || other.PinNICNames
+	s.BootMethod = BootMethod(first(string(s.BootMethod), string(other.BootMethod)))
+	s.MediaAnswer = MediaAnswer(first(string(s.MediaAnswer), string(other.MediaAnswer)))
 	return s
 }
 
@@ -145,6 +155,12 @@ func appendUnique(dst []string, vs ...string) []string {
 // refuse in a probe answer built with them.
 func (s Site) Check() error {
 	if err := ValidateDomain(s.Domain); err != nil {
+		return err
+	}
+	if _, err := ParseBootMethod(string(s.BootMethod)); err != nil {
+		return err
+	}
+	if _, err := ParseMediaAnswer(string(s.MediaAnswer)); err != nil {
 		return err
 	}
 	return s.CheckRegistration(Registration{Name: "probe", BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"}})

@@ -57,6 +57,7 @@ func status(ctx context.Context, reg registry.Registrations, installed map[strin
 		if r.Network != nil {
 			s.StaticAddress = r.Network.CIDR
 		}
+		s.BootMethod, s.MediaAnswer = string(r.BootMethod), string(r.MediaAnswer)
 		for _, p := range r.Pools {
 			s.Pools = append(s.Pools, p.String())
 		}
