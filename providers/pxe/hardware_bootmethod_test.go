@@ -24,7 +24,7 @@ func TestHardwareBootMethod(t *testing.T) {
 		"virtual media behind Redfish": {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: virtual-media\n" + rf, want: registry.BootVirtualMedia},
 		"network":                      {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: network\n", want: registry.BootNetwork},
 		"none said":                    {in: "machines:\n  - macs: [52:54:00:00:00:01]\n", want: ""},
-		"an unknown method":            {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: usb\n", err: `hw.yaml:2: invalid hardware list: boot_method: boot method "usb" (want network or virtual-media)`},
+		"an unknown method":            {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: usb\n", err: `hw.yaml:2: invalid hardware list: boot_method: invalid boot method "usb": want "network" or "virtual-media"`},
 		"virtual media without a BMC": {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: virtual-media\n",
 			err: "hw.yaml:2: invalid hardware list: boot_method virtual-media needs a Redfish BMC (bmc.url redfish://…), which lends the machine the installer's medium; this machine has no bmc"},
 		"virtual media behind IPMI": {in: "machines:\n  - macs: [52:54:00:00:00:01]\n    boot_method: virtual-media\n    bmc:\n      url: ipmi://10.0.0.5\n      user: admin\n      password_env: PW\n",
