@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plasmactl/plasma-node/internal/netnstest"
 )
 
 // labOptions configure a lab's server.
@@ -246,4 +248,44 @@ func (l *bootLab) wantEvent(t *testing.T, kind, s string) {
 		}
 	}
 	t.Errorf("no %s event mentioning %q in the event log", kind, s)
+}
+
+// tftpRead is the first TFTP read request a lab's site DHCP server was
+// sent; asked is closed once it came.
+type tftpRead struct {
+	asked      chan struct{}
+	file, from string
+}
+
+// listenSiteTFTP listens on TFTP's port at the site DHCP server's address
+// (which serves no TFTP) for a boot loader that takes its server from the
+// lease, and records the first read request it sends there.
+func (l *bootLab) listenSiteTFTP(t *testing.T) *tftpRead {
+	t.Helper()
+	var c net.PacketConn
+	if err := netnstest.In(l.site, func() (err error) {
+		c, err = net.ListenPacket("udp4", l.subnet+".1:69")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := &tftpRead{asked: make(chan struct{})}
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := c.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			// RRQ: opcode 1, then the file name, NUL-terminated.
+			if n > 2 && buf[0] == 0 && buf[1] == 1 {
+				file, _, _ := bytes.Cut(buf[2:n], []byte{0})
+				r.file, r.from = string(file), from.String()
+				close(r.asked)
+				return
+			}
+		}
+	}()
+	return r
 }

@@ -53,6 +53,10 @@ type vmOptions struct {
 	// reboot lets the machine reboot (QEMU without -no-reboot), as a
 	// discovery boot whose agent reboots it into the install needs.
 	reboot bool
+	// stop ends the machine once closed: an outcome seen off the serial
+	// console (a packet, a log line), so a boot that shows it ends then,
+	// not at its limit.
+	stop <-chan struct{}
 }
 
 // machine is a finished QEMU run.
@@ -224,6 +228,10 @@ wait:
 	for {
 		select {
 		case <-done:
+			break wait
+		case <-o.stop:
+			cmd.Process.Kill()
+			<-done
 			break wait
 		case <-tick.C:
 			if o.keys != "" && !typed {

@@ -259,20 +259,31 @@ func TestNetbootSecureBoot(t *testing.T) {
 		t.Parallel()
 		// The site's DHCP as plain as can be (no --dhcp-boot): shim,
 		// reading the proxy offer, gets grub from the window by TFTP, but
-		// Debian's grub 2.06 takes its server from the site's lease only,
-		// so it never asks the window for grub/grub.cfg (no configuration
-		// the window could write reaches it, whatever server it names) and
-		// the machine goes no further: 90 s, where with next-server grub
-		// asks within seconds. This is why the site's DHCP must name the
-		// window as next-server.
+		// Debian's grub 2.06 takes its server from the site's lease only:
+		// its first read request (/grub/x86_64-efi/command.lst) goes to
+		// the site's DHCP server, which serves no TFTP, never to the
+		// window (no configuration the window could write reaches it,
+		// whatever server it names). The test listens there and ends the
+		// machine on that request. This is why the site's DHCP must name
+		// the window as next-server.
 		l := newLab(t, 16, labOptions{serveArgs: []string{"--secure-boot"}})
 		l.register(t, "sbplain", "52:54:00:77:0b:10")
 		l.serve(t, media)
-		m := l.boot(t, vmOptions{name: "sbplain", mac: "52:54:00:77:0b:10", uefi: true, secureBoot: true, limit: 90 * time.Second})
+		site := l.listenSiteTFTP(t)
+		m := l.boot(t, vmOptions{name: "sbplain", mac: "52:54:00:77:0b:10", uefi: true, secureBoot: true, stop: site.asked, limit: 150 * time.Second})
 		l.wantLog(t, "file=shimx64.efi")
 		l.wantLog(t, "file=grubx64.efi")
 		m.wantSerial(t, "Welcome to GRUB!")
-		l.wantNoLog(t, "grub/grub.cfg")
+		select {
+		case <-site.asked:
+			if !strings.HasPrefix(site.file, "/grub/") || !strings.HasPrefix(site.from, l.subnet+".") {
+				t.Errorf("the site's DHCP server was asked for %q by %s; want grub's first file (/grub/…) from the machine", site.file, site.from)
+			}
+			t.Logf("grub asked the lease's server, not the window, for %s", site.file)
+		default:
+			t.Error("grub sent the site's DHCP server (its lease's server) no TFTP read request")
+		}
+		l.wantNoLog(t, "grub/")
 		l.wantNoLog(t, "grub entry")
 		if m.marker != "" {
 			t.Errorf("grub went on without next-server (update docs/secure-boot.md and this test): %s %s", m.marker, m.detail)
