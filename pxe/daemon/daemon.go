@@ -202,7 +202,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// windows open no store of their own.
 	win.stores, win.siteSettings = stores, d.cfg.Site
 	defer win.shutdown()
-	pw := &bmcs{stores: stores, events: evs, log: d.log}
+	pw := newBMCs(stores, evs, d.log)
 	secrets, err := stores.Secrets(ctx)
 	if err != nil {
 		return err

@@ -49,7 +49,7 @@ func (l Local) request(ctx context.Context, name string) (*bmcs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bmcs{stores: stores, events: stores.Events(), log: l.logger()}, nil
+	return newBMCs(stores, stores.Events(), l.logger()), nil
 }
 
 func (l Local) logger() *slog.Logger {
@@ -85,7 +85,7 @@ func (l Local) Reinstall(ctx context.Context, name string, ro apitype.ReinstallR
 	if err != nil {
 		return apitype.ReinstallReply{}, err
 	}
-	b := &bmcs{stores: stores, events: stores.Events(), log: l.logger()}
+	b := newBMCs(stores, stores.Events(), l.logger())
 	req, err := b.req(ctx, name)
 	if err != nil {
 		return apitype.ReinstallReply{}, err

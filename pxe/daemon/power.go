@@ -18,17 +18,26 @@ import (
 type bmcs struct {
 	stores *store.Stores
 	events events.Store
-	log    *slog.Logger
+	// media serves the installer's media to BMCs for virtual-media
+	// boots; nil refuses them (power.ErrNoMedia).
+	media power.Media
+	log   *slog.Logger
 }
 
 var _ api.Power = (*bmcs)(nil)
+
+// newBMCs returns the power control over stores, with events as its
+// event log.
+func newBMCs(stores *store.Stores, events events.Store, log *slog.Logger) *bmcs {
+	return &bmcs{stores: stores, events: events, log: log}
+}
 
 func (b *bmcs) req(ctx context.Context, name string) (power.Request, error) {
 	secrets, err := b.stores.Secrets(ctx)
 	if err != nil {
 		return power.Request{}, err
 	}
-	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Logger: b.log}, nil
+	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Media: b.media, Logger: b.log}, nil
 }
 
 // classify marks err for the API's status codes.

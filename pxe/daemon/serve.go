@@ -27,6 +27,8 @@ func Serve(ctx context.Context, stores *store.Stores, cfg pxe.Config, site regis
 	if err != nil {
 		return err
 	}
+	stop := ejectWhileOpen(ctx, newBMCs(stores, stores.Events(), log))
+	defer stop()
 	return srv.Serve(ctx)
 }
 

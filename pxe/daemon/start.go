@@ -41,7 +41,12 @@ func (w *windows) startLocked(rec window.Site) (api.WindowStatus, error) {
 	ctx, cancel := context.WithDeadlineCause(w.ctx, rec.Deadline, pxe.ErrWindowExpired)
 	r := &running{srv: srv, cancel: cancel, done: make(chan struct{}), win: rec, said: sd}
 	go func() {
+		stop := func() {}
+		if w.stores != nil {
+			stop = ejectWhileOpen(ctx, newBMCs(w.stores, w.stores.Events(), w.log))
+		}
 		r.err = srv.Serve(ctx)
+		stop()
 		b.Close()
 		if errors.Is(r.err, context.DeadlineExceeded) && context.Cause(ctx) == pxe.ErrWindowExpired {
 			r.err = pxe.ErrWindowExpired
