@@ -34,8 +34,14 @@ type modeFile struct {
 // ISO has no URL); older ISOs ignore the token (their [http] table takes
 // unknown keys).
 func renderModeFile(version, answerURL, fp, token string) []byte {
+	return renderMode("http", version, answerURL, fp, token)
+}
+
+// renderMode returns a mode file of mode ("http", "iso"), in the shape
+// of prepare-iso's output; the [http] keys are left out when empty.
+func renderMode(mode, version, answerURL, fp, token string) []byte {
 	var b bytes.Buffer
-	b.WriteString("mode = \"http\"\n")
+	b.WriteString("mode = \"" + mode + "\"\n")
 	if hasPartitionLabel(version) {
 		b.WriteString("partition_label = \"proxmox-ais\"\n")
 	}
