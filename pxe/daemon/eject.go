@@ -79,8 +79,12 @@ func (b *bmcs) ejectAll(ctx context.Context) {
 	if err != nil {
 		b.log.Warn("virtual media: cannot list the registrations to eject their media", "err", err)
 	}
+	site, err := b.site()
+	if err != nil {
+		b.log.Warn("virtual media: cannot read the site settings to eject media", "err", err)
+	}
 	for _, r := range append(pending, consumed...) {
-		if r.Method() == registry.BootVirtualMedia && r.BMC != nil {
+		if m, _ := site.BootOf(r); m == registry.BootVirtualMedia && r.BMC != nil {
 			b.eject(ctx, r.Name, "the window closed")
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/plasmactl/plasma-node/pxe/api"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
@@ -37,7 +39,17 @@ func (b *bmcs) req(ctx context.Context, name string) (power.Request, error) {
 	if err != nil {
 		return power.Request{}, err
 	}
-	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Media: b.media, Logger: b.log}, nil
+	site, err := b.site()
+	if err != nil {
+		return power.Request{}, err
+	}
+	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Site: site, Media: b.media, Logger: b.log}, nil
+}
+
+// site reads the state folder's site settings (none when it has no
+// site.json): their boot method applies to registrations that name none.
+func (b *bmcs) site() (registry.Site, error) {
+	return registry.LoadSiteIfExists(filepath.Join(b.stores.Dir(), registry.SiteFileName))
 }
 
 // classify marks err for the API's status codes.

@@ -68,6 +68,9 @@ type Request struct {
 	// a consumed one: the process's one event store of the state folder
 	// (pxe/store's Events). Nil records nothing.
 	Events events.Store
+	// Site holds the site's settings: its boot method applies to a
+	// registration that names none ([registry.Site.BootOf]).
+	Site registry.Site
 	// Media serves the installer's media to BMCs, for registrations
 	// whose boot method is virtual media; nil: such a boot is refused
 	// ([ErrNoMedia]).
@@ -174,7 +177,7 @@ func Boot(ctx context.Context, req Request) (BootResult, error) {
 		record(req, "power status via "+c.Protocol(), err)
 		return res, fmt.Errorf("%s: %w", req.Name, err)
 	}
-	if r.Method() == registry.BootVirtualMedia {
+	if m, _ := req.Site.BootOf(r); m == registry.BootVirtualMedia {
 		return res, bootFromMedia(ctx, req, r, c, mode, &res)
 	}
 	err = c.SetNextBootPXE(ctx, mode)

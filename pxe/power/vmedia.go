@@ -109,7 +109,7 @@ func Eject(ctx context.Context, req Request) error {
 		return fmt.Errorf("eject %s: %w", req.Name, ErrNoMedia)
 	}
 	r, _, err := findRegistration(ctx, req)
-	if errors.Is(err, ErrNoBMC) || (err == nil && r.Method() != registry.BootVirtualMedia) {
+	if m, _ := req.Site.BootOf(r); errors.Is(err, ErrNoBMC) || (err == nil && m != registry.BootVirtualMedia) {
 		return req.Media.Disarm(ctx, req.Name)
 	}
 	if err != nil {

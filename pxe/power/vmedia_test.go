@@ -262,6 +262,21 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 			t.Fatalf("boot: %v; want ErrNoVirtualMedia", err)
 		}
 	})
+	t.Run("the site's boot method applies", func(t *testing.T) {
+		fake, req, m, _ := vmLab(t, fakeredfish.MediaUnderManager)
+		r, _ := req.Registrations.Get(ctx, "n1")
+		r.BootMethod = ""
+		if _, err := req.Registrations.Register(ctx, r, registry.RegisterOptions{Replace: true}); err != nil {
+			t.Fatal(err)
+		}
+		req.Site = registry.Site{BootMethod: registry.BootVirtualMedia}
+		if res, err := power.Boot(ctx, req); err != nil || res.Device != power.DeviceCD || !m.Ours(inserted(fake)["CD"]) {
+			t.Fatalf("boot by the site's virtual media: %+v %v; medium %q", res, err, inserted(fake)["CD"])
+		}
+		if err := power.Eject(ctx, req); err != nil || inserted(fake)["CD"] != "" {
+			t.Errorf("Eject by the site's method: %v, medium %q", err, inserted(fake)["CD"])
+		}
+	})
 	t.Run("no media served", func(t *testing.T) {
 		_, req, _, _ := vmLab(t, fakeredfish.MediaUnderManager)
 		req.Media = nil
