@@ -15,11 +15,15 @@ import (
 )
 
 // enroller returns a discovery window's enrolment: the rules of stores
-// make registrations there (a BMC's password kept as register keeps
-// it), with the site's settings (site over stateDir's site.json), and
+// make registrations there (a rule's BMC naming its site secret, read
+// when the BMC is used), with the site's settings (site over stateDir's site.json), and
 // say what they did as a [netboot.Enrolment].
 func enroller(ctx context.Context, stores *store.Stores, stateDir string, site registry.Site, log *slog.Logger) (func(context.Context, discovery.Record) netboot.Enrolment, error) {
 	secrets, err := stores.Secrets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	siteSecrets, err := stores.SiteSecrets(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -31,13 +35,14 @@ func enroller(ctx context.Context, stores *store.Stores, stateDir string, site r
 	e := &enrol.Enroller{
 		Rules:         stores.Rules(),
 		Registrations: regs,
-		Register: func(ctx context.Context, r registry.Registration, password string) error {
-			_, err := registrar.Register(ctx, regs, secrets, r, registry.RegisterOptions{}, password)
+		Register: func(ctx context.Context, r registry.Registration) error {
+			_, err := registrar.Register(ctx, regs, secrets, r, registry.RegisterOptions{}, "")
 			return err
 		},
-		Site:   site.Merge(file),
-		Events: stores.Events(),
-		Logger: log,
+		Secrets: siteSecrets,
+		Site:    site.Merge(file),
+		Events:  stores.Events(),
+		Logger:  log,
 	}
 	return func(ctx context.Context, rec discovery.Record) netboot.Enrolment {
 		d, err := e.Enrol(ctx, rec)

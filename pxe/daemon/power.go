@@ -43,7 +43,11 @@ func (b *bmcs) req(ctx context.Context, name string) (power.Request, error) {
 	if err != nil {
 		return power.Request{}, err
 	}
-	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, Window: b.stores.Window(), Name: name, Events: b.events, Site: site, Media: b.media, Logger: b.log}, nil
+	siteSecrets, err := b.stores.SiteSecrets(ctx)
+	if err != nil {
+		return power.Request{}, err
+	}
+	return power.Request{Registrations: b.stores.Registrations(), Secrets: secrets, SiteSecrets: siteSecrets, Window: b.stores.Window(), Name: name, Events: b.events, Site: site, Media: b.media, Logger: b.log}, nil
 }
 
 // site reads the state folder's site settings (none when it has no

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/plasmactl/plasma-node/pxe/secret"
+
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/hostname"
 	"github.com/plasmactl/plasma-node/ipam"
@@ -34,7 +36,6 @@ var (
 var (
 	ruleNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 	macPrefix  = regexp.MustCompile(`^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){0,5}$`)
-	secretRE   = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 	transports = []string{"nvme", "sata", "sas"}
 )
 
@@ -95,8 +96,12 @@ func (r Rule) check(site registry.Site) error {
 		switch {
 		case b.Scheme != "ipmi" && b.Scheme != "redfish":
 			return bad("bmc scheme %q: want ipmi or redfish", b.Scheme)
-		case !secretRE.MatchString(b.Secret):
+		case secret.ValidateSiteName(b.Secret) != nil:
 			return bad("bmc secret %q: want the name of a site secret (a-z, 0-9, '.', '_', '-')", b.Secret)
+		case b.Port < 0 || b.Port > 65535:
+			return bad("bmc port %d: want 1 to 65535, or none for the protocol's", b.Port)
+		case b.Address != "" && b.Address != BMCFromReport:
+			return bad("bmc address %q: want %s (the agent's in-band report)", b.Address, BMCFromReport)
 		case (registry.BMC{URL: b.Scheme + "://192.0.2.1", User: b.User}).Validate() != nil:
 			return bad("bmc: %v", (registry.BMC{URL: b.Scheme + "://192.0.2.1", User: b.User}).Validate())
 		}

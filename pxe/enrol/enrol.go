@@ -22,11 +22,12 @@ type Registrations interface {
 	Consumed(ctx context.Context) ([]registry.Registration, error)
 }
 
-// RegisterFunc writes a registration an enrolment made, with its BMC's
-// password when it has a BMC (kept as a hand-made registration's is):
-// package pxe/registrar's Register over the site's stores. It must
-// refuse a pin another registration holds.
-type RegisterFunc func(ctx context.Context, r registry.Registration, bmcPassword string) error
+// RegisterFunc writes a registration an enrolment made: package
+// pxe/registrar's Register over the site's stores. Its BMC, if any,
+// names the rule's site secret (read when the BMC is used), so it comes
+// with no password of its own. It must refuse a pin another
+// registration holds.
+type RegisterFunc func(ctx context.Context, r registry.Registration) error
 
 // Secrets reads the site's named secrets (a BMC password a rule names).
 type Secrets interface {
@@ -45,8 +46,9 @@ type Enroller struct {
 	Registrations Registrations
 	// Register writes the registration.
 	Register RegisterFunc
-	// Secrets reads a rule's BMC password; nil fails every rule with a
-	// BMC closed.
+	// Secrets are the site secrets a rule's BMC names: an enrolment
+	// checks that the secret is set; nil fails every rule with a BMC
+	// closed.
 	Secrets Secrets
 	// Site is the site's settings.
 	Site registry.Site
@@ -102,19 +104,20 @@ func (e *Enroller) Enrol(ctx context.Context, rec discovery.Record) (Decision, e
 	if d.Err != nil {
 		return d, e.done(ctx, log, rec, d)
 	}
-	password := ""
 	if d.BMCSecret != "" {
+		// The registration names the secret, read at each use of the
+		// BMC; one not set fails the enrolment closed.
 		if e.Secrets == nil {
 			err = errors.New("no site secrets to read the BMC password from")
 		} else {
-			password, err = e.Secrets.ReadSiteSecret(ctx, d.BMCSecret)
+			_, err = e.Secrets.ReadSiteSecret(ctx, d.BMCSecret)
 		}
 		if err != nil {
 			err = fmt.Errorf("rule %s: BMC password from site secret %s: %w", d.Rule, d.BMCSecret, err)
 		}
 	}
 	if err == nil {
-		err = e.Register(ctx, *d.Registration, password)
+		err = e.Register(ctx, *d.Registration)
 	}
 	if err != nil {
 		if _, rerr := e.Rules.Update(context.WithoutCancel(ctx), func(s State) (State, error) { return s.Release(d.Name), nil }); rerr != nil {

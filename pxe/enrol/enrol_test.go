@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -26,7 +28,7 @@ func (s secrets) ReadSiteSecret(_ context.Context, name string) (string, error) 
 
 // enroller returns an Enroller over a new state folder with rules, and
 // what it registered (name and BMC password).
-func enroller(t *testing.T, rules ...enrol.Rule) (*enrol.Enroller, *folder.Registrations, events.Store, map[string]string) {
+func enroller(t *testing.T, rules ...enrol.Rule) (*enrol.Enroller, *folder.Registrations, events.Store) {
 	t.Helper()
 	dir := t.TempDir()
 	regs, err := folder.OpenRegistrations(dir, nil)
@@ -38,19 +40,17 @@ func enroller(t *testing.T, rules ...enrol.Rule) (*enrol.Enroller, *folder.Regis
 		t.Fatal(err)
 	}
 	evs := folder.OpenEvents(folder.EventsPath(dir), folder.EventsOptions{})
-	passwords := map[string]string{}
 	e := &enrol.Enroller{Rules: st, Registrations: regs, Events: evs, Now: func() time.Time { return now },
-		Register: func(ctx context.Context, r registry.Registration, pw string) error {
-			passwords[r.Name] = pw
+		Register: func(ctx context.Context, r registry.Registration) error {
 			_, err := regs.Register(ctx, r, registry.RegisterOptions{})
 			return err
 		}}
-	return e, regs, evs, passwords
+	return e, regs, evs
 }
 
 func TestEnrolRegistersRecordsAndCounts(t *testing.T) {
 	ctx := context.Background()
-	e, regs, evs, _ := enroller(t, ssdBoot, anyQEMU)
+	e, regs, evs := enroller(t, ssdBoot, anyQEMU)
 	rec := machine(1, disk("sda", "SSD-1", 240e9, false))
 	d, err := e.Enrol(ctx, rec)
 	if err != nil {
@@ -98,8 +98,8 @@ func TestEnrolRegistersRecordsAndCounts(t *testing.T) {
 func TestEnrolFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a registration that cannot be written takes the count back", func(t *testing.T) {
-		e, regs, _, _ := enroller(t, ssdBoot)
-		e.Register = func(context.Context, registry.Registration, string) error { return errors.New("disk full") }
+		e, regs, _ := enroller(t, ssdBoot)
+		e.Register = func(context.Context, registry.Registration) error { return errors.New("disk full") }
 		if _, err := e.Enrol(ctx, machine(1, disk("sda", "S", 240e9, false))); err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Errorf("Enrol = %v, want the write's error", err)
 		}
@@ -111,10 +111,10 @@ func TestEnrolFailsClosed(t *testing.T) {
 			t.Errorf("a failed enrolment left %d registrations", len(p))
 		}
 	})
-	t.Run("a BMC password comes from the named site secret, a missing one writes nothing", func(t *testing.T) {
+	t.Run("a BMC names the rule's site secret, resolved at use; a missing one writes nothing", func(t *testing.T) {
 		r := anyQEMU
 		r.BMC = &enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc-rack1"}
-		e, regs, _, passwords := enroller(t, r)
+		e, regs, _ := enroller(t, r)
 		rec := machine(3, disk("sda", "S", 240e9, false))
 		if _, err := e.Enrol(ctx, rec); !errors.Is(err, enrol.ErrNoRule) || !strings.Contains(err.Error(), "no BMC address") {
 			t.Errorf("a BMC rule on a report without a BMC address = %v, want ErrNoRule saying so", err)
@@ -128,8 +128,9 @@ func TestEnrolFailsClosed(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ := regs.Get(ctx, "vm-srv-3")
-		if got.BMC == nil || got.BMC.URL != "ipmi://192.0.2.33" || got.BMC.User != "admin" || passwords["vm-srv-3"] != "s3cret" {
-			t.Errorf("registration BMC %+v, password kept %q", got.BMC, passwords["vm-srv-3"])
+		want := &registry.BMC{URL: "ipmi://192.0.2.33", User: "admin", Secret: "bmc-rack1"}
+		if d := cmp.Diff(want, got.BMC); d != "" {
+			t.Errorf("registration BMC (-want +got):\n%s", d)
 		}
 	})
 }

@@ -3,8 +3,10 @@ package enrol
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -135,7 +137,11 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 		d.Address = reg.Network.CIDR
 	}
 	if b := r.BMC; b != nil {
-		reg.BMC = &registry.BMC{URL: b.Scheme + "://" + hostOf(rec.BMCAddress), User: b.User}
+		host := hostOf(rec.BMCAddress)
+		if b.Port != 0 {
+			host = net.JoinHostPort(rec.BMCAddress, strconv.Itoa(b.Port))
+		}
+		reg.BMC = &registry.BMC{URL: b.Scheme + "://" + host, User: b.User, Secret: b.Secret}
 		d.BMCSecret = b.Secret
 	}
 	reg = r.registration(reg)

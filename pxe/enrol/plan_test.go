@@ -254,3 +254,36 @@ func TestMismatch(t *testing.T) {
 		t.Errorf("a boot NIC match on a report without one = %q", got)
 	}
 }
+
+// TestABMCRuleGivesTheReportedAddress: the registration's BMC is at the
+// address the agent reported in-band, on the rule's port, and names the
+// rule's site secret.
+func TestABMCRuleGivesTheReportedAddress(t *testing.T) {
+	tests := map[string]struct {
+		bmc     enrol.BMC
+		address string
+		want    registry.BMC
+	}{
+		"IPMI on its own port": {enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc-rack1"}, "192.0.2.33",
+			registry.BMC{URL: "ipmi://192.0.2.33", User: "admin", Secret: "bmc-rack1"}},
+		"Redfish on the rule's port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 8443, Address: "report"}, "192.0.2.34",
+			registry.BMC{URL: "redfish://192.0.2.34:8443", User: "root", Secret: "rf"}},
+		"IPv6 with a port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 443}, "2001:db8::34",
+			registry.BMC{URL: "redfish://[2001:db8::34]:443", User: "root", Secret: "rf"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := anyQEMU
+			r.BMC = &tt.bmc
+			rec := machine(3, disk("sda", "S", 240e9, false))
+			rec.BMCAddress = tt.address
+			d, _ := enrol.Decide(state(t, r), rec, enrol.Inputs{Now: now})
+			if d.Err != nil {
+				t.Fatal(d.Err)
+			}
+			if diff := cmp.Diff(&tt.want, d.Registration.BMC); diff != "" {
+				t.Errorf("BMC (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -204,15 +204,55 @@ type Answer struct {
 }
 
 // BMC gives the node its BMC, at the address its discovery report read
-// in-band. The password is the site secret named Secret, never in the
-// rule.
+// in-band. The password is the site secret named Secret, read each time
+// the BMC is used, never in the rule: [Decode] refuses credentials in a
+// rule's text.
 type BMC struct {
-	// Scheme is ipmi or redfish.
+	// Scheme is the protocol: ipmi or redfish.
 	Scheme string `json:"scheme"`
 	// User logs in to the BMC.
 	User string `json:"user"`
 	// Secret names the site secret holding the password.
 	Secret string `json:"secret"`
+	// Port is the BMC's port; 0 is the protocol's (623, 443).
+	Port int `json:"port,omitempty"`
+	// Address says where the BMC's address comes from: "report" (also
+	// ""), the discovery agent's in-band report (the IPMI LAN
+	// configuration, or the Redfish host interface's service address).
+	Address string `json:"address,omitempty"`
+}
+
+// BMCFromReport is [BMC].Address's one source: the agent's report.
+const BMCFromReport = "report"
+
+// credentialKeys are keys that would put a credential into a rule's
+// bmc; [Decode] refuses them, naming the site secret to use instead.
+var credentialKeys = []string{"password", "pass", "passwd", "pwd", "credentials", "token", "api_key", "key"}
+
+// refuseCredentials refuses a rule document (one rule, a list, or
+// {"rules": [...]}) whose bmc holds a credential.
+func refuseCredentials(doc any) error {
+	var rules []any
+	switch d := doc.(type) {
+	case []any:
+		rules = d
+	case map[string]any:
+		if list, ok := d["rules"].([]any); ok {
+			rules = list
+		} else {
+			rules = []any{d}
+		}
+	}
+	for _, r := range rules {
+		m, _ := r.(map[string]any)
+		b, _ := m["bmc"].(map[string]any)
+		for _, k := range credentialKeys {
+			if _, ok := b[k]; ok {
+				return fmt.Errorf("%w: bmc.%s: a rule never holds credentials; keep them in a site secret (node-provisioner secret set NAME) and name it in bmc.secret", ErrInvalidRule, k)
+			}
+		}
+	}
+	return nil
 }
 
 // rulesFile is the file `rule apply` reads: the whole set.
@@ -243,6 +283,9 @@ func Decode(r io.Reader) ([]Rule, error) {
 	var more any
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%w: more than one YAML document", ErrInvalidRule)
+	}
+	if err := refuseCredentials(doc); err != nil {
+		return nil, err
 	}
 	js, err := json.Marshal(doc)
 	if err != nil {

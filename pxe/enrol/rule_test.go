@@ -60,6 +60,10 @@ func TestDecodeRefuses(t *testing.T) {
 		"a key given twice":       {"name: a\nname: b\n", "already defined"},
 		"two documents":           {"name: a\n---\nname: b\n", "more than one YAML document"},
 		"a size without a number": {"name: a\nmatch: {disks: {min_size: big}}\n", `size "big": want a number with a unit`},
+		"a BMC password in the rule": {"name: a\nbmc: {scheme: ipmi, user: root, secret: bmc, password: hunter2}\n",
+			"bmc.password: a rule never holds credentials; keep them in a site secret (node-provisioner secret set NAME) and name it in bmc.secret"},
+		"BMC credentials by another key": {`{"rules": [{"name": "a", "bmc": {"scheme": "redfish", "user": "root", "secret": "bmc", "pass": "x"}}]}`, "bmc.pass: a rule never holds credentials"},
+		"a BMC token in the rule":        {"- name: a\n  bmc: {scheme: redfish, user: root, secret: bmc, token: abc}\n", "bmc.token: a rule never holds credentials"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -108,7 +112,11 @@ func TestCheckRefusesARuleAtAdd(t *testing.T) {
 		}, "address:"},
 		"a BMC of an unknown scheme":  {func(r *enrol.Rule) { r.BMC = &enrol.BMC{Scheme: "ilo", User: "root", Secret: "bmc"} }, `bmc scheme "ilo"`},
 		"a BMC without a secret name": {func(r *enrol.Rule) { r.BMC = &enrol.BMC{Scheme: "ipmi", User: "root"} }, `bmc secret ""`},
-		"a negative limit":            {func(r *enrol.Rule) { r.Limit = -1 }, "limit -1"},
+		"a BMC port out of range":     {func(r *enrol.Rule) { r.BMC = &enrol.BMC{Scheme: "redfish", User: "root", Secret: "bmc", Port: 70000} }, "bmc port 70000: want 1 to 65535"},
+		"a BMC address from elsewhere": {func(r *enrol.Rule) {
+			r.BMC = &enrol.BMC{Scheme: "redfish", User: "root", Secret: "bmc", Address: "dhcp"}
+		}, `bmc address "dhcp": want report`},
+		"a negative limit": {func(r *enrol.Rule) { r.Limit = -1 }, "limit -1"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

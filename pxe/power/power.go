@@ -57,6 +57,10 @@ type Request struct {
 	// BMC password. Required ([ErrNoStore]).
 	Registrations registry.Registrations
 	Secrets       secret.Store
+	// SiteSecrets hold the passwords that BMCs name by a site secret
+	// (registry.BMC.Secret: an enrolment rule's), read at each use.
+	// Required for those ([ErrNoStore]).
+	SiteSecrets secret.Site
 	// Window is the window state Boot checks. Required by Boot.
 	Window window.Store
 	// Name is the node.
@@ -253,7 +257,15 @@ func openBMC(ctx context.Context, req Request, r registry.Registration) (bmc.Con
 	if err != nil {
 		return nil, err
 	}
-	pw, err := secrets.ReadBMCPassword(ctx, r.Name)
+	var pw string
+	switch {
+	case r.BMC.Secret == "":
+		pw, err = secrets.ReadBMCPassword(ctx, r.Name)
+	case req.SiteSecrets == nil:
+		err = fmt.Errorf("%s: %w: the site secrets (its BMC password is site secret %s)", req.Name, ErrNoStore, r.BMC.Secret)
+	default:
+		pw, err = req.SiteSecrets.ReadSiteSecret(ctx, r.BMC.Secret)
+	}
 	if err != nil {
 		return nil, err
 	}

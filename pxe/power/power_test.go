@@ -14,6 +14,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
@@ -102,5 +103,49 @@ func TestBootAndPower(t *testing.T) {
 	}
 	if _, err := s.ReadBMCPassword(ctx, "n1"); err == nil {
 		t.Error("Forget kept the password of an unregistered node")
+	}
+}
+
+// TestASiteSecretIsReadAtUse: a registration whose BMC names a site
+// secret (an enrolment rule's) logs in with that secret's value as it
+// is when the BMC is used, not a copy; a request without the site
+// secrets, or a secret not set, is refused before the BMC is asked.
+func TestASiteSecretIsReadAtUse(t *testing.T) {
+	ctx := t.Context()
+	state := t.TempDir()
+	regs, err := folder.OpenRegistrations(state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := folder.OpenSecrets(filepath.Join(t.TempDir(), "secrets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := folder.OpenSiteSecrets(state)
+	sim := bmctest.Start(t, bmctest.StateHook(t), "admin", "rotated-Pa55")
+	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny},
+		BMC: &registry.BMC{URL: sim.Endpoint(), User: "admin", Secret: "bmc-rack1"}}
+	if _, err := regs.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	req := power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1"}
+	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, power.ErrNoStore) || !strings.Contains(err.Error(), "site secrets") {
+		t.Errorf("without the site secrets: %v; want ErrNoStore naming them", err)
+	}
+	req.SiteSecrets = site
+	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, secret.ErrNoSiteSecret) || !strings.Contains(err.Error(), "bmc-rack1") {
+		t.Errorf("with the secret not set: %v; want ErrNoSiteSecret naming it", err)
+	}
+	if err := site.SetSiteSecret(ctx, "bmc-rack1", "old-Pa55"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := power.Node(ctx, req, power.Status); !errors.Is(err, bmc.ErrAuthRefused) || strings.Contains(err.Error(), "old-Pa55") {
+		t.Errorf("with the old value: %v; want the BMC's refusal, without the value", err)
+	}
+	if err := site.SetSiteSecret(ctx, "bmc-rack1", "rotated-Pa55"); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := power.Node(ctx, req, power.Status); err != nil || p != bmc.PowerOff {
+		t.Errorf("after the secret was rotated: %q, %v; want the status", p, err)
 	}
 }

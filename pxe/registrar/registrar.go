@@ -54,21 +54,25 @@ var ErrInvalidPassword = errors.New("invalid BMC password")
 // registration is undone (the previous one of the name restored, or r
 // removed), so that no registration is left with a BMC and no password.
 // A BMC needs a password, and a password a BMC ([ErrInvalidPassword]);
+// a BMC that names a site secret (registry.BMC.Secret) takes none;
 // no error includes the password.
 func Register(ctx context.Context, regs registry.Registrations, secrets secret.Store, r registry.Registration, opts registry.RegisterOptions, password string) (registry.RegisterResult, error) {
+	own := r.BMC != nil && r.BMC.Secret == "" // the BMC's password is the node's own
 	switch {
+	case r.BMC != nil && r.BMC.Secret != "" && password != "":
+		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: the BMC's password is site secret %s; give none of its own", r.Name, ErrInvalidPassword, r.BMC.Secret)
 	case r.BMC == nil && password != "":
 		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: a password without a BMC", r.Name, ErrInvalidPassword)
-	case r.BMC != nil && (password == "" || strings.ContainsAny(password, "\r\n")):
+	case own && (password == "" || strings.ContainsAny(password, "\r\n")):
 		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: a BMC needs its password, on one line", r.Name, ErrInvalidPassword)
-	case r.BMC != nil && secrets == nil:
+	case own && secrets == nil:
 		return registry.RegisterResult{}, fmt.Errorf("register %s: %w: nowhere to keep the BMC password", r.Name, ErrInvalidPassword)
 	}
 	res, err := regs.Register(ctx, r, opts)
 	if err != nil {
 		return res, err
 	}
-	if r.BMC == nil {
+	if !own {
 		return res, forget(ctx, regs, secrets, stale(r.Name, res))
 	}
 	if _, err := secrets.WriteBMCPassword(ctx, r.Name, password); err != nil {

@@ -208,3 +208,24 @@ var (
 	_ registrar.Inbox = (*client.Client)(nil)
 	_ registrar.Inbox = (*registrar.Local)(nil)
 )
+
+// TestABMCOfASiteSecretTakesNoPasswordOfItsOwn: a registration whose BMC
+// names a site secret is written without a password and keeps none of
+// its own; a password beside the site secret is refused.
+func TestABMCOfASiteSecretTakesNoPasswordOfItsOwn(t *testing.T) {
+	ctx := t.Context()
+	dir, secretsDir := t.TempDir(), t.TempDir()
+	l := &registrar.Local{Dir: dir, SecretsDir: secretsDir}
+	r := withBMC("pve1", "52:54:00:00:00:01")
+	r.BMC.Secret = "bmc-rack1"
+	if _, err := l.RegisterWithBMCPassword(ctx, r, registry.RegisterOptions{}, "own"); !errors.Is(err, registrar.ErrInvalidPassword) {
+		t.Errorf("a password beside a site secret = %v, want ErrInvalidPassword", err)
+	}
+	if _, err := l.Register(ctx, r, registry.RegisterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secrets, _ := folder.OpenSecrets(secretsDir)
+	if _, err := os.Lstat(secrets.BMCPasswordPath("pve1")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a BMC password of its own was kept: %v", err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/plasmactl/plasma-node/pxe/bmc"
+	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
 // ErrInvalidBMC: a BMC endpoint, user, cipher suite, privilege,
@@ -14,13 +15,19 @@ var ErrInvalidBMC = errors.New("invalid BMC")
 
 // BMC is a registration's baseboard management controller, through which
 // node-provisioner powers the machine and sets a one-time PXE boot. Its
-// password is not here: it is kept in the secrets folder
-// (secret.Store.WriteBMCPassword), never in the registration file.
+// password is not here: it is the node's own, kept in the secrets folder
+// (secret.Store.WriteBMCPassword), or the site secret Secret names
+// (secret.Site), read each time the BMC is used; never in the
+// registration file.
 type BMC struct {
 	// URL is ipmi://HOST[:PORT] or redfish://HOST[:PORT][/SYSTEM-ID].
 	URL string `json:"url"`
 	// User logs in to the BMC.
 	User string `json:"user"`
+	// Secret names the site secret holding the password (an enrolment
+	// rule's bmc.secret), read when the BMC is used; empty: the node's
+	// own BMC password.
+	Secret string `json:"secret,omitempty"`
 	// CipherSuite is the IPMI cipher suite; 0 is the default, 3.
 	CipherSuite int `json:"cipher_suite,omitempty"`
 	// Privilege is the IPMI session privilege; "" is operator.
@@ -43,6 +50,11 @@ func (b BMC) Validate() error {
 	}
 	if b.User == "" || strings.ContainsAny(b.User, "\r\n\t") || len(b.User) > 64 {
 		return invalid(ErrInvalidBMC, "BMC %s: the user is empty, over 64 characters or has control characters", b.URL)
+	}
+	if b.Secret != "" {
+		if err := secret.ValidateSiteName(b.Secret); err != nil {
+			return invalid(ErrInvalidBMC, "BMC %s: password from %v", b.URL, err)
+		}
 	}
 	if _, err := bmc.ParseBootMode(b.BootMode); err != nil {
 		return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)

@@ -35,7 +35,7 @@ func TestHundredDiscoveriesOnTwoHostsGiveNoNameTwice(t *testing.T) {
 		r := postgres.OpenRegistrations(db, nil)
 		regs[i] = r
 		hosts[i] = &enrol.Enroller{Rules: postgres.OpenRules(db), Registrations: r,
-			Register: func(ctx context.Context, reg registry.Registration, _ string) error {
+			Register: func(ctx context.Context, reg registry.Registration) error {
 				_, err := r.Register(ctx, reg, registry.RegisterOptions{})
 				return err
 			}}
