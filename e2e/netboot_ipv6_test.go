@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -8,28 +10,49 @@ import (
 // TestNetbootIPv6 boots a QEMU machine on OVMF on a segment with no IPv4
 // at all: the site's dnsmasq leases by DHCPv6, advertises the prefix
 // (SLAAC too) and carries the lines node-provisioner publish --ipv6-boot
-// prints for iPXE. OVMF's PXE over IPv6 takes its boot file URL from the
-// window's DHCPv6 answer beside the site's lease (a proxy Advertise, then
-// its Request on port 4011), fetches snponly.efi over TFTP on IPv6; iPXE
-// takes the window's script URL from the site's DHCPv6 server; the
-// kernel and initrd come over HTTP on IPv6, and the installer emulator,
-// with a SLAAC address, posts for its answer over IPv6.
+// prints for iPXE. plasma-node provisions the machine from an IPv6 ip
+// pool (cidr, range, gateway and DNS the site's). OVMF's PXE over IPv6
+// takes its boot file URL from the window's DHCPv6 answer beside the
+// site's lease (a proxy Advertise, then its Request on port 4011),
+// fetches snponly.efi over TFTP on IPv6; iPXE takes the window's script
+// URL from the site's DHCPv6 server; the kernel and initrd come over
+// HTTP on IPv6, and the installer emulator, with a SLAAC address, posts
+// for its answer over IPv6, brings up the answer's static IPv6 address
+// (from-answer) and reports it in its webhook: plasma-node refresh
+// writes it and the host keys into the node file, and known-hosts names
+// it.
 func TestNetbootIPv6(t *testing.T) {
 	t.Parallel()
 	media := netbootPrereqs(t)
-	const mac = "52:54:00:77:41:10"
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		skipOrFail(t, "needs ssh-keygen (Debian package openssh-client)")
+	}
+	const mac, node = "52:54:00:77:41:10", "metal-control-001"
 	l := newLab(t, 41, labOptions{ipv6Only: true, kernelArgs: []string{"emu.ipv6"},
 		siteConf: func(t *testing.T, l *bootLab) string {
 			return l.np(t, "publish", "--ipv6-boot", "http://"+l.window(), "--format", "dnsmasq")
 		}})
-	l.register(t, "v6one", mac)
+	pn := l.project(t)
+	const site, want = "fd77:41::1", "fd77:41::200"
+	out := pn.provisionStatic(t, mac, staticPool{cidr: "fd77:41::/64", first: want, last: "fd77:41::220", gateway: site, dns: site})
+	if !strings.Contains(out, "static address "+want+"/64") {
+		t.Errorf("provision does not show the static address:\n%s", out)
+	}
 	l.serve(t, media)
-	m := l.boot(t, vmOptions{name: "v6one", mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second})
-	m.wantOK(t, "v6one.")
+	m := l.boot(t, vmOptions{name: node, mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second})
+	m.wantOK(t, node+".")
 	m.wantSerial(t, "Start PXE over IPv6")
-	m.wantDetail(t, "ip=fd77:41::", "webhook=200")
+	m.wantDetail(t, "ip=fd77:41::", "webhook=200", "network=from-answer", "address="+want+"/64")
 	l.wantLog(t, "DHCPv6 ADVERTISE")
 	l.wantLog(t, "DHCPv6 REPLY")
 	l.wantLog(t, `msg="TFTP sent"`)
-	l.wantEvent(t, "installed", "v6one")
+	l.wantEvent(t, "installed", node)
+	l.wantInstallReport(t, node, m)
+	if out := pn.run(t, "refresh", "metal"); !strings.Contains(out, "Refreshed "+node+"@metal: installed address "+want+", 2 host keys") {
+		t.Errorf("refresh: %q", out)
+	}
+	if nf := readFile(pn.nodeFile(node)); !strings.Contains(nf, "private_ip: "+want+"\n") || !strings.Contains(nf, "ssh_host_keys:") {
+		t.Errorf("the node file after refresh:\n%s", nf)
+	}
+	pn.wantKnownHost(t, want, m.markerField("hostkey"))
 }

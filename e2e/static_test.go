@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,42 +24,13 @@ func TestStaticAddressing(t *testing.T) {
 	media := netbootPrereqs(t)
 	const mac = "52:54:00:77:19:10"
 	l := newLab(t, 19, labOptions{})
-	proj := t.TempDir()
-	pn := func(args ...string) string {
-		t.Helper()
-		c := exec.Command(filepath.Join(bin, "plasma-node"), append([]string{"--dir", proj, "--provisioner-dir", l.state}, args...)...)
-		c.Env = l.env
-		out, err := c.Output()
-		if err != nil {
-			t.Fatalf("plasma-node %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	hw := filepath.Join(proj, "hardware.yaml")
-	os.WriteFile(hw, []byte(fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n", mac)), 0o644)
-	pn("add", "metal", "--provider", "pxe", "--domain", "e2e.test")
-	plat := filepath.Join(proj, "platforms", "metal", "platform.yaml")
-	raw, _ := os.ReadFile(plat)
-	os.WriteFile(plat, []byte(string(raw)+fmt.Sprintf(`  ip_pools:
-    lab:
-      cidr: %[1]s.0/24
-      range: %[1]s.200-%[1]s.220
-      gateway: %[2]s
-      dns: %[2]s
-  install_network: lab
-pools:
-  control:
-    zones: [platform.foundation.cluster.control]
-    machine: pve
-    count: 1
-    ip_pool: lab
-`, l.subnet, l.serverIP())), 0o644)
-	out := pn("provision", "metal", "--hardware", hw, "--auto-approve")
+	pn := l.project(t)
+	out := pn.provisionStatic(t, mac, staticPool{cidr: l.subnet + ".0/24", first: l.subnet + ".200", last: l.subnet + ".220", gateway: l.serverIP(), dns: l.serverIP()})
 	want := l.subnet + ".200"
 	if !strings.Contains(out, "static address "+want+"/24") {
 		t.Errorf("provision does not show the static address:\n%s", out)
 	}
-	nodeFile := filepath.Join(proj, "platforms", "metal", "nodes", "metal-control-001.yaml")
+	nodeFile := pn.nodeFile("metal-control-001")
 	if node := readFile(nodeFile); !strings.Contains(node, "private_ip: "+want+"\n") {
 		t.Fatalf("node file:\n%s", node)
 	}
@@ -88,10 +56,10 @@ pools:
 			InstalledIP string `json:"installed_ip"`
 		} `json:"network"`
 	}
-	if err := json.Unmarshal([]byte(pn("list", "metal", "-o", "json")), &listed); err != nil || len(listed) != 1 || listed[0].Network.PrivateIP != want {
+	if err := json.Unmarshal([]byte(pn.run(t, "list", "metal", "-o", "json")), &listed); err != nil || len(listed) != 1 || listed[0].Network.PrivateIP != want {
 		t.Errorf("plasma-node list -o json: %+v %v; want %s's private_ip %s", listed, err, "metal-control-001", want)
 	}
-	if out := pn("refresh", "metal"); !strings.Contains(out, "Refreshed metal-control-001@metal: installed address "+want+", 2 host keys") {
+	if out := pn.run(t, "refresh", "metal"); !strings.Contains(out, "Refreshed metal-control-001@metal: installed address "+want+", 2 host keys") {
 		t.Errorf("refresh: %q", out)
 	}
 	node := readFile(nodeFile)
