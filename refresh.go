@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,7 +40,8 @@ type Refreshed struct {
 
 // Refresh writes what the installer of each installed node of the
 // platform reported ([providers.InstallReporter]) into its node file:
-// network.installed_ip and installed_prefix, and ssh_host_keys. The rest
+// network.installed_ip, installed_prefix and nic_names (the names the
+// installer pinned), and ssh_host_keys. The rest
 // of the file, comments included, is kept; a file already up to date is
 // not written. Nodes that have not reported are left as they are. It
 // takes the platform's lock. A platform whose nodes' provider reports
@@ -80,7 +82,8 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 			return out, err
 		}
 		r.Address, r.HostKeys = installedAddress(updated), len(updated.SSHHostKeys)
-		r.Written = !slices.Equal(n.SSHHostKeys, updated.SSHHostKeys) || before != updated.Network.InstalledIP || n.Network.InstalledPrefix != updated.Network.InstalledPrefix
+		r.Written = !slices.Equal(n.SSHHostKeys, updated.SSHHostKeys) || before != updated.Network.InstalledIP || n.Network.InstalledPrefix != updated.Network.InstalledPrefix ||
+			!maps.Equal(n.Network.NICNames, updated.Network.NICNames)
 		if before != "" && before != r.Address {
 			r.Previous = before
 			p.log.Warn("the installed address changed", "node", n.String(), "was", before, "now", r.Address)
@@ -90,7 +93,8 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 	return out, nil
 }
 
-// applyReport sets n's installed address and host keys to in's; keys
+// applyReport sets n's installed address, pinned NIC names and host
+// keys to in's; keys
 // that do not parse are left out. An address that is n's private_ip (a
 // static install on the platform's install network) is kept there alone:
 // installed_ip is for an address the site's DHCP server gave.
@@ -101,6 +105,9 @@ func applyReport(n *nodes.Node, in providers.Installed) {
 		n.Network.InstalledIP, n.Network.InstalledPrefix = "", 0
 	default:
 		n.Network.InstalledIP, n.Network.InstalledPrefix = in.Address.Addr().String(), in.Address.Bits()
+	}
+	if len(in.NICNames) > 0 {
+		n.Network.NICNames = maps.Clone(in.NICNames)
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 {
 		n.SSHHostKeys = keys
@@ -131,12 +138,15 @@ func installedAddress(n *nodes.Node) string {
 }
 
 // staleFields names what n's node file says otherwise than its
-// installer reported: "installed_ip" (with both values) and
-// "ssh_host_keys".
+// installer reported: "installed_ip" (with both values), "nic_names"
+// and "ssh_host_keys".
 func staleFields(n *nodes.Node, in providers.Installed) []string {
 	var out []string
 	if in.Address.IsValid() && installedAddress(n) != in.Address.Addr().String() {
 		out = append(out, fmt.Sprintf("installed_ip %q, reported %s", n.Network.InstalledIP, in.Address.Addr()))
+	}
+	if len(in.NICNames) > 0 && !maps.Equal(in.NICNames, n.Network.NICNames) {
+		out = append(out, "nic_names")
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 && !slices.Equal(keys, n.SSHHostKeys) {
 		out = append(out, "ssh_host_keys")

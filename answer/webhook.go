@@ -55,6 +55,10 @@ type InstallReport struct {
 	Management *ReportInterface `json:"management,omitempty"`
 	// MACs are the MACs of every interface, lowercase, in the body's order.
 	MACs []string `json:"macs,omitempty"`
+	// NICNames are the names of the interfaces whose names the answer
+	// pinned (network.interface-name-pinning, 9.1 and later; the body's
+	// "is-pinned"), by MAC, lowercase; nil when none was pinned.
+	NICNames map[string]string `json:"nic_names,omitempty"`
 	// HostKeys are the SSH host public keys as "TYPE BASE64", without the
 	// comment, in the order ed25519, ecdsa, rsa.
 	HostKeys []string `json:"host_keys,omitempty"`
@@ -114,6 +118,7 @@ type webhookBody struct {
 		MAC          string `json:"mac"`
 		Address      string `json:"address"`
 		IsManagement bool   `json:"is-management"`
+		IsPinned     bool   `json:"is-pinned"`
 	} `json:"network-interfaces"`
 	HostKeys *struct {
 		ECDSA   string `json:"ecdsa"`
@@ -234,6 +239,12 @@ func (r *InstallReport) readInterfaces(b *webhookBody) error {
 			if addr, err = netip.ParsePrefix(n.Address); err != nil {
 				return fmt.Errorf("network-interfaces[%d].address: want an address with its prefix, such as 192.0.2.10/24", i)
 			}
+		}
+		if n.IsPinned {
+			if r.NICNames == nil {
+				r.NICNames = map[string]string{}
+			}
+			r.NICNames[mac.String()] = name
 		}
 		if !n.IsManagement {
 			continue

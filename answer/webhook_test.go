@@ -54,6 +54,7 @@ func TestParseInstallReportOfA92Body(t *testing.T) {
 		ProductVersion: "9.2.0", Kernel: "6.17.2-1-pve", BootMode: "efi", SecureBoot: true,
 		Management: &answer.ReportInterface{Name: "nic0", MAC: "52:54:00:ba:5e:11", Address: netip.MustParsePrefix("192.0.2.41/24")},
 		MACs:       []string{"52:54:00:ba:5e:11", "52:54:00:ba:5e:12"},
+		NICNames:   map[string]string{"52:54:00:ba:5e:11": "nic0"},
 		HostKeys:   []string{k["ed25519"], k["ecdsa"], k["rsa"]},
 		BootDisks:  []answer.ReportDisk{{Name: "/dev/nvme0n1", Serial: "25414A800205", Size: 512110190592}},
 		Token:      "np1:notasecret",

@@ -77,6 +77,10 @@ type Network struct {
 	InstalledIP string `yaml:"installed_ip,omitempty" json:"installed_ip,omitempty"`
 	// InstalledPrefix is InstalledIP's prefix length.
 	InstalledPrefix int `yaml:"installed_prefix,omitempty" json:"installed_prefix,omitempty"`
+	// NICNames are the names a bare-metal node's installer pinned for its
+	// interfaces (network.interface-name-pinning), by MAC, as plasma-node
+	// refresh writes them from the installer's report.
+	NICNames map[string]string `yaml:"nic_names,omitempty" json:"nic_names,omitempty"`
 }
 
 // ProviderMetadata is what the infrastructure provider knows of a node.

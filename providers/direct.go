@@ -126,6 +126,9 @@ type Installed struct {
 	Address netip.Prefix
 	// HostKeys are its SSH host public keys, "TYPE BASE64", checked.
 	HostKeys []string
+	// NICNames are the pinned names of its interfaces by MAC; nil when
+	// none was pinned.
+	NICNames map[string]string
 }
 
 // InstallReporter is a [Direct] provider whose installed servers report

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/pxe/store/folder"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // TestAnIPv6InstallGoesIntoTheNodeFileAndKnownHosts: an installer whose
@@ -18,20 +16,10 @@ import (
 // installed_ip and installed_prefix, and known-hosts put it on the key's
 // line (no port is named, so no brackets), which ssh-keygen -F finds.
 func TestAnIPv6InstallGoesIntoTheNodeFileAndKnownHosts(t *testing.T) {
-	dir, st := t.TempDir(), t.TempDir()
-	hw := filepath.Join(dir, "hardware.yaml")
-	os.WriteFile(hw, []byte("machines:\n  - macs: [\"52:54:00:12:34:56\"]\n    boot_disk: sda\n"), 0o644)
-	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "lab.example")
-	mustRun(t, dir, "--provisioner-dir", st, "provision", "metal", "-z", "foundation.cluster.control:pve:1", "--hardware", hw, "--auto-approve")
-	in := installed(t, st, "metal-control-001")
-	ins, err := folder.OpenInstalls(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Report.Management.Address = netip.MustParsePrefix("2001:0db8:0005:0000:0000:0000:0000:0010/64")
-	if err := ins.Put(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
+	dir, st := pxeProject(t, "52:54:00:12:34:56")
+	in := reported(t, st, installed(t, st, "metal-control-001"), func(r *answer.InstallReport) {
+		r.Management.Address = netip.MustParsePrefix("2001:0db8:0005:0000:0000:0000:0000:0010/64")
+	})
 	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "Refreshed metal-control-001@metal: installed address 2001:db8:5::10, 1 host keys\n" {
 		t.Errorf("refresh: %q", out)
 	}
@@ -45,15 +33,28 @@ func TestAnIPv6InstallGoesIntoTheNodeFileAndKnownHosts(t *testing.T) {
 	if want := "metal-control-001,metal-control-001.lab.example,2001:db8:5::10 " + in.Report.HostKeys[0] + "\n"; out != want {
 		t.Errorf("known-hosts:\n%s\nwant:\n%s", out, want)
 	}
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		if os.Getenv("PLASMA_E2E") == "1" {
-			t.Fatal("needs ssh-keygen (Debian package openssh-client)")
-		}
-		t.Skip("needs ssh-keygen (Debian package openssh-client)")
+	wantKnownHost(t, out, in.Report.HostKeys[0], "2001:db8:5::10")
+}
+
+// TestPinnedNICNamesGoIntoTheNodeFile: an installer that pinned its
+// NICs' names (register --pin-nic-names or --nic-name, the site's
+// pin_nic_names) reports them; list warns while the node file lacks
+// them, and refresh writes them into network.nic_names by MAC. Names
+// that were not pinned are not written.
+func TestPinnedNICNamesGoIntoTheNodeFile(t *testing.T) {
+	dir, st := pxeProject(t, "52:54:00:12:34:56")
+	reported(t, st, installed(t, st, "metal-control-001"), func(r *answer.InstallReport) {
+		r.NICNames = map[string]string{"52:54:00:12:34:56": "nic0", "52:54:00:12:34:57": "uplink1"}
+	})
+	if r := plasma(t, dir, "--provisioner-dir", st, "list", "metal"); r.code != 0 || !strings.Contains(r.err, "nic_names") {
+		t.Errorf("list of a node file without the pinned names: exit %d, stderr %q; want the warning naming nic_names", r.code, r.err)
 	}
-	kh := filepath.Join(t.TempDir(), "known_hosts")
-	os.WriteFile(kh, []byte(out), 0o600)
-	if found, err := exec.Command("ssh-keygen", "-F", "2001:db8:5::10", "-f", kh).Output(); err != nil || !strings.Contains(string(found), in.Report.HostKeys[0]) {
-		t.Errorf("ssh-keygen -F 2001:db8:5::10: %v\n%s", err, found)
+	mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal")
+	got, _ := os.ReadFile(filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-001.yaml"))
+	if want := "  nic_names:\n    \"52:54:00:12:34:56\": nic0\n    \"52:54:00:12:34:57\": uplink1\n"; !strings.Contains(string(got), want) {
+		t.Errorf("the node file lacks\n%s\nin:\n%s", want, got)
+	}
+	if r := plasma(t, dir, "--provisioner-dir", st, "list", "metal"); r.code != 0 || strings.Contains(r.err, "differs") {
+		t.Errorf("list after refresh: exit %d, stderr %q; want no warning", r.code, r.err)
 	}
 }

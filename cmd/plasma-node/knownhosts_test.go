@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/registry/installtest"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // installed marks registration name of the state folder installed with
@@ -42,17 +45,68 @@ func installed(t *testing.T, dir, name string) registry.Install {
 	return in
 }
 
+// pxeProject makes a project with the pxe platform metal (domain
+// lab.example) and provisions one control node per MAC (boot disk sda)
+// into a new provisioner state folder: the project's folder and the
+// state folder.
+func pxeProject(t *testing.T, macs ...string) (dir, st string) {
+	t.Helper()
+	dir, st = t.TempDir(), t.TempDir()
+	var hw strings.Builder
+	hw.WriteString("machines:\n")
+	for _, m := range macs {
+		fmt.Fprintf(&hw, "  - macs: [%q]\n    boot_disk: sda\n", m)
+	}
+	file := filepath.Join(dir, "hardware.yaml")
+	os.WriteFile(file, []byte(hw.String()), 0o644)
+	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "lab.example")
+	mustRun(t, dir, "--provisioner-dir", st, "provision", "metal", "-z", fmt.Sprintf("foundation.cluster.control:pve:%d", len(macs)), "--hardware", file, "--auto-approve")
+	return dir, st
+}
+
+// reported stores in (of [installed]) again with edit applied to its
+// report, as a webhook saying so would have: the install returned.
+func reported(t *testing.T, st string, in registry.Install, edit func(*answer.InstallReport)) registry.Install {
+	t.Helper()
+	ins, err := folder.OpenInstalls(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&in.Report)
+	if err := ins.Put(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// wantKnownHost: ssh-keygen -F finds key in the known_hosts text kh by
+// each of names. Without ssh-keygen the test skips (fails under
+// PLASMA_E2E=1).
+func wantKnownHost(t *testing.T, kh, key string, names ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		if os.Getenv("PLASMA_E2E") == "1" {
+			t.Fatal("needs ssh-keygen (Debian package openssh-client)")
+		}
+		t.Skip("needs ssh-keygen (Debian package openssh-client)")
+	}
+	file := filepath.Join(t.TempDir(), "known_hosts")
+	os.WriteFile(file, []byte(kh), 0o600)
+	for _, name := range names {
+		found, err := exec.Command("ssh-keygen", "-F", name, "-f", file).Output()
+		if err != nil || !strings.Contains(string(found), key) {
+			t.Errorf("ssh-keygen -F %s: %v\n%s", name, err, found)
+		}
+	}
+}
+
 // TestKnownHostsOfAPXEPlatform: known-hosts prints a known_hosts line per
 // host key of the platform's installed nodes, by hostname, FQDN and
 // reported address, which ssh-keygen -F finds by each of them; a node
 // not installed yet has none, and a platform whose provider reports no
 // host keys is refused.
 func TestKnownHostsOfAPXEPlatform(t *testing.T) {
-	dir, st := t.TempDir(), t.TempDir()
-	hw := filepath.Join(dir, "hardware.yaml")
-	os.WriteFile(hw, []byte("machines:\n  - macs: [\"52:54:00:12:34:56\"]\n    boot_disk: sda\n  - macs: [\"52:54:00:de:ad:02\"]\n    boot_disk: sda\n"), 0o644)
-	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "lab.example")
-	mustRun(t, dir, "--provisioner-dir", st, "provision", "metal", "-z", "foundation.cluster.control:pve:2", "--hardware", hw, "--auto-approve")
+	dir, st := pxeProject(t, "52:54:00:12:34:56", "52:54:00:de:ad:02")
 	if out := mustRun(t, dir, "--provisioner-dir", st, "known-hosts", "metal"); out != "" {
 		t.Errorf("known-hosts before any install: %q; want nothing", out)
 	}
@@ -70,20 +124,9 @@ func TestKnownHostsOfAPXEPlatform(t *testing.T) {
 	if r := plasma(t, dir, "known-hosts", "cloud"); r.code != 1 || !strings.Contains(r.err, "the provider reports no host keys") {
 		t.Errorf("known-hosts of a platform of manual nodes: exit %d, stderr %q; want 1 saying no host keys", r.code, r.err)
 	}
-	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		if os.Getenv("PLASMA_E2E") == "1" {
-			t.Fatal("needs ssh-keygen (Debian package openssh-client)")
-		}
-		t.Skip("needs ssh-keygen (Debian package openssh-client)")
-	}
+	wantKnownHost(t, out, in.Report.HostKeys[0], "192.0.2.10", "metal-control-001", "metal-control-001.lab.example")
 	kh := filepath.Join(t.TempDir(), "known_hosts")
 	os.WriteFile(kh, []byte(out), 0o600)
-	for _, name := range []string{"192.0.2.10", "metal-control-001", "metal-control-001.lab.example"} {
-		found, err := exec.Command("ssh-keygen", "-F", name, "-f", kh).Output()
-		if err != nil || !strings.Contains(string(found), in.Report.HostKeys[0]) {
-			t.Errorf("ssh-keygen -F %s: %v\n%s", name, err, found)
-		}
-	}
 	if found, err := exec.Command("ssh-keygen", "-F", "192.0.2.11", "-f", kh).Output(); err == nil {
 		t.Errorf("ssh-keygen -F of another address found:\n%s", found)
 	}

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"context"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/plasmactl/plasma-node/pxe/store/folder"
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // TestRefreshWritesTheInstalledAddressKeepingComments: list warns, and
@@ -17,11 +16,7 @@ import (
 // installed_prefix and ssh_host_keys keeping the file's comments, says
 // when there is nothing to write, and reports an address that changed.
 func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
-	dir, st := t.TempDir(), t.TempDir()
-	hw := filepath.Join(dir, "hardware.yaml")
-	os.WriteFile(hw, []byte("machines:\n  - macs: [\"52:54:00:12:34:56\"]\n    boot_disk: sda\n  - macs: [\"52:54:00:de:ad:02\"]\n    boot_disk: sda\n"), 0o644)
-	mustRun(t, dir, "add", "metal", "--provider", "pxe", "--domain", "lab.example")
-	mustRun(t, dir, "--provisioner-dir", st, "provision", "metal", "-z", "foundation.cluster.control:pve:2", "--hardware", hw, "--auto-approve")
+	dir, st := pxeProject(t, "52:54:00:12:34:56", "52:54:00:de:ad:02")
 	file := filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-001.yaml")
 	orig, err := os.ReadFile(file)
 	if err != nil {
@@ -63,14 +58,7 @@ func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
 	}
 
 	// The machine got another address (a new DHCP lease, a reinstall).
-	ins, err := folder.OpenInstalls(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.Report.Management.Address = netip.MustParsePrefix("192.0.2.99/24")
-	if err := ins.Put(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
+	in = reported(t, st, in, func(r *answer.InstallReport) { r.Management.Address = netip.MustParsePrefix("192.0.2.99/24") })
 	r = plasma(t, dir, "--provisioner-dir", st, "refresh", "metal")
 	if r.code != 0 || r.stdout != "Refreshed metal-control-001@metal: the installed address changed from 192.0.2.10 to 192.0.2.99; 1 host keys\n" {
 		t.Errorf("refresh of a changed address: exit %d %q %q", r.code, r.stdout, r.err)

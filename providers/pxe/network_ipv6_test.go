@@ -3,7 +3,6 @@ package pxe
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -15,18 +14,10 @@ import (
 )
 
 // staticInput6 is staticInput on an IPv6 install network: 2001:db8:20::/64,
-// gateway ::1, DNS ::53, addresses from ::10 on.
+// gateway ::1, DNS dns, addresses from ::10 on.
 func staticInput6(t *testing.T, dir string, count int, dns string) providers.DirectInput {
 	t.Helper()
-	in := staticInput(t, dir, count)
-	in.Platform.Networking.IPPools["mgmt"] = nodes.IPPool{CIDR: "2001:db8:20::/64", Gateway: "2001:db8:20::1", DNS: dns}
-	next := netip.MustParseAddr("2001:db8:20::10")
-	in.Allocate = func(string) (netip.Addr, error) {
-		a := next
-		next = next.Next()
-		return a, nil
-	}
-	return in
+	return staticInputOn(t, dir, count, nodes.IPPool{CIDR: "2001:db8:20::/64", Gateway: "2001:db8:20::1", DNS: dns}, "2001:db8:20::10")
 }
 
 // TestPlanGivesStaticIPv6Addresses: an IPv6 install network gives each

@@ -21,13 +21,20 @@ import (
 // and an allocator handing out .10, .11, ... in turn.
 func staticInput(t *testing.T, dir string, count int) providers.DirectInput {
 	t.Helper()
+	return staticInputOn(t, dir, count, nodes.IPPool{CIDR: "10.20.0.0/24", Gateway: "10.20.0.1", DNS: "10.20.0.53"}, "10.20.0.10")
+}
+
+// staticInputOn is input's platform with the install network "mgmt" of
+// pool, the control pool taking addresses from it, and an allocator
+// handing out first and the addresses after it in turn.
+func staticInputOn(t *testing.T, dir string, count int, pool nodes.IPPool, first string) providers.DirectInput {
+	t.Helper()
 	in := input(t, dir, count)
-	in.Platform.Networking = nodes.Networking{InstallNetwork: "mgmt",
-		IPPools: map[string]nodes.IPPool{"mgmt": {CIDR: "10.20.0.0/24", Gateway: "10.20.0.1", DNS: "10.20.0.53"}}}
+	in.Platform.Networking = nodes.Networking{InstallNetwork: "mgmt", IPPools: map[string]nodes.IPPool{"mgmt": pool}}
 	c := in.Pools["control"]
 	c.IPPool = "mgmt"
 	in.Pools["control"] = c
-	next := netip.MustParseAddr("10.20.0.10")
+	next := netip.MustParseAddr(first)
 	in.Allocate = func(pool string) (netip.Addr, error) {
 		if pool != "mgmt" {
 			t.Errorf("Allocate(%q); want mgmt", pool)

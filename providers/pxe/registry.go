@@ -138,8 +138,8 @@ func (pv *Provider) nodes(ctx context.Context, at providers.Location) ([]backend
 }
 
 // Installed returns what the installer of each installed registration at
-// a location reported (its webhook): the FQDN, the management address
-// and the SSH host keys, by hostname.
+// a location reported (its webhook): the FQDN, the management address,
+// the SSH host keys and the pinned NIC names, by hostname.
 func (pv *Provider) Installed(ctx context.Context, at providers.Location) (map[string]providers.Installed, error) {
 	ns, err := pv.nodes(ctx, at)
 	if err != nil {
@@ -150,7 +150,7 @@ func (pv *Provider) Installed(ctx context.Context, at providers.Location) (map[s
 		if n.State != backend.StateInstalled || n.Install == nil {
 			continue
 		}
-		in := providers.Installed{FQDN: n.Install.FQDN, HostKeys: n.Install.HostKeys}
+		in := providers.Installed{FQDN: n.Install.FQDN, HostKeys: n.Install.HostKeys, NICNames: n.Install.NICNames}
 		if m := n.Install.Management; m != nil {
 			in.Address = m.Address
 		}
