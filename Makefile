@@ -21,8 +21,21 @@ build:
 test: fmt vet
 	$(MAKE) -j2 --output-sync=target test-sdk test-launchr-fuzz
 
+# With TESTJSON=FILE (.ci/run sets it) the SDK's tests write go test -json
+# to FILE and print what plain go test prints (.ci/test-output.jq), then
+# the 40 slowest tests and subtests (.ci/test-profile.jq): each CI run's
+# time profile, the end-to-end package's above all. It needs jq.
+TESTJSON ?=
 test-sdk:
+ifeq ($(TESTJSON),)
 	$(GO) test -count=1 -timeout 45m ./...
+else
+	@rc=0; $(GO) test -count=1 -timeout 45m -json ./... >$(TESTJSON) || rc=$$?; \
+	jq -nrj -f .ci/test-output.jq <$(TESTJSON); \
+	echo "the 40 slowest tests (seconds, result, package, test; all of them in $(TESTJSON)):"; \
+	jq -r -f .ci/test-profile.jq <$(TESTJSON) | sort -rn | head -n 40; \
+	exit $$rc
+endif
 
 test-launchr-fuzz:
 	$(MAKE) test-launchr
