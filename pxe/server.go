@@ -43,7 +43,8 @@ const (
 	// ([tftp.DefaultMaxTransfers]).
 	DefaultTFTPMaxTransfers = tftp.DefaultMaxTransfers
 	// DefaultTFTPMaxTransfersPerClient is how many TFTP transfers one
-	// client (an IPv4 address, an IPv6 /64) runs at once
+	// client (an address; an IPv6 /64 together 8 times as many) runs at
+	// once
 	// ([tftp.DefaultMaxTransfersPerClient]).
 	DefaultTFTPMaxTransfersPerClient = tftp.DefaultMaxTransfersPerClient
 	// DefaultIPXEDir is where Debian's ipxe package puts the iPXE
@@ -117,8 +118,8 @@ type Config struct {
 	// TFTPAddr is the TFTP listen address. Default: <ServerIP>:69.
 	TFTPAddr string
 	// TFTPMaxTransfers and TFTPMaxTransfersPerClient bound the TFTP
-	// transfers running at once, in all and per client (an IPv4
-	// address, an IPv6 /64).
+	// transfers running at once, in all and per client (an address;
+	// the addresses of an IPv6 /64 together 8 times as many).
 	// Default: [tftp.DefaultMaxTransfers] and
 	// [tftp.DefaultMaxTransfersPerClient].
 	TFTPMaxTransfers, TFTPMaxTransfersPerClient int

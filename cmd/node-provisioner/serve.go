@@ -49,7 +49,7 @@ func (o *serveOptions) bindWindow(f *pflag.FlagSet) {
 	f.StringVar(&o.serverIP6, "server-ip6", "", "this server's global or unique-local IPv6 address on the clients' network, for DHCPv6 boot answers and IPv6 boot URLs (default: the first such address of --dhcp-interface)")
 	f.StringVar(&c.TFTPAddr, "tftp", "", "TFTP listen address (default <server-ip>:69 with --dhcp-interface)")
 	f.IntVar(&c.TFTPMaxTransfers, "tftp-max-transfers", pxe.DefaultTFTPMaxTransfers, "TFTP transfers running at once; at the bound a new request replaces the transfer stalled longest, or waits for a place")
-	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client (an IPv4 address, an IPv6 /64) runs at once; more wait for a place")
+	f.IntVar(&c.TFTPMaxTransfersPerClient, "tftp-max-per-client", pxe.DefaultTFTPMaxTransfersPerClient, "TFTP transfers one client (an IPv4 or IPv6 address; an IPv6 /64 together 8 times as many) runs at once; more wait for a place")
 	f.StringVar(&c.Release, "release", "", "staged Proxmox release to boot (default: the only one staged)")
 	f.BoolVar(&c.TLS, "tls", false, "serve HTTPS with the certificate in <state-dir>/tls (created on first use); answer, first-boot and webhook URLs use https, while iPXE's script, kernel and initrd stay plain HTTP on the same port")
 	f.StringArrayVar(&c.KernelArgs, "kernel-arg", nil, "add this word to the installer kernel's command line in boot scripts, such as console=ttyS0,115200 (repeatable)")

@@ -26,8 +26,10 @@ const (
 	// 12 KiB; more wait, holding neither.
 	DefaultMaxTransfers = 1024
 	// DefaultMaxTransfersPerClient is how many transfers one client (an
-	// IPv4 address, an IPv6 /64: [source.Of]) runs at once: 4. Firmware fetches one file at a time; a
-	// retry may overlap the attempt it replaces.
+	// IPv4 or IPv6 address; an IPv6 /64 together runs
+	// [source.PrefixShare] times as many) runs at once: 4. Firmware
+	// fetches one file at a time; a retry may overlap the attempt it
+	// replaces.
 	DefaultMaxTransfersPerClient = 4
 	// stallTime is how long a transfer may wait for its client's
 	// acknowledgement before it counts as stalled. When the server or a
@@ -51,9 +53,9 @@ var errDropped = errors.New("transfer dropped: stalled while the server was at i
 
 // transfer is one running download.
 type transfer struct {
+	// peer is the client's address, counted by the per-client bound
+	// ([source.Counts]).
 	peer netip.Addr
-	// src is the client peer counts as, for the per-client bound.
-	src netip.Prefix
 	// last is when the client last acknowledged a block (UnixNano).
 	last    atomic.Int64
 	dropped atomic.Bool
@@ -85,19 +87,19 @@ type transfers struct {
 	max, maxPerClient int
 	mu                sync.Mutex
 	running           map[*transfer]struct{}
-	// perClient and queuedBy count by client: an IPv4 address, an IPv6
-	// /64 ([source.Of]).
-	perClient map[netip.Prefix]int
+	// perClient and queuedBy count by client, two-level
+	// ([source.Counts]): an IPv4 or IPv6 address, inside its /64.
+	perClient source.Counts
 	// ids are the client transfer ids (address and port) running (nil)
 	// or waiting: a retransmitted request is not a second transfer.
 	ids      map[netip.AddrPort]*waiting
 	queue    []*waiting
-	queuedBy map[netip.Prefix]int
+	queuedBy source.Counts
 }
 
 func newTransfers(max, maxPerClient int) *transfers {
 	return &transfers{max: max, maxPerClient: maxPerClient, running: map[*transfer]struct{}{},
-		perClient: map[netip.Prefix]int{}, ids: map[netip.AddrPort]*waiting{}, queuedBy: map[netip.Prefix]int{}}
+		ids: map[netip.AddrPort]*waiting{}}
 }
 
 // Outcomes of [transfers.request].
@@ -128,13 +130,13 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 	}
 	t, dropped := ts.admit(from.Addr(), now)
 	if t == nil {
-		if len(ts.queue) >= maxWaiting || ts.queuedBy[source.Of(from.Addr())] >= maxWaitingPerClient {
+		if len(ts.queue) >= maxWaiting || ts.queuedBy.Full(from.Addr(), maxWaitingPerClient) {
 			ts.mu.Unlock()
 			return full, dropped
 		}
 		w := &waiting{from: from, arrived: now, start: start}
 		ts.queue = append(ts.queue, w)
-		ts.queuedBy[source.Of(from.Addr())]++
+		ts.queuedBy.Add(from.Addr(), 1)
 		ts.ids[from] = w
 		ts.mu.Unlock()
 		return queued, dropped
@@ -149,9 +151,8 @@ func (ts *transfers) request(from netip.AddrPort, now time.Time, start func(*tra
 // stalled longest when the server or the client is at its bound, or
 // returns nil when there is none. ts.mu is held.
 func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer) {
-	src := source.Of(peer)
-	if ts.perClient[src] >= ts.maxPerClient {
-		if dropped = ts.stalledLongest(now, src); dropped == nil {
+	if full := ts.perClient.FullPrefix(peer, ts.maxPerClient); full.IsValid() {
+		if dropped = ts.stalledLongest(now, full); dropped == nil {
 			return nil, nil
 		}
 		ts.drop(dropped)
@@ -164,21 +165,21 @@ func (ts *transfers) admit(peer netip.Addr, now time.Time) (t, dropped *transfer
 		ts.drop(d)
 		dropped = d
 	}
-	t = &transfer{peer: peer, src: src}
+	t = &transfer{peer: peer}
 	t.last.Store(now.UnixNano())
 	ts.running[t] = struct{}{}
-	ts.perClient[src]++
+	ts.perClient.Add(peer, 1)
 	return t, dropped
 }
 
-// stalledLongest returns the running transfer (of the client src, when
-// valid) that has waited longest for an acknowledgement, at least
-// stallTime.
+// stalledLongest returns the running transfer (of a peer inside src,
+// when valid: a client's address or /64) that has waited longest for an
+// acknowledgement, at least stallTime.
 func (ts *transfers) stalledLongest(now time.Time, src netip.Prefix) *transfer {
 	var oldest *transfer
 	limit := now.Add(-stallTime).UnixNano()
 	for t := range ts.running {
-		if src.IsValid() && t.src != src {
+		if src.IsValid() && !src.Contains(source.AddrOf(t.peer).Addr()) {
 			continue
 		}
 		if l := t.last.Load(); l <= limit && (oldest == nil || l < oldest.last.Load()) {
@@ -201,9 +202,7 @@ func (ts *transfers) remove(t *transfer) {
 		return
 	}
 	delete(ts.running, t)
-	if ts.perClient[t.src]--; ts.perClient[t.src] <= 0 {
-		delete(ts.perClient, t.src)
-	}
+	ts.perClient.Add(t.peer, -1)
 }
 
 // opened records t's socket, or reports that t was dropped meanwhile.
@@ -261,8 +260,8 @@ func (ts *transfers) droppedFor(now time.Time) []*transfer {
 		if now.Sub(w.arrived) > maxWait {
 			continue // next() forgets it
 		}
-		src := source.Of(w.from.Addr())
-		clientFull := ts.perClient[src] >= ts.maxPerClient
+		src := ts.perClient.FullPrefix(w.from.Addr(), ts.maxPerClient)
+		clientFull := src.IsValid()
 		if !clientFull && len(ts.running) < ts.max {
 			break // next() admits it
 		}
@@ -312,11 +311,11 @@ func (ts *transfers) next(now time.Time) []admitted {
 		w := ts.queue[i]
 		switch {
 		case now.Sub(w.arrived) > maxWait:
-		case len(ts.running) < ts.max && ts.perClient[source.Of(w.from.Addr())] < ts.maxPerClient:
-			t := &transfer{peer: w.from.Addr(), src: source.Of(w.from.Addr())}
+		case len(ts.running) < ts.max && !ts.perClient.Full(w.from.Addr(), ts.maxPerClient):
+			t := &transfer{peer: w.from.Addr()}
 			t.last.Store(now.UnixNano())
 			ts.running[t] = struct{}{}
-			ts.perClient[t.src]++
+			ts.perClient.Add(t.peer, 1)
 			ts.ids[w.from] = nil
 			out = append(out, admitted{w, t})
 		default:
@@ -336,10 +335,7 @@ func (ts *transfers) next(now time.Time) []admitted {
 }
 
 func (ts *transfers) unqueue(w *waiting) {
-	src := source.Of(w.from.Addr())
-	if ts.queuedBy[src]--; ts.queuedBy[src] <= 0 {
-		delete(ts.queuedBy, src)
-	}
+	ts.queuedBy.Add(w.from.Addr(), -1)
 }
 
 // count returns how many transfers run and how many requests wait.
@@ -359,7 +355,7 @@ func (ts *transfers) stopAll() {
 	for _, w := range ts.queue {
 		delete(ts.ids, w.from)
 	}
-	ts.queue, ts.queuedBy = nil, map[netip.Prefix]int{}
+	ts.queue, ts.queuedBy = nil, source.Counts{}
 }
 
 // descriptorBudget is the descriptors TFTP may hold: a quarter of the

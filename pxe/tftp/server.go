@@ -60,7 +60,8 @@ type Event struct {
 // while it runs.
 //
 // It degrades rather than refuses under a storm: beyond MaxTransfers, or
-// MaxTransfersPerClient of one client (an IPv4 address, an IPv6 /64), a
+// MaxTransfersPerClient of one client (an address; its IPv6 /64 together
+// [source.PrefixShare] times that), a
 // read request waits for a place
 // (holding no descriptor) and is served when one frees, or when a
 // stalled transfer is dropped for it; a client never gets an error
@@ -95,8 +96,10 @@ type Server struct {
 	// descriptors a transfer.
 	MaxTransfers int
 	// MaxTransfersPerClient bounds the transfers of one client (an IPv4
-	// address, or an IPv6 /64 all of whose addresses count as one)
-	// running at once; more wait. Default:
+	// or IPv6 address) running at once, and [source.PrefixShare] times
+	// it those of all the addresses of one IPv6 /64 (a segment's
+	// machines each have their own; rotating addresses gains at most
+	// that share); more wait. Default:
 	// [DefaultMaxTransfersPerClient].
 	MaxTransfersPerClient int
 	// Files, when set, is asked first for each accepted name (relative to
