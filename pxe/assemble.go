@@ -135,6 +135,9 @@ func (s *Server) assemble(ctx context.Context) (a *assembly, err error) {
 	if err := register(mux, "/", a.netboot); err != nil {
 		return a, err
 	}
+	if err := s.setupMedia(ctx, a, b, mux); err != nil {
+		return a, err
+	}
 	return a, nil
 }
 

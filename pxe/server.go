@@ -24,6 +24,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/dhcpserver"
 	"github.com/plasmactl/plasma-node/pxe/netboot"
 	"github.com/plasmactl/plasma-node/pxe/tftp"
+	"github.com/plasmactl/plasma-node/pxe/vmedia"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -420,7 +421,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	s.addr, s.open, s.handler, s.nb = ln.Addr(), true, a.mux, a.netboot
 	if a.tls != nil {
-		s.plain = []string{"/boot.ipxe", "/assets/", "/ipxe/"}
+		// A medium's URL holds its credential: BMCs that cannot pin
+		// the window's certificate fetch it over plain HTTP.
+		s.plain = []string{"/boot.ipxe", "/assets/", "/ipxe/", vmedia.PathPrefix}
 	}
 	s.mu.Unlock()
 	close(s.ready)

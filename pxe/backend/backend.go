@@ -250,6 +250,19 @@ type OneShot interface {
 	Installed(ctx context.Context, token, clientIP string, report *answer.InstallReport) (node string, err error)
 }
 
+// MediaAnswerer is a [Backend] that answers a named node before its
+// installer asks: the answer goes on the node's virtual medium, which
+// its BMC fetches from the window (boot method virtual-media). The
+// window renders the answer for the release it serves and claims it
+// ([Answer.Claim]) on the medium's first fetch, with req.ClientIP the
+// fetcher's address; it never reports it delivered, as it cannot see the
+// installer read it. A nil Answer and nil error say the node's medium
+// holds no answer (its installer fetches it from the window). An error
+// wrapping [ErrNoAnswer] (or a [*Refusal]) refuses the fetch.
+type MediaAnswerer interface {
+	MediaAnswer(ctx context.Context, node string, req AnswerRequest) (*Answer, error)
+}
+
 // Starter is a [Backend] with work to do when a window opens on it,
 // before anything is served: a backend that keeps answers' files in a
 // folder cleans up after a window that was killed there. The window

@@ -345,10 +345,15 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if err != nil {
 		return nil, fmt.Errorf("build the answer of %s: %w", reg.Name, err)
 	}
-	header := registry.Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now())
-	name := reg.Name
+	return b.answerOf(req, reg, a, files, pw, fmt.Sprintf("matched by %s; installer %s", reason, req.Version)), nil
+}
+
+// answerOf is the [backend.Answer] of reg's built answer a: its Claim
+// consumes reg ([Backend.consume]), its Delivered reports the claimed
+// answer delivered or not.
+func (b *Backend) answerOf(req backend.AnswerRequest, reg registry.Registration, a *answer.Answer, files map[string][]byte, pw, detail string) *backend.Answer {
 	var claimed atomic.Bool
-	return &backend.Answer{Node: name, Answer: a, Header: header, Detail: fmt.Sprintf("matched by %s; installer %s", reason, req.Version),
+	return &backend.Answer{Node: reg.Name, Answer: a, Header: registry.Header(reg, a.Global.FQDN.Name, req.Version, b.cfg.Now()), Detail: detail,
 		Claim: func(ctx context.Context) error {
 			if err := b.consume(ctx, req, reg, pw, files); err != nil {
 				return err
@@ -358,9 +363,9 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 		},
 		Delivered: func(err error) {
 			if claimed.Load() {
-				b.delivered(name, err)
+				b.delivered(reg.Name, err)
 			}
-		}}, nil
+		}}
 }
 
 // consume stages an answer's files, consumes its registration and puts
