@@ -156,3 +156,11 @@ func readRecord(stateDir, name string) (record, error) {
 	}
 	return rec, nil
 }
+
+// disarmIf disarms node unless its URL was armed anew (its record's
+// hash is no longer hash).
+func disarmIf(stateDir, node, hash string) {
+	if rec, err := readRecord(stateDir, node); err == nil && rec.Hash == hash {
+		os.Remove(filepath.Join(stateDir, DirName, node+".json"))
+	}
+}

@@ -36,7 +36,15 @@ type Medium struct {
 	Claim func(ctx context.Context) error
 	// Close, if set, is called once the image is served no more.
 	Close func() error
+	// Live, if set, says whether a claimed medium may still be served:
+	// false once its registration was re-armed (pending again), so that
+	// the old answer dies with it. It is asked at most every
+	// Config.LiveEvery while the medium is read.
+	Live func(ctx context.Context) bool
 }
+
+// DefaultLiveEvery is how often a claimed medium's Live is asked.
+const DefaultLiveEvery = 2 * time.Second
 
 // Config configures a [Handler].
 type Config struct {
@@ -52,6 +60,9 @@ type Config struct {
 	// MaxPerSource bounds the requests one source has served at once.
 	// Default: [DefaultMaxPerSource].
 	MaxPerSource int
+	// LiveEvery is how often a claimed medium's Live is asked while it
+	// is read. Default: [DefaultLiveEvery].
+	LiveEvery time.Duration
 	// Logger receives what was served and refused, never a URL or token;
 	// nil discards.
 	Logger *slog.Logger
@@ -83,12 +94,17 @@ type served struct {
 	m    *Medium
 	// owner is the address that claimed it, "" before.
 	owner string
+	// checked is when Live last said yes.
+	checked time.Time
 }
 
 // New returns the handler of cfg's armed media.
 func New(cfg Config) *Handler {
 	if cfg.MaxPerSource <= 0 {
 		cfg.MaxPerSource = DefaultMaxPerSource
+	}
+	if cfg.LiveEvery <= 0 {
+		cfg.LiveEvery = DefaultLiveEvery
 	}
 	h := &Handler{cfg: cfg, log: cfg.Logger, served: map[string]*served{}, byNode: map[string]string{}, active: map[netip.Prefix]int{}}
 	if h.log == nil {
@@ -182,6 +198,15 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 	if s.owner != "" && s.owner != ip {
 		return nil, http.StatusForbidden, "this medium was fetched from another address"
 	}
+	if s.owner != "" && s.m.Live != nil && time.Since(s.checked) > h.cfg.LiveEvery {
+		if !s.m.Live(ctx) {
+			h.log.Info("medium dropped: its registration was re-armed", "node", node)
+			disarmIf(h.cfg.StateDir, node, hash) // the URL dies with it
+			h.forget(node, "")
+			return nil, http.StatusNotFound, "no such medium"
+		}
+		s.checked = time.Now()
+	}
 	if s.m == nil {
 		med, err := h.cfg.Media(ctx, node, ip)
 		if err != nil {
@@ -199,7 +224,7 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 			}
 			h.log.Info("medium claimed: its registration is consumed", "node", node, "client_ip", ip)
 		}
-		s.owner = ip
+		s.owner, s.checked = ip, time.Now()
 	}
 	return s, 0, ""
 }

@@ -37,6 +37,7 @@ type lab struct {
 	inRead  atomic.Int32 // ReadAt calls running
 	maxRead atomic.Int32
 	gate    chan struct{} // when set, ReadAt waits on it
+	rearmed atomic.Bool   // the medium's Live says no
 }
 
 // vmNode is a registration that boots from virtual media.
@@ -52,14 +53,15 @@ func newLab(t *testing.T, max int) *lab {
 		t.Fatal(err)
 	}
 	l.arm = Dir{StateDir: l.dir}
-	l.h = New(Config{StateDir: l.dir, WindowPID: os.Getpid(), MaxPerSource: max, Media: func(ctx context.Context, node, ip string) (*Medium, error) {
+	l.h = New(Config{StateDir: l.dir, WindowPID: os.Getpid(), MaxPerSource: max, LiveEvery: time.Nanosecond, Media: func(ctx context.Context, node, ip string) (*Medium, error) {
 		if node == "refused" {
 			return nil, fmt.Errorf("%w: not pending", backend.ErrNoAnswer)
 		}
 		l.made.Add(1)
 		return &Medium{Image: (*slowReader)(l), Size: int64(len(l.image)), ModTime: time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC),
 			Claim: func(context.Context) error { l.claimed.Add(1); return nil },
-			Close: func() error { l.closed.Add(1); return nil }}, nil
+			Close: func() error { l.closed.Add(1); return nil },
+			Live:  func(context.Context) bool { return !l.rearmed.Load() }}, nil
 	}})
 	l.srv = httptest.NewServer(l.h)
 	t.Cleanup(l.srv.Close)
@@ -304,8 +306,8 @@ func TestMediaWindowClosesMidFetch(t *testing.T) {
 	if r := l.get(t, "GET", p, "10.0.0.9:1"); r.StatusCode != 404 && r.StatusCode != 410 {
 		t.Errorf("after the close: %d", r.StatusCode)
 	}
-	if l.claimed.Load() != 1 || l.closed.Load() != 1 {
-		t.Errorf("claimed %d, closed %d", l.claimed.Load(), l.closed.Load())
+	if l.made.Load() != 1 || l.claimed.Load() != 1 || l.closed.Load() != 1 {
+		t.Errorf("made %d, claimed %d, closed %d; want the old URL to consume nothing again", l.made.Load(), l.claimed.Load(), l.closed.Load())
 	}
 }
 
@@ -338,4 +340,26 @@ func otherChar(c byte) string {
 		return "B"
 	}
 	return "A"
+}
+
+// A claimed medium whose registration is re-armed without a new boot
+// dies: the BMC reading on gets 404, and the medium is dropped.
+func TestMediaDiesWithARearm(t *testing.T) {
+	l := newLab(t, 0)
+	p := l.armed(t, "pve1")
+	if r := l.get(t, "GET", p, "10.0.0.9:1", "Range", "bytes=0-9"); r.StatusCode != 206 {
+		t.Fatalf("GET: %d", r.StatusCode)
+	}
+	l.rearmed.Store(true)
+	for range 2 {
+		if r := l.get(t, "GET", p, "10.0.0.9:1", "Range", "bytes=0-9"); r.StatusCode != 404 {
+			t.Errorf("after the re-arm: %d", r.StatusCode)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); l.closed.Load() != 1 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if l.made.Load() != 1 || l.claimed.Load() != 1 || l.closed.Load() != 1 {
+		t.Errorf("made %d, claimed %d, closed %d; want the old URL to consume nothing again", l.made.Load(), l.claimed.Load(), l.closed.Load())
+	}
 }

@@ -72,10 +72,30 @@ func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node, cli
 			var c *bootassets.ComposedISO
 			if c, err = bootassets.ComposeAnswerISO(f, st.Size(), rel.Version.String(), body, time.Now()); err == nil {
 				clear(body)
-				return &Medium{Image: c, Size: c.Size(), ModTime: time.Now().UTC().Truncate(time.Second), Claim: res.Claim, Close: f.Close}, nil
+				return &Medium{Image: c, Size: c.Size(), ModTime: time.Now().UTC().Truncate(time.Second), Claim: res.Claim, Close: f.Close, Live: live(b, node)}, nil
 			}
 		}
 		f.Close()
 		return nil, fmt.Errorf("the medium of %s: %w", node, err)
+	}
+}
+
+// Pending is a backend that tells whether a node's registration is
+// pending: a claimed medium whose node is pending again was re-armed, and
+// its answer dies ([Medium.Live]).
+type Pending interface {
+	Pending(ctx context.Context, node string) (bool, error)
+}
+
+// live is the Live of node's claimed medium over b: served while node is
+// not pending again (or b cannot tell, or fails to).
+func live(b backend.Backend, node string) func(context.Context) bool {
+	p, ok := b.(Pending)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context) bool {
+		pending, err := p.Pending(ctx, node)
+		return err != nil || !pending
 	}
 }

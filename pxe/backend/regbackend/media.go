@@ -53,3 +53,14 @@ func (b *Backend) MediaAnswer(ctx context.Context, node string, req backend.Answ
 	}
 	return b.answerOf(req, reg, a, files, pw, "on its virtual medium; installer "+req.Version.String()), nil
 }
+
+// Pending reports whether node has a pending registration: one whose
+// medium was claimed and that is pending again was re-armed, and the
+// window stops serving the old medium (vmedia.Pending).
+func (b *Backend) Pending(ctx context.Context, node string) (bool, error) {
+	_, err := b.cfg.Store.Get(ctx, node)
+	if errors.Is(err, registry.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
