@@ -62,6 +62,7 @@ func TestTLSPortAlsoServesPlainPaths(t *testing.T) {
 		"plain answer is refused":       {plain, "POST", "http://" + addr + "/answer", result{403, "this path is served over HTTPS only"}},
 		"plain status page is refused":  {plain, "GET", "http://" + addr + "/", result{403, "this path is served over HTTPS only"}},
 		"plain traversal out of assets": {plain, "POST", "http://" + addr + "/assets/../answer", result{403, "this path is served over HTTPS only"}},
+		"plain medium URL is served":    {plain, "GET", "http://" + addr + "/media/" + strings.Repeat("A", 43) + "/pve1.iso", result{404, "no such medium"}},
 		"https answer":                  {secure, "POST", "https://" + addr + "/answer", result{200, "https /answer"}},
 		"https script":                  {secure, "GET", "https://" + addr + "/boot.ipxe", result{200, "https /boot.ipxe"}},
 		"https status page":             {secure, "GET", "https://" + addr + "/", result{200, "https /"}},
