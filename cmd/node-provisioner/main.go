@@ -116,7 +116,7 @@ func newRoot(a *app, stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&a.server, "server", "", "a node-provisioner daemon's API URL, such as https://prov.example:8091: register, unregister, list, status, enable, disable, power, boot, reinstall and token go there (env NODE_PROVISIONER_SERVER; the token from NODE_PROVISIONER_TOKEN)")
 	pf.StringVar(&a.fingerprint, "fingerprint", "", "the --server certificate's SHA-256 fingerprint, as its tls fingerprint prints it (env NODE_PROVISIONER_FINGERPRINT; default: trust the system's certificates)")
 	a.logging.AddFlags(pf, "")
-	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.ruleCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.publishCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
+	root.AddCommand(a.registerCmd(), a.unregisterCmd(), a.powerCmd(), a.bootCmd(), a.rearmCmd(), a.reinstallCmd(), a.listCmd(), a.discoveredCmd(), a.ruleCmd(), a.secretCmd(), a.serveCmd(), a.enableCmd(), a.disableCmd(), a.statusCmd(), a.daemonCmd(), a.tokenCmd(), a.tlsCmd(), a.storeCmd(), a.prepareCmd(), a.publishCmd(), a.validateAnswerCmd(), cli.VersionCommand("node-provisioner"))
 	a.addCompletion(root)
 	cli.Setup(root)
 	return root

@@ -116,6 +116,10 @@ type Config struct {
 	// Rules are the enrolment rules the /rules endpoints manage (admin);
 	// nil answers them with 501.
 	Rules enrol.Store
+	// SiteSecrets are the site's named secrets the /secrets endpoints
+	// manage (admin: names listed, values write-only); nil answers them
+	// with 501.
+	SiteSecrets secret.Site
 	// Site is the site's settings a rule is checked with and its names
 	// made with.
 	Site registry.Site
@@ -187,6 +191,9 @@ func New(cfg Config) (*Handler, error) {
 		"PUT " + Prefix + "/rules":                           {apitoken.ScopeAdmin, h.applyRules},
 		"DELETE " + Prefix + "/rules/{name}":                 {apitoken.ScopeAdmin, h.removeRule},
 		"GET " + Prefix + "/rules/preview":                   {apitoken.ScopeAdmin, h.previewRules},
+		"GET " + Prefix + "/secrets":                         {apitoken.ScopeAdmin, h.listSiteSecrets},
+		"PUT " + Prefix + "/secrets/{name}":                  {apitoken.ScopeAdmin, h.setSiteSecret},
+		"DELETE " + Prefix + "/secrets/{name}":               {apitoken.ScopeAdmin, h.removeSiteSecret},
 		"GET " + Prefix + "/page":                            {apitoken.ScopeRead, h.page},
 		"GET " + Prefix + "/status":                          {apitoken.ScopeRead, h.status},
 		"GET " + Prefix + "/events":                          {apitoken.ScopeRead, h.events},

@@ -250,3 +250,15 @@ type ReinstallReply struct {
 	// Boot is the BMC's boot, when the registration has a BMC.
 	Boot *BootReply `json:"boot"`
 }
+
+// SiteSecrets is GET /api/v1/secrets's reply: the site secrets' names,
+// sorted; never a value.
+type SiteSecrets struct {
+	Names []string `json:"names"`
+}
+
+// SiteSecret is PUT /api/v1/secrets/{name}'s body: the secret's value,
+// one line. It is write-only: no reply holds it.
+type SiteSecret struct {
+	Value string `json:"value"`
+}

@@ -3,7 +3,10 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+
+	"github.com/plasmactl/plasma-node/pxe/secret"
 
 	"github.com/plasmactl/plasma-node/pxe/apitoken"
 	"github.com/plasmactl/plasma-node/pxe/apitype"
@@ -40,6 +43,7 @@ const (
 	opPower
 	opReinstall
 	opRule
+	opSecret
 )
 
 // Error is a refusal of the server.
@@ -76,7 +80,7 @@ var fieldErrors = map[string]error{
 // UsageError reports whether the refusal is bad input, as the local
 // registry.ErrInvalidRegistration it matches is.
 func (e *Error) UsageError() bool {
-	return e.Is(registry.ErrInvalidRegistration) || e.Is(enrol.ErrInvalidRule)
+	return e.Is(registry.ErrInvalidRegistration) || e.Is(enrol.ErrInvalidRule) || e.Is(secret.ErrInvalidName) || e.Is(secret.ErrInvalidPassword)
 }
 
 // Is maps the refusal to the domain's errors (see the package comment).
@@ -116,6 +120,12 @@ func (e *Error) Is(target error) bool {
 		return e.op == opRule && e.Status == http.StatusConflict && e.Field == "name"
 	case enrol.ErrNotFound:
 		return e.op == opRule && e.Status == http.StatusNotFound
+	case secret.ErrInvalidName:
+		return e.op == opSecret && e.Status == http.StatusUnprocessableEntity && e.Field == "name"
+	case secret.ErrInvalidPassword:
+		return e.op == opSecret && e.Status == http.StatusUnprocessableEntity && e.Field == "value"
+	case secret.ErrNoSiteSecret, fs.ErrNotExist:
+		return e.op == opSecret && e.Status == http.StatusNotFound
 	case apitype.ErrBMCFailed:
 		return (e.op == opPower || e.op == opReinstall) && e.Status == http.StatusBadGateway
 	}

@@ -219,7 +219,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(api.Config{Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox,
+	siteSecrets, err := stores.SiteSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(api.Config{SiteSecrets: siteSecrets, Registry: stores.Registrations(), Secrets: secrets, Tokens: tokens, Replies: replies, Windows: win, Pages: win, Power: pw, Events: evs, Installs: installs, Inbox: inbox,
 		Rules: stores.Rules(), Site: d.cfg.Site.Merge(site), Build: d.cfg.Build, Logger: d.log})
 	if err != nil {
 		return err
