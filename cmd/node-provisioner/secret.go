@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/plasmactl/plasma-node/internal/cli"
-	"github.com/plasmactl/plasma-node/internal/regularfile"
 	"github.com/plasmactl/plasma-node/pxe/registrar"
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
@@ -48,23 +47,27 @@ func (a *app) secretSetCmd() *cobra.Command {
 			if err := secret.ValidateSiteName(name); err != nil {
 				return usageError(fmt.Errorf("secret set: %w", err))
 			}
-			var data []byte
+			var value string
 			var err error
-			from := "standard input"
-			if file != "" {
-				from = "--from-file " + file
-				data, err = regularfile.Read(file, secret.MaxSiteSecret+2)
-			} else if cli.IsTerminal(cmd.InOrStdin()) {
-				return usageError(fmt.Errorf("secret set %s: pipe the value in on standard input or give --from-file FILE (it is never typed as an argument)", name))
-			} else {
-				data, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), secret.MaxSiteSecret+2))
+			switch {
+			case file != "":
+				value, err = secret.ReadSiteValueFile(name, file)
+				if err != nil {
+					err = fmt.Errorf("--from-file: %w", err)
+				}
+			case cli.IsTerminal(cmd.InOrStdin()):
+				err = fmt.Errorf("secret set %s: pipe the value in on standard input or give --from-file FILE (it is never typed as an argument)", name)
+			default:
+				var data []byte
+				if data, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), secret.MaxSiteSecret+2)); err == nil {
+					value, err = secret.SiteValue(name, data)
+				}
+				if err != nil {
+					err = fmt.Errorf("standard input: %w", err)
+				}
 			}
 			if err != nil {
-				return usageError(fmt.Errorf("secret set %s: %s: %w", name, from, err))
-			}
-			value, err := secret.SiteValue(name, data)
-			if err != nil {
-				return usageError(fmt.Errorf("secret set %s: %s: %w", name, from, err))
+				return usageError(err)
 			}
 			ss, err := a.siteSecrets()
 			if err != nil {

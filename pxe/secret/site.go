@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+
+	"github.com/plasmactl/plasma-node/internal/regularfile"
 )
 
 // ErrNoSiteSecret: no site secret of that name is kept. It matches
@@ -76,4 +78,15 @@ type Site interface {
 	// RemoveSiteSecret removes the secret name; none kept is an error
 	// wrapping [ErrNoSiteSecret].
 	RemoveSiteSecret(ctx context.Context, name string) error
+}
+
+// ReadSiteValueFile reads the secret name's value from the regular file
+// path, as [SiteValue] takes it. The error names the file but never
+// quotes it.
+func ReadSiteValueFile(name, path string) (string, error) {
+	data, err := regularfile.Read(path, MaxSiteSecret+2)
+	if err != nil {
+		return "", fmt.Errorf("site secret %s: %w", name, err)
+	}
+	return SiteValue(name, data)
 }
