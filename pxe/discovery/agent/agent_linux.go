@@ -92,21 +92,23 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	}
 	loadModules(ctx, log, o)
 	settle(ctx, o.Paths)
+	var nic string
 	if wantsIPv6(target) {
-		a, nic, err := slaac(ctx, o.Paths)
-		if err != nil {
+		var a netip.Addr
+		if a, nic, err = slaac(ctx, o.Paths); err != nil {
 			return NextPowerOff, err
 		}
 		log.Info("IPv6 address from the segment's router advertisement", "nic", nic, "ip", a.String())
 	} else {
-		ip, nic, err := lease(ctx, log, o.Paths)
-		if err != nil {
+		var ip net.IP
+		if ip, nic, err = lease(ctx, log, o.Paths); err != nil {
 			return NextPowerOff, err
 		}
 		log.Info("address from DHCP", "nic", nic, "ip", ip)
 	}
 	rep := Collect(o.Paths)
-	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial)
+	rep.BootMAC = bootMAC(string(cmdline), read(o.Paths.sys("class/net", nic, "address")), rep.NICs)
+	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC)
 	return post(ctx, log, target, rep)
 }
 
