@@ -34,6 +34,9 @@ type Refreshed struct {
 	Previous string `json:"previous,omitempty" yaml:"previous,omitempty"`
 	// HostKeys is how many host keys the node file now holds.
 	HostKeys int `json:"host_keys" yaml:"host_keys"`
+	// BootDisks are the disks the node file now lists, when its
+	// installer reported the disks it installed on.
+	BootDisks []string `json:"boot_disks,omitempty" yaml:"boot_disks,omitempty"`
 	// Written says the node file changed.
 	Written bool `json:"written" yaml:"written"`
 }
@@ -41,7 +44,8 @@ type Refreshed struct {
 // Refresh writes what the installer of each installed node of the
 // platform reported ([providers.InstallReporter]) into its node file:
 // network.installed_ip, installed_prefix and nic_names (the names the
-// installer pinned), and ssh_host_keys. The rest
+// installer pinned), ssh_host_keys, and disks (the devices the system
+// was installed on, when reported). The rest
 // of the file, comments included, is kept; a file already up to date is
 // not written. Nodes that have not reported are left as they are. It
 // takes the platform's lock. A platform whose nodes' provider reports
@@ -82,8 +86,12 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 			return out, err
 		}
 		r.Address, r.HostKeys = installedAddress(updated), len(updated.SSHHostKeys)
+		if len(in.BootDisks) > 0 {
+			r.BootDisks = updated.Disks
+		}
 		r.Written = !slices.Equal(n.SSHHostKeys, updated.SSHHostKeys) || before != updated.Network.InstalledIP || n.Network.InstalledPrefix != updated.Network.InstalledPrefix ||
-			!maps.Equal(n.Network.NICNames, updated.Network.NICNames)
+			!maps.Equal(n.Network.NICNames, updated.Network.NICNames) ||
+			!slices.Equal(n.Disks, updated.Disks)
 		if before != "" && before != r.Address {
 			r.Previous = before
 			p.log.Warn("the installed address changed", "node", n.String(), "was", before, "now", r.Address)
@@ -93,8 +101,8 @@ func (p *Project) Refresh(ctx context.Context, o RefreshOptions) ([]Refreshed, e
 	return out, nil
 }
 
-// applyReport sets n's installed address, pinned NIC names and host
-// keys to in's; keys
+// applyReport sets n's installed address, pinned NIC names, host keys
+// and disks to in's (each only when reported); keys
 // that do not parse are left out. An address that is n's private_ip (a
 // static install on the platform's install network) is kept there alone:
 // installed_ip is for an address the site's DHCP server gave.
@@ -111,6 +119,9 @@ func applyReport(n *nodes.Node, in providers.Installed) {
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 {
 		n.SSHHostKeys = keys
+	}
+	if len(in.BootDisks) > 0 {
+		n.Disks = slices.Clone(in.BootDisks)
 	}
 }
 
@@ -138,8 +149,8 @@ func installedAddress(n *nodes.Node) string {
 }
 
 // staleFields names what n's node file says otherwise than its
-// installer reported: "installed_ip" (with both values), "nic_names"
-// and "ssh_host_keys".
+// installer reported: "installed_ip" (with both values), "nic_names",
+// "ssh_host_keys" and "disks".
 func staleFields(n *nodes.Node, in providers.Installed) []string {
 	var out []string
 	if in.Address.IsValid() && installedAddress(n) != in.Address.Addr().String() {
@@ -150,6 +161,9 @@ func staleFields(n *nodes.Node, in providers.Installed) []string {
 	}
 	if keys := hostKeys(in.HostKeys); len(keys) > 0 && !slices.Equal(keys, n.SSHHostKeys) {
 		out = append(out, "ssh_host_keys")
+	}
+	if len(in.BootDisks) > 0 && !slices.Equal(in.BootDisks, n.Disks) {
+		out = append(out, "disks")
 	}
 	return out
 }

@@ -18,19 +18,27 @@ import (
 // reboot them, and their next netboot installs them with the templated
 // names, the boot disks the rules chose and static addresses from the
 // rules' pools. The third matches neither: its agent powers it off, it
-// stays in the inbox, and rule test says why.
+// stays in the inbox, and rule test says why. The templates follow a
+// plasma-node platform's node names (metal-control-{n:03},
+// metal-nodes-{n:03}), so plasma-node provision of that platform takes
+// the two registrations by name; refresh then writes their static
+// addresses, boot disks and host keys into the node files, and
+// known-hosts holds the keys the installers posted.
 func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 	t.Parallel()
 	media := netbootPrereqs(t)
 	if _, err := exec.LookPath("unsquashfs"); err != nil {
 		skipOrFail(t, "prepare --discovery needs unsquashfs (Debian package squashfs-tools)")
 	}
+	if _, err := exec.LookPath("ssh-keygen"); err != nil {
+		skipOrFail(t, "needs ssh-keygen (Debian package openssh-client)")
+	}
 	l := newLab(t, 48, labOptions{serveArgs: []string{"--discover"}, prepareArgs: []string{"--discovery"}})
 	rules := fmt.Sprintf(`rules:
 - name: rule-a
   priority: 10
   mode: install
-  hostname: a-{n:02}
+  hostname: metal-control-{n:03}
   match:
     disks: {min_size: 150MB}
   disks:
@@ -39,7 +47,7 @@ func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 - name: rule-b
   priority: 20
   mode: install
-  hostname: b-{n:02}
+  hostname: metal-nodes-{n:03}
   match:
     disks: {transport: nvme}
   disks:
@@ -70,7 +78,7 @@ func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 		m          *machine
 		node, disk string
 		address    string
-	}{{ms[0], "a-01", "disk=vdb", l.subnet + ".200"}, {ms[1], "b-01", "disk=nvme0n1", l.subnet + ".210"}} {
+	}{{ms[0], "metal-control-001", "disk=vdb", l.subnet + ".200"}, {ms[1], "metal-nodes-001", "disk=nvme0n1", l.subnet + ".210"}} {
 		line := fmt.Sprintf("enrol %s: %s, one power-on to installed %s", t.Name(), tc.node, tc.m.took.Round(100*time.Millisecond))
 		t.Log(line)
 		recordTime(line)
@@ -84,7 +92,7 @@ func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 		t.Errorf("the machine no rule takes: want its agent's OK, powered off, no install; serial:\n%s", mc.serial)
 	}
 	list := l.np(t, "list")
-	for _, want := range []string{"a-01", "b-01"} {
+	for _, want := range []string{"metal-control-001", "metal-nodes-001"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("list lacks %s:\n%s", want, list)
 		}
@@ -100,5 +108,33 @@ func TestEnrolAndInstallOnOnePowerOn(t *testing.T) {
 	t.Logf("rule test:\n%s", test)
 	if !strings.Contains(strings.ToLower(test), "52:54:00:77:48:0c") || !strings.Contains(test, "below 150 MB of rule rule-a") {
 		t.Errorf("rule test does not show the third machine and why rule-a does not take it:\n%s", test)
+	}
+
+	wantInventory(t, l, ms)
+}
+
+// wantInventory: a pxe platform "metal" provisioned with one node in
+// each of the rules' pools takes the enrolled registrations by name, and
+// its node files and known_hosts hold what machines a and b (installed
+// as metal-control-001 on vdb at .200, metal-nodes-001 on nvme0n1 at
+// .210) reported.
+func wantInventory(t *testing.T, l *bootLab, ms []*machine) {
+	t.Helper()
+	pn := l.project(t)
+	pn.run(t, "add", "metal", "--provider", "pxe", "--domain", "e2e.test")
+	pn.run(t, "provision", "metal", "-z", "foundation.cluster.control:pve:1", "-z", "foundation.cluster.nodes:pve:1", "--auto-approve")
+	refreshed := pn.run(t, "refresh", "metal")
+	t.Logf("refresh:\n%s", refreshed)
+	for i, tc := range []struct{ node, disk, address string }{{"metal-control-001", "/dev/vdb", l.subnet + ".200"}, {"metal-nodes-001", "/dev/nvme0n1", l.subnet + ".210"}} {
+		if want := fmt.Sprintf("Refreshed %s@metal: installed address %s, 2 host keys, boot disk %s\n", tc.node, tc.address, tc.disk); !strings.Contains(refreshed, want) {
+			t.Errorf("refresh does not say %q", want)
+		}
+		node := readFile(pn.nodeFile(tc.node))
+		for _, want := range []string{"private_ip: " + tc.address + "\n", "disks:\n  - " + tc.disk + "\n", "ssh_host_keys:\n  - ssh-ed25519 "} {
+			if !strings.Contains(node, want) {
+				t.Errorf("node file %s lacks %q:\n%s", tc.node, want, node)
+			}
+		}
+		pn.wantKnownHost(t, tc.address, ms[i].markerField("hostkey"))
 	}
 }

@@ -129,6 +129,9 @@ type Installed struct {
 	// NICNames are the pinned names of its interfaces by MAC; nil when
 	// none was pinned.
 	NICNames map[string]string
+	// BootDisks are the devices the system was installed on
+	// ("/dev/nvme0n1"); nil when it reported none.
+	BootDisks []string
 }
 
 // InstallReporter is a [Direct] provider whose installed servers report

@@ -20,7 +20,7 @@ func TestAnIPv6InstallGoesIntoTheNodeFileAndKnownHosts(t *testing.T) {
 	in := reported(t, st, installed(t, st, "metal-control-001"), func(r *answer.InstallReport) {
 		r.Management.Address = netip.MustParsePrefix("2001:0db8:0005:0000:0000:0000:0000:0010/64")
 	})
-	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "Refreshed metal-control-001@metal: installed address 2001:db8:5::10, 1 host keys\n" {
+	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "Refreshed metal-control-001@metal: installed address 2001:db8:5::10, 1 host keys, boot disk /dev/nvme0n1\n" {
 		t.Errorf("refresh: %q", out)
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-001.yaml"))

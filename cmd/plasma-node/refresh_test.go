@@ -38,7 +38,7 @@ func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
 	}
 
 	out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal")
-	if out != "Refreshed metal-control-001@metal: installed address 192.0.2.10, 1 host keys\n" {
+	if out != "Refreshed metal-control-001@metal: installed address 192.0.2.10, 1 host keys, boot disk /dev/nvme0n1\n" {
 		t.Errorf("refresh: %q", out)
 	}
 	got, _ := os.ReadFile(file)
@@ -50,7 +50,7 @@ func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
 	if other, _ := os.ReadFile(filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-002.yaml")); strings.Contains(string(other), "installed_ip") {
 		t.Errorf("refresh wrote a node that has not reported:\n%s", other)
 	}
-	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "metal-control-001@metal is up to date: installed address 192.0.2.10, 1 host keys\n" {
+	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "metal-control-001@metal is up to date: installed address 192.0.2.10, 1 host keys, boot disk /dev/nvme0n1\n" {
 		t.Errorf("refresh again: %q", out)
 	}
 	if r := plasma(t, dir, "--provisioner-dir", st, "list", "metal"); r.code != 0 || strings.Contains(r.err, "differs") {
@@ -60,7 +60,7 @@ func TestRefreshWritesTheInstalledAddressKeepingComments(t *testing.T) {
 	// The machine got another address (a new DHCP lease, a reinstall).
 	in = reported(t, st, in, func(r *answer.InstallReport) { r.Management.Address = netip.MustParsePrefix("192.0.2.99/24") })
 	r = plasma(t, dir, "--provisioner-dir", st, "refresh", "metal")
-	if r.code != 0 || r.stdout != "Refreshed metal-control-001@metal: the installed address changed from 192.0.2.10 to 192.0.2.99; 1 host keys\n" {
+	if r.code != 0 || r.stdout != "Refreshed metal-control-001@metal: the installed address changed from 192.0.2.10 to 192.0.2.99; 1 host keys, boot disk /dev/nvme0n1\n" {
 		t.Errorf("refresh of a changed address: exit %d %q %q", r.code, r.stdout, r.err)
 	}
 	if got, _ := os.ReadFile(file); !strings.Contains(string(got), "installed_ip: 192.0.2.99\n") || !strings.Contains(string(got), "# rack 4, slot 2") {

@@ -68,7 +68,7 @@ func TestStaticAddressingAgrees(t *testing.T) {
 	if err := ins.Put(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
-	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "Refreshed metal-control-001@metal: installed address 10.20.0.10, 1 host keys\n" {
+	if out := mustRun(t, dir, "--provisioner-dir", st, "refresh", "metal"); out != "Refreshed metal-control-001@metal: installed address 10.20.0.10, 1 host keys, boot disk /dev/nvme0n1\n" {
 		t.Errorf("refresh: %q", out)
 	}
 	node, _ = os.ReadFile(filepath.Join(dir, "platforms", "metal", "nodes", "metal-control-001.yaml"))

@@ -3,6 +3,7 @@ package nodecmd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	plasmanode "github.com/plasmactl/plasma-node"
 )
@@ -51,11 +52,15 @@ func Refresh(ctx context.Context, e Env, platform string) (err error) {
 
 // refreshLine says what [plasmanode.Project.Refresh] did to one node.
 func refreshLine(r plasmanode.Refreshed) string {
+	disks := ""
+	if len(r.BootDisks) > 0 {
+		disks = ", boot disk " + strings.Join(r.BootDisks, " ")
+	}
 	switch {
 	case r.Previous != "":
-		return fmt.Sprintf("Refreshed %s: the installed address changed from %s to %s; %d host keys", r.Node, r.Previous, r.Address, r.HostKeys)
+		return fmt.Sprintf("Refreshed %s: the installed address changed from %s to %s; %d host keys%s", r.Node, r.Previous, r.Address, r.HostKeys, disks)
 	case r.Written:
-		return fmt.Sprintf("Refreshed %s: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
+		return fmt.Sprintf("Refreshed %s: installed address %s, %d host keys%s", r.Node, orNone(r.Address), r.HostKeys, disks)
 	}
-	return fmt.Sprintf("%s is up to date: installed address %s, %d host keys", r.Node, orNone(r.Address), r.HostKeys)
+	return fmt.Sprintf("%s is up to date: installed address %s, %d host keys%s", r.Node, orNone(r.Address), r.HostKeys, disks)
 }

@@ -139,7 +139,8 @@ func (pv *Provider) nodes(ctx context.Context, at providers.Location) ([]backend
 
 // Installed returns what the installer of each installed registration at
 // a location reported (its webhook): the FQDN, the management address,
-// the SSH host keys and the pinned NIC names, by hostname.
+// the SSH host keys, the pinned NIC names and the boot disks' devices, by
+// hostname.
 func (pv *Provider) Installed(ctx context.Context, at providers.Location) (map[string]providers.Installed, error) {
 	ns, err := pv.nodes(ctx, at)
 	if err != nil {
@@ -153,6 +154,11 @@ func (pv *Provider) Installed(ctx context.Context, at providers.Location) (map[s
 		in := providers.Installed{FQDN: n.Install.FQDN, HostKeys: n.Install.HostKeys, NICNames: n.Install.NICNames}
 		if m := n.Install.Management; m != nil {
 			in.Address = m.Address
+		}
+		for _, d := range n.Install.BootDisks {
+			if d.Name != "" {
+				in.BootDisks = append(in.BootDisks, d.Name)
+			}
 		}
 		out[n.Name] = in
 	}
