@@ -87,10 +87,12 @@ func TestDiscoveredAndRegisterFromIt(t *testing.T) {
 		BootDisk string   `json:"boot_disk"`
 		Serial   string   `json:"serial"`
 		UUID     string   `json:"uuid"`
+		// FromDiscovery: answered only to the machine as discovered.
+		FromDiscovery bool `json:"from_discovery"`
 	}
 	json.Unmarshal(b, &reg)
 	want := []string{"52:54:00:aa:00:01", "52:54:00:aa:00:02"}
-	if d := cmp.Diff(want, reg.MACs); d != "" || reg.BootDisk != "NVME-1" || reg.Serial != "DMI-SER-1" || reg.UUID != discoveredMachine.DMI.UUID {
+	if d := cmp.Diff(want, reg.MACs); d != "" || reg.BootDisk != "NVME-1" || reg.Serial != "DMI-SER-1" || reg.UUID != discoveredMachine.DMI.UUID || !reg.FromDiscovery {
 		t.Errorf("registration from the record: %s\n%s", d, b)
 	}
 }

@@ -36,7 +36,7 @@ func (a *app) registerCmd() *cobra.Command {
 					return err
 				}
 			}
-			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, SecureBoot: secureBoot, Created: time.Now().UTC()}
+			r := registry.Registration{Name: args[0], Serial: serial, UUID: uuid, SecureBoot: secureBoot, Created: time.Now().UTC(), FromDiscovery: fromDiscovered != ""}
 			// A new registration's name is its host name: the one rule
 			// (the looser ValidateName is for TAPPaaS's files).
 			if err := registry.ValidateHostname(r.Name); err != nil {

@@ -114,7 +114,7 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 	}
 	d.Name = name
 	macs, serial, uuid := rec.Pins()
-	reg := registry.Registration{Name: name, Serial: serial, UUID: uuid, Created: in.Now.UTC().Truncate(time.Second),
+	reg := registry.Registration{Name: name, Serial: serial, UUID: uuid, Created: in.Now.UTC().Truncate(time.Second), FromDiscovery: true,
 		BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: c.boot.Serial}, Pools: c.pools}
 	for _, m := range macs {
 		nm, err := registry.NormalizeMAC(m)

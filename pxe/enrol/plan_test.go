@@ -139,7 +139,7 @@ func TestDecideMakesTheRegistrationRegisterFromDiscoveredWould(t *testing.T) {
 		BootDisk: answer.BootDisk{Kind: answer.BootDiskSerial, Value: "SSD"},
 		Pools:    []registry.DataPool{{Name: "tank", Layout: registry.LayoutMirror, Disks: []string{"H1", "H2"}}},
 		Network:  &registry.Network{CIDR: "10.0.0.100/24", Gateway: "10.0.0.1", DNS: "10.0.0.1", MAC: "52:54:00:00:00:01"},
-		SSHKeys:  r.Answer.SSHKeys, Settings: &registry.Site{Keyboard: "de", Timezone: "Europe/Vienna"}, Created: now}
+		SSHKeys:  r.Answer.SSHKeys, Settings: &registry.Site{Keyboard: "de", Timezone: "Europe/Vienna"}, Created: now, FromDiscovery: true}
 	if d.Err != nil {
 		t.Fatal(d.Err)
 	}

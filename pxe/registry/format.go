@@ -48,6 +48,7 @@ type registrationJSON struct {
 	WipeData       bool              `json:"wipe_data,omitempty"`
 	BootMethod     BootMethod        `json:"boot_method,omitempty"`
 	MediaAnswer    MediaAnswer       `json:"media_answer,omitempty"`
+	FromDiscovery  bool              `json:"from_discovery,omitempty"`
 	Settings       *Site             `json:"answer_settings,omitempty"`
 	ConsumedAt     string            `json:"consumed_at,omitempty"`
 	InstallIP      *string           `json:"install_ip,omitempty"`
@@ -58,7 +59,7 @@ type registrationJSON struct {
 }
 
 var knownKeys = []string{
-	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "nic_names", "wipe_data", "boot_method", "media_answer", "answer_settings",
+	"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "secure_boot", "network", "nic_names", "wipe_data", "boot_method", "media_answer", "from_discovery", "answer_settings",
 	"consumed_at", "install_ip", "consumed_macs", "consumed_serial", "consumed_uuid", "undelivered",
 }
 
@@ -67,22 +68,23 @@ var knownKeys = []string{
 func (r Registration) MarshalJSON() ([]byte, error) {
 	bd := r.BootDisk.String()
 	w := registrationJSON{
-		Name:        r.Name,
-		MACs:        r.MACs,
-		BootDisk:    &bd,
-		Pools:       r.Pools,
-		Created:     formatTime(r.Created),
-		Serial:      r.Serial,
-		UUID:        r.UUID,
-		SSHKeys:     r.SSHKeys,
-		BMC:         r.BMC,
-		SecureBoot:  r.SecureBoot,
-		Network:     r.Network,
-		NICNames:    r.NICNames,
-		WipeData:    r.WipeData,
-		BootMethod:  r.BootMethod,
-		MediaAnswer: r.MediaAnswer,
-		Settings:    r.Settings,
+		Name:          r.Name,
+		MACs:          r.MACs,
+		BootDisk:      &bd,
+		Pools:         r.Pools,
+		Created:       formatTime(r.Created),
+		Serial:        r.Serial,
+		UUID:          r.UUID,
+		SSHKeys:       r.SSHKeys,
+		BMC:           r.BMC,
+		SecureBoot:    r.SecureBoot,
+		Network:       r.Network,
+		NICNames:      r.NICNames,
+		WipeData:      r.WipeData,
+		BootMethod:    r.BootMethod,
+		MediaAnswer:   r.MediaAnswer,
+		Settings:      r.Settings,
+		FromDiscovery: r.FromDiscovery,
 	}
 	if w.MACs == nil {
 		w.MACs = []string{}
@@ -159,7 +161,7 @@ func DecodeRegistration(data []byte, fileStem string) (Registration, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Registration{}, invalid(ErrInvalidRegistration, "registration is not a JSON object: %v", err)
 	}
-	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, BootMethod: w.BootMethod, MediaAnswer: w.MediaAnswer, Settings: w.Settings}
+	r := Registration{Name: w.Name, MACs: w.MACs, Pools: w.Pools, Serial: w.Serial, UUID: w.UUID, SSHKeys: w.SSHKeys, BMC: w.BMC, SecureBoot: w.SecureBoot, Network: w.Network, NICNames: w.NICNames, WipeData: w.WipeData, BootMethod: w.BootMethod, MediaAnswer: w.MediaAnswer, Settings: w.Settings, FromDiscovery: w.FromDiscovery}
 	if r.Name == "" {
 		r.Name = fileStem
 	}

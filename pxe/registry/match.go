@@ -87,3 +87,51 @@ func Match(pending []Registration, macs []string, serial, uuid string) (Registra
 	}
 	return Registration{}, "", fmt.Errorf("%w (%d pending; posted macs %v, serial %q, uuid %q)", ErrNoMatch, len(byName), posted, serial, uuid)
 }
+
+// ErrMachineChanged is wrapped by the error of [SameMachine] for a
+// machine whose NICs or DMI serial are not those of its discovery.
+var ErrMachineChanged = errors.New("the machine changed since its discovery")
+
+// SameMachine checks that the machine that posted macs and serial is the
+// one r was made from, when r is [Registration.FromDiscovery]: it posts
+// exactly r's MACs (in any order, compared after [answer.CanonicalMAC])
+// and, when r pins a serial, that serial (without case). A registration
+// made by hand, which may pin one NIC of several, passes. The error
+// wraps [ErrMachineChanged] and says what differs.
+func SameMachine(r Registration, macs []string, serial string) error {
+	if !r.FromDiscovery {
+		return nil
+	}
+	canon := func(ms []string) []string {
+		var out []string
+		for _, m := range ms {
+			if n, ok := answer.CanonicalMAC(m); ok && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var diff []string
+	if now, then := canon(macs), canon(r.MACs); !slices.Equal(now, then) {
+		diff = append(diff, fmt.Sprintf("its NICs are %s, discovered %s", strings.Join(now, " "), strings.Join(then, " ")))
+	}
+	serial = strings.TrimSpace(serial)
+	if IsPlaceholderSerial(serial) {
+		serial = ""
+	}
+	if r.Serial != "" && !strings.EqualFold(serial, strings.TrimSpace(r.Serial)) {
+		diff = append(diff, fmt.Sprintf("its DMI serial is %s, discovered %s", orNone(serial), r.Serial))
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrMachineChanged, strings.Join(diff, "; "))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -125,7 +125,7 @@ func NormalizeMAC(s string) (string, error) {
 // of the allowlist, or, once served, the record of that. Its JSON is
 // TAPPaaS's registration format (keys name, macs, boot_disk, pools,
 // created, in that order) followed by this package's optional keys
-// (serial, uuid, ssh_keys, bmc, secure_boot, network, nic_names, wipe_data, boot_method, media_answer, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
+// (serial, uuid, ssh_keys, bmc, secure_boot, network, nic_names, wipe_data, boot_method, media_answer, from_discovery, answer_settings, and once consumed consumed_at, install_ip, consumed_macs,
 // consumed_serial, consumed_uuid), so a TAPPaaS file loads unchanged and
 // ours round-trips. Keys neither knows are kept in Extra.
 type Registration struct {
@@ -181,6 +181,12 @@ type Registration struct {
 	// the answer: on its medium or over HTTP from the window; "" is the
 	// site's, else on its medium.
 	MediaAnswer MediaAnswer
+	// FromDiscovery says the registration was made from the machine's
+	// discovery report (an enrolment rule, register --from-discovered):
+	// it pins every MAC and the DMI serial the report had, and is
+	// answered only to a machine that posts exactly those
+	// ([SameMachine]).
+	FromDiscovery bool
 	// Settings holds site settings this registration's answer overrides
 	// (an enrolment rule's answer settings), each over the site's; nil
 	// for none.

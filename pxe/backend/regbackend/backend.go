@@ -325,6 +325,10 @@ func (b *Backend) Answer(ctx context.Context, req backend.AnswerRequest) (*backe
 	if err != nil {
 		return nil, err
 	}
+	if err := registry.SameMachine(reg, macs, serial); err != nil {
+		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
+			Reason: err.Error() + " (unregister " + reg.Name + " and boot the machine in a discovery window again, or register it by hand)"}
+	}
 	if reg.BootDisk.Kind == answer.BootDiskAsk && override.Kind == answer.BootDiskAsk {
 		return nil, &backend.Refusal{Status: 409, Node: reg.Name,
 			Reason: "registration expects a console-chosen boot disk (re-enable provisioning and reboot the node)"}

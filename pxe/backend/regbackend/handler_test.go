@@ -304,6 +304,31 @@ func TestAnswerRefusals(t *testing.T) {
 			query: "?bootdisk=S4EWNX", body: body("9.2"),
 			wantStatus: 409, wantBody: "would also match disk", stayPending: true,
 		},
+		"a discovered machine that lost a NIC since its discovery gets 409 and stays pending": {
+			regs:       []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}, Serial: "SN-4711", FromDiscovery: true}},
+			body:       body("9.2", "AA:BB:CC:DD:EE:01"),
+			wantStatus: 409, wantBody: "the machine changed since its discovery: its NICs are aa:bb:cc:dd:ee:01, discovered aa:bb:cc:dd:ee:01 aa:bb:cc:dd:ee:02", stayPending: true,
+		},
+		"a discovered machine with a NIC more than at its discovery gets 409 and stays pending": {
+			regs:       []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}, Serial: "SN-4711", FromDiscovery: true}},
+			body:       body("9.2", "AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:03"),
+			wantStatus: 409, wantBody: "its NICs are aa:bb:cc:dd:ee:01 aa:bb:cc:dd:ee:03, discovered aa:bb:cc:dd:ee:01", stayPending: true,
+		},
+		"a discovered machine whose DMI serial changed gets 409 and stays pending": {
+			regs:       []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}, Serial: "SN-0815", FromDiscovery: true}},
+			body:       body("9.2", "AA:BB:CC:DD:EE:01"),
+			wantStatus: 409, wantBody: "its DMI serial is SN-4711, discovered SN-0815", stayPending: true,
+		},
+		"a discovered machine as it was discovered is answered": {
+			regs:       []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01", "aa:bb:cc:dd:ee:02"}, Serial: "sn-4711", FromDiscovery: true}},
+			body:       body("9.2", "AA:BB:CC:DD:EE:02", "AA:BB:CC:DD:EE:01"),
+			wantStatus: 200, wantBody: "[global]",
+		},
+		"a hand-made registration pinning one NIC of two is answered": {
+			regs:       []registry.Registration{{Name: "a", MACs: []string{"aa:bb:cc:dd:ee:01"}, Serial: "SN-0815"}},
+			body:       body("9.2", "AA:BB:CC:DD:EE:01", "AA:BB:CC:DD:EE:03"),
+			wantStatus: 200, wantBody: "[global]",
+		},
 		"an unsupported installer gets 400": {
 			regs: []registry.Registration{{Name: "a"}}, body: body("7.4"), wantStatus: 400, wantBody: "not supported", stayPending: true,
 		},
