@@ -41,7 +41,6 @@ type ComposedISO struct {
 	head     []byte // replaces the bytes from headOff
 	tail     []byte // starts at tailOff
 	tailOff  int64
-	added    [2]int64 // the added files' data: [start, end)
 }
 
 // headOff is where the volume descriptors start: sector 16.
@@ -49,11 +48,6 @@ const headOff = 16 * isoSector
 
 // Size is the composed image's size in bytes, a whole number of sectors.
 func (c *ComposedISO) Size() int64 { return c.tailOff + int64(len(c.tail)) }
-
-// Added returns the byte range [start, end) of the composed image that
-// holds the added files' data (an answer), for a server that must know
-// when it was read.
-func (c *ComposedISO) Added() (start, end int64) { return c.added[0], c.added[1] }
 
 // ReadAt reads the composed image at off: the head and tail from memory,
 // the rest from the base (zeros between the base's end and the next
@@ -137,11 +131,9 @@ func composeISO(base io.ReaderAt, size int64, files map[string][]byte, mtime tim
 
 	// The added files' data first: its LBAs are needed in the records.
 	data := map[string]uint32{}
-	c.added[0] = c.tailOff
 	for _, n := range names {
 		data[n] = w.put(files["/"+n])
 	}
-	c.added[1] = c.tailOff + int64(len(w.buf))
 
 	descs, err := readDescriptors(base, size)
 	if err != nil {

@@ -87,8 +87,8 @@ func TestComposeAnswerISO(t *testing.T) {
 			if tail := c.Size() - int64(len(base)); tail > 16*isoSector {
 				t.Errorf("tail of %d bytes; want a few sectors", tail)
 			}
-			if s, e := c.Added(); s < int64(len(base)) || e <= s || !bytes.Contains(img[s:e], answer) {
-				t.Errorf("Added() = %d..%d does not hold the answer", s, e)
+			if !bytes.Contains(img[len(base):], answer) {
+				t.Error("the tail does not hold the answer")
 			}
 			x, err := exec.LookPath("xorriso")
 			if err != nil || o.noRockRidge {
