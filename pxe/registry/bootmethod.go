@@ -126,11 +126,3 @@ func (r Registration) validateBoot() error {
 	}
 	return nil
 }
-
-// Method is the registration's own boot method: [BootNetwork] when it
-// names none. The site's default is not in it: [Site.BootOf] gives the
-// method a machine boots with.
-func (r Registration) Method() BootMethod {
-	m, _ := Site{}.BootOf(r)
-	return m
-}

@@ -130,8 +130,8 @@ func TestBootMethodRoundTripsAndIsChecked(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, r.Method()); diff != "" {
-				t.Errorf("method (-want +got):\n%s", diff)
+			if got, _ := (Site{}).BootOf(r); got != tc.want {
+				t.Errorf("method %q; want %q", got, tc.want)
 			}
 			b, err := EncodeRegistration(r)
 			if err != nil {
