@@ -27,7 +27,8 @@ const bmcPassword = "E2e-Bmc-Secret-42"
 // vmHook is ipmi_sim's chassis_control hook (recipe B of the BMC
 // reference) for one machine of the netboot lab: power on starts QEMU on
 // a tap of the lab's bridge, with -boot once=n when a PXE boot is
-// pending (SeaBIOS, legacy), so the next boot after it is from the disk.
+// pending (SeaBIOS, legacy), so the next boot after it is from the disk,
+// and the virtual CD's kernel when a boot from it is pending.
 const vmHook = `#!/bin/bash
 W=%[1]s; PIDF=$W/vm.pid BOOTF=$W/bootdev
 echo "$(date +%%T.%%N) $*" >> "$W/hook.log"
@@ -41,6 +42,10 @@ start() {
      -netdev tap,id=n0,ifname=%[3]s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%[4]s
      -drive file="$W/disk.img",format=raw,if=none,id=d0 -device virtio-blk-pci,drive=d0)
   [ "$boot" = pxe ] && A+=(-boot once=n)
+  # The BMC's virtual CD (vmedia_test.go's cdHook lays it out): the ISO as
+  # a read-only disk and its kernel and initrd booted directly, once.
+  [ "$boot" = cd ] && A+=(-kernel "$W/cd/linux26" -initrd "$W/cd/initrd.img" -append "console=ttyS0 panic=-1"
+     -drive file="$W/cd.iso",format=raw,if=none,id=cd0,readonly=on -device virtio-blk-pci,drive=cd0)
   echo "=== power-on $(date +%%T.%%N) bootdev=$boot" >> "$W/serial.log"
   ip "${A[@]}" </dev/null >>"$W/qemu.log" 2>&1 &
   echo $! > "$PIDF"

@@ -44,6 +44,13 @@ type labOptions struct {
 	// window have fd77:N::1 and ::2, and the site's dnsmasq leases
 	// fd77:N::100-1ff by DHCPv6 and advertises the prefix for SLAAC too.
 	ipv6Only bool
+	// noDHCP runs no DHCP server on the segment at all (the site's
+	// dnsmasq is not started): a network where only static addresses
+	// work.
+	noDHCP bool
+	// noPXE serves the window without --dhcp-interface: no proxy-DHCP
+	// and no TFTP, only HTTP (a virtual-media install).
+	noPXE bool
 }
 
 // bootLab is one run's network, site DHCP server and node-provisioner.
@@ -113,7 +120,9 @@ func newLab(t *testing.T, n int, opts labOptions) *bootLab {
 		d.Args = append(d.Args, fmt.Sprintf("--dhcp-range=fd77:%d::100,fd77:%d::1ff,slaac,64,1h", n, n))
 	}
 	l.siteOptions(t, d)
-	startDnsmasq(t, d, l.dnsmasqLog)
+	if !opts.noDHCP {
+		startDnsmasq(t, d, l.dnsmasqLog)
+	}
 	return l
 }
 
@@ -168,7 +177,12 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	}
 	l.np(t, append(prep, l.opts.prepareArgs...)...)
 	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.window(), "--ttl", "15m",
-		"--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
+		"--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
+	if l.opts.noPXE {
+		args = append(args, "--server-ip", l.serverIP())
+	} else {
+		args = append(args, "--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n))
+	}
 	if l.opts.tls {
 		args = append(args, "--tls")
 	}
