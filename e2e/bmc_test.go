@@ -74,7 +74,15 @@ var diskMBR = []byte("\xfb\x31\xc0\x8e\xd8\xfc\x31\xdb\xbe\x19\x7c\xac\x08\xc0\x
 // npRun runs node-provisioner in the lab's state and returns its exit
 // code, stdout and stderr.
 func (l *bootLab) npRun(args ...string) (int, string, string) {
+	return l.npRunIn("", args...)
+}
+
+// npRunIn is npRun in network namespace ns ("": the test's own).
+func (l *bootLab) npRunIn(ns string, args ...string) (int, string, string) {
 	c := exec.Command(filepath.Join(bin, "node-provisioner"), append([]string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets")}, args...)...)
+	if ns != "" {
+		c = exec.Command("ip", append([]string{"netns", "exec", ns}, c.Args...)...)
+	}
 	c.Env = l.env
 	var out, errb strings.Builder
 	c.Stdout, c.Stderr = &out, &errb

@@ -178,9 +178,7 @@ func (l *bootLab) serve(t *testing.T, media netbootMedia) {
 	l.np(t, append(prep, l.opts.prepareArgs...)...)
 	args := []string{"--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"), "serve", "--http", l.window(), "--ttl", "15m",
 		"--domain", "e2e.test", "--kernel-arg", "console=ttyS0", "--kernel-arg", "panic=-1"}
-	if l.opts.noPXE {
-		args = append(args, "--server-ip", l.serverIP())
-	} else {
+	if !l.opts.noPXE {
 		args = append(args, "--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n))
 	}
 	if l.opts.tls {

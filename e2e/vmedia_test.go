@@ -99,7 +99,17 @@ func TestVirtualMedia(t *testing.T) {
 			fake = fakeredfish.New(fakeredfish.Config{User: "root", Password: bmcPassword, SystemIDs: []string{"1"},
 				Hook:  cdHook{CommandHook: fakeredfish.CommandHook{hook, "0x20"}, dir: vm, fake: func() *fakeredfish.Server { return fake }},
 				Media: fakeredfish.MediaConfig{Style: fakeredfish.MediaUnderManager, Dir: t.TempDir(), Client: httpIn(l.site), Timeout: 2 * time.Minute}})
-			srv := httptest.NewTLSServer(fake)
+			// The BMC listens on the provisioner's network, which both
+			// the boot command and the window (ejecting) reach it on.
+			srv := httptest.NewUnstartedServer(fake)
+			if err := netnstest.In(l.prov, func() error {
+				ln, err := net.Listen("tcp", net.JoinHostPort(l.serverIP(), "0"))
+				srv.Listener = ln
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			srv.StartTLS()
 			t.Cleanup(srv.Close)
 			sum := sha256.Sum256(srv.Certificate().Raw)
 			pwFile := filepath.Join(t.TempDir(), "bmc-password")
@@ -111,7 +121,7 @@ func TestVirtualMedia(t *testing.T) {
 			l.serve(t, media)
 
 			start := time.Now()
-			code, out, errs := l.npRun("boot", name)
+			code, out, errs := l.npRunIn(l.prov, "boot", name)
 			if code != 0 || out != name+": next boot the virtual CD (legacy, once) and powered on via redfish\n" {
 				t.Fatalf("boot: %d %q %s", code, out, errs)
 			}

@@ -49,11 +49,11 @@ func newServedMedia(t *testing.T) *servedMedia {
 	return m
 }
 
-func (m *servedMedia) Arm(_ context.Context, r registry.Registration) (string, error) {
+func (m *servedMedia) Arm(_ context.Context, name string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.live[r.Name] = true
-	return m.srv.URL + "/media/" + r.Name + ".iso", nil
+	m.live[name] = true
+	return m.srv.URL + "/media/" + name + ".iso", nil
 }
 
 func (m *servedMedia) Disarm(_ context.Context, name string) error {

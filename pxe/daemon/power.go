@@ -12,6 +12,7 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/power"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store"
+	"github.com/plasmactl/plasma-node/pxe/vmedia"
 )
 
 // bmcs is the API's [api.Power] over package power: the registrations
@@ -30,8 +31,12 @@ var _ api.Power = (*bmcs)(nil)
 
 // newBMCs returns the power control over stores, with events as its
 // event log.
+// Its virtual media are the state folder's (vmedia.Dir), served by the
+// window open on it.
 func newBMCs(stores *store.Stores, events events.Store, log *slog.Logger) *bmcs {
-	return &bmcs{stores: stores, events: events, log: log}
+	b := &bmcs{stores: stores, events: events, log: log}
+	b.media = vmedia.Dir{StateDir: stores.Dir()}
+	return b
 }
 
 func (b *bmcs) req(ctx context.Context, name string) (power.Request, error) {

@@ -14,9 +14,9 @@ import (
 // only for a registration whose boot method is
 // [registry.BootVirtualMedia].
 type Media interface {
-	// Arm makes r's medium servable and returns the one-time URL its
-	// BMC fetches it from; a URL armed before for r dies.
-	Arm(ctx context.Context, r registry.Registration) (string, error)
+	// Arm makes node name's medium servable and returns the one-time
+	// URL its BMC fetches it from; a URL armed before for it dies.
+	Arm(ctx context.Context, name string) (string, error)
 	// Disarm kills node name's URL; nothing armed is not an error.
 	Disarm(ctx context.Context, name string) error
 	// Ours says image is a URL of one of the window's media, which a
@@ -58,7 +58,7 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 			stale = true
 		}
 	}
-	url, err := req.Media.Arm(ctx, r)
+	url, err := req.Media.Arm(ctx, r.Name)
 	if err != nil {
 		return fmt.Errorf("boot %s: the medium: %w", req.Name, err)
 	}

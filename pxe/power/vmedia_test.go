@@ -57,16 +57,16 @@ func newFakeMedia(t *testing.T) *fakeMedia {
 	return m
 }
 
-func (m *fakeMedia) Arm(_ context.Context, r registry.Registration) (string, error) {
+func (m *fakeMedia) Arm(_ context.Context, name string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
-	p := "/media/tok" + string(rune('0'+m.n)) + "/" + r.Name + ".iso"
-	m.calls = append(m.calls, "arm "+r.Name)
+	p := "/media/tok" + string(rune('0'+m.n)) + "/" + name + ".iso"
+	m.calls = append(m.calls, "arm "+name)
 	if m.refuses {
 		return m.srv.URL + "/nothing-here.iso", nil
 	}
-	m.live[r.Name] = p
+	m.live[name] = p
 	return m.srv.URL + p, nil
 }
 
@@ -223,7 +223,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 	t.Run("another image is never taken", func(t *testing.T) {
 		fake, req, m, _ := vmLab(t, fakeredfish.MediaUnderManager)
 		other := newFakeMedia(t)
-		foreign, _ := other.Arm(ctx, registry.Registration{Name: "theirs"})
+		foreign, _ := other.Arm(ctx, "theirs")
 		vm := openVM(t, req)
 		if _, err := vm.InsertMedia(ctx, foreign, bmc.InsertOptions{}); err != nil {
 			t.Fatal(err)

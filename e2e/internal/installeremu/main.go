@@ -147,6 +147,9 @@ func run() error {
 		// The answer is on the medium and names the address: no DHCP
 		// (proxmox-fetch-answer's iso plugin reads /cdrom/answer.toml).
 		step("NIC %s %s; the answer is on the medium, no lease", nic, mac)
+		if err := linkUp(nic); err != nil {
+			return err
+		}
 	} else if cmdline, _ := os.ReadFile("/proc/cmdline"); strings.Contains(string(cmdline), "emu.ipv6") {
 		// An IPv6-only segment: the address the router advertises.
 		step("NIC %s %s; waiting for a SLAAC address", nic, mac)
@@ -214,6 +217,13 @@ func run() error {
 		chosen = slices.IndexFunc(disks, func(x emuDisk) bool { return x.name == d.name })
 	}
 	step("boot disk %s of %d", disk, len(disks))
+	// The installed system's network (from-answer: in place of the
+	// lease), before anything else goes over it: an iso-mode install has
+	// no other address.
+	address, err := applyNetwork(a.Network, prefixOf(ip, mask))
+	if err != nil {
+		return err
+	}
 	firstBoot, pools := "none", "none"
 	if fb := a.FirstBoot; fb != nil && fb.URL != "" {
 		script, err := get(fb.URL, fb.CertFingerprint)
@@ -227,10 +237,6 @@ func run() error {
 		if pools, err = actPools(script, disks); err != nil {
 			return fmt.Errorf("first-boot: %w", err)
 		}
-	}
-	address, err := applyNetwork(a.Network, prefixOf(ip, mask))
-	if err != nil {
-		return err
 	}
 	hook, keyFP := "none", "none"
 	if wh := a.PostInstallationWebhook; wh != nil {
