@@ -20,7 +20,11 @@ import (
 // for its answer over IPv6, brings up the answer's static IPv6 address
 // (from-answer) and reports it in its webhook: plasma-node refresh
 // writes it and the host keys into the node file, and known-hosts names
-// it.
+// it. At the same time a second OVMF machine, with no PXE at all, waits
+// out HTTP boot over IPv4 (OVMF has no knob to skip it) and boots by UEFI
+// HTTP boot over IPv6: the window's HTTPClient answer beside the site's
+// lease, snponly.efi over HTTP from the window's IPv6 address, then on
+// as the first machine to its installed event.
 func TestNetbootIPv6(t *testing.T) {
 	t.Parallel()
 	media := netbootPrereqs(t)
@@ -38,8 +42,18 @@ func TestNetbootIPv6(t *testing.T) {
 	if !strings.Contains(out, "static address "+want+"/64") {
 		t.Errorf("provision does not show the static address:\n%s", out)
 	}
+	const hmac, hnode = "52:54:00:77:41:20", "http6"
+	l.register(t, hnode, hmac)
 	l.serve(t, media)
-	m := l.boot(t, vmOptions{name: node, mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second})
+	ms := l.bootAll(t, vmOptions{name: node, mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second},
+		vmOptions{name: hnode, mac: hmac, uefi: true, httpBoot6: true, limit: 420 * time.Second})
+	m, h := ms[0], ms[1]
+	h.wantSerial(t, "Start HTTP Boot over IPv6")
+	h.wantSerial(t, "URI: http://"+l.window()+"/")
+	h.wantOK(t, hnode+".")
+	h.wantDetail(t, "ip=fd77:41::", "webhook=200")
+	l.wantEvent(t, "installed", hnode)
+	l.wantLog(t, "HTTP boot client of architecture 16")
 	m.wantOK(t, node+".")
 	m.wantSerial(t, "Start PXE over IPv6")
 	m.wantDetail(t, "ip=fd77:41::", "webhook=200", "network=from-answer", "address="+want+"/64")

@@ -32,6 +32,11 @@ type vmOptions struct {
 	// opt/org.tianocore/IPv4PXESupport), as a machine set to boot over
 	// IPv6 only: its first boot option is then PXE over IPv6.
 	ipv6PXE bool
+	// httpBoot6 (with uefi) turns OVMF's PXE off over both families
+	// (fw_cfg opt/org.tianocore/IPv4PXESupport and IPv6PXESupport): the
+	// NIC's boot options are then HTTP boot over IPv4, then over IPv6;
+	// on a segment without IPv4 the first one's DHCPv4 finds nothing.
+	httpBoot6 bool
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
 	rom bool
@@ -107,6 +112,9 @@ func (l *bootLab) bootAll(t *testing.T, opts ...vmOptions) []*machine {
 		}
 		if m.opts.ipv6PXE {
 			how += " IPv6"
+		}
+		if m.opts.httpBoot6 {
+			how += " HTTP IPv6"
 		}
 		if m.opts.direct {
 			how += " direct kernel"
@@ -199,6 +207,9 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 	}
 	if o.uefi && o.ipv6PXE {
 		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n")
+	}
+	if o.uefi && o.httpBoot6 {
+		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n")
 	}
 	if o.uefi && o.httpBoot {
 		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=n")
