@@ -25,6 +25,10 @@ import (
 // HTTP boot over IPv6: the window's HTTPClient answer beside the site's
 // lease, snponly.efi over HTTP from the window's IPv6 address, then on
 // as the first machine to its installed event.
+// pxeGaveUp is what OVMF prints when its PXE over IPv6 ends without a
+// boot file.
+const pxeGaveUp = "PXE-E16"
+
 func TestNetbootIPv6(t *testing.T) {
 	t.Parallel()
 	media := netbootPrereqs(t)
@@ -45,9 +49,18 @@ func TestNetbootIPv6(t *testing.T) {
 	const hmac, hnode = "52:54:00:77:41:20", "http6"
 	l.register(t, hnode, hmac)
 	l.serve(t, media)
-	ms := l.bootAll(t, vmOptions{name: node, mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second},
-		vmOptions{name: hnode, mac: hmac, uefi: true, httpBoot6: true, limit: 420 * time.Second})
+	// OVMF's PXE over IPv6 under TCG on a loaded machine sometimes gives
+	// up ("PXE-E16: No valid offer received") although the window's
+	// port-4011 Reply left within 120 ms of its Request: the machine
+	// stops there, before any answer is consumed, and boots again, at
+	// most twice (docs/ipv6.md, "Known limits").
+	pxe := vmOptions{name: node, mac: mac, uefi: true, ipv6PXE: true, limit: 300 * time.Second, until: pxeGaveUp}
+	ms := l.bootAll(t, pxe, vmOptions{name: hnode, mac: hmac, uefi: true, httpBoot6: true, limit: 420 * time.Second})
 	m, h := ms[0], ms[1]
+	for try := 1; try <= 2 && m.marker == "" && strings.Contains(m.serial, pxeGaveUp); try++ {
+		t.Logf("%s: OVMF's PXE over IPv6 gave up (%s); boot %d more", node, pxeGaveUp, try)
+		m = l.boot(t, pxe)
+	}
 	h.wantSerial(t, "Start HTTP Boot over IPv6")
 	h.wantSerial(t, "URI: http://"+l.window()+"/")
 	h.wantOK(t, hnode+".")
