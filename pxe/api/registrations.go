@@ -24,7 +24,7 @@ import (
 )
 
 // createKeys are the keys a posted registration may have.
-var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "boot_method", "media_answer", "replace"}
+var createKeys = []string{"name", "macs", "boot_disk", "pools", "created", "serial", "uuid", "ssh_keys", "bmc", "bmc_password", "boot_method", "media_answer", "network", "nic_names", "replace"}
 
 // registrationBody is a posted registration's shape, down to the keys of
 // bmc and of each pool, for checkKeys: every key at every level spelt
@@ -43,6 +43,8 @@ type registrationBody struct {
 	BMCPassword string              `json:"bmc_password"`
 	BootMethod  string              `json:"boot_method"`
 	MediaAnswer string              `json:"media_answer"`
+	Network     *registry.Network   `json:"network"`
+	NICNames    map[string]string   `json:"nic_names"`
 	Replace     bool                `json:"replace"`
 }
 
@@ -70,6 +72,10 @@ func fieldOf(err error) string {
 		return "bmc"
 	case errors.Is(err, registry.ErrInvalidBootMethod):
 		return "boot_method"
+	case errors.Is(err, registry.ErrInvalidNetwork):
+		return "network"
+	case errors.Is(err, registry.ErrInvalidNICName):
+		return "nic_names"
 	}
 	return ""
 }
