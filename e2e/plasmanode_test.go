@@ -14,6 +14,11 @@ import (
 type projectOf struct {
 	l    *bootLab
 	proj string
+	// dl, when set, is the lab's daemon: plasma-node runs on the other
+	// host (the site namespace) with the register token and env, and the
+	// platform reaches the state folder through the daemon's API.
+	dl  *daemonLab
+	env []string
 }
 
 // project makes a plasma-node project folder on the lab's state folder.
@@ -26,6 +31,13 @@ func (l *bootLab) project(t *testing.T) *projectOf {
 // fails the test.
 func (p *projectOf) run(t *testing.T, args ...string) string {
 	t.Helper()
+	if p.dl != nil {
+		code, out := p.dl.onSite(t, p.dl.tokens["register"], p.env, "plasma-node", append([]string{"--dir", p.proj}, args...)...)
+		if code != 0 {
+			t.Fatalf("plasma-node %s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
 	c := exec.Command(filepath.Join(bin, "plasma-node"), append([]string{"--dir", p.proj, "--provisioner-dir", p.l.state}, args...)...)
 	c.Env = p.l.env
 	out, err := c.Output()
@@ -49,12 +61,26 @@ type staticPool struct{ cidr, first, last, gateway, dns string }
 // the machine with mac; it returns provision's output.
 func (p *projectOf) provisionStatic(t *testing.T, mac string, pool staticPool) string {
 	t.Helper()
+	hw := p.staticPlatform(t, fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n", mac), pool)
+	return p.run(t, "provision", "metal", "--hardware", hw, "--auto-approve")
+}
+
+// staticPlatform adds the pxe platform metal (domain e2e.test; through
+// the daemon's API when p has one) whose install network is pool and
+// one control node, and writes the hardware list machines; it returns
+// the hardware list's path.
+func (p *projectOf) staticPlatform(t *testing.T, machines string, pool staticPool) string {
+	t.Helper()
 	hw := filepath.Join(p.proj, "hardware.yaml")
-	os.WriteFile(hw, []byte(fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n", mac)), 0o644)
+	os.WriteFile(hw, []byte(machines), 0o644)
 	p.run(t, "add", "metal", "--provider", "pxe", "--domain", "e2e.test")
 	plat := filepath.Join(p.proj, "platforms", "metal", "platform.yaml")
 	raw, _ := os.ReadFile(plat)
-	os.WriteFile(plat, []byte(string(raw)+fmt.Sprintf(`  ip_pools:
+	text := string(raw)
+	if p.dl != nil {
+		text = strings.Replace(text, "infrastructure:\n", fmt.Sprintf("infrastructure:\n  provisioner_url: %s\n  provisioner_fingerprint: %q\n", p.dl.api, p.dl.fp), 1)
+	}
+	os.WriteFile(plat, []byte(text+fmt.Sprintf(`  ip_pools:
     lab:
       cidr: %q
       range: %s-%s
@@ -68,7 +94,7 @@ pools:
     count: 1
     ip_pool: lab
 `, pool.cidr, pool.first, pool.last, pool.gateway, pool.dns)), 0o644)
-	return p.run(t, "provision", "metal", "--hardware", hw, "--auto-approve")
+	return hw
 }
 
 // wantKnownHost: ssh-keygen -F addr -f <(plasma-node known-hosts metal)

@@ -173,7 +173,7 @@ type daemonLab struct {
 }
 
 // startLabDaemon prepares the media, makes the tokens and starts the daemon
-// (-v, its window's DHCP on the lab's veth), returning once its API
+// (-v, its window's proxy-DHCP on the lab's veth unless the lab's noPXE), returning once its API
 // answers from the site side.
 func startLabDaemon(t *testing.T, l *bootLab, media netbootMedia) *daemonLab {
 	t.Helper()
@@ -187,8 +187,11 @@ func startLabDaemon(t *testing.T, l *bootLab, media netbootMedia) *daemonLab {
 	for _, k := range l.opts.kernelArgs {
 		args = append(args, "--kernel-arg", k)
 	}
+	if !l.opts.noPXE {
+		args = append(args, "--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n))
+	}
 	d := exec.Command("ip", append([]string{"netns", "exec", l.prov, filepath.Join(bin, "node-provisioner"), "--state-dir", l.state, "--secrets-dir", filepath.Join(l.dir, "secrets"),
-		"-v", "daemon", "--api", l.serverIP() + ":8091", "--http", l.serverIP() + ":8090", "--dhcp-interface", fmt.Sprintf("pnnb%dp", l.n), "--domain", "e2e.test"}, args...)...)
+		"-v", "daemon", "--api", l.serverIP() + ":8091", "--http", l.serverIP() + ":8090", "--domain", "e2e.test"}, args...)...)
 	d.Env, d.Stdout, d.Stderr = l.env, dl.log, dl.log
 	if err := d.Start(); err != nil {
 		t.Fatal(err)

@@ -75,7 +75,11 @@ func httpIn(ns string) *http.Client {
 //   - ISO: no DHCP at all on the segment; the node's own medium carries
 //     its answer (answer.toml, an iso-mode mode file), which the
 //     installer reads from the CD, with the static address from its
-//     registration.
+//     registration. plasma-node drives it from the other host through
+//     the daemon's API: a pxe platform whose hardware list machine has
+//     boot_method virtual-media and the Redfish BMC, provision --boot
+//     (the static address from the platform's ip pool), then refresh
+//     and known-hosts: the node file's private_ip and host keys.
 //   - HTTP: the site's DHCP server, no PXE; the prepared ISO fetches the
 //     answer from the window over HTTP, as a network install does.
 //
@@ -112,25 +116,54 @@ func TestVirtualMedia(t *testing.T) {
 			srv.StartTLS()
 			t.Cleanup(srv.Close)
 			sum := sha256.Sum256(srv.Certificate().Raw)
-			pwFile := filepath.Join(t.TempDir(), "bmc-password")
-			os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
 			address := l.subnet + ".60/24"
-			l.register(t, name, mac, "--bmc", "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", "--bmc-user", "root",
-				"--bmc-password-file", pwFile, "--bmc-fingerprint", hex.EncodeToString(sum[:]), "--bmc-boot-mode", "legacy",
-				"--boot-method", "virtual-media", "--media-answer", tc.answer, "--address", address, "--gateway", l.subnet+".1", "--dns", l.subnet+".1")
-			l.serve(t, media)
-
-			start := time.Now()
-			code, out, errs := l.npRunIn(l.prov, "boot", name)
-			if code != 0 || out != name+": next boot the virtual CD (legacy, once) and powered on via redfish\n" {
-				t.Fatalf("boot: %d %q %s", code, out, errs)
+			var start time.Time
+			var pn *projectOf
+			winLog := l.serveLog
+			if tc.answer == "iso" {
+				// plasma-node on the other host: the hardware list's
+				// machine boots by virtual media behind its Redfish BMC,
+				// its static address from the platform's ip pool.
+				name = "metal-control-001"
+				dl := startLabDaemon(t, l, media)
+				winLog = dl.log
+				dl.remote(t, dl.tokens["admin"], "enable", "--ttl", "15m")
+				pn = l.project(t)
+				pn.dl, pn.env = dl, []string{"E2E_BMC_PW=" + bmcPassword}
+				hw := pn.staticPlatform(t, fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n    boot_method: virtual-media\n    bmc:\n      url: %s\n      user: root\n"+
+					"      password_env: E2E_BMC_PW\n      fingerprint: %s\n      boot_mode: legacy\n", mac, "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", hex.EncodeToString(sum[:])),
+					staticPool{cidr: l.subnet + ".0/24", first: l.subnet + ".60", last: l.subnet + ".70", gateway: l.subnet + ".1", dns: l.subnet + ".1"})
+				start = time.Now()
+				out := pn.run(t, "provision", "metal", "--hardware", hw, "--auto-approve", "--boot", "--timeout", "150s")
+				t.Logf("provision --boot printed:\n%s", out)
+				for _, want := range []string{"static address " + address, "next boot the virtual CD once (legacy), power on via redfish", "Refreshed " + name + "@metal: installed address " + l.subnet + ".60, 2 host keys"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("provision --boot's output lacks %q", want)
+					}
+				}
+			} else {
+				pwFile := filepath.Join(t.TempDir(), "bmc-password")
+				os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
+				l.register(t, name, mac, "--bmc", "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", "--bmc-user", "root",
+					"--bmc-password-file", pwFile, "--bmc-fingerprint", hex.EncodeToString(sum[:]), "--bmc-boot-mode", "legacy",
+					"--boot-method", "virtual-media", "--media-answer", tc.answer, "--address", address, "--gateway", l.subnet+".1", "--dns", l.subnet+".1")
+				l.serve(t, media)
+				start = time.Now()
+				code, out, errs := l.npRunIn(l.prov, "boot", name)
+				if code != 0 || out != name+": next boot the virtual CD (legacy, once) and powered on via redfish\n" {
+					t.Fatalf("boot: %d %q %s", code, out, errs)
+				}
 			}
 			installed := waitEvent(t, l, "installed", name, 150*time.Second)
 			if installed == 0 {
 				t.Fatalf("%s did not report installed within 150 s", name)
 			}
 			took := time.Since(start)
-			line := fmt.Sprintf("vmedia %s: boot command to installed %s (%s mode, virtual CD by direct kernel boot)", t.Name(), took.Round(100*time.Millisecond), tc.answer)
+			how := "node-provisioner boot"
+			if pn != nil {
+				how = "plasma-node provision --boot"
+			}
+			line := fmt.Sprintf("vmedia %s: %s to installed %s (%s mode, virtual CD by direct kernel boot)", t.Name(), how, took.Round(100*time.Millisecond), tc.answer)
 			t.Log(line)
 			recordTime(line)
 			serial := waitSerial(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK fqdn="+name+".", 1)
@@ -152,8 +185,20 @@ func TestVirtualMedia(t *testing.T) {
 				t.Logf("the BMC read the medium in %d ranges", st.Ranges)
 			}
 			l.wantEvent(t, "bmc", "eject the installer's medium via redfish")
-			if strings.Contains(l.serveLog.String(), "proxy-DHCP") || strings.Contains(l.serveLog.String(), "TFTP on") {
-				t.Errorf("the window ran proxy-DHCP or TFTP:\n%s", l.serveLog.String())
+			if strings.Contains(winLog.String(), "proxy-DHCP") || strings.Contains(winLog.String(), "TFTP on") {
+				t.Errorf("the window ran proxy-DHCP or TFTP:\n%s", winLog.String())
+			}
+			if pn != nil { // the node file and known_hosts of plasma-node
+				// provision --wait refreshed it already: refresh finds it so.
+				if out := pn.run(t, "refresh", "metal"); !strings.Contains(out, name+"@metal is up to date: installed address "+l.subnet+".60, 2 host keys") {
+					t.Errorf("refresh: %q", out)
+				}
+				if nf := readFile(pn.nodeFile(name)); !strings.Contains(nf, "private_ip: "+l.subnet+".60\n") || !strings.Contains(nf, "ssh_host_keys:") {
+					t.Errorf("the node file after refresh:\n%s", nf)
+				}
+				_, marker, _ := strings.Cut(serial, "PLASMA-EMU: OK fqdn=")
+				marker, _, _ = strings.Cut(marker, "\n")
+				pn.wantKnownHost(t, l.subnet+".60", (&machine{detail: marker}).markerField("hostkey"))
 			}
 		})
 	}
