@@ -16,22 +16,30 @@ func TestRegistrationBootMethod(t *testing.T) {
 		c.Power, c.Secrets = &fakePower{}, &fakeSecrets{passwords: map[string]string{}}
 		c.Site = registry.Site{BootMethod: registry.BootVirtualMedia}
 	})
-	tok := e.tokens["register"]
-	tests := map[string]struct {
-		body   string
-		status int
-		field  string
-		has    string
-	}{
+	postRegistrations(t, e, map[string]postCase{
 		"virtual media with an IPMI BMC":      {`{"name":"pve1","macs":["52:54:00:00:00:01"],"boot_method":"virtual-media","bmc":{"url":"ipmi://10.0.0.51","user":"admin"},"bmc_password":"x"}`, 422, "boot_method", "which has no virtual media"},
 		"the site's virtual media and no BMC": {`{"name":"pve2","macs":["52:54:00:00:00:02"]}`, 422, "boot_method", "the site's boot method is virtual-media"},
 		"an unknown boot method":              {`{"name":"pve3","macs":["52:54:00:00:00:03"],"boot_method":"usb"}`, 422, "boot_method", "invalid boot method"},
 		"network over the site's":             {`{"name":"pve4","macs":["52:54:00:00:00:04"],"boot_method":"network"}`, 201, "", `"boot_method": "network"`},
 		"virtual media with a Redfish BMC":    {`{"name":"pve5","macs":["52:54:00:00:00:05"],"boot_method":"virtual-media","media_answer":"http","bmc":{"url":"redfish://10.0.0.55","user":"root"},"bmc_password":"x"}`, 201, "", `"media_answer": "http"`},
-	}
+	})
+}
+
+// postCase is a registration posted with the register token: the reply's
+// status, the error's field and a text its body has.
+type postCase struct {
+	body   string
+	status int
+	field  string
+	has    string
+}
+
+// postRegistrations posts each case's body and checks its reply.
+func postRegistrations(t *testing.T, e *env, tests map[string]postCase) {
+	t.Helper()
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := e.do(t, "POST", "/api/v1/registrations", tok, tc.body)
+			r := e.do(t, "POST", "/api/v1/registrations", e.tokens["register"], tc.body)
 			if r.status != tc.status || r.err.Field != tc.field || !strings.Contains(strings.ReplaceAll(r.body, `":"`, `": "`), tc.has) {
 				t.Errorf("%d %s; want %d on field %q with %q", r.status, r.body, tc.status, tc.field, tc.has)
 			}
