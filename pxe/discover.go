@@ -17,7 +17,7 @@ func (s *Server) discoveryOf() (*netboot.Discovery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &netboot.Discovery{Token: token, Inbox: inbox, Enrol: s.cfg.Enrol}, nil
+	return &netboot.Discovery{Token: token, Inbox: inbox, Enrol: s.cfg.Enrol, Preview: s.cfg.EnrolPreview}, nil
 }
 
 // discoveryToken returns a new window token: 32 random bytes, base64url.

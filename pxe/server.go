@@ -182,6 +182,10 @@ type Config struct {
 	// Enrol, with Discover, enrols each machine the inbox keeps by the
 	// site's rules ([netboot.Discovery].Enrol); nil enrols none.
 	Enrol func(ctx context.Context, rec discovery.Record) netboot.Enrolment
+	// EnrolPreview, with Discover, says what the site's rules would make
+	// of each inbox machine, for the status page
+	// ([netboot.Discovery].Preview); nil shows the machines alone.
+	EnrolPreview func(ctx context.Context, recs []discovery.Record) (map[string]netboot.Enrolment, error)
 	// OnOpen, when set, is called once the window serves, with its
 	// record.
 	OnOpen func(*window.Record)

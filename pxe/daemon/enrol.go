@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/plasmactl/plasma-node/pxe/discovery"
 	"github.com/plasmactl/plasma-node/pxe/enrol"
@@ -17,19 +18,21 @@ import (
 // enroller returns a discovery window's enrolment: the rules of stores
 // make registrations there (a rule's BMC naming its site secret, read
 // when the BMC is used), with the site's settings (site over stateDir's site.json), and
-// say what they did as a [netboot.Enrolment].
-func enroller(ctx context.Context, stores *store.Stores, stateDir string, site registry.Site, log *slog.Logger) (func(context.Context, discovery.Record) netboot.Enrolment, error) {
+// say what they did as a [netboot.Enrolment]; and the preview of the
+// inbox the status page shows: `rule test`'s decisions
+// ([enrol.PreviewRecords]) as Enrolments, by machine.
+func enroller(ctx context.Context, stores *store.Stores, stateDir string, site registry.Site, log *slog.Logger) (enrolFunc, previewFunc, error) {
 	secrets, err := stores.Secrets(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	siteSecrets, err := stores.SiteSecrets(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	file, err := registry.LoadSiteIfExists(filepath.Join(stateDir, registry.SiteFileName))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	regs := stores.Registrations()
 	e := &enrol.Enroller{
@@ -44,11 +47,34 @@ func enroller(ctx context.Context, stores *store.Stores, stateDir string, site r
 		Events:  stores.Events(),
 		Logger:  log,
 	}
-	return func(ctx context.Context, rec discovery.Record) netboot.Enrolment {
+	enrolOne := func(ctx context.Context, rec discovery.Record) netboot.Enrolment {
 		d, err := e.Enrol(ctx, rec)
 		return enrolment(d, err)
-	}, nil
+	}
+	preview := func(ctx context.Context, recs []discovery.Record) (map[string]netboot.Enrolment, error) {
+		st, err := e.Rules.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ds, err := enrol.PreviewRecords(ctx, st, regs, recs, e.Site, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]netboot.Enrolment, len(ds))
+		for _, d := range ds {
+			out[d.Machine] = enrolment(d, d.Err)
+		}
+		return out, nil
+	}
+	return enrolOne, preview, nil
 }
+
+// enrolFunc and previewFunc are a discovery window's enrolment and
+// preview ([pxe.Config] Enrol and EnrolPreview).
+type (
+	enrolFunc   = func(context.Context, discovery.Record) netboot.Enrolment
+	previewFunc = func(context.Context, []discovery.Record) (map[string]netboot.Enrolment, error)
+)
 
 // enrolment is what an enrolment's decision and error say to the window.
 func enrolment(d enrol.Decision, err error) netboot.Enrolment {

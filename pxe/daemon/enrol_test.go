@@ -2,8 +2,12 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe"
 	"github.com/plasmactl/plasma-node/pxe/discovery"
@@ -59,5 +63,62 @@ func TestADiscoveryWindowEnrolsByTheStoresRules(t *testing.T) {
 	}
 	if len(evs) != 2 || evs[0].Event.Kind != events.Enrolled || evs[0].Event.Detail != "enrolled by rule qemu (install)" || evs[1].Event.Kind != events.Unenrolled {
 		t.Errorf("events %+v, want enrolled then unenrolled", evs)
+	}
+}
+
+// TestADiscoveryWindowPreviewsAsRuleTestDoes: a discovery window's
+// preview (what its status page shows of each inbox machine) is the
+// decision `rule test` makes ([enrol.PreviewInbox]): the rule and name
+// of each machine of the inbox, or the same reason, and it stores
+// nothing.
+func TestADiscoveryWindowPreviewsAsRuleTestDoes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	stores, err := store.Open(ctx, dir, store.Options{SecretsDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := registry.Site{Domain: "lab.example"}
+	rule := enrol.Rule{Name: "qemu", Priority: 1, Mode: enrol.ModeInstall, Hostname: "{site}-{n:02}", Match: enrol.Match{Vendor: "QEMU"}}
+	if _, err := stores.Rules().Update(ctx, func(s enrol.State) (enrol.State, error) { return s.Add(rule, false) }); err != nil {
+		t.Fatal(err)
+	}
+	cfg, b, err := withBackend(ctx, stores, pxe.Config{StateDir: dir, Discover: true}, site, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if cfg.EnrolPreview == nil {
+		t.Fatal("a discovery window has no preview")
+	}
+	now := time.Now()
+	for i, vendor := range []string{"QEMU", "Dell Inc.", "QEMU"} {
+		mac := fmt.Sprintf("52:54:00:00:00:%02d", i)
+		rep := discovery.Report{NICs: []discovery.NIC{{MAC: mac}}, DMI: discovery.DMI{Vendor: vendor}, Disks: []discovery.Disk{{Name: "vda", Serial: "VD-" + mac, SizeBytes: 32e9}}}
+		if _, err := cfg.Inbox.Put(ctx, rep, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := cfg.Inbox.List(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cfg.EnrolPreview(ctx, recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := enrol.PreviewInbox(ctx, stores.Rules(), stores.Registrations(), cfg.Inbox, site, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]netboot.Enrolment{}
+	for _, d := range ds {
+		want[d.Machine] = enrolment(d, d.Err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preview (-rule test +window):\n%s", diff)
+	}
+	if st, err := stores.Rules().Read(ctx); err != nil || len(st.Held) != 0 {
+		t.Errorf("the preview stored holds %+v (%v)", st.Held, err)
 	}
 }

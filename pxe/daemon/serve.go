@@ -45,7 +45,7 @@ func withBackend(ctx context.Context, stores *store.Stores, cfg pxe.Config, site
 	cfg.Backend = b
 	if cfg.Discover {
 		if cfg.Inbox, err = stores.Discovered(); err == nil {
-			cfg.Enrol, err = enroller(ctx, stores, cfg.StateDir, site, log)
+			cfg.Enrol, cfg.EnrolPreview, err = enroller(ctx, stores, cfg.StateDir, site, log)
 		}
 		if err != nil {
 			b.Close()

@@ -50,6 +50,12 @@ func PreviewInbox(ctx context.Context, s Store, regs Registrations, inbox discov
 	if err != nil {
 		return nil, fmt.Errorf("list discovered machines: %w", err)
 	}
+	return PreviewRecords(ctx, st, regs, recs, site, now)
+}
+
+// PreviewRecords is [PreviewInbox] of the machines recs (an inbox's
+// entries as listed) under the rule state st. It writes nothing.
+func PreviewRecords(ctx context.Context, st State, regs Registrations, recs []discovery.Record, site registry.Site, now time.Time) ([]Decision, error) {
 	pending, _, err := regs.Scan(ctx)
 	if err != nil {
 		return nil, err

@@ -32,6 +32,12 @@ type Discovery struct {
 	// in [Metrics]. A report is kept, and its post answered, whatever it
 	// says.
 	Enrol func(ctx context.Context, rec discovery.Record) Enrolment
+	// Preview, when set, says what the rules would make of each machine
+	// of recs (the inbox, oldest first), by its ID, storing nothing: the
+	// status and its page show it (node-provisioner's previews as
+	// `rule test` does). An error is logged and shown as the rules
+	// being unreadable; nil shows the machines alone.
+	Preview func(ctx context.Context, recs []discovery.Record) (map[string]Enrolment, error)
 	// ReadTimeout bounds the time a report may take to arrive in full.
 	// Zero: [WebhookReadTimeout].
 	ReadTimeout time.Duration

@@ -37,10 +37,12 @@ type StatusReport struct {
 	// Other holds events with neither MAC nor node.
 	Other []BootEvent `json:"other"`
 	// Discovered counts the machines of a discovery window's inbox; nil
-	// without discovery. The page and this report show no more of them
-	// (no MAC, no serial): their records are the API's, for an
-	// authenticated reader.
+	// without discovery.
 	Discovered *int `json:"discovered,omitempty"`
+	// Inbox holds the first [InboxRows] of them, oldest first, each
+	// with the rule and name the site's rules would give it or why none
+	// would. Their full records are the API's.
+	Inbox []InboxMachine `json:"inbox,omitempty"`
 	// Time is when the report was made.
 	Time time.Time `json:"time"`
 }
@@ -95,7 +97,7 @@ func (h *Handler) report(ctx context.Context) (StatusReport, redactor, error) {
 	}
 	if h.cfg.Discovery != nil {
 		n := len(recs)
-		rep.Discovered = &n
+		rep.Discovered, rep.Inbox = &n, h.inbox(ctx, recs)
 	}
 	for _, s := range st {
 		evs := snap.Nodes[s.Name]
@@ -338,6 +340,16 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{template "events" .Timeline}}
 </section>
 {{end}}
+{{with .Inbox}}
+<h2>Discovered machines</h2>
+<p>Machines the discovery agent reported, and what the enrolment rules would make of each.</p>
+<table class="inbox">
+<thead><tr><th>MAC</th><th>Product</th><th>Serial</th><th>Rule</th><th>Name, or why no rule takes it</th></tr></thead>
+<tbody>
+{{range .}}<tr data-machine="{{.MAC}}"{{with .Rule}} data-rule="{{.}}"{{end}}><td>{{.MAC}}</td><td>{{.Product}}</td><td>{{.Serial}}</td><td>{{.Rule}}</td><td>{{if .Rule}}{{.Name}}{{else}}{{.Reason}}{{end}}</td></tr>
+{{end}}</tbody></table>
+{{with $.InboxMore}}<p id="inbox-more">and {{.}} more (the first {{$.InboxRows}} are listed).</p>{{end}}
+{{end}}
 {{if .Unmatched}}
 <h2>Other machines</h2>
 <p>Machines that asked but match no registration.</p>
@@ -374,6 +386,9 @@ type pageData struct {
 	Left      string
 	Counts    []pageCount
 	Unmatched []pageMachine
+	// InboxMore is how many discovered machines the page does not list.
+	InboxMore int
+	InboxRows int
 }
 
 type pageStep struct {
@@ -449,7 +464,10 @@ func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // renderPage renders the page of rep.
 func renderPage(rep StatusReport) ([]byte, error) {
-	d := pageData{StatusReport: rep, Refresh: refreshSeconds}
+	d := pageData{StatusReport: rep, Refresh: refreshSeconds, InboxRows: InboxRows}
+	if rep.Discovered != nil {
+		d.InboxMore = *rep.Discovered - len(rep.Inbox)
+	}
 	d.StatusReport.Unmatched = nil
 	if l := rep.Window.LeftSeconds; l != nil {
 		d.Left = (time.Duration(*l) * time.Second).String()

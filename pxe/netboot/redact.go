@@ -187,6 +187,7 @@ func (r redactor) report(rep StatusReport) StatusReport {
 		out.Nodes[i] = NodeReport{Node: r.node(n.Node), Timeline: r.events(n.Timeline)}
 	}
 	out.Unmatched, out.Other = r.unmatched(rep.Unmatched), r.events(rep.Other)
+	out.Inbox = r.inbox(rep.Inbox)
 	return out
 }
 
