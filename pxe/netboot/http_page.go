@@ -349,7 +349,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 {{range .}}<tr data-machine="{{.MAC}}"{{with .Rule}} data-rule="{{.}}"{{end}}><td>{{.MAC}}</td><td>{{.Product}}</td><td>{{.Serial}}</td><td>{{.Rule}}</td><td>{{if .Rule}}{{.Name}}{{else}}{{.Reason}}{{end}}</td></tr>
 {{end}}</tbody></table>
 {{with $.InboxMore}}<p id="inbox-more">and {{.}} more (the first {{$.InboxRows}} are listed).</p>{{end}}
-{{end}}
+{{end -}}
 {{if .Unmatched}}
 <h2>Other machines</h2>
 <p>Machines that asked but match no registration.</p>
