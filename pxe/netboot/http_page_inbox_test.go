@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,19 +79,7 @@ func inboxPageEnv(t *testing.T) (*bootEnv, []discovery.Record) {
 func TestStatusPageInboxGolden(t *testing.T) {
 	e, _ := inboxPageEnv(t)
 	_, body, _ := e.get(t, "/")
-	path := filepath.Join("testdata", "http", "page-inbox.html")
-	if *update {
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), body); diff != "" {
-		t.Errorf("page differs from %s (-want +got):\n%s", path, diff)
-	}
+	checkGoldenPage(t, "page-inbox.html", body)
 }
 
 // TestTheWindowsInboxLeaksNoMACOrSerial: the page and GET /status of the

@@ -164,7 +164,14 @@ func mustMAC(t *testing.T, s string) net.HardwareAddr {
 func TestStatusPageGolden(t *testing.T) {
 	e := goldenPageEnv(t)
 	_, body, _ := e.get(t, "/")
-	path := filepath.Join("testdata", "http", "page.html")
+	checkGoldenPage(t, "page.html", body)
+}
+
+// checkGoldenPage compares a page with its golden file of testdata/http,
+// which -update writes.
+func checkGoldenPage(t *testing.T, name, body string) {
+	t.Helper()
+	path := filepath.Join("testdata", "http", name)
 	if *update {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
