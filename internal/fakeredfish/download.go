@@ -2,6 +2,8 @@ package fakeredfish
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +23,10 @@ func probe(ctx context.Context, c MediaConfig, image string) (int64, error) {
 		return 0, fmt.Errorf("the image is not an http or https URL")
 	}
 	resp, err := c.Client.Do(req)
+	var verr *tls.CertificateVerificationError
+	if errors.As(err, &verr) {
+		return 0, fmt.Errorf("the certificate of the image's server %s is not trusted", req.URL.Host)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("cannot reach the image's server %s", req.URL.Host)
 	}

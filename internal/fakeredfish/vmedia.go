@@ -2,6 +2,8 @@ package fakeredfish
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,8 +55,12 @@ type MediaConfig struct {
 	// (Inserted and WriteProtected included) with 400
 	// ActionParameterUnknown, as Supermicro X11 and X12 BMCs do.
 	ImageOnly bool
+	// RootCAs are the certificates the BMC trusts for https images (the
+	// operator installed the window's on it); nil: the system's roots.
+	// An image whose server it does not trust is refused.
+	RootCAs *x509.CertPool
 	// Client fetches images (an https one must verify); nil: a client
-	// trusting the system's roots, no proxy.
+	// trusting RootCAs, no proxy.
 	Client *http.Client
 }
 
@@ -72,7 +78,8 @@ func (c MediaConfig) withDefaults() MediaConfig {
 		c.Timeout = 10 * time.Minute
 	}
 	if c.Client == nil {
-		c.Client = &http.Client{Transport: &http.Transport{Proxy: nil, ResponseHeaderTimeout: 30 * time.Second}}
+		tc := &tls.Config{RootCAs: c.RootCAs, MinVersion: tls.VersionTLS12}
+		c.Client = &http.Client{Transport: &http.Transport{Proxy: nil, TLSClientConfig: tc, ResponseHeaderTimeout: 30 * time.Second}}
 	}
 	return c
 }

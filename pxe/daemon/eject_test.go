@@ -49,7 +49,7 @@ func newServedMedia(t *testing.T) *servedMedia {
 	return m
 }
 
-func (m *servedMedia) Arm(_ context.Context, name string) (string, error) {
+func (m *servedMedia) Arm(_ context.Context, name string, _ bool) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.live[name] = true

@@ -15,8 +15,10 @@ import (
 // [registry.BootVirtualMedia].
 type Media interface {
 	// Arm makes node name's medium servable and returns the one-time
-	// URL its BMC fetches it from; a URL armed before for it dies.
-	Arm(ctx context.Context, name string) (string, error)
+	// URL its BMC fetches it from, an https one with https (its BMC
+	// trusts the window's certificate: [registry.Site.MediaTLSOf]); a
+	// URL armed before for it dies.
+	Arm(ctx context.Context, name string, https bool) (string, error)
 	// Disarm kills node name's URL; nothing armed is not an error.
 	Disarm(ctx context.Context, name string) error
 	// Ours says image is a URL of one of the window's media, which a
@@ -58,7 +60,11 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 			stale = true
 		}
 	}
-	url, err := req.Media.Arm(ctx, r.Name)
+	https := req.Site.MediaTLSOf(r)
+	url, err := req.Media.Arm(ctx, r.Name, https)
+	if err != nil && https {
+		return fmt.Errorf("boot %s: the medium over HTTPS (media_tls is on for BMC %s or the site; turn it off to serve the medium over HTTP with its token): %w", req.Name, r.BMC.URL, err)
+	}
 	if err != nil {
 		return fmt.Errorf("boot %s: the medium: %w", req.Name, err)
 	}

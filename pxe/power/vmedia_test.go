@@ -57,12 +57,12 @@ func newFakeMedia(t *testing.T) *fakeMedia {
 	return m
 }
 
-func (m *fakeMedia) Arm(_ context.Context, name string) (string, error) {
+func (m *fakeMedia) Arm(_ context.Context, name string, https bool) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.n++
 	p := "/media/tok" + string(rune('0'+m.n)) + "/" + name + ".iso"
-	m.calls = append(m.calls, "arm "+name)
+	m.calls = append(m.calls, "arm "+name+map[bool]string{true: " https"}[https])
 	if m.refuses {
 		return m.srv.URL + "/nothing-here.iso", nil
 	}
@@ -223,7 +223,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 	t.Run("another image is never taken", func(t *testing.T) {
 		fake, req, m, _ := vmLab(t, fakeredfish.MediaUnderManager)
 		other := newFakeMedia(t)
-		foreign, _ := other.Arm(ctx, "theirs")
+		foreign, _ := other.Arm(ctx, "theirs", false)
 		vm := openVM(t, req)
 		if _, err := vm.InsertMedia(ctx, foreign, bmc.InsertOptions{}); err != nil {
 			t.Fatal(err)

@@ -39,6 +39,11 @@ type BMC struct {
 	// BootMode is the one-time boot's firmware mode: "uefi" (also "")
 	// or "legacy".
 	BootMode string `json:"boot_mode,omitempty"`
+	// MediaTLS says the BMC fetches virtual media over the window's
+	// HTTPS: the operator installed the window's certificate on it, or
+	// it does not verify. Off, the medium's URL is plain HTTP with its
+	// token. See [Site.MediaTLSOf].
+	MediaTLS bool `json:"media_tls,omitempty"`
 }
 
 // Validate checks the endpoint and the settings that apply to its

@@ -84,6 +84,12 @@ func (s Site) BootOf(r Registration) (BootMethod, MediaAnswer) {
 	return m, MediaAnswer(first(string(r.MediaAnswer), string(s.MediaAnswer), string(MediaAnswerISO)))
 }
 
+// MediaTLSOf says r's BMC fetches its virtual medium over the window's
+// HTTPS: its BMC's media_tls ([BMC.MediaTLS]) or the site's is on.
+func (s Site) MediaTLSOf(r Registration) bool {
+	return s.MediaTLS || (r.BMC != nil && r.BMC.MediaTLS)
+}
+
 // CheckBootMethod refuses a registration whose machine would boot from
 // virtual media ([Site.BootOf] with site) without a BMC that has it: no
 // BMC at all, or an IPMI one (IPMI has no virtual media). The error

@@ -52,6 +52,9 @@ type Site struct {
 	// answers when their registrations name none. Default:
 	// [MediaAnswerISO].
 	MediaAnswer MediaAnswer `json:"media_answer,omitempty"`
+	// MediaTLS says every BMC fetches virtual media over the window's
+	// HTTPS ([BMC.MediaTLS] for all of them).
+	MediaTLS bool `json:"media_tls,omitempty"`
 }
 
 // siteFile is site.json: our keys at the top level, and TAPPaaS's
@@ -109,6 +112,7 @@ func (s Site) Merge(other Site) Site {
 	s.Domain = first(s.Domain, other.Domain)
 	s.SSHKeys = appendUnique(s.SSHKeys, other.SSHKeys...)
 	s.PinNICNames = s.PinNICNames || other.PinNICNames
+	s.MediaTLS = s.MediaTLS || other.MediaTLS
 	s.BootMethod = BootMethod(first(string(s.BootMethod), string(other.BootMethod)))
 	s.MediaAnswer = MediaAnswer(first(string(s.MediaAnswer), string(other.MediaAnswer)))
 	return s

@@ -35,6 +35,10 @@ const PathPrefix = "/media/"
 // on the state folder to serve the medium.
 var ErrNoWindow = errors.New("no provisioning window is open to serve the medium")
 
+// ErrNoTLS is returned (wrapped) by [Dir.Arm] asked for an HTTPS URL
+// when the open window serves no HTTPS.
+var ErrNoTLS = errors.New("the provisioning window serves no HTTPS (open it with TLS)")
+
 // record is a node's armed medium, <DirName>/<node>.json.
 type record struct {
 	// Hash is the hex SHA-256 of the URL's token.
@@ -61,11 +65,13 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
 // Arm makes a new one-time URL for node name's medium, served by the
 // window open on the state folder, and returns it:
 // http://WINDOW/media/<token>/<name>.iso, where the token (32 random
-// bytes) is the credential, so a BMC that cannot pin the window's
-// certificate can fetch it. A URL armed before for the node dies. The
-// caller checks the node boots from virtual media. Errors:
-// [ErrNoWindow].
-func (d Dir) Arm(_ context.Context, name string) (string, error) {
+// bytes) is the credential, so a BMC that cannot verify the window's
+// certificate can fetch it; with https, for a BMC that trusts the
+// window's certificate, https://WINDOW/media/… on the window's TLS port.
+// A URL armed before for the node dies. The caller checks the node boots
+// from virtual media. Errors: [ErrNoWindow]; [ErrNoTLS] when https is
+// asked of a window without TLS (nothing is armed).
+func (d Dir) Arm(_ context.Context, name string, https bool) (string, error) {
 	if !nameRE.MatchString(name) {
 		return "", fmt.Errorf("arm the medium: invalid node name %q", name)
 	}
@@ -73,7 +79,10 @@ func (d Dir) Arm(_ context.Context, name string) (string, error) {
 	if err != nil || !w.Open(time.Now()) {
 		return "", fmt.Errorf("arm the medium of %s: %w", name, ErrNoWindow)
 	}
-	base, err := mediaBase(w)
+	if https && w.CertFingerprint == "" {
+		return "", fmt.Errorf("arm the medium of %s over HTTPS: %w", name, ErrNoTLS)
+	}
+	base, err := mediaBase(w, https)
 	if err != nil {
 		return "", fmt.Errorf("arm the medium of %s: %w", name, err)
 	}
@@ -126,14 +135,19 @@ func Clear(stateDir string) error {
 	return nil
 }
 
-// mediaBase is http://HOST:PORT of the window w: the host its answer
-// URL names (its base URL), else its listen address.
-func mediaBase(w *window.Record) (string, error) {
+// mediaBase is http://HOST:PORT (https:// with https) of the window w:
+// the host its answer URL names (its base URL), else its listen
+// address. A TLS window serves both on its one port.
+func mediaBase(w *window.Record, https bool) (string, error) {
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
 	if u, err := url.Parse(w.URL); err == nil && u.Host != "" {
-		return "http://" + u.Host, nil
+		return scheme + u.Host, nil
 	}
 	if w.HTTP != "" && !strings.HasPrefix(w.HTTP, ":") {
-		return "http://" + w.HTTP, nil
+		return scheme + w.HTTP, nil
 	}
 	return "", fmt.Errorf("%w: the window names no address a BMC can reach", ErrNoWindow)
 }

@@ -90,7 +90,7 @@ func (r *slowReader) ReadAt(p []byte, off int64) (int, error) {
 // armed arms node and returns its URL's path.
 func (l *lab) armed(t *testing.T, node string) string {
 	t.Helper()
-	u, err := l.arm.Arm(context.Background(), node)
+	u, err := l.arm.Arm(context.Background(), node, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestArm(t *testing.T) {
 			t.Errorf("%s is %v", f, st.Mode())
 		}
 	}
-	if _, err := (Dir{StateDir: t.TempDir()}).Arm(context.Background(), "pve1"); err == nil || !strings.Contains(err.Error(), ErrNoWindow.Error()) {
+	if _, err := (Dir{StateDir: t.TempDir()}).Arm(context.Background(), "pve1", false); err == nil || !strings.Contains(err.Error(), ErrNoWindow.Error()) {
 		t.Errorf("no window: %v", err)
 	}
 	if (Dir{}).Ours("http://bmc/other.iso") || !(Dir{}).Ours("http://10.0.0.2:8090"+p) {
