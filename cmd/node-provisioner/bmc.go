@@ -22,7 +22,7 @@ const bmcPasswordEnv = registrar.EnvBMCPassword
 // bmcFlags are register's BMC flags.
 type bmcFlags struct {
 	url, user, passwordFile, suite, privilege, fingerprint, mode string
-	session                                                      bool
+	session, mediaTLS                                            bool
 }
 
 func (b *bmcFlags) bind(f *pflag.FlagSet) {
@@ -34,20 +34,21 @@ func (b *bmcFlags) bind(f *pflag.FlagSet) {
 	f.StringVar(&b.fingerprint, "bmc-fingerprint", "", "Redfish: pin the BMC's TLS certificate by its SHA-256 fingerprint")
 	f.BoolVar(&b.session, "bmc-session", false, "Redfish: log in with a session instead of HTTP Basic")
 	f.StringVar(&b.mode, "bmc-boot-mode", "", "firmware mode of the one-time PXE boot: uefi (default) or legacy")
+	f.BoolVar(&b.mediaTLS, "bmc-media-tls", false, "Redfish: the BMC fetches virtual media over the window's HTTPS (it trusts the window's certificate)")
 }
 
 // registration returns the BMC and its password, nil when --bmc is not
 // given (then no other BMC flag may be).
 func (b *bmcFlags) registration(f *pflag.FlagSet) (*registry.BMC, string, error) {
 	if b.url == "" {
-		for _, n := range []string{"bmc-user", "bmc-password-file", "bmc-cipher-suite", "bmc-privilege", "bmc-fingerprint", "bmc-session", "bmc-boot-mode"} {
+		for _, n := range []string{"bmc-user", "bmc-password-file", "bmc-cipher-suite", "bmc-privilege", "bmc-fingerprint", "bmc-session", "bmc-boot-mode", "bmc-media-tls"} {
 			if f.Changed(n) {
 				return nil, "", usageError(fmt.Errorf("--%s needs --bmc", n))
 			}
 		}
 		return nil, "", nil
 	}
-	r := &registry.BMC{URL: b.url, User: b.user, Privilege: b.privilege, Fingerprint: b.fingerprint, Session: b.session, BootMode: b.mode}
+	r := &registry.BMC{URL: b.url, User: b.user, Privilege: b.privilege, Fingerprint: b.fingerprint, Session: b.session, BootMode: b.mode, MediaTLS: b.mediaTLS}
 	if b.suite != "" {
 		n, err := bmc.ParseCipherSuite(b.suite)
 		if err != nil {

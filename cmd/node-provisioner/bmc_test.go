@@ -63,10 +63,11 @@ func TestRegisterBMCFlags(t *testing.T) {
 		{"no password", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin"}, "", 2, "--bmc needs a password"},
 		{"no user", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-password-file", pwFile}, "", 2, "--bmc needs --bmc-user"},
 		{"user without bmc", []string{"--bmc-user", "admin"}, "", 2, "--bmc-user needs --bmc"},
+		{"media TLS without bmc", []string{"--bmc-media-tls"}, "", 2, "--bmc-media-tls needs --bmc"},
 		{"suite 0", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin", "--bmc-cipher-suite", "0", "--bmc-password-file", pwFile}, "", 2, "no authentication"},
 		{"bad url", []string{"--bmc", "ftp://x", "--bmc-user", "admin", "--bmc-password-file", pwFile}, "", 2, `scheme "ftp"`},
 		{"file", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin", "--bmc-password-file", pwFile}, "", 0, ""},
-		{"env", []string{"--bmc", "redfish://bmc1/1", "--bmc-user", "root", "--bmc-boot-mode", "legacy"}, bmcPW, 0, ""},
+		{"env", []string{"--bmc", "redfish://bmc1/1", "--bmc-user", "root", "--bmc-boot-mode", "legacy", "--bmc-media-tls"}, bmcPW, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Setenv(bmcPasswordEnv, tc.env)
@@ -77,7 +78,7 @@ func TestRegisterBMCFlags(t *testing.T) {
 		noPasswordOutside(t, state, r.stdout, r.err)
 	}
 	b, _ := os.ReadFile(filepath.Join(state, "registrations", "pve1.json"))
-	if !strings.Contains(string(b), `"url": "redfish://bmc1/1"`) {
+	if !strings.Contains(string(b), `"url": "redfish://bmc1/1"`) || !strings.Contains(string(b), `"media_tls": true`) {
 		t.Errorf("registration:\n%s", b)
 	}
 	fi, err := os.Stat(filepath.Join(state, "secrets", "pve1.bmc.pw"))
