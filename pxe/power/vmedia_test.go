@@ -121,19 +121,32 @@ func vmLab(t *testing.T, style fakeredfish.MediaStyle) (*fakeredfish.Server, pow
 	t.Helper()
 	h := &hook{}
 	fake := fakeredfish.New(fakeredfish.Config{User: "root", Password: "calvin-pw", SystemIDs: []string{"1"}, Hook: h, Media: fakeredfish.MediaConfig{Style: style, Dir: t.TempDir(), RangeBytes: 64 << 10}})
+	state := t.TempDir()
+	if err := window.Write(state, &window.Record{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	m := newFakeMedia(t)
+	req := vmRequest(t, fake, state, false, m)
+	return fake, req, m, h
+}
+
+// vmRequest serves fake over TLS and registers n1 in state, booting from
+// virtual media behind it (its BMC's media_tls as mediaTLS): the request
+// to boot n1 with media.
+func vmRequest(t *testing.T, fake *fakeredfish.Server, state string, mediaTLS bool, media power.Media) power.Request {
+	t.Helper()
 	srv := httptest.NewTLSServer(fake)
 	t.Cleanup(srv.Close)
 	sum := sha256.Sum256(srv.Certificate().Raw)
-	state, secrets := t.TempDir(), t.TempDir()
 	regs, err := folder.OpenRegistrations(state, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := folder.OpenSecrets(secrets)
+	sec, err := folder.OpenSecrets(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &registry.BMC{URL: "redfish://" + strings.TrimPrefix(srv.URL, "https://") + "/1", User: "root", Fingerprint: hex.EncodeToString(sum[:])}
+	b := &registry.BMC{URL: "redfish://" + strings.TrimPrefix(srv.URL, "https://") + "/1", User: "root", Fingerprint: hex.EncodeToString(sum[:]), MediaTLS: mediaTLS}
 	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}, BMC: b, BootMethod: registry.BootVirtualMedia}
 	if _, err := regs.Register(t.Context(), r, registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
@@ -141,12 +154,7 @@ func vmLab(t *testing.T, style fakeredfish.MediaStyle) (*fakeredfish.Server, pow
 	if _, err := sec.WriteBMCPassword(t.Context(), "n1", "calvin-pw"); err != nil {
 		t.Fatal(err)
 	}
-	if err := window.Write(state, &window.Record{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	m := newFakeMedia(t)
-	req := power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1", Media: m, Options: bmc.Options{Backoff: 10 * time.Millisecond}}
-	return fake, req, m, h
+	return power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1", Media: media, Options: bmc.Options{Backoff: 10 * time.Millisecond}}
 }
 
 // inserted is the image each medium of fake holds ("" for none).

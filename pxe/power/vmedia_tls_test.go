@@ -3,9 +3,7 @@ package power_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log"
@@ -17,12 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
-	"github.com/plasmactl/plasma-node/pxe/registry"
-	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/tlscert"
 	"github.com/plasmactl/plasma-node/pxe/vmedia"
 	"github.com/plasmactl/plasma-node/pxe/window"
@@ -35,7 +30,7 @@ import (
 // plain.
 func tlsLab(t *testing.T, bmcTLS, plain, trusted bool) (*fakeredfish.Server, power.Request, []byte, string) {
 	t.Helper()
-	state, secrets := t.TempDir(), t.TempDir()
+	state := t.TempDir()
 	image := bytes.Repeat([]byte("ISO over TLS "), 40<<10)
 	h := vmedia.New(vmedia.Config{StateDir: state, WindowPID: os.Getpid(), Media: func(context.Context, string, string) (*vmedia.Medium, error) {
 		return &vmedia.Medium{Image: bytes.NewReader(image), Size: int64(len(image)), ModTime: time.Unix(0, 0)}, nil
@@ -69,26 +64,7 @@ func tlsLab(t *testing.T, bmcTLS, plain, trusted bool) (*fakeredfish.Server, pow
 		roots.AppendCertsFromPEM(pem)
 	}
 	fake := fakeredfish.New(fakeredfish.Config{User: "root", Password: "calvin-pw", Media: fakeredfish.MediaConfig{Style: fakeredfish.MediaUnderManager, Dir: t.TempDir(), RangeBytes: 64 << 10, RootCAs: roots}})
-	srv := httptest.NewTLSServer(fake)
-	t.Cleanup(srv.Close)
-	sum := sha256.Sum256(srv.Certificate().Raw)
-	regs, err := folder.OpenRegistrations(state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sec, err := folder.OpenSecrets(secrets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &registry.BMC{URL: "redfish://" + strings.TrimPrefix(srv.URL, "https://") + "/1", User: "root", Fingerprint: hex.EncodeToString(sum[:]), MediaTLS: bmcTLS}
-	r := registry.Registration{Name: "n1", MACs: []string{"52:54:00:00:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskAny}, BMC: b, BootMethod: registry.BootVirtualMedia}
-	if _, err := regs.Register(t.Context(), r, registry.RegisterOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sec.WriteBMCPassword(t.Context(), "n1", "calvin-pw"); err != nil {
-		t.Fatal(err)
-	}
-	req := power.Request{Registrations: regs, Secrets: sec, Window: folder.Window(state), Name: "n1", Media: vmedia.Dir{StateDir: state}, Options: bmc.Options{Backoff: 10 * time.Millisecond}}
+	req := vmRequest(t, fake, state, bmcTLS, vmedia.Dir{StateDir: state})
 	return fake, req, image, state
 }
 
