@@ -193,8 +193,8 @@ func (r redactor) report(rep StatusReport) StatusReport {
 
 // node returns n with its pins and addresses masked. The report's host
 // keys and name are for all to see (they are what an SSH client
-// checks); its MACs, disk serials, machine-id and address are masked as
-// the pins are.
+// checks); its MACs (the pinned NIC names' too), disk serials, machine-id
+// and address are masked as the pins are.
 func (r redactor) node(n backend.Node) backend.Node {
 	n.MACs = maskAll(n.MACs, maskMAC)
 	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
@@ -214,6 +214,12 @@ func (r redactor) node(n backend.Node) backend.Node {
 			in.BootDisks[i] = d
 		}
 		in.MachineID = maskTail(in.MachineID, 4)
+		if len(n.Install.NICNames) > 0 {
+			in.NICNames = make(map[string]string, len(n.Install.NICNames))
+			for mac, name := range n.Install.NICNames {
+				in.NICNames[maskMAC(mac)] = name
+			}
+		}
 		n.Install = &in
 	}
 	return n

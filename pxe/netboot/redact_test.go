@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/backend"
 	"github.com/plasmactl/plasma-node/pxe/events"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -153,5 +154,20 @@ func TestRedactorMasksIdentifiersInText(t *testing.T) {
 		if diff := cmp.Diff(want, r.text(in)); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", in, diff)
 		}
+	}
+}
+
+// TestRedactorMasksPinnedNICNames: an installed node's report names its
+// pinned NICs by MAC; the window's port shows those MACs masked, and the
+// node it was given is left as it was.
+func TestRedactorMasksPinnedNICNames(t *testing.T) {
+	const mac = "52:54:00:ba:5e:11"
+	n := backend.Node{Install: &answer.InstallReport{NICNames: map[string]string{mac: "nic0"}}}
+	got := redactor{}.node(n)
+	if diff := cmp.Diff(map[string]string{maskMAC(mac): "nic0"}, got.Install.NICNames); diff != "" {
+		t.Errorf("masked NIC names (-want +got):\n%s", diff)
+	}
+	if n.Install.NICNames[mac] != "nic0" {
+		t.Errorf("the node given was changed: %v", n.Install.NICNames)
 	}
 }
