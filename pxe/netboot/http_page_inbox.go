@@ -36,6 +36,7 @@ const unreadRules = "the rules cannot be read; see the server log"
 // inbox returns the first [InboxRows] machines of recs, each with what
 // the discovery's Preview says of it.
 func (h *Handler) inbox(ctx context.Context, recs []discovery.Record) []InboxMachine {
+	recs = recs[:min(len(recs), InboxRows)] // only the rows shown are previewed
 	var outcomes map[string]Enrolment
 	failed := false
 	if p := h.cfg.Discovery.Preview; p != nil {
@@ -45,8 +46,8 @@ func (h *Handler) inbox(ctx context.Context, recs []discovery.Record) []InboxMac
 			failed = true
 		}
 	}
-	out := make([]InboxMachine, 0, min(len(recs), InboxRows))
-	for _, r := range recs[:min(len(recs), InboxRows)] {
+	out := make([]InboxMachine, 0, len(recs))
+	for _, r := range recs {
 		m := InboxMachine{MAC: r.ID, Product: r.DMI.Product, Serial: r.DMI.Serial}
 		if failed {
 			m.Reason = unreadRules
