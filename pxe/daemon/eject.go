@@ -36,8 +36,11 @@ func ejectWhileOpen(ctx context.Context, b *bmcs) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := b.events.Follow(fctx, after, func(r events.Record) error {
-			if r.Event.Kind == events.Installed && r.Event.Node != "" {
+		// Only the installed events, through the store's own filter: the
+		// window's DHCP offers and boot steps are most of its log, and
+		// decoding each again slows every one of them.
+		err := events.FollowKinds(fctx, b.events, after, []events.Kind{events.Installed}, func(r events.Record) error {
+			if r.Event.Node != "" {
 				b.eject(fctx, r.Event.Node, "installed")
 			}
 			return nil
