@@ -140,10 +140,11 @@ func maskAddr(s string) string {
 	return "…"
 }
 
-// event masks ev's MAC, address and detail.
+// event returns what the window's port shows of ev, an allowlist as
+// [redactor.node]'s: its MAC and address masked, its detail through
+// [redactor.text].
 func (r redactor) event(ev BootEvent) BootEvent {
-	ev.MAC, ev.IP, ev.Detail = maskMAC(ev.MAC), maskAddr(ev.IP), r.text(ev.Detail)
-	return ev
+	return BootEvent{Time: ev.Time, Stage: ev.Stage, Node: ev.Node, MAC: maskMAC(ev.MAC), IP: maskAddr(ev.IP), Detail: r.text(ev.Detail)}
 }
 
 func (r redactor) events(evs []BootEvent) []BootEvent {
@@ -191,38 +192,52 @@ func (r redactor) report(rep StatusReport) StatusReport {
 	return out
 }
 
-// node returns n with its pins and addresses masked. The report's host
-// keys and name are for all to see (they are what an SSH client
-// checks); its MACs (the pinned NIC names' too), disk serials, machine-id
-// and address are masked as the pins are.
+// node returns what the window's port shows of n: an allowlist, so that
+// a field added to [backend.Node] or [answer.InstallReport] is not shown
+// until it is added here, shown or masked
+// (TestRedactorShowsOnlyTheFieldsItNames). The report's host keys and
+// name are for all to see (they are what an SSH client checks); its MACs
+// (the pinned NIC names' too), disk serials, machine-id and addresses
+// are masked as the pins are; its token and management address are not
+// shown.
 func (r redactor) node(n backend.Node) backend.Node {
-	n.MACs = maskAll(n.MACs, maskMAC)
-	n.Serial, n.UUID = maskTail(n.Serial, 4), maskTail(n.UUID, 4)
-	n.InstallIP, n.StaticAddress, n.Address = maskAddr(n.InstallIP), maskAddr(n.StaticAddress), maskAddr(n.Address)
-	n.BootDisk = maskDisks(n.BootDisk)
-	n.Pools = maskAll(n.Pools, maskDisks)
-	n.Problem = r.text(n.Problem)
-	if n.Install != nil {
-		in := *n.Install
-		in.MACs = maskAll(in.MACs, maskMAC)
+	out := backend.Node{
+		Name: n.Name, State: n.State, BootMethod: n.BootMethod, MediaAnswer: n.MediaAnswer,
+		Created: n.Created, ConsumedAt: n.ConsumedAt, InstalledAt: n.InstalledAt,
+		BootMode: n.BootMode, SecureBoot: n.SecureBoot, HostKeyFingerprints: n.HostKeyFingerprints,
+
+		MACs:   maskAll(n.MACs, maskMAC),
+		Serial: maskTail(n.Serial, 4), UUID: maskTail(n.UUID, 4),
+		InstallIP: maskAddr(n.InstallIP), StaticAddress: maskAddr(n.StaticAddress), Address: maskAddr(n.Address),
+		BootDisk: maskDisks(n.BootDisk), Pools: maskAll(n.Pools, maskDisks),
+		Problem: r.text(n.Problem),
+	}
+	if in := n.Install; in != nil {
+		rep := answer.InstallReport{
+			Schema: in.Schema, FQDN: in.FQDN, ProductVersion: in.ProductVersion, Kernel: in.Kernel,
+			BootMode: in.BootMode, SecureBoot: in.SecureBoot, HostKeys: in.HostKeys,
+
+			MACs:      maskAll(in.MACs, maskMAC),
+			MachineID: maskTail(in.MachineID, 4),
+		}
 		if m := in.Management; m != nil {
-			in.Management = &answer.ReportInterface{Name: m.Name, MAC: maskMAC(m.MAC)}
+			rep.Management = &answer.ReportInterface{Name: m.Name, MAC: maskMAC(m.MAC)}
 		}
-		in.BootDisks = make([]answer.ReportDisk, len(n.Install.BootDisks))
-		for i, d := range n.Install.BootDisks {
-			d.Serial = maskTail(d.Serial, 4)
-			in.BootDisks[i] = d
-		}
-		in.MachineID = maskTail(in.MachineID, 4)
-		if len(n.Install.NICNames) > 0 {
-			in.NICNames = make(map[string]string, len(n.Install.NICNames))
-			for mac, name := range n.Install.NICNames {
-				in.NICNames[maskMAC(mac)] = name
+		if in.BootDisks != nil {
+			rep.BootDisks = make([]answer.ReportDisk, len(in.BootDisks))
+			for i, d := range in.BootDisks {
+				rep.BootDisks[i] = answer.ReportDisk{Name: d.Name, Serial: maskTail(d.Serial, 4), Size: d.Size}
 			}
 		}
-		n.Install = &in
+		if len(in.NICNames) > 0 {
+			rep.NICNames = make(map[string]string, len(in.NICNames))
+			for mac, name := range in.NICNames {
+				rep.NICNames[maskMAC(mac)] = name
+			}
+		}
+		out.Install = &rep
 	}
-	return n
+	return out
 }
 
 // diskSerials returns the serials among the disks of a boot disk
