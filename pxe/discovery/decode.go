@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/netip"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/answer"
 )
@@ -111,12 +113,29 @@ func (rep *Report) check() error {
 		}
 		rep.BootMAC = mac
 	}
+	if err := rep.checkBMC(); err != nil {
+		return err
+	}
+	return rep.checkDisks()
+}
+
+// checkBMC checks the BMC fields: an IP address, a port and a kind only
+// with an address, a kind and an IPMI interface of their lists.
+func (rep *Report) checkBMC() error {
 	if rep.BMCAddress != "" {
 		if a, err := netip.ParseAddr(rep.BMCAddress); err != nil || a.Zone() != "" || a.IsUnspecified() {
 			return invalidf("bmc_address %q is not an IP address", rep.BMCAddress)
 		}
 	}
-	return rep.checkDisks()
+	switch {
+	case rep.BMCAddress == "" && (rep.BMCPort != 0 || rep.BMCKind != ""):
+		return invalidf("bmc_port or bmc_kind without a bmc_address")
+	case rep.BMCKind != "" && rep.BMCKind != BMCRedfish && rep.BMCKind != BMCIPMI:
+		return invalidf("bmc_kind %q: want %s or %s", rep.BMCKind, BMCRedfish, BMCIPMI)
+	case rep.BMCIPMI != "" && !slices.Contains(IPMIInterfaces, rep.BMCIPMI):
+		return invalidf("bmc_ipmi %q: want one of %s", rep.BMCIPMI, strings.Join(IPMIInterfaces, ", "))
+	}
+	return nil
 }
 
 func (rep *Report) checkDisks() error {

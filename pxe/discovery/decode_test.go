@@ -40,6 +40,20 @@ func TestDecodeKeepsAReport(t *testing.T) {
 	}
 }
 
+// TestDecodeKeepsTheBMC: a report's BMC as the agent read it in-band
+// (a Redfish host interface's service, an IPMI interface) is kept.
+func TestDecodeKeepsTheBMC(t *testing.T) {
+	body := strings.Replace(good, `"memory_bytes"`, `"bmc_address":"2001:db8::7","bmc_port":8443,"bmc_kind":"redfish","bmc_ipmi":"kcs","memory_bytes"`, 1)
+	got, err := discovery.Decode(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [4]any{"2001:db8::7", uint16(8443), discovery.BMCRedfish, "kcs"}
+	if d := cmp.Diff(want, [4]any{got.BMCAddress, got.BMCPort, got.BMCKind, got.BMCIPMI}); d != "" {
+		t.Errorf("Decode's BMC (-want +got):\n%s", d)
+	}
+}
+
 func withNICs(n int) string {
 	var b strings.Builder
 	b.WriteString(`{"nics":[`)
@@ -72,25 +86,31 @@ func TestDecodeRefuses(t *testing.T) {
 		body string
 		want string
 	}{
-		"a body over 64 KiB":        {`{"nics":[],"dmi":{"vendor":"` + strings.Repeat("x", 70<<10) + `"}}`, "larger than"},
-		"not JSON":                  {"hello", "invalid character"},
-		"an unknown field":          {replace(`"memory_bytes"`, `"evil":1,"memory_bytes"`), "unknown field"},
-		"data after the report":     {good + "{}", "data after"},
-		"no NIC":                    {`{"nics":[]}`, "no NIC"},
-		"65 NICs":                   {withNICs(65), "65 NICs"},
-		"129 disks":                 {withDisks(129), "129 disks"},
-		"a MAC that is not one":     {replace(`52-54-00-AA-BB-01`, `52:54:00:aa:bb`), "not a MAC"},
-		"a MAC twice":               {replace(`"nics":[`, `"nics":[{"mac":"52:54:00:aa:bb:01"},`), "given twice"},
-		"a link state unknown":      {replace(`"link":"up"`, `"link":"sideways"`), "not a link state"},
-		"a driver with a slash":     {replace(`virtio_net`, `../x`), "not a driver"},
-		"a control character":       {replace(`SER-1`, `SER\u001b[2J`), "not printable"},
-		"a serial of 200 bytes":     {replace(`SER-1`, strings.Repeat("9", 200)), "longer than"},
-		"a UUID that is not one":    {replace(`1e0a7c4e-3d2b-4c8a-9f00-123456789abc`, `xyz`), "not a UUID"},
-		"a disk name with a slash":  {replace(`"name":"vda"`, `"name":"../sda"`), "not a kernel disk name"},
-		"a disk twice":              {replace(`"name":"nvme0n1"`, `"name":"vda"`), "given twice"},
-		"a transport of odd form":   {replace(`"transport":"nvme"`, `"transport":"NV ME"`), "not a transport"},
-		"a negative size":           {replace(`8589934592`, `-1`), "cannot unmarshal"},
-		"a serial padded by spaces": {replace(`"VIRT-A"`, `" VIRT-A"`), "surrounding space"},
+		"a body over 64 KiB":         {`{"nics":[],"dmi":{"vendor":"` + strings.Repeat("x", 70<<10) + `"}}`, "larger than"},
+		"not JSON":                   {"hello", "invalid character"},
+		"an unknown field":           {replace(`"memory_bytes"`, `"evil":1,"memory_bytes"`), "unknown field"},
+		"data after the report":      {good + "{}", "data after"},
+		"no NIC":                     {`{"nics":[]}`, "no NIC"},
+		"65 NICs":                    {withNICs(65), "65 NICs"},
+		"129 disks":                  {withDisks(129), "129 disks"},
+		"a MAC that is not one":      {replace(`52-54-00-AA-BB-01`, `52:54:00:aa:bb`), "not a MAC"},
+		"a MAC twice":                {replace(`"nics":[`, `"nics":[{"mac":"52:54:00:aa:bb:01"},`), "given twice"},
+		"a link state unknown":       {replace(`"link":"up"`, `"link":"sideways"`), "not a link state"},
+		"a driver with a slash":      {replace(`virtio_net`, `../x`), "not a driver"},
+		"a control character":        {replace(`SER-1`, `SER\u001b[2J`), "not printable"},
+		"a serial of 200 bytes":      {replace(`SER-1`, strings.Repeat("9", 200)), "longer than"},
+		"a UUID that is not one":     {replace(`1e0a7c4e-3d2b-4c8a-9f00-123456789abc`, `xyz`), "not a UUID"},
+		"a disk name with a slash":   {replace(`"name":"vda"`, `"name":"../sda"`), "not a kernel disk name"},
+		"a disk twice":               {replace(`"name":"nvme0n1"`, `"name":"vda"`), "given twice"},
+		"a transport of odd form":    {replace(`"transport":"nvme"`, `"transport":"NV ME"`), "not a transport"},
+		"a negative size":            {replace(`8589934592`, `-1`), "cannot unmarshal"},
+		"a serial padded by spaces":  {replace(`"VIRT-A"`, `" VIRT-A"`), "surrounding space"},
+		"a BMC address with a zone":  {replace(`"memory_bytes"`, `"bmc_address":"fe80::1%eth0","memory_bytes"`), "not an IP address"},
+		"a BMC port without address": {replace(`"memory_bytes"`, `"bmc_port":443,"memory_bytes"`), "without a bmc_address"},
+		"a BMC kind without address": {replace(`"memory_bytes"`, `"bmc_kind":"redfish","memory_bytes"`), "without a bmc_address"},
+		"a BMC kind unknown":         {replace(`"memory_bytes"`, `"bmc_address":"192.0.2.9","bmc_kind":"ilo","memory_bytes"`), `bmc_kind "ilo"`},
+		"an IPMI interface unknown":  {replace(`"memory_bytes"`, `"bmc_ipmi":"usb","memory_bytes"`), `bmc_ipmi "usb"`},
+		"a BMC port out of range":    {replace(`"memory_bytes"`, `"bmc_address":"192.0.2.9","bmc_port":70000,"memory_bytes"`), "cannot unmarshal"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -25,7 +25,31 @@ type Report struct {
 	// BMCAddress is the LAN address of the machine's BMC as the agent
 	// read it in-band, empty when it has none or could not tell.
 	BMCAddress string `json:"bmc_address,omitempty"`
+	// BMCPort is the port the BMC's service listens on at BMCAddress,
+	// 0 when the machine did not say (the protocol's own).
+	BMCPort uint16 `json:"bmc_port,omitempty"`
+	// BMCKind says where BMCAddress was read: [BMCRedfish] or
+	// [BMCIPMI]; empty without an address.
+	BMCKind string `json:"bmc_kind,omitempty"`
+	// BMCIPMI is the system interface of the machine's IPMI BMC as its
+	// firmware names it (SMBIOS type 38): "kcs", "smic", "bt", "ssif"
+	// or "unknown"; empty when the firmware names no IPMI BMC.
+	BMCIPMI string `json:"bmc_ipmi,omitempty"`
 }
+
+// Where a report's BMC address was read ([Report].BMCKind).
+const (
+	// BMCRedfish: the Redfish service address of the machine's Redfish
+	// host interface (SMBIOS type 42, DMTF DSP0270).
+	BMCRedfish = "redfish"
+	// BMCIPMI: the LAN address the IPMI BMC gave through the host's
+	// IPMI device (Get LAN Configuration Parameters).
+	BMCIPMI = "ipmi"
+)
+
+// IPMIInterfaces are the IPMI system interfaces SMBIOS type 38 names,
+// by its interface type number ([Report].BMCIPMI).
+var IPMIInterfaces = []string{"unknown", "kcs", "smic", "bt", "ssif"}
 
 // NIC is one network interface.
 type NIC struct {

@@ -108,7 +108,11 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	}
 	rep := Collect(o.Paths)
 	rep.BootMAC = bootMAC(string(cmdline), read(o.Paths.sys("class/net", nic, "address")), rep.NICs)
-	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC)
+	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC,
+		"bmc_address", rep.BMCAddress, "bmc_port", rep.BMCPort, "bmc_ipmi", rep.BMCIPMI)
+	for _, why := range readBMC(o.Paths).Skipped {
+		log.Info("no BMC address from an SMBIOS structure", "why", why)
+	}
 	return post(ctx, log, target, rep)
 }
 

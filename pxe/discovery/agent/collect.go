@@ -37,8 +37,10 @@ func (p Paths) proc(elem ...string) string {
 
 // Collect reads the machine's report from sysfs and procfs: the NICs
 // with a device (no loopback, bridge or tunnel), DMI, the CPUs, the
-// memory, and the whole disks with a device (no loop, RAM, optical or
-// device-mapper devices). Free text is cut to what [discovery.Decode]
+// memory, the whole disks with a device (no loop, RAM, optical or
+// device-mapper devices), and the BMC the firmware's SMBIOS structures
+// name (a Redfish host interface's service address, an IPMI BMC's
+// interface). Free text is cut to what [discovery.Decode]
 // takes. It only reads.
 func Collect(p Paths) discovery.Report {
 	r := discovery.Report{
@@ -51,6 +53,7 @@ func Collect(p Paths) discovery.Report {
 		MemoryBytes: memory(p),
 		Disks:       disks(p),
 	}
+	readBMC(p).apply(&r)
 	return r
 }
 
