@@ -29,18 +29,22 @@ type Kept struct {
 	Data []byte
 }
 
-// Harness gives the suite stores of the implementation under test.
-type Harness struct {
+// Harness gives a suite stores of the implementation under test: S is
+// the contract the suite checks ([secret.Store] or [secret.Site]).
+type Harness[S any] struct {
 	// New returns a new, empty store for one check. Required.
-	New func(t T) secret.Store
+	New func(t T) S
 	// Kept returns everything s keeps at rest, temporary copies
 	// included. Nil skips the checks of what is kept (privacy, removal,
 	// staging).
-	Kept func(t T, s secret.Store) []Kept
+	Kept func(t T, s S) []Kept
 }
 
+// NodeHarness is the harness of the nodes' secrets' suite ([Run]).
+type NodeHarness = Harness[secret.Store]
+
 // Check is one conformance check.
-type Check = storetest.Check[Harness]
+type Check = storetest.Check[NodeHarness]
 
 // Checks returns the suite's checks.
 func Checks() []Check {
@@ -55,7 +59,7 @@ func Checks() []Check {
 }
 
 // Run runs every check as a subtest of t.
-func Run(t *testing.T, h Harness) { storetest.Run(t, h, Checks()) }
+func Run(t *testing.T, h NodeHarness) { storetest.Run(t, h, Checks()) }
 
 // quoted reports an error that holds pw.
 func quoted(t T, what string, err error, pw string) {
@@ -71,7 +75,7 @@ func writeBMC(t T, s secret.Store, node, pw string) {
 	storetest.NoError(t, err, "WriteBMCPassword "+node)
 }
 
-func bmcRoundTrip(t T, h Harness) {
+func bmcRoundTrip(t T, h NodeHarness) {
 	ctx := context.Background()
 	s := h.New(t)
 	if pw, err := s.ReadBMCPassword(ctx, "node1"); !errors.Is(err, fs.ErrNotExist) {
@@ -102,7 +106,7 @@ func bmcRoundTrip(t T, h Harness) {
 	}
 }
 
-func bmcRefusals(t T, h Harness) {
+func bmcRefusals(t T, h NodeHarness) {
 	ctx := context.Background()
 	s := h.New(t)
 	for _, pw := range []string{"", "two\nlines-Pa55", "cr\rline-Pa55"} {
@@ -146,7 +150,7 @@ func bmcRefusals(t T, h Harness) {
 }
 
 // holding returns where pw is kept.
-func holding(t T, h Harness, s secret.Store, pw string) []string {
+func holding(t T, h NodeHarness, s secret.Store, pw string) []string {
 	var out []string
 	for _, k := range h.Kept(t, s) {
 		if strings.Contains(string(k.Data), pw) {
@@ -156,7 +160,7 @@ func holding(t T, h Harness, s secret.Store, pw string) []string {
 	return out
 }
 
-func rootStaged(t T, h Harness) {
+func rootStaged(t T, h NodeHarness) {
 	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: what a staged root password leaves is not checked")
@@ -190,7 +194,7 @@ func rootStaged(t T, h Harness) {
 	}
 }
 
-func keptPrivately(t T, h Harness) {
+func keptPrivately(t T, h NodeHarness) {
 	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: privacy not checked")
@@ -213,7 +217,7 @@ func keptPrivately(t T, h Harness) {
 	}
 }
 
-func removedLeavesNothing(t T, h Harness) {
+func removedLeavesNothing(t T, h NodeHarness) {
 	ctx := context.Background()
 	if h.Kept == nil {
 		t.Logf("no Kept: what a removal leaves is not checked")
@@ -231,7 +235,7 @@ func removedLeavesNothing(t T, h Harness) {
 	}
 }
 
-func concurrentWriters(t T, h Harness) {
+func concurrentWriters(t T, h NodeHarness) {
 	s := h.New(t)
 	raceWriters(t, "node", func(ctx context.Context, name, pw string) error {
 		_, err := s.WriteBMCPassword(ctx, name, pw)

@@ -16,28 +16,40 @@ import (
 )
 
 // folderHarness runs the suite on folder.Secrets in temporary folders.
-func folderHarness(tb testing.TB, wrap func(*folder.Secrets) secret.Store) secrettest.Harness {
-	dirs := map[secret.Store]string{}
+func folderHarness(tb testing.TB, wrap func(*folder.Secrets) secret.Store) secrettest.NodeHarness {
+	return inFolders(func(t secrettest.T) (secret.Store, string) {
+		f, err := folder.OpenSecrets(filepath.Join(tb.TempDir(), "secrets"))
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		if wrap != nil {
+			return wrap(f), f.Dir()
+		}
+		return f, f.Dir()
+	})
+}
+
+// inFolders is a harness of stores that keep their secrets in a folder:
+// open returns a new store and its folder, whose files are what it
+// keeps.
+func inFolders[S comparable](open func(t secrettest.T) (S, string)) secrettest.Harness[S] {
+	dirs := map[S]string{}
 	var mu sync.Mutex
-	return secrettest.Harness{
-		New: func(t secrettest.T) secret.Store {
-			f, err := folder.OpenSecrets(filepath.Join(tb.TempDir(), "secrets"))
-			if err != nil {
-				t.Fatalf("open: %v", err)
-			}
-			var s secret.Store = f
-			if wrap != nil {
-				s = wrap(f)
-			}
+	return secrettest.Harness[S]{
+		New: func(t secrettest.T) S {
+			s, dir := open(t)
 			mu.Lock()
-			dirs[s] = f.Dir()
+			dirs[s] = dir
 			mu.Unlock()
 			return s
 		},
-		Kept: func(t secrettest.T, s secret.Store) []secrettest.Kept {
+		Kept: func(t secrettest.T, s S) []secrettest.Kept {
 			mu.Lock()
 			dir := dirs[s]
 			mu.Unlock()
+			if _, err := os.Stat(dir); err != nil {
+				return nil
+			}
 			return keptIn(t, dir)
 		},
 	}
@@ -145,7 +157,7 @@ func TestTheSuiteFailsABrokenStore(t *testing.T) {
 		{"discard commits", "RootStaged"},
 		{"none is no error", "BMCRoundTrip"},
 		{"one file for all", "ConcurrentWriters"},
-	}, func(t *testing.T, fault string) secrettest.Harness {
+	}, func(t *testing.T, fault string) secrettest.NodeHarness {
 		return folderHarness(t, func(f *folder.Secrets) secret.Store { return &broken{Secrets: f, fault: fault} })
 	})
 }

@@ -11,15 +11,8 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/secret"
 )
 
-// SiteHarness gives the site secrets' suite stores of the
-// implementation under test.
-type SiteHarness struct {
-	// New returns a new, empty store for one check. Required.
-	New func(t T) secret.Site
-	// Kept returns everything s keeps at rest, temporary copies
-	// included. Nil skips the checks of what is kept.
-	Kept func(t T, s secret.Site) []Kept
-}
+// SiteHarness is the harness of the site secrets' suite ([RunSite]).
+type SiteHarness = Harness[secret.Site]
 
 // SiteCheck is one conformance check of [secret.Site].
 type SiteCheck = storetest.Check[SiteHarness]

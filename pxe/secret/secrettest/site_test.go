@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/storetest"
@@ -17,30 +16,13 @@ import (
 // siteHarness runs the site suite on folder.SiteSecrets in temporary
 // state folders.
 func siteHarness(tb testing.TB, wrap func(*folder.SiteSecrets) secret.Site) secrettest.SiteHarness {
-	dirs := map[secret.Site]string{}
-	var mu sync.Mutex
-	return secrettest.SiteHarness{
-		New: func(t secrettest.T) secret.Site {
-			f := folder.OpenSiteSecrets(tb.TempDir())
-			var s secret.Site = f
-			if wrap != nil {
-				s = wrap(f)
-			}
-			mu.Lock()
-			dirs[s] = f.Dir()
-			mu.Unlock()
-			return s
-		},
-		Kept: func(t secrettest.T, s secret.Site) []secrettest.Kept {
-			mu.Lock()
-			dir := dirs[s]
-			mu.Unlock()
-			if _, err := os.Stat(dir); err != nil {
-				return nil
-			}
-			return keptIn(t, dir)
-		},
-	}
+	return inFolders(func(secrettest.T) (secret.Site, string) {
+		f := folder.OpenSiteSecrets(tb.TempDir())
+		if wrap != nil {
+			return wrap(f), f.Dir()
+		}
+		return f, f.Dir()
+	})
 }
 
 func TestFolderSiteSecretsConformance(t *testing.T) {

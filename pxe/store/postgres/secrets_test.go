@@ -54,31 +54,44 @@ func kept(t secrettest.T, s *Secrets) []secrettest.Kept {
 	return append(out, secrettest.Kept{Where: s.key.File, Mode: fi.Mode().Perm(), Data: data})
 }
 
+// openSecrets opens a Secrets store on a new database of srv with a new
+// key file.
+func openSecrets(st secrettest.T, srv *pgtest.Server) *Secrets {
+	tb := st.(testing.TB)
+	s, err := OpenSecrets(context.Background(), openDB(tb, srv.NewDatabase(tb)), filepath.Join(tb.TempDir(), "store.key"), SecretsOptions{Create: true})
+	if err != nil {
+		st.Fatalf("open: %v", err)
+	}
+	return s
+}
+
+// pgHarness is a suite's harness of Secrets stores on srv, one database
+// and key file per check, as the contract S the suite checks.
+func pgHarness[S comparable](srv *pgtest.Server, as func(*Secrets) S) secrettest.Harness[S] {
+	var mu sync.Mutex
+	stores := map[S]*Secrets{}
+	return secrettest.Harness[S]{
+		New: func(st secrettest.T) S {
+			s := openSecrets(st, srv)
+			mu.Lock()
+			defer mu.Unlock()
+			stores[as(s)] = s
+			return as(s)
+		},
+		Kept: func(t secrettest.T, s S) []secrettest.Kept {
+			mu.Lock()
+			defer mu.Unlock()
+			return kept(t, stores[s])
+		},
+	}
+}
+
 // TestSecretsConformance runs the secrets' suite on a real PostgreSQL,
 // a database and a key file per check, then the checks of the key.
 func TestSecretsConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	var mu sync.Mutex
-	stores := map[secret.Store]*Secrets{}
-	secrettest.Run(t, secrettest.Harness{
-		New: func(st secrettest.T) secret.Store {
-			tb := st.(testing.TB)
-			s, err := OpenSecrets(context.Background(), openDB(tb, srv.NewDatabase(tb)), filepath.Join(tb.TempDir(), "store.key"), SecretsOptions{Create: true})
-			if err != nil {
-				st.Fatalf("open: %v", err)
-			}
-			mu.Lock()
-			stores[s] = s
-			mu.Unlock()
-			return s
-		},
-		Kept: func(t secrettest.T, s secret.Store) []secrettest.Kept {
-			mu.Lock()
-			defer mu.Unlock()
-			return kept(t, stores[s])
-		},
-	})
+	secrettest.Run(t, pgHarness(srv, func(s *Secrets) secret.Store { return s }))
 	t.Run("SealedAtRestKeyNotInTheDatabase", func(t *testing.T) { sealedAtRest(t, srv) })
 	t.Run("KeyRefusals", func(t *testing.T) { keyRefusals(t, srv) })
 	t.Run("AWrongKeyNeverYieldsPlaintext", func(t *testing.T) { wrongKeyNoPlaintext(t, srv) })

@@ -1,10 +1,7 @@
 package postgres
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/plasmactl/plasma-node/internal/pgtest"
@@ -18,30 +15,8 @@ import (
 func TestSiteSecretsConformance(t *testing.T) {
 	t.Parallel()
 	srv := pgtest.Start(t)
-	var mu sync.Mutex
-	stores := map[secret.Site]*Secrets{}
-	open := func(st secrettest.T) *Secrets {
-		tb := st.(testing.TB)
-		s, err := OpenSecrets(context.Background(), openDB(tb, srv.NewDatabase(tb)), filepath.Join(tb.TempDir(), "store.key"), SecretsOptions{Create: true})
-		if err != nil {
-			st.Fatalf("open: %v", err)
-		}
-		return s
-	}
-	secrettest.RunSite(t, secrettest.SiteHarness{
-		New: func(st secrettest.T) secret.Site {
-			s := open(st)
-			mu.Lock()
-			stores[s] = s
-			mu.Unlock()
-			return s
-		},
-		Kept: func(t secrettest.T, s secret.Site) []secrettest.Kept {
-			mu.Lock()
-			defer mu.Unlock()
-			return kept(t, stores[s])
-		},
-	})
+	open := func(st secrettest.T) *Secrets { return openSecrets(st, srv) }
+	secrettest.RunSite(t, pgHarness(srv, func(s *Secrets) secret.Site { return s }))
 	t.Run("SiteSecretSealedAtRest", func(t *testing.T) {
 		s := open(t)
 		if err := s.SetSiteSecret(t.Context(), "bmc-admin", "site-plain-Pa55"); err != nil {
