@@ -23,6 +23,13 @@ func composeTestISO(t *testing.T, iso string, answer []byte) (*ComposedISO, []by
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, base, writeComposed(t, c)
+}
+
+// writeComposed writes the composed image c to a file, for the tools to
+// read, and returns its path.
+func writeComposed(t *testing.T, c *ComposedISO) string {
+	t.Helper()
 	img, err := io.ReadAll(io.NewSectionReader(c, 0, c.Size()))
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +38,7 @@ func composeTestISO(t *testing.T, iso string, answer []byte) (*ComposedISO, []by
 	if err := os.WriteFile(out, img, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return c, base, out
+	return out
 }
 
 // The composed image holds /answer.toml and an iso-mode mode file, read
