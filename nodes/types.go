@@ -364,6 +364,11 @@ type Machine struct {
 	// BMC lends it the installer as a virtual CD); empty leaves it to the
 	// provisioner's site setting.
 	BootMethod string `yaml:"boot_method,omitempty" json:"boot_method,omitempty"`
+	// MediaAnswer is how an installer booted from virtual media gets its
+	// answer: "iso" (on the node's own medium; no DHCP needed) or "http"
+	// (fetched from the provisioner; needs DHCP, not PXE); empty leaves
+	// it to the provisioner's site setting, else iso.
+	MediaAnswer string `yaml:"media_answer,omitempty" json:"media_answer,omitempty"`
 }
 
 // Defaults are platform-wide defaults.

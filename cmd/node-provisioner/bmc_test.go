@@ -65,6 +65,8 @@ func TestRegisterBMCFlags(t *testing.T) {
 		{"user without bmc", []string{"--bmc-user", "admin"}, "", 2, "--bmc-user needs --bmc"},
 		{"media TLS without bmc", []string{"--bmc-media-tls"}, "", 2, "--bmc-media-tls needs --bmc"},
 		{"suite 0", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin", "--bmc-cipher-suite", "0", "--bmc-password-file", pwFile}, "", 2, "no authentication"},
+		{"media TLS with IPMI", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin", "--bmc-media-tls", "--bmc-password-file", pwFile}, "", 2, "media_tls is for virtual media, which ipmi has not"},
+		{"media TLS booting over the network", []string{"--bmc", "redfish://bmc1/1", "--bmc-user", "root", "--bmc-media-tls", "--boot-method", "network", "--bmc-password-file", pwFile}, "", 2, "media_tls is for the virtual-media boot method"},
 		{"bad url", []string{"--bmc", "ftp://x", "--bmc-user", "admin", "--bmc-password-file", pwFile}, "", 2, `scheme "ftp"`},
 		{"file", []string{"--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin", "--bmc-password-file", pwFile}, "", 0, ""},
 		{"env", []string{"--bmc", "redfish://bmc1/1", "--bmc-user", "root", "--bmc-boot-mode", "legacy", "--bmc-media-tls"}, bmcPW, 0, ""},

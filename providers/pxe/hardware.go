@@ -39,7 +39,7 @@ type Hardware struct {
 	Where string
 }
 
-var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "management_mac", "bmc", "boot_method"}
+var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_pools", "management_mac", "bmc", "boot_method", "media_answer"}
 
 // ParseHardware reads a hardware file, YAML or JSON (JSON is YAML):
 //
@@ -52,6 +52,7 @@ var machineKeys = []string{"pool", "macs", "serial", "uuid", "boot_disk", "data_
 //	    management_mac: 52:54:00:00:00:01  # the NIC of a static address (the install network); default: the first of macs
 //	    pool: control                 # optional: only for this pool
 //	    boot_method: virtual-media    # optional: network or virtual-media (needs a Redfish bmc); default: the site's
+//	    media_answer: http            # optional, virtual media: iso (on the medium) or http (from the window); default: the site's, else iso
 //	    bmc:                          # optional: see HardwareBMC
 //	      url: ipmi://10.0.0.51
 //	      user: admin
@@ -189,11 +190,28 @@ func check(h *Hardware) error {
 }
 
 // checkBootMethod checks h's boot_method: a known one, and virtual
-// media only behind a Redfish BMC.
+// media only behind a Redfish BMC; and its media_answer and its bmc's
+// media_tls: not with boot_method network, as a registration refuses
+// them.
 func checkBootMethod(h Hardware) error {
 	m, err := registry.ParseBootMethod(h.BootMethod)
 	if err != nil {
 		return fmt.Errorf("%s: %w: boot_method: %w", h.Where, ErrInvalidHardware, err)
+	}
+	if _, err := registry.ParseMediaAnswer(h.MediaAnswer); err != nil {
+		return fmt.Errorf("%s: %w: media_answer: %w", h.Where, ErrInvalidHardware, err)
+	}
+	if m == registry.BootNetwork {
+		forVM := ""
+		switch {
+		case h.MediaAnswer != "":
+			forVM = "media_answer " + h.MediaAnswer
+		case h.BMC != nil && h.BMC.MediaTLS:
+			forVM = "bmc.media_tls"
+		}
+		if forVM != "" {
+			return fmt.Errorf("%s: %w: %s is for boot_method virtual-media, and this machine's boot_method is network", h.Where, ErrInvalidHardware, forVM)
+		}
 	}
 	if m != registry.BootVirtualMedia {
 		return nil

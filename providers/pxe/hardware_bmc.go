@@ -25,6 +25,7 @@ import (
 //	  fingerprint: AB:CD:…            # Redfish, optional: pins the certificate
 //	  session: true                   # Redfish, optional
 //	  boot_mode: uefi                 # or legacy
+//	  media_tls: true                 # Redfish, optional: virtual media over the window's HTTPS
 type HardwareBMC struct {
 	URL         string `yaml:"url"`
 	User        string `yaml:"user"`
@@ -34,10 +35,14 @@ type HardwareBMC struct {
 	Fingerprint string `yaml:"fingerprint"`
 	Session     bool   `yaml:"session"`
 	BootMode    string `yaml:"boot_mode"`
+	// MediaTLS gives the BMC its virtual medium's URL over the window's
+	// HTTPS ([registry.BMC.MediaTLS]): the BMC trusts the window's
+	// certificate. Only for a Redfish BMC.
+	MediaTLS bool `yaml:"media_tls"`
 }
 
 var (
-	bmcKeys   = []string{"url", "user", "password_env", "cipher_suite", "privilege", "fingerprint", "session", "boot_mode"}
+	bmcKeys   = []string{"url", "user", "password_env", "cipher_suite", "privilege", "fingerprint", "session", "boot_mode", "media_tls"}
 	envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -73,7 +78,7 @@ func parseBMC(file string, n *yaml.Node) (*HardwareBMC, error) {
 
 // registry returns the registration's BMC, checked.
 func (b HardwareBMC) registry() (*registry.BMC, error) {
-	r := &registry.BMC{URL: b.URL, User: b.User, Privilege: b.Privilege, Fingerprint: b.Fingerprint, Session: b.Session, BootMode: b.BootMode}
+	r := &registry.BMC{URL: b.URL, User: b.User, Privilege: b.Privilege, Fingerprint: b.Fingerprint, Session: b.Session, BootMode: b.BootMode, MediaTLS: b.MediaTLS}
 	if b.CipherSuite != nil {
 		n, err := bmc.ParseCipherSuite(fmt.Sprint(*b.CipherSuite))
 		if err != nil {

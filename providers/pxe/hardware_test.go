@@ -46,7 +46,7 @@ func TestParseHardwareRefusesBadInputWithFileAndLine(t *testing.T) {
 		"a list at the top":         {"- macs: [52:54:00:00:00:01]\n", "hw.yaml:1: invalid hardware list: want a mapping with the key machines"},
 		"an unknown top key":        {"machine:\n  - macs: []\n", `hw.yaml:1: invalid hardware list: unknown key "machine" (want machines)`},
 		"machines not a list":       {"machines: 3\n", "hw.yaml:1: invalid hardware list: machines: want a list of machines"},
-		"a misspelt key":            {"machines:\n  - macs: [52:54:00:00:00:01]\n    bootdisk: sda\n", `hw.yaml:3: invalid hardware list: unknown key "bootdisk" (known: pool, macs, serial, uuid, boot_disk, data_pools, management_mac, bmc, boot_method)`},
+		"a misspelt key":            {"machines:\n  - macs: [52:54:00:00:00:01]\n    bootdisk: sda\n", `hw.yaml:3: invalid hardware list: unknown key "bootdisk" (known: pool, macs, serial, uuid, boot_disk, data_pools, management_mac, bmc, boot_method, media_answer)`},
 		"macs not a list":           {"machines:\n  - macs: 52:54:00:00:00:01\n", "hw.yaml:2: invalid hardware list: macs: want a list of strings"},
 		"a bad MAC":                 {"machines:\n  - macs: [52:54:00:00:00]\n", `hw.yaml:2: invalid hardware list: macs: invalid MAC address: "52:54:00:00:00"`},
 		"a partition as disk":       {"machines:\n  - macs: [52:54:00:00:00:01]\n    boot_disk: sda1\n", `hw.yaml:2: invalid hardware list: boot_disk: invalid boot disk "sda1"`},

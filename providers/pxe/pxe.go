@@ -283,8 +283,11 @@ func (l *layout) place(s providers.Slot) error {
 			}
 			l.p.bmcPasswords[r.Name] = pw
 		}
-		if r.BootMethod, err = registry.ParseBootMethod(h.BootMethod); err != nil || h.BootMethod == "" {
+		if r.BootMethod, err = registry.ParseBootMethod(h.BootMethod); err != nil {
 			r.BootMethod = "" // the site's
+		}
+		if r.MediaAnswer, err = registry.ParseMediaAnswer(h.MediaAnswer); err != nil {
+			r.MediaAnswer = "" // the site's
 		}
 		if l.net != nil {
 			addr, err := l.in.Allocate(l.net.name)
@@ -361,6 +364,9 @@ func hardware(ctx context.Context, in providers.DirectInput, reg Registry, log *
 				h.Where = "platform.yaml" + h.Where
 			}
 			if err := check(&h); err != nil {
+				return nil, err
+			}
+			if err := checkBootMethod(h); err != nil {
 				return nil, err
 			}
 			out = append(out, h)

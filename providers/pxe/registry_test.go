@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/providers"
-	"github.com/plasmactl/plasma-node/pxe/store/folder"
 )
 
 // A platform whose provisioner is remote goes through the Registry the
@@ -108,17 +107,8 @@ func TestPlanRegistersTheBMC(t *testing.T) {
 		t.Error("a failed plan wrote registrations")
 	}
 	env["RACK1_BMC_PW"] = "pw-4711"
-	p, err := pv.Plan(ctx, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Apply(ctx); err != nil {
-		t.Fatal(err)
-	}
-	g, _ := folder.OpenRegistrations(dir, nil)
-	r, err := g.Get(ctx, "metal-control-001")
-	if err != nil || r.BMC == nil || r.BMC.URL != "ipmi://10.0.0.51" {
-		t.Fatalf("registration: %+v %v", r, err)
+	if r := applied(t, pv, in, "metal-control-001"); r.BMC == nil || r.BMC.URL != "ipmi://10.0.0.51" {
+		t.Fatalf("registration: %+v", r)
 	}
 	raw, _ := os.ReadFile(dir + "/registrations/metal-control-001.json")
 	if strings.Contains(string(raw), "pw-4711") {

@@ -47,7 +47,7 @@ type BMC struct {
 }
 
 // Validate checks the endpoint and the settings that apply to its
-// protocol. Errors wrap [ErrInvalidBMC] and [ErrInvalidRegistration].
+// protocol (media_tls only where it has virtual media). Errors wrap [ErrInvalidBMC] and [ErrInvalidRegistration].
 func (b BMC) Validate() error {
 	e, err := bmc.Parse(b.URL)
 	if err != nil {
@@ -66,6 +66,9 @@ func (b BMC) Validate() error {
 	}
 	if err := bmc.CheckSettings(e, b.Options(bmc.Options{})); err != nil {
 		return invalid(ErrInvalidBMC, "BMC %s: %v", b.URL, err)
+	}
+	if b.MediaTLS && !bmc.HasVirtualMedia(e) {
+		return invalid(ErrInvalidBMC, "BMC %s: media_tls is for virtual media, which %s has not: give a redfish:// BMC, or turn media_tls off", b.URL, e.Protocol)
 	}
 	return nil
 }

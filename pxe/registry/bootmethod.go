@@ -116,7 +116,8 @@ func CheckBootMethod(r Registration, site Site) error {
 	return nil
 }
 
-// validateBoot checks r's own boot method and media answer.
+// validateBoot checks r's own boot method, media answer and media_tls:
+// the last two only where r does not boot over the network.
 func (r Registration) validateBoot() error {
 	if _, err := ParseBootMethod(string(r.BootMethod)); err != nil {
 		return err
@@ -126,6 +127,9 @@ func (r Registration) validateBoot() error {
 	}
 	if r.MediaAnswer != "" && r.BootMethod == BootNetwork {
 		return invalid(ErrInvalidBootMethod, "registration %s: a media answer (%s) is for the virtual-media boot method, and it boots over the network", r.Name, r.MediaAnswer)
+	}
+	if r.BMC != nil && r.BMC.MediaTLS && r.BootMethod == BootNetwork {
+		return invalid(ErrInvalidBootMethod, "registration %s: its BMC's media_tls is for the virtual-media boot method, and it boots over the network", r.Name)
 	}
 	if r.BootMethod == BootVirtualMedia {
 		return CheckBootMethod(r, Site{})

@@ -2,11 +2,15 @@ package registry
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/answer"
 )
 
 // TestMediaTLSOfTakesTheBMCsOrTheSites: a BMC's media_tls, or the
@@ -46,5 +50,40 @@ func TestMediaTLSOfTakesTheBMCsOrTheSites(t *testing.T) {
 	}
 	if diff := cmp.Diff(redfish(true), r.BMC); diff != "" {
 		t.Errorf("bmc media_tls (-want +got):\n%s", diff)
+	}
+}
+
+// TestMediaTLSNeedsVirtualMedia: media_tls is refused on a BMC without
+// virtual media (IPMI) and on a registration that boots over the
+// network, as a media answer is; with virtual media behind Redfish, or
+// with the boot method left to the site, it is taken.
+func TestMediaTLSNeedsVirtualMedia(t *testing.T) {
+	tls := func(url string) *BMC { return &BMC{URL: url, User: "root", MediaTLS: true} }
+	tests := map[string]struct {
+		reg  Registration
+		kind error  // nil accepts
+		err  string // what the refusal says
+	}{
+		"virtual media behind Redfish":       {reg: Registration{BootMethod: BootVirtualMedia, BMC: tls("redfish://10.0.0.5")}},
+		"the site's boot method":             {reg: Registration{BMC: tls("redfish://10.0.0.5")}},
+		"an IPMI BMC":                        {reg: Registration{BMC: tls("ipmi://10.0.0.5")}, kind: ErrInvalidBMC, err: "BMC ipmi://10.0.0.5: media_tls is for virtual media, which ipmi has not: give a redfish:// BMC, or turn media_tls off"},
+		"the network boot method":            {reg: Registration{BootMethod: BootNetwork, BMC: tls("redfish://10.0.0.5")}, kind: ErrInvalidBootMethod, err: "registration pve1: its BMC's media_tls is for the virtual-media boot method, and it boots over the network"},
+		"media_tls off with the network one": {reg: Registration{BootMethod: BootNetwork, BMC: &BMC{URL: "ipmi://10.0.0.5", User: "root"}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := tc.reg
+			r.Name, r.BootDisk = "pve1", answer.BootDisk{Kind: answer.BootDiskAny}
+			err := r.Validate()
+			if tc.kind == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.kind) || !errors.Is(err, ErrInvalidRegistration) || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("got %v\nwant %v saying %q", err, tc.kind, tc.err)
+			}
+		})
 	}
 }
