@@ -88,7 +88,7 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 			c, why = cand.Disks.choose(rec.Disks)
 		}
 		if why == "" && cand.BMC != nil && rec.BMCAddress == "" {
-			why = "its report has no BMC address"
+			why = noBMCAddress(rec.Report)
 		}
 		if why != "" {
 			reasons = append(reasons, why+" of rule "+cand.Name)
@@ -137,9 +137,12 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 		d.Address = reg.Network.CIDR
 	}
 	if b := r.BMC; b != nil {
-		host := hostOf(rec.BMCAddress)
-		if b.Port != 0 {
-			host = net.JoinHostPort(rec.BMCAddress, strconv.Itoa(b.Port))
+		host, port := hostOf(rec.BMCAddress), b.Port
+		if port == 0 && rec.BMCKind == b.Scheme {
+			port = int(rec.BMCPort) // the host interface's, for its own protocol
+		}
+		if port != 0 {
+			host = net.JoinHostPort(rec.BMCAddress, strconv.Itoa(port))
 		}
 		reg.BMC = &registry.BMC{URL: b.Scheme + "://" + host, User: b.User, Secret: b.Secret}
 		d.BMCSecret = b.Secret
@@ -288,6 +291,15 @@ func registeredAs(regs []registry.Registration, rep discovery.Report) string {
 }
 
 // hostOf writes an address as a URL's host: IPv6 in brackets.
+// noBMCAddress is rule test's reason for a BMC rule that does not take
+// a machine whose report has no BMC address: what its firmware named.
+func noBMCAddress(rep discovery.Report) string {
+	if rep.BMCIPMI != "" {
+		return "its report has no BMC address (its firmware names an IPMI BMC on " + rep.BMCIPMI + ", whose LAN address the agent does not read)"
+	}
+	return "its report has no BMC address (its firmware names no Redfish host interface with a routable service address and no IPMI BMC)"
+}
+
 func hostOf(addr string) string {
 	if a, err := netip.ParseAddr(addr); err == nil && a.Is6() {
 		return "[" + addr + "]"

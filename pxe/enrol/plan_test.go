@@ -256,33 +256,67 @@ func TestMismatch(t *testing.T) {
 }
 
 // TestABMCRuleGivesTheReportedAddress: the registration's BMC is at the
-// address the agent reported in-band, on the rule's port, and names the
-// rule's site secret.
+// address the agent reported in-band, on the rule's port, else on the
+// port the report gives for the rule's protocol, and names the rule's
+// site secret.
 func TestABMCRuleGivesTheReportedAddress(t *testing.T) {
+	redfish8443 := discovery.Report{BMCAddress: "192.0.2.34", BMCKind: discovery.BMCRedfish, BMCPort: 8443}
 	tests := map[string]struct {
-		bmc     enrol.BMC
-		address string
-		want    registry.BMC
+		bmc      enrol.BMC
+		reported discovery.Report
+		want     registry.BMC
 	}{
-		"IPMI on its own port": {enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc-rack1"}, "192.0.2.33",
+		"IPMI on its own port": {enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc-rack1"}, discovery.Report{BMCAddress: "192.0.2.33"},
 			registry.BMC{URL: "ipmi://192.0.2.33", User: "admin", Secret: "bmc-rack1"}},
-		"Redfish on the rule's port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 8443, Address: "report"}, "192.0.2.34",
+		"Redfish on the rule's port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 8443, Address: "report"}, discovery.Report{BMCAddress: "192.0.2.34"},
 			registry.BMC{URL: "redfish://192.0.2.34:8443", User: "root", Secret: "rf"}},
-		"IPv6 with a port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 443}, "2001:db8::34",
+		"IPv6 with a port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 443}, discovery.Report{BMCAddress: "2001:db8::34"},
 			registry.BMC{URL: "redfish://[2001:db8::34]:443", User: "root", Secret: "rf"}},
+		"Redfish on the host interface's port": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf"}, redfish8443,
+			registry.BMC{URL: "redfish://192.0.2.34:8443", User: "root", Secret: "rf"}},
+		"the rule's port over the reported one": {enrol.BMC{Scheme: "redfish", User: "root", Secret: "rf", Port: 443}, redfish8443,
+			registry.BMC{URL: "redfish://192.0.2.34:443", User: "root", Secret: "rf"}},
+		"IPMI at a Redfish service's address, not its port": {enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc"}, redfish8443,
+			registry.BMC{URL: "ipmi://192.0.2.34", User: "admin", Secret: "bmc"}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			r := anyQEMU
 			r.BMC = &tt.bmc
 			rec := machine(3, disk("sda", "S", 240e9, false))
-			rec.BMCAddress = tt.address
+			rec.BMCAddress, rec.BMCKind, rec.BMCPort = tt.reported.BMCAddress, tt.reported.BMCKind, tt.reported.BMCPort
 			d, _ := enrol.Decide(state(t, r), rec, enrol.Inputs{Now: now})
 			if d.Err != nil {
 				t.Fatal(d.Err)
 			}
 			if diff := cmp.Diff(&tt.want, d.Registration.BMC); diff != "" {
 				t.Errorf("BMC (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestABMCRuleRefusesAReportWithoutAnAddress: a BMC rule does not take
+// a machine whose report has no BMC address, and rule test's reason
+// says what the firmware named instead.
+func TestABMCRuleRefusesAReportWithoutAnAddress(t *testing.T) {
+	tests := map[string]struct {
+		ipmi string
+		want string
+	}{
+		"no BMC named":    {"", "its report has no BMC address (its firmware names no Redfish host interface with a routable service address and no IPMI BMC) of rule"},
+		"an IPMI BMC":     {"kcs", "its report has no BMC address (its firmware names an IPMI BMC on kcs, whose LAN address the agent does not read) of rule"},
+		"an unknown IPMI": {"unknown", "an IPMI BMC on unknown"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := anyQEMU
+			r.BMC = &enrol.BMC{Scheme: "ipmi", User: "admin", Secret: "bmc"}
+			rec := machine(3, disk("sda", "S", 240e9, false))
+			rec.BMCIPMI = tt.ipmi
+			d, _ := enrol.Decide(state(t, r), rec, enrol.Inputs{Now: now})
+			if !errors.Is(d.Err, enrol.ErrNoRule) || !strings.Contains(d.Reason, tt.want) {
+				t.Errorf("Decide = %v (%q), want ErrNoRule saying %q", d.Err, d.Reason, tt.want)
 			}
 		})
 	}

@@ -214,7 +214,9 @@ type BMC struct {
 	User string `json:"user"`
 	// Secret names the site secret holding the password.
 	Secret string `json:"secret"`
-	// Port is the BMC's port; 0 is the protocol's (623, 443).
+	// Port is the BMC's port; 0 is the one the report gives for this
+	// scheme (a Redfish host interface's service port), else the
+	// protocol's (623, 443).
 	Port int `json:"port,omitempty"`
 	// Address says where the BMC's address comes from: "report" (also
 	// ""), the discovery agent's in-band report (the IPMI LAN
