@@ -33,6 +33,9 @@ type Decision struct {
 	Pools []string `json:"pools,omitempty"`
 	// Address is the static address with its prefix, "dhcp" for none.
 	Address string `json:"address,omitempty"`
+	// BMC is the registration's BMC URL (the address the machine
+	// reported, the port), empty without a BMC.
+	BMC string `json:"bmc,omitempty"`
 	// Reason says why no rule takes the machine or why its enrolment
 	// fails closed, empty when it is enrolled.
 	Reason string `json:"reason,omitempty"`
@@ -68,7 +71,7 @@ type Inputs struct {
 func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 	d := Decision{Machine: rec.ID}
 	fail := func(err error) (Decision, State) {
-		d.Err, d.Reason, d.Registration, d.Address = err, err.Error(), nil, ""
+		d.Err, d.Reason, d.Registration, d.Address, d.BMC = err, err.Error(), nil, "", ""
 		return d, s
 	}
 	if name := registeredAs(in.Registrations, rec.Report); name != "" {
@@ -145,7 +148,7 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 			host = net.JoinHostPort(rec.BMCAddress, strconv.Itoa(port))
 		}
 		reg.BMC = &registry.BMC{URL: b.Scheme + "://" + host, User: b.User, Secret: b.Secret}
-		d.BMCSecret = b.Secret
+		d.BMC, d.BMCSecret = reg.BMC.URL, b.Secret
 	}
 	reg = r.registration(reg)
 	if err := reg.Validate(); err != nil {

@@ -292,6 +292,9 @@ func TestABMCRuleGivesTheReportedAddress(t *testing.T) {
 			if diff := cmp.Diff(&tt.want, d.Registration.BMC); diff != "" {
 				t.Errorf("BMC (-want +got):\n%s", diff)
 			}
+			if d.BMC != tt.want.URL {
+				t.Errorf("the decision's BMC = %q, want %q (what rule test shows)", d.BMC, tt.want.URL)
+			}
 		})
 	}
 }
