@@ -61,21 +61,25 @@ type Server6 struct {
 const maxLinkLocals = 4096
 
 // linkLocals remembers the link-local address each client (by DUID)
-// solicited from. EDK2's PXE client sends its Request on the PXE port
-// from its leased address, with a DUID-UUID: its MAC is then known only
-// from the EUI-64 link-local address its Solicit came from.
+// solicited from, with its zone. EDK2's PXE client sends its Request on
+// the PXE port from its leased address, with a DUID-UUID: its MAC is
+// then known only from the EUI-64 link-local address its Solicit came
+// from, and that address is also one the client surely answers
+// neighbour discovery for.
 type linkLocals struct {
 	mu   sync.Mutex
 	addr map[string]netip.Addr
 }
 
-// source is the address Reply6 should read the client's MAC from: a
-// Solicit's link-local source is remembered by its DUID; a request on
-// the PXE port from another address gets its DUID's remembered one.
-func (l *linkLocals) source(req *dhcpv6.Message, from netip.Addr, on proxydhcp.Arrival) netip.Addr {
+// source returns the address Reply6 should read the client's MAC from,
+// without its zone: a Solicit's link-local source is remembered by its
+// DUID; a request on the PXE port from another address gets its DUID's
+// remembered one. For that request it also returns the remembered
+// address with its zone (else the zero Addr), where the Reply goes too.
+func (l *linkLocals) source(req *dhcpv6.Message, from netip.Addr, on proxydhcp.Arrival) (src, linkLocal netip.Addr) {
 	id := req.Options.ClientID()
 	if id == nil {
-		return from
+		return from.WithZone(""), netip.Addr{}
 	}
 	key := string(id.ToBytes())
 	l.mu.Lock()
@@ -88,10 +92,10 @@ func (l *linkLocals) source(req *dhcpv6.Message, from netip.Addr, on proxydhcp.A
 		l.addr[key] = from
 	case on == proxydhcp.OnPXEPort && !from.IsLinkLocalUnicast():
 		if a, ok := l.addr[key]; ok {
-			return a
+			return a.WithZone(""), a
 		}
 	}
-	return from
+	return from.WithZone(""), netip.Addr{}
 }
 
 // Listen6 opens a UDP socket on port of every IPv6 address of interface
@@ -178,14 +182,20 @@ func (s *Server6) loop(ctx context.Context, log *slog.Logger, conn net.PacketCon
 
 // handle answers one datagram: to the sender's address and port, which
 // is the client's port 546 for a Solicit and EDK2's port 4011 for its
-// Request on the PXE port.
+// Request on the PXE port. That Reply goes also to the link-local
+// address the client solicited from, at the same port: EDK2 takes it
+// from any source at any of its addresses within 3 s
+// (PxeBcRequestBootService), and the leased address it asked from may
+// not yet answer neighbour discovery, so a Reply sent there alone can be
+// lost (OVMF's "PXE-E16: No valid offer received").
 func (s *Server6) handle(log *slog.Logger, conn net.PacketConn, on proxydhcp.Arrival, pkt []byte, peer net.Addr) {
 	req, err := dhcpv6.MessageFromBytes(pkt)
 	if err != nil {
 		return // relayed and malformed messages are not boot requests
 	}
 	from := addrPort(peer)
-	resp, d := proxydhcp.Reply6(req, s.clients.source(req, from.Addr().WithZone(""), on), on, s.Proxy, s.Allow)
+	src, linkLocal := s.clients.source(req, from.Addr(), on)
+	resp, d := proxydhcp.Reply6(req, src, on, s.Proxy, s.Allow)
 	e := Event{Time: time.Now(), MAC: d.Client.MAC, Arch: d.Client.ArchName(), Peer: from, File: d.Boot.File, Reason: d.Reason}
 	copy(e.XID[1:], d.XID[:])
 	attrs := []any{"mac", macString(d.Client.MAC), "type", req.MessageType.String(), "port", on.String(), "peer", from.String(), "arch", e.Arch, "reason", d.Reason}
@@ -200,10 +210,18 @@ func (s *Server6) handle(log *slog.Logger, conn net.PacketConn, on proxydhcp.Arr
 		if d.Type == dhcpv6.MessageTypeReply {
 			e.Kind = events.DHCPAck
 		}
-		if _, err := conn.WriteTo(resp.ToBytes(), peer); err != nil {
+		b := resp.ToBytes()
+		if _, err := conn.WriteTo(b, peer); err != nil {
 			e.Kind, e.Reason = events.DHCPIgnored, "reply not sent: "+err.Error()
 			log.Warn("DHCPv6 reply not sent", append(attrs, "err", err)...)
 			break
+		}
+		if linkLocal.IsValid() {
+			also := netip.AddrPortFrom(linkLocal, from.Port())
+			attrs = append(attrs, "also_to", also.String())
+			if _, err := conn.WriteTo(b, net.UDPAddrFromAddrPort(also)); err != nil {
+				log.Warn("DHCPv6 reply not sent to the link-local address", append(attrs, "err", err)...)
+			}
 		}
 		log.Info("DHCPv6 "+d.Type.String(), append(attrs, "file", d.Boot.File)...)
 	}

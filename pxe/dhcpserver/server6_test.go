@@ -3,6 +3,7 @@ package dhcpserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/netip"
 	"testing"
@@ -100,13 +101,85 @@ func TestServer6KnowsEDK2ByItsSolicit(t *testing.T) {
 	}
 	ll, leased := netip.MustParseAddr("fe80::5054:ff:fe77:6010"), netip.MustParseAddr("fd77::123")
 	var l linkLocals
+	first := func(src, _ netip.Addr) netip.Addr { return src }
 	got := []netip.Addr{
-		l.source(msg(dhcpv6.MessageTypeSolicit, 1), ll, proxydhcp.OnDHCPPort),
-		l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnPXEPort),
-		l.source(msg(dhcpv6.MessageTypeRequest, 2), leased, proxydhcp.OnPXEPort),
-		l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnDHCPPort),
+		first(l.source(msg(dhcpv6.MessageTypeSolicit, 1), ll, proxydhcp.OnDHCPPort)),
+		first(l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnPXEPort)),
+		first(l.source(msg(dhcpv6.MessageTypeRequest, 2), leased, proxydhcp.OnPXEPort)),
+		first(l.source(msg(dhcpv6.MessageTypeRequest, 1), leased, proxydhcp.OnDHCPPort)),
 	}
 	if diff := cmp.Diff([]netip.Addr{ll, ll, leased, leased}, got, cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("sources (-want +got):\n%s", diff)
+	}
+}
+
+// sentTo records what a [Server6] writes, and to where.
+type sentTo struct {
+	net.PacketConn
+	to   []string
+	msgs []*dhcpv6.Message
+}
+
+func (s *sentTo) WriteTo(b []byte, a net.Addr) (int, error) {
+	m, err := dhcpv6.MessageFromBytes(b)
+	if err != nil {
+		return 0, err
+	}
+	s.to, s.msgs = append(s.to, a.String()), append(s.msgs, m)
+	return len(b), nil
+}
+
+// TestServer6RepliesOnThePXEPortAlsoToTheLinkLocalAddress: EDK2 reads
+// the port-4011 Reply from any source and to any of its addresses
+// (PxeBcRequestBootService: ANY_SRC_IP | ANY_DEST_IP, 3 s), and the
+// address it asked from is the one just leased, which its IPv6 stack
+// may not answer neighbour discovery for in time; its link-local
+// address, which it solicited from, it does. So the Reply goes to the
+// leased address and, the same bytes, to the link-local one with its
+// zone, both at the port the Request came from. A Request from the
+// link-local address itself gets one Reply.
+func TestServer6RepliesOnThePXEPortAlsoToTheLinkLocalAddress(t *testing.T) {
+	mac := net.HardwareAddr{0x52, 0x54, 0x00, 0x77, 0x60, 0x10}
+	msg := func(typ dhcpv6.MessageType, uuid byte) []byte {
+		m := &dhcpv6.Message{MessageType: typ, TransactionID: dhcpv6.TransactionID{1, 2, uuid}}
+		m.AddOption(dhcpv6.OptClientID(&dhcpv6.DUIDUUID{UUID: [16]byte{uuid}}))
+		m.AddOption(dhcpv6.OptClientArchType(iana.EFI_X86_64))
+		m.AddOption(&dhcpv6.OptVendorClass{EnterpriseNumber: proxydhcp.EnterprisePXE, Data: [][]byte{[]byte("PXEClient:Arch:00007:UNDI:003000")}})
+		return m.ToBytes()
+	}
+	udp := func(s string) *net.UDPAddr { return net.UDPAddrFromAddrPort(netip.MustParseAddrPort(s)) }
+	ll := "[fe80::5054:ff:fe77:6010%br0]"
+	tests := map[string]struct {
+		uuid byte
+		from string
+		want []string
+	}{
+		"a Request from the leased address goes there and to the link-local address": {
+			1, "[fd77::123]:4011", []string{"[fd77::123]:4011", ll + ":4011"}},
+		"a Request from the link-local address gets one Reply": {
+			1, ll + ":4011", []string{ll + ":4011"}},
+		"a DUID that never solicited is not known and gets nothing": {
+			2, "[fd77::124]:4011", nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			s := &Server6{Proxy: proxydhcp.Config6{ServerIP: netip.MustParseAddr("fd77::2"), ServerID: proxydhcp.ServerDUID(mac),
+				Boot: proxydhcp.BootConfig{UEFIBinary: proxydhcp.SNPOnlyBinary}}, Allow: func(net.HardwareAddr) bool { return true }}
+			log := slog.New(slog.DiscardHandler)
+			s.handle(log, &sentTo{}, proxydhcp.OnDHCPPort, msg(dhcpv6.MessageTypeSolicit, 1), udp(ll+":546"))
+			conn := &sentTo{}
+			s.handle(log, conn, proxydhcp.OnPXEPort, msg(dhcpv6.MessageTypeRequest, tc.uuid), udp(tc.from))
+			if diff := cmp.Diff(tc.want, conn.to); diff != "" {
+				t.Errorf("Replies sent to (-want +got):\n%s", diff)
+			}
+			for i, m := range conn.msgs {
+				if m.MessageType != dhcpv6.MessageTypeReply || m.Options.BootFileURL() != "tftp://[fd77::2]/snponly.efi" {
+					t.Errorf("message %d: %s with URL %q, want a REPLY with tftp://[fd77::2]/snponly.efi", i, m.MessageType, m.Options.BootFileURL())
+				}
+				if diff := cmp.Diff(conn.msgs[0].ToBytes(), m.ToBytes()); diff != "" {
+					t.Errorf("message %d differs from the first (-first +this):\n%s", i, diff)
+				}
+			}
+		})
 	}
 }
