@@ -72,6 +72,7 @@ func TestNetbootIPv6(t *testing.T) {
 	m.wantDetail(t, "ip=fd77:41::", "webhook=200", "network=from-answer", "address="+want+"/64")
 	l.wantLog(t, "DHCPv6 ADVERTISE")
 	l.wantLog(t, "DHCPv6 REPLY")
+	l.wantLog(t, "also_to=[fe80::") // the port-4011 Reply, also to the link-local address
 	l.wantLog(t, `msg="TFTP sent"`)
 	l.wantEvent(t, "installed", node)
 	l.wantInstallReport(t, node, m)

@@ -35,7 +35,8 @@ const (
 	// writeChunk bytes in 30 seconds (about 2 KiB/s) gets everything.
 	DefaultWriteTimeout = 30 * time.Second
 	// DefaultMaxConnsPerClient is how many connections one client
-	// (an IPv4 address, an IPv6 /64) may hold at once: 64. iPXE and the installer use one, a
+	// address may hold at once: 64 (the addresses of one IPv6 /64
+	// together 8 times that, 512). iPXE and the installer use one, a
 	// browser six; an address may front several (a NAT, a jump host, a
 	// load test such as wrk -c20), while a client hoarding idle
 	// connections holds no more than 64 descriptors. A further
@@ -68,9 +69,10 @@ type HTTPLimits struct {
 	// WriteTimeout ends a response when one write of at most
 	// writeChunk bytes takes this long. Default: [DefaultWriteTimeout].
 	WriteTimeout time.Duration
-	// MaxConnsPerClient caps the connections of one client: an IPv4
-	// address or an IPv6 /64, whose machines (a site's IPv6 segment is
-	// one /64) share it. Default: [DefaultMaxConnsPerClient].
+	// MaxConnsPerClient caps the connections of one client address;
+	// the addresses of one IPv6 /64 (a site's IPv6 segment is one) hold
+	// at most 8 times it together. Default:
+	// [DefaultMaxConnsPerClient].
 	MaxConnsPerClient int
 	// QueueWait is how long a connection over its client's cap waits
 	// for a place. Default: [DefaultQueueWait].
@@ -210,8 +212,12 @@ type writerOnly struct{ io.Writer }
 // clientLimitListener holds a client to max connections at once: a
 // further one waits up to wait for one of them to close (a burst of
 // short requests is served in turn), at most maxWaiting of them; the
-// rest, and those that waited too long, are closed unserved. A client is
-// a source ([source.Of]): an IPv4 address, or an IPv6 address's /64.
+// rest, and those that waited too long, are closed unserved. It is
+// two-level ([source.Levels]): a client is an address, and the addresses
+// of one IPv6 /64 hold at most [source.PrefixShare]×max together, so the
+// machines of one segment each get their places while rotating addresses
+// within a /64 gains at most that share. A connection takes a place of
+// each level, its address's first.
 type clientLimitListener struct {
 	handoff
 	max, maxWaiting int
@@ -221,12 +227,21 @@ type clientLimitListener struct {
 	places          map[netip.Prefix]*clientPlaces
 }
 
-// clientPlaces are one source's places: a semaphore of max, refs, the
-// connections holding or waiting for one, and conns, those holding one.
+// clientPlaces are the places of one level (an address or a /64): a
+// semaphore of its bound, refs, the connections holding or waiting for
+// one, and conns, those holding one.
 type clientPlaces struct {
+	key   netip.Prefix
 	slots chan struct{}
 	refs  int
 	conns map[*countedConn]struct{}
+}
+
+// placesOf are a connection's places, n of them: its address's, then
+// its /64's.
+type placesOf struct {
+	p [2]*clientPlaces
+	n int
 }
 
 func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refused func(netip.Addr)) net.Listener {
@@ -239,8 +254,9 @@ func newClientLimitListener(ln net.Listener, max int, wait time.Duration, refuse
 	return l
 }
 
-// vet passes c on when it is no IP connection, refuses it when its
-// source has all its places taken and its queue full, else admits it.
+// vet passes c on when it is no IP connection, refuses it when a level
+// of its source has all its places taken and its queue full, else admits
+// it.
 func (l *clientLimitListener) vet(c net.Conn) {
 	ap, perr := netip.ParseAddrPort(c.RemoteAddr().String())
 	if perr != nil {
@@ -248,65 +264,100 @@ func (l *clientLimitListener) vet(c net.Conn) {
 		return
 	}
 	addr := ap.Addr().Unmap()
-	src := source.Of(addr)
+	ls, n := source.Levels(addr, l.max)
+	var ps placesOf
 	l.placesMu.Lock()
-	p := l.places[src]
-	if p == nil {
-		p = &clientPlaces{slots: make(chan struct{}, l.max), conns: map[*countedConn]struct{}{}}
-		l.places[src] = p
+	full := false
+	for _, lv := range ls[:n] {
+		if p := l.places[lv.Key]; p != nil && p.refs >= lv.Bound+l.maxWaiting {
+			full = true
+		}
 	}
-	full := p.refs >= l.max+l.maxWaiting
 	if !full {
-		p.refs++
+		for i, lv := range ls[:n] {
+			p := l.places[lv.Key]
+			if p == nil {
+				p = &clientPlaces{key: lv.Key, slots: make(chan struct{}, lv.Bound), conns: map[*countedConn]struct{}{}}
+				l.places[lv.Key] = p
+			}
+			p.refs++
+			ps.p[i] = p
+		}
+		ps.n = n
 	}
 	l.placesMu.Unlock()
 	if full {
 		l.refuse(c, addr)
 		return
 	}
-	go l.admit(c, addr, src, p)
+	go l.admit(c, addr, ps)
 }
 
-// admit waits for a place of addr's source src, then passes c on. At
-// the bound, the source's connection idle longest (a keep-alive connection between
-// requests) is closed to make way: behind a NAT, many machines share an
-// address, and idle connections must not keep the next machine waiting.
-func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, src netip.Prefix, p *clientPlaces) {
-	select {
-	case p.slots <- struct{}{}:
-		l.deliver(l.counted(c, src, p))
-		return
-	default:
-		l.closeIdle(p)
+// admit waits for a place of each of ps, then passes c on. At a level's
+// bound, the level's connection idle longest (a keep-alive connection
+// between requests) is closed to make way: behind a NAT, many machines
+// share an address, and idle connections must not keep the next machine
+// waiting. The wait for all levels together is at most l.wait.
+func (l *clientLimitListener) admit(c net.Conn, addr netip.Addr, ps placesOf) {
+	var t *time.Timer
+	for i, p := range ps.p[:ps.n] {
+		select {
+		case p.slots <- struct{}{}:
+			continue
+		default:
+			l.closeIdle(p)
+		}
+		if t == nil {
+			t = time.NewTimer(l.wait)
+			defer t.Stop()
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-t.C:
+			l.giveBack(ps, i)
+			l.refuse(c, addr)
+			return
+		case <-l.done:
+			l.giveBack(ps, i)
+			c.Close()
+			return
+		}
 	}
-	t := time.NewTimer(l.wait)
-	defer t.Stop()
-	select {
-	case p.slots <- struct{}{}:
-		l.deliver(l.counted(c, src, p))
-	case <-t.C:
-		l.unref(src, p)
-		l.refuse(c, addr)
-	case <-l.done:
-		l.unref(src, p)
-		c.Close()
-	}
+	l.deliver(l.counted(c, ps))
 }
 
-// counted is c holding one of p's places.
-func (l *clientLimitListener) counted(c net.Conn, src netip.Prefix, p *clientPlaces) *countedConn {
+// counted is c holding a place of each of ps.
+func (l *clientLimitListener) counted(c net.Conn, ps placesOf) *countedConn {
 	cc := &countedConn{Conn: c}
 	cc.release = func() {
 		l.placesMu.Lock()
-		delete(p.conns, cc)
+		for _, p := range ps.p[:ps.n] {
+			delete(p.conns, cc)
+		}
 		l.placesMu.Unlock()
-		<-p.slots
-		l.unref(src, p)
+		l.giveBack(ps, ps.n)
 	}
 	l.placesMu.Lock()
-	p.conns[cc] = struct{}{}
+	for _, p := range ps.p[:ps.n] {
+		p.conns[cc] = struct{}{}
+	}
 	l.placesMu.Unlock()
 	return cc
+}
+
+// giveBack gives back the places of the first taken levels of ps, and
+// the references of all of them.
+func (l *clientLimitListener) giveBack(ps placesOf, taken int) {
+	for _, p := range ps.p[:taken] {
+		<-p.slots
+	}
+	l.placesMu.Lock()
+	defer l.placesMu.Unlock()
+	for _, p := range ps.p[:ps.n] {
+		if p.refs--; p.refs == 0 {
+			delete(l.places, p.key)
+		}
+	}
 }
 
 // closeIdle closes p's connection idle longest, if one is idle.
@@ -361,14 +412,6 @@ func (l *clientLimitListener) refuse(c net.Conn, addr netip.Addr) {
 	c.Close()
 	if l.refused != nil {
 		l.refused(addr)
-	}
-}
-
-func (l *clientLimitListener) unref(src netip.Prefix, p *clientPlaces) {
-	l.placesMu.Lock()
-	defer l.placesMu.Unlock()
-	if p.refs--; p.refs == 0 {
-		delete(l.places, src)
 	}
 }
 

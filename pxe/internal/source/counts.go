@@ -35,17 +35,42 @@ func (c *Counts) Full(a netip.Addr, bound int) bool {
 	return c.FullPrefix(a, bound).IsValid()
 }
 
+// Level is one place a two-level bound counts an address at: Key, its
+// address or its /64, and Bound, what Key may hold.
+type Level struct {
+	Key   netip.Prefix
+	Bound int
+}
+
+// Levels returns the levels a two-level bound of bound counts the
+// address a at, n of them: its address ([AddrOf]) at bound and, for an
+// IPv6 address, its /64 ([Of]) at bound×[PrefixShare]. An IPv4 address
+// (also IPv4-mapped) is one level; an invalid a none. It does not
+// allocate. Every two-level bound of the window (TFTP transfers, HTTP
+// connections, answer refusals, failed API logins) counts by it.
+func Levels(a netip.Addr, bound int) (ls [2]Level, n int) {
+	addr, src := AddrOf(a), Of(a)
+	if !addr.IsValid() {
+		return ls, 0
+	}
+	ls[0] = Level{addr, bound}
+	if src == addr {
+		return ls, 1
+	}
+	ls[1] = Level{src, bound * PrefixShare}
+	return ls, 2
+}
+
 // FullPrefix returns what is full of a's client under bound: its address
 // ([AddrOf]), else its /64 ([Of]); the zero Prefix when neither is. A
 // bound that makes room by dropping one of the client's holdings drops
 // one inside it.
 func (c *Counts) FullPrefix(a netip.Addr, bound int) netip.Prefix {
-	addr, src := AddrOf(a), Of(a)
-	if c.by[addr] >= bound {
-		return addr
-	}
-	if src != addr && c.by[src] >= bound*PrefixShare {
-		return src
+	ls, n := Levels(a, bound)
+	for _, l := range ls[:n] {
+		if c.by[l.Key] >= l.Bound {
+			return l.Key
+		}
 	}
 	return netip.Prefix{}
 }
@@ -56,10 +81,9 @@ func (c *Counts) Add(a netip.Addr, n int) {
 	if c.by == nil {
 		c.by = map[netip.Prefix]int{}
 	}
-	addr, src := AddrOf(a), Of(a)
-	c.add(addr, n)
-	if src != addr {
-		c.add(src, n)
+	ls, k := Levels(a, 0)
+	for _, l := range ls[:k] {
+		c.add(l.Key, n)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestCountsBoundEachAddressInsideItsSlash64: with a bound of 2, an IPv6
@@ -72,5 +74,41 @@ func TestAddrOf(t *testing.T) {
 		if got := AddrOf(netip.MustParseAddr(in)).String(); got != want {
 			t.Errorf("AddrOf(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestLevels: an IPv6 address is counted at itself under the bound and
+// at its /64 under PrefixShare times it; an IPv4 address (also
+// IPv4-mapped) at itself alone; an invalid one nowhere. No allocation.
+func TestLevels(t *testing.T) {
+	tests := map[string]struct {
+		addr string
+		want []Level
+	}{
+		"an IPv6 address and its /64": {"2001:db8:1:2::7", []Level{
+			{netip.MustParsePrefix("2001:db8:1:2::7/128"), 3}, {netip.MustParsePrefix("2001:db8:1:2::/64"), 3 * PrefixShare}}},
+		"an IPv4 address is one level":    {"192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
+		"an IPv4-mapped one is the IPv4":  {"::ffff:192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
+		"a zone is dropped at each level": {"fe80::7%eth0", []Level{{netip.MustParsePrefix("fe80::7/128"), 3}, {netip.MustParsePrefix("fe80::/64"), 3 * PrefixShare}}},
+		"an invalid address has none":     {"", nil},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var a netip.Addr
+			if tc.addr != "" {
+				a = netip.MustParseAddr(tc.addr)
+			}
+			ls, n := Levels(a, 3)
+			var got []Level
+			if n > 0 {
+				got = ls[:n]
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+				t.Errorf("Levels(%s) (-want +got):\n%s", tc.addr, diff)
+			}
+		})
+	}
+	if n := testing.AllocsPerRun(100, func() { Levels(netip.MustParseAddr("2001:db8::7"), 3) }); n != 0 {
+		t.Errorf("Levels allocates %v times, want 0: it runs for every connection and answer request", n)
 	}
 }
