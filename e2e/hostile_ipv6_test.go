@@ -82,7 +82,8 @@ type v6FloodResult struct {
 // the connections count for the /64, so a fresh address of it is slowed
 // (the refusals' delay, behind the places the flood's slowed requests
 // hold), while another /64 and an IPv4 client are answered at once. Then 1 000 connections of that /64 held open take
-// the /64's places: a fresh address of it waits, another /64 is served.
+// the /64's places (each address has a client's own, the /64 together 8
+// clients' worth): a fresh address of it waits, another /64 is served.
 func TestIPv6FloodsAreBoundedAsOneSource(t *testing.T) {
 	v6Lab(t)
 	e := newProvisionerEnv(t)
