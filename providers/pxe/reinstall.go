@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/plasmactl/plasma-node/providers"
@@ -40,8 +41,8 @@ type localReinstaller interface {
 // o.Wait the window's events are followed, as [Provider.Start] does, until
 // each is installed again or ctx ends. A local state folder's
 // registrations are re-armed only: their machines install at their next
-// netboot (node-provisioner boot NAME drives a BMC from the site's host),
-// and there are no events to follow.
+// netboot, or boot from virtual media (node-provisioner boot NAME drives
+// a BMC from the site's host), and there are no events to follow.
 //
 // Errors: [ErrNoBootControl] for o.Wait on a local state folder (before
 // anything is re-armed); a host with no installed registration wraps
@@ -76,7 +77,9 @@ func (pv *Provider) Reinstall(ctx context.Context, at providers.Location, hosts 
 
 const reArmed = "re-armed for one install with a new root password"
 
-// reinstallLocal re-arms hosts in a state folder.
+// reinstallLocal re-arms hosts in a state folder and says how each
+// machine boots: a netboot, or its BMC's virtual media (the
+// registration's boot method, else the folder's site.json's).
 func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, hosts []string, req apitype.ReinstallRequest, fn func(providers.Progress)) ([]string, error) {
 	reg, err := pv.open(ctx, at, nil)
 	if err != nil {
@@ -85,6 +88,10 @@ func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, h
 	lr, ok := reg.(localReinstaller)
 	if !ok {
 		return hosts, fmt.Errorf("%w: the registry of %s cannot reinstall machines", ErrNoBootControl, at)
+	}
+	site, err := registry.LoadSiteIfExists(filepath.Join(at.Dir, registry.SiteFileName))
+	if err != nil {
+		return hosts, err
 	}
 	var errs []error
 	for _, h := range hosts {
@@ -95,7 +102,9 @@ func (pv *Provider) reinstallLocal(ctx context.Context, at providers.Location, h
 			continue
 		}
 		detail := reArmed + "; netboot its machine"
-		if r.BMC != nil {
+		if m, _ := site.BootOf(r); m == registry.BootVirtualMedia {
+			detail = reArmed + "; node-provisioner boot " + h + " boots it from its BMC's virtual media"
+		} else if r.BMC != nil {
 			detail += " (node-provisioner boot " + h + " boots it through its BMC)"
 		}
 		fn(providers.Progress{Hostname: h, Step: events.Started, Time: time.Now(), Detail: detail})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -41,11 +43,18 @@ func consumedLab(t *testing.T) (*bootLab, string) {
 	if _, err := lab.Register(ctx, reg("metal-control-001", "52:54:00:00:00:01"), registry.RegisterOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	consume(t, dir, "metal-control-001")
+	return lab, dir
+}
+
+// consume has the registration name of the state folder dir consumed, as
+// its machine's install does.
+func consume(t *testing.T, dir, name string) {
+	t.Helper()
 	g, _ := folder.OpenRegistrations(dir, nil)
-	if _, err := g.Consume(ctx, "metal-control-001", registry.ConsumeRecord{Time: time.Now(), ClientIP: "192.0.2.10"}); err != nil {
+	if _, err := g.Consume(context.Background(), name, registry.ConsumeRecord{Time: time.Now(), ClientIP: "192.0.2.10"}); err != nil {
 		t.Fatal(err)
 	}
-	return lab, dir
 }
 
 // TestReinstallFollowsTheMachine: through the API, Reinstall re-arms the
@@ -125,4 +134,49 @@ func errText(err error) string {
 		return ""
 	}
 	return strings.TrimSpace(err.Error())
+}
+
+// TestReinstallLocalSaysHowAVirtualMediaMachineBoots: a local state
+// folder's registration that boots by virtual media (its own boot
+// method or the site's) is re-armed, and the step says its BMC boots it
+// from virtual media with node-provisioner boot, not "netboot its
+// machine", which no network boot would reach.
+func TestReinstallLocalSaysHowAVirtualMediaMachineBoots(t *testing.T) {
+	const (
+		vm  = reArmed + "; node-provisioner boot metal-control-001 boots it from its BMC's virtual media"
+		net = reArmed + "; netboot its machine (node-provisioner boot metal-control-001 boots it through its BMC)"
+	)
+	tests := map[string]struct {
+		own  registry.BootMethod
+		site string // site.json
+		want string
+	}{
+		"its own virtual media":           {own: registry.BootVirtualMedia, want: vm},
+		"the site's virtual media":        {site: `{"boot_method": "virtual-media"}`, want: vm},
+		"its own network over the site's": {own: registry.BootNetwork, site: `{"boot_method": "virtual-media"}`, want: net},
+		"network":                         {want: net},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			if tc.site != "" {
+				os.WriteFile(filepath.Join(dir, registry.SiteFileName), []byte(tc.site), 0o600)
+			}
+			r := reg("metal-control-001", "52:54:00:00:00:01")
+			r.BMC, r.BootMethod = &registry.BMC{URL: "redfish://10.0.0.5", User: "root"}, tc.own
+			if _, err := (&LocalRegistry{Dir: dir}).RegisterWithBMCPassword(ctx, r, registry.RegisterOptions{}, "pw"); err != nil {
+				t.Fatal(err)
+			}
+			consume(t, dir, r.Name)
+			var got []string
+			fn := func(p providers.Progress) { got = append(got, p.Detail+errText(p.Err)) }
+			if _, err := (&Provider{}).Reinstall(ctx, providers.Location{Dir: dir}, []string{r.Name}, providers.ReinstallOptions{}, fn); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
+				t.Errorf("the started step (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
