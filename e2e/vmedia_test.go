@@ -70,21 +70,23 @@ func httpIn(ns string) *http.Client {
 // TestVirtualMedia is issue 34's install without network boot: a QEMU
 // machine behind a Redfish BMC (the fake, which downloads the medium in
 // parallel ranges and restarts the machine with it as its CD, booting
-// once from it) on a segment where no proxy-DHCP or TFTP runs.
+// once from it) on a segment where no proxy-DHCP or TFTP runs, driven by
+// plasma-node from the other host through the daemon's API: a pxe
+// platform whose hardware list machine has boot_method virtual-media, its
+// media_answer and the Redfish BMC; provision --boot (the static address
+// from the platform's ip pool), then refresh and known-hosts: the node
+// file's private_ip and host keys.
 //
 //   - ISO: no DHCP at all on the segment; the node's own medium carries
 //     its answer (answer.toml, an iso-mode mode file), which the
-//     installer reads from the CD, with the static address from its
-//     registration. plasma-node drives it from the other host through
-//     the daemon's API: a pxe platform whose hardware list machine has
-//     boot_method virtual-media and the Redfish BMC, provision --boot
-//     (the static address from the platform's ip pool), then refresh
-//     and known-hosts: the node file's private_ip and host keys.
+//     installer reads from the CD. Then reinstall --wait: re-armed, the
+//     BMC boots a new medium, the machine installs again and the node
+//     file's host keys are the new install's.
 //   - HTTP: the site's DHCP server, no PXE; the prepared ISO fetches the
 //     answer from the window over HTTP, as a network install does.
 //
-// Each ends installed with the static address and host keys reported,
-// the medium ejected from the BMC, and its URL dead.
+// Each install ends installed with the static address and host keys
+// reported, the medium ejected from the BMC, and its URL dead.
 func TestVirtualMedia(t *testing.T) {
 	media := netbootPrereqs(t)
 	bmctest.Need(t)
@@ -92,12 +94,13 @@ func TestVirtualMedia(t *testing.T) {
 		name, answer string
 		n            int
 		dhcp         bool
-	}{{"ISO", "iso", 23, false}, {"HTTP", "http", 24, true}} {
+		reinstall    bool
+	}{{"ISO", "iso", 23, false, true}, {"HTTP", "http", 24, true, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			l := newLab(t, tc.n, labOptions{noDHCP: !tc.dhcp, noPXE: true})
 			mac := fmt.Sprintf("52:54:00:77:%d:10", tc.n)
-			name := "vm" + strings.ToLower(tc.name)
+			const name = "metal-control-001"
 			vm, hook := bmcMachine(t, l, mac)
 			var fake *fakeredfish.Server
 			fake = fakeredfish.New(fakeredfish.Config{User: "root", Password: bmcPassword, SystemIDs: []string{"1"},
@@ -117,89 +120,107 @@ func TestVirtualMedia(t *testing.T) {
 			t.Cleanup(srv.Close)
 			sum := sha256.Sum256(srv.Certificate().Raw)
 			address := l.subnet + ".60/24"
-			var start time.Time
-			var pn *projectOf
-			winLog := l.serveLog
-			if tc.answer == "iso" {
-				// plasma-node on the other host: the hardware list's
-				// machine boots by virtual media behind its Redfish BMC,
-				// its static address from the platform's ip pool.
-				name = "metal-control-001"
-				dl := startLabDaemon(t, l, media)
-				winLog = dl.log
-				dl.remote(t, dl.tokens["admin"], "enable", "--ttl", "15m")
-				pn = l.project(t)
-				pn.dl, pn.env = dl, []string{"E2E_BMC_PW=" + bmcPassword}
-				hw := pn.staticPlatform(t, fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n    boot_method: virtual-media\n    bmc:\n      url: %s\n      user: root\n"+
-					"      password_env: E2E_BMC_PW\n      fingerprint: %s\n      boot_mode: legacy\n", mac, "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", hex.EncodeToString(sum[:])),
-					staticPool{cidr: l.subnet + ".0/24", first: l.subnet + ".60", last: l.subnet + ".70", gateway: l.subnet + ".1", dns: l.subnet + ".1"})
-				start = time.Now()
-				out := pn.run(t, "provision", "metal", "--hardware", hw, "--auto-approve", "--boot", "--timeout", "150s")
-				t.Logf("provision --boot printed:\n%s", out)
-				for _, want := range []string{"static address " + address, "next boot the virtual CD once (legacy), power on via redfish", "Refreshed " + name + "@metal: installed address " + l.subnet + ".60, 2 host keys"} {
-					if !strings.Contains(out, want) {
-						t.Errorf("provision --boot's output lacks %q", want)
-					}
-				}
-			} else {
-				pwFile := filepath.Join(t.TempDir(), "bmc-password")
-				os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
-				l.register(t, name, mac, "--bmc", "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", "--bmc-user", "root",
-					"--bmc-password-file", pwFile, "--bmc-fingerprint", hex.EncodeToString(sum[:]), "--bmc-boot-mode", "legacy",
-					"--boot-method", "virtual-media", "--media-answer", tc.answer, "--address", address, "--gateway", l.subnet+".1", "--dns", l.subnet+".1")
-				l.serve(t, media)
-				start = time.Now()
-				code, out, errs := l.npRunIn(l.prov, "boot", name)
-				if code != 0 || out != name+": next boot the virtual CD (legacy, once) and powered on via redfish\n" {
-					t.Fatalf("boot: %d %q %s", code, out, errs)
+			// plasma-node on the other host: the hardware list's machine
+			// boots by virtual media behind its Redfish BMC, its static
+			// address from the platform's ip pool.
+			dl := startLabDaemon(t, l, media)
+			dl.remote(t, dl.tokens["admin"], "enable", "--ttl", "15m")
+			pn := l.project(t)
+			pn.dl, pn.env = dl, []string{"E2E_BMC_PW=" + bmcPassword}
+			hw := pn.staticPlatform(t, fmt.Sprintf("machines:\n  - macs: [%q]\n    boot_disk: any\n    boot_method: virtual-media\n    media_answer: %s\n    bmc:\n      url: %s\n      user: root\n"+
+				"      password_env: E2E_BMC_PW\n      fingerprint: %s\n      boot_mode: legacy\n", mac, tc.answer, "redfish://"+strings.TrimPrefix(srv.URL, "https://")+"/1", hex.EncodeToString(sum[:])),
+				staticPool{cidr: l.subnet + ".0/24", first: l.subnet + ".60", last: l.subnet + ".70", gateway: l.subnet + ".1", dns: l.subnet + ".1"})
+			v := vmediaRun{l: l, dl: dl, pn: pn, fake: fake, name: name, address: address, answer: tc.answer, serial: filepath.Join(vm, "serial.log")}
+			start := time.Now()
+			out := pn.run(t, "provision", "metal", "--hardware", hw, "--auto-approve", "--boot", "--timeout", "150s")
+			t.Logf("provision --boot printed:\n%s", out)
+			for _, want := range []string{"static address " + address, "next boot the virtual CD once (legacy), power on via redfish"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("provision --boot's output lacks %q", want)
 				}
 			}
-			installed := waitEvent(t, l, "installed", name, 150*time.Second)
-			if installed == 0 {
-				t.Fatalf("%s did not report installed within 150 s", name)
+			keys := v.installed(t, 1, "plasma-node provision --boot", start, out)
+			if !tc.reinstall {
+				return
 			}
-			took := time.Since(start)
-			how := "node-provisioner boot"
-			if pn != nil {
-				how = "plasma-node provision --boot"
-			}
-			line := fmt.Sprintf("vmedia %s: %s to installed %s (%s mode, virtual CD by direct kernel boot)", t.Name(), how, took.Round(100*time.Millisecond), tc.answer)
-			t.Log(line)
-			recordTime(line)
-			serial := waitSerial(filepath.Join(vm, "serial.log"), "PLASMA-EMU: OK fqdn="+name+".", 1)
-			for _, want := range []string{"PLASMA-EMU: OK fqdn=" + name + ".", "scheme=" + map[string]string{"iso": "iso", "http": "http"}[tc.answer], "network=from-answer address=" + address, "webhook=200"} {
-				if !strings.Contains(serial, want) {
-					t.Errorf("the serial log lacks %q", want)
+			// reinstall --wait: re-armed with a new medium URL, the BMC
+			// boots it, the machine installs again with new host keys.
+			start = time.Now()
+			out = pn.run(t, "reinstall", name, "--force", "--wait", "--timeout", "150s")
+			t.Logf("reinstall --wait printed:\n%s", out)
+			for _, want := range []string{"re-armed for one install with a new root password; next boot the virtual CD once (legacy), power on via redfish"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("reinstall --wait's output lacks %q", want)
 				}
 			}
-			if !strings.Contains(serial, "hostkey=SHA256:") {
-				t.Errorf("the installer reported no host key")
-			}
-			// The window ejects the medium once the node reports installed.
-			for end := time.Now().Add(20 * time.Second); fake.Media()[1].Inserted && time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
-			}
-			if m := fake.Media()[1]; m.Inserted || m.Image != "" {
-				t.Errorf("the medium is still inserted after the install: %+v", m)
-			}
-			if st := fake.Media()[1]; st.Ranges < 2 {
-				t.Logf("the BMC read the medium in %d ranges", st.Ranges)
-			}
-			l.wantEvent(t, "bmc", "eject the installer's medium via redfish")
-			if strings.Contains(winLog.String(), "proxy-DHCP") || strings.Contains(winLog.String(), "TFTP on") {
-				t.Errorf("the window ran proxy-DHCP or TFTP:\n%s", winLog.String())
-			}
-			if pn != nil { // the node file and known_hosts of plasma-node
-				// provision --wait refreshed it already: refresh finds it so.
-				if out := pn.run(t, "refresh", "metal"); !strings.Contains(out, name+"@metal is up to date: installed address "+l.subnet+".60, 2 host keys") {
-					t.Errorf("refresh: %q", out)
-				}
-				if nf := readFile(pn.nodeFile(name)); !strings.Contains(nf, "private_ip: "+l.subnet+".60\n") || !strings.Contains(nf, "ssh_host_keys:") {
-					t.Errorf("the node file after refresh:\n%s", nf)
-				}
-				_, marker, _ := strings.Cut(serial, "PLASMA-EMU: OK fqdn=")
-				marker, _, _ = strings.Cut(marker, "\n")
-				pn.wantKnownHost(t, l.subnet+".60", (&machine{detail: marker}).markerField("hostkey"))
+			if again := v.installed(t, 2, "plasma-node reinstall --wait", start, out); again == keys {
+				t.Errorf("the node file's host keys did not change with the reinstall:\n%s", again)
 			}
 		})
 	}
+}
+
+// vmediaRun is one virtual-media machine of TestVirtualMedia, driven by
+// plasma-node through the lab's daemon.
+type vmediaRun struct {
+	l                             *bootLab
+	dl                            *daemonLab
+	pn                            *projectOf
+	fake                          *fakeredfish.Server
+	name, address, answer, serial string
+}
+
+// installed checks the machine's nth install, which plasma-node's
+// command (how, begun at start, printing out) waited for: the serial
+// log's marker, the medium ejected, no proxy-DHCP or TFTP, refresh
+// finding the node file up to date with the static address and host
+// keys, known_hosts naming the reported key. It records the boot's time
+// and returns the node file's ssh_host_keys.
+func (v vmediaRun) installed(t *testing.T, nth int, how string, start time.Time, out string) string {
+	t.Helper()
+	ip := strings.TrimSuffix(v.address, "/24")
+	if want := "Refreshed " + v.name + "@metal: installed address " + ip + ", 2 host keys"; !strings.Contains(out, want) {
+		t.Errorf("%s's output lacks %q", how, want)
+	}
+	took := time.Since(start)
+	line := fmt.Sprintf("vmedia %s: %s to installed %s (%s mode, virtual CD by direct kernel boot)", t.Name(), how, took.Round(100*time.Millisecond), v.answer)
+	t.Log(line)
+	recordTime(line)
+	serial := waitSerial(v.serial, "PLASMA-EMU: OK fqdn="+v.name+".", nth)
+	all := strings.Split(serial, "PLASMA-EMU: OK fqdn=")
+	if len(all) != nth+1 {
+		t.Fatalf("the serial log has %d installs, want %d", len(all)-1, nth)
+	}
+	marker, _, _ := strings.Cut(all[nth], "\n")
+	for _, want := range []string{v.name + ".", "scheme=" + v.answer, "network=from-answer address=" + v.address, "webhook=200", "hostkey=SHA256:"} {
+		if !strings.Contains(marker, want) {
+			t.Errorf("install %d's serial marker lacks %q: %s", nth, want, marker)
+		}
+	}
+	// The window ejects the medium once the node reports installed.
+	for end := time.Now().Add(20 * time.Second); v.fake.Media()[1].Inserted && time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+	}
+	if m := v.fake.Media()[1]; m.Inserted || m.Image != "" {
+		t.Errorf("the medium is still inserted after the install: %+v", m)
+	}
+	v.l.wantEvent(t, "bmc", "eject the installer's medium via redfish")
+	if log := v.dl.log.String(); strings.Contains(log, "proxy-DHCP") || strings.Contains(log, "TFTP on") {
+		t.Errorf("the window ran proxy-DHCP or TFTP:\n%s", log)
+	}
+	// provision --wait refreshed the node file already: refresh finds it so.
+	if out := v.pn.run(t, "refresh", "metal"); !strings.Contains(out, v.name+"@metal is up to date: installed address "+ip+", 2 host keys") {
+		t.Errorf("refresh: %q", out)
+	}
+	nf := readFile(v.pn.nodeFile(v.name))
+	var keys []string
+	for _, l := range strings.Split(nf, "\n") {
+		if strings.Contains(l, "ssh-ed25519 ") || strings.Contains(l, "ecdsa-sha2-") {
+			keys = append(keys, strings.TrimSpace(l))
+		}
+	}
+	if !strings.Contains(nf, "private_ip: "+ip+"\n") || !strings.Contains(nf, "ssh_host_keys:") || len(keys) != 2 {
+		t.Errorf("the node file after refresh:\n%s", nf)
+	}
+	v.pn.wantKnownHost(t, ip, (&machine{detail: marker}).markerField("hostkey"))
+	return strings.Join(keys, "\n")
 }
