@@ -59,13 +59,15 @@ func reportJSON(mac, serial string) string {
 
 // TestADiscoveryWindowBootsStrangersIntoDiscovery: a stranger's script
 // boots the release's kernel with the discovery initrd, the post URL and
-// the token; a registered machine still installs; without the discovery
+// the token, and BOOTIF naming the NIC iPXE booted from (netX, the
+// device it opened last), so the agent reports that NIC as boot_mac even
+// when another NIC takes its DHCP lease; a registered machine still installs; without the discovery
 // initrd the stranger exits, saying why.
 func TestADiscoveryWindowBootsStrangersIntoDiscovery(t *testing.T) {
 	e, _ := newDiscoveryEnv(t, 10)
 	_, script, _ := e.get(t, "/boot.ipxe?mac=52:54:00:99:00:01&platform=efi")
 	for _, want := range []string{
-		"kernel " + testBase + "/assets/9.1-1/linux26?mac=52:54:00:99:00:01 " + discovery.ArgURL + "=" + testBase + "/discovery " + discovery.ArgToken + "=" + testDiscoveryToken + " quiet initrd=initrd",
+		"kernel " + testBase + "/assets/9.1-1/linux26?mac=52:54:00:99:00:01 " + discovery.ArgURL + "=" + testBase + "/discovery " + discovery.ArgToken + "=" + testDiscoveryToken + " quiet BOOTIF=01-${netX/mac:hexhyp} initrd=initrd",
 		"initrd --name initrd " + testBase + "/assets/9.1-1/" + discovery.InitrdName + "?mac=52:54:00:99:00:01",
 		"boot",
 	} {

@@ -35,6 +35,11 @@ const (
 // macVar is what a script puts in its URLs when the request named no MAC.
 const macVar = "${net0/mac}"
 
+// bootIFArg is the kernel argument a discovery script passes the agent:
+// the NIC iPXE booted from (netX is the network device it opened last)
+// in pxelinux's BOOTIF form, "01-" (Ethernet) and the MAC with dashes.
+const bootIFArg = "BOOTIF=01-${netX/mac:hexhyp}"
+
 // BootScript is what IPXEScript renders: the installer for one node, or,
 // when Node is empty, a script that exits to the next boot device.
 type BootScript struct {
@@ -61,7 +66,8 @@ type BootScript struct {
 	GrubDevice string
 	// Discovery renders the discovery boot instead (Node empty): the
 	// release's kernel with the discovery initrd, KernelArgs carrying
-	// the post URL and the window's token.
+	// the post URL and the window's token; the script adds BOOTIF=,
+	// the NIC iPXE booted from.
 	Discovery bool
 }
 
@@ -110,6 +116,7 @@ func IPXEScript(s BootScript) string {
 	}
 	if s.Discovery {
 		initrd = base + discovery.InitrdName + "?mac=" + mac
+		args += " " + bootIFArg
 		line("# plasma-node: discovery of an unregistered machine (release ", s.Release, "'s kernel):")
 		line("# it reports its NICs, DMI and disks to the window and powers off.")
 	} else {
