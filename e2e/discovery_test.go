@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path"
@@ -57,7 +58,8 @@ func baseSquashfs(t *testing.T, kdir, out string) {
 
 // discoveredMachine is what discovered -o json says of a machine.
 type discoveredMachine struct {
-	ID   string `json:"id"`
+	ID      string `json:"id"`
+	BootMAC string `json:"boot_mac"`
 	NICs []struct {
 		MAC string `json:"mac"`
 	} `json:"nics"`
@@ -75,8 +77,9 @@ type discoveredMachine struct {
 // TestDiscovery: a machine with two virtio disks and an NVMe disk, each
 // given a serial and a size, and a DMI serial, boots a discovery window
 // beside dnsmasq: the discovery agent reports it and powers it off, and
-// discovered -o json shows exactly those serials and sizes, its MAC and
-// DMI serial. Registered from the inbox with the NVMe disk as its boot
+// discovered -o json shows exactly those serials and sizes, its two MACs
+// and DMI serial, and as boot_mac the NIC it booted from, though its
+// other NIC took the agent's DHCP lease (BOOTIF from the script). Registered from the inbox with the NVMe disk as its boot
 // disk, the machine's next boot installs onto that disk: the installer
 // emulator picks its disk by the answer's filter and reports it.
 func TestDiscovery(t *testing.T) {
@@ -99,6 +102,14 @@ func TestDiscovery(t *testing.T) {
 		}
 		disks = append(disks, "-drive", "if=none,id="+d.name+",format=raw,file="+img, "-device", d.dev+",drive="+d.name)
 	}
+	// A second NIC on the same segment, before the booting one on the
+	// PCI bus: it is the agent's first NIC and takes its DHCP lease, so
+	// only BOOTIF from the discovery script names the NIC it booted from.
+	const other = "52:54:00:77:18:11"
+	tap := fmt.Sprintf("pnnb%dx1", l.n)
+	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")
+	run(t, "ip", "-n", l.site, "link", "set", tap, "master", "br0", "up")
+	disks = append(disks, "-netdev", "tap,id=n1,ifname="+tap+",script=no,downscript=no", "-device", "virtio-net-pci,netdev=n1,mac="+other+",romfile=")
 	vm := vmOptions{name: "disco", mac: mac, uefi: true, limit: 240 * time.Second, qemuArgs: disks}
 	m := l.boot(t, vm)
 	if !strings.Contains(m.serial, "PLASMA-DISCOVERY: OK") {
@@ -125,8 +136,16 @@ func TestDiscovery(t *testing.T) {
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("discovered disks (-want +got):\n%s", diff)
 	}
-	if d.DMI.Serial != "E2E-DISCO" || len(d.NICs) != 1 || d.NICs[0].MAC != mac {
-		t.Errorf("discovered machine: serial %q, NICs %+v; want E2E-DISCO and %s", d.DMI.Serial, d.NICs, mac)
+	var macs []string
+	for _, n := range d.NICs {
+		macs = append(macs, n.MAC)
+	}
+	slices.Sort(macs)
+	if d.DMI.Serial != "E2E-DISCO" || !slices.Equal(macs, []string{mac, other}) {
+		t.Errorf("discovered machine: serial %q, NICs %v; want E2E-DISCO and %s, %s", d.DMI.Serial, macs, mac, other)
+	}
+	if d.BootMAC != mac {
+		t.Errorf("discovered boot_mac %q, want %s, the NIC the machine booted from (the other took the agent's lease)", d.BootMAC, mac)
 	}
 	l.wantEvent(t, "discovered", mac)
 
