@@ -250,6 +250,17 @@ type OneShot interface {
 	Installed(ctx context.Context, token, clientIP string, report *answer.InstallReport) (node string, err error)
 }
 
+// FirstBootReporter is a [OneShot] backend whose first-boot scripts
+// report back (POST /first-boot-report/{token}) what they did with the
+// node's data pools. FirstBootReport takes the body, at most
+// MaxFirstBootReport bytes, once per token, and returns the node it
+// names and what to put on its timeline. It returns an error wrapping
+// [ErrNoAnswer] for an unknown or spent token, and a [*Refusal] of 400
+// for a body it does not read, which spends nothing.
+type FirstBootReporter interface {
+	FirstBootReport(ctx context.Context, token, clientIP string, body []byte) (node, detail string, err error)
+}
+
 // MediaAnswerer is a [Backend] that answers a named node before its
 // installer asks: the answer goes on the node's virtual medium, which
 // its BMC fetches from the window (boot method virtual-media). The

@@ -49,6 +49,11 @@ const (
 	Webhook Kind = "webhook"
 	// Installed: the installer reported success by its webhook.
 	Installed Kind = "installed"
+	// FirstBootReport: a node's first-boot hook reported what it did
+	// with its data pools (imported, created, wiped, refused and why);
+	// Detail says it, such as "pool tank found and imported, its data
+	// kept".
+	FirstBootReport Kind = "first-boot-report"
 	// Discovered: a discovery window kept a machine's report in its
 	// inbox (a refused report is [Refused]).
 	Discovered Kind = "discovered"

@@ -112,6 +112,9 @@ type Config struct {
 //     (see [Discovery]);
 //   - GET /first-boot/<token> and POST /webhook/<token> the installer's
 //     calls back, when the backend is a [backend.OneShot];
+//   - POST /first-boot-report/<token> what the node's first-boot hook
+//     did with its data pools, when the backend is a
+//     [backend.FirstBootReporter];
 //   - GET / a page listing the nodes with their boot steps and timelines
 //     and the time left in the window, refreshing itself (see
 //     refreshSeconds);
@@ -206,6 +209,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("/answer/", h.answer)
 	h.mux.HandleFunc("/first-boot/{token}", h.firstBoot)
 	h.mux.HandleFunc("/webhook/{token}", h.webhook)
+	h.mux.HandleFunc("/first-boot-report/{token}", h.firstBootReport)
 	h.mux.HandleFunc(discovery.PostPath, h.discoveryPost)
 	h.mux.HandleFunc("GET /{$}", h.page)
 	h.mux.HandleFunc("GET /status", h.status)

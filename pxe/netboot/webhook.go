@@ -80,21 +80,32 @@ func (h *Handler) webhook(w http.ResponseWriter, r *http.Request) {
 // readReport reads and parses a webhook body; a refusal comes back as a
 // status and a message naming the field, quoting nothing.
 func readReport(w http.ResponseWriter, r *http.Request, limit time.Duration) (*answer.InstallReport, int, string) {
-	body, err := io.ReadAll(&deadlineReader{r: http.MaxBytesReader(w, r.Body, MaxBodySize), end: time.Now().Add(limit)})
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("webhook body over %d bytes", MaxBodySize)
-	case errors.Is(err, errSlowBody):
-		return nil, http.StatusRequestTimeout, fmt.Sprintf("webhook body not sent within %s", limit)
-	case err != nil:
-		return nil, http.StatusBadRequest, "webhook body unreadable"
+	body, status, msg := readBody(w, r, "webhook body", limit)
+	if status != 0 {
+		return nil, status, msg
 	}
 	report, err := answer.ParseInstallReport(body)
 	if err != nil {
 		return nil, http.StatusBadRequest, "invalid webhook body: " + strings.TrimPrefix(err.Error(), "parse install report: bad install report: ")
 	}
 	return report, 0, ""
+}
+
+// readBody reads a request's body of at most [MaxBodySize] bytes
+// within limit; a refusal comes back as a status and a message that
+// starts with what.
+func readBody(w http.ResponseWriter, r *http.Request, what string, limit time.Duration) ([]byte, int, string) {
+	body, err := io.ReadAll(&deadlineReader{r: http.MaxBytesReader(w, r.Body, MaxBodySize), end: time.Now().Add(limit)})
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s over %d bytes", what, MaxBodySize)
+	case errors.Is(err, errSlowBody):
+		return nil, http.StatusRequestTimeout, fmt.Sprintf("%s not sent within %s", what, limit)
+	case err != nil:
+		return nil, http.StatusBadRequest, what + " unreadable"
+	}
+	return body, 0, ""
 }
 
 var errSlowBody = errors.New("body too slow")

@@ -34,14 +34,21 @@ import (
 //     IPv6 or HTTP), then the network ones; it changes nothing when the
 //     order is already so, and only says so on BIOS;
 //   - reports each step on stdout (problems on stderr) and exits non-zero
-//     if any step failed.
+//     if any step failed;
+//   - with a reportURL, posts what it did with each pool to it (curl,
+//     text/plain, the format [ParseFirstBootReport] reads: imported,
+//     created, wiped, left alone or refused and why), once per run;
+//     a post that fails is a warning, never a failure of the script
+//     (the window may be closed by then). An https URL is posted to
+//     without checking the window's certificate: the report holds no
+//     secret, and its URL's token is good for this one report.
 //
 // The environment variables DISK_BY_ID, DEV_DIR and EFI_DIR move the
 // folders it looks at, and PATH finds zpool, lsblk and efibootmgr, so it
 // can be tested against fakes. Every value from r is single-quoted. The
 // pools are not added to Proxmox storage (pvesm); joining does that.
 // Errors come from [Registration.Validate].
-func FirstBootScript(r Registration) ([]byte, error) {
+func FirstBootScript(r Registration, reportURL string) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,6 +78,7 @@ func FirstBootScript(r Registration) ([]byte, error) {
 		wipe = 1
 	}
 	fmt.Fprintf(&b, "WIPE_DATA=%d\n", wipe)
+	fmt.Fprintf(&b, "REPORT_URL=%s\n", shQuote(reportURL))
 	b.WriteString(firstBootFuncs)
 	b.WriteString("pools() {\n\trc=0\n")
 	b.WriteString(pools.String())
@@ -103,6 +111,32 @@ export PATH
 
 say() { printf 'first-boot: %s\n' "$*"; }
 warn() { printf 'first-boot: %s\n' "$*" >&2; }
+
+# found NAME OUTCOME [WHY] adds a pool's line to the report.
+FINDINGS=
+found() {
+	FINDINGS="${FINDINGS}pool $1 $2${3:+ $3}
+"
+}
+
+# report posts the findings to REPORT_URL, if any; a failure only warns.
+report() {
+	[ -n "$REPORT_URL" ] || return 0
+	if ! command -v curl >/dev/null 2>&1; then
+		warn "curl not found: what this script did is not reported to the window"
+		return 0
+	fi
+	case $REPORT_URL in
+	https:*) r_tls=-k ;;
+	*) r_tls= ;;
+	esac
+	# shellcheck disable=SC2086 # r_tls is one word or none
+	if printf '%s' "$FINDINGS" | curl -fsS $r_tls --max-time 20 -H 'Content-Type: text/plain' --data-binary @- "$REPORT_URL" >/dev/null; then
+		say "reported to the window"
+	else
+		warn "could not report to the window (closed, or reported already)"
+	fi
+}
 
 # find_disk POOL KIND ID prints the device path of a pool disk: a kernel
 # name under DEV_DIR, or the by-id link whose name ends in the serial.
@@ -173,6 +207,7 @@ pool() {
 	if [ "$pass" = check ]; then
 		if zpool list -H -o name "$p_name" >/dev/null 2>&1; then
 			say "pool $p_name exists; left alone"
+			found "$p_name" exists
 			existing="$existing$p_name "
 			return 0
 		fi
@@ -186,11 +221,15 @@ pool() {
 	while [ "$p_n" -gt 0 ]; do
 		p_spec=$1
 		shift
-		p_dev=$(find_disk "$p_name" "${p_spec%%:*}" "${p_spec#*:}") || return 1
+		if ! p_dev=$(find_disk "$p_name" "${p_spec%%:*}" "${p_spec#*:}"); then
+			found "$p_name" refused "disk ${p_spec#*:} not found, or its serial matches two disks"
+			return 1
+		fi
 		if [ "$pass" = check ]; then
 			case $(disk_state "$p_dev") in
 			in_use)
 				warn "pool $p_name: disk ${p_spec#*:} ($p_dev) holds a mounted filesystem, swap or LVM; not using it"
+				found "$p_name" refused "disk ${p_spec#*:} ($p_dev) holds a mounted filesystem, swap or LVM"
 				return 1 ;;
 			pool) p_held=${p_held:-"${p_spec#*:} ($p_dev)"} ;;
 			esac
@@ -206,11 +245,13 @@ pool() {
 		# shellcheck disable=SC2086 # the disks' paths hold no blanks
 		if zpool import -f $p_args "$p_name" >/dev/null 2>&1; then
 			say "pool $p_name found on its disks and imported; its data is kept"
+			found "$p_name" imported
 			existing="$existing$p_name "
 			return 0
 		fi
 		if [ -n "$p_held" ]; then
 			warn "pool $p_name: disk $p_held holds a ZFS pool that is not an importable $p_name; not creating over it (reinstall wiping the data pools recreates it)"
+			found "$p_name" refused "disk $p_held holds a ZFS pool that is not an importable $p_name"
 			return 1
 		fi
 	fi
@@ -222,9 +263,15 @@ pool() {
 	fi
 	if zpool create -f -o ashift=12 "$p_name" "$@"; then
 		say "pool $p_name created: $*"
+		if [ "$WIPE_DATA" = 1 ]; then
+			found "$p_name" wiped
+		else
+			found "$p_name" created
+		fi
 		return 0
 	fi
 	warn "pool $p_name: zpool create failed"
+	found "$p_name" refused "zpool create failed"
 	return 1
 }
 
@@ -297,6 +344,7 @@ else
 	failed=1
 fi
 boot_order || failed=1
+report
 if [ "$failed" -ne 0 ]; then
 	warn "finished with errors; this script runs again on the next boot"
 	exit 1

@@ -446,7 +446,11 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 	files := map[string][]byte{}
 	if req.Version.AtLeast(answer.Version83) && req.BaseURL != "" {
 		base := strings.TrimSuffix(req.BaseURL, "/")
-		script, err := registry.FirstBootScript(reg)
+		rep, err := newToken()
+		if err != nil {
+			return nil, nil, "", err
+		}
+		script, err := registry.FirstBootScript(reg, base+"/first-boot-report/"+rep)
 		if err != nil {
 			return nil, nil, "", err
 		}
@@ -459,6 +463,7 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 			return nil, nil, "", err
 		}
 		files[fb+".sh"] = script
+		files[rep+".report"] = []byte(reg.Name + "\n")
 		o.FirstBootURL = base + "/first-boot/" + fb
 		o.WebhookURL = base + "/webhook/" + hook
 		o.CertFingerprint = req.CertFingerprint
@@ -525,6 +530,24 @@ func (b *Backend) FirstBoot(_ context.Context, token, _ string) ([]byte, error) 
 		return nil, fmt.Errorf("%w: unknown or already served first-boot token", backend.ErrNoAnswer)
 	}
 	return script, nil
+}
+
+// FirstBootReport takes the report of token's first-boot script, once:
+// a body [registry.ParseFirstBootReport] reads, which it returns as the
+// timeline's words with the node's name. A body it does not read is a
+// [*backend.Refusal] of 400 and spends nothing.
+func (b *Backend) FirstBootReport(_ context.Context, token, _ string, body []byte) (string, string, error) {
+	raw, ok := b.claim(token, ".report")
+	if !ok {
+		return "", "", fmt.Errorf("%w: unknown or already used first-boot report token", backend.ErrNoAnswer)
+	}
+	name := strings.TrimSpace(string(raw))
+	rep, err := registry.ParseFirstBootReport(body)
+	if err != nil {
+		b.unclaim(token, ".report")
+		return "", "", &backend.Refusal{Status: 400, Reason: err.Error(), Node: name}
+	}
+	return name, rep.String(), nil
 }
 
 // Record appends e to the event log.

@@ -1,0 +1,92 @@
+package regbackend_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plasmactl/plasma-node/answer"
+	"github.com/plasmactl/plasma-node/pxe/events"
+)
+
+var reportURLRE = regexp.MustCompile(`(?m)^REPORT_URL='([^']+)'$`)
+
+// TestTheFirstBootHooksReportLandsOnTheTimeline: the first-boot script
+// of an answer names a report URL of the window; what the hook posts
+// there becomes a first-boot-report event of the node, in the event log,
+// once. A body the window does not read is refused with 400 and spends
+// nothing; a second report, or a guessed token, gets 404.
+func TestTheFirstBootHooksReportLandsOnTheTimeline(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205", "tank=single:WD-1"))
+	status, got, _ := e.post(t, "", "application/json", sysinfo(t, "pve-9.2-synthetic.json"))
+	if status != 200 {
+		t.Fatalf("answer: %d %s", status, got)
+	}
+	a, err := answer.Decode([]byte(got), answer.Version92)
+	if err != nil || a.FirstBoot == nil {
+		t.Fatalf("answer without a first-boot script: %v", err)
+	}
+	resp, err := http.Get(a.FirstBoot.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	script := string(raw)
+	m := reportURLRE.FindStringSubmatch(script)
+	if m == nil || !strings.HasPrefix(m[1], e.srv.URL+"/first-boot-report/") {
+		t.Fatalf("the first-boot script names no report URL of the window:\n%s", script)
+	}
+	url := m[1]
+	steps := []struct {
+		name, body string
+		want       int
+	}{
+		{"a body that is not a report is refused", "rm -rf /\n", 400},
+		{"a guessed token is refused", "pool tank imported\n", 404},
+		{"the hook's report is taken", "pool tank imported\n", 200},
+		{"a second report is refused", "pool tank created\n", 404},
+	}
+	for _, s := range steps {
+		u := url
+		if strings.Contains(s.name, "guessed") {
+			u = e.srv.URL + "/first-boot-report/" + strings.Repeat("A", 32)
+		}
+		if status, msg := postHook(t, u, strings.NewReader(s.body)); status != s.want {
+			t.Errorf("%s: %d %s, want %d", s.name, status, msg, s.want)
+		}
+	}
+	if status, _ := postHook(t, url, strings.NewReader("")); status != 404 {
+		t.Errorf("a report after the report: %d, want 404", status)
+	}
+	evs, err := e.b.History(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		Node   string
+		Status int
+		Detail string
+	}
+	var reports []ev
+	for _, x := range evs {
+		if x.Kind == events.FirstBootReport {
+			reports = append(reports, ev{x.Node, x.Status, x.Detail})
+		}
+	}
+	want := []ev{
+		{"pve1", 400, `first-boot report refused: invalid first-boot report: line 1 is not "pool NAME OUTCOME"`},
+		{"", 404, "first-boot report refused: unknown or already used first-boot report token"},
+		{"pve1", 200, "pool tank found and imported, its data kept"},
+		{"", 404, "first-boot report refused: unknown or already used first-boot report token"},
+		{"", 404, "first-boot report refused: unknown or already used first-boot report token"},
+	}
+	if diff := cmp.Diff(want, reports); diff != "" {
+		t.Errorf("first-boot-report events (-want +got):\n%s", diff)
+	}
+}
