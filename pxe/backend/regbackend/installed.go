@@ -91,3 +91,21 @@ func tokenMatches(token string, digest []byte) bool {
 	sum := sha256.Sum256([]byte(token))
 	return digest != nil && subtle.ConstantTimeCompare(sum[:], digest) == 1
 }
+
+// FirstBootReport takes the report of token's first-boot script, once:
+// a body [registry.ParseFirstBootReport] reads, which it returns as the
+// timeline's words with the node's name. A body it does not read is a
+// [*backend.Refusal] of 400 and spends nothing.
+func (b *Backend) FirstBootReport(_ context.Context, token, _ string, body []byte) (string, string, error) {
+	raw, ok := b.claim(token, ".report")
+	if !ok {
+		return "", "", fmt.Errorf("%w: unknown or already used first-boot report token", backend.ErrNoAnswer)
+	}
+	name := strings.TrimSpace(string(raw))
+	rep, err := registry.ParseFirstBootReport(body)
+	if err != nil {
+		b.unclaim(token, ".report")
+		return "", "", &backend.Refusal{Status: 400, Reason: err.Error(), Node: name}
+	}
+	return name, rep.String(), nil
+}
