@@ -51,6 +51,25 @@ HCLOUD_VERSION=1.60.1
 # tofu's use_lockfile locking rests on.
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 
+# What each of those two builds leaves out (slimcopy's SPEC; see there).
+# OpenTofu: the state backends the project never writes (it writes local,
+# pg and s3: tofu/backend.go), their imports and their entries in the
+# backend table; about 30 % of tofu's packages. tofu prints the same
+# version, and a configuration naming one of them is refused by tofu's
+# own "unsupported backend" error (the project refuses them before that).
+TOFU_SLIM='internal/backend/init/init.go 12 backend(Azure|Consul|Cos|GCS|Kubernetes|OSS)[ .]'
+# SeaweedFS: the tests run one `weed server` with a filer on its default
+# store (leveldb2) and the S3 gateway (e2e/s3_test.go). The blank imports
+# that register the other filer stores, notification queues, replication
+# sinks, remote storages, key managers, the PostgreSQL credential store
+# and the Iceberg maintenance worker go; the commands stay.
+WEED_SLIM='weed/command/imports.go 23 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/(remote_storage/(azure|gcs)|replication/sink/(azuresink|b2sink|gcssink|s3sink)|filer/(arangodb|cassandra|elastic/v7|etcd|hbase|mongodb|mysql2?|postgres2?|redis[23]?|sqlite|tarantool|tikv|ydb))"$
+weed/server/filer_server.go 22 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/(filer/(arangodb|cassandra2?|elastic/v7|etcd|foundationdb|hbase|mongodb|mysql2?|postgres2?|redis[23]?|sqlite|tarantool|ydb)|notification/(aws_sqs|gocdk_pub_sub|google_pub_sub|kafka))"$
+weed/s3api/auth_credentials.go 2 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/kms/(gcp|openbao)"$
+weed/command/filer.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/credential/postgres"$
+weed/command/iam.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/credential/postgres"$
+weed/plugin/worker/handlers/handlers.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/worker/tasks/iceberg"'
+
 # The tools live in a machine-wide cache outside the clone, the way Go's
 # build cache does (PLASMA_TOOLS_CACHE names another), so a fresh clone on a
 # machine that built them once reuses them; .tools in the checkout is a
@@ -78,9 +97,10 @@ moddir() {
   go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
 
-# build MODULE@VERSION PACKAGE OUTPUT [LDFLAGS] [GCFLAGS]: builds PACKAGE of
-# the module to OUTPUT, through a temporary file so a killed build leaves
-# nothing.
+# build MODULE@VERSION PACKAGE OUTPUT [LDFLAGS] [GCFLAGS] [SLIM]: builds
+# PACKAGE of the module to OUTPUT, through a temporary file so a killed
+# build leaves nothing; with SLIM (see slimcopy), from the module's slimmed
+# copy instead of the module cache's.
 #
 # GCFLAGS "-N -l" (no optimisation, no inlining) is for a tool the tests
 # barely exercise: it compiles in about 70 % of the time (OpenTofu: 270 s
@@ -89,19 +109,65 @@ moddir() {
 # optimised; SeaweedFS serves a few S3 requests per test and local and
 # hcloud answer a handful of RPCs per tofu run.
 build() {
-  local mod=$1 pkg=$2 out=$3 ldflags=${4:-"-s -w"} gcflags=${5:-} dir
-  dir=$(moddir "$mod")
+  local mod=$1 pkg=$2 out=$3 ldflags=${4:-"-s -w"} gcflags=${5:-} slim=${6:-} dir
+  if [ -n "$slim" ]; then
+    dir=$(slimcopy "$mod" "$slim")
+  else
+    dir=$(moddir "$mod")
+  fi
   if [ -z "$dir" ]; then
     echo "tools: cannot download $mod" >&2
     exit 1
   fi
-  echo "tools: building $mod ($pkg)" >&2
+  echo "tools: building $mod ($pkg${slim:+, slimmed})" >&2
   local start=$SECONDS
   mkdir -p "$(dirname "$out")"
   (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false GOWORK=off \
     go build -trimpath -ldflags "$ldflags" ${gcflags:+-gcflags="all=$gcflags"} -o "$out.tmp" "$pkg")
   mv -f "$out.tmp" "$out"
   echo "tools: built $out in $((SECONDS - start))s" >&2
+}
+
+# slimcopy MODULE@VERSION SPEC prints the folder of a copy of the module
+# with lines of its source removed, so that a build compiles less: the
+# state backends, filer stores and the like that a tool links for its
+# users' sake and the tests never reach. SPEC has one edit a line, "FILE
+# COUNT REGEX": exactly COUNT lines of FILE match the extended REGEX, and
+# they go. A count that differs means the module's source changed: the
+# copy is refused, loudly, rather than built from a guess. The copy is
+# made once and kept in the tools cache under the module's version and
+# the hash of SPEC ($tools/src/NAME@VERSION-slim-HASH), linked to the
+# module cache's files where one file system holds both (a changed file is
+# written anew, never through the link).
+slimcopy() {
+  local mod=$1 spec=$2 dir hash src file count re n
+  dir=$(moddir "$mod")
+  [ -n "$dir" ] || return 0
+  hash=$(printf '%s\n' "$spec" | sha256sum | cut -c1-12)
+  src="$tools/src/${mod##*/}-slim-$hash"
+  if [ -f "$src/.slim" ]; then
+    echo "$src"
+    return 0
+  fi
+  mkdir -p "$tools/src"
+  rm -rf "$src.tmp"
+  cp -al "$dir" "$src.tmp" 2>/dev/null || { rm -rf "$src.tmp"; cp -R "$dir" "$src.tmp"; }
+  find "$src.tmp" -type d -exec chmod u+w {} +
+  while read -r file count re; do
+    [ -n "$file" ] || continue
+    n=$(grep -cE -- "$re" "$src.tmp/$file" || true)
+    if [ "$n" != "$count" ]; then
+      echo "tools: $mod: $n lines of $file match $re, want $count: the module's source changed; update the slimming in .ci/tools.sh" >&2
+      rm -rf "$src.tmp"
+      exit 1
+    fi
+    grep -vE -- "$re" "$src.tmp/$file" >"$src.tmp/$file.new" || true
+    rm -f "$src.tmp/$file"
+    mv "$src.tmp/$file.new" "$src.tmp/$file"
+  done <<<"$spec"
+  printf '%s\n' "$spec" >"$src.tmp/.slim"
+  mv "$src.tmp" "$src"
+  echo "$src"
 }
 
 # SeaweedFS's weed, the longest build (about 7 minutes on 2 cores, once),
@@ -114,7 +180,7 @@ if [ -x "$weed" ] && [ "$(cat "$weed.version" 2>/dev/null)" = "$SEAWEEDFS_VERSIO
   echo "tools: weed $SEAWEEDFS_VERSION present" >&2
 else
   (
-    build "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" ./weed "$weed" "-s -w" "-N -l"
+    build "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" ./weed "$weed" "-s -w" "-N -l" "$WEED_SLIM"
     echo "$SEAWEEDFS_VERSION" >"$weed.version"
   ) &
   weed_pid=$!
@@ -129,7 +195,7 @@ if [ -x "$tofu" ] && [ "$(TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/nu
   echo "tools: tofu v$TOFU_VERSION present" >&2
 else
   build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
-    "-s -w -X github.com/opentofu/opentofu/version.dev=no"
+    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "" "$TOFU_SLIM"
 fi
 
 
