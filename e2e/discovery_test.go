@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,13 +62,17 @@ func baseSquashfs(t *testing.T, kdir, out string) {
 type discoveredMachine struct {
 	ID      string `json:"id"`
 	BootMAC string `json:"boot_mac"`
-	NICs []struct {
+	NICs    []struct {
 		MAC string `json:"mac"`
 	} `json:"nics"`
 	DMI struct {
 		Serial string `json:"serial"`
 	} `json:"dmi"`
-	Disks []struct {
+	BMCAddress string `json:"bmc_address"`
+	BMCPort    uint16 `json:"bmc_port"`
+	BMCKind    string `json:"bmc_kind"`
+	BMCIPMI    string `json:"bmc_ipmi"`
+	Disks      []struct {
 		Name      string `json:"name"`
 		SizeBytes uint64 `json:"size_bytes"`
 		Serial    string `json:"serial"`
@@ -110,6 +116,14 @@ func TestDiscovery(t *testing.T) {
 	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")
 	run(t, "ip", "-n", l.site, "link", "set", tap, "master", "br0", "up")
 	disks = append(disks, "-netdev", "tap,id=n1,ifname="+tap+",script=no,downscript=no", "-device", "virtio-net-pci,netdev=n1,mac="+other+",romfile=")
+	// The firmware names a Redfish host interface (SMBIOS type 42, from
+	// the file) and an IPMI BMC on KCS (type 38, QEMU's own for its
+	// simulated BMC): the agent reports both.
+	rf := filepath.Join(dir, "type42.bin")
+	if err := os.WriteFile(rf, redfishHostInterface([4]byte{198, 51, 100, 2}, [4]byte{198, 51, 100, 77}, 8443), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	disks = append(disks, "-smbios", "file="+rf, "-device", "ipmi-bmc-sim,id=bmc0", "-device", "isa-ipmi-kcs,bmc=bmc0")
 	vm := vmOptions{name: "disco", mac: mac, uefi: true, limit: 240 * time.Second, qemuArgs: disks}
 	m := l.boot(t, vm)
 	if !strings.Contains(m.serial, "PLASMA-DISCOVERY: OK") {
@@ -147,7 +161,21 @@ func TestDiscovery(t *testing.T) {
 	if d.BootMAC != mac {
 		t.Errorf("discovered boot_mac %q, want %s, the NIC the machine booted from (the other took the agent's lease)", d.BootMAC, mac)
 	}
+	if bmc := [4]any{d.BMCAddress, d.BMCPort, d.BMCKind, d.BMCIPMI}; bmc != [4]any{"198.51.100.77", uint16(8443), "redfish", "kcs"} {
+		t.Errorf("discovered BMC (address, port, kind, IPMI interface) = %v, want the host interface's 198.51.100.77:8443 and kcs", bmc)
+	}
 	l.wantEvent(t, "discovered", mac)
+	// A BMC rule would give the machine its reported Redfish service;
+	// rule test shows it, and the rule goes before the registration.
+	rule := filepath.Join(dir, "bmc-rule.yaml")
+	os.WriteFile(rule, []byte("name: rack-bmc\nhostname: rack-{n:02}\nmatch: {serial: E2E-DISCO}\nbmc: {scheme: redfish, user: root, secret: bmc-rack1}\n"), 0o644)
+	l.np(t, "rule", "add", "-f", rule)
+	var preview []struct{ Machine, Name, BMC, Reason string }
+	if out := l.np(t, "rule", "test", "-o", "json"); json.Unmarshal([]byte(out), &preview) != nil || len(preview) != 1 ||
+		preview[0].Name != "rack-01" || preview[0].BMC != "redfish://198.51.100.77:8443" {
+		t.Errorf("rule test -o json = %s, want rack-01 with the BMC redfish://198.51.100.77:8443", out)
+	}
+	l.np(t, "rule", "remove", "rack-bmc")
 
 	l.np(t, "register", "disco", "--from-discovered", mac, "--boot-disk", "E2E-NVME-1")
 	vm.limit = 180 * time.Second
@@ -175,4 +203,21 @@ func TestDiscovery(t *testing.T) {
 	if diff := cmp.Diff([]bootDisk{{"/dev/nvme0n1", "E2E-NVME-1"}}, gotDisks); diff != "" {
 		t.Errorf("the installed boot disk (-want +got):\n%s", diff)
 	}
+}
+
+// redfishHostInterface is an SMBIOS type 42 structure (DSP0134) of a
+// network host interface (40h) with no interface data and one Redfish
+// over IP protocol record (04h, DSP0270): the host's IPv4 address, the
+// service's and its port; then the empty string set.
+func redfishHostInterface(host, service [4]byte, port uint16) []byte {
+	ip := func(a [4]byte) []byte { return append(a[:], make([]byte, 12)...) }
+	mask := ip([4]byte{255, 255, 255, 0})
+	d := bytes.Repeat([]byte{0x5a}, 16)                       // service UUID
+	d = append(append(append(d, 1, 1), ip(host)...), mask...) // host: static, IPv4, address, mask
+	d = append(append(append(d, 1, 1), ip(service)...), mask...)
+	d = binary.LittleEndian.AppendUint16(d, port)
+	d = append(d, 0, 0, 0, 0, 0) // VLAN ID, hostname length
+	b := append([]byte{42, 0, 0x34, 0x12, 0x40, 0, 1, 0x04, byte(len(d))}, d...)
+	b[1] = byte(len(b))
+	return append(b, 0, 0)
 }
