@@ -56,15 +56,15 @@ const ContentTypeTOML = "application/toml"
 // refusal gets its status and reason; a failure gets 500 and no detail.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	ip := hostOf(r.RemoteAddr)
-	// src is the source the refusals are counted for: an IPv6 client's
-	// /64, so that rotating addresses within it is no escape.
-	src, _ := source.OfRemote(r.RemoteAddr)
+	// client is the address the refusals are counted for, and with
+	// it its /64, so that rotating addresses within it is no escape.
+	client := source.AddrOfRemote(r.RemoteAddr)
 	ctx := r.Context()
 	ev := backend.Event{ClientIP: ip}
 	// guess is what the request named: its token, then its machine's
 	// MACs, serial and UUID (see refusals.go).
 	guess := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-	if d := h.refusals.delay(src, time.Now()); d > 0 {
+	if d := h.refusals.delay(client, time.Now()); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -76,7 +76,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	refuse := func(status int, msg string) {
 		if status == http.StatusUnauthorized || status == http.StatusNotFound {
 			// A guess (a token, a MAC, a serial) that missed.
-			h.refusals.refused(src, guess, time.Now())
+			h.refusals.refused(client, guess, time.Now())
 		}
 		ev.Kind, ev.Status = events.Refused, status
 		if ev.Detail == "" {
@@ -134,7 +134,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("answer not delivered", "node", res.Node, "client_ip", ip, "err", werr)
 		return
 	}
-	h.refusals.served(src)
+	h.refusals.served(client)
 	ev.Kind, ev.Status, ev.Detail = events.Answer, http.StatusOK, res.Detail
 	h.record(ctx, ev)
 	h.cfg.Metrics.answerServed()

@@ -4,16 +4,21 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/plasmactl/plasma-node/pxe/internal/source"
 )
 
 // The answer endpoint slows a source that keeps being refused for
 // guesses that missed (401 and 404: a body of made-up MACs after
-// another, a token guessed again). A source is an IPv4 address or an
-// IPv6 /64 ([source.OfRemote]), so that rotating addresses within a /64 is
-// no escape. Only new guesses count: a machine posting the same system
+// another, a token guessed again). It counts two-level
+// ([source.Levels]): each address is a client of its own, and the
+// addresses of one IPv6 /64 together are slowed at [source.PrefixShare]
+// times the free refusals, so that a segment's machines refused once
+// each (booted before they were registered) do not slow each other,
+// while rotating addresses within a /64 is no escape. Only new guesses count: a machine posting the same system
 // info again (an installer retrying, a burst of one machine's requests)
 // is the same guess. After refusalsFree refusals within refusalWindow
-// each further request of that source waits before it is looked at,
+// each further request of that client (or /64) waits before it is looked at,
 // twice as long each time up to Config.MaxRefusalDelay. The reply is
 // what it would have been: a machine that retries is slowed, never
 // refused, and an answer served to a source forgets its refusals.
@@ -36,7 +41,8 @@ type refusalCount struct {
 // refusal counts.
 const maxGuesses = 64
 
-// refusals counts the answer refusals of each source ([source.OfRemote]).
+// refusals counts the answer refusals of each address and /64
+// ([source.Levels]).
 type refusals struct {
 	mu   sync.Mutex
 	max  time.Duration
@@ -47,19 +53,22 @@ func newRefusals(max time.Duration) *refusals {
 	return &refusals{max: max, seen: map[netip.Prefix]*refusalCount{}}
 }
 
-// delay is how long a request of the source src waits before it is
-// looked at.
-func (r *refusals) delay(src netip.Prefix, now time.Time) time.Duration {
+// delay is how long a request of the client at a waits before it is
+// looked at: by the level (its address, its /64) furthest past its free
+// refusals.
+func (r *refusals) delay(a netip.Addr, now time.Time) time.Duration {
 	if r == nil || r.max <= 0 {
 		return 0
 	}
+	ls, n := source.Levels(a, refusalsFree)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.seen[src]
-	if c == nil || now.Sub(c.first) >= refusalWindow {
-		return 0
+	over := -1
+	for _, l := range ls[:n] {
+		if c := r.seen[l.Key]; c != nil && now.Sub(c.first) < refusalWindow {
+			over = max(over, c.n-l.Bound)
+		}
 	}
-	over := c.n - refusalsFree
 	if over < 0 {
 		return 0
 	}
@@ -67,41 +76,75 @@ func (r *refusals) delay(src netip.Prefix, now time.Time) time.Duration {
 	return min(d, r.max)
 }
 
-// refused counts a refusal of the source src for the guess (a digest of
-// what the request named), unless that guess was counted already.
-func (r *refusals) refused(src netip.Prefix, guess [32]byte, now time.Time) {
+// refused counts a refusal of the client at a, at its address and its
+// /64, for the guess (a digest of what the request named), at each level
+// unless that level counted the guess already.
+func (r *refusals) refused(a netip.Addr, guess [32]byte, now time.Time) {
 	if r == nil {
 		return
 	}
+	ls, n := source.Levels(a, refusalsFree)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := r.seen[src]
-	if c == nil || now.Sub(c.first) >= refusalWindow {
-		if len(r.seen) >= refusalSources {
-			for k, v := range r.seen {
-				if now.Sub(v.first) >= refusalWindow || len(r.seen) >= refusalSources {
-					delete(r.seen, k)
-				}
+	for _, l := range ls[:n] {
+		c := r.seen[l.Key]
+		if c == nil || now.Sub(c.first) >= refusalWindow {
+			if len(r.seen) >= refusalSources {
+				r.prune(now)
 			}
+			c = &refusalCount{first: now, seen: map[[32]byte]bool{}}
+			r.seen[l.Key] = c
 		}
-		c = &refusalCount{first: now, seen: map[[32]byte]bool{}}
-		r.seen[src] = c
+		if c.seen[guess] {
+			continue
+		}
+		if len(c.seen) < maxGuesses {
+			c.seen[guess] = true
+		}
+		c.n++
 	}
-	if c.seen[guess] {
-		return
-	}
-	if len(c.seen) < maxGuesses {
-		c.seen[guess] = true
-	}
-	c.n++
 }
 
-// served forgets the refusals of the source src, which got an answer.
-func (r *refusals) served(src netip.Prefix) {
+// prune forgets the counts past their window, then, while still full,
+// IPv6 addresses' own counts ([source.Evictable]: their /64 keeps
+// counting), then any.
+func (r *refusals) prune(now time.Time) {
+	for k, v := range r.seen {
+		if now.Sub(v.first) >= refusalWindow {
+			delete(r.seen, k)
+		}
+	}
+	for _, any := range []bool{false, true} {
+		for k := range r.seen {
+			if len(r.seen) < refusalSources {
+				return
+			}
+			if any || source.Evictable(k) {
+				delete(r.seen, k)
+			}
+		}
+	}
+}
+
+// served forgets the refusals of the address a, which got an answer, and
+// takes them off its /64's.
+func (r *refusals) served(a netip.Addr) {
 	if r == nil {
 		return
 	}
+	ls, n := source.Levels(a, refusalsFree)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.seen, src)
+	c := r.seen[ls[0].Key]
+	if c == nil {
+		return
+	}
+	delete(r.seen, ls[0].Key)
+	if n == 2 {
+		if p := r.seen[ls[1].Key]; p != nil {
+			if p.n -= c.n; p.n <= 0 {
+				delete(r.seen, ls[1].Key)
+			}
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -17,52 +16,73 @@ import (
 	"github.com/plasmactl/plasma-node/answer"
 )
 
-// TestAnswerRefusalsCountAnIPv6SourceByItsSlash64: 1 000 addresses of
-// one /64, each posting made-up MACs, are counted as one source: the
-// /64 is slowed as one address would be and takes one place among the
-// sources tracked; another /64 and an IPv4 address are sources of their
-// own, not slowed; an IPv4-mapped peer is its IPv4 address.
-func TestAnswerRefusalsCountAnIPv6SourceByItsSlash64(t *testing.T) {
+// TestAnswerRefusalsAreTwoLevelInAnIPv6Slash64: each address of a /64
+// is a client whose refusals slow it alone, and the /64 as a whole is
+// slowed at source.PrefixShare times that: 20 machines of one segment,
+// each refused once (booted before they were registered), slow none of
+// them; one address guessing past the free refusals is slowed while
+// another address of its /64 is not; 1 000 addresses of one /64, each
+// posting one made-up MAC, slow a fresh address of that /64, and the
+// /64 keeps its count however many addresses were tracked; another /64
+// and an IPv4 address are not slowed; an IPv4-mapped peer is its IPv4
+// address.
+func TestAnswerRefusalsAreTwoLevelInAnIPv6Slash64(t *testing.T) {
 	none := funcBackend(func(context.Context, *answer.SystemInfo) (*answer.Answer, error) { return nil, backend.ErrNoAnswer })
 	h, err := New(Config{Backend: none, BaseURL: "http://[2001:db8::2]:8090", MaxRefusalDelay: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	post := func(remote string, i int) {
-		body := fmt.Sprintf(`{"iso":{"release":"9.2"},"product":{"product":"pve"},"network_interfaces":[{"link":"e0","mac":"52:54:04:00:%02x:%02x"}]}`, i>>8, i&0xff)
+	guess := 0
+	post := func(remote string) {
+		guess++
+		body := fmt.Sprintf(`{"iso":{"release":"9.2"},"product":{"product":"pve"},"network_interfaces":[{"link":"e0","mac":"52:54:04:%02x:%02x:%02x"}]}`, guess>>16, (guess>>8)&0xff, guess&0xff)
 		r := httptest.NewRequest(http.MethodPost, "/answer", strings.NewReader(body))
 		r.RemoteAddr = remote
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusNotFound {
-			t.Fatalf("made-up MAC %d from %s: %d, want 404", i, remote, w.Code)
+			t.Fatalf("made-up MAC %d from %s: %d, want 404", guess, remote, w.Code)
 		}
+	}
+	slowed := func(remote string) bool { return h.refusals.delay(source.AddrOfRemote(remote), time.Now()) > 0 }
+	for i := range 20 {
+		post(fmt.Sprintf("[2001:db8:1:2::%x]:40000", i+1))
+	}
+	for _, a := range []string{"[2001:db8:1:2::1]:1", "[2001:db8:1:2::14]:1", "[2001:db8:1:2::ffff]:1"} {
+		if slowed(a) {
+			t.Errorf("%s is slowed after 20 machines of its /64 were refused once each", a)
+		}
+	}
+	for range refusalsFree {
+		post("[2001:db8:1:2::1]:40000")
+	}
+	if !slowed("[2001:db8:1:2::1]:1") {
+		t.Error("an address refused past the free refusals is not slowed")
+	}
+	if slowed("[2001:db8:1:2::2]:1") {
+		t.Error("another address of its /64 is slowed for one address's refusals")
 	}
 	for i := range 1000 {
-		post(fmt.Sprintf("[2001:db8:1:2::%x]:40000", i+1), i)
+		post(fmt.Sprintf("[2001:db8:1:2::1:%x]:40000", i+1))
 	}
-	now := time.Now()
-	if n := len(h.refusals.seen); n != 1 {
-		t.Errorf("1 000 addresses of one /64 are tracked as %d sources, want 1", n)
+	if !slowed("[2001:db8:1:2:ffff::1]:1") {
+		t.Error("a fresh address of a /64 whose 1 000 addresses were refused is not slowed")
 	}
-	if d := h.refusals.delay(key("[2001:db8:1:2:ffff::1]:1"), now); d == 0 {
-		t.Error("a fresh address of the flooding /64 is not slowed")
+	for i := range refusalSources {
+		post(fmt.Sprintf("[2001:db8:1:2::2:%x]:40000", i+1))
+	}
+	if !slowed("[2001:db8:1:2:ffff::2]:1") {
+		t.Errorf("after %d more addresses of the /64 were refused, a fresh one is not slowed: the /64's count was pushed out", refusalSources)
 	}
 	for _, other := range []string{"[2001:db8:1:3::1]:1", "192.0.2.7:1"} {
-		if d := h.refusals.delay(key(other), now); d != 0 {
-			t.Errorf("%s is slowed %s for the /64's refusals", other, d)
+		if slowed(other) {
+			t.Errorf("%s is slowed for the /64's refusals", other)
 		}
 	}
-	for i := range refusalsFree + 1 {
-		post("[::ffff:192.0.2.9]:40000", 2000+i)
+	for range refusalsFree + 1 {
+		post("[::ffff:192.0.2.9]:40000")
 	}
-	if d := h.refusals.delay(key("192.0.2.9:1"), now); d == 0 {
+	if !slowed("192.0.2.9:1") {
 		t.Error("the refusals of an IPv4-mapped peer do not count for its IPv4 address")
 	}
-}
-
-// key is the source of a peer's address.
-func key(remote string) netip.Prefix {
-	p, _ := source.OfRemote(remote)
-	return p
 }

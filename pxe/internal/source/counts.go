@@ -45,14 +45,12 @@ type Level struct {
 // Levels returns the levels a two-level bound of bound counts the
 // address a at, n of them: its address ([AddrOf]) at bound and, for an
 // IPv6 address, its /64 ([Of]) at bound×[PrefixShare]. An IPv4 address
-// (also IPv4-mapped) is one level; an invalid a none. It does not
-// allocate. Every two-level bound of the window (TFTP transfers, HTTP
+// (also IPv4-mapped) is one level; an invalid a (a peer that is no IP
+// address) is one level of the zero Prefix, so all such peers count as
+// one client. It does not allocate. Every two-level bound of the window (TFTP transfers, HTTP
 // connections, answer refusals, failed API logins) counts by it.
 func Levels(a netip.Addr, bound int) (ls [2]Level, n int) {
 	addr, src := AddrOf(a), Of(a)
-	if !addr.IsValid() {
-		return ls, 0
-	}
 	ls[0] = Level{addr, bound}
 	if src == addr {
 		return ls, 1
@@ -91,6 +89,14 @@ func (c *Counts) add(k netip.Prefix, n int) {
 	if c.by[k] += n; c.by[k] <= 0 {
 		delete(c.by, k)
 	}
+}
+
+// Evictable reports whether a bound whose table of counts is full may
+// forget the count at key first: an IPv6 address's own, which its /64's
+// count also holds, so that a flood of addresses of one /64 cannot push
+// the /64's count out.
+func Evictable(key netip.Prefix) bool {
+	return key.Addr().Is6() && key.Bits() == 128
 }
 
 // Len returns how many addresses and prefixes hold anything.

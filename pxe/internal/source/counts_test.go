@@ -79,7 +79,8 @@ func TestAddrOf(t *testing.T) {
 
 // TestLevels: an IPv6 address is counted at itself under the bound and
 // at its /64 under PrefixShare times it; an IPv4 address (also
-// IPv4-mapped) at itself alone; an invalid one nowhere. No allocation.
+// IPv4-mapped) at itself alone; an invalid one (no IP peer) at the zero
+// Prefix. No allocation.
 func TestLevels(t *testing.T) {
 	tests := map[string]struct {
 		addr string
@@ -87,10 +88,10 @@ func TestLevels(t *testing.T) {
 	}{
 		"an IPv6 address and its /64": {"2001:db8:1:2::7", []Level{
 			{netip.MustParsePrefix("2001:db8:1:2::7/128"), 3}, {netip.MustParsePrefix("2001:db8:1:2::/64"), 3 * PrefixShare}}},
-		"an IPv4 address is one level":    {"192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
-		"an IPv4-mapped one is the IPv4":  {"::ffff:192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
-		"a zone is dropped at each level": {"fe80::7%eth0", []Level{{netip.MustParsePrefix("fe80::7/128"), 3}, {netip.MustParsePrefix("fe80::/64"), 3 * PrefixShare}}},
-		"an invalid address has none":     {"", nil},
+		"an IPv4 address is one level":          {"192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
+		"an IPv4-mapped one is the IPv4":        {"::ffff:192.0.2.7", []Level{{netip.MustParsePrefix("192.0.2.7/32"), 3}}},
+		"a zone is dropped at each level":       {"fe80::7%eth0", []Level{{netip.MustParsePrefix("fe80::7/128"), 3}, {netip.MustParsePrefix("fe80::/64"), 3 * PrefixShare}}},
+		"an invalid address is the zero Prefix": {"", []Level{{netip.Prefix{}, 3}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

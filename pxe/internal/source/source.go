@@ -35,13 +35,24 @@ func Of(a netip.Addr) netip.Prefix {
 // socket, a test's "pipe"): a bound keyed by the result counts all such
 // peers as one source. It does not allocate.
 func OfRemote(addr string) (netip.Prefix, bool) {
+	a := AddrOfRemote(addr)
+	if !a.IsValid() {
+		return netip.Prefix{}, false
+	}
+	return Of(a), true
+}
+
+// AddrOfRemote returns the address of a peer as [OfRemote] reads it,
+// unmapped and without its zone, for a two-level bound ([Levels]); the
+// zero Addr when addr holds no IP address. It does not allocate.
+func AddrOfRemote(addr string) netip.Addr {
 	host := addr
 	if h, _, err := net.SplitHostPort(addr); err == nil {
 		host = h
 	}
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return netip.Prefix{}, false
+		return netip.Addr{}
 	}
-	return Of(a), true
+	return a.Unmap().WithZone("")
 }
