@@ -99,7 +99,8 @@ type Config struct {
 	Build Build
 	// MaxAuthFailures is how many failed authentications an address may
 	// have within AuthFailureWindow before it is refused with 429 until
-	// the window has passed. Defaults: 10 and one minute.
+	// the window has passed; the addresses of one IPv6 /64 together 8
+	// times as many. Defaults: 10 and one minute.
 	MaxAuthFailures   int
 	AuthFailureWindow time.Duration
 	// Events is the event store the stream follows, required: the
@@ -277,9 +278,9 @@ type tokenKey struct{}
 func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := clientIP(r)
-		// The failures count for the source: an IPv6 client's /64, so
-		// that rotating addresses within it is no escape.
-		src, _ := source.OfRemote(r.RemoteAddr)
+		// The failures count for the address and its /64, so that
+		// rotating addresses within it is no escape.
+		client := source.AddrOfRemote(r.RemoteAddr)
 		tok, reason := bearer(r)
 		var t apitoken.Token
 		if reason == "" {
@@ -305,14 +306,14 @@ func (h *Handler) guard(need apitoken.Scope, next http.HandlerFunc) http.Handler
 			// valid token from it never is (a neighbour behind the same
 			// NAT, or a client misconfigured beside it, must not lock it
 			// out), and tokens are too long to guess.
-			if wait := h.limiter.blocked(src, time.Now()); wait > 0 {
-				h.limiter.fail(src, time.Now())
+			if wait := h.limiter.blocked(client, time.Now()); wait > 0 {
+				h.limiter.fail(client, time.Now())
 				h.log.Warn("api: request refused: too many failed authentications from this address", "client_ip", ip, "path", r.URL.Path)
 				w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 				writeError(w, http.StatusTooManyRequests, "too many failed authentications from this address; try again later", "")
 				return
 			}
-			h.limiter.fail(src, time.Now())
+			h.limiter.fail(client, time.Now())
 			h.log.Warn("api: authentication failed", "client_ip", ip, "method", r.Method, "path", r.URL.Path, "reason", reason)
 			challenge := `Bearer realm="node-provisioner"`
 			if tok != "" {

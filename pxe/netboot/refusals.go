@@ -90,7 +90,7 @@ func (r *refusals) refused(a netip.Addr, guess [32]byte, now time.Time) {
 		c := r.seen[l.Key]
 		if c == nil || now.Sub(c.first) >= refusalWindow {
 			if len(r.seen) >= refusalSources {
-				r.prune(now)
+				source.Prune(r.seen, refusalSources, func(c *refusalCount) bool { return now.Sub(c.first) >= refusalWindow })
 			}
 			c = &refusalCount{first: now, seen: map[[32]byte]bool{}}
 			r.seen[l.Key] = c
@@ -102,27 +102,6 @@ func (r *refusals) refused(a netip.Addr, guess [32]byte, now time.Time) {
 			c.seen[guess] = true
 		}
 		c.n++
-	}
-}
-
-// prune forgets the counts past their window, then, while still full,
-// IPv6 addresses' own counts ([source.Evictable]: their /64 keeps
-// counting), then any.
-func (r *refusals) prune(now time.Time) {
-	for k, v := range r.seen {
-		if now.Sub(v.first) >= refusalWindow {
-			delete(r.seen, k)
-		}
-	}
-	for _, any := range []bool{false, true} {
-		for k := range r.seen {
-			if len(r.seen) < refusalSources {
-				return
-			}
-			if any || source.Evictable(k) {
-				delete(r.seen, k)
-			}
-		}
 	}
 }
 

@@ -91,12 +91,27 @@ func (c *Counts) add(k netip.Prefix, n int) {
 	}
 }
 
-// Evictable reports whether a bound whose table of counts is full may
-// forget the count at key first: an IPv6 address's own, which its /64's
-// count also holds, so that a flood of addresses of one /64 cannot push
-// the /64's count out.
-func Evictable(key netip.Prefix) bool {
-	return key.Addr().Is6() && key.Bits() == 128
+// Prune makes room in a two-level bound's table m of counts, keyed by
+// [Levels]' keys, that may hold limit: it forgets the counts expired
+// reports, then, while m still holds limit or more, IPv6 addresses' own
+// counts first (their /64's count keeps them, so a flood of one /64's
+// addresses cannot push the /64's count out), then any.
+func Prune[V any](m map[netip.Prefix]V, limit int, expired func(V) bool) {
+	for k, v := range m {
+		if expired(v) {
+			delete(m, k)
+		}
+	}
+	for _, any := range []bool{false, true} {
+		for k := range m {
+			if len(m) < limit {
+				return
+			}
+			if any || (k.Addr().Is6() && k.Bits() == 128) {
+				delete(m, k)
+			}
+		}
+	}
 }
 
 // Len returns how many addresses and prefixes hold anything.

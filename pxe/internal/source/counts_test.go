@@ -113,3 +113,26 @@ func TestLevels(t *testing.T) {
 		t.Errorf("Levels allocates %v times, want 0: it runs for every connection and answer request", n)
 	}
 }
+
+// TestPruneKeepsA64sCountOverItsAddresses: a full table forgets the
+// expired counts, then IPv6 addresses' own counts, and a /64's or an
+// IPv4 address's only when nothing else makes room.
+func TestPruneKeepsA64sCountOverItsAddresses(t *testing.T) {
+	p := netip.MustParsePrefix
+	table := func() map[netip.Prefix]int {
+		return map[netip.Prefix]int{p("2001:db8:1:2::/64"): 1, p("2001:db8:1:2::1/128"): 1, p("2001:db8:1:2::2/128"): 1,
+			p("192.0.2.7/32"): 1, p("2001:db8:1:3::/64"): 0}
+	}
+	expired := func(n int) bool { return n == 0 }
+	m := table()
+	Prune(m, 3, expired)
+	want := map[netip.Prefix]int{p("2001:db8:1:2::/64"): 1, p("192.0.2.7/32"): 1}
+	if diff := cmp.Diff(want, m, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Errorf("pruned to under 3 (-want +got):\n%s", diff)
+	}
+	m = table()
+	Prune(m, 2, expired)
+	if len(m) != 1 {
+		t.Errorf("pruned to under 2: %v, want one left", m)
+	}
+}
