@@ -22,7 +22,7 @@ func TestRegisterBootMethod(t *testing.T) {
 		"virtual media without a BMC":     {[]string{"--boot-method", "virtual-media"}, 2, "has no BMC"},
 		"virtual media with an IPMI BMC":  {[]string{"--boot-method", "virtual-media", "--bmc", "ipmi://10.0.0.5", "--bmc-user", "admin"}, 2, "speaks ipmi, which has no virtual media"},
 		"an unknown boot method":          {[]string{"--boot-method", "usb"}, 2, `--boot-method: invalid boot method "usb": want "network" or "virtual-media"`},
-		"an unknown media answer":         {[]string{"--boot-method", "virtual-media", "--media-answer", "nfs", "--bmc", "redfish://bmc1", "--bmc-user", "root"}, 2, `--media-answer: invalid media answer "nfs"`},
+		"an unknown media answer":         {[]string{"--boot-method", "virtual-media", "--media-answer", "nfs", "--bmc", "redfish://bmc1", "--bmc-user", "root"}, 2, `--media-answer: invalid media answer "nfs": want "iso" (the answer on the node's medium), "http" (fetched from the window) or "partition"`},
 		"a media answer over the network": {[]string{"--boot-method", "network", "--media-answer", "iso"}, 2, "boots over the network"},
 	}
 	for name, tc := range tests {
@@ -49,6 +49,13 @@ func TestRegisterBootMethod(t *testing.T) {
 	}
 	if r := np(t, state, "list", "-o", "json"); !strings.Contains(r.stdout, `"boot_method": "virtual-media"`) {
 		t.Errorf("list -o json:\n%s", r.stdout)
+	}
+	r = np(t, state, "register", "pve2", "--mac", "52:54:00:00:00:02", "--boot-disk", "any", "--boot-method", "virtual-media", "--media-answer", "partition", "--bmc", "redfish://bmc2", "--bmc-user", "root")
+	if r.code != 0 {
+		t.Fatalf("register --media-answer partition: %d %s", r.code, r.err)
+	}
+	if r := np(t, state, "list"); !strings.Contains(r.stdout, "virtual-media/partition") {
+		t.Errorf("list:\n%s", r.stdout)
 	}
 }
 

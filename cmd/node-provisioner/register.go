@@ -23,7 +23,7 @@ func (a *app) registerCmd() *cobra.Command {
 		nf                  nicFlags
 	)
 	c := &cobra.Command{
-		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--pin-nic-names] [--nic-name MAC=NAME]... [--secure-boot] [--boot-method network|virtual-media [--media-answer iso|http]] [--replace]",
+		Use:   "register NAME [--mac M]... [--serial S] [--uuid U] [--from-discovered MAC|SERIAL] [--boot-disk SERIAL|NAME|any] [--pool SPEC]... [--ssh-key FILE]... [--bmc URL --bmc-user U --bmc-password-file F] [--address CIDR --gateway IP --dns IP [--management-mac M]] [--pin-nic-names] [--nic-name MAC=NAME]... [--secure-boot] [--boot-method network|virtual-media [--media-answer iso|http|partition]] [--replace]",
 		Short: "Register a node: the allowlist entry its installer's request must match",
 		Example: `  node-provisioner register pve3 --mac aa:bb:cc:dd:ee:ff --boot-disk 25414A800205 \
       --pool 'tanka1=single:50026B73842AD86F'`,
@@ -138,7 +138,7 @@ func (a *app) registerCmd() *cobra.Command {
 	nf.bind(f)
 	f.BoolVar(&secureBoot, "secure-boot", false, "boot this machine through the Secure Boot chain (signed shim, grub and kernel) even when the window offers others iPXE: its firmware has Secure Boot on")
 	f.StringVar(&bootMethod, "boot-method", "", "how the machine reaches the installer: network (PXE) or virtual-media (a CD through its Redfish BMC, no PXE needed); omitted: the site's (site.json boot_method), else network")
-	f.StringVar(&media, "media-answer", "", "with virtual-media, how the installer gets its answer: iso (on the node's own medium, no DHCP needed) or http (fetched from the window; needs DHCP); omitted: the site's, else iso")
+	f.StringVar(&media, "media-answer", "", "with virtual-media, how the installer gets its answer: iso (on the node's own medium, no DHCP needed), http (fetched from the window; needs DHCP) or partition (on a second, small medium; needs a BMC with two media and an 8.3+ installer); omitted: the site's, else iso")
 	f.BoolVar(&replace, "replace", false, "move a MAC, serial or UUID pin another pending registration holds to this one")
 	return c
 }

@@ -24,6 +24,8 @@ func TestRegistrationBootMethod(t *testing.T) {
 		"media_tls on an IPMI BMC":            {`{"name":"pve6","macs":["52:54:00:00:00:06"],"boot_method":"network","bmc":{"url":"ipmi://10.0.0.56","user":"admin","media_tls":true},"bmc_password":"x"}`, 422, "bmc", "media_tls is for virtual media, which ipmi has not"},
 		"media_tls booting over the network":  {`{"name":"pve7","macs":["52:54:00:00:00:07"],"boot_method":"network","bmc":{"url":"redfish://10.0.0.57","user":"root","media_tls":true},"bmc_password":"x"}`, 422, "boot_method", "media_tls is for the virtual-media boot method"},
 		"virtual media with a Redfish BMC":    {`{"name":"pve5","macs":["52:54:00:00:00:05"],"boot_method":"virtual-media","media_answer":"http","bmc":{"url":"redfish://10.0.0.55","user":"root"},"bmc_password":"x"}`, 201, "", `"media_answer": "http"`},
+		"the partition media answer":          {`{"name":"pve6","macs":["52:54:00:00:00:06"],"boot_method":"virtual-media","media_answer":"partition","bmc":{"url":"redfish://10.0.0.56","user":"root"},"bmc_password":"x"}`, 201, "", `"media_answer": "partition"`},
+		"an unknown media answer":             {`{"name":"pve7","macs":["52:54:00:00:00:07"],"boot_method":"virtual-media","media_answer":"floppy","bmc":{"url":"redfish://10.0.0.57","user":"root"},"bmc_password":"x"}`, 422, "media_answer", `or \"partition\" (the answer on a second, small medium)`},
 	})
 }
 

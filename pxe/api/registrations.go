@@ -70,6 +70,8 @@ func fieldOf(err error) string {
 		return "ssh_keys"
 	case errors.Is(err, registry.ErrInvalidBMC):
 		return "bmc"
+	case errors.Is(err, registry.ErrInvalidMediaAnswer):
+		return "media_answer"
 	case errors.Is(err, registry.ErrInvalidBootMethod):
 		return "boot_method"
 	case errors.Is(err, registry.ErrInvalidNetwork):

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 )
@@ -23,8 +24,8 @@ const (
 )
 
 // MediaAnswer is how an installer booted from virtual media gets its
-// answer: [MediaAnswerISO] or [MediaAnswerHTTP]. The empty value is
-// unset: the site's applies, else [MediaAnswerISO].
+// answer: [MediaAnswerISO], [MediaAnswerHTTP] or [MediaAnswerPartition].
+// The empty value is unset: the site's applies, else [MediaAnswerISO].
 type MediaAnswer string
 
 // The media answers.
@@ -38,6 +39,15 @@ const (
 	// installer fetches the answer over HTTP(S) from the window, as a
 	// network boot does. It needs DHCP on the machine's network, not PXE.
 	MediaAnswerHTTP MediaAnswer = "http"
+	// MediaAnswerPartition mounts the release's ISO with a mode file of
+	// mode "partition" (the same for every node, no answer in it) as the
+	// CD, and the node's answer on a small answer image of its own,
+	// labelled proxmox-ais, as a second medium (a removable disk, USB
+	// stick or floppy): the installer's --fetch-from partition. Like
+	// [MediaAnswerISO] it needs no DHCP; it needs a BMC with a second
+	// medium and an installer of 8.3 or later. The name is the
+	// installer's own for the mode.
+	MediaAnswerPartition MediaAnswer = "partition"
 )
 
 // ErrInvalidBootMethod: a boot method or media answer that is not one of
@@ -45,11 +55,16 @@ const (
 // (no BMC, or an IPMI one).
 var ErrInvalidBootMethod = errors.New("invalid boot method")
 
+// ErrInvalidMediaAnswer: a media answer that is not one of the names, or
+// one given to a registration that boots over the network. It wraps
+// [ErrInvalidBootMethod].
+var ErrInvalidMediaAnswer = fmt.Errorf("invalid media answer: %w", ErrInvalidBootMethod)
+
 // BootMethodRule and MediaAnswerRule are what a refusal says would be
 // valid.
 const (
 	BootMethodRule  = `"network" or "virtual-media"`
-	MediaAnswerRule = `"iso" (the answer on the node's medium) or "http" (fetched from the window)`
+	MediaAnswerRule = `"iso" (the answer on the node's medium), "http" (fetched from the window) or "partition" (the answer on a second, small medium)`
 )
 
 // ParseBootMethod reads a boot method by name; "" is unset. The error
@@ -63,13 +78,13 @@ func ParseBootMethod(s string) (BootMethod, error) {
 }
 
 // ParseMediaAnswer reads a media answer by name; "" is unset. The error
-// wraps [ErrInvalidBootMethod] and [ErrInvalidRegistration].
+// wraps [ErrInvalidMediaAnswer] and [ErrInvalidRegistration].
 func ParseMediaAnswer(s string) (MediaAnswer, error) {
 	switch m := MediaAnswer(s); m {
-	case "", MediaAnswerISO, MediaAnswerHTTP:
+	case "", MediaAnswerISO, MediaAnswerHTTP, MediaAnswerPartition:
 		return m, nil
 	}
-	return "", invalid(ErrInvalidBootMethod, "invalid media answer %q: want %s", s, MediaAnswerRule)
+	return "", invalid(ErrInvalidMediaAnswer, "invalid media answer %q: want %s", s, MediaAnswerRule)
 }
 
 // BootOf returns how r's machine boots with s's settings: r's boot
@@ -126,7 +141,7 @@ func (r Registration) validateBoot() error {
 		return err
 	}
 	if r.MediaAnswer != "" && r.BootMethod == BootNetwork {
-		return invalid(ErrInvalidBootMethod, "registration %s: a media answer (%s) is for the virtual-media boot method, and it boots over the network", r.Name, r.MediaAnswer)
+		return invalid(ErrInvalidMediaAnswer, "registration %s: a media answer (%s) is for the virtual-media boot method, and it boots over the network", r.Name, r.MediaAnswer)
 	}
 	if r.BMC != nil && r.BMC.MediaTLS && r.BootMethod == BootNetwork {
 		return invalid(ErrInvalidBootMethod, "registration %s: its BMC's media_tls is for the virtual-media boot method, and it boots over the network", r.Name)

@@ -25,7 +25,9 @@ func TestBootMethodNeedsARedfishBMC(t *testing.T) {
 		"the site's virtual media without a BMC":        {Registration{}, Site{BootMethod: BootVirtualMedia}, "the site's boot method is virtual-media"},
 		"a registration's network wins over the site's": {Registration{BootMethod: BootNetwork}, Site{BootMethod: BootVirtualMedia}, ""},
 		"an unknown boot method":                        {Registration{BootMethod: "usb"}, Site{}, `invalid boot method "usb": want "network" or "virtual-media"`},
-		"an unknown media answer":                       {Registration{BootMethod: BootVirtualMedia, BMC: redfish, MediaAnswer: "floppy"}, Site{}, `invalid media answer "floppy"`},
+		"an unknown media answer":                       {Registration{BootMethod: BootVirtualMedia, BMC: redfish, MediaAnswer: "floppy"}, Site{}, `invalid media answer "floppy": want "iso" (the answer on the node's medium), "http" (fetched from the window) or "partition"`},
+		"the partition media answer with a Redfish BMC": {Registration{BootMethod: BootVirtualMedia, BMC: redfish, MediaAnswer: MediaAnswerPartition}, Site{}, ""},
+		"the site's partition media answer":             {Registration{BootMethod: BootVirtualMedia, BMC: redfish}, Site{MediaAnswer: MediaAnswerPartition}, ""},
 		"a media answer with the network method":        {Registration{BootMethod: BootNetwork, MediaAnswer: MediaAnswerISO}, Site{}, "boots over the network"},
 	}
 	for name, tc := range tests {
@@ -101,8 +103,10 @@ func TestSiteCheckRefusesAnUnknownBootMethod(t *testing.T) {
 			t.Errorf("%+v: %v", s, err)
 		}
 	}
-	if err := (Site{BootMethod: BootVirtualMedia, MediaAnswer: MediaAnswerHTTP}).Check(); err != nil {
-		t.Error(err)
+	for _, a := range []MediaAnswer{MediaAnswerISO, MediaAnswerHTTP, MediaAnswerPartition} {
+		if err := (Site{BootMethod: BootVirtualMedia, MediaAnswer: a}).Check(); err != nil {
+			t.Error(err)
+		}
 	}
 }
 func TestBootMethodRoundTripsAndIsChecked(t *testing.T) {
