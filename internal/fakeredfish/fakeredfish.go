@@ -140,7 +140,7 @@ func New(cfg Config) *Server {
 	if cfg.Hook == nil {
 		cfg.Hook = &memoryHook{}
 	}
-	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}, tasks: map[string]*task{}, media: newMedia(cfg.Media.Style, cfg.SystemIDs[0])}
+	s := &Server{cfg: cfg, etag: 1, sessions: map[string]string{}, tasks: map[string]*task{}, media: newMedia(cfg.Media, cfg.SystemIDs[0])}
 	s.override.enabled, s.override.target, s.override.mode = "Disabled", "None", "UEFI"
 	return s
 }

@@ -23,7 +23,8 @@ const (
 	// NoMedia: no VirtualMedia at all (the zero value).
 	NoMedia MediaStyle = iota
 	// MediaUnderManager: /redfish/v1/Managers/1/VirtualMedia, a
-	// RemovableDisk (USBStick) then a CD (CD, DVD), each with the
+	// RemovableDisk (USBStick) then a CD (CD, DVD) (as iDRAC names
+	// them), each with the
 	// #VirtualMedia.InsertMedia and EjectMedia actions and no PATCH (as
 	// iDRAC and OpenBMC have it).
 	MediaUnderManager
@@ -55,6 +56,9 @@ type MediaConfig struct {
 	// (Inserted and WriteProtected included) with 400
 	// ActionParameterUnknown, as Supermicro X11 and X12 BMCs do.
 	ImageOnly bool
+	// CDOnly leaves the removable medium out: the BMC offers a CD and
+	// nothing else, as some do.
+	CDOnly bool
 	// RootCAs are the certificates the BMC trusts for https images (the
 	// operator installed the window's on it); nil: the system's roots.
 	// An image whose server it does not trust is refused.
@@ -106,18 +110,23 @@ type medium struct {
 	parallel int // most ranges in flight at once
 }
 
-// newMedia returns the media of style for system id.
-func newMedia(style MediaStyle, id string) []*medium {
-	switch style {
+// newMedia returns the media of c's style for system id, without the
+// removable one with c.CDOnly.
+func newMedia(c MediaConfig, id string) []*medium {
+	var ms []*medium
+	switch c.Style {
 	case MediaUnderManager:
-		c := managerURI + "/VirtualMedia/"
-		return []*medium{{id: "RemovableDisk", uri: c + "RemovableDisk", types: []string{"USBStick"}, actions: true},
-			{id: "CD", uri: c + "CD", types: []string{"CD", "DVD"}, actions: true}}
+		p := managerURI + "/VirtualMedia/"
+		ms = []*medium{{id: "RemovableDisk", uri: p + "RemovableDisk", types: []string{"USBStick"}, actions: true},
+			{id: "CD", uri: p + "CD", types: []string{"CD", "DVD"}, actions: true}}
 	case MediaUnderSystem:
-		c := systemsURI + "/" + id + "/VirtualMedia/"
-		return []*medium{{id: "CD1", uri: c + "CD1", types: []string{"CD"}}, {id: "USBStick1", uri: c + "USBStick1", types: []string{"USBStick"}}}
+		p := systemsURI + "/" + id + "/VirtualMedia/"
+		ms = []*medium{{id: "CD1", uri: p + "CD1", types: []string{"CD"}}, {id: "USBStick1", uri: p + "USBStick1", types: []string{"USBStick"}}}
 	}
-	return nil
+	if c.CDOnly {
+		ms = slices.DeleteFunc(ms, func(m *medium) bool { return !slices.Contains(m.types, "CD") })
+	}
+	return ms
 }
 
 // MediumState is a virtual medium as the fake holds it.

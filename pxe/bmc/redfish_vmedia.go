@@ -26,6 +26,22 @@ func (m redfishMedium) isCD() bool {
 	return slices.Contains(m.Types, "CD") || slices.Contains(m.Types, "DVD")
 }
 
+// isRemovable says the medium takes a disk image: its MediaTypes has
+// USBStick or Floppy (the schema's names; RemovableDisk too, as some
+// BMCs name it).
+func (m redfishMedium) isRemovable() bool {
+	return slices.ContainsFunc(m.Types, func(t string) bool { return t == "USBStick" || t == "Floppy" || t == "RemovableDisk" })
+}
+
+// fits says m takes an image of the kind o asks: a removable one, or a
+// CD or DVD.
+func (m redfishMedium) fits(o InsertOptions) bool {
+	if o.Removable {
+		return m.isRemovable()
+	}
+	return m.isCD()
+}
+
 // media finds the VirtualMedia collection (the system's own, as newer
 // BMCs have it, else its manager's: Links.ManagedBy, or the only member
 // of Managers) and reads every medium in it.
@@ -141,8 +157,9 @@ func (d *redfishController) Media(ctx context.Context) ([]Medium, error) {
 	return out, d.inBMC(err)
 }
 
-// InsertMedia picks a CD or DVD medium and inserts image into it with
-// #VirtualMedia.InsertMedia, or, on BMCs without the action, with a
+// InsertMedia picks a CD or DVD medium (a removable one with
+// o.Removable, those that take no CD first) and inserts image into it
+// with #VirtualMedia.InsertMedia, or, on BMCs without the action, with a
 // PATCH of Image, Inserted and WriteProtected (If-Match its ETag).
 func (d *redfishController) InsertMedia(ctx context.Context, image string, o InsertOptions) (Medium, error) {
 	const op = "insert virtual media"
@@ -159,12 +176,20 @@ func (d *redfishController) InsertMedia(ctx context.Context, image string, o Ins
 		var seen []string
 		for _, m := range ms {
 			seen = append(seen, m.ID+" ("+strings.Join(m.Types, ", ")+")")
-			if m.isCD() {
+			if m.fits(o) {
 				cds = append(cds, m)
 			}
 		}
+		if o.Removable {
+			// A medium that takes no CD first: the CD goes in the other.
+			slices.SortStableFunc(cds, func(a, b redfishMedium) int { return cmpBool(a.isCD(), b.isCD()) })
+		}
 		if len(cds) == 0 {
-			return &Error{Op: op, Kind: ErrNoVirtualMedia, Said: "no medium has MediaTypes CD or DVD (there are: " + strings.Join(seen, "; ") + ")"}
+			want := "CD or DVD"
+			if o.Removable {
+				want = "USBStick or Floppy (a removable disk)"
+			}
+			return &Error{Op: op, Kind: ErrNoVirtualMedia, Said: "no medium has MediaTypes " + want + " (there are: " + strings.Join(seen, "; ") + ")"}
 		}
 		var pick *redfishMedium
 		for i, m := range cds {
@@ -266,7 +291,8 @@ func redacted(err error, image string, refusal bool) error {
 	return &c
 }
 
-// EjectMedia ejects the CD or DVD media holding image (any, for "").
+// EjectMedia ejects the media holding image (any inserted CD, DVD or
+// removable one, for "").
 func (d *redfishController) EjectMedia(ctx context.Context, image string) error {
 	const op = "eject virtual media"
 	return d.inBMC(d.call(ctx, op, func(ctx context.Context) error {
@@ -275,7 +301,7 @@ func (d *redfishController) EjectMedia(ctx context.Context, image string) error 
 			return err
 		}
 		for _, m := range ms {
-			if m.isCD() && (m.Inserted || m.Image != "") && (image == "" || m.Image == image) {
+			if (m.isCD() || m.isRemovable()) && (m.Inserted || m.Image != "") && (image == "" || m.Image == image) {
 				if err := d.ejectOne(ctx, op, m); err != nil {
 					return err
 				}
@@ -305,4 +331,15 @@ func (d *redfishController) ejectOne(ctx context.Context, op string, m redfishMe
 // SetNextBootCD PATCHes Boot with a one-time Cd override.
 func (d *redfishController) SetNextBootCD(ctx context.Context, mode BootMode) error {
 	return d.inBMC(d.setNextBoot(ctx, "set next boot CD", "Cd", mode))
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

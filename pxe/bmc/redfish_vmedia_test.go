@@ -32,9 +32,15 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // the image's URL.
 func imageServer(t *testing.T, content []byte) (string, *httptest.Server) {
 	t.Helper()
+	return imageServerAt(t, "/media/tok-s3cr3t/node.iso", content)
+}
+
+// imageServerAt is imageServer serving content at path.
+func imageServerAt(t *testing.T, path string, content []byte) (string, *httptest.Server) {
+	t.Helper()
 	mod := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/media/tok-s3cr3t/node.iso" {
+		if r.URL.Path != path {
 			http.NotFound(w, r)
 			return
 		}
@@ -42,15 +48,17 @@ func imageServer(t *testing.T, content []byte) (string, *httptest.Server) {
 		http.ServeContent(w, r, "node.iso", mod, bytes.NewReader(content))
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/media/tok-s3cr3t/node.iso", srv
+	return srv.URL + path, srv
 }
 
 // recorder wraps a fake BMC and keeps each request's method, path,
-// If-Match and JSON body, with the image server's address as IMAGE.
+// If-Match and JSON body, with the image server's address as IMAGE (and
+// the answer image's, when set).
 type recorder struct {
-	next  http.Handler
-	image string
-	mu    sync.Mutex
+	next   http.Handler
+	image  string
+	answer string
+	mu     sync.Mutex
 	lines []string
 }
 
@@ -66,7 +74,11 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if json.Compact(&c, b) == nil {
 			b = c.Bytes()
 		}
-		line += " " + strings.ReplaceAll(string(b), rc.image, "http://IMAGE/media/tok-s3cr3t/node.iso")
+		body := strings.ReplaceAll(string(b), rc.image, "http://IMAGE/media/tok-s3cr3t/node.iso")
+		if rc.answer != "" {
+			body = strings.ReplaceAll(body, rc.answer, "http://IMAGE/media/tok-4nsw3r/node.img")
+		}
+		line += " " + body
 	}
 	rc.mu.Lock()
 	rc.lines = append(rc.lines, line)

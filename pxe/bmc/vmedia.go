@@ -23,15 +23,17 @@ type VirtualMedia interface {
 	// [ErrNoVirtualMedia]: the BMC has none.
 	Media(ctx context.Context) ([]Medium, error)
 	// InsertMedia inserts image (an http:// or https:// URL),
-	// write-protected, into a CD or DVD medium: one already holding it
-	// (nothing is done), else a free one. It returns the medium as the
-	// BMC then reports it. [ErrNoVirtualMedia]: no CD or DVD medium;
+	// write-protected, into a CD or DVD medium (a removable one with
+	// o.Removable): one already holding it (nothing is done), else a
+	// free one. It returns the medium as the BMC then reports it.
+	// [ErrNoVirtualMedia]: no medium of the kind;
 	// [ErrMediumInUse]: every one holds another image and o.Replace is
 	// not set; [ErrImageRefused]: the BMC would not take the image (it
 	// could not fetch it, or reports it not inserted).
 	InsertMedia(ctx context.Context, image string, o InsertOptions) (Medium, error)
-	// EjectMedia ejects every CD or DVD medium holding image, or, when
-	// image is "", every inserted one. Nothing inserted is not an error.
+	// EjectMedia ejects every medium (CD, DVD or removable) holding
+	// image, or, when image is "", every inserted one. Nothing inserted
+	// is not an error.
 	EjectMedia(ctx context.Context, image string) error
 	// SetNextBootCD makes the next boot, and only that one, a boot from
 	// the virtual CD, in the given firmware mode where the BMC exposes
@@ -45,6 +47,11 @@ type InsertOptions struct {
 	// Replace ejects another image from the first CD or DVD medium when
 	// none is free, rather than failing with [ErrMediumInUse].
 	Replace bool
+	// Removable inserts image into a removable medium, one whose
+	// MediaTypes has USBStick or Floppy, instead of a CD or DVD: a disk
+	// image the machine sees as a USB stick or floppy beside its virtual
+	// CD, such as an answer image.
+	Removable bool
 }
 
 // Medium is one virtual medium as the BMC reports it.
@@ -67,7 +74,7 @@ type Medium struct {
 // wraps [ErrBMC]: errors.Is(err, ErrBMC) holds for them too.
 var (
 	// ErrNoVirtualMedia: the BMC has no VirtualMedia collection, or no
-	// CD or DVD medium in it.
+	// medium of the kind asked (CD or DVD; removable) in it.
 	ErrNoVirtualMedia error = &kindError{"no virtual CD or DVD"}
 	// ErrMediumInUse: every CD or DVD medium holds another image; it is
 	// not taken unless the caller asks to replace it.
