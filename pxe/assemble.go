@@ -46,7 +46,10 @@ type assembly struct {
 	// scriptBase is the URL of boot scripts, scriptBase6 that for IPv6
 	// clients on a dual-stack segment; answerURL where installers post.
 	scriptBase, scriptBase6, answerURL string
-	closers                            []func() error
+	// mediaInstaller is the version of the release virtual media are
+	// made of; "" when none is.
+	mediaInstaller string
+	closers        []func() error
 }
 
 func (a *assembly) close() {
@@ -383,7 +386,7 @@ func (s *Server) checkReleases(ctx context.Context) {
 // what undoes them as the window closes.
 func (s *Server) opened(ctx context.Context, a *assembly, now time.Time) (done func()) {
 	cfg := &s.cfg
-	w := &window.Record{PID: os.Getpid(), Unit: os.Getenv(unitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover}
+	w := &window.Record{PID: os.Getpid(), Unit: os.Getenv(unitEnv), HTTP: a.ln.Addr().String(), URL: a.answerURL, Started: now, CertFingerprint: a.fp, SecureBoot: cfg.SecureBoot, Discover: cfg.Discover, MediaInstaller: a.mediaInstaller}
 	if cfg.TTL > 0 {
 		w.Deadline = now.Add(cfg.TTL)
 	}

@@ -40,7 +40,7 @@ func (s *Server) setupMedia(ctx context.Context, a *assembly, b backend.Backend,
 			rel = r
 		}
 	}
-	media := func(context.Context, string, string) (*vmedia.Medium, error) {
+	media := func(context.Context, string, vmedia.Kind, string) (*vmedia.Medium, error) {
 		return nil, fmt.Errorf("%w: no release is staged to make media of (node-provisioner prepare)", backend.ErrNoAnswer)
 	}
 	if rel != nil {
@@ -48,6 +48,7 @@ func (s *Server) setupMedia(ctx context.Context, a *assembly, b backend.Backend,
 		if err != nil {
 			v = answer.DefaultVersion
 		}
+		a.mediaInstaller = v.String()
 		media = vmedia.MediaOf(b, vmedia.Release{Dir: rel.Dir, Version: v, BaseURL: strings.TrimSuffix(a.answerURL, "/answer"), CertFingerprint: a.fp, Logger: s.log})
 	}
 	h := vmedia.New(vmedia.Config{StateDir: s.cfg.StateDir, WindowPID: os.Getpid(), Media: media, Logger: s.log})

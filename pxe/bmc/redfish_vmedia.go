@@ -21,25 +21,13 @@ type redfishMedium struct {
 	eject  string // #VirtualMedia.EjectMedia target, if offered
 }
 
-// isCD says the medium takes a CD or DVD image.
-func (m redfishMedium) isCD() bool {
-	return slices.Contains(m.Types, "CD") || slices.Contains(m.Types, "DVD")
-}
-
-// isRemovable says the medium takes a disk image: its MediaTypes has
-// USBStick or Floppy (the schema's names; RemovableDisk too, as some
-// BMCs name it).
-func (m redfishMedium) isRemovable() bool {
-	return slices.ContainsFunc(m.Types, func(t string) bool { return t == "USBStick" || t == "Floppy" || t == "RemovableDisk" })
-}
-
 // fits says m takes an image of the kind o asks: a removable one, or a
 // CD or DVD.
 func (m redfishMedium) fits(o InsertOptions) bool {
 	if o.Removable {
-		return m.isRemovable()
+		return m.Removable()
 	}
-	return m.isCD()
+	return m.CD()
 }
 
 // media finds the VirtualMedia collection (the system's own, as newer
@@ -182,7 +170,7 @@ func (d *redfishController) InsertMedia(ctx context.Context, image string, o Ins
 		}
 		if o.Removable {
 			// A medium that takes no CD first: the CD goes in the other.
-			slices.SortStableFunc(cds, func(a, b redfishMedium) int { return cmpBool(a.isCD(), b.isCD()) })
+			slices.SortStableFunc(cds, func(a, b redfishMedium) int { return cmpBool(a.CD(), b.CD()) })
 		}
 		if len(cds) == 0 {
 			want := "CD or DVD"
@@ -301,7 +289,7 @@ func (d *redfishController) EjectMedia(ctx context.Context, image string) error 
 			return err
 		}
 		for _, m := range ms {
-			if (m.isCD() || m.isRemovable()) && (m.Inserted || m.Image != "") && (image == "" || m.Image == image) {
+			if (m.CD() || m.Removable()) && (m.Inserted || m.Image != "") && (image == "" || m.Image == image) {
 				if err := d.ejectOne(ctx, op, m); err != nil {
 					return err
 				}

@@ -59,7 +59,7 @@ type recorder struct {
 	image  string
 	answer string
 	mu     sync.Mutex
-	lines []string
+	lines  []string
 }
 
 func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {

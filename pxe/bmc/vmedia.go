@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 )
 
 // VirtualMedia is a [Controller] that can lend the machine an image as a
@@ -68,6 +69,17 @@ type Medium struct {
 	// ConnectedVia is how: URI, Applet, NotConnected or Oem; "" when the
 	// BMC does not say.
 	ConnectedVia string
+}
+
+// CD says m takes a CD or DVD image: its MediaTypes has CD or DVD.
+func (m Medium) CD() bool {
+	return slices.Contains(m.Types, "CD") || slices.Contains(m.Types, "DVD")
+}
+
+// Removable says m takes a disk image: its MediaTypes has USBStick or
+// Floppy (the schema's names; RemovableDisk too, as some BMCs name it).
+func (m Medium) Removable() bool {
+	return slices.ContainsFunc(m.Types, func(t string) bool { return t == "USBStick" || t == "Floppy" || t == "RemovableDisk" })
 }
 
 // Errors a [VirtualMedia] returns, as the Kind of an [*Error]. Each

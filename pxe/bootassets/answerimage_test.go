@@ -108,6 +108,8 @@ func TestComposePartitionISO(t *testing.T) {
 		"9.2 reads its answer from the labelled filesystem": {version: "9.2", wantMode: "mode = \"partition\"\npartition_label = \"proxmox-ais\"\n\n[http]\n"},
 		"8.3 too":                        {version: "8.3", wantMode: "mode = \"partition\"\npartition_label = \"proxmox-ais\"\n\n[http]\n"},
 		"8.2 is refused":                 {version: "8.2", wantErr: ErrNoPartitionMode},
+		"8.2 with a patch is refused":    {version: "8.2.6", wantErr: ErrNoPartitionMode},
+		"9.2 with a patch":               {version: "9.2.1", wantMode: "mode = \"partition\"\npartition_label = \"proxmox-ais\"\n\n[http]\n"},
 		"an unknown version is accepted": {version: "", wantMode: "mode = \"partition\"\npartition_label = \"proxmox-ais\"\n\n[http]\n"},
 	} {
 		t.Run(name, func(t *testing.T) {

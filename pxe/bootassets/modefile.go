@@ -62,34 +62,33 @@ func renderMode(mode, version, answerURL, fp, token string) []byte {
 // hasPartitionLabel reports whether an ISO of the given product version
 // accepts partition_label: 8.3 and later, and any version it cannot parse.
 func hasPartitionLabel(version string) bool {
-	maj, min, ok := strings.Cut(version, ".")
-	a, err1 := strconv.Atoi(maj)
-	b, err2 := strconv.Atoi(min)
-	if !ok || err1 != nil || err2 != nil {
-		return true
-	}
-	return a > 8 || a == 8 && b >= 3
+	a, b, ok := majorMinor(version)
+	return !ok || a > 8 || a == 8 && b >= 3
 }
 
 // sendsToken reports whether the installer of an ISO of the given product
 // version sends the mode file's token: 9.2 and later, and any version it
 // cannot parse.
 func sendsToken(version string) bool {
-	maj, min, ok := strings.Cut(version, ".")
-	a, err1 := strconv.Atoi(maj)
-	b, err2 := strconv.Atoi(min)
-	if !ok || err1 != nil || err2 != nil {
-		return true
-	}
-	return a > 9 || a == 9 && b >= 2
+	a, b, ok := majorMinor(version)
+	return !ok || a > 9 || a == 9 && b >= 2
 }
 
 // knownVersion reports whether version reads as MAJOR.MINOR.
 func knownVersion(version string) bool {
-	maj, min, ok := strings.Cut(version, ".")
-	_, err1 := strconv.Atoi(maj)
-	_, err2 := strconv.Atoi(min)
-	return ok && err1 == nil && err2 == nil
+	_, _, ok := majorMinor(version)
+	return ok
+}
+
+// majorMinor reads a version MAJOR.MINOR, or MAJOR.MINOR.PATCH.
+func majorMinor(version string) (major, minor int, ok bool) {
+	f := strings.SplitN(version, ".", 3)
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	a, err1 := strconv.Atoi(f[0])
+	b, err2 := strconv.Atoi(f[1])
+	return a, b, err1 == nil && err2 == nil
 }
 
 // readModeFile parses the ISO's /auto-installer-mode.toml. It returns an

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/power/powertest"
 	"github.com/plasmactl/plasma-node/pxe/store"
 )
 
@@ -53,7 +54,7 @@ func TestEjectFollowsOnlyInstalledEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	spy := &kindsSpy{Store: stores.Events(), begun: make(chan struct{})}
-	b := &bmcs{stores: stores, events: spy, media: newServedMedia(t), log: slog.New(slog.DiscardHandler)}
+	b := &bmcs{stores: stores, events: spy, media: powertest.NewMedia(t), log: slog.New(slog.DiscardHandler)}
 	stop := ejectWhileOpen(ctx, b)
 	<-spy.begun
 	stop()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/registry"
@@ -19,7 +21,12 @@ type Media interface {
 	// trusts the window's certificate: [registry.Site.MediaTLSOf]); a
 	// URL armed before for it dies.
 	Arm(ctx context.Context, name string, https bool) (string, error)
-	// Disarm kills node name's URL; nothing armed is not an error.
+	// ArmAnswer makes node name's answer image servable, for an
+	// installer that reads its answer from a second medium (media
+	// answer [registry.MediaAnswerPartition]), and returns its own
+	// one-time URL; one armed before for it dies.
+	ArmAnswer(ctx context.Context, name string, https bool) (string, error)
+	// Disarm kills node name's URLs; nothing armed is not an error.
 	Disarm(ctx context.Context, name string) error
 	// Ours says image is a URL of one of the window's media, which a
 	// boot may eject (a stale one) where another image is never touched.
@@ -38,9 +45,12 @@ const (
 
 // bootFromMedia lends the machine its medium and boots it once from it:
 // insert (replacing only a stale image of ours), one-time CD boot in
-// mode, then power on or cycle, as [Boot] does for PXE. A failure after
-// the insertion ejects the medium and kills its URL, so the machine
-// never boots an answer nobody waits for.
+// mode, then power on or cycle, as [Boot] does for PXE. With the media
+// answer partition the CD is the generic partition-mode ISO and the
+// node's answer image goes into a removable medium beside it; a BMC
+// without one is refused before anything is armed or inserted. A
+// failure after an insertion ejects what was inserted and kills the
+// URLs, so the machine never boots an answer nobody waits for.
 func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c bmc.Controller, mode bmc.BootMode, res *BootResult) error {
 	vm, ok := c.(bmc.VirtualMedia)
 	if !ok {
@@ -54,6 +64,11 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 	if err != nil {
 		return fmt.Errorf("%s: %w", req.Name, err)
 	}
+	_, answer := req.Site.BootOf(r)
+	partition := answer == registry.MediaAnswerPartition
+	if partition && !slices.ContainsFunc(media, bmc.Medium.Removable) {
+		return fmt.Errorf("%s: BMC %s: read virtual media: %w: the partition media answer lends the answer image as a second, removable medium (MediaTypes USBStick or Floppy), and the BMC has only %s; use the media answer iso", req.Name, r.BMC.URL, bmc.ErrNoVirtualMedia, mediaList(media))
+	}
 	stale := false
 	for _, m := range media {
 		if m.Inserted && m.Image != "" && req.Media.Ours(m.Image) {
@@ -62,6 +77,12 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 	}
 	https := req.Site.MediaTLSOf(r)
 	url, err := req.Media.Arm(ctx, r.Name, https)
+	var answerURL string
+	if err == nil && partition {
+		if answerURL, err = req.Media.ArmAnswer(ctx, r.Name, https); err != nil {
+			req.Media.Disarm(context.WithoutCancel(ctx), req.Name)
+		}
+	}
 	if err != nil && https {
 		return fmt.Errorf("boot %s: the medium over HTTPS (media_tls is on for BMC %s or the site; turn it off to serve the medium over HTTP with its token): %w", req.Name, r.BMC.URL, err)
 	}
@@ -78,9 +99,18 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 		req.Media.Disarm(context.WithoutCancel(ctx), req.Name)
 		return fmt.Errorf("%s: %w", req.Name, err)
 	}
+	inserted := []string{url}
 	fail := func(err error) error {
-		ejectMedium(context.WithoutCancel(ctx), req, vm, url)
+		ejectMedium(context.WithoutCancel(ctx), req, vm, inserted...)
 		return fmt.Errorf("%s: %w", req.Name, err)
+	}
+	if partition {
+		_, err = vm.InsertMedia(ctx, answerURL, bmc.InsertOptions{Replace: stale, Removable: true})
+		record(req, "insert the answer image as a removable medium via "+c.Protocol(), err)
+		if err != nil {
+			return fail(err)
+		}
+		inserted = append(inserted, answerURL)
 	}
 	err = vm.SetNextBootCD(ctx, mode)
 	record(req, fmt.Sprintf("next boot CD (%s, once) via %s", mode, c.Protocol()), err)
@@ -94,14 +124,29 @@ func bootFromMedia(ctx context.Context, req Request, r registry.Registration, c 
 	return nil
 }
 
-// ejectMedium ejects url from vm and kills it, recording both.
-func ejectMedium(ctx context.Context, req Request, vm bmc.VirtualMedia, url string) error {
-	err := vm.EjectMedia(ctx, url)
-	record(req, "eject the installer's medium via "+vm.Protocol(), err)
-	if derr := req.Media.Disarm(ctx, req.Name); err == nil {
-		err = derr
+// ejectMedium ejects urls from vm and kills the node's URLs, recording
+// each.
+func ejectMedium(ctx context.Context, req Request, vm bmc.VirtualMedia, urls ...string) error {
+	var errs []error
+	for _, url := range urls {
+		err := vm.EjectMedia(ctx, url)
+		record(req, "eject the installer's medium via "+vm.Protocol(), err)
+		errs = append(errs, err)
 	}
-	return err
+	errs = append(errs, req.Media.Disarm(ctx, req.Name))
+	return errors.Join(errs...)
+}
+
+// mediaList names the media as the BMC reports them: "CD (CD, DVD)".
+func mediaList(media []bmc.Medium) string {
+	var out []string
+	for _, m := range media {
+		out = append(out, m.ID+" ("+strings.Join(m.Types, ", ")+")")
+	}
+	if len(out) == 0 {
+		return "no medium"
+	}
+	return strings.Join(out, "; ")
 }
 
 // Eject takes node req.Name's medium back: every CD or DVD of its BMC

@@ -1,12 +1,10 @@
 package power_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -20,71 +18,11 @@ import (
 	"github.com/plasmactl/plasma-node/internal/fakeredfish"
 	"github.com/plasmactl/plasma-node/pxe/bmc"
 	"github.com/plasmactl/plasma-node/pxe/power"
+	"github.com/plasmactl/plasma-node/pxe/power/powertest"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 	"github.com/plasmactl/plasma-node/pxe/store/folder"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
-
-// fakeMedia is power.Media over an image server: each Arm serves the
-// image at a new path /media/tokN/NAME.iso and kills the one before.
-type fakeMedia struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	n       int
-	live    map[string]string // node -> path
-	calls   []string
-	refuses bool // Arm returns a URL the image server does not serve
-}
-
-func newFakeMedia(t *testing.T) *fakeMedia {
-	t.Helper()
-	m := &fakeMedia{live: map[string]string{}}
-	content := bytes.Repeat([]byte("ISO!"), 64<<10)
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.mu.Lock()
-		ok := false
-		for _, p := range m.live {
-			ok = ok || p == r.URL.Path
-		}
-		m.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		http.ServeContent(w, r, "node.iso", time.Unix(0, 0), bytes.NewReader(content))
-	}))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *fakeMedia) Arm(_ context.Context, name string, https bool) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.n++
-	p := "/media/tok" + string(rune('0'+m.n)) + "/" + name + ".iso"
-	m.calls = append(m.calls, "arm "+name+map[bool]string{true: " https"}[https])
-	if m.refuses {
-		return m.srv.URL + "/nothing-here.iso", nil
-	}
-	m.live[name] = p
-	return m.srv.URL + p, nil
-}
-
-func (m *fakeMedia) Disarm(_ context.Context, name string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls = append(m.calls, "disarm "+name)
-	delete(m.live, name)
-	return nil
-}
-
-func (m *fakeMedia) Ours(image string) bool { return strings.HasPrefix(image, m.srv.URL+"/media/") }
-
-func (m *fakeMedia) log() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.calls...)
-}
 
 // hook is the machine behind the fake BMC: it keeps what it was told.
 type hook struct {
@@ -117,15 +55,22 @@ func (h *hook) told() []string {
 
 // vmLab is a registration n1 booting by virtual media behind a fake
 // Redfish BMC of style, with an open window.
-func vmLab(t *testing.T, style fakeredfish.MediaStyle) (*fakeredfish.Server, power.Request, *fakeMedia, *hook) {
+func vmLab(t *testing.T, style fakeredfish.MediaStyle) (*fakeredfish.Server, power.Request, *powertest.Media, *hook) {
+	t.Helper()
+	return vmLabOf(t, fakeredfish.MediaConfig{Style: style})
+}
+
+// vmLabOf is vmLab with the fake's media of mc.
+func vmLabOf(t *testing.T, mc fakeredfish.MediaConfig) (*fakeredfish.Server, power.Request, *powertest.Media, *hook) {
 	t.Helper()
 	h := &hook{}
-	fake := fakeredfish.New(fakeredfish.Config{User: "root", Password: "calvin-pw", SystemIDs: []string{"1"}, Hook: h, Media: fakeredfish.MediaConfig{Style: style, Dir: t.TempDir(), RangeBytes: 64 << 10}})
+	mc.Dir, mc.RangeBytes = t.TempDir(), 64<<10
+	fake := fakeredfish.New(fakeredfish.Config{User: "root", Password: "calvin-pw", SystemIDs: []string{"1"}, Hook: h, Media: mc})
 	state := t.TempDir()
 	if err := window.Write(state, &window.Record{PID: os.Getpid(), Started: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	m := newFakeMedia(t)
+	m := powertest.NewMedia(t)
 	req := vmRequest(t, fake, state, false, m)
 	return fake, req, m, h
 }
@@ -201,7 +146,7 @@ func TestBootFromVirtualMedia(t *testing.T) {
 			if img := inserted(fake)[cd]; img != "" {
 				t.Errorf("after Eject medium %s holds %q", cd, img)
 			}
-			if diff := cmp.Diff([]string{"arm n1", "disarm n1", "disarm n1"}, m.log()); diff != "" {
+			if diff := cmp.Diff([]string{"arm n1", "disarm n1", "disarm n1"}, m.Calls()); diff != "" {
 				t.Errorf("media calls (-want +got):\n%s", diff)
 			}
 		})
@@ -230,7 +175,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 	})
 	t.Run("another image is never taken", func(t *testing.T) {
 		fake, req, m, _ := vmLab(t, fakeredfish.MediaUnderManager)
-		other := newFakeMedia(t)
+		other := powertest.NewMedia(t)
 		foreign, _ := other.Arm(ctx, "theirs", false)
 		vm := openVM(t, req)
 		if _, err := vm.InsertMedia(ctx, foreign, bmc.InsertOptions{}); err != nil {
@@ -243,7 +188,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 		if inserted(fake)["CD"] != foreign {
 			t.Errorf("the other image was replaced: %q", inserted(fake)["CD"])
 		}
-		if diff := cmp.Diff([]string{"arm n1", "disarm n1"}, m.log()); diff != "" {
+		if diff := cmp.Diff([]string{"arm n1", "disarm n1"}, m.Calls()); diff != "" {
 			t.Errorf("media calls (-want +got):\n%s", diff)
 		}
 		if err := power.Eject(ctx, req); err != nil || inserted(fake)["CD"] != foreign {
@@ -252,7 +197,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 	})
 	t.Run("an image the BMC cannot fetch", func(t *testing.T) {
 		_, req, m, h := vmLab(t, fakeredfish.MediaUnderSystem)
-		m.refuses = true
+		m.Refuse()
 		_, err := power.Boot(ctx, req)
 		if !errors.Is(err, bmc.ErrImageRefused) {
 			t.Fatalf("boot: %v; want ErrImageRefused", err)
@@ -260,7 +205,7 @@ func TestBootFromVirtualMediaRefusals(t *testing.T) {
 		if told := h.told(); len(told) > 0 {
 			t.Errorf("the machine was told %q without a medium", told)
 		}
-		if diff := cmp.Diff([]string{"arm n1", "disarm n1"}, m.log()); diff != "" {
+		if diff := cmp.Diff([]string{"arm n1", "disarm n1"}, m.Calls()); diff != "" {
 			t.Errorf("media calls (-want +got):\n%s", diff)
 		}
 	})

@@ -32,7 +32,7 @@ func tlsLab(t *testing.T, bmcTLS, plain, trusted bool) (*fakeredfish.Server, pow
 	t.Helper()
 	state := t.TempDir()
 	image := bytes.Repeat([]byte("ISO over TLS "), 40<<10)
-	h := vmedia.New(vmedia.Config{StateDir: state, WindowPID: os.Getpid(), Media: func(context.Context, string, string) (*vmedia.Medium, error) {
+	h := vmedia.New(vmedia.Config{StateDir: state, WindowPID: os.Getpid(), Media: func(context.Context, string, vmedia.Kind, string) (*vmedia.Medium, error) {
 		return &vmedia.Medium{Image: bytes.NewReader(image), Size: int64(len(image)), ModTime: time.Unix(0, 0)}, nil
 	}})
 	t.Cleanup(func() { h.Close() })

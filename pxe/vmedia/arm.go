@@ -19,6 +19,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/internal/atomicfile"
 	"github.com/plasmactl/plasma-node/internal/regularfile"
+	"github.com/plasmactl/plasma-node/pxe/bootassets"
 	"github.com/plasmactl/plasma-node/pxe/window"
 )
 
@@ -28,8 +29,40 @@ import (
 const DirName = "media"
 
 // PathPrefix is where the window serves the media:
-// /media/<token>/<node>.iso.
+// /media/<token>/<node>.iso, and /media/<token>/<node>.img for an
+// answer image.
 const PathPrefix = "/media/"
+
+// Kind is which of a node's media a URL serves.
+type Kind int
+
+// The kinds of media.
+const (
+	// Installer is the installer's ISO, lent as the virtual CD:
+	// /media/<token>/<node>.iso.
+	Installer Kind = iota
+	// AnswerImage is the node's answer image of the installer's
+	// partition mode, lent as a removable disk beside the CD:
+	// /media/<token>/<node>.img, with a token of its own.
+	AnswerImage
+)
+
+// ext is the file extension of k's URLs.
+func (k Kind) ext() string {
+	if k == AnswerImage {
+		return ".img"
+	}
+	return ".iso"
+}
+
+// recordName is the file of node name's armed medium of kind k in
+// [DirName]: NAME.json, NAME.img.json (a node name has no dot).
+func recordName(name string, k Kind) string {
+	if k == AnswerImage {
+		return name + ".img.json"
+	}
+	return name + ".json"
+}
 
 // ErrNoWindow is returned (wrapped) by [Dir.Arm] when no window is open
 // on the state folder to serve the medium.
@@ -71,7 +104,20 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}$`)
 // A URL armed before for the node dies. The caller checks the node boots
 // from virtual media. Errors: [ErrNoWindow]; [ErrNoTLS] when https is
 // asked of a window without TLS (nothing is armed).
-func (d Dir) Arm(_ context.Context, name string, https bool) (string, error) {
+func (d Dir) Arm(ctx context.Context, name string, https bool) (string, error) {
+	return d.arm(ctx, name, Installer, https)
+}
+
+// ArmAnswer makes a new one-time URL for node name's answer image (the
+// installer's partition mode: [AnswerImage]), with a token of its own,
+// as Arm does for its CD: http://WINDOW/media/<token>/<name>.img. It is
+// refused, wrapping [bootassets.ErrNoPartitionMode], when the window
+// makes media of a release whose installer has no partition mode.
+func (d Dir) ArmAnswer(ctx context.Context, name string, https bool) (string, error) {
+	return d.arm(ctx, name, AnswerImage, https)
+}
+
+func (d Dir) arm(_ context.Context, name string, k Kind, https bool) (string, error) {
 	if !nameRE.MatchString(name) {
 		return "", fmt.Errorf("arm the medium: invalid node name %q", name)
 	}
@@ -81,6 +127,9 @@ func (d Dir) Arm(_ context.Context, name string, https bool) (string, error) {
 	}
 	if https && w.CertFingerprint == "" {
 		return "", fmt.Errorf("arm the medium of %s over HTTPS: %w", name, ErrNoTLS)
+	}
+	if k == AnswerImage && w.MediaInstaller != "" && !bootassets.PartitionMode(w.MediaInstaller) {
+		return "", fmt.Errorf("arm the answer image of %s: the window's release is Proxmox VE %s: %w", name, w.MediaInstaller, bootassets.ErrNoPartitionMode)
 	}
 	base, err := mediaBase(w, https)
 	if err != nil {
@@ -97,26 +146,30 @@ func (d Dir) Arm(_ context.Context, name string, https bool) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("arm the medium of %s: %w", name, err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, name+".json"), data, 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, recordName(name, k)), data, 0o600); err != nil {
 		return "", fmt.Errorf("arm the medium of %s: %w", name, err)
 	}
-	return base + PathPrefix + token + "/" + name + ".iso", nil
+	return base + PathPrefix + token + "/" + name + k.ext(), nil
 }
 
-// Disarm kills node name's URL; none armed is not an error.
+// Disarm kills node name's URLs, its CD's and its answer image's; none
+// armed is not an error.
 func (d Dir) Disarm(_ context.Context, name string) error {
 	if !nameRE.MatchString(name) {
 		return nil
 	}
-	err := os.Remove(filepath.Join(d.StateDir, DirName, name+".json"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("disarm the medium of %s: %w", name, err)
+	var errs []error
+	for _, k := range []Kind{Installer, AnswerImage} {
+		err := os.Remove(filepath.Join(d.StateDir, DirName, recordName(name, k)))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("disarm the medium of %s: %w", name, err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// urlRE is the path of a medium's URL: its token and node.
-var urlRE = regexp.MustCompile(`^/media/([A-Za-z0-9_-]{43})/([A-Za-z0-9_-]{1,63})\.iso$`)
+// urlRE is the path of a medium's URL: its token, node and kind.
+var urlRE = regexp.MustCompile(`^/media/([A-Za-z0-9_-]{43})/([A-Za-z0-9_-]{1,63})\.(iso|img)$`)
 
 // Ours says image has the shape of a medium URL ([Dir.Arm]), which a
 // boot may replace or eject; another image is never touched.
@@ -158,10 +211,10 @@ func hashOf(token string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// readRecord reads node name's armed medium.
-func readRecord(stateDir, name string) (record, error) {
+// readRecord reads node name's armed medium of kind k.
+func readRecord(stateDir, name string, k Kind) (record, error) {
 	var rec record
-	data, err := regularfile.Read(filepath.Join(stateDir, DirName, name+".json"), 4096)
+	data, err := regularfile.Read(filepath.Join(stateDir, DirName, recordName(name, k)), 4096)
 	if err != nil {
 		return rec, err
 	}
@@ -171,10 +224,10 @@ func readRecord(stateDir, name string) (record, error) {
 	return rec, nil
 }
 
-// disarmIf disarms node unless its URL was armed anew (its record's
-// hash is no longer hash).
-func disarmIf(stateDir, node, hash string) {
-	if rec, err := readRecord(stateDir, node); err == nil && rec.Hash == hash {
-		os.Remove(filepath.Join(stateDir, DirName, node+".json"))
+// disarmIf disarms node's medium of kind k unless its URL was armed
+// anew (its record's hash is no longer hash).
+func disarmIf(stateDir, node string, k Kind, hash string) {
+	if rec, err := readRecord(stateDir, node, k); err == nil && rec.Hash == hash {
+		os.Remove(filepath.Join(stateDir, DirName, recordName(node, k)))
 	}
 }

@@ -39,7 +39,7 @@ func TestArmOverHTTPS(t *testing.T) {
 				if !errors.Is(err, ErrNoTLS) {
 					t.Fatalf("Arm = %q, %v; want ErrNoTLS", u, err)
 				}
-				if _, err := readRecord(dir, "pve1"); err == nil {
+				if _, err := readRecord(dir, "pve1", Installer); err == nil {
 					t.Error("a refused Arm armed the node")
 				}
 				return

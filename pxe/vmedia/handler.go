@@ -54,9 +54,10 @@ type Config struct {
 	// WindowPID is the serving window's process: a medium armed for
 	// another window is not served. 0 does not check.
 	WindowPID int
-	// Media returns node's medium for the client at clientIP; it is asked
-	// once per armed URL, on its first request, until it succeeds.
-	Media func(ctx context.Context, node, clientIP string) (*Medium, error)
+	// Media returns node's medium of kind k for the client at clientIP;
+	// it is asked once per armed URL, on its first request, until it
+	// succeeds.
+	Media func(ctx context.Context, node string, k Kind, clientIP string) (*Medium, error)
 	// MaxPerSource bounds the requests one source has served at once.
 	// Default: [DefaultMaxPerSource].
 	MaxPerSource int
@@ -68,8 +69,8 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Handler serves GET and HEAD of /media/<token>/<node>.iso: the node's
-// medium, while its URL is armed and the window is open, with single and
+// Handler serves GET and HEAD of /media/<token>/<node>.iso (and .img,
+// an answer image): the node's medium, while its URL is armed and the window is open, with single and
 // multiple ranges (416 past the end), ETag, Last-Modified and
 // conditional requests. The first GET claims the medium for its address
 // (and consumes its registration, [Medium.Claim]); a request from
@@ -83,13 +84,14 @@ type Handler struct {
 	mu     sync.Mutex
 	closed bool
 	served map[string]*served // by token hash
-	byNode map[string]string  // node -> its token hash in served
+	byNode map[string]string  // node and extension -> its token hash in served
 	active map[netip.Prefix]int
 }
 
 // served is an armed URL being served.
 type served struct {
 	node string
+	kind Kind
 	mu   sync.Mutex // held while the medium is made and claimed
 	m    *Medium
 	// owner is the address that claimed it, "" before.
@@ -147,7 +149,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such medium", http.StatusNotFound)
 		return
 	}
-	token, node := m[1], m[2]
+	token, node, kind := m[1], m[2], Installer
+	if m[3] == "img" {
+		kind = AnswerImage
+	}
 	ip, src := clientOf(r.RemoteAddr)
 	if !h.enter(src) {
 		w.Header().Set("Retry-After", "1")
@@ -155,7 +160,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave(src)
-	s, status, msg := h.lookup(r.Context(), token, node, ip, r.Method == http.MethodGet)
+	s, status, msg := h.lookup(r.Context(), token, node, kind, ip, r.Method == http.MethodGet)
 	if status != 0 {
 		if status != http.StatusNotFound {
 			h.log.Warn("medium refused", "node", node, "client_ip", ip, "status", status, "reason", msg)
@@ -171,14 +176,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", med.ModTime, io.NewSectionReader(med.Image, 0, med.Size))
 }
 
-// lookup finds the medium of token and node for the client at ip,
-// making it on the URL's first request and claiming it on its first
+// lookup finds the medium of token, node and kind for the client at
+// ip, making it on the URL's first request and claiming it on its first
 // GET. It returns a status and message when the request is refused.
-func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) (*served, int, string) {
-	rec, err := readRecord(h.cfg.StateDir, node)
+func (h *Handler) lookup(ctx context.Context, token, node string, kind Kind, ip string, get bool) (*served, int, string) {
+	rec, err := readRecord(h.cfg.StateDir, node, kind)
 	hash := hashOf(token)
+	key := node + kind.ext()
 	if err != nil || subtle.ConstantTimeCompare([]byte(hash), []byte(rec.Hash)) != 1 || (h.cfg.WindowPID != 0 && rec.WindowPID != h.cfg.WindowPID) {
-		h.forget(node, "")
+		h.forget(key, "")
 		return nil, http.StatusNotFound, "no such medium"
 	}
 	h.mu.Lock()
@@ -186,11 +192,11 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 		h.mu.Unlock()
 		return nil, http.StatusGone, "the provisioning window closed"
 	}
-	h.forgetLocked(node, hash) // a replaced URL's medium
+	h.forgetLocked(key, hash) // a replaced URL's medium
 	s := h.served[hash]
 	if s == nil {
-		s = &served{node: node}
-		h.served[hash], h.byNode[node] = s, hash
+		s = &served{node: node, kind: kind}
+		h.served[hash], h.byNode[key] = s, hash
 	}
 	h.mu.Unlock()
 	s.mu.Lock()
@@ -201,14 +207,14 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 	if s.owner != "" && s.m.Live != nil && time.Since(s.checked) > h.cfg.LiveEvery {
 		if !s.m.Live(ctx) {
 			h.log.Info("medium dropped: its registration was re-armed", "node", node)
-			disarmIf(h.cfg.StateDir, node, hash) // the URL dies with it
-			h.forget(node, "")
+			disarmIf(h.cfg.StateDir, node, kind, hash) // the URL dies with it
+			h.forget(key, "")
 			return nil, http.StatusNotFound, "no such medium"
 		}
 		s.checked = time.Now()
 	}
 	if s.m == nil {
-		med, err := h.cfg.Media(ctx, node, ip)
+		med, err := h.cfg.Media(ctx, node, kind, ip)
 		if err != nil {
 			status, msg := refusal(h.log, node, err)
 			return nil, status, msg
@@ -219,7 +225,7 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 		if c := s.m.Claim; c != nil {
 			if err := c(ctx); err != nil {
 				status, msg := refusal(h.log, node, err)
-				h.forget(node, "")
+				h.forget(key, "")
 				return nil, status, msg
 			}
 			h.log.Info("medium claimed: its registration is consumed", "node", node, "client_ip", ip)
@@ -229,21 +235,22 @@ func (h *Handler) lookup(ctx context.Context, token, node, ip string, get bool) 
 	return s, 0, ""
 }
 
-// forget drops node's medium, unless it is the one of hash keep.
-func (h *Handler) forget(node, keep string) {
+// forget drops the medium of key (its node and extension), unless it is
+// the one of hash keep.
+func (h *Handler) forget(key, keep string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.forgetLocked(node, keep)
+	h.forgetLocked(key, keep)
 }
 
-func (h *Handler) forgetLocked(node, keep string) {
-	old, ok := h.byNode[node]
+func (h *Handler) forgetLocked(key, keep string) {
+	old, ok := h.byNode[key]
 	if !ok || old == keep {
 		return
 	}
 	s := h.served[old]
 	delete(h.served, old)
-	delete(h.byNode, node)
+	delete(h.byNode, key)
 	if s != nil {
 		go s.close() // not under h.mu: a Close may wait for reads
 	}

@@ -53,7 +53,7 @@ func newLab(t *testing.T, max int) *lab {
 		t.Fatal(err)
 	}
 	l.arm = Dir{StateDir: l.dir}
-	l.h = New(Config{StateDir: l.dir, WindowPID: os.Getpid(), MaxPerSource: max, LiveEvery: time.Nanosecond, Media: func(ctx context.Context, node, ip string) (*Medium, error) {
+	l.h = New(Config{StateDir: l.dir, WindowPID: os.Getpid(), MaxPerSource: max, LiveEvery: time.Nanosecond, Media: func(ctx context.Context, node string, _ Kind, ip string) (*Medium, error) {
 		if node == "refused" {
 			return nil, fmt.Errorf("%w: not pending", backend.ErrNoAnswer)
 		}

@@ -1,6 +1,7 @@
 package vmedia
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -35,20 +36,41 @@ type Release struct {
 // ([bootassets.ComposeAnswerISO]; the ISO is not copied), its Claim
 // consuming the registration; another (a MediaAnswer of nil, or a
 // backend without answers for media) gets the release ISO as it is, its
-// installer fetching its answer from the window.
-func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node, clientIP string) (*Medium, error) {
+// installer fetching its answer from the window. A node whose answer
+// goes on an answer image ([AnswerImages]) gets the release ISO of
+// partition mode as its CD ([bootassets.ComposePartitionISO], the same
+// for every node, claiming nothing) and its answer in its answer image
+// ([bootassets.AnswerImage], held in memory only), whose Claim consumes
+// the registration.
+func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node string, k Kind, clientIP string) (*Medium, error) {
 	log := rel.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return func(ctx context.Context, node, clientIP string) (*Medium, error) {
+	return func(ctx context.Context, node string, k Kind, clientIP string) (*Medium, error) {
+		onImage := false
+		if ai, ok := b.(AnswerImages); ok {
+			var err error
+			if onImage, err = ai.AnswerOnImage(ctx, node); err != nil {
+				return nil, err
+			}
+		}
+		if k == AnswerImage && !onImage {
+			return nil, fmt.Errorf("%w: %s reads no answer image", backend.ErrNoAnswer, node)
+		}
+		if onImage && !bootassets.PartitionMode(rel.Version.String()) {
+			return nil, &backend.Refusal{Status: 409, Node: node, Reason: "the window's release (Proxmox VE " + rel.Version.String() + ") has no partition mode for an answer image: give the node the media answer iso"}
+		}
 		var res *backend.Answer
-		if ma, ok := b.(backend.MediaAnswerer); ok {
+		if ma, ok := b.(backend.MediaAnswerer); ok && (k == AnswerImage || !onImage) {
 			var err error
 			res, err = ma.MediaAnswer(ctx, node, backend.AnswerRequest{Version: rel.Version, ClientIP: clientIP, BaseURL: rel.BaseURL, CertFingerprint: rel.CertFingerprint})
 			if err != nil {
 				return nil, err
 			}
+		}
+		if k == AnswerImage {
+			return answerImage(node, res, rel, log, live(b, node))
 		}
 		iso := filepath.Join(rel.Dir, bootassets.AssetISO)
 		f, err := os.Open(iso)
@@ -59,6 +81,14 @@ func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node, cli
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("the release ISO: %w", err)
+		}
+		if onImage {
+			c, err := bootassets.ComposePartitionISO(f, st.Size(), rel.Version.String(), st.ModTime())
+			if err != nil {
+				f.Close()
+				return nil, fmt.Errorf("the medium of %s: %w", node, err)
+			}
+			return &Medium{Image: c, Size: c.Size(), ModTime: st.ModTime(), Close: f.Close}, nil
 		}
 		if res == nil {
 			return &Medium{Image: f, Size: st.Size(), ModTime: st.ModTime(), Close: f.Close}, nil
@@ -78,6 +108,34 @@ func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node, cli
 		f.Close()
 		return nil, fmt.Errorf("the medium of %s: %w", node, err)
 	}
+}
+
+// answerImage is node's answer image holding res's answer, rendered for
+// rel: its Claim consumes the registration, its Close clears it.
+func answerImage(node string, res *backend.Answer, rel Release, log *slog.Logger, live func(context.Context) bool) (*Medium, error) {
+	if res == nil || res.Answer == nil {
+		return nil, errors.New("the backend returned no answer and no error")
+	}
+	body, err := answer.Render(res.Answer, rel.Version, answer.RenderOptions{Header: res.Header, DropUnsupported: true, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("the answer image of %s: %w", node, err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	img, err := bootassets.AnswerImage(body, now)
+	clear(body)
+	if err != nil {
+		return nil, fmt.Errorf("the answer image of %s: %w", node, err)
+	}
+	return &Medium{Image: bytes.NewReader(img), Size: int64(len(img)), ModTime: now, Claim: res.Claim, Live: live,
+		Close: func() error { clear(img); return nil }}, nil
+}
+
+// AnswerImages is a backend whose nodes may read their answer from an
+// answer image of their own, lent as a second medium beside the CD (the
+// installer's partition mode): AnswerOnImage says node does. A backend
+// that is not one puts every answer on the CD.
+type AnswerImages interface {
+	AnswerOnImage(ctx context.Context, node string) (bool, error)
 }
 
 // Pending is a backend that tells whether a node's registration is

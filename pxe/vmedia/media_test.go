@@ -50,20 +50,7 @@ func (b *answering) MediaAnswer(_ context.Context, node string, req backend.Answ
 // reads them from the image the handler served; pve2's is the release
 // ISO byte for byte.
 func TestMediaOfARelease(t *testing.T) {
-	x, err := exec.LookPath("xorriso")
-	if err != nil {
-		if os.Getenv("PLASMA_E2E") == "1" {
-			t.Fatal("xorriso not found (Debian package xorriso)")
-		}
-		t.Skip("xorriso not found")
-	}
-	dir, rel := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(dir, "auto-installer-mode.toml"), []byte("mode = \"http\"\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, ".cd-info"), []byte("PRODUCT='pve'\n"), 0o644)
-	iso := filepath.Join(rel, bootassets.AssetISO)
-	if out, err := exec.Command(x, "-as", "mkisofs", "-quiet", "-R", "-J", "-o", iso, dir).CombinedOutput(); err != nil {
-		t.Fatalf("xorriso: %v\n%s", err, out)
-	}
+	x, rel, iso := releaseISO(t)
 	l := newLab(t, 0)
 	b := &answering{}
 	var logs strings.Builder
@@ -111,4 +98,26 @@ func TestMediaOfARelease(t *testing.T) {
 	if string(plain) != string(want) || b.claims.Load() != 1 {
 		t.Errorf("pve2's medium is not the release ISO (%d bytes, want %d)", len(plain), len(want))
 	}
+}
+
+// releaseISO writes a release folder whose ISO (made by xorriso) has an
+// http-mode file and a .cd-info, and returns xorriso, the folder and the
+// ISO.
+func releaseISO(t *testing.T) (x, rel, iso string) {
+	t.Helper()
+	x, err := exec.LookPath("xorriso")
+	if err != nil {
+		if os.Getenv("PLASMA_E2E") == "1" {
+			t.Fatal("xorriso not found (Debian package xorriso)")
+		}
+		t.Skip("xorriso not found")
+	}
+	dir, rel := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(dir, "auto-installer-mode.toml"), []byte("mode = \"http\"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".cd-info"), []byte("PRODUCT='pve'\n"), 0o644)
+	iso = filepath.Join(rel, bootassets.AssetISO)
+	if out, err := exec.Command(x, "-as", "mkisofs", "-quiet", "-R", "-J", "-o", iso, dir).CombinedOutput(); err != nil {
+		t.Fatalf("xorriso: %v\n%s", err, out)
+	}
+	return x, rel, iso
 }

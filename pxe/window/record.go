@@ -59,6 +59,9 @@ type Record struct {
 	// Discover says the window boots unregistered machines into
 	// discovery, keeping their reports in the inbox.
 	Discover bool `json:"discover,omitempty"`
+	// MediaInstaller is the Proxmox VE version ("9.2") of the release
+	// the window makes virtual media of; empty when it makes none.
+	MediaInstaller string `json:"media_installer,omitempty"`
 }
 
 // Open reports whether the window is still open at now: its process is
