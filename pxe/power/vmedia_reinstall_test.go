@@ -47,7 +47,7 @@ func TestReinstallFromVirtualMedia(t *testing.T) {
 	if _, err := fake.WaitMedium(ctx, "CD"); err != nil {
 		t.Errorf("the BMC could not fetch the new medium: %v", err)
 	}
-	if diff := cmp.Diff([]string{"arm n1", "arm n1"}, m.log()); diff != "" {
+	if diff := cmp.Diff([]string{"arm n1", "arm n1"}, m.Calls()); diff != "" {
 		t.Errorf("media calls (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"boot cd", "power 1", "power 0", "boot cd", "power 1"}, h.told()); diff != "" {
