@@ -16,9 +16,10 @@ import (
 	"github.com/plasmactl/plasma-node/pxe/internal/source"
 )
 
-// DefaultMaxPerSource is how many requests for media one source (an IPv4
-// address, an IPv6 /64) has served at once: BMCs read an image in a few
-// parallel ranges; more get 503 at once and retry.
+// DefaultMaxPerSource is how many requests for media one address has
+// served at once (the addresses of one IPv6 /64 together 8 times as
+// many): BMCs read an image in a few parallel ranges; more get 503 at
+// once and retry.
 const DefaultMaxPerSource = 8
 
 // Medium is one node's image as the window serves it.
@@ -58,8 +59,9 @@ type Config struct {
 	// it is asked once per armed URL, on its first request, until it
 	// succeeds.
 	Media func(ctx context.Context, node string, k Kind, clientIP string) (*Medium, error)
-	// MaxPerSource bounds the requests one source has served at once.
-	// Default: [DefaultMaxPerSource].
+	// MaxPerSource bounds the requests one address has served at once;
+	// the addresses of one IPv6 /64 together 8 times as many. Default:
+	// [DefaultMaxPerSource].
 	MaxPerSource int
 	// LiveEvery is how often a claimed medium's Live is asked while it
 	// is read. Default: [DefaultLiveEvery].
@@ -85,7 +87,7 @@ type Handler struct {
 	closed bool
 	served map[string]*served // by token hash
 	byNode map[string]string  // node and extension -> its token hash in served
-	active map[netip.Prefix]int
+	active source.Counts
 }
 
 // served is an armed URL being served.
@@ -108,7 +110,7 @@ func New(cfg Config) *Handler {
 	if cfg.LiveEvery <= 0 {
 		cfg.LiveEvery = DefaultLiveEvery
 	}
-	h := &Handler{cfg: cfg, log: cfg.Logger, served: map[string]*served{}, byNode: map[string]string{}, active: map[netip.Prefix]int{}}
+	h := &Handler{cfg: cfg, log: cfg.Logger, served: map[string]*served{}, byNode: map[string]string{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -153,13 +155,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m[3] == "img" {
 		kind = AnswerImage
 	}
-	ip, src := clientOf(r.RemoteAddr)
-	if !h.enter(src) {
+	ip, client := clientOf(r.RemoteAddr)
+	if !h.enter(client) {
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "too many requests for media from one address at once", http.StatusServiceUnavailable)
 		return
 	}
-	defer h.leave(src)
+	defer h.leave(client)
 	s, status, msg := h.lookup(r.Context(), token, node, kind, ip, r.Method == http.MethodGet)
 	if status != 0 {
 		if status != http.StatusNotFound {
@@ -270,31 +272,30 @@ func refusal(log *slog.Logger, node string, err error) (int, string) {
 	return http.StatusInternalServerError, "the medium cannot be served; see the window's log"
 }
 
-// enter takes one of src's request slots, or reports there is none.
-func (h *Handler) enter(src netip.Prefix) bool {
+// enter takes one of the request slots of the client at a (its
+// address's and its /64's, [source.Counts]), or reports there is none.
+func (h *Handler) enter(a netip.Addr) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.active[src] >= h.cfg.MaxPerSource {
+	if h.active.Full(a, h.cfg.MaxPerSource) {
 		return false
 	}
-	h.active[src]++
+	h.active.Add(a, 1)
 	return true
 }
 
-func (h *Handler) leave(src netip.Prefix) {
+// leave gives back the slot enter took for a.
+func (h *Handler) leave(a netip.Addr) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.active[src]--; h.active[src] <= 0 {
-		delete(h.active, src)
-	}
+	h.active.Add(a, -1)
 }
 
-// clientOf is the request's address and its source.
-func clientOf(remote string) (string, netip.Prefix) {
-	src, _ := source.OfRemote(remote)
-	ap, err := netip.ParseAddrPort(remote)
-	if err != nil {
-		return remote, src
+// clientOf is the request's address, as logged and as counted.
+func clientOf(remote string) (string, netip.Addr) {
+	a := source.AddrOfRemote(remote)
+	if !a.IsValid() {
+		return remote, a
 	}
-	return ap.Addr().Unmap().String(), src
+	return a.String(), a
 }
