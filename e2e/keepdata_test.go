@@ -16,7 +16,9 @@ import (
 // on that disk past the label. node-provisioner reinstall re-arms the
 // node and its next netboot installs again: the script imports the pool
 // and the data is still there. reinstall --wipe-data has the install
-// after it create the pool anew: the data is gone.
+// after it create the pool anew: the data is gone. After each install
+// the node's timeline has the hook's report (first-boot-report): pool
+// created, found and imported, created anew with its disks wiped.
 func TestReinstallKeepsDataPool(t *testing.T) {
 	t.Parallel()
 	media := netbootPrereqs(t)
@@ -38,7 +40,7 @@ func TestReinstallKeepsDataPool(t *testing.T) {
 		}
 		return b
 	}
-	install := func(what, wantPools string) {
+	install := func(what, wantPools, wantReport string) {
 		t.Helper()
 		start := time.Now()
 		m := l.boot(t, vm)
@@ -50,9 +52,10 @@ func TestReinstallKeepsDataPool(t *testing.T) {
 		if d := disk(); !bytes.HasPrefix(d, []byte(label)) {
 			t.Errorf("%s: the data disk does not start with the pool's label: %q", what, d[:64])
 		}
+		l.wantEvent(t, "first-boot-report", wantReport)
 	}
 
-	install("first install", "tank:created")
+	install("first install", "tank:created", `"detail":"pool tank created"`)
 	f, err := os.OpenFile(dataImg, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +68,7 @@ func TestReinstallKeepsDataPool(t *testing.T) {
 	if out := l.np(t, "reinstall", "keep", "--force"); !strings.Contains(out, "keep: re-armed for one install with a new root password; netboot its machine") {
 		t.Errorf("reinstall printed %q", out)
 	}
-	install("reinstall", "tank:imported")
+	install("reinstall", "tank:imported", "pool tank found and imported, its data kept")
 	if d := disk(); !bytes.Equal(d[at:at+len(userData)], []byte(userData)) {
 		t.Errorf("after a reinstall the pool's data is gone, want it kept")
 	}
@@ -73,7 +76,7 @@ func TestReinstallKeepsDataPool(t *testing.T) {
 	if out := l.np(t, "reinstall", "keep", "--wipe-data", "--force"); !strings.Contains(out, "its data pools to be created anew") {
 		t.Errorf("reinstall --wipe-data printed %q", out)
 	}
-	install("reinstall --wipe-data", "tank:created")
+	install("reinstall --wipe-data", "tank:created", "pool tank created anew, its disks wiped")
 	if d := disk(); bytes.Contains(d[:1<<20], []byte(userData)) {
 		t.Errorf("after reinstall --wipe-data the pool's old data is still there, want it wiped")
 	}

@@ -25,8 +25,9 @@
 // installer does: network.cidr on the NIC network.filter selects, in
 // place of the lease. When the answer has a first-boot URL it fetches the
 // script and acts out its data-pool decisions on the machine's disks
-// (pools.go: import, refuse or create, by its WIPE_DATA); it then POSTs the post-installation webhook, reporting the
-// management address.
+// (pools.go: import, refuse or create, by its WIPE_DATA) and posts what it
+// did to the script's report URL, as the script would; it then POSTs the
+// post-installation webhook, reporting the management address.
 //
 // It ends with one marker line on the console and powers the machine off
 // (or, with emu.reboot on the kernel command line, reboots it, as the real
@@ -237,6 +238,7 @@ func run() error {
 		if pools, err = actPools(script, disks); err != nil {
 			return fmt.Errorf("first-boot: %w", err)
 		}
+		reportPools(script, pools, fb.CertFingerprint)
 	}
 	hook, keyFP := "none", "none"
 	if wh := a.PostInstallationWebhook; wh != nil {

@@ -135,3 +135,39 @@ func readLabel(dev string) (string, error) {
 	name, _, _ := bytes.Cut(rest, []byte("\n"))
 	return string(name), nil
 }
+
+var reportURLRE = regexp.MustCompile(`(?m)^REPORT_URL='([^']+)'$`)
+
+// reportPools posts, as the first-boot script's report step does, what
+// actPools did (its NAME:OUTCOME list) to the script's REPORT_URL, one
+// "pool NAME OUTCOME" line each (a pool created with WIPE_DATA=1 is
+// "wiped"). A script without a report URL posts nothing; a post that
+// fails is a step of the log, as it is the script's warning.
+func reportPools(script []byte, pools, fp string) {
+	m := reportURLRE.FindSubmatch(script)
+	if m == nil {
+		return
+	}
+	wipe := bytes.Contains(script, []byte("\nWIPE_DATA=1\n"))
+	var body strings.Builder
+	for p := range strings.SplitSeq(pools, ",") {
+		name, what, ok := strings.Cut(p, ":")
+		if !ok {
+			continue
+		}
+		switch {
+		case what == "created" && wipe:
+			what = "wiped"
+		case what == "refused":
+			what = "refused a disk holds another pool's label"
+		}
+		fmt.Fprintf(&body, "pool %s %s\n", name, what)
+	}
+	resp, err := client(fp).Post(string(m[1]), "text/plain", strings.NewReader(body.String()))
+	if err != nil {
+		step("first-boot: could not report to the window: %v", err)
+		return
+	}
+	resp.Body.Close()
+	step("first-boot: reported to the window: %d", resp.StatusCode)
+}
