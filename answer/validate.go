@@ -358,8 +358,9 @@ func checkDiskSelection(c *checker, d *DiskSetup) {
 	}
 }
 
-// minDisks is the installer's get_min_disks.
-func minDisks(r RaidLevel) int {
+// MinDisks is the fewest disks the installer takes for RAID level r
+// (its get_min_disks): 1 for raid0 and any level it does not know.
+func MinDisks(r RaidLevel) int {
 	switch r {
 	case Raid1:
 		return 2
@@ -441,7 +442,7 @@ func (c *checker) diskCount(fs string, r RaidLevel, disks []string) {
 	if len(disks) == 0 {
 		return
 	}
-	if n := minDisks(r); len(disks) < n {
+	if n := MinDisks(r); len(disks) < n {
 		c.bad("disk-setup.disk-list", "%s %s needs at least %d disks, got %d", fs, strings.ToUpper(string(r)), n, len(disks))
 	} else if r == Raid10 && len(disks)%2 != 0 {
 		c.bad("disk-setup.disk-list", "%s RAID10 needs an even number of disks, got %d", fs, len(disks))

@@ -238,7 +238,7 @@ func (a *app) ruleTestCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "MACHINE\tRULE\tNAME\tBOOT DISK\tPOOLS\tADDRESS\tREASON")
 			for _, d := range ds {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Machine, dash(d.Rule), dash(d.Name), dash(d.BootDisk), dash(strings.Join(d.Pools, " ")), dash(d.Address), dash(d.Reason))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Machine, dash(d.Rule), dash(d.Name), dash(d.BootDiskText()), dash(strings.Join(d.Pools, " ")), dash(d.Address), dash(d.Reason))
 			}
 			return tw.Flush()
 		},

@@ -18,6 +18,7 @@ match:
 disks:
   boot: {min_size: 8GB}
 address: {pool: mgmt, cidr: 10.0.0.0/24, range: 10.0.0.50-10.0.0.60, gateway: 10.0.0.1, dns: 10.0.0.1}
+answer: {filesystem: {type: zfs, compress: lz4}}
 `
 
 func writeFile(t *testing.T, name, data string) string {
@@ -50,13 +51,17 @@ func TestRuleCommands(t *testing.T) {
 	if r := np(t, state, "rule", "add", "-f", writeFile(t, "bad.yaml", strings.Replace(bad, "big-disk", "bad", 1))); r.code != 2 || !strings.Contains(r.err, `makes "PVE_1"`) {
 		t.Errorf("rule add of a template the host name rule refuses: %d %q", r.code, r.err)
 	}
+	mirror := strings.Replace(strings.Replace(ruleYAML, "big-disk", "mirrored", 1), "type: zfs,", "type: zfs, raid: raid1,", 1)
+	if r := np(t, state, "rule", "add", "-f", writeFile(t, "mirror.yaml", mirror)); r.code != 2 || !strings.Contains(r.err, "zfs raid1 needs at least 2 disks, and the boot disk is one disk: want raid0") {
+		t.Errorf("rule add of a zfs raid the boot disk cannot take: %d %q", r.code, r.err)
+	}
 	small := discoveredMachine
 	small.DMI.Serial, small.NICs = "SMALL", []discovery.NIC{{MAC: "52:54:00:bb:00:01"}}
 	small.Disks = []discovery.Disk{{Name: "vda", SizeBytes: 4e9, Serial: "S-1"}}
 	discover(t, state, discoveredMachine)
 	discover(t, state, small)
 	r := np(t, state, "rule", "test")
-	if r.code != 0 || !strings.Contains(r.stdout, "pve-01") || !strings.Contains(r.stdout, "VIRT-A") || !strings.Contains(r.stdout, "10.0.0.50/24") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "pve-01") || !strings.Contains(r.stdout, "VIRT-A (zfs raid0, compress lz4)") || !strings.Contains(r.stdout, "10.0.0.50/24") ||
 		!strings.Contains(r.stdout, "disk vda: size 4 GB below 8 GB of rule big-disk") {
 		t.Errorf("rule test: %d %q %q", r.code, r.stdout, r.err)
 	}

@@ -158,8 +158,8 @@ func (r Rule) registration(reg registry.Registration) registry.Registration {
 		return reg
 	}
 	reg.SSHKeys = append(reg.SSHKeys, a.SSHKeys...)
-	if a.Keyboard+a.Country+a.Timezone+a.Mailto != "" {
-		reg.Settings = &registry.Site{Keyboard: a.Keyboard, Country: a.Country, Timezone: a.Timezone, Mailto: a.Mailto}
+	if a.Keyboard+a.Country+a.Timezone+a.Mailto != "" || a.Filesystem != nil {
+		reg.Settings = &registry.Site{Keyboard: a.Keyboard, Country: a.Country, Timezone: a.Timezone, Mailto: a.Mailto, Filesystem: a.Filesystem}
 	}
 	return reg
 }

@@ -1,6 +1,7 @@
 package enrol
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -29,6 +30,9 @@ type Decision struct {
 	Name string `json:"name,omitempty"`
 	// BootDisk is the boot disk's serial.
 	BootDisk string `json:"boot_disk,omitempty"`
+	// Filesystem is the boot disk's filesystem, the rule's or else the
+	// site's: "ext4", "zfs raid0, compress lz4".
+	Filesystem string `json:"filesystem,omitempty"`
 	// Pools are the data pools, as --pool specs.
 	Pools []string `json:"pools,omitempty"`
 	// Address is the static address with its prefix, "dhcp" for none.
@@ -155,6 +159,11 @@ func Decide(s State, rec discovery.Record, in Inputs) (Decision, State) {
 		return fail(fmt.Errorf("rule %s: %w", r.Name, err))
 	}
 	d.BootDisk = c.boot.Serial
+	fs := in.Site.Filesystem
+	if r.Answer != nil && r.Answer.Filesystem != nil {
+		fs = r.Answer.Filesystem
+	}
+	d.Filesystem = cmp.Or(fs, &registry.Filesystem{}).String()
 	for _, p := range c.pools {
 		d.Pools = append(d.Pools, p.String())
 	}
@@ -321,4 +330,13 @@ func Preview(s State, recs []discovery.Record, in Inputs) []Decision {
 		out = append(out, d)
 	}
 	return out
+}
+
+// BootDiskText is the boot disk with its filesystem, "VIRT-A (zfs
+// raid0)", or "" without a boot disk.
+func (d Decision) BootDiskText() string {
+	if d.BootDisk == "" || d.Filesystem == "" {
+		return d.BootDisk
+	}
+	return d.BootDisk + " (" + d.Filesystem + ")"
 }

@@ -69,12 +69,12 @@ func TestDecideExplainsEachMachine(t *testing.T) {
 		"the smallest SSD of at least 200 GB boots, the spinning disks make the pool, the pool gives the address": {
 			rules: []enrol.Rule{withPool(ssdBoot), anyQEMU},
 			rec:   machine(1, disk("sda", "HDD-A", 4e12, true), disk("sdb", "SSD-BIG", 960e9, false), disk("sdc", "SSD-SMALL", 240e9, false), disk("sdd", "SSD-TINY", 120e9, false), disk("sde", "HDD-B", 4e12, true)),
-			want: enrol.Decision{Machine: "52:54:00:00:00:01", Rule: "ssd-boot", Mode: enrol.ModeRegister, Name: "pve-01", BootDisk: "SSD-SMALL",
+			want: enrol.Decision{Machine: "52:54:00:00:00:01", Rule: "ssd-boot", Mode: enrol.ModeRegister, Name: "pve-01", BootDisk: "SSD-SMALL", Filesystem: "ext4",
 				Pools: []string{"tank=mirror:HDD-A,HDD-B"}, Address: "10.0.0.100/24"},
 		},
 		"a machine whose only disk is too small falls to the next rule, by priority": {
 			rec:  machine(2, disk("sda", "D2", 120e9, false)),
-			want: enrol.Decision{Machine: "52:54:00:00:00:02", Rule: "qemu", Mode: enrol.ModeRegister, Name: "vm-srv-2", BootDisk: "D2", Address: "dhcp"},
+			want: enrol.Decision{Machine: "52:54:00:00:00:02", Rule: "qemu", Mode: enrol.ModeRegister, Name: "vm-srv-2", BootDisk: "D2", Filesystem: "ext4", Address: "dhcp"},
 		},
 		"a machine no rule takes says why, rule by rule": {
 			rec: func() discovery.Record {
@@ -98,7 +98,7 @@ func TestDecideExplainsEachMachine(t *testing.T) {
 			rec: machine(6, disk("sda", "D6", 240e9, false)),
 			regs: []registry.Registration{{Name: "pve-01", MACs: []string{"52:54:00:99:00:01"}, BootDisk: answer.BootDisk{Kind: answer.BootDiskName, Value: "sda"},
 				Network: &registry.Network{CIDR: "10.0.0.100/24", Gateway: "10.0.0.1", DNS: "10.0.0.1"}}},
-			want: enrol.Decision{Machine: "52:54:00:00:00:06", Rule: "ssd-boot", Mode: enrol.ModeRegister, Name: "pve-02", BootDisk: "D6", Address: "10.0.0.101/24"},
+			want: enrol.Decision{Machine: "52:54:00:00:00:06", Rule: "ssd-boot", Mode: enrol.ModeRegister, Name: "pve-02", BootDisk: "D6", Filesystem: "ext4", Address: "10.0.0.101/24"},
 		},
 		"a pool with no free address fails closed": {
 			rec: machine(7, disk("sda", "D7", 240e9, false)),

@@ -201,6 +201,9 @@ type Answer struct {
 	Mailto   string `json:"mailto,omitempty"`
 	// SSHKeys are added to root's authorized_keys.
 	SSHKeys []string `json:"ssh_keys,omitempty"`
+	// Filesystem is the boot disk's filesystem and its options, over the
+	// site's ([registry.Filesystem]).
+	Filesystem *registry.Filesystem `json:"filesystem,omitempty"`
 }
 
 // BMC gives the node its BMC, at the address its discovery report read

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/enrol"
 	"github.com/plasmactl/plasma-node/pxe/registry"
 )
@@ -117,6 +118,13 @@ func TestCheckRefusesARuleAtAdd(t *testing.T) {
 			r.BMC = &enrol.BMC{Scheme: "redfish", User: "root", Secret: "bmc", Address: "dhcp"}
 		}, `bmc address "dhcp": want report`},
 		"a negative limit": {func(r *enrol.Rule) { r.Limit = -1 }, "limit -1"},
+		"a zfs raid level the one boot disk cannot take": {func(r *enrol.Rule) {
+			r.Answer = &enrol.Answer{Filesystem: &registry.Filesystem{Type: answer.FilesystemZFS, Raid: answer.Raid1}}
+		}, "zfs raid1 needs at least 2 disks, and the boot disk is one disk"},
+		"a filesystem the installer does not know": {func(r *enrol.Rule) { r.Answer = &enrol.Answer{Filesystem: &registry.Filesystem{Type: "ntfs"}} }, `filesystem: type "ntfs"`},
+		"btrfs compression for an installer before 8.3": {func(r *enrol.Rule) {
+			r.Answer = &enrol.Answer{Version: "8.2", Filesystem: &registry.Filesystem{Type: answer.FilesystemBtrfs, Compress: "zstd"}}
+		}, "btrfs.compress"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

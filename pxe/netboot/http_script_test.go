@@ -53,9 +53,9 @@ func TestIPXEScriptMatchesGoldenFiles(t *testing.T) {
 			s.Platform = PlatformBIOS
 			s.KernelArgs = defaultKernelArgs + " " + bootassets.AskDiskKernelArg + " console=ttyS0,115200"
 		}), "install-args.ipxe"},
-		"a consumed node exits with the reason":     {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
-		"an unknown machine exits":                  {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},
-		"an exit without reason says so":            {BootScript{}, "exit-no-reason.ipxe"},
+		"a consumed node exits with the reason": {BootScript{Reason: "registration pve1 was consumed at 2026-01-02T03:04:05Z: installed or installing; register it again to reinstall"}, "exit-consumed.ipxe"},
+		"an unknown machine exits":              {BootScript{Reason: "no pending registration matches MAC 52:54:00:77:00:99"}, "exit-unknown.ipxe"},
+		"an exit without reason says so":        {BootScript{}, "exit-no-reason.ipxe"},
 		"a discovery script passes BOOTIF of the NIC iPXE booted from": {BootScript{Discovery: true, BaseURL: testBase, Release: "9.1-1", MAC: "52:54:00:77:00:99",
 			KernelArgs: "plasma.discover.url=" + testBase + "/discovery plasma.discover.token=T quiet"}, "discovery-any.ipxe"},
 		"a BIOS discovery script passes BOOTIF too": {BootScript{Discovery: true, BaseURL: testBase, Release: "9.1-1", Platform: PlatformBIOS,

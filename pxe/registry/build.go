@@ -41,7 +41,8 @@ type BuildOptions struct {
 	CertFingerprint string
 }
 
-// Build makes a registration's answer: ext4 on the boot disk (by kernel
+// Build makes a registration's answer: the site's filesystem (ext4 by
+// default; see [Filesystem]) on the boot disk (by kernel
 // name as disk-list, by serial as an ID_SERIAL udev filter), the site's
 // settings, the network (from-answer with the registration's static
 // address on its management MAC, else from-dhcp), and the node's password
@@ -72,9 +73,16 @@ func Build(r Registration, o BuildOptions) (*answer.Answer, error) {
 			RootPasswordHashed: o.RootPasswordHash,
 			RootSSHKeys:        appendUnique(append([]string(nil), site.SSHKeys...), r.SSHKeys...),
 		},
-		Network:   answerNetwork(r),
-		DiskSetup: answer.DiskSetup{Filesystem: answer.FilesystemExt4, DiskList: disk.DiskList(), Filter: disk.UdevFilter()},
+		Network: answerNetwork(r),
 	}
+	var fs Filesystem
+	if site.Filesystem != nil {
+		fs = *site.Filesystem
+	}
+	if err := fs.Check(); err != nil {
+		return nil, fmt.Errorf("registration %s: %w", r.Name, err)
+	}
+	a.DiskSetup = fs.diskSetup(disk)
 	a.Network.InterfaceNamePinning = nicPinning(r, site, o.Installer)
 	if o.FirstBootURL != "" {
 		a.FirstBoot = &answer.FirstBoot{Source: answer.FirstBootFromURL, URL: o.FirstBootURL, Ordering: answer.OrderingFullyUp, CertFingerprint: pin(o.FirstBootURL, o.CertFingerprint)}

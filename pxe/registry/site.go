@@ -55,6 +55,9 @@ type Site struct {
 	// MediaTLS says every BMC fetches virtual media over the window's
 	// HTTPS ([BMC.MediaTLS] for all of them).
 	MediaTLS bool `json:"media_tls,omitempty"`
+	// Filesystem is the boot disk's filesystem and its options. None:
+	// ext4.
+	Filesystem *Filesystem `json:"filesystem,omitempty"`
 }
 
 // siteFile is site.json: our keys at the top level, and TAPPaaS's
@@ -115,6 +118,9 @@ func (s Site) Merge(other Site) Site {
 	s.MediaTLS = s.MediaTLS || other.MediaTLS
 	s.BootMethod = BootMethod(first(string(s.BootMethod), string(other.BootMethod)))
 	s.MediaAnswer = MediaAnswer(first(string(s.MediaAnswer), string(other.MediaAnswer)))
+	if s.Filesystem == nil {
+		s.Filesystem = other.Filesystem
+	}
 	return s
 }
 
