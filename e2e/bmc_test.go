@@ -42,9 +42,11 @@ start() {
      -netdev tap,id=n0,ifname=%[3]s,script=no,downscript=no -device virtio-net-pci,netdev=n0,mac=%[4]s
      -drive file="$W/disk.img",format=raw,if=none,id=d0 -device virtio-blk-pci,drive=d0)
   [ "$boot" = pxe ] && A+=(-boot once=n)
-  # The BMC's virtual CD (vmedia_test.go's cdHook lays it out): the ISO as
-  # a read-only disk and its kernel and initrd booted directly, once.
-  [ "$boot" = cd ] && A+=(-kernel "$W/cd/linux26" -initrd "$W/cd/initrd.img" -append "console=ttyS0 panic=-1"
+  # The BMC's virtual CD (vmedia_test.go's cdHook lays it out): the
+  # downloaded ISO in the CD drive, which the firmware boots once (El
+  # Torito, ISOLINUX); the installer's kernel has no CD drivers, so it
+  # reads the same bytes through a read-only virtio disk.
+  [ "$boot" = cd ] && A+=(-drive file="$W/cd.iso",format=raw,media=cdrom,readonly=on -boot once=d
      -drive file="$W/cd.iso",format=raw,if=none,id=cd0,readonly=on -device virtio-blk-pci,drive=cd0)
   echo "=== power-on $(date +%%T.%%N) bootdev=$boot" >> "$W/serial.log"
   ip "${A[@]}" </dev/null >>"$W/qemu.log" 2>&1 &

@@ -31,7 +31,7 @@ func netbootPrereqsWith(t *testing.T, withChain bool) netbootMedia {
 			skipOrFail(t, "the netboot lab needs %s (Debian package %s)", tool.name, tool.pkg)
 		}
 	}
-	for _, f := range []struct{ path, pkg string }{{ovmfCode, "ovmf"}, {ovmfVars, "ovmf"}, {nicROM, "ipxe-qemu"}, {"/usr/lib/ipxe/ipxe.efi", "ipxe"}, {"/usr/lib/ipxe/undionly.kpxe", "ipxe"}} {
+	for _, f := range []struct{ path, pkg string }{{ovmfCode, "ovmf"}, {ovmfVars, "ovmf"}, {nicROM, "ipxe-qemu"}, {"/usr/lib/ipxe/ipxe.efi", "ipxe"}, {"/usr/lib/ipxe/undionly.kpxe", "ipxe"}, {isolinuxBin, "isolinux"}, {isolinuxLdlinux, "syslinux-common"}} {
 		if _, err := os.Stat(f.path); err != nil {
 			skipOrFail(t, "the netboot lab needs %s (Debian package %s)", f.path, f.pkg)
 		}
@@ -102,16 +102,40 @@ func buildMedia(t *testing.T, kdir string, withChain bool) netbootMedia {
 	// The base squashfs, where a Proxmox ISO keeps its kernel modules,
 	// for prepare --discovery.
 	baseSquashfs(t, kdir, filepath.Join(root, "pve-base.squashfs"))
+	// ISOLINUX, the ISO's El Torito boot loader for a BIOS machine, which
+	// boots the virtual CD of e2e/vmedia_test.go from the firmware.
+	os.MkdirAll(filepath.Join(root, "isolinux"), 0o755)
+	copyFile(t, isolinuxBin, filepath.Join(root, "isolinux", "isolinux.bin"))
+	copyFile(t, isolinuxLdlinux, filepath.Join(root, "isolinux", "ldlinux.c32"))
+	os.WriteFile(filepath.Join(root, "isolinux", "isolinux.cfg"), []byte(isolinuxCfg), 0o644)
 	os.WriteFile(filepath.Join(root, ".cd-info"), []byte("PRODUCT='pve'\nPRODUCTLONG='Proxmox VE'\nRELEASE='9.2'\nISORELEASE='1'\nISONAME='proxmox-ve'\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "auto-installer-capable"), nil, 0o644)
 	return netbootMedia{iso: makeISO(t, root, dir), kernel: filepath.Join(kdir, "vmlinuz"), root: root}
 }
 
-// makeISO writes the ISO of the files under root into dir.
+// The ISO's BIOS boot loader: ISOLINUX (Debian packages isolinux and
+// syslinux-common), with a configuration that says so on the console and
+// boots the installer's kernel and initrd with the command line a
+// network boot of the emulator has.
+const (
+	isolinuxBin     = "/usr/lib/ISOLINUX/isolinux.bin"
+	isolinuxLdlinux = "/usr/lib/syslinux/modules/bios/ldlinux.c32"
+	isolinuxCfg     = "SAY " + isolinuxMarker + "\nDEFAULT installer\nPROMPT 0\nTIMEOUT 0\n" +
+		"LABEL installer\n  KERNEL /boot/linux26\n  INITRD /boot/initrd.img\n  APPEND console=ttyS0 panic=-1\n"
+	isolinuxMarker = "PLASMA-CD: ISOLINUX booted the CD"
+)
+
+// makeISO writes the ISO of the files under root into dir, bootable from
+// a CD drive by a BIOS through El Torito (no emulation, ISOLINUX with its
+// boot info table) when root holds isolinux/isolinux.bin.
 func makeISO(t *testing.T, root, dir string) string {
 	t.Helper()
 	iso := filepath.Join(dir, "proxmox-ve_9.2-1.iso")
-	if out, err := exec.Command("xorriso", "-as", "mkisofs", "-quiet", "-R", "-J", "-V", "PVE", "-o", iso, root).CombinedOutput(); err != nil {
+	args := []string{"-as", "mkisofs", "-quiet", "-R", "-J", "-V", "PVE", "-o", iso}
+	if _, err := os.Stat(filepath.Join(root, "isolinux", "isolinux.bin")); err == nil {
+		args = append(args, "-b", "isolinux/isolinux.bin", "-c", "isolinux/boot.cat", "-no-emul-boot", "-boot-load-size", "4", "-boot-info-table")
+	}
+	if out, err := exec.Command("xorriso", append(args, root)...).CombinedOutput(); err != nil {
 		t.Fatalf("xorriso: %v\n%s", err, out)
 	}
 	return iso

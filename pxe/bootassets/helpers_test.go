@@ -199,6 +199,12 @@ func buildISO(t testing.TB, files map[string][]byte, o isoOpts) string {
 	if _, ok := files["boot/grub/eltorito.img"]; ok && !o.noBoot {
 		args = append(args, "-b", "boot/grub/eltorito.img", "-no-emul-boot", "-boot-load-size", "4")
 	}
+	// ISOLINUX's layout: its boot image carries a boot info table
+	// (the primary volume descriptor's and its own LBA), written by
+	// xorriso into the image's copy.
+	if _, ok := files["isolinux/isolinux.bin"]; ok && !o.noBoot {
+		args = append(args, "-b", "isolinux/isolinux.bin", "-c", "isolinux/boot.cat", "-no-emul-boot", "-boot-load-size", "4", "-boot-info-table")
+	}
 	args = append(args, root)
 	if out, err := exec.Command(x, args...).CombinedOutput(); err != nil {
 		t.Fatalf("xorriso %v: %v\n%s", args, err, out)

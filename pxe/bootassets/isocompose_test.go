@@ -2,6 +2,7 @@ package bootassets
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
@@ -163,5 +164,50 @@ func TestComposeISORefuses(t *testing.T) {
 	base, _ := os.ReadFile(iso)
 	if _, err := ComposeAnswerISO(bytes.NewReader(base), int64(len(base)), "9.2", make([]byte, maxComposedFile+1), time.Now()); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("an answer over the bound: %v", err)
+	}
+}
+
+// A composed image boots with ISOLINUX, which finds its files as a BIOS
+// boot loader on a real release ISO does: its boot info table (patched
+// into its boot image when the base was made) names sector 16, where the
+// composed image's primary volume descriptor is, and its own LBA, where
+// it still is; the root directory that descriptor names holds the base's
+// /isolinux and /boot, whose files read back unchanged, beside the
+// answer. The boot image is the base's, byte for byte.
+func TestComposedISOKeepsWhatISOLINUXReads(t *testing.T) {
+	files := proxmoxLayout(t, testInitrd(t, "gzip", testInit(t)))
+	delete(files, "boot/grub/eltorito.img") // GRUB's: ISOLINUX boots this one
+	files["isolinux/isolinux.bin"] = bytes.Repeat([]byte{0xfa}, 4*isoSector)
+	files["isolinux/isolinux.cfg"] = []byte("DEFAULT linux\nLABEL linux\n  KERNEL /boot/linux26\n")
+	iso := buildISO(t, files, isoOpts{})
+	_, base, out := composeTestISO(t, iso, []byte("[global]\n"))
+	img, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	composed := openTestISO(t, out)
+	rec, err := composed.lookup("/isolinux/isolinux.bin")
+	if err != nil {
+		t.Fatalf("the composed root lacks ISOLINUX: %v", err)
+	}
+	at := int64(rec.lba) * isoSector
+	boot := img[at : at+int64(rec.length)]
+	if !bytes.Equal(boot, base[at:at+int64(rec.length)]) {
+		t.Error("the boot image moved or changed")
+	}
+	pvd, file, length := binary.LittleEndian.Uint32(boot[8:]), binary.LittleEndian.Uint32(boot[12:]), binary.LittleEndian.Uint32(boot[16:])
+	if pvd != 16 || file != rec.lba || length != uint32(rec.length) {
+		t.Fatalf("boot info table: volume descriptor %d, file %d (%d bytes); want 16, %d (%d bytes)", pvd, file, length, rec.lba, rec.length)
+	}
+	if d := img[pvd*isoSector:]; d[0] != 1 || string(d[1:6]) != "CD001" || bytes.Equal(d[156:190], base[pvd*isoSector+156:pvd*isoSector+190]) {
+		t.Error("sector 16 is not the composed primary volume descriptor")
+	}
+	for _, p := range []string{"isolinux/isolinux.cfg", "boot/linux26", "boot/initrd.img"} {
+		if got, err := composed.readFile("/"+p, 1<<30); err != nil || !bytes.Equal(got, files[p]) {
+			t.Errorf("%s through the composed root: %v", p, err)
+		}
+	}
+	if got := readISOPath(t, out, isoAnswerFile); string(got) != "[global]\n" {
+		t.Errorf("answer.toml = %q", got)
 	}
 }
