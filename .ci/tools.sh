@@ -3,14 +3,17 @@
 # a machine-wide cache, ${XDG_CACHE_HOME:-$HOME/.cache}/plasma-node/tools,
 # linked from .tools in the checkout (git-ignored):
 #
-#   .tools/bin/tofu                 OpenTofu $TOFU_VERSION
+#   .tools/bin/tofu                 OpenTofu $TOFU_VERSION (built without the state
+#                                   backends the project never uses: TOFU_SLIM)
+#   .tools/src/                     the slimmed module copies tofu and weed build from
 #   .tools/mirror/<host>/<ns>/<type>/<version>/linux_amd64/terraform-provider-<type>_v<version>
 #                                   provider plugins, for both registry hosts
 #                                   (ovh/ovh and scaleway/scaleway built from
 #                                   ../shared/vendor by its build-plugins.sh)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
 #   .tools/bin/weed                 SeaweedFS $SEAWEEDFS_VERSION, the S3 server the s3
-#                                   state backend is tested against (e2e/s3_test.go)
+#                                   state backend is tested against (e2e/s3_test.go),
+#                                   built without what that server never loads: WEED_SLIM
 #   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
 #   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
 #                                   modules the netboot test's initrd loads
@@ -24,10 +27,12 @@
 #   export TF_CLI_CONFIG_FILE="$PWD/.tools/tofurc"
 #
 # Idempotent: a tool already present (tofu at the right version, a plugin at
-# its versioned path) is not rebuilt. SeaweedFS builds beside the others,
-# which run one at a time (2-core machines). `go install module@version` is
-# refused for these modules (replace directives), so each is built inside
-# its module cache copy.
+# its versioned path) is not rebuilt; a tofu or weed of the same version
+# built whole, before the slimming, is kept (the tests see no difference).
+# SeaweedFS builds beside the others, which run one at a time (2-core
+# machines). `go install module@version` is refused for these modules
+# (replace directives), so each is built inside its module cache copy, or
+# inside its slimmed copy (slimcopy).
 #
 # With --go it builds only what Go and the network make (tofu, weed, the
 # plugins, tofurc) and stops before the kernel and grub, which need the
