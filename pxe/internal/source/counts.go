@@ -47,8 +47,9 @@ type Level struct {
 // IPv6 address, its /64 ([Of]) at bound×[PrefixShare]. An IPv4 address
 // (also IPv4-mapped) is one level; an invalid a (a peer that is no IP
 // address) is one level of the zero Prefix, so all such peers count as
-// one client. It does not allocate. Every two-level bound of the window (TFTP transfers, HTTP
-// connections, answer refusals, failed API logins) counts by it.
+// one client. It does not allocate. Every two-level bound of the
+// window (TFTP transfers, HTTP connections, answer refusals, failed API
+// logins) counts by it.
 func Levels(a netip.Addr, bound int) (ls [2]Level, n int) {
 	addr, src := AddrOf(a), Of(a)
 	ls[0] = Level{addr, bound}
@@ -102,12 +103,12 @@ func Prune[V any](m map[netip.Prefix]V, limit int, expired func(V) bool) {
 			delete(m, k)
 		}
 	}
-	for _, any := range []bool{false, true} {
+	for _, anyKey := range []bool{false, true} {
 		for k := range m {
 			if len(m) < limit {
 				return
 			}
-			if any || (k.Addr().Is6() && k.Bits() == 128) {
+			if anyKey || (k.Addr().Is6() && k.Bits() == 128) {
 				delete(m, k)
 			}
 		}
