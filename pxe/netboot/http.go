@@ -310,9 +310,10 @@ func (h *Handler) record(ctx context.Context, e backend.Event) {
 // of its mac query boots: an install script for the node it names, with
 // the release's kernel and initrd, or a script that exits to the next
 // boot device, saying why. A request without a mac query gets a script
-// that chains back with mac=${net0/mac} and platform=${platform}; the
-// platform query (pcbios or efi, else ignored) renders the script for that
-// platform only. Scripts are replies with status 200 whatever the
+// that chains back with mac=${netX/mac} (the NIC iPXE booted from, which
+// ${net0/mac} need not be on a machine with several NICs) and
+// platform=${platform}; the platform query (pcbios or efi, else ignored)
+// renders the script for that platform only. Scripts are replies with status 200 whatever the
 // decision, so that iPXE runs them.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 

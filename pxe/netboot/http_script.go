@@ -33,7 +33,7 @@ const (
 )
 
 // macVar is what a script puts in its URLs when the request named no MAC.
-const macVar = "${net0/mac}"
+const macVar = "${netX/mac}"
 
 // bootIFArg is the kernel argument a discovery script passes the agent:
 // the NIC iPXE booted from (netX is the network device it opened last)
@@ -53,7 +53,7 @@ type BootScript struct {
 	// Release is the folder of assets to boot, under /assets/.
 	Release string
 	// MAC is the machine's normalised MAC address, added to the asset URLs
-	// as ?mac= so the downloads join its timeline. Empty: ${net0/mac}.
+	// as ?mac= so the downloads join its timeline. Empty: ${netX/mac}.
 	MAC string
 	// Platform is [PlatformBIOS], [PlatformEFI], or [PlatformAny].
 	Platform string
