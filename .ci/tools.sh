@@ -67,13 +67,37 @@ TOFU_SLIM='internal/backend/init/init.go 12 backend(Azure|Consul|Cos|GCS|Kuberne
 # store (leveldb2) and the S3 gateway (e2e/s3_test.go). The blank imports
 # that register the other filer stores, notification queues, replication
 # sinks, remote storages, key managers, the PostgreSQL credential store
-# and the Iceberg maintenance worker go; the commands stay.
+# and the Iceberg maintenance worker go. So do the volume server's Azure
+# and GCS remote-storage clients (with the Google Cloud and Azure SDKs and
+# gRPC's xDS: about 260 packages), and the commands that link the admin
+# UI, the maintenance worker, FUSE mounts and the Kafka gateway (admin,
+# mini, worker, mount, fuse, mq.kafka.gateway). weed server, master,
+# volume, filer and s3 stay whole.
 WEED_SLIM='weed/command/imports.go 23 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/(remote_storage/(azure|gcs)|replication/sink/(azuresink|b2sink|gcssink|s3sink)|filer/(arangodb|cassandra|elastic/v7|etcd|hbase|mongodb|mysql2?|postgres2?|redis[23]?|sqlite|tarantool|tikv|ydb))"$
 weed/server/filer_server.go 22 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/(filer/(arangodb|cassandra2?|elastic/v7|etcd|foundationdb|hbase|mongodb|mysql2?|postgres2?|redis[23]?|sqlite|tarantool|ydb)|notification/(aws_sqs|gocdk_pub_sub|google_pub_sub|kafka))"$
 weed/s3api/auth_credentials.go 2 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/kms/(gcp|openbao)"$
 weed/command/filer.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/credential/postgres"$
 weed/command/iam.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/credential/postgres"$
-weed/plugin/worker/handlers/handlers.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/worker/tasks/iceberg"'
+weed/plugin/worker/handlers/handlers.go 1 ^[[:space:]]*_ "github.com/seaweedfs/seaweedfs/weed/worker/tasks/iceberg"
+weed/server/volume_grpc_remote.go 2 ^[[:space:]]*(azureremote|gcsremote) "github.com/seaweedfs/seaweedfs/weed/remote_storage/(azure|gcs)"$
+weed/server/volume_grpc_remote.go 1 ^[[:space:]]*"slices"$
+weed/server/volume_grpc_remote.go 5 /remoteConf.Type == "azure" && remoteConf.AzureEndpoint != ""/,/^[[:space:]]}$/
+weed/server/volume_grpc_remote.go 9 /remoteConf.Type == "gcs" && remoteConf.GcsGoogleApplicationCredentials != ""/,/^[[:space:]]}$/
+weed/server/volume_grpc_remote.go 17 /^func checkGcsCredentials\(/,/^}$/
+weed/server/volume_grpc_remote.go 6 /checkGcsCredentials\(remoteConf/,/^[[:space:]]+}$/
+weed/command/command.go 6 ^[[:space:]]*cmd(Admin|Fuse|Mini|Mount|MqKafkaGateway|Worker),$
+weed/command/admin.go 920 *
+weed/command/mini.go 2563 *
+weed/command/worker.go 81 *
+weed/command/worker_runtime.go 286 *
+weed/command/maintenance_capabilities.go 48 *
+weed/command/mq_kafka_gateway.go 143 *
+weed/command/mount.go 201 *
+weed/command/mount_common.go 340 *
+weed/command/mount_linux.go 158 *
+weed/command/mount_std.go 271 *
+weed/command/fuse.go 1 ^[[:space:]]*cmdFuse.Run = runFuse
+weed/command/fuse_std.go 351 *'
 
 # The tools live in a machine-wide cache outside the clone, the way Go's
 # build cache does (PLASMA_TOOLS_CACHE names another), so a fresh clone on a
@@ -137,15 +161,19 @@ build() {
 # with lines of its source removed, so that a build compiles less: the
 # state backends, filer stores and the like that a tool links for its
 # users' sake and the tests never reach. SPEC has one edit a line, "FILE
-# COUNT REGEX": exactly COUNT lines of FILE match the extended REGEX, and
-# they go. A count that differs means the module's source changed: the
-# copy is refused, loudly, rather than built from a guess. The copy is
+# COUNT WHAT", and exactly COUNT lines of FILE go:
+#   REGEX          the lines matching the extended REGEX;
+#   /START/,/END/  each run of lines from one matching START to the next
+#                  one matching END (a block: a function, an if);
+#   *              the whole file (COUNT is its line count).
+# A count that differs means the module's source changed: the copy is
+# refused, loudly, rather than built from a guess. The copy is
 # made once and kept in the tools cache under the module's version and
 # the hash of SPEC ($tools/src/NAME@VERSION-slim-HASH), linked to the
 # module cache's files where one file system holds both (a changed file is
 # written anew, never through the link).
 slimcopy() {
-  local mod=$1 spec=$2 dir hash src file count re n
+  local mod=$1 spec=$2 dir hash src file count re n f start end
   dir=$(moddir "$mod")
   [ -n "$dir" ] || return 0
   hash=$(printf '%s\n' "$spec" | sha256sum | cut -c1-12)
@@ -160,15 +188,30 @@ slimcopy() {
   find "$src.tmp" -type d -exec chmod u+w {} +
   while read -r file count re; do
     [ -n "$file" ] || continue
-    n=$(grep -cE -- "$re" "$src.tmp/$file" || true)
+    f="$src.tmp/$file"
+    case $re in
+      '*') n=$(wc -l <"$f" 2>/dev/null || echo 0) ;;
+      /*/,/*/)
+        start=${re#/}; start=${start%%/,/*}; end=${re#*/,/}; end=${end%/}
+        n=$(START=$start END=$end OUT=$f.new awk '
+          in_run { n++; if ($0 ~ ENVIRON["END"]) in_run = 0; next }
+          $0 ~ ENVIRON["START"] { n++; in_run = 1; next }
+          { print > ENVIRON["OUT"] }
+          END { print n + 0 }' "$f") ;;
+      *)
+        n=$(grep -cE -- "$re" "$f" || true)
+        grep -vE -- "$re" "$f" >"$f.new" || true ;;
+    esac
     if [ "$n" != "$count" ]; then
       echo "tools: $mod: $n lines of $file match $re, want $count: the module's source changed; update the slimming in .ci/tools.sh" >&2
       rm -rf "$src.tmp"
       exit 1
     fi
-    grep -vE -- "$re" "$src.tmp/$file" >"$src.tmp/$file.new" || true
-    rm -f "$src.tmp/$file"
-    mv "$src.tmp/$file.new" "$src.tmp/$file"
+    rm -f "$f"
+    if [ "$re" != '*' ]; then
+      touch "$f.new"
+      mv "$f.new" "$f"
+    fi
   done <<<"$spec"
   printf '%s\n' "$spec" >"$src.tmp/.slim"
   mv "$src.tmp" "$src"
