@@ -14,8 +14,8 @@
 #   .tools/bin/weed                 SeaweedFS $SEAWEEDFS_VERSION, the S3 server the s3
 #                                   state backend is tested against (e2e/s3_test.go),
 #                                   built without what that server never loads: WEED_SLIM
-#   .tools/kernel/vmlinuz           the kernel of Debian's linux-image-amd64 (unpacked,
-#   .tools/kernel/modules/          not installed) and the NIC driver and efivarfs
+#   .tools/kernel-v2/vmlinuz        the kernel of Debian's linux-image-amd64 (unpacked,
+#   .tools/kernel-v2/modules/       not installed) and the NIC driver and efivarfs
 #                                   modules the netboot test's initrd loads
 #                                   (e2e/netboot_test.go)
 #   .tools/grub-http/grubnetx64.efi.signed
@@ -337,11 +337,15 @@ fi
 # virtio-net, e1000 and efivarfs modules are kept (about 12 MB), with the
 # virtio-blk and NVMe ones (with NVMe's t10-pi and its CRCs) and depmod's
 # modules.alias and modules.dep for them, which the e2e fake ISO's squashfs carries for the discovery
-# initrd (e2e/discovery_test.go); the kernel and its modules are signed
+# initrd (e2e/discovery_test.go), and the IPMI ones (ipmi_msghandler,
+# ipmi_si, ipmi_devintf: the discovery agent reads the BMC's LAN address
+# through /dev/ipmi0); the kernel and its modules are signed
 # by Debian, so the Secure Boot netboot test runs them with Secure Boot
-# enforcing.
-kdir="$tools/kernel"
-if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ] && [ -f "$kdir/modules/efivarfs.ko" ] && [ -f "$kdir/modules/modules.dep" ] && [ -f "$kdir/modules/t10-pi.ko" ]; then
+# enforcing. The folder's name is its cache key: a change to the modules
+# kept names a new folder (kernel-v2: the IPMI modules), so a shared tools
+# cache keeps the old one for trees that still read it.
+kdir="$tools/kernel-v2"
+if [ -f "$kdir/vmlinuz" ] && [ -f "$kdir/release" ] && [ -f "$kdir/modules/efivarfs.ko" ] && [ -f "$kdir/modules/modules.dep" ] && [ -f "$kdir/modules/t10-pi.ko" ] && [ -f "$kdir/modules/ipmi_devintf.ko" ]; then
   echo "tools: kernel $(cat "$kdir/release") present" >&2
 else
   kpkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
@@ -362,7 +366,8 @@ else
     './lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/*' './lib/modules/*/kernel/fs/efivarfs/*' \
     './lib/modules/*/kernel/drivers/block/virtio_blk.ko*' './lib/modules/*/kernel/drivers/nvme/host/*' \
     './lib/modules/*/kernel/block/t10-pi.ko*' './lib/modules/*/kernel/lib/crc-t10dif.ko*' './lib/modules/*/kernel/lib/crc64*.ko*' \
-    './lib/modules/*/kernel/crypto/crct10dif_*.ko*' './lib/modules/*/kernel/crypto/crc64_rocksoft_generic.ko*'
+    './lib/modules/*/kernel/crypto/crct10dif_*.ko*' './lib/modules/*/kernel/crypto/crc64_rocksoft_generic.ko*' \
+    './lib/modules/*/kernel/drivers/char/ipmi/*'
   rm -rf "$kdir.tmp"
   mkdir -p "$kdir.tmp/modules"
   cp "$work"/x/boot/vmlinuz-* "$kdir.tmp/vmlinuz"

@@ -38,7 +38,7 @@ func netbootPrereqsWith(t *testing.T, withChain bool) netbootMedia {
 	}
 	kdir := os.Getenv("PLASMA_KERNEL_DIR")
 	if kdir == "" {
-		kdir, _ = filepath.Abs("../.tools/kernel")
+		kdir, _ = filepath.Abs("../.tools/kernel-v2")
 	}
 	if _, err := os.Stat(filepath.Join(kdir, "vmlinuz")); err != nil {
 		skipOrFail(t, "the netboot lab needs Debian's kernel unpacked in %s: run .ci/tools.sh", kdir)

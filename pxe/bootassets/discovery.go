@@ -29,11 +29,13 @@ var ErrUnsquashfsMissing = errors.New("unsquashfs not found (install the Debian 
 
 // discoveryModuleDirs are the folders under a kernel's modules whose
 // modules the discovery initrd carries (with their dependencies): the
-// buses, storage and wired network drivers.
+// buses, storage and wired network drivers, and the IPMI ones (the
+// agent reads an IPMI BMC's LAN address through /dev/ipmi0).
 var discoveryModuleDirs = []string{
 	"kernel/drivers/block/", "kernel/drivers/nvme/", "kernel/drivers/scsi/", "kernel/drivers/ata/",
 	"kernel/drivers/message/", "kernel/drivers/virtio/", "kernel/drivers/net/ethernet/", "kernel/drivers/net/virtio_net",
 	"kernel/drivers/net/phy/", "kernel/drivers/net/mdio", "kernel/drivers/mmc/", "kernel/drivers/usb/storage/",
+	"kernel/drivers/char/ipmi/",
 }
 
 // checkStatic refuses an executable that needs a dynamic loader.

@@ -43,13 +43,17 @@ func baseSquashfs(t *testing.T) []byte {
 	root := t.TempDir()
 	mods := filepath.Join(root, "usr/lib/modules/6.8.12-4-pve")
 	files := map[string]string{
-		"modules.alias":                         "alias virtio:d00000002v* virtio_blk\nalias pci:v*d*sv*sd*bc01sc08i02* nvme\n",
-		"modules.dep":                           "kernel/drivers/block/virtio_blk.ko.xz:\nkernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko kernel/lib/crc64.ko\nkernel/drivers/nvme/host/nvme-core.ko: kernel/lib/crc64.ko\nkernel/lib/crc64.ko:\nkernel/drivers/gpu/drm/big.ko:\n",
-		"kernel/drivers/block/virtio_blk.ko.xz": "virtio_blk",
-		"kernel/drivers/nvme/host/nvme.ko":      "nvme",
-		"kernel/drivers/nvme/host/nvme-core.ko": "nvme-core",
-		"kernel/lib/crc64.ko":                   "crc64",
-		"kernel/drivers/gpu/drm/big.ko":         "big",
+		"modules.alias": "alias virtio:d00000002v* virtio_blk\nalias pci:v*d*sv*sd*bc01sc08i02* nvme\n",
+		"modules.dep": "kernel/drivers/block/virtio_blk.ko.xz:\nkernel/drivers/nvme/host/nvme.ko: kernel/drivers/nvme/host/nvme-core.ko kernel/lib/crc64.ko\nkernel/drivers/nvme/host/nvme-core.ko: kernel/lib/crc64.ko\nkernel/lib/crc64.ko:\nkernel/drivers/gpu/drm/big.ko:\n" +
+			"kernel/drivers/char/ipmi/ipmi_si.ko: kernel/drivers/char/ipmi/ipmi_msghandler.ko\nkernel/drivers/char/ipmi/ipmi_devintf.ko: kernel/drivers/char/ipmi/ipmi_msghandler.ko\nkernel/drivers/char/ipmi/ipmi_msghandler.ko:\n",
+		"kernel/drivers/block/virtio_blk.ko.xz":       "virtio_blk",
+		"kernel/drivers/nvme/host/nvme.ko":            "nvme",
+		"kernel/drivers/nvme/host/nvme-core.ko":       "nvme-core",
+		"kernel/lib/crc64.ko":                         "crc64",
+		"kernel/drivers/gpu/drm/big.ko":               "big",
+		"kernel/drivers/char/ipmi/ipmi_si.ko":         "ipmi_si",
+		"kernel/drivers/char/ipmi/ipmi_devintf.ko":    "ipmi_devintf",
+		"kernel/drivers/char/ipmi/ipmi_msghandler.ko": "ipmi_msghandler",
 	}
 	for name, data := range files {
 		p := filepath.Join(mods, name)
@@ -71,7 +75,8 @@ func baseSquashfs(t *testing.T) []byte {
 
 // TestPrepareBuildsTheDiscoveryInitrd: with a discovery agent, the
 // release holds discovery.img: /init (the agent), a console, the
-// modules index and the storage modules with their dependencies, from
+// modules index, the storage modules and the IPMI ones (the agent reads
+// the BMC's LAN address through /dev/ipmi0) with their dependencies, from
 // the ISO's base squashfs, and not the rest.
 func TestPrepareBuildsTheDiscoveryInitrd(t *testing.T) {
 	agent := staticAgent(t)
@@ -102,7 +107,8 @@ func TestPrepareBuildsTheDiscoveryInitrd(t *testing.T) {
 	}
 	m := "lib/modules/6.8.12-4-pve/"
 	for _, want := range []string{"init", "dev/console", "proc", "sys", m + "modules.alias", m + "modules.dep", m + "kernel/drivers/block/virtio_blk.ko.xz",
-		m + "kernel/drivers/nvme/host/nvme.ko", m + "kernel/drivers/nvme/host/nvme-core.ko", m + "kernel/lib/crc64.ko"} {
+		m + "kernel/drivers/nvme/host/nvme.ko", m + "kernel/drivers/nvme/host/nvme-core.ko", m + "kernel/lib/crc64.ko",
+		m + "kernel/drivers/char/ipmi/ipmi_si.ko", m + "kernel/drivers/char/ipmi/ipmi_devintf.ko", m + "kernel/drivers/char/ipmi/ipmi_msghandler.ko"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("discovery.img lacks %s; it holds %v", want, got)
 		}

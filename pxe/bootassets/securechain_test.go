@@ -37,7 +37,7 @@ func readOrSkip(t *testing.T, path, pkg string) []byte {
 func debKernel(t *testing.T) []byte {
 	dir := os.Getenv("PLASMA_KERNEL_DIR")
 	if dir == "" {
-		dir = "../../.tools/kernel"
+		dir = "../../.tools/kernel-v2"
 	}
 	return readOrSkip(t, filepath.Join(dir, "vmlinuz"), "Debian's kernel, unpacked by .ci/tools.sh")
 }

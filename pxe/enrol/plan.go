@@ -307,7 +307,7 @@ func registeredAs(regs []registry.Registration, rep discovery.Report) string {
 // a machine whose report has no BMC address: what its firmware named.
 func noBMCAddress(rep discovery.Report) string {
 	if rep.BMCIPMI != "" {
-		return "its report has no BMC address (its firmware names an IPMI BMC on " + rep.BMCIPMI + ", whose LAN address the agent does not read)"
+		return "its report has no BMC address (its firmware names an IPMI BMC on " + rep.BMCIPMI + ", which gave the agent no LAN address through /dev/ipmi0; the agent's log says why)"
 	}
 	return "its report has no BMC address (its firmware names no Redfish host interface with a routable service address and no IPMI BMC)"
 }

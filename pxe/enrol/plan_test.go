@@ -308,7 +308,7 @@ func TestABMCRuleRefusesAReportWithoutAnAddress(t *testing.T) {
 		want string
 	}{
 		"no BMC named":    {"", "its report has no BMC address (its firmware names no Redfish host interface with a routable service address and no IPMI BMC) of rule"},
-		"an IPMI BMC":     {"kcs", "its report has no BMC address (its firmware names an IPMI BMC on kcs, whose LAN address the agent does not read) of rule"},
+		"an IPMI BMC":     {"kcs", "its report has no BMC address (its firmware names an IPMI BMC on kcs, which gave the agent no LAN address through /dev/ipmi0; the agent's log says why) of rule"},
 		"an unknown IPMI": {"unknown", "an IPMI BMC on unknown"},
 	}
 	for name, tt := range tests {

@@ -35,7 +35,7 @@ func readOrSkip(t *testing.T, path, pkg string) []byte {
 func debianKernel(t *testing.T) []byte {
 	dir := os.Getenv("PLASMA_KERNEL_DIR")
 	if dir == "" {
-		dir = "../../.tools/kernel"
+		dir = "../../.tools/kernel-v2"
 	}
 	return readOrSkip(t, dir+"/vmlinuz", "linux-image-amd64, by .ci/tools.sh")
 }

@@ -90,7 +90,11 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	if err != nil {
 		return NextPowerOff, err
 	}
-	loadModules(ctx, log, o)
+	var extra []string
+	if b := readBMC(o.Paths); b.IPMI != "" && !b.Redfish.IsValid() {
+		extra = ipmiModules(b.IPMI)
+	}
+	loadModules(ctx, log, o, extra)
 	settle(ctx, o.Paths)
 	var nic string
 	if wantsIPv6(target) {
@@ -108,8 +112,9 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	}
 	rep := Collect(o.Paths)
 	rep.BootMAC = bootMAC(string(cmdline), read(o.Paths.sys("class/net", nic, "address")), rep.NICs)
+	readIPMIBMC(ctx, log, &rep)
 	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC,
-		"bmc_address", rep.BMCAddress, "bmc_port", rep.BMCPort, "bmc_ipmi", rep.BMCIPMI)
+		"bmc_address", rep.BMCAddress, "bmc_port", rep.BMCPort, "bmc_kind", rep.BMCKind, "bmc_ipmi", rep.BMCIPMI)
 	for _, why := range readBMC(o.Paths).Skipped {
 		log.Info("no BMC address from an SMBIOS structure", "why", why)
 	}
@@ -134,9 +139,10 @@ func Reboot() error {
 const moduleCompressed = 4
 
 // loadModules loads, in rounds, the modules the devices' modaliases ask
-// for, until a round loads none (a loaded bus driver brings devices of
-// its own). A module that fails is logged and skipped.
-func loadModules(ctx context.Context, log *slog.Logger, o Options) {
+// for, and those named in extra, until a round loads none (a loaded bus
+// driver brings devices of its own). A module that fails is logged and
+// skipped.
+func loadModules(ctx context.Context, log *slog.Logger, o Options, extra []string) {
 	dir := o.ModulesDir
 	if dir == "" {
 		dirs, _ := filepath.Glob("/lib/modules/*")
@@ -165,7 +171,7 @@ func loadModules(ctx context.Context, log *slog.Logger, o Options) {
 	}
 	done := map[string]bool{}
 	for round := 0; round < 8 && ctx.Err() == nil; round++ {
-		files := mods.Order(mods.For(Modaliases(o.Paths.sys())), done)
+		files := mods.Order(append(mods.For(Modaliases(o.Paths.sys())), extra...), done)
 		if len(files) == 0 {
 			return
 		}
