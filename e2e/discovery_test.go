@@ -167,15 +167,7 @@ func TestDiscovery(t *testing.T) {
 	l.wantEvent(t, "discovered", mac)
 	// A BMC rule would give the machine its reported Redfish service;
 	// rule test shows it, and the rule goes before the registration.
-	rule := filepath.Join(dir, "bmc-rule.yaml")
-	os.WriteFile(rule, []byte("name: rack-bmc\nhostname: rack-{n:02}\nmatch: {serial: E2E-DISCO}\nbmc: {scheme: redfish, user: root, secret: bmc-rack1}\n"), 0o644)
-	l.np(t, "rule", "add", "-f", rule)
-	var preview []struct{ Machine, Name, BMC, Reason string }
-	if out := l.np(t, "rule", "test", "-o", "json"); json.Unmarshal([]byte(out), &preview) != nil || len(preview) != 1 ||
-		preview[0].Name != "rack-01" || preview[0].BMC != "redfish://198.51.100.77:8443" {
-		t.Errorf("rule test -o json = %s, want rack-01 with the BMC redfish://198.51.100.77:8443", out)
-	}
-	l.np(t, "rule", "remove", "rack-bmc")
+	l.wantRuleBMC(t, "E2E-DISCO", "redfish", "redfish://198.51.100.77:8443")
 
 	l.np(t, "register", "disco", "--from-discovered", mac, "--boot-disk", "E2E-NVME-1")
 	vm.limit = 180 * time.Second
@@ -203,6 +195,22 @@ func TestDiscovery(t *testing.T) {
 	if diff := cmp.Diff([]bootDisk{{"/dev/nvme0n1", "E2E-NVME-1"}}, gotDisks); diff != "" {
 		t.Errorf("the installed boot disk (-want +got):\n%s", diff)
 	}
+}
+
+// wantRuleBMC adds a BMC rule of scheme for the one machine in the
+// inbox, whose DMI serial is serial, checks that rule test -o json gives
+// it the BMC want, and removes the rule.
+func (l *bootLab) wantRuleBMC(t *testing.T, serial, scheme, want string) {
+	t.Helper()
+	rule := filepath.Join(t.TempDir(), "bmc-rule.yaml")
+	os.WriteFile(rule, []byte("name: rack-bmc\nhostname: rack-{n:02}\nmatch: {serial: "+serial+"}\nbmc: {scheme: "+scheme+", user: root, secret: bmc-rack1}\n"), 0o644)
+	l.np(t, "rule", "add", "-f", rule)
+	var preview []struct{ Machine, Name, BMC, Reason string }
+	if out := l.np(t, "rule", "test", "-o", "json"); json.Unmarshal([]byte(out), &preview) != nil || len(preview) != 1 ||
+		preview[0].Name != "rack-01" || preview[0].BMC != want {
+		t.Errorf("rule test -o json = %s, want rack-01 with the BMC %s", out, want)
+	}
+	l.np(t, "rule", "remove", "rack-bmc")
 }
 
 // redfishHostInterface is an SMBIOS type 42 structure (DSP0134) of a

@@ -50,6 +50,9 @@ type Sim struct {
 	Dir string
 	// Netns is the network namespace it runs in; "" for the test's own.
 	Netns string
+	// VMPort is the TCP port on 127.0.0.1 where it waits for a QEMU
+	// machine's BMC link ([StartForVM]); 0 when it has none.
+	VMPort int
 }
 
 // inNetns returns argv run in namespace ns ("" for the current one).
@@ -87,8 +90,44 @@ func Start(t testing.TB, hook, user, password string) *Sim {
 // management network is reached only from the site's host.
 func StartIn(t testing.TB, netns, hook, user, password string) *Sim {
 	t.Helper()
+	return start(t, &Sim{Port: FreeUDPPort(t), User: user, Password: password, Dir: t.TempDir(), Netns: netns}, hook)
+}
+
+// StartForVM is [StartIn] with a BMC link for a QEMU machine in netns:
+// ipmi_sim listens on 127.0.0.1:[Sim.VMPort] there, and the machine
+// takes it as its BMC with [Sim.QEMUArgs] (QEMU's ipmi-bmc-extern on
+// a KCS interface): the host reaches this BMC in-band, through its
+// system interface, as well as over the LAN.
+func StartForVM(t testing.TB, netns, hook, user, password string) *Sim {
+	t.Helper()
+	return start(t, &Sim{Port: FreeUDPPort(t), User: user, Password: password, Dir: t.TempDir(), Netns: netns, VMPort: FreeTCPPort(t)}, hook)
+}
+
+// QEMUArgs are the arguments that give a QEMU machine this sim as its
+// BMC on a KCS system interface ([StartForVM]).
+func (s *Sim) QEMUArgs() []string {
+	return []string{"-chardev", fmt.Sprintf("socket,id=ipmi0,host=127.0.0.1,port=%d,reconnect=2", s.VMPort),
+		"-device", "ipmi-bmc-extern,id=bmc0,chardev=ipmi0", "-device", "isa-ipmi-kcs,bmc=bmc0"}
+}
+
+// FreeTCPPort returns a TCP port on 127.0.0.1 that nothing listens on.
+func FreeTCPPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func start(t testing.TB, s *Sim, hook string) *Sim {
+	t.Helper()
 	Need(t)
-	s := &Sim{Port: FreeUDPPort(t), User: user, Password: password, Dir: t.TempDir(), Netns: netns}
+	vm := ""
+	if s.VMPort != 0 {
+		vm = fmt.Sprintf("  serial 15 127.0.0.1 %d codec VM\n", s.VMPort)
+	}
 	conf := fmt.Sprintf(`name "vbmc0"
 set_working_mc 0x20
   startlan 1
@@ -100,9 +139,9 @@ set_working_mc 0x20
     allowed_auths_admin md5
     guid a123456789abcdefa123456789abcdef
   endlan
-  chassis_control "%s 0x20"
+%s  chassis_control "%s 0x20"
   user 2 true "%s" "%s" admin 10 md5
-`, s.Port, hook, user, password)
+`, s.Port, vm, hook, s.User, s.Password)
 	emu := "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02\nsel_enable 0x20 1000 0x0a\nmc_enable 0x20\n"
 	write(t, filepath.Join(s.Dir, "lan.conf"), conf, 0o600)
 	write(t, filepath.Join(s.Dir, "bmc.emu"), emu, 0o600)
@@ -111,7 +150,7 @@ set_working_mc 0x20
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := inNetns(netns, "ipmi_sim", "-c", filepath.Join(s.Dir, "lan.conf"), "-f", filepath.Join(s.Dir, "bmc.emu"), "-s", filepath.Join(s.Dir, "state"), "-n")
+	argv := inNetns(s.Netns, "ipmi_sim", "-c", filepath.Join(s.Dir, "lan.conf"), "-f", filepath.Join(s.Dir, "bmc.emu"), "-s", filepath.Join(s.Dir, "state"), "-n")
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,8 @@
 // proc, sys and dev, loads the kernel modules the machine's hardware
 // asks for (by modalias, from modules.alias and modules.dep), collects
 // the machine's NICs, DMI, CPUs, memory and disks from sysfs and procfs,
-// gets an address by DHCP, posts the report once to the window with the
+// and its BMC's address (a Redfish host interface's from SMBIOS, or an
+// IPMI BMC's LAN address through /dev/ipmi0), gets an address by DHCP, posts the report once to the window with the
 // window's token from the kernel command line, and powers the machine
 // off.
 //
