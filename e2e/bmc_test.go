@@ -24,6 +24,11 @@ import (
 // but in its 0600 file (and ipmi_sim's own configuration).
 const bmcPassword = "E2e-Bmc-Secret-42"
 
+// bmcBootPassword is TestBMCBoot's own BMC password: that test watches
+// every process's command line for it while other tests run beside it,
+// so no other test may use it. At most 20 bytes (IPMI 2.0).
+const bmcBootPassword = "E2e-Bmc-Boot-Pw-44"
+
 // vmHook is ipmi_sim's chassis_control hook (recipe B of the BMC
 // reference) for one machine of the netboot lab: power on starts QEMU on
 // a tap of the lab's bridge, with -boot once=n when a PXE boot is
@@ -105,15 +110,16 @@ func (l *bootLab) npRunIn(ns string, args ...string) (int, string, string) {
 // on. A second boot is refused; a wrong password and an absent BMC are
 // clear errors; the password is in no other file, log or process.
 func TestBMCBoot(t *testing.T) {
+	t.Parallel() // its lab (7) and its BMC password are its own
 	media := netbootPrereqs(t)
 	bmctest.Need(t)
 	const mac = "52:54:00:77:07:10"
 	l := newLab(t, 7, labOptions{kernelArgs: []string{"emu.reboot"}})
 	vm, hook := bmcMachine(t, l, mac)
-	sim := bmctest.Start(t, hook, "admin", bmcPassword)
+	sim := bmctest.Start(t, hook, "admin", bmcBootPassword)
 
 	pwFile := filepath.Join(t.TempDir(), "bmc-password")
-	os.WriteFile(pwFile, []byte(bmcPassword+"\n"), 0o600)
+	os.WriteFile(pwFile, []byte(bmcBootPassword+"\n"), 0o600)
 	l.register(t, "bmc1", mac, "--bmc", sim.Endpoint(), "--bmc-user", "admin", "--bmc-password-file", pwFile, "--bmc-boot-mode", "legacy")
 	if code, out, errs := l.npRun("power", "status", "bmc1"); code != 0 || out != "bmc1: power off\n" {
 		t.Fatalf("power status before: %d %q %s", code, out, errs)
@@ -129,7 +135,7 @@ func TestBMCBoot(t *testing.T) {
 	// Watch every process's arguments while boot runs.
 	stop := make(chan struct{})
 	seen := make(chan string, 1)
-	go func() { seen <- watchArgs(stop, bmcPassword) }()
+	go func() { seen <- watchArgs(stop, bmcBootPassword) }()
 	start := time.Now()
 	code, out, errs := l.npRun("boot", "bmc1")
 	bootTook := time.Since(start)
@@ -189,12 +195,12 @@ func TestBMCBoot(t *testing.T) {
 	}
 	// Nowhere but its own file: state, secrets, serve's log.
 	filepath.WalkDir(l.dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".bmc.pw") && strings.Contains(readFile(p), bmcPassword) {
+		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".bmc.pw") && strings.Contains(readFile(p), bmcBootPassword) {
 			t.Errorf("the BMC password is in %s", p)
 		}
 		return nil
 	})
-	if strings.Contains(l.serveLog.String(), bmcPassword) {
+	if strings.Contains(l.serveLog.String(), bmcBootPassword) {
 		t.Error("the BMC password is in serve's log")
 	}
 }
@@ -266,6 +272,12 @@ func TestBMCBootRedfish(t *testing.T) {
 // ends. It returns the machine's folder and the hook.
 func bmcMachine(t *testing.T, l *bootLab, mac string) (string, string) {
 	t.Helper()
+	// The BMC powers the machine on and off, so it holds a QEMU slot
+	// from here to the test's end, as bootAll's machines do while they run.
+	if err := qemuSlots.Acquire(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { qemuSlots.Release(1) })
 	l.taps++
 	tap := fmt.Sprintf("pnnb%dt%d", l.n, l.taps)
 	run(t, "ip", "-n", l.site, "tuntap", "add", "dev", tap, "mode", "tap")

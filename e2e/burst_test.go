@@ -34,6 +34,7 @@ import (
 // many registrations were left consumed with nothing delivered and
 // nothing to say so.
 func TestCrashDuringABurstOfAnswers(t *testing.T) {
+	t.Parallel() // its own folders; serve on a free loopback port
 	const machines = 200
 	e := newProvisionerEnv(t)
 	store, err := folder.OpenRegistrations(e.state, nil)

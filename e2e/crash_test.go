@@ -88,6 +88,7 @@ func runKilled(t *testing.T, rng *rand.Rand, c *exec.Cmd) (killed bool, code int
 // consistently; temporary files left by a killed writer are ignored by
 // readers and removed by the next writer.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel() // its own folders, no network
 	iterations := 200
 	if testing.Short() {
 		iterations = 40
@@ -377,6 +378,7 @@ func checkCrashState(t *testing.T, ctx context.Context, i int, label string, e p
 // a claim file left behind once the next server has run), and a served
 // answer's password is in the secret file.
 func TestCrashDuringConsumption(t *testing.T) {
+	t.Parallel() // its own folders; serve on a free loopback port
 	iterations := 30
 	if testing.Short() {
 		iterations = 10

@@ -22,6 +22,7 @@ import (
 // without the token, and each refusal is a refused event. It runs over
 // IPv4 and IPv6.
 func TestDiscoveryRefusesHostilePosts(t *testing.T) {
+	t.Parallel() // its own folders; serve on free loopback ports
 	for _, listen := range loopbacks {
 		t.Run(listen, func(t *testing.T) { discoveryRefusesHostilePosts(t, listen) })
 	}

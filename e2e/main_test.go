@@ -44,16 +44,17 @@ func TestMain(m *testing.M) {
 		json.NewEncoder(os.Stdout).Encode(runProber(cfg))
 		os.Exit(0)
 	}
-	// Three tests at once, not GOMAXPROCS (2 here): the tofu flows
+	// Four tests at once, not GOMAXPROCS (2 here): the tofu flows
 	// (t.Parallel) spend most of their time waiting on the plugins' polling
 	// delays (OVH's order and termination waits are 10 s and 1 minute),
-	// which a third slot fills with QEMU boots instead of idling a core.
+	// and a QEMU test may wait for a qemuSlots slot; the other places run
+	// tests beside the two machines instead of idling a core.
 	// An explicit -parallel wins.
 	flag.Parse()
 	explicit := false
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
 	if !explicit {
-		flag.Set("test.parallel", "3")
+		flag.Set("test.parallel", "4")
 	}
 	dir, err := os.MkdirTemp("", "plasma-node-e2e-")
 	if err != nil {

@@ -92,6 +92,7 @@ func genericSite(format string) func(t *testing.T, l *bootLab) string {
 // domain its DHCP hands out. Both fetch the answer over https pinned to
 // the published fingerprint and post the webhook.
 func TestNetbootGenericISO(t *testing.T) {
+	t.Parallel() // its labs (34, 35) are its own; qemuSlots bounds the machines
 	media := netbootPrereqs(t)
 	t.Run("DHCPOption250", func(t *testing.T) {
 		t.Parallel()

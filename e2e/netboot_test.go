@@ -68,6 +68,7 @@ type netbootMedia struct {
 // dnsmasq, with real firmware (OVMF, SeaBIOS, iPXE), into the installer
 // emulator, which must get its answer.
 func TestNetboot(t *testing.T) {
+	t.Parallel() // its labs (1-6) are its own; qemuSlots bounds the machines
 	media := netbootPrereqs(t)
 	t.Run("UEFI", func(t *testing.T) {
 		t.Parallel()

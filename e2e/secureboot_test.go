@@ -74,6 +74,7 @@ const (
 // comes from the window's proxy-DHCP. SiteLeaseWithoutNextServer shows
 // that requirement, HTTP how far UEFI HTTP boot goes (to grub).
 func TestNetbootSecureBoot(t *testing.T) {
+	t.Parallel() // its labs (12-18) are its own; qemuSlots bounds the machines
 	for _, f := range []struct{ path, pkg string }{{ovmfCodeMS, "ovmf"}, {ovmfVarsMS, "ovmf"}, {debianShim, "shim-signed"}, {debianGrub, "grub-efi-amd64-signed"}} {
 		if _, err := os.Stat(f.path); err != nil {
 			skipOrFail(t, "the Secure Boot netboot needs %s (Debian package %s)", f.path, f.pkg)
