@@ -32,9 +32,12 @@ const TFTPDirName = "tftp"
 // assembly is what Serve runs: the parts of one window, set up and
 // checked before anything is served.
 type assembly struct {
-	ln      net.Listener
-	tls     *tls.Config
-	fp      string
+	ln  net.Listener
+	tls *tls.Config
+	fp  string
+	// pin is the certificate's public key pin, for the first-boot
+	// script's report (curl --pinnedpubkey).
+	pin     string
 	mux     http.Handler
 	netboot *netboot.Handler
 	dhcp    *dhcpserver.Server
@@ -102,6 +105,9 @@ func (s *Server) assemble(ctx context.Context) (a *assembly, err error) {
 		host, _, _ := net.SplitHostPort(cfg.HTTPAddr)
 		cert, fp, err := tlscert.EnsureCertificate(ctx, cfg.StateDir, []string{host})
 		if err != nil {
+			return a, err
+		}
+		if a.pin, err = tlscert.PublicKeyPin(cert.Certificate[0]); err != nil {
 			return a, err
 		}
 		a.tls, a.fp = tlscert.ServerTLSConfig(cert), fp
@@ -256,7 +262,7 @@ func (s *Server) setupNetboot(ctx context.Context, a *assembly, b backend.Backen
 		}
 	}
 	h, err := netboot.New(netboot.Config{
-		Discovery: disc, Backend: b, BaseURL: a.scriptBase, BaseURL6: a.scriptBase6, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp,
+		Discovery: disc, Backend: b, BaseURL: a.scriptBase, BaseURL6: a.scriptBase6, Timeline: s.bootSteps(w), AnswerBaseURL: cfg.BaseURL, CertFingerprint: a.fp, CertPin: a.pin,
 		AssetsDir: assets, Release: cfg.Release, ExtraKernelArgs: cfg.KernelArgs, IPXEDir: ipxeDir, Logger: s.log,
 		AnswerTokens: s.answerTokens, Metrics: metrics, Record: record,
 	})

@@ -49,7 +49,7 @@ func (s *Server) setupMedia(ctx context.Context, a *assembly, b backend.Backend,
 			v = answer.DefaultVersion
 		}
 		a.mediaInstaller = v.String()
-		media = vmedia.MediaOf(b, vmedia.Release{Dir: rel.Dir, Version: v, BaseURL: strings.TrimSuffix(a.answerURL, "/answer"), CertFingerprint: a.fp, Logger: s.log})
+		media = vmedia.MediaOf(b, vmedia.Release{Dir: rel.Dir, Version: v, BaseURL: strings.TrimSuffix(a.answerURL, "/answer"), CertFingerprint: a.fp, CertPin: a.pin, Logger: s.log})
 	}
 	h := vmedia.New(vmedia.Config{StateDir: s.cfg.StateDir, WindowPID: os.Getpid(), Media: media, Logger: s.log})
 	dir := s.cfg.StateDir

@@ -107,6 +107,10 @@ type AnswerRequest struct {
 	// when the request came over HTTPS, else empty: an answer that points
 	// the installer back at the window pins it.
 	CertFingerprint string
+	// CertPin is the window's public key pin when the request came over
+	// HTTPS, else empty: the first-boot script posts its report to the
+	// window only through it (curl --pinnedpubkey).
+	CertPin string
 	// BootDisk is the request's bootdisk parameter, empty when it has
 	// none: the disk an operator chose at the installer's console.
 	BootDisk string

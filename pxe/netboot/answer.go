@@ -194,7 +194,7 @@ func (h *Handler) request(w http.ResponseWriter, r *http.Request, ev *backend.Ev
 		return backend.AnswerRequest{}, http.StatusBadRequest, "invalid bootdisk parameter: want a disk name such as sda or nvme0n1, or a serial"
 	}
 	if r.TLS != nil {
-		req.CertFingerprint = h.cfg.CertFingerprint
+		req.CertFingerprint, req.CertPin = h.cfg.CertFingerprint, h.cfg.CertPin
 	}
 	return req, 0, ""
 }

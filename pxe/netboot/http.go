@@ -59,6 +59,10 @@ type Config struct {
 	// answers served over HTTPS pin it for their first-boot and webhook
 	// URLs. Empty when the server has no certificate.
 	CertFingerprint string
+	// CertPin is the public key pin of the server's TLS certificate
+	// (pxe/tlscert's PublicKeyPin): answers served over HTTPS hand it to
+	// the first-boot script. Empty when the server has no certificate.
+	CertPin string
 	// AnswerTokens returns the bearer tokens an installer may send with
 	// POST /answer ("Authorization: Bearer <name>:<secret>", 9.2 ISOs
 	// prepared with an answer token); it is called for each request, so a

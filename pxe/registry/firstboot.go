@@ -40,15 +40,18 @@ import (
 //     created, wiped, left alone or refused and why), once per run;
 //     a post that fails is a warning, never a failure of the script
 //     (the window may be closed by then). An https URL is posted to
-//     without checking the window's certificate: the report holds no
-//     secret, and its URL's token is good for this one report.
+//     only with reportPin, the window's public key pin (curl -k
+//     --pinnedpubkey, pxe/tlscert's PublicKeyPin): the window's certificate
+//     is its own, not a CA's, and the pin keeps the URL's token from
+//     any other server. Without a pin an https URL is not posted to
+//     (a warning).
 //
 // The environment variables DISK_BY_ID, DEV_DIR and EFI_DIR move the
 // folders it looks at, and PATH finds zpool, lsblk and efibootmgr, so it
 // can be tested against fakes. Every value from r is single-quoted. The
 // pools are not added to Proxmox storage (pvesm); joining does that.
 // Errors come from [Registration.Validate].
-func FirstBootScript(r Registration, reportURL string) ([]byte, error) {
+func FirstBootScript(r Registration, reportURL, reportPin string) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
@@ -79,6 +82,7 @@ func FirstBootScript(r Registration, reportURL string) ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "WIPE_DATA=%d\n", wipe)
 	fmt.Fprintf(&b, "REPORT_URL=%s\n", shQuote(reportURL))
+	fmt.Fprintf(&b, "REPORT_PIN=%s\n", shQuote(reportPin))
 	b.WriteString(firstBootFuncs)
 	b.WriteString("pools() {\n\trc=0\n")
 	b.WriteString(pools.String())
@@ -127,11 +131,15 @@ report() {
 		return 0
 	fi
 	case $REPORT_URL in
-	https:*) r_tls=-k ;;
-	*) r_tls= ;;
+	https:*)
+		if [ -z "$REPORT_PIN" ]; then
+			warn "no pin of the window's key: what this script did is not reported to the window"
+			return 0
+		fi
+		set -- -k --pinnedpubkey "$REPORT_PIN" ;;
+	*) set -- ;;
 	esac
-	# shellcheck disable=SC2086 # r_tls is one word or none
-	if printf '%s' "$FINDINGS" | curl -fsS $r_tls --max-time 20 -H 'Content-Type: text/plain' --data-binary @- "$REPORT_URL" >/dev/null; then
+	if printf '%s' "$FINDINGS" | curl -fsS "$@" --max-time 20 -H 'Content-Type: text/plain' --data-binary @- "$REPORT_URL" >/dev/null; then
 		say "reported to the window"
 	else
 		warn "could not report to the window (closed, or reported already)"

@@ -70,13 +70,16 @@ func TestParseFirstBootReport(t *testing.T) {
 
 // TestFirstBootScriptReportsToTheWindow: with a report URL the script
 // posts what it did with each pool, in the form ParseFirstBootReport
-// reads, and a post that fails changes nothing of its exit code.
+// reads, to the window only (curl -k --pinnedpubkey with the window's
+// key pin: its token goes to no other server), and a post that fails
+// changes nothing of its exit code.
 func TestFirstBootScriptReportsToTheWindow(t *testing.T) {
 	sh := needTool(t, "sh")
 	const (
 		mirror = "tankb1=mirror:S4EWNX0N123456,WD-WCC4E1234567"
 		single = "tanka1=single:sdd"
 		url    = "https://10.77.0.2:8443/first-boot-report/TOKEN"
+		pin    = "sha256//Ym9ndXMga2V5IHBpbiBmb3IgdGhlIHRlc3QgICAgICA="
 	)
 	curl := stubRecord + `cat >"$REPORT_BODY"
 exit "${CURL_RC:-0}"
@@ -123,7 +126,7 @@ exit "${CURL_RC:-0}"
 		t.Run(name, func(t *testing.T) {
 			r := testNode(t, tc.pools...)
 			r.WipeData = tc.wipe
-			script, err := FirstBootScript(r, url)
+			script, err := FirstBootScript(r, url, pin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +143,7 @@ exit "${CURL_RC:-0}"
 			if code != tc.wantCode {
 				t.Errorf("exit code %d, want %d\n%s", code, tc.wantCode, out)
 			}
-			if want := "curl [-fsS] [-k] [--max-time] [20] [-H] [Content-Type: text/plain] [--data-binary] [@-] [" + url + "]"; !strings.Contains(calls, want) {
+			if want := "curl [-fsS] [-k] [--pinnedpubkey] [" + pin + "] [--max-time] [20] [-H] [Content-Type: text/plain] [--data-binary] [@-] [" + url + "]"; !strings.Contains(calls, want) {
 				t.Errorf("calls lack %s:\n%s", want, calls)
 			}
 			raw, err := os.ReadFile(body)
@@ -158,5 +161,24 @@ exit "${CURL_RC:-0}"
 				t.Errorf("a refused post is not warned of:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestFirstBootScriptSendsNoUnpinnedReport: an https report URL without
+// the window's key pin is not posted (its token would go to whoever
+// answers); the script warns and its exit code is unchanged.
+func TestFirstBootScriptSendsNoUnpinnedReport(t *testing.T) {
+	sh := needTool(t, "sh")
+	script, err := FirstBootScript(testNode(t, "tanka1=single:sdd"), "https://10.77.0.2:8443/first-boot-report/TOKEN", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newFakeMachine(t, false, "", nil)
+	if err := os.WriteFile(filepath.Join(m.root, "bin", "curl"), []byte(stubRecord+"exit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calls, out, code := m.run(t, sh, script)
+	if code != 0 || strings.Contains(calls, "curl") || !strings.Contains(out, "no pin of the window's key") {
+		t.Errorf("exit %d, calls:\n%s\noutput:\n%s\nwant exit 0, no curl call and a warning", code, calls, out)
 	}
 }

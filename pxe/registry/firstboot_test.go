@@ -59,7 +59,7 @@ func testNode(t testing.TB, pools ...string) Registration {
 }
 
 func TestFirstBootScriptGolden(t *testing.T) {
-	script, err := FirstBootScript(testNode(t, "tankb1=mirror:S4EWNX0N123456,WD-WCC4E1234567", "tanka1=single:sdd"), "")
+	script, err := FirstBootScript(testNode(t, "tankb1=mirror:S4EWNX0N123456,WD-WCC4E1234567", "tanka1=single:sdd"), "https://10.77.0.2:8443/first-boot-report/TOKEN", "sha256//Ym9ndXMga2V5IHBpbiBmb3IgdGhlIHRlc3QgICAgICA=")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestFirstBootScriptParses(t *testing.T) {
 	}
 	for name, r := range tests {
 		t.Run(name, func(t *testing.T) {
-			script, err := FirstBootScript(r, "")
+			script, err := FirstBootScript(r, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestFirstBootScriptParses(t *testing.T) {
 func TestFirstBootScriptRefusesAnInvalidRegistration(t *testing.T) {
 	r := testNode(t)
 	r.Pools = []DataPool{{Name: "tank'; rm -rf /", Layout: LayoutSingle, Disks: []string{"sdb"}}}
-	if _, err := FirstBootScript(r, ""); !errors.Is(err, ErrInvalidPool) {
+	if _, err := FirstBootScript(r, "", ""); !errors.Is(err, ErrInvalidPool) {
 		t.Errorf("FirstBootScript = %v, want ErrInvalidPool", err)
 	}
 }
@@ -372,7 +372,7 @@ func TestFirstBootScriptRuns(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := testNode(t, tc.pools...)
 			r.WipeData = tc.wipe
-			script, err := FirstBootScript(r, "")
+			script, err := FirstBootScript(r, "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -412,7 +412,7 @@ func TestFirstBootScriptRuns(t *testing.T) {
 // second run (the stub now says they exist) creates nothing.
 func TestFirstBootScriptSecondRun(t *testing.T) {
 	sh := needTool(t, "sh")
-	script, err := FirstBootScript(testNode(t, "tankb1=mirror:S4EWNX0N123456,WD-WCC4E1234567"), "")
+	script, err := FirstBootScript(testNode(t, "tankb1=mirror:S4EWNX0N123456,WD-WCC4E1234567"), "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -177,6 +178,19 @@ func writeCertificate(certPath, keyPath string, hosts []string) error {
 // `openssl x509 -noout -fingerprint -sha256` prints it after "=" and as
 // prepare-iso --cert-fingerprint takes it (reference §2.5).
 func Fingerprint(certDER []byte) string { return formatFingerprint(sha256.Sum256(certDER)) }
+
+// PublicKeyPin returns a DER certificate's public key pin as curl's
+// --pinnedpubkey takes it: "sha256//" and the base64 of the SHA-256 of
+// its SubjectPublicKeyInfo. curl -k with it reaches only a server
+// holding that key.
+func PublicKeyPin(certDER []byte) (string, error) {
+	c, err := x509.ParseCertificate(certDER)
+	if err != nil {
+		return "", fmt.Errorf("public key pin: %w", err)
+	}
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return "sha256//" + base64.StdEncoding.EncodeToString(sum[:]), nil
+}
 
 func formatFingerprint(sum [sha256.Size]byte) string {
 	var b strings.Builder

@@ -294,3 +294,48 @@ func TestReadFingerprint(t *testing.T) {
 		t.Errorf("ReadFingerprint = %q, %v; want %q", got, err, want)
 	}
 }
+
+// TestPublicKeyPinIsWhatCurlPins: curl -k --pinnedpubkey with the
+// certificate's PublicKeyPin reaches a server with that certificate,
+// and with another certificate's pin is refused before it sends.
+func TestPublicKeyPinIsWhatCurlPins(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("PLASMA_E2E") == "1" {
+			t.Fatal("curl is missing (PLASMA_E2E=1)")
+		}
+		t.Skip("curl is missing")
+	}
+	cert, _, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := EnsureCertificate(context.Background(), t.TempDir(), []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "reached") }))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	srv.StartTLS()
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		der  []byte
+		ok   bool
+	}{{"its own pin", cert.Certificate[0], true}, {"another's pin", other.Certificate[0], false}} {
+		pin, err := PublicKeyPin(tc.der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(pin, "sha256//") {
+			t.Errorf("pin %q lacks sha256//", pin)
+		}
+		out, err := exec.Command(curl, "-fsS", "-k", "--pinnedpubkey", pin, "--max-time", "10", srv.URL).CombinedOutput()
+		if got := err == nil && string(out) == "reached"; got != tc.ok {
+			t.Errorf("%s: curl reached the server: %v, want %v (%v: %s)", tc.name, got, tc.ok, err, out)
+		}
+	}
+	if _, err := PublicKeyPin([]byte("not a certificate")); err == nil {
+		t.Error("PublicKeyPin of a non-certificate: no error")
+	}
+}

@@ -23,9 +23,9 @@ type Release struct {
 	// Version is the release's installer, which answers are rendered
 	// for.
 	Version answer.Version
-	// BaseURL and CertFingerprint are the window's, for the first-boot
-	// and webhook URLs of answers put on media.
-	BaseURL, CertFingerprint string
+	// BaseURL, CertFingerprint and CertPin are the window's, for the
+	// first-boot and webhook URLs of answers put on media.
+	BaseURL, CertFingerprint, CertPin string
 	// Logger receives what the rendering drops; nil discards.
 	Logger *slog.Logger
 }
@@ -64,7 +64,7 @@ func MediaOf(b backend.Backend, rel Release) func(ctx context.Context, node stri
 		var res *backend.Answer
 		if ma, ok := b.(backend.MediaAnswerer); ok && (k == AnswerImage || !onImage) {
 			var err error
-			res, err = ma.MediaAnswer(ctx, node, backend.AnswerRequest{Version: rel.Version, ClientIP: clientIP, BaseURL: rel.BaseURL, CertFingerprint: rel.CertFingerprint})
+			res, err = ma.MediaAnswer(ctx, node, backend.AnswerRequest{Version: rel.Version, ClientIP: clientIP, BaseURL: rel.BaseURL, CertFingerprint: rel.CertFingerprint, CertPin: rel.CertPin})
 			if err != nil {
 				return nil, err
 			}

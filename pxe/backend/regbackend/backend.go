@@ -450,7 +450,7 @@ func (b *Backend) build(req backend.AnswerRequest, reg registry.Registration, si
 		if err != nil {
 			return nil, nil, "", err
 		}
-		script, err := registry.FirstBootScript(reg, base+"/first-boot-report/"+rep)
+		script, err := registry.FirstBootScript(reg, base+"/first-boot-report/"+rep, req.CertPin)
 		if err != nil {
 			return nil, nil, "", err
 		}

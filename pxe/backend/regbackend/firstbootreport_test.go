@@ -1,9 +1,11 @@
 package regbackend_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/plasmactl/plasma-node/answer"
 	"github.com/plasmactl/plasma-node/pxe/events"
+	"github.com/plasmactl/plasma-node/pxe/netboot"
 )
 
 var reportURLRE = regexp.MustCompile(`(?m)^REPORT_URL='([^']+)'$`)
@@ -88,5 +91,39 @@ func TestTheFirstBootHooksReportLandsOnTheTimeline(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, reports); diff != "" {
 		t.Errorf("first-boot-report events (-want +got):\n%s", diff)
+	}
+}
+
+// TestTheFirstBootScriptPinsTheWindow: an answer served over HTTPS
+// gives a first-boot script whose report goes to the window only: it
+// carries the window's public key pin (curl --pinnedpubkey).
+func TestTheFirstBootScriptPinsTheWindow(t *testing.T) {
+	e := newHandlerEnv(t, mustReg(t, "pve1", []string{"52:54:00:ba:5e:11"}, "25414A800205", "tank=single:WD-1"))
+	const pin = "sha256//cGxhc21hLW5vZGUgd2luZG93IGtleSBwaW4gdGVzdCE="
+	h, err := netboot.New(netboot.Config{Backend: e.b, BaseURL: "http://192.0.2.1:8090", CertFingerprint: strings.Repeat("AB:", 31) + "AB", CertPin: pin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(h)
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL+"/answer", "application/json", bytes.NewReader(sysinfo(t, "pve-9.2-synthetic.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a, err := answer.Decode(got, answer.Version92)
+	if err != nil || a.FirstBoot == nil {
+		t.Fatalf("answer without a first-boot script: %v\n%d %s\n%s", err, resp.StatusCode, got, e.logs.String())
+	}
+	resp, err = srv.Client().Get(a.FirstBoot.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if m := reportURLRE.FindStringSubmatch(string(raw)); m == nil || !strings.HasPrefix(m[1], srv.URL+"/first-boot-report/") ||
+		!strings.Contains(string(raw), "\nREPORT_PIN='"+pin+"'\n") {
+		t.Errorf("the first-boot script does not post to %s with the pin %s:\n%s", srv.URL, pin, raw)
 	}
 }
