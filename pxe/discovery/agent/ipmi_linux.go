@@ -146,22 +146,8 @@ func (d *ipmiDev) request(ctx context.Context, netfn, cmd byte, data []byte) ([]
 		return nil, fmt.Errorf("send NetFn %#02x command %#02x: %w", netfn, cmd, errno)
 	}
 	for {
-		wait := -1
-		if dl, ok := ctx.Deadline(); ok {
-			if wait = int(time.Until(dl).Milliseconds()); wait <= 0 {
-				return nil, fmt.Errorf("NetFn %#02x command %#02x: the BMC did not answer in time", netfn, cmd)
-			}
-		}
-		pfd := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(pfd, wait)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("wait for the reply to NetFn %#02x command %#02x: %w", netfn, cmd, err)
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("NetFn %#02x command %#02x: the BMC did not answer in time", netfn, cmd)
+		if err := d.wait(ctx); err != nil {
+			return nil, fmt.Errorf("NetFn %#02x command %#02x: %w", netfn, cmd, err)
 		}
 		var from ipmiAddr
 		buf := make([]byte, maxIPMIReply)
@@ -180,6 +166,35 @@ func (d *ipmiDev) request(ctx context.Context, netfn, cmd byte, data []byte) ([]
 			continue // an event or a stale reply
 		}
 		return buf[:min(int(rcv.msg.dataLen), len(buf))], nil
+	}
+}
+
+// errNoAnswer is wrapped when the BMC does not answer by the deadline.
+var errNoAnswer = errors.New("the BMC did not answer in time")
+
+// wait waits until the device has a message to receive, or ctx's
+// deadline (which it must have) passes.
+func (d *ipmiDev) wait(ctx context.Context) error {
+	for {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			return errors.New("waiting for the BMC without a deadline")
+		}
+		ms := int(time.Until(dl).Milliseconds())
+		if ms <= 0 {
+			return errNoAnswer
+		}
+		pfd := []unix.PollFd{{Fd: int32(d.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, ms)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return fmt.Errorf("wait for the reply: %w", err)
+		case n == 0:
+			return errNoAnswer
+		}
+		return nil
 	}
 }
 

@@ -4,6 +4,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestIPMIStructLayout: the structs and ioctl numbers are those of
@@ -42,5 +45,33 @@ func TestIPMILANAddressWithoutADevice(t *testing.T) {
 	os.WriteFile(file, nil, 0o600)
 	if _, _, err := ipmiLANAddress(context.Background(), file, time.Minute, time.Second); err == nil || !strings.Contains(err.Error(), "not a character device") {
 		t.Errorf("a regular file: %v; want it refused as not a character device", err)
+	}
+}
+
+// TestIPMIWaitEndsAtItsDeadline: a device with no reply (a pipe nothing
+// is written to) ends the wait at the deadline with errNoAnswer, not a
+// hang; one with a message to read ends it at once.
+func TestIPMIWaitEndsAtItsDeadline(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	d := &ipmiDev{fd: p[0]}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := d.wait(ctx); !errors.Is(err, errNoAnswer) || time.Since(start) > 2*time.Second {
+		t.Errorf("no reply: %v after %s; want errNoAnswer after 200ms", err, time.Since(start))
+	}
+	if err := d.wait(context.Background()); err == nil {
+		t.Error("a wait without a deadline: no error")
+	}
+	unix.Write(p[1], []byte{0})
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.wait(ctx); err != nil {
+		t.Errorf("a message to read: %v", err)
 	}
 }
