@@ -274,6 +274,9 @@ func bmcMachine(t *testing.T, l *bootLab, mac string) (string, string) {
 	t.Helper()
 	// The BMC powers the machine on and off, so it holds a QEMU slot
 	// from here to the test's end, as bootAll's machines do while they run.
+	// A test that calls it must not also wait for a slot (bootAll, l.boot,
+	// or a second bmcMachine in the same test): holding one slot while
+	// waiting for another can deadlock against a test that does the same.
 	if err := qemuSlots.Acquire(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
