@@ -203,7 +203,9 @@ func TestDiscovery(t *testing.T) {
 func (l *bootLab) wantRuleBMC(t *testing.T, serial, scheme, want string) {
 	t.Helper()
 	rule := filepath.Join(t.TempDir(), "bmc-rule.yaml")
-	os.WriteFile(rule, []byte("name: rack-bmc\nhostname: rack-{n:02}\nmatch: {serial: "+serial+"}\nbmc: {scheme: "+scheme+", user: root, secret: bmc-rack1}\n"), 0o644)
+	if err := os.WriteFile(rule, []byte("name: rack-bmc\nhostname: rack-{n:02}\nmatch: {serial: "+serial+"}\nbmc: {scheme: "+scheme+", user: root, secret: bmc-rack1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	l.np(t, "rule", "add", "-f", rule)
 	var preview []struct{ Machine, Name, BMC, Reason string }
 	if out := l.np(t, "rule", "test", "-o", "json"); json.Unmarshal([]byte(out), &preview) != nil || len(preview) != 1 ||

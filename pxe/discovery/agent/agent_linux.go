@@ -90,9 +90,12 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	if err != nil {
 		return NextPowerOff, err
 	}
+	// The firmware's SMBIOS tables are read once: what BMC they name
+	// decides the extra modules, and what they skipped is logged below.
+	bmc := readBMC(o.Paths)
 	var extra []string
-	if b := readBMC(o.Paths); b.IPMI != "" && !b.Redfish.IsValid() {
-		extra = ipmiModules(b.IPMI)
+	if bmc.IPMI != "" && !bmc.Redfish.IsValid() {
+		extra = ipmiModules(bmc.IPMI)
 	}
 	loadModules(ctx, log, o, extra)
 	settle(ctx, o.Paths)
@@ -115,7 +118,7 @@ func Run(ctx context.Context, o Options) (Next, error) {
 	readIPMIBMC(ctx, log, &rep)
 	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC,
 		"bmc_address", rep.BMCAddress, "bmc_port", rep.BMCPort, "bmc_kind", rep.BMCKind, "bmc_ipmi", rep.BMCIPMI)
-	for _, why := range readBMC(o.Paths).Skipped {
+	for _, why := range bmc.Skipped {
 		log.Info("no BMC address from an SMBIOS structure", "why", why)
 	}
 	return post(ctx, log, target, rep)
