@@ -54,23 +54,12 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# A short run of every fuzz target; FUZZTIME=10m for a long one. A failed
-# run is tried once more: a real crasher is saved under testdata/fuzz and
-# fails the second run too, while a worker lost to a loaded machine does not.
-# Only packages whose test files declare a Fuzz function are listed
-# (listing builds and links a test binary), and FUZZJOBS targets run at
-# once: each runs for FUZZTIME of wall time, so two at once halve the step.
+# A short run of every fuzz target (.ci/fuzz.sh says how); FUZZTIME=10m for
+# a long one; FUZZJOBS targets at once: each runs for FUZZTIME of wall time,
+# so two at once halve the step.
 FUZZJOBS ?= 2
 fuzz:
-	@targets=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read pkg dir; do \
-	  grep -qs '^func Fuzz' $$dir/*_test.go || continue; \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do echo "$$pkg $$t"; done; \
-	done); \
-	[ -n "$$targets" ] || { echo "no fuzz targets found"; exit 1; }; \
-	echo "$$targets" | xargs -P $(FUZZJOBS) -L 1 sh -c 'echo "fuzz $$0 $$1"; \
-	  out=$$($(GO) test -run "^$$" -fuzz "^$$1$$" -fuzztime $(FUZZTIME) $$0 2>&1) || \
-	  out=$$($(GO) test -run "^$$" -fuzz "^$$1$$" -fuzztime $(FUZZTIME) $$0 2>&1) || \
-	  { echo "fuzz $$0 $$1 failed:"; echo "$$out"; exit 255; }'
+	@GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) ./.ci/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
