@@ -32,13 +32,15 @@ type vmOptions struct {
 	// opt/org.tianocore/IPv4PXESupport), as a machine set to boot over
 	// IPv6 only: its first boot option is then PXE over IPv6.
 	ipv6PXE bool
-	// httpBoot6 (with uefi) turns OVMF's PXE off over both families
-	// (fw_cfg opt/org.tianocore/IPv4PXESupport and IPv6PXESupport): the
-	// NIC's boot options are then HTTP boot over IPv4, then over IPv6;
-	// on a segment without IPv4 the first one's DHCPv4 finds nothing.
-	// (With IPv4Support=n as well, OVMF 2022.11 lists HTTP boot over
-	// IPv6 alone, but that boot then fails with "Unexpected network
-	// error" on the IPv6-only lab: tried in session 44.)
+	// httpBoot6 (with uefi) turns OVMF's PXE off over both families and
+	// its IPv4 stack too (fw_cfg opt/org.tianocore/IPv4PXESupport,
+	// IPv6PXESupport, IPv4Support): the NIC's one boot option is then
+	// HTTP boot over IPv6, with no wait for a DHCPv4 server the segment
+	// lacks. OVMF 2022.11's HTTP boot over IPv6 sends its first Solicit
+	// without waiting for the link-local address's duplicate address
+	// detection (EFI_NO_MAPPING: "Unexpected network error"; edk2 waits
+	// since 11f1d28, 2025), which the IPv4 boot used to cover: a boot
+	// menu wait (bootMenuWait) lets it end first.
 	httpBoot6 bool
 	// rom keeps the NIC's iPXE option ROM; without it (UEFI) OVMF's own
 	// PXE client does the first stage.
@@ -66,6 +68,14 @@ type vmOptions struct {
 	// not at its limit.
 	stop <-chan struct{}
 }
+
+// bootMenuWait is the boot menu wait (QEMU -boot splash-time, in ms) of
+// an httpBoot6 machine. OVMF connects the NIC before that wait, so its
+// IPv6 stack starts then; duplicate address detection of the link-local
+// address takes up to 2 s (a random delay of up to 1 s, one probe, 1 s),
+// and HTTP boot over IPv6 fails if it starts sooner. 2 s was too short
+// in a run; 4 s left 2.3 s to spare (session 45, tcpdump in the lab).
+const bootMenuWait = "4000"
 
 // machine is a finished QEMU run.
 type machine struct {
@@ -220,7 +230,8 @@ func (l *bootLab) qemu(o vmOptions, tap string) *machine {
 		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n")
 	}
 	if o.uefi && o.httpBoot6 {
-		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n")
+		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6PXESupport,string=n",
+			"-fw_cfg", "name=opt/org.tianocore/IPv4Support,string=n", "-boot", "menu=on,splash-time="+bootMenuWait)
 	}
 	if o.uefi && o.httpBoot {
 		args = append(args, "-fw_cfg", "name=opt/org.tianocore/IPv4PXESupport,string=n", "-fw_cfg", "name=opt/org.tianocore/IPv6Support,string=n")
