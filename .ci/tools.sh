@@ -5,12 +5,15 @@
 #
 #   .tools/bin/tofu                 OpenTofu $TOFU_VERSION (built without the state
 #                                   backends the project never uses: TOFU_SLIM)
-#   .tools/src/                     the slimmed module copies tofu and weed build from
+#   .tools/src/                     the slimmed copies tofu, weed and the Scaleway
+#                                   plugin build from
 #   .tools/mirror/<host>/<ns>/<type>/<version>/linux_amd64/terraform-provider-<type>_v<version>
 #                                   provider plugins, for both registry hosts
-#                                   (ovh/ovh and scaleway/scaleway built from
-#                                   ../shared/vendor by its build-plugins.sh,
-#                                   into .tools/plugins/gcflags-N-l/mirror)
+#                                   (ovh/ovh built from ../shared/vendor by its
+#                                   build-plugins.sh, into
+#                                   .tools/plugins/gcflags-N-l/mirror;
+#                                   scaleway/scaleway from the same folder's
+#                                   tarballs, slimmed: SCALEWAY_SLIM)
 #   .tools/tofurc                   CLI configuration installing only from that mirror
 #   .tools/bin/weed                 SeaweedFS $SEAWEEDFS_VERSION, the S3 server the s3
 #                                   state backend is tested against (e2e/s3_test.go),
@@ -57,7 +60,7 @@ HCLOUD_VERSION=1.60.1
 # tofu's use_lockfile locking rests on.
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 
-# What each of those two builds leaves out (slimcopy's SPEC; see there).
+# What each of those builds leaves out (slimcopy's SPEC; see slimedit).
 # OpenTofu: the state backends the project never writes (it writes local,
 # pg and s3: tofu/backend.go), their imports and their entries in the
 # backend table; about 30 % of tofu's packages. tofu prints the same
@@ -109,6 +112,29 @@ weed/command/mount_linux.go 158 *
 weed/command/mount_std.go 271 *
 weed/command/fuse.go 1 ^[[:space:]]*cmdFuse.Run = runFuse
 weed/command/fuse_std.go 351 *'
+
+# The Scaleway plugin (built here from ../shared/vendor's tarballs, see
+# below): the project creates only scaleway_baremetal_server
+# (providers/scaleway). The provider registers every Scaleway service in
+# two files, provider/sdkv2.go (terraform-plugin-sdk: resources and data
+# sources) and provider/framework.go (terraform-plugin-framework:
+# resources, ephemeral resources, data sources, actions, list resources);
+# the registrations and imports of every service but baremetal go. What is
+# left is the real plugin for what the tests run: the same provider block
+# (its schema and configure code are untouched), the same code for
+# scaleway_baremetal_server and the other baremetal resources, data
+# sources and action, the same provider functions. A user of this binary
+# loses every other resource and data source (scaleway_instance_server,
+# scaleway_object_bucket, ...: tofu says the provider does not support
+# it): it is a test tool, never shipped. With them go the AWS SDK (object
+# storage, SNS/SQS) and most of scaleway-sdk-go's API packages: 634 -> 338
+# packages, 4103 -> 2361 Go files; the binary 54 -> 27 MB. Compile CPU
+# with an empty build cache (-N -l, 2 cores): 240 s whole (s44), 115 s
+# slim (83 user + 32 sys).
+SCALEWAY_SLIM='provider/sdkv2.go 42 ^[[:space:]]*"github.com/scaleway/terraform-provider-scaleway/v2/internal/services/(account|annotations|applesilicon|audittrail|autoscaling|az|billing|block|cockpit|container|datalab|datawarehouse|domain|edgeservices|file|flexibleip|function|iam|inference|instance|interlink|iot|ipam|jobs|k8s|kafka|keymanager|lb|marketplace|mnq|mongodb|object|opensearch|rdb|redis|registry|s2svpn|scwconfig|sdb|secret|tem|vpc|vpcgw|webhosting)"$
+provider/sdkv2.go 268 ^[[:space:]]*"scaleway_[a-z0-9_]+":[[:space:]]+(account|annotations|applesilicon|audittrail|autoscaling|az|billing|block|cockpit|container|datalab|datawarehouse|domain|edgeservices|file|flexibleip|function|iam|inference|instance|interlink|iot|ipam|jobs|k8s|kafka|keymanager|lb|marketplace|mnq|mongodb|object|opensearch|rdb|redis|registry|s2svpn|scwconfig|sdb|secret|tem|vpc|vpcgw|webhosting)[.][A-Za-z0-9]+[(][)],$
+provider/framework.go 24 ^[[:space:]]*"github.com/scaleway/terraform-provider-scaleway/v2/internal/services/(account|annotations|applesilicon|audittrail|autoscaling|az|billing|block|cockpit|container|datalab|datawarehouse|domain|edgeservices|file|flexibleip|function|iam|inference|instance|interlink|iot|ipam|jobs|k8s|kafka|keymanager|lb|marketplace|mnq|mongodb|object|opensearch|rdb|redis|registry|s2svpn|scwconfig|sdb|secret|tem|vpc|vpcgw|webhosting)"$
+provider/framework.go 87 ^[[:space:]]*(account|annotations|applesilicon|audittrail|autoscaling|az|billing|block|cockpit|container|datalab|datawarehouse|domain|edgeservices|file|flexibleip|function|iam|inference|instance|interlink|iot|ipam|jobs|k8s|kafka|keymanager|lb|marketplace|mnq|mongodb|object|opensearch|rdb|redis|registry|s2svpn|scwconfig|sdb|secret|tem|vpc|vpcgw|webhosting)[.]New[A-Za-z0-9]+,$'
 
 # The tools live in a machine-wide cache outside the clone, the way Go's
 # build cache does (PLASMA_TOOLS_CACHE names another), so a fresh clone on a
@@ -168,38 +194,73 @@ build() {
   echo "tools: built $out in $((SECONDS - start))s" >&2
 }
 
-# slimcopy MODULE@VERSION SPEC prints the folder of a copy of the module
-# with lines of its source removed, so that a build compiles less: the
-# state backends, filer stores and the like that a tool links for its
-# users' sake and the tests never reach. SPEC has one edit a line, "FILE
-# COUNT WHAT", and exactly COUNT lines of FILE go:
-#   REGEX          the lines matching the extended REGEX;
-#   /START/,/END/  each run of lines from one matching START to the next
-#                  one matching END (a block: a function, an if);
-#   *              the whole file (COUNT is its line count).
-# A count that differs means the module's source changed: the copy is
-# refused, loudly, rather than built from a guess. The copy is
-# made once and kept in the tools cache under the module's version and
-# the hash of SPEC ($tools/src/NAME@VERSION-slim-HASH), linked to the
-# module cache's files where one file system holds both (a changed file is
+# slimcopy SOURCE SPEC prints the folder of a copy of SOURCE with lines of
+# its source removed (slimedit), so that a build compiles less: the state
+# backends, filer stores and the like that a tool links for its users' sake
+# and the tests never reach. SOURCE is MODULE@VERSION (the module cache's
+# copy, downloaded first) or a .tar.gz holding one folder (a plugin's
+# upstream source, ../shared/vendor). The copy is made once and kept in the
+# tools cache under the module's version or the tarball's name and the
+# hash of SPEC ($tools/src/NAME@VERSION-slim-HASH), linked to the module
+# cache's files where one file system holds both (a changed file is
 # written anew, never through the link).
 slimcopy() {
-  local mod=$1 spec=$2 dir hash src file count re n f start end
-  dir=$(moddir "$mod")
-  [ -n "$dir" ] || return 0
+  local from=$1 spec=$2 dir hash src name
   hash=$(printf '%s\n' "$spec" | sha256sum | cut -c1-12)
-  src="$tools/src/${mod##*/}-slim-$hash"
+  case $from in
+    *.tar.gz) name=$(basename "$from" .tar.gz) ;;
+    *) name=${from##*/} ;;
+  esac
+  src="$tools/src/$name-slim-$hash"
   if [ -f "$src/.slim" ]; then
     echo "$src"
     return 0
   fi
   mkdir -p "$tools/src"
   rm -rf "$src.tmp"
-  cp -al "$dir" "$src.tmp" 2>/dev/null || { rm -rf "$src.tmp"; cp -R "$dir" "$src.tmp"; }
-  find "$src.tmp" -type d -exec chmod u+w {} +
+  case $from in
+    *.tar.gz)
+      rm -rf "$src.tmp.tar"
+      mkdir "$src.tmp.tar"
+      tar -xzf "$from" -C "$src.tmp.tar" || { rm -rf "$src.tmp.tar"; return 0; }
+      set -- "$src.tmp.tar"/*
+      if [ $# -ne 1 ] || [ ! -d "$1" ]; then
+        echo "tools: $from holds $# entries at its top, want one folder" >&2
+        rm -rf "$src.tmp.tar"
+        return 0
+      fi
+      mv "$1" "$src.tmp"
+      rm -rf "$src.tmp.tar" ;;
+    *)
+      dir=$(moddir "$from")
+      [ -n "$dir" ] || return 0
+      cp -al "$dir" "$src.tmp" 2>/dev/null || { rm -rf "$src.tmp"; cp -R "$dir" "$src.tmp"; }
+      find "$src.tmp" -type d -exec chmod u+w {} + ;;
+  esac
+  if ! slimedit "$from" "$src.tmp" "$spec"; then
+    rm -rf "$src.tmp"
+    exit 1
+  fi
+  printf '%s\n' "$spec" >"$src.tmp/.slim"
+  mv "$src.tmp" "$src"
+  echo "$src"
+}
+
+# slimedit SOURCE DIR SPEC removes lines from the files of DIR, a copy of
+# SOURCE. SPEC has one edit a line, "FILE COUNT WHAT", and exactly COUNT
+# lines of FILE go:
+#   REGEX          the lines matching the extended REGEX;
+#   /START/,/END/  each run of lines from one matching START to the next
+#                  one matching END (a block: a function, an if);
+#   *              the whole file (COUNT is its line count).
+# A count that differs means SOURCE changed: slimedit fails, loudly,
+# naming the file, the edit and both counts, rather than leave a copy
+# built from a guess.
+slimedit() {
+  local from=$1 dir=$2 spec=$3 file count re n f start end
   while read -r file count re; do
     [ -n "$file" ] || continue
-    f="$src.tmp/$file"
+    f="$dir/$file"
     case $re in
       '*') n=$(wc -l <"$f" 2>/dev/null || echo 0) ;;
       /*/,/*/)
@@ -214,9 +275,8 @@ slimcopy() {
         grep -vE -- "$re" "$f" >"$f.new" || true ;;
     esac
     if [ "$n" != "$count" ]; then
-      echo "tools: $mod: $n lines of $file match $re, want $count: the module's source changed; update the slimming in .ci/tools.sh" >&2
-      rm -rf "$src.tmp"
-      exit 1
+      echo "tools: $from: $n lines of $file match $re, want $count: the source changed; update the slimming in .ci/tools.sh" >&2
+      return 1
     fi
     rm -f "$f"
     if [ "$re" != '*' ]; then
@@ -224,9 +284,6 @@ slimcopy() {
       mv "$f.new" "$f"
     fi
   done <<<"$spec"
-  printf '%s\n' "$spec" >"$src.tmp/.slim"
-  mv "$src.tmp" "$src"
-  echo "$src"
 }
 
 # SeaweedFS's weed, the longest build (about 7 minutes on 2 cores, once),
@@ -281,9 +338,9 @@ plugin hetznercloud hcloud "$HCLOUD_VERSION" github.com/hetznercloud/terraform-p
 
 # The OVH and Scaleway plugins are not served by the module proxy: they are
 # built from the upstream sources CI provides beside the checkout
-# (../shared/vendor, or $PLASMA_VENDOR), by that folder's build-plugins.sh,
-# which skips a plugin already at its versioned path in the mirror. Each
-# takes about 2 minutes on 2 cores, once.
+# (../shared/vendor, or $PLASMA_VENDOR). OVH's by that folder's
+# build-plugins.sh, which skips a plugin already at its versioned path in
+# the mirror; Scaleway's below. Each takes about 2 minutes on 2 cores, once.
 #
 # They are built without optimisation (PLUGIN_GCFLAGS), like the plugins
 # above: 36 % less compile CPU for OVH's (264 -> 168 s), and the tests
@@ -326,14 +383,45 @@ if [ ! -x "$plugins/bin/go" ] || [ "$(cat "$plugins/bin/go")" != "$shim" ]; then
   mv -f "$plugins/bin/go.tmp" "$plugins/bin/go"
 fi
 start=$SECONDS
-PATH="$plugins/bin:$PATH" "$vendor/build-plugins.sh" "$plugins/mirror" ovh scaleway
+PATH="$plugins/bin:$PATH" "$vendor/build-plugins.sh" "$plugins/mirror" ovh
 (cd "$plugins/mirror" && find . -type f -name 'terraform-provider-*') | while read -r f; do
   if [ ! -e "$mirror/$f" ]; then
     mkdir -p "$(dirname "$mirror/$f")"
     ln -f "$plugins/mirror/$f" "$mirror/$f" 2>/dev/null || cp -f "$plugins/mirror/$f" "$mirror/$f"
   fi
 done
-echo "tools: ovh and scaleway plugins ready in $((SECONDS - start))s" >&2
+echo "tools: ovh plugin ready in $((SECONDS - start))s" >&2
+
+# The Scaleway plugin is built here, from the tarballs build-plugins.sh
+# builds it from (the same source, version and output paths, and the same
+# replace of scaleway-sdk-go by the tarball's copy), slimmed to the
+# baremetal service (SCALEWAY_SLIM) and unoptimised (PLUGIN_GCFLAGS).
+# A plugin already at its versioned path in the mirror is kept, whole or
+# slim, optimised or not (the tests see no difference).
+SCALEWAY_VERSION=2.81.0
+scw_name="terraform-provider-scaleway_v$SCALEWAY_VERSION"
+scw_tofu="$mirror/registry.opentofu.org/scaleway/scaleway/$SCALEWAY_VERSION/$platform/$scw_name"
+scw_tf="$mirror/registry.terraform.io/scaleway/scaleway/$SCALEWAY_VERSION/$platform/$scw_name"
+if [ -x "$scw_tofu" ] && [ -x "$scw_tf" ]; then
+  echo "tools: scaleway/scaleway v$SCALEWAY_VERSION present" >&2
+else
+  start=$SECONDS
+  scw_src=$(slimcopy "$vendor/terraform-provider-scaleway-b2d45ed4b.tar.gz" "$SCALEWAY_SLIM")
+  scw_sdk=$(slimcopy "$vendor/scaleway-sdk-go-2c5cd81b.tar.gz" "")
+  if [ -z "$scw_src" ] || [ -z "$scw_sdk" ]; then
+    echo "tools: cannot unpack the Scaleway plugin's sources from $vendor" >&2
+    exit 1
+  fi
+  echo "tools: building terraform-provider-scaleway $SCALEWAY_VERSION (b2d45ed4b, slimmed)" >&2
+  mkdir -p "$(dirname "$scw_tofu")" "$(dirname "$scw_tf")"
+  (cd "$scw_src" && GOWORK=off go mod edit -replace "github.com/scaleway/scaleway-sdk-go=$scw_sdk" &&
+    CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOWORK=off \
+      go build -trimpath -ldflags "-s -w" -gcflags="all=$PLUGIN_GCFLAGS" -o "$scw_tofu.tmp" .)
+  mv -f "$scw_tofu.tmp" "$scw_tofu"
+  ln -f "$scw_tofu" "$scw_tf.tmp" 2>/dev/null || cp -f "$scw_tofu" "$scw_tf.tmp"
+  mv -f "$scw_tf.tmp" "$scw_tf"
+  echo "tools: built $scw_tofu in $((SECONDS - start))s" >&2
+fi
 if [ -n "$weed_pid" ]; then
   weed_rc=0
   wait "$weed_pid" || weed_rc=$?
