@@ -61,12 +61,38 @@ HCLOUD_VERSION=1.60.1
 SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
 
 # What each of those builds leaves out (slimcopy's SPEC; see slimedit).
-# OpenTofu: the state backends the project never writes (it writes local,
-# pg and s3: tofu/backend.go), their imports and their entries in the
-# backend table; about 30 % of tofu's packages. tofu prints the same
-# version, and a configuration naming one of them is refused by tofu's
-# own "unsupported backend" error (the project refuses them before that).
-TOFU_SLIM='internal/backend/init/init.go 12 backend(Azure|Consul|Cos|GCS|Kubernetes|OSS)[ .]'
+# It costs a user of these binaries nothing: they are test tools, and the
+# tests never reach what goes. OpenTofu:
+# - the state backends the project never writes (it writes local, pg and
+#   s3: tofu/backend.go), their imports and their entries in the backend
+#   table: a configuration naming one is refused by tofu's own
+#   "unsupported backend" error (the project refuses them before that);
+# - the cloud KMS key providers of state encryption (aws_kms, gcp_kms,
+#   azure_vault, openbao; the project configures no state encryption;
+#   pbkdf2 and external stay): such a key_provider is refused as unknown;
+# - the GCS module getter, in tofu's getter table and in go-getter itself
+#   (GETTER_SLIM: get_gcs.go links cloud.google.com/go/storage, gRPC xDS,
+#   envoy, the Google API clients; the project's modules are local): a
+#   gcs:: module source is refused;
+# - the OpenTelemetry trace exporters (autoexport: OTLP over gRPC and
+#   HTTP, Prometheus): OTEL_TRACES_EXPORTER=otlp no longer turns tracing on;
+# - the file and remote-exec provisioners, with the SSH and WinRM
+#   communicators (the project's configurations have no provisioner;
+#   local-exec stays).
+# tofu prints the same version. 1175 -> 669 non-std packages, 67 -> 41 MB
+# of Go source (`go list -deps ./cmd/tofu`); compile CPU with an empty
+# GOCACHE 666 -> 375 s (2 cores, loaded machine).
+TOFU_SLIM='internal/backend/init/init.go 12 backend(Azure|Consul|Cos|GCS|Kubernetes|OSS)[ .]
+internal/encryption/default_registry.go 4 ^[[:space:]]*"github.com/opentofu/opentofu/internal/encryption/keyprovider/(aws_kms|azure_vault|gcp_kms|openbao)"$
+internal/encryption/default_registry.go 12 /RegisterKeyProvider[(](aws_kms|gcp_kms|azure_vault|openbao)[.]New[(][)][)]/,/^[[:space:]]}$/
+internal/getmodules/getter.go 1 ^[[:space:]]*"gcs":[[:space:]]*new[(]getter[.]GCSGetter[)],$
+internal/tracing/init.go 7 ^[[:space:]]*("fmt"|"github.com/go-logr/stdr"|"go.opentelemetry.io/contrib/exporters/autoexport"|"go.opentelemetry.io/otel"|"go.opentelemetry.io/otel/propagation"|sdktrace "go.opentelemetry.io/otel/sdk/trace"|"github.com/opentofu/opentofu/internal/tracing/traceattrs")$
+internal/tracing/init.go 60 /^[[:space:]]isTracingEnabled = true$/,/^[[:space:]][}][)][)]$/
+internal/command/plugins.go 2 ^[[:space:]]*(fileprovisioner|remoteexec) "github.com/opentofu/opentofu/internal/builtin/provisioners/(file|remote-exec)"$
+internal/command/plugins.go 2 ^[[:space:]]*"(file|remote-exec)":[[:space:]]*provisioners[.]FactoryFixed[(](fileprovisioner|remoteexec)[.]New[(][)][)],$'
+GETTER_VERSION=v1.8.6
+GETTER_SLIM='get_gcs.go 233 *
+get.go 1 ^[[:space:]]*"gcs":[[:space:]]*new[(]GCSGetter[)],$'
 # SeaweedFS: the tests run one `weed server` with a filer on its default
 # store (leveldb2) and the S3 gateway (e2e/s3_test.go). The blank imports
 # that register the other filer stores, notification queues, replication
@@ -163,10 +189,11 @@ moddir() {
   go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
 }
 
-# build MODULE@VERSION PACKAGE OUTPUT [LDFLAGS] [GCFLAGS] [SLIM]: builds
-# PACKAGE of the module to OUTPUT, through a temporary file so a killed
-# build leaves nothing; with SLIM (see slimcopy), from the module's slimmed
-# copy instead of the module cache's.
+# build MODULE@VERSION PACKAGE OUTPUT [LDFLAGS] [GCFLAGS] [SLIM [DEP@VERSION
+# DEPSLIM]...]: builds PACKAGE of the module to OUTPUT, through a temporary
+# file so a killed build leaves nothing; with SLIM (see slimcopy), from the
+# module's slimmed copy instead of the module cache's, which builds with
+# each DEP slimmed by its DEPSLIM too.
 #
 # GCFLAGS "-N -l" (no optimisation, no inlining) is for a tool the tests
 # barely exercise: it compiles in about 70 % of the time (OpenTofu: 270 s
@@ -176,8 +203,9 @@ moddir() {
 # hcloud answer a handful of RPCs per tofu run.
 build() {
   local mod=$1 pkg=$2 out=$3 ldflags=${4:-"-s -w"} gcflags=${5:-} slim=${6:-} dir
+  shift $(($# < 6 ? $# : 6))
   if [ -n "$slim" ]; then
-    dir=$(slimcopy "$mod" "$slim")
+    dir=$(slimcopy "$mod" "$slim" "$@")
   else
     dir=$(moddir "$mod")
   fi
@@ -194,7 +222,7 @@ build() {
   echo "tools: built $out in $((SECONDS - start))s" >&2
 }
 
-# slimcopy SOURCE SPEC prints the folder of a copy of SOURCE with lines of
+# slimcopy SOURCE SPEC [DEP@VERSION DEPSPEC]... prints the folder of a copy of SOURCE with lines of
 # its source removed (slimedit), so that a build compiles less: the state
 # backends, filer stores and the like that a tool links for its users' sake
 # and the tests never reach. SOURCE is MODULE@VERSION (the module cache's
@@ -203,10 +231,16 @@ build() {
 # tools cache under the module's version or the tarball's name and the
 # hash of SPEC ($tools/src/NAME@VERSION-slim-HASH), linked to the module
 # cache's files where one file system holds both (a changed file is
-# written anew, never through the link).
+# written anew, never through the link). Each DEP is a module the build
+# links (go-getter in OpenTofu's): it is slimmed the same way by its
+# DEPSPEC into a copy of its own, and SOURCE's copy builds with it (a
+# directory replace in the copy's go.mod, `go mod edit -replace`); its
+# VERSION must be the one SOURCE's go.mod requires, or the copy is
+# refused. The hash then covers every DEP and DEPSPEC too.
 slimcopy() {
-  local from=$1 spec=$2 dir hash src name
-  hash=$(printf '%s\n' "$spec" | sha256sum | cut -c1-12)
+  local from=$1 spec=$2 dir hash src name dep depdir
+  local deps=("${@:3}")
+  hash=$(printf '%s\n' "$spec" "${deps[@]}" | sha256sum | cut -c1-12)
   case $from in
     *.tar.gz) name=$(basename "$from" .tar.gz) ;;
     *) name=${from##*/} ;;
@@ -241,7 +275,26 @@ slimcopy() {
     rm -rf "$src.tmp"
     exit 1
   fi
-  printf '%s\n' "$spec" >"$src.tmp/.slim"
+  set -- "${deps[@]}"
+  while [ $# -ge 2 ]; do
+    dep=$1
+    if ! grep -qE "^[[:space:]]*(require[[:space:]]+)?${dep%@*} ${dep#*@}([[:space:]]|$)" "$src.tmp/go.mod"; then
+      echo "tools: $from: its go.mod does not require ${dep%@*} ${dep#*@}: update the slimming in .ci/tools.sh" >&2
+      rm -rf "$src.tmp"
+      exit 1
+    fi
+    depdir=$(slimcopy "$dep" "$2")
+    # go.mod may be a link into the module cache: edit a copy of it.
+    if [ -z "$depdir" ] || ! cp "$src.tmp/go.mod" "$src.tmp/go.mod.new" || ! chmod u+w "$src.tmp/go.mod.new" ||
+      ! mv -f "$src.tmp/go.mod.new" "$src.tmp/go.mod" ||
+      ! (cd "$src.tmp" && GOWORK=off go mod edit -replace="$dep=$depdir"); then
+      echo "tools: $from: cannot build it with the slimmed $dep" >&2
+      rm -rf "$src.tmp"
+      exit 1
+    fi
+    shift 2
+  done
+  printf '%s\n' "$spec" "${deps[@]}" >"$src.tmp/.slim"
   mv "$src.tmp" "$src"
   echo "$src"
 }
@@ -311,7 +364,8 @@ if [ -x "$tofu" ] && [ "$(TF_CLI_CONFIG_FILE=/dev/null "$tofu" version 2>/dev/nu
   echo "tools: tofu v$TOFU_VERSION present" >&2
 else
   build "github.com/opentofu/opentofu@v$TOFU_VERSION" ./cmd/tofu "$tofu" \
-    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "" "$TOFU_SLIM"
+    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "" "$TOFU_SLIM" \
+    "github.com/hashicorp/go-getter@$GETTER_VERSION" "$GETTER_SLIM"
 fi
 
 
