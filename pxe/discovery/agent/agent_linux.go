@@ -113,7 +113,7 @@ func Run(ctx context.Context, o Options) (Next, error) {
 		}
 		log.Info("address from DHCP", "nic", nic, "ip", ip)
 	}
-	rep := Collect(o.Paths)
+	rep := collect(o.Paths, bmc)
 	rep.BootMAC = bootMAC(string(cmdline), read(o.Paths.sys("class/net", nic, "address")), rep.NICs)
 	readIPMIBMC(ctx, log, &rep)
 	log.Info("machine collected", "nics", len(rep.NICs), "disks", len(rep.Disks), "serial", rep.DMI.Serial, "boot_mac", rep.BootMAC,
@@ -236,7 +236,7 @@ func lease(ctx context.Context, log *slog.Logger, p Paths) (net.IP, string, erro
 	defer unix.Close(fd)
 	setUp(fd, "lo")
 	var tried []string
-	for _, n := range Collect(Paths{Sys: p.Sys}).NICs {
+	for _, n := range nics(p) {
 		name := nicName(p, n.MAC)
 		if name == "" || setUp(fd, name) != nil {
 			continue
@@ -359,7 +359,7 @@ func slaac(ctx context.Context, p Paths) (netip.Addr, string, error) {
 	}
 	defer unix.Close(fd)
 	setUp(fd, "lo")
-	for _, n := range Collect(Paths{Sys: p.Sys}).NICs {
+	for _, n := range nics(p) {
 		if name := nicName(p, n.MAC); name != "" {
 			setUp(fd, name)
 		}

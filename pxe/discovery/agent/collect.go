@@ -43,6 +43,12 @@ func (p Paths) proc(elem ...string) string {
 // interface). Free text is cut to what [discovery.Decode]
 // takes. It only reads.
 func Collect(p Paths) discovery.Report {
+	return collect(p, readBMC(p))
+}
+
+// collect is [Collect] with the BMC already read from the SMBIOS tables
+// (the agent reads them once, before it loads modules).
+func collect(p Paths, bmc bmcInfo) discovery.Report {
 	r := discovery.Report{
 		NICs: nics(p),
 		DMI: discovery.DMI{
@@ -53,7 +59,7 @@ func Collect(p Paths) discovery.Report {
 		MemoryBytes: memory(p),
 		Disks:       disks(p),
 	}
-	readBMC(p).apply(&r)
+	bmc.apply(&r)
 	return r
 }
 
